@@ -1,0 +1,69 @@
+# SPDX-License-Identifier: Apache-2.0
+# Makefile - a wrapper for people who do not speak CMake.
+#
+#   make run     install missing build dependencies, build, run topox on the built-in example
+#   make test    the same setup, then every test (unit, integration, layering) with ctest
+#   make image   build the container image and run `topox version` inside it
+#   make bench   build the release preset and run the benchmarks in bench/
+#   make fuzz    build the libFuzzer targets with clang and run each for FUZZ_SECONDS
+#   make format  clang-format every C file in place
+#
+# PRESET selects the CMake preset for run/test (dev: ASan+UBSan, -Werror; release; tsan).
+PRESET ?= dev
+BUILD_DIR = build/$(PRESET)
+TOPOX = $(BUILD_DIR)/extender/topox
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+FUZZ_SECONDS ?= 60
+
+# Debian packages needed to build and test (bookworm names).
+DEB_PACKAGES = build-essential cmake pkg-config git libmicrohttpd-dev libjansson-dev \
+	libcurl4-openssl-dev libhwloc-dev libyaml-dev libcriterion-dev
+
+.PHONY: all deps configure build run test image bench fuzz format clean
+
+all: build
+
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" -ne 0 ]; then \
+	  echo "missing build dependencies; install them with:"; \
+	  echo "  sudo apt-get install -y$$missing"; exit 1; \
+	fi; \
+	echo "installing:$$missing"; \
+	export DEBIAN_FRONTEND=noninteractive; \
+	apt-get install -y -q $$missing >/dev/null 2>&1 || \
+	  { apt-get update -q >/dev/null && apt-get install -y -q $$missing; }
+
+$(BUILD_DIR)/CMakeCache.txt:
+	cmake --preset $(PRESET)
+
+configure: deps $(BUILD_DIR)/CMakeCache.txt
+
+build: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+run: build
+	$(TOPOX) version
+
+test: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+
+image:
+	@if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then \
+	  docker build -t topox:dev . && docker run --rm topox:dev version; \
+	else \
+	  ../shared/tools/build-image --tag topox:dev --run 'topox version' . ; \
+	fi
+
+bench:
+	$(MAKE) PRESET=release build
+	@for b in build/release/bench/bench_*; do [ -x "$$b" ] && "$$b"; done; true
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* extender/cmd.h - the subcommands of `topox` (git's builtin.h).
+ *
+ * Adding a command:
+ *   1. write extender/cmd_NAME.c with `int cmd_NAME(int argc, char **argv)`; argv[0] is "NAME";
+ *   2. it parses its flags with getopt_long, answers --help on stdout with exit 0, and prints its
+ *      usage on stderr with exit 2 for an unknown flag or a bad value;
+ *   3. it returns the exit status (0 done, 1 failed, 2 usage, other values as its help says) and
+ *      never calls exit(): main() checks stdout for write errors after it returns;
+ *   4. add it to the table in main.c and to extender/CMakeLists.txt;
+ *   5. add an integration test under tests/integration/ that runs it.
+ */
+#ifndef TPX_EXTENDER_CMD_H
+#define TPX_EXTENDER_CMD_H
+
+int cmd_serve(int argc, char **argv);
+int cmd_label(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
+int cmd_cluster(int argc, char **argv);
+int cmd_version(int argc, char **argv);
+
+/* Exit statuses shared by the commands. */
+enum { CMD_OK = 0, CMD_FAILED = 1, CMD_USAGE = 2, CMD_REJECTED = 3 };
+
+/* Print "topox NAME: not built yet" on stderr and return CMD_USAGE: for commands a later change
+ * brings. --help still works. */
+int cmd_not_built(int argc, char **argv, const char *usage);
+
+#endif
