@@ -1,0 +1,362 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* extender/yamljson.c - libyaml document graph -> jansson values, with YAML 1.2 core-schema
+ * scalars, `<<` merge keys, and hard limits on depth and alias expansion. */
+#include "extender/yamljson.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "common/buf.h"
+
+/* Limits that make hostile documents fail fast instead of eating memory: a real manifest is a few
+ * hundred values deep at most, and aliases may expand a document to at most ALIAS_FACTOR times its
+ * own node count (plus a little slack for small files), so a "billion laughs" stops early. */
+#define MAX_DEPTH 256
+#define ALIAS_FACTOR 4
+#define ALIAS_SLACK 100000
+
+struct conv {
+    yaml_document_t *doc;
+    const char *name;
+    size_t values; /* JSON values created so far */
+    size_t budget; /* most values this document may expand to */
+    struct tpx_err *err;
+};
+
+static json_t *convert(struct conv *cv, yaml_node_t *node, unsigned depth);
+
+static bool is_int(const char *s)
+{
+    const char *p = s;
+
+    if (*p == '-' || *p == '+')
+        p++;
+    if (!*p)
+        return false;
+    for (; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return false;
+    }
+    return true;
+}
+
+static bool is_float(const char *s)
+{
+    const char *p = s;
+    bool digits = false;
+
+    if (*p == '-' || *p == '+')
+        p++;
+    while (*p >= '0' && *p <= '9') {
+        p++;
+        digits = true;
+    }
+    if (*p == '.') {
+        p++;
+        while (*p >= '0' && *p <= '9') {
+            p++;
+            digits = true;
+        }
+    }
+    if (!digits)
+        return false;
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '-' || *p == '+')
+            p++;
+        if (!(*p >= '0' && *p <= '9'))
+            return false;
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    return *p == '\0';
+}
+
+static bool one_of(const char *s, const char *const *words)
+{
+    for (; *words; words++) {
+        if (strcmp(s, *words) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The YAML 1.2 core schema for plain scalars; quoted scalars are always strings. */
+static json_t *scalar(yaml_node_t *node)
+{
+    static const char *const nulls[] = {"", "~", "null", "Null", "NULL", NULL};
+    static const char *const trues[] = {"true", "True", "TRUE", NULL};
+    static const char *const falses[] = {"false", "False", "FALSE", NULL};
+    const char *s = (const char *)node->data.scalar.value;
+    size_t len = node->data.scalar.length;
+
+    if (node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || strlen(s) != len)
+        return json_stringn(s, len);
+    if (one_of(s, nulls))
+        return json_null();
+    if (one_of(s, trues))
+        return json_true();
+    if (one_of(s, falses))
+        return json_false();
+    if (is_int(s)) {
+        char *end;
+        long long v;
+
+        errno = 0;
+        v = strtoll(s, &end, 10);
+        if (errno == 0 && *end == '\0')
+            return json_integer(v);
+        return json_stringn(s, len); /* too large for an integer: keep the text */
+    }
+    if (is_float(s))
+        return json_real(strtod(s, NULL));
+    return json_stringn(s, len);
+}
+
+static enum tpx_code too_big(struct conv *cv, yaml_node_t *node, const char *what)
+{
+    return tpx_err_set(cv->err, TPX_ETOOBIG, "%s:%zu:%zu: %s", cv->name,
+                       node->start_mark.line + 1, node->start_mark.column + 1, what);
+}
+
+/* Copy the keys of `from` (a mapping, or a sequence of mappings) into obj where obj lacks them:
+ * explicit keys always win over merged ones. */
+static enum tpx_code merge_into(struct conv *cv, json_t *obj, yaml_node_t *from, unsigned depth)
+{
+    if (from->type == YAML_SEQUENCE_NODE) {
+        for (yaml_node_item_t *it = from->data.sequence.items.start;
+             it < from->data.sequence.items.top; it++) {
+            yaml_node_t *m = yaml_document_get_node(cv->doc, *it);
+            if (!m || merge_into(cv, obj, m, depth + 1) != TPX_OK)
+                return cv->err->code ? cv->err->code : TPX_EPARSE;
+        }
+        return TPX_OK;
+    }
+    if (from->type != YAML_MAPPING_NODE) {
+        return tpx_err_set(cv->err, TPX_EPARSE, "%s:%zu:%zu: '<<' needs a mapping or a list of mappings",
+                           cv->name, from->start_mark.line + 1, from->start_mark.column + 1);
+    }
+    json_t *src = convert(cv, from, depth + 1);
+    const char *key;
+    json_t *val;
+
+    if (!src)
+        return cv->err->code;
+    json_object_foreach(src, key, val)
+    {
+        if (!json_object_get(obj, key))
+            json_object_set(obj, key, val);
+    }
+    json_decref(src);
+    return TPX_OK;
+}
+
+static json_t *mapping(struct conv *cv, yaml_node_t *node, unsigned depth)
+{
+    json_t *obj = json_object();
+    yaml_node_pair_t *pair;
+
+    if (!obj)
+        goto nomem;
+    /* Explicit keys first, merges second, so explicit keys win wherever `<<` stands. */
+    for (int pass = 0; pass < 2; pass++) {
+        for (pair = node->data.mapping.pairs.start; pair < node->data.mapping.pairs.top; pair++) {
+            yaml_node_t *k = yaml_document_get_node(cv->doc, pair->key);
+            yaml_node_t *v = yaml_document_get_node(cv->doc, pair->value);
+            bool is_merge;
+
+            if (!k || !v)
+                continue;
+            if (k->type != YAML_SCALAR_NODE) {
+                tpx_err_set(cv->err, TPX_EPARSE, "%s:%zu:%zu: mapping keys must be scalars", cv->name,
+                            k->start_mark.line + 1, k->start_mark.column + 1);
+                goto fail;
+            }
+            is_merge = k->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+                       strcmp((const char *)k->data.scalar.value, "<<") == 0;
+            if (pass == 0 && !is_merge) {
+                json_t *jv = convert(cv, v, depth + 1);
+                if (!jv)
+                    goto fail;
+                if (json_object_setn_new(obj, (const char *)k->data.scalar.value,
+                                         k->data.scalar.length, jv) != 0)
+                    goto nomem;
+            } else if (pass == 1 && is_merge) {
+                if (merge_into(cv, obj, v, depth) != TPX_OK)
+                    goto fail;
+            }
+        }
+    }
+    return obj;
+nomem:
+    tpx_err_set(cv->err, TPX_ENOMEM, "%s: out of memory", cv->name);
+fail:
+    json_decref(obj);
+    return NULL;
+}
+
+static json_t *convert(struct conv *cv, yaml_node_t *node, unsigned depth)
+{
+    json_t *v = NULL;
+
+    if (depth > MAX_DEPTH) {
+        too_big(cv, node, "nesting too deep (recursive alias?)");
+        return NULL;
+    }
+    if (++cv->values > cv->budget) {
+        too_big(cv, node, "document expands to too many values (alias bomb?)");
+        return NULL;
+    }
+    switch (node->type) {
+    case YAML_SCALAR_NODE:
+        v = scalar(node);
+        break;
+    case YAML_SEQUENCE_NODE:
+        v = json_array();
+        for (yaml_node_item_t *it = node->data.sequence.items.start;
+             v && it < node->data.sequence.items.top; it++) {
+            yaml_node_t *child = yaml_document_get_node(cv->doc, *it);
+            json_t *jc = child ? convert(cv, child, depth + 1) : json_null();
+            if (!jc) {
+                json_decref(v);
+                return NULL;
+            }
+            json_array_append_new(v, jc);
+        }
+        break;
+    case YAML_MAPPING_NODE:
+        return mapping(cv, node, depth);
+    default:
+        v = json_null();
+        break;
+    }
+    if (!v)
+        tpx_err_set(cv->err, TPX_ENOMEM, "%s: out of memory", cv->name);
+    return v;
+}
+
+static enum tpx_code push_doc(struct ext_yaml_docs *out, json_t *doc, struct tpx_err *err)
+{
+    json_t **p = realloc(out->docs, (out->n + 1) * sizeof(*p));
+
+    if (!p) {
+        json_decref(doc);
+        return tpx_err_set(err, TPX_ENOMEM, "out of memory");
+    }
+    out->docs = p;
+    out->docs[out->n++] = doc;
+    return TPX_OK;
+}
+
+enum tpx_code ext_yaml_parse(const char *data, size_t len, const char *name,
+                             struct ext_yaml_docs *out, struct tpx_err *err)
+{
+    yaml_parser_t parser;
+    enum tpx_code rc = TPX_OK;
+
+    out->docs = NULL;
+    out->n = 0;
+    if (!yaml_parser_initialize(&parser))
+        return tpx_err_set(err, TPX_ENOMEM, "%s: cannot initialise the YAML parser", name);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
+    for (;;) {
+        yaml_document_t doc;
+        yaml_node_t *root;
+        struct conv cv = {&doc, name, 0, 0, err};
+        json_t *j;
+
+        if (!yaml_parser_load(&parser, &doc)) {
+            rc = tpx_err_set(err, TPX_EPARSE, "%s:%zu:%zu: %s%s%s", name,
+                             parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+                             parser.problem ? parser.problem : "invalid YAML",
+                             parser.context ? " " : "", parser.context ? parser.context : "");
+            break;
+        }
+        root = yaml_document_get_root_node(&doc);
+        if (!root) { /* end of stream */
+            yaml_document_delete(&doc);
+            break;
+        }
+        cv.budget = (size_t)(doc.nodes.top - doc.nodes.start) * ALIAS_FACTOR + ALIAS_SLACK;
+        j = convert(&cv, root, 0);
+        yaml_document_delete(&doc);
+        if (!j) {
+            rc = err->code ? err->code : tpx_err_set(err, TPX_EPARSE, "%s: invalid YAML", name);
+            break;
+        }
+        if (json_is_null(j)) { /* an empty document between two `---` */
+            json_decref(j);
+            continue;
+        }
+        rc = push_doc(out, j, err);
+        if (rc != TPX_OK)
+            break;
+    }
+    yaml_parser_delete(&parser);
+    if (rc != TPX_OK)
+        ext_yaml_docs_release(out);
+    return rc;
+}
+
+enum tpx_code ext_read_file(const char *path, size_t max_bytes, char **data, size_t *len,
+                            struct tpx_err *err)
+{
+    bool is_stdin = strcmp(path, "-") == 0;
+    FILE *f = is_stdin ? stdin : fopen(path, "rb");
+    struct tpx_buf b;
+    char chunk[65536];
+    size_t n;
+
+    *data = NULL;
+    *len = 0;
+    if (!f)
+        return tpx_err_errno(err, errno, "cannot open '%s'", path);
+    tpx_buf_init(&b, max_bytes);
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+        if (tpx_buf_add(&b, chunk, n, err) != TPX_OK) {
+            tpx_err_prefix(err, "'%s'", path);
+            break;
+        }
+    }
+    if (err->code == TPX_OK && ferror(f))
+        tpx_err_errno(err, errno, "cannot read '%s'", path);
+    if (!is_stdin)
+        fclose(f);
+    if (err->code != TPX_OK) {
+        tpx_buf_release(&b);
+        return err->code;
+    }
+    *data = tpx_buf_detach(&b, len);
+    if (!*data)
+        return tpx_err_set(err, TPX_ENOMEM, "out of memory reading '%s'", path);
+    return TPX_OK;
+}
+
+enum tpx_code ext_yaml_load_file(const char *path, size_t max_bytes, struct ext_yaml_docs *out,
+                                 struct tpx_err *err)
+{
+    char *data;
+    size_t len;
+    enum tpx_code rc;
+
+    out->docs = NULL;
+    out->n = 0;
+    if (ext_read_file(path, max_bytes, &data, &len, err) != TPX_OK)
+        return err->code;
+    rc = ext_yaml_parse(data, len, strcmp(path, "-") == 0 ? "<stdin>" : path, out, err);
+    free(data);
+    return rc;
+}
+
+void ext_yaml_docs_release(struct ext_yaml_docs *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        json_decref(d->docs[i]);
+    free(d->docs);
+    d->docs = NULL;
+    d->n = 0;
+}
