@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* policy/policy.h - the placement core shared by `topox serve` (one pod at a time) and `topox plan`
+ * (a whole job): workload inference and validation, filter, score, commit, and the whole-job
+ * planner. Pure C on plain structs: never includes HTTP, JSON, YAML, curl, hwloc or log headers.
+ * Reentrant: no globals. A sealed topo_cluster may be shared; a pol_ledger is not internally locked
+ * (the caller serialises access to one ledger, e.g. with a mutex in extender/state.c). */
+#ifndef TPX_POLICY_POLICY_H
+#define TPX_POLICY_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <time.h>
+
+#include "common/err.h"
+#include "topology/labels.h"
+#include "topology/model.h"
+
+/* ------------------------------------------------------------------------------------------------
+ * Workload: what one pod (or pod template) asks for.
+ */
+
+enum pol_scope { POL_SCOPE_RACK = 0, POL_SCOPE_BLOCK, POL_SCOPE_ZONE };
+
+/* What an adapter (extender/) extracted from one pod. Everything is borrowed for the call. */
+struct pol_pod_facts {
+    const char *name; /* may be NULL (a template) */
+    const char *ns;
+    const char *uid;
+    const struct topo_kv *labels;
+    size_t nlabels;
+    const struct topo_kv *annotations;
+    size_t nannotations;
+    const char *const *argv; /* every container's command then args, in order; a `sh -c "..."`
+                                script stays one string and is searched for flags too */
+    size_t nargv;
+    unsigned accel;       /* accelerators the pod requests (max of the containers' sum and any
+                             init container's) */
+    const char *resource; /* which accelerator resource it requests, or NULL */
+};
+
+#define POL_KEY_MAX 256
+
+struct pol_workload {
+    bool has_intent;        /* false: no topology intent; the pod passes every node untouched */
+    unsigned tp;            /* tensor-parallel size */
+    unsigned pp;            /* pipeline-parallel size */
+    unsigned dp;            /* data-parallel size inside the group (usually 1) */
+    unsigned accel_per_pod; /* g */
+    unsigned group_size;    /* pods per group (n); 0: unknown */
+    int pod_index;          /* this pod's index in its group; -1: unknown (any free slot) */
+    char group[POL_KEY_MAX];   /* group key; "" when the pod is its own group */
+    char display[POL_KEY_MAX]; /* for messages: "llm/vllm group 0" or the pod name */
+    enum pol_scope scope;      /* where the whole group must fit: rack (default), block, zone */
+    bool preferred;            /* topox.io/placement: preferred: never reject, only score */
+    unsigned num_ubatches;     /* for estimates; 0: unknown */
+    unsigned model_layers;     /* for estimates; 0: unknown */
+    bool tp_explicit;          /* tp came from an annotation or an engine flag, not a default */
+    const char *tp_source;     /* static text: "annotation", "vllm flag", "sglang flag", "default" */
+};
+
+/* Fill *wl from the pod's facts: topox.io/* annotations, then vLLM/SGLang flags (every spelling of
+ * DESIGN.md and extender-protocol.md section 6, inside `sh -c` strings too), then defaults.
+ * TPX_EINVAL with a message naming the annotation or flag for a malformed value. */
+enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workload *wl,
+                                 struct tpx_err *err);
+
+/* Check *wl against the rules of DESIGN.md and the cluster's largest interconnect domain. The
+ * message names the cause and the fix, e.g. "tensor-parallel-size 16 needs one interconnect domain
+ * of 16 GPUs; the largest here has 8 (nvswitch, one node). All-reduce would cross nodes. Try
+ * tensor-parallel-size 8 with pipeline-parallel-size 2." TPX_EINVAL when invalid. */
+enum tpx_code pol_workload_validate(const struct pol_workload *wl, const struct topo_cluster *c,
+                                    struct tpx_err *err);
+
+/* ------------------------------------------------------------------------------------------------
+ * Ledger: capacity in use, group placements and reservations over one sealed cluster.
+ */
+
+struct pol_ledger;
+
+/* New ledger over c (borrowed: c must outlive the ledger). Capacity starts at each node's
+ * accel_used. NULL with *err on failure. Free with pol_ledger_free(). */
+struct pol_ledger *pol_ledger_new(const struct topo_cluster *c, struct tpx_err *err);
+void pol_ledger_free(struct pol_ledger *l); /* accepts NULL */
+
+/* The cluster the ledger is over. Borrowed. */
+const struct topo_cluster *pol_ledger_cluster(const struct pol_ledger *l);
+
+/* A new ledger over c carrying l's groups, placements and reservations over by node name (for a
+ * node update or a new snapshot). Members on nodes that no longer exist are dropped. */
+struct pol_ledger *pol_ledger_rebase(const struct pol_ledger *l, const struct topo_cluster *c,
+                                     struct tpx_err *err);
+
+/* Account accel accelerators on node as taken by a pod we did not place (or undo with a negative
+ * value). TPX_EINVAL for a bad node index. */
+enum tpx_code pol_ledger_use(struct pol_ledger *l, size_t node, int accel, struct tpx_err *err);
+
+/* Drop reservations whose TTL passed at `now`, and groups with no placed member left. Returns how
+ * many reservations were released. */
+size_t pol_ledger_expire(struct pol_ledger *l, time_t now);
+
+/* A pod went away (deleted, failed, binding failed): release its capacity and group slot. false
+ * when the uid is unknown. */
+bool pol_ledger_forget_pod(struct pol_ledger *l, const char *uid);
+
+/* Free accelerators on node now (allocatable - used - reserved for any group). */
+unsigned pol_ledger_node_free(const struct pol_ledger *l, size_t node);
+
+/* Read-only summaries for /debug/state, metrics and `plan`'s picture. */
+struct pol_rack_summary {
+    size_t rack;              /* rack index in the cluster */
+    unsigned accel_total;     /* allocatable accelerators in the rack */
+    unsigned accel_free;      /* not used and not reserved */
+    unsigned accel_reserved;  /* held for groups */
+    unsigned largest_tp_now;  /* largest TP group placeable now in one domain of this rack */
+    unsigned free_domains;    /* completely free interconnect domains */
+};
+struct pol_group_summary {
+    const char *group;        /* borrowed until the ledger changes */
+    const char *display;
+    size_t rack;              /* TOPO_NONE until the first member is placed */
+    unsigned members_placed;
+    unsigned group_size;
+    unsigned accel_reserved;
+    time_t expires;           /* when the reservation lapses; 0: none */
+};
+/* Fill caller arrays (sized by topo_cluster_rack_count / pol_ledger_group_count). */
+void pol_ledger_racks(const struct pol_ledger *l, struct pol_rack_summary *out);
+size_t pol_ledger_group_count(const struct pol_ledger *l);
+void pol_ledger_groups(const struct pol_ledger *l, struct pol_group_summary *out);
+
+/* ------------------------------------------------------------------------------------------------
+ * One pod: filter, score, commit (what `serve` does per scheduler call).
+ */
+
+enum pol_verdict {
+    POL_FIT = 0,      /* the pod may go here */
+    POL_FAIL,         /* not now, but evicting lower-priority pods could make room (FailedNodes) */
+    POL_UNRESOLVABLE, /* never for this pod: wrong rack/domain, too small (FailedAndUnresolvable) */
+};
+
+/* Owned by the caller after pol_filter(); free with pol_filter_result_release(). Reasons are
+ * deduplicated: reason[i] indexes reasons[] for candidate i (unused when verdict[i] is POL_FIT), so
+ * thousands of nodes share a handful of strings. */
+struct pol_filter_result {
+    size_t n;
+    enum pol_verdict *verdict;
+    unsigned *reason;
+    char **reasons;
+    size_t nreasons;
+    size_t nfit;
+};
+
+/*
+ * Judge each candidate node (indices into the ledger's cluster) for a pod with workload wl, at time
+ * now. A pod without intent fits every schedulable node. An invalid workload makes every candidate
+ * POL_UNRESOLVABLE with the validation message. Members after the first must follow the group's
+ * placed members (same domain for TP mates, same rack/scope for the replica); the first member
+ * only gets racks that can still hold the whole group (gang feasibility, counting others'
+ * reservations). A later member whose own parallelism is only a default inherits the group's.
+ * Does not change the ledger. TPX_ENOMEM, TPX_EINVAL for a bad index.
+ */
+enum tpx_code pol_filter(const struct pol_ledger *l, const struct pol_workload *wl,
+                         const size_t *cand, size_t n, time_t now, struct pol_filter_result *res,
+                         struct tpx_err *err);
+void pol_filter_result_release(struct pol_filter_result *res);
+
+/* Scores 0..10 (integers, best fit: the rack left with the least free capacity after the whole group
+ * is placed scores highest; within a rack, partially used domains first). scores has n entries. */
+enum tpx_code pol_score(const struct pol_ledger *l, const struct pol_workload *wl,
+                        const size_t *cand, size_t n, time_t now, int *scores, struct tpx_err *err);
+
+/* Where a committed pod went, for annotations and plan output. Strings are borrowed from the
+ * cluster (valid while it lives). */
+struct pol_placement {
+    size_t node;
+    const char *node_name;
+    const char *rack;
+    const char *domain;
+    unsigned stage;      /* pipeline stage of this pod's first rank */
+    unsigned rank_first; /* global ranks [rank_first, rank_last] live in this pod */
+    unsigned rank_last;
+};
+
+/* Record that pod uid (name for display) of workload wl is bound to node: takes its capacity,
+ * reserves the rest of its group in that rack until now + ttl_s (renewed by each member), and
+ * fills *out. Idempotent for a uid already placed on the same node. TPX_EINVAL when the node no
+ * longer fits (a concurrent bind took it): the caller answers the bind with that message. */
+enum tpx_code pol_commit(struct pol_ledger *l, const struct pol_workload *wl, const char *uid,
+                         const char *name, size_t node, time_t now, unsigned ttl_s,
+                         struct pol_placement *out, struct tpx_err *err);
+
+/* ------------------------------------------------------------------------------------------------
+ * Whole job (what `plan` does): every pod of every replica through pol_filter, pol_score and
+ * pol_commit on a ledger, exactly as serve would see them arrive (leader first, then workers).
+ */
+
+/* One replica (group) of a job: the pods in index order. */
+struct pol_job_replica {
+    const struct pol_workload *pods; /* group_size entries */
+    const char *const *pod_names;    /* npods names ("vllm-0", "vllm-0-1"), or NULL */
+    size_t npods;
+};
+
+struct pol_job {
+    const char *name; /* "llm/vllm" */
+    const struct pol_job_replica *replicas;
+    size_t nreplicas;
+};
+
+struct pol_plan_pod {
+    size_t job;
+    size_t replica;
+    size_t pod;          /* index in the replica */
+    char pod_name[POL_KEY_MAX];
+    struct pol_placement where;
+};
+
+struct pol_plan_reject {
+    size_t job;
+    size_t replica;
+    char reason[512];
+};
+
+struct pol_plan_estimate {
+    size_t job;
+    size_t replica;
+    unsigned tp, pp, dp;
+    unsigned accel; /* accelerators in the replica */
+    unsigned nodes; /* distinct nodes it landed on (0 if rejected) */
+    enum topo_fabric tp_fabric; /* the interconnect each TP group runs on */
+    bool tp_multinode;          /* a TP group spans nodes of a multi-node domain */
+    double bubble;              /* for num_ubatches, or -1 when unknown */
+    unsigned num_ubatches;
+    double stage_imbalance;     /* -1 when model_layers is unknown */
+    unsigned model_layers;
+};
+
+/* The plan. Owned by the caller; free with pol_plan_result_release(). */
+struct pol_plan_result {
+    struct pol_plan_pod *pods;
+    size_t npods;
+    struct pol_plan_reject *rejected;
+    size_t nrejected;
+    struct pol_plan_estimate *estimates; /* one per replica, placed or not */
+    size_t nestimates;
+};
+
+/* Plan jobs on ledger l (changed: placed pods are committed, so a second job sees the first).
+ * A replica that cannot be placed whole is rolled back and listed in rejected[] with the reason.
+ * now and ttl_s as for pol_commit. TPX_ENOMEM only: rejections are results, not errors. */
+enum tpx_code pol_plan(struct pol_ledger *l, const struct pol_job *jobs, size_t njobs, time_t now,
+                       struct pol_plan_result *out, struct tpx_err *err);
+void pol_plan_result_release(struct pol_plan_result *r);
+
+#endif

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* topology/model.h - the cluster model: nodes, interconnect domains, racks, blocks, zones and
+ * accelerator capacity. Pure C: no I/O, no JSON, no hwloc. Never includes policy/ or extender/. */
+#ifndef TPX_TOPOLOGY_MODEL_H
+#define TPX_TOPOLOGY_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/err.h"
+#include "topology/fabric.h"
+
+/* Returned by index lookups that find nothing. */
+#define TOPO_NONE ((size_t)-1)
+
+/*
+ * One node as the model sees it. A value type: topo_cluster_add() copies every string, so the
+ * caller keeps ownership of what it passes. Strings are NULL when the node has no such label.
+ */
+struct topo_node_info {
+    const char *name;
+    const char *rack;     /* rack value, before scoping by block */
+    const char *block;    /* block value */
+    const char *zone;     /* topology.kubernetes.io/zone */
+    const char *domain;   /* multi-node interconnect domain (e.g. an nvidia.com/gpu.clique value);
+                             NULL: the node's accelerators form domains of their own */
+    const char *resource; /* accelerator resource name, e.g. "nvidia.com/gpu"; NULL: none */
+    unsigned accel_alloc; /* allocatable accelerators */
+    unsigned accel_used;  /* requested by pods bound here that are not Succeeded/Failed */
+    enum topo_fabric fabric;
+    unsigned domain_size;      /* accelerators per in-node domain; 0 means all of accel_alloc */
+    unsigned domains_per_node; /* in-node domains; 0 means 1 */
+    bool unschedulable;        /* cordoned or not Ready: holds capacity but takes no new pods */
+};
+
+/* Opaque: fields live in model.c. Built by _new/_add, frozen by _seal, then read-only and safe to
+ * share between threads without locks. */
+struct topo_cluster;
+
+/* New empty cluster, or NULL with *err set. Free with topo_cluster_free(). */
+struct topo_cluster *topo_cluster_new(struct tpx_err *err);
+
+/* Copy *info in. TPX_EEXIST for a duplicate name, TPX_EINVAL for a missing name or once sealed. */
+enum tpx_code topo_cluster_add(struct topo_cluster *c, const struct topo_node_info *info,
+                               struct tpx_err *err);
+
+/* Freeze: build the name index, racks (scoped by block: rack "r1" in block "b1" differs from "r1"
+ * in "b2"; nodes without a rack label each form a rack of one, named after the node), blocks and
+ * interconnect domains (one per multi-node domain value; otherwise domains_per_node per node).
+ * After sealing only the const getters below may be used. TPX_ENOMEM. */
+enum tpx_code topo_cluster_seal(struct topo_cluster *c, struct tpx_err *err);
+
+void topo_cluster_free(struct topo_cluster *c); /* accepts NULL */
+
+/* --- read access; all require a sealed cluster; borrowed pointers live until _free --- */
+
+size_t topo_cluster_node_count(const struct topo_cluster *c);
+
+/* Node i (0 <= i < count), in the order they were added. */
+const struct topo_node_info *topo_cluster_node(const struct topo_cluster *c, size_t i);
+
+/* Index of the node called name, or TOPO_NONE. O(1) average. */
+size_t topo_cluster_find(const struct topo_cluster *c, const char *name);
+
+size_t topo_cluster_rack_count(const struct topo_cluster *c);
+size_t topo_cluster_node_rack(const struct topo_cluster *c, size_t node);
+/* Display name of rack r: "b1/r3" when blocks exist, else "r3". */
+const char *topo_cluster_rack_name(const struct topo_cluster *c, size_t rack);
+/* Nodes of rack r, as indices; *n receives the count. */
+const size_t *topo_cluster_rack_nodes(const struct topo_cluster *c, size_t rack, size_t *n);
+
+size_t topo_cluster_block_count(const struct topo_cluster *c);
+size_t topo_cluster_node_block(const struct topo_cluster *c, size_t node); /* TOPO_NONE: none */
+const char *topo_cluster_block_name(const struct topo_cluster *c, size_t block);
+
+size_t topo_cluster_zone_count(const struct topo_cluster *c);
+size_t topo_cluster_node_zone(const struct topo_cluster *c, size_t node); /* TOPO_NONE: none */
+const char *topo_cluster_zone_name(const struct topo_cluster *c, size_t zone);
+
+/*
+ * Interconnect domains. A multi-node domain is one domain whose members are all nodes carrying the
+ * same domain value; its size is the sum of their accel_alloc. A node without one holds
+ * domains_per_node domains of domain_size accelerators each: the model returns the first of them
+ * for topo_cluster_node_domain() and counts them all in topo_cluster_domain_count().
+ */
+size_t topo_cluster_domain_count(const struct topo_cluster *c);
+size_t topo_cluster_node_domain(const struct topo_cluster *c, size_t node);
+const char *topo_cluster_domain_name(const struct topo_cluster *c, size_t domain);
+unsigned topo_cluster_domain_size(const struct topo_cluster *c, size_t domain);
+bool topo_cluster_domain_is_multinode(const struct topo_cluster *c, size_t domain);
+enum topo_fabric topo_cluster_domain_fabric(const struct topo_cluster *c, size_t domain);
+
+/* The largest interconnect domain in the cluster (accelerators), and its fabric and whether it spans
+ * nodes, for validation messages. 0 on an empty cluster. */
+unsigned topo_cluster_largest_domain(const struct topo_cluster *c, enum topo_fabric *fabric,
+                                     bool *multinode);
+
+#endif
