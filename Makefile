@@ -51,11 +51,15 @@ run: build
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
 
+# The image is built without .git, so the commit travels in .git-commit (ignored by git).
 image:
+	@git rev-parse --short=12 HEAD > .git-commit 2>/dev/null || echo unknown > .git-commit
 	@if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then \
-	  docker build -t topox:dev . && docker run --rm topox:dev version; \
+	  docker build -t topox:dev . && docker run --rm topox:dev version && \
+	  docker run --rm --entrypoint id topox:dev -u; \
 	else \
-	  ../shared/tools/build-image --tag topox:dev --run 'topox version' . ; \
+	  ../shared/tools/build-image --tag topox:dev --run 'topox version' . && \
+	  ../shared/tools/build-image --tag topox:dev --run 'id -u' . ; \
 	fi
 
 bench:
