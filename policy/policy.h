@@ -58,7 +58,7 @@ struct pol_workload {
     const char *tp_source;     /* static text: "annotation", "vllm flag", "sglang flag", "default" */
 };
 
-/* Fill *wl from the pod's facts: topox.io/* annotations, then vLLM/SGLang flags (every spelling of
+/* Fill *wl from the pod's facts: topox.io annotations, then vLLM/SGLang flags (every spelling of
  * DESIGN.md and extender-protocol.md section 6, inside `sh -c` strings too), then defaults.
  * TPX_EINVAL with a message naming the annotation or flag for a malformed value. */
 enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workload *wl,

@@ -69,6 +69,9 @@ const char *topo_cluster_rack_name(const struct topo_cluster *c, size_t rack);
 /* Nodes of rack r, as indices; *n receives the count. */
 const size_t *topo_cluster_rack_nodes(const struct topo_cluster *c, size_t rack, size_t *n);
 
+/* Accelerators allocatable in rack r (sum over its nodes). */
+unsigned topo_cluster_rack_capacity(const struct topo_cluster *c, size_t rack);
+
 size_t topo_cluster_block_count(const struct topo_cluster *c);
 size_t topo_cluster_node_block(const struct topo_cluster *c, size_t node); /* TOPO_NONE: none */
 const char *topo_cluster_block_name(const struct topo_cluster *c, size_t block);
@@ -85,6 +88,10 @@ const char *topo_cluster_zone_name(const struct topo_cluster *c, size_t zone);
  */
 size_t topo_cluster_domain_count(const struct topo_cluster *c);
 size_t topo_cluster_node_domain(const struct topo_cluster *c, size_t node);
+/* All domains of a node: they are consecutive, [returned index, + *n). TOPO_NONE for a bad node. */
+size_t topo_cluster_node_domains(const struct topo_cluster *c, size_t node, size_t *n);
+/* Nodes of domain d (one for an in-node domain); *n receives the count. Borrowed. */
+const size_t *topo_cluster_domain_nodes(const struct topo_cluster *c, size_t domain, size_t *n);
 const char *topo_cluster_domain_name(const struct topo_cluster *c, size_t domain);
 unsigned topo_cluster_domain_size(const struct topo_cluster *c, size_t domain);
 bool topo_cluster_domain_is_multinode(const struct topo_cluster *c, size_t domain);
@@ -94,5 +101,8 @@ enum topo_fabric topo_cluster_domain_fabric(const struct topo_cluster *c, size_t
  * nodes, for validation messages. 0 on an empty cluster. */
 unsigned topo_cluster_largest_domain(const struct topo_cluster *c, enum topo_fabric *fabric,
                                      bool *multinode);
+
+/* Index of that largest domain, TOPO_NONE on an empty cluster. */
+size_t topo_cluster_largest_domain_index(const struct topo_cluster *c);
 
 #endif
