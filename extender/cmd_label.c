@@ -1,8 +1,532 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* extender/cmd_label.c - `topox label`: not built yet. */
+/* extender/cmd_label.c - `topox label`: discover this node (hwloc) -> topox.io/... labels and the
+ * topox.io/topology annotation -> merge PATCH of the own Node (or --dry-run to stdout); and
+ * `--inventory FILE`: rack/block/nvlink-domain labels for every listed node. */
 #include "extender/cmd.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/log.h"
+#include "extender/inventory.h"
+#include "extender/kube.h"
+#include "extender/label_patch.h"
+#include "topology/discover.h"
+
+static const char usage_text[] =
+    "usage: topox label [--dry-run] [-o labels|json] [--topology-xml FILE | --fsroot DIR]\n"
+    "                   [--node NAME] [--interval DURATION] [--kubeconfig FILE]\n"
+    "       topox label --inventory FILE [--nodes FILE] [--dry-run] [-o labels|json]\n"
+    "\n"
+    "Discover this node's accelerators, their interconnect and RDMA NICs with hwloc and publish\n"
+    "them as topox.io/... node labels plus the topox.io/topology annotation (JSON). Only\n"
+    "topox.io/... keys are touched; stale ones are removed; nothing is sent when nothing changed.\n"
+    "\n"
+    "  --dry-run            print what would be set instead of patching the Node\n"
+    "  -o, --output FORMAT  labels (key=value lines, default) or json\n"
+    "  --topology-xml FILE  read an `lstopo --of xml` export instead of this host\n"
+    "  --fsroot DIR         read a captured Linux /sys and /proc tree (hwloc HWLOC_FSROOT)\n"
+    "  --node NAME          the Node to patch (default: $NODE_NAME, from the downward API)\n"
+    "  --interval DURATION  keep running, relabel every DURATION (e.g. 30s, 5m, 1h) until SIGTERM\n"
+    "  --kubeconfig FILE    API server access (default: $KUBECONFIG, else in-cluster)\n"
+    "  --inventory FILE     YAML or .csv map node -> rack, block, nvlink-domain; sets\n"
+    "                       topox.io/rack, topox.io/block, topox.io/nvlink-domain on every listed node\n"
+    "  --nodes FILE         with --inventory: the cluster's nodes (kubectl get nodes -o json|yaml)\n"
+    "                       instead of asking the API server\n"
+    "  -h, --help           this text\n"
+    "\n"
+    "exit status: 0 done, 1 failed, 2 usage or unreadable input\n";
+
+enum out_format { OUT_LABELS, OUT_JSON };
+
+struct label_opts {
+    bool dry_run;
+    enum out_format format;
+    enum topo_source_kind source;
+    const char *path;
+    const char *node;
+    const char *kubeconfig;
+    const char *inventory;
+    const char *nodes;
+    long interval_s;
+};
+
+/* "90", "30s", "5m", "1h" -> seconds; -1 when malformed or not positive. */
+static long parse_duration(const char *s)
+{
+    char *end = NULL;
+    long v;
+    long mul = 1;
+
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || end == s || v <= 0)
+        return -1;
+    if (*end == 's' || *end == '\0')
+        mul = 1;
+    else if (*end == 'm')
+        mul = 60;
+    else if (*end == 'h')
+        mul = 3600;
+    else
+        return -1;
+    if (*end && end[1])
+        return -1;
+    if (v > 1000000)
+        return -1;
+    return v * mul;
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("topox label: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("\n\n", stderr);
+    fputs(usage_text, stderr);
+    return CMD_USAGE;
+}
+
+static int parse_opts(int argc, char **argv, struct label_opts *o)
+{
+    enum { O_DRY = 256, O_XML, O_FSROOT, O_NODE, O_INTERVAL, O_KUBECONFIG, O_INVENTORY, O_NODES };
+    static const struct option longopts[] = {
+        {"dry-run", no_argument, NULL, O_DRY},
+        {"output", required_argument, NULL, 'o'},
+        {"topology-xml", required_argument, NULL, O_XML},
+        {"fsroot", required_argument, NULL, O_FSROOT},
+        {"node", required_argument, NULL, O_NODE},
+        {"interval", required_argument, NULL, O_INTERVAL},
+        {"kubeconfig", required_argument, NULL, O_KUBECONFIG},
+        {"inventory", required_argument, NULL, O_INVENTORY},
+        {"nodes", required_argument, NULL, O_NODES},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+
+    memset(o, 0, sizeof(*o));
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            fputs(usage_text, stdout);
+            return -1;
+        case O_DRY:
+            o->dry_run = true;
+            break;
+        case 'o':
+            if (strcmp(optarg, "labels") == 0)
+                o->format = OUT_LABELS;
+            else if (strcmp(optarg, "json") == 0)
+                o->format = OUT_JSON;
+            else
+                return usage_error("unknown output format '%s' (labels or json)", optarg);
+            break;
+        case O_XML:
+        case O_FSROOT:
+            if (o->path)
+                return usage_error("%s", "--topology-xml and --fsroot exclude each other");
+            o->source = c == O_XML ? TOPO_SOURCE_XML : TOPO_SOURCE_FSROOT;
+            o->path = optarg;
+            break;
+        case O_NODE:
+            o->node = optarg;
+            break;
+        case O_INTERVAL:
+            o->interval_s = parse_duration(optarg);
+            if (o->interval_s < 0)
+                return usage_error("bad --interval '%s' (e.g. 30s, 5m, 1h)", optarg);
+            break;
+        case O_KUBECONFIG:
+            o->kubeconfig = optarg;
+            break;
+        case O_INVENTORY:
+            o->inventory = optarg;
+            break;
+        case O_NODES:
+            o->nodes = optarg;
+            break;
+        case ':':
+            return usage_error("'%s' needs a value", argv[optind - 1]);
+        default:
+            return usage_error("unknown flag '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return usage_error("unexpected argument '%s'", argv[optind]);
+    if (o->inventory && (o->path || o->interval_s))
+        return usage_error("%s", "--inventory takes no --topology-xml, --fsroot or --interval");
+    if (o->nodes && !o->inventory)
+        return usage_error("%s", "--nodes goes with --inventory");
+    return 0;
+}
+
+static void fail_line(const struct tpx_err *err)
+{
+    fprintf(stderr, "topox label: %s\n", err->msg);
+}
+
+/* ---- discovery mode ---- */
+
+struct discovered {
+    struct topo_label_set labels;
+    char *annotation; /* malloc'd JSON text */
+};
+
+static enum tpx_code discover(const struct label_opts *o, struct discovered *out,
+                              struct tpx_err *err)
+{
+    struct topo_discovery d;
+    struct tpx_buf b;
+
+    out->annotation = NULL;
+    if (topo_discover(o->source, o->path, &d, err) != TPX_OK) {
+        topo_discovery_release(&d);
+        return err->code;
+    }
+    topo_discovery_labels(&d, &out->labels);
+    tpx_buf_init(&b, 256 * 1024); /* the API server's limit on all annotations of an object */
+    if (topo_discovery_annotation(&d, topo_hwloc_version(), &b, err) == TPX_OK) {
+        out->annotation = tpx_buf_detach(&b, NULL);
+        if (!out->annotation)
+            tpx_err_set(err, TPX_ENOMEM, "out of memory");
+    }
+    tpx_buf_release(&b);
+    topo_discovery_release(&d);
+    return err->code;
+}
+
+static void print_discovered(const struct label_opts *o, const struct discovered *ds,
+                             const char *node)
+{
+    if (o->format == OUT_LABELS) {
+        for (size_t i = 0; i < ds->labels.n; i++)
+            printf("%s=%s\n", ds->labels.v[i].key, ds->labels.v[i].value);
+        printf("annotation %s=%s\n", TOPO_ANNOTATION_TOPOLOGY, ds->annotation);
+        return;
+    }
+    {
+        json_t *root = json_object();
+        json_t *labels = json_object();
+        json_t *ann = json_object();
+        json_t *topo = json_loads(ds->annotation, 0, NULL);
+        char *text;
+
+        for (size_t i = 0; i < ds->labels.n; i++)
+            json_object_set_new(labels, ds->labels.v[i].key, json_string(ds->labels.v[i].value));
+        json_object_set_new(ann, TOPO_ANNOTATION_TOPOLOGY, json_string(ds->annotation));
+        json_object_set_new(root, "node", node ? json_string(node) : json_null());
+        json_object_set_new(root, "labels", labels);
+        json_object_set_new(root, "annotations", ann);
+        json_object_set_new(root, "topology", topo ? topo : json_null());
+        text = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
+        if (text)
+            printf("%s\n", text);
+        free(text);
+        json_decref(root);
+    }
+}
+
+/* The Node's labels and topology annotation from the API server. */
+static enum tpx_code get_node(struct ext_kube *k, const char *node, struct ext_nodelist *out,
+                              struct tpx_err *err)
+{
+    char path[512];
+    json_t *doc = NULL;
+
+    memset(out, 0, sizeof(*out));
+    snprintf(path, sizeof(path), "/api/v1/nodes/%s", node);
+    if (ext_kube_get_json(k, path, &doc, err) != TPX_OK)
+        return err->code;
+    ext_nodelist_add_json(out, doc, path, err);
+    json_decref(doc);
+    return err->code;
+}
+
+static enum tpx_code patch_one(struct ext_kube *k, const struct ext_label_scope *scope,
+                               const struct ext_node_entry *cur, const struct ext_kv *want,
+                               size_t n_want, const char *annotation, struct ext_label_diff *diff,
+                               struct tpx_err *err)
+{
+    char *body = NULL;
+
+    if (ext_label_patch_build(scope, cur->labels, cur->n_labels, want, n_want,
+                              TOPO_ANNOTATION_TOPOLOGY, cur->topology, annotation, &body, diff,
+                              err) != TPX_OK)
+        return err->code;
+    if (body && k)
+        ext_kube_patch_node(k, cur->name, body, err);
+    free(body);
+    if (err->code != TPX_OK)
+        tpx_err_prefix(err, "patch node '%s'", cur->name);
+    return err->code;
+}
+
+static struct ext_kube *kube_open(const struct label_opts *o, struct tpx_err *err)
+{
+    struct ext_kube_config cfg;
+    struct ext_kube *k = NULL;
+
+    memset(&cfg, 0, sizeof(cfg));
+    if (ext_kube_config_load(o->kubeconfig, &cfg, err) == TPX_OK)
+        k = ext_kube_new(&cfg, err);
+    ext_kube_config_release(&cfg);
+    if (!k)
+        tpx_err_prefix(err, "kubernetes API");
+    return k;
+}
+
+static enum tpx_code label_once(const struct label_opts *o, struct ext_kube *k, const char *node,
+                                struct tpx_err *err)
+{
+    struct discovered ds;
+    struct ext_nodelist cur;
+    struct ext_kv want[TOPO_LABELS_MAX];
+    struct ext_label_diff diff;
+
+    if (discover(o, &ds, err) != TPX_OK) {
+        free(ds.annotation);
+        return err->code;
+    }
+    if (o->dry_run) {
+        print_discovered(o, &ds, node);
+        free(ds.annotation);
+        return TPX_OK;
+    }
+    for (size_t i = 0; i < ds.labels.n; i++)
+        want[i] = (struct ext_kv){ds.labels.v[i].key, ds.labels.v[i].value};
+    if (get_node(k, node, &cur, err) == TPX_OK && cur.n == 1 &&
+        patch_one(k, ext_label_scope_discovery(), &cur.nodes[0], want, ds.labels.n,
+                  ds.annotation, &diff, err) == TPX_OK) {
+        TPX_LOG(TPX_INFO, "node labelled", TPX_S("node", node), TPX_I("set", diff.set),
+                TPX_I("removed", diff.removed), TPX_I("unchanged", diff.unchanged),
+                TPX_I("annotation", diff.annotation));
+        printf("node %s: %zu labels set, %zu removed, %zu unchanged%s\n", node, diff.set,
+               diff.removed, diff.unchanged, diff.annotation ? ", annotation updated" : "");
+        fflush(stdout);
+    }
+    ext_nodelist_release(&cur);
+    free(ds.annotation);
+    return err->code;
+}
+
+/* Wait up to seconds for SIGTERM/SIGINT (blocked by the caller). true when one came. */
+static bool wait_signal(const sigset_t *set, long seconds)
+{
+    struct timespec ts = {seconds, 0};
+
+    for (;;) {
+        int s = sigtimedwait(set, NULL, &ts);
+
+        if (s > 0)
+            return true;
+        if (errno == EAGAIN)
+            return false;
+        /* EINTR: another signal; waiting again restarts the interval, which is harmless. */
+    }
+}
+
+static int run_discovery(const struct label_opts *o)
+{
+    struct tpx_err err = TPX_ERR_INIT;
+    struct ext_kube *k = NULL;
+    const char *node = o->node ? o->node : getenv("NODE_NAME");
+    sigset_t set;
+    int status = CMD_OK;
+
+    if (!o->dry_run) {
+        if (!node || !*node)
+            return usage_error("%s", "no node to label: pass --node NAME or set NODE_NAME "
+                                     "(or use --dry-run)");
+        k = kube_open(o, &err);
+        if (!k) {
+            fail_line(&err);
+            return CMD_FAILED;
+        }
+    }
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    if (o->interval_s)
+        sigprocmask(SIG_BLOCK, &set, NULL);
+    for (;;) {
+        tpx_err_clear(&err);
+        if (label_once(o, k, node, &err) != TPX_OK) {
+            /* Unreadable input is the user's to fix (exit 2); anything else is a failure. In a
+             * loop, a failed round is logged and retried at the next interval. */
+            status = (err.code == TPX_EPARSE || err.code == TPX_ENOENT ||
+                      err.code == TPX_EINVAL) ? CMD_USAGE : CMD_FAILED;
+            if (o->interval_s && status == CMD_FAILED)
+                TPX_LOG(TPX_WARN, "label failed", TPX_S("node", node ? node : ""),
+                        TPX_S("code", tpx_code_name(err.code)), TPX_S("err", err.msg));
+            else
+                fail_line(&err);
+        } else {
+            status = CMD_OK;
+        }
+        if (!o->interval_s || status == CMD_USAGE)
+            break;
+        if (wait_signal(&set, o->interval_s)) {
+            status = CMD_OK;
+            break;
+        }
+    }
+    ext_kube_free(k);
+    return status;
+}
+
+/* ---- inventory mode ---- */
+
+static int run_inventory(const struct label_opts *o)
+{
+    struct tpx_err err = TPX_ERR_INIT;
+    struct ext_inventory inv;
+    struct ext_nodelist nodes;
+    struct ext_kube *k = NULL;
+    bool have_nodes = false;
+    json_t *report = json_object();
+    json_t *rows = json_array();
+    json_t *missing_cluster = json_array();
+    json_t *missing_inv = json_array();
+    size_t patched = 0;
+    int status = CMD_OK;
+
+    memset(&nodes, 0, sizeof(nodes));
+    if (ext_inventory_load(o->inventory, &inv, &err) != TPX_OK) {
+        fail_line(&err);
+        status = CMD_USAGE;
+        goto out;
+    }
+    if (o->nodes) {
+        if (ext_nodelist_load(o->nodes, &nodes, &err) != TPX_OK) {
+            fail_line(&err);
+            status = CMD_USAGE;
+            goto out;
+        }
+        have_nodes = true;
+    }
+    if (!o->dry_run || !have_nodes) {
+        if (o->dry_run && !have_nodes) {
+            /* Dry run without --nodes: print the wanted labels only, no comparison. */
+        } else {
+            json_t *doc = NULL;
+
+            k = kube_open(o, &err);
+            if (!k || ext_kube_get_json(k, "/api/v1/nodes", &doc, &err) != TPX_OK ||
+                (!have_nodes && ext_nodelist_add_json(&nodes, doc, "/api/v1/nodes", &err))) {
+                json_decref(doc);
+                fail_line(&err);
+                status = CMD_FAILED;
+                goto out;
+            }
+            json_decref(doc);
+            have_nodes = true;
+        }
+    }
+    for (size_t i = 0; i < inv.n; i++) {
+        const struct ext_inventory_row *r = &inv.rows[i];
+        const struct ext_node_entry *cur = have_nodes ? ext_nodelist_find(&nodes, r->node) : NULL;
+        struct ext_kv want[3];
+        size_t nw = ext_inventory_row_labels(r, want);
+        json_t *row = json_object();
+        json_t *labels = json_object();
+        struct ext_label_diff diff = {0};
+
+        for (size_t j = 0; j < nw; j++)
+            json_object_set_new(labels, want[j].key, json_string(want[j].value));
+        json_object_set_new(row, "node", json_string(r->node));
+        json_object_set_new(row, "labels", labels);
+        if (have_nodes && !cur) {
+            json_array_append_new(missing_cluster, json_string(r->node));
+            json_object_set_new(row, "in_cluster", json_false());
+        } else if (cur) {
+            if (patch_one(o->dry_run ? NULL : k, ext_label_scope_inventory(), cur, want, nw, NULL,
+                          &diff, &err) != TPX_OK) {
+                fail_line(&err);
+                status = CMD_FAILED;
+                json_decref(row);
+                goto out;
+            }
+            json_object_set_new(row, "in_cluster", json_true());
+            json_object_set_new(row, "changed", json_boolean(diff.set || diff.removed));
+            if (diff.set || diff.removed)
+                patched++;
+        }
+        json_array_append_new(rows, row);
+        if (o->format == OUT_LABELS) {
+            printf("%s", r->node);
+            for (size_t j = 0; j < nw; j++)
+                printf(" %s=%s", want[j].key, want[j].value);
+            if (have_nodes)
+                printf(cur ? ((diff.set || diff.removed) ? (o->dry_run ? " (would change)"
+                                                                       : " (changed)")
+                                                         : " (unchanged)")
+                           : " (not in the cluster)");
+            printf("\n");
+        }
+    }
+    for (size_t i = 0; have_nodes && i < nodes.n; i++) {
+        if (!ext_inventory_find(&inv, nodes.nodes[i].name)) {
+            json_array_append_new(missing_inv, json_string(nodes.nodes[i].name));
+            if (o->format == OUT_LABELS)
+                printf("# %s: in the cluster, not in the inventory\n", nodes.nodes[i].name);
+        }
+    }
+    if (o->format == OUT_JSON) {
+        char *text;
+
+        json_object_set(report, "nodes", rows);
+        if (have_nodes) {
+            json_object_set(report, "not_in_cluster", missing_cluster);
+            json_object_set(report, "not_in_inventory", missing_inv);
+        }
+        json_object_set_new(report, "dry_run", json_boolean(o->dry_run));
+        text = json_dumps(report, JSON_INDENT(2) | JSON_SORT_KEYS);
+        if (text)
+            printf("%s\n", text);
+        free(text);
+    }
+    if (json_array_size(missing_cluster) || json_array_size(missing_inv))
+        fprintf(stderr, "topox label: %zu inventory nodes are not in the cluster, %zu cluster "
+                        "nodes are not in the inventory\n",
+                json_array_size(missing_cluster), json_array_size(missing_inv));
+    if (!o->dry_run)
+        TPX_LOG(TPX_INFO, "inventory applied", TPX_I("nodes", inv.n), TPX_I("changed", patched));
+out:
+    json_decref(report);
+    json_decref(rows);
+    json_decref(missing_cluster);
+    json_decref(missing_inv);
+    ext_kube_free(k);
+    ext_nodelist_release(&nodes);
+    ext_inventory_release(&inv);
+    return status;
+}
 
 int cmd_label(int argc, char **argv)
 {
-    return cmd_not_built(argc, argv, "usage: topox label [FLAGS]\n\n(not built yet)\n");
+    struct label_opts o;
+    int rc = parse_opts(argc, argv, &o);
+
+    if (rc < 0)
+        return CMD_OK; /* --help */
+    if (rc > 0)
+        return rc;
+    if (o.inventory)
+        return run_inventory(&o);
+    return run_discovery(&o);
 }
