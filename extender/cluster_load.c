@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* extender/cluster_load.c - Node lists -> sealed topo_cluster; Pod lists -> ledger usage. */
+#include "extender/cluster_load.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "extender/podfacts.h"
+#include "extender/yamljson.h"
+
+struct loader {
+    const struct topo_label_config *cfg;
+    struct topo_cluster *c;
+    struct topo_label_explain *explain;
+    size_t nexplain;
+    size_t aexplain;
+    char **warn;
+    size_t nwarn;
+    size_t nodes;
+};
+
+__attribute__((format(printf, 2, 3))) static void note(struct loader *ld, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    char **nw;
+
+    if (ld->nwarn >= 64)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    nw = realloc(ld->warn, (ld->nwarn + 1) * sizeof(*nw));
+    if (!nw)
+        return;
+    ld->warn = nw;
+    ld->warn[ld->nwarn] = strdup(line);
+    if (ld->warn[ld->nwarn])
+        ld->nwarn++;
+}
+
+static enum tpx_code add_node(struct loader *ld, const json_t *node, const char *name,
+                              struct tpx_err *err)
+{
+    struct topo_node_info info;
+    struct topo_label_explain ex;
+
+    memset(&info, 0, sizeof(info));
+    if (ext_node_from_json(node, ld->cfg, &info, &ex, err) != TPX_OK)
+        goto fail;
+    if (topo_cluster_add(ld->c, &info, err) != TPX_OK)
+        goto fail;
+    if (ld->nexplain == ld->aexplain) {
+        size_t na = ld->aexplain ? ld->aexplain * 2 : 64;
+        struct topo_label_explain *ne = realloc(ld->explain, na * sizeof(*ne));
+        if (!ne)
+            return tpx_err_set(err, TPX_ENOMEM, "%s: out of memory", name);
+        ld->explain = ne;
+        ld->aexplain = na;
+    }
+    ld->explain[ld->nexplain++] = ex;
+    ld->nodes++;
+    return TPX_OK;
+fail:
+    tpx_err_prefix(err, "%s", name);
+    return err->code;
+}
+
+static enum tpx_code add_doc(struct loader *ld, const json_t *doc, const char *name,
+                             unsigned depth, struct tpx_err *err)
+{
+    const char *kind = json_string_value(json_object_get(doc, "kind"));
+    const json_t *items = json_object_get(doc, "items");
+
+    if (!json_is_object(doc)) {
+        note(ld, "%s: skipped a document that is not an object", name);
+        return TPX_OK;
+    }
+    if (json_is_array(items) && depth == 0) {
+        size_t i;
+        const json_t *it;
+        json_array_foreach(items, i, it)
+        {
+            if (add_doc(ld, it, name, depth + 1, err) != TPX_OK)
+                return err->code;
+        }
+        return TPX_OK;
+    }
+    if (kind && strcmp(kind, "Node") == 0)
+        return add_node(ld, doc, name, err);
+    if (!kind && json_is_object(json_object_get(doc, "metadata")) &&
+        json_is_object(json_object_get(doc, "status")))
+        return add_node(ld, doc, name, err); /* items of a NodeList may omit kind */
+    note(ld, "%s: skipped %s '%s' (not a Node)", name, kind ? kind : "an object",
+         json_string_value(json_object_get(json_object_get(doc, "metadata"), "name"))
+             ? json_string_value(json_object_get(json_object_get(doc, "metadata"), "name"))
+             : "?");
+    return TPX_OK;
+}
+
+static enum tpx_code finish(struct loader *ld, const char *what, struct ext_cluster_load_result *out,
+                            struct tpx_err *err)
+{
+    char **hyg = NULL;
+    size_t nh;
+
+    if (ld->nodes == 0)
+        return tpx_err_set(err, TPX_EINVAL, "%s: no Node objects found", what);
+    if (topo_cluster_seal(ld->c, err) != TPX_OK)
+        return err->code;
+    nh = topo_labels_hygiene(ld->c, &hyg);
+    if (nh) {
+        char **nw = realloc(ld->warn, (ld->nwarn + nh) * sizeof(*nw));
+        if (!nw) {
+            topo_warnings_free(hyg, nh);
+            return tpx_err_set(err, TPX_ENOMEM, "out of memory");
+        }
+        ld->warn = nw;
+        memcpy(ld->warn + ld->nwarn, hyg, nh * sizeof(*hyg));
+        ld->nwarn += nh;
+        free(hyg);
+    }
+    out->cluster = ld->c;
+    out->explain = ld->explain;
+    out->warnings = ld->warn;
+    out->nwarnings = ld->nwarn;
+    memset(ld, 0, sizeof(*ld));
+    return TPX_OK;
+}
+
+static void loader_release(struct loader *ld)
+{
+    topo_cluster_free(ld->c);
+    free(ld->explain);
+    topo_warnings_free(ld->warn, ld->nwarn);
+    memset(ld, 0, sizeof(*ld));
+}
+
+static enum tpx_code loader_init(struct loader *ld, const struct topo_label_config *cfg,
+                                 struct ext_cluster_load_result *out, struct tpx_err *err)
+{
+    memset(ld, 0, sizeof(*ld));
+    memset(out, 0, sizeof(*out));
+    ld->cfg = cfg;
+    ld->c = topo_cluster_new(err);
+    return ld->c ? TPX_OK : err->code;
+}
+
+enum tpx_code ext_cluster_load_docs(json_t *const *docs, size_t ndocs, const char *name,
+                                    const struct topo_label_config *cfg,
+                                    struct ext_cluster_load_result *out, struct tpx_err *err)
+{
+    struct loader ld;
+
+    if (loader_init(&ld, cfg, out, err) != TPX_OK)
+        return err->code;
+    for (size_t i = 0; i < ndocs; i++) {
+        if (add_doc(&ld, docs[i], name, 0, err) != TPX_OK)
+            goto fail;
+    }
+    if (finish(&ld, name, out, err) != TPX_OK)
+        goto fail;
+    return TPX_OK;
+fail:
+    loader_release(&ld);
+    return err->code;
+}
+
+enum tpx_code ext_cluster_load(const char *const *paths, size_t npaths,
+                               const struct topo_label_config *cfg,
+                               struct ext_cluster_load_result *out, struct tpx_err *err)
+{
+    struct loader ld;
+
+    if (loader_init(&ld, cfg, out, err) != TPX_OK)
+        return err->code;
+    for (size_t p = 0; p < npaths; p++) {
+        struct ext_yaml_docs d = {0};
+        const char *name = strcmp(paths[p], "-") == 0 ? "<stdin>" : paths[p];
+
+        if (ext_yaml_load_file(paths[p], EXT_CLUSTER_MAX_FILE, &d, err) != TPX_OK)
+            goto fail;
+        for (size_t i = 0; i < d.n; i++) {
+            if (add_doc(&ld, d.docs[i], name, 0, err) != TPX_OK) {
+                ext_yaml_docs_release(&d);
+                goto fail;
+            }
+        }
+        /* the cluster copied every string it keeps, so the documents can go now */
+        ext_yaml_docs_release(&d);
+    }
+    if (finish(&ld, npaths == 1 ? paths[0] : "nodes", out, err) != TPX_OK)
+        goto fail;
+    return TPX_OK;
+fail:
+    loader_release(&ld);
+    return err->code;
+}
+
+void ext_cluster_load_release(struct ext_cluster_load_result *r)
+{
+    if (!r)
+        return;
+    topo_cluster_free(r->cluster);
+    free(r->explain);
+    topo_warnings_free(r->warnings, r->nwarnings);
+    memset(r, 0, sizeof(*r));
+}
+
+/* --- pods -------------------------------------------------------------------------------------- */
+
+static enum tpx_code apply_pod(struct pol_ledger *l, const json_t *pod, const char *name,
+                               const struct topo_label_config *cfg, size_t *applied,
+                               struct tpx_err *err)
+{
+    const char *node = json_string_value(json_object_get(json_object_get(pod, "spec"),
+                                                         "nodeName"));
+    const char *phase = json_string_value(json_object_get(json_object_get(pod, "status"),
+                                                          "phase"));
+    unsigned accel = 0;
+    size_t idx;
+
+    if (!node || !*node)
+        return TPX_OK;
+    if (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0))
+        return TPX_OK;
+    if (ext_pod_accel(pod, cfg, &accel, NULL, err) != TPX_OK) {
+        const char *pn = json_string_value(json_object_get(json_object_get(pod, "metadata"),
+                                                           "name"));
+        tpx_err_prefix(err, "%s: pod '%s'", name, pn ? pn : "?");
+        return err->code;
+    }
+    if (accel == 0)
+        return TPX_OK;
+    idx = topo_cluster_find(pol_ledger_cluster(l), node);
+    if (idx == TOPO_NONE)
+        return TPX_OK;
+    if (pol_ledger_use(l, idx, (int)accel, err) != TPX_OK) {
+        tpx_err_prefix(err, "%s", name);
+        return err->code;
+    }
+    (*applied)++;
+    return TPX_OK;
+}
+
+static enum tpx_code apply_doc(struct pol_ledger *l, const json_t *doc, const char *name,
+                               const struct topo_label_config *cfg, size_t *applied,
+                               struct tpx_err *err)
+{
+    const json_t *items = json_object_get(doc, "items");
+    const char *kind = json_string_value(json_object_get(doc, "kind"));
+
+    if (json_is_array(items)) {
+        size_t i;
+        const json_t *it;
+        json_array_foreach(items, i, it)
+        {
+            const char *k = json_string_value(json_object_get(it, "kind"));
+            if ((!k || strcmp(k, "Pod") == 0) &&
+                apply_pod(l, it, name, cfg, applied, err) != TPX_OK)
+                return err->code;
+        }
+        return TPX_OK;
+    }
+    if (kind && strcmp(kind, "Pod") == 0)
+        return apply_pod(l, doc, name, cfg, applied, err);
+    return TPX_OK;
+}
+
+enum tpx_code ext_cluster_apply_pods_docs(struct pol_ledger *l, json_t *const *docs, size_t ndocs,
+                                          const char *name, const struct topo_label_config *cfg,
+                                          size_t *applied, struct tpx_err *err)
+{
+    size_t count = 0;
+
+    for (size_t i = 0; i < ndocs; i++) {
+        if (apply_doc(l, docs[i], name, cfg, &count, err) != TPX_OK)
+            return err->code;
+    }
+    if (applied)
+        *applied = count;
+    return TPX_OK;
+}
+
+enum tpx_code ext_cluster_apply_pods(struct pol_ledger *l, const char *path,
+                                     const struct topo_label_config *cfg, size_t *applied,
+                                     struct tpx_err *err)
+{
+    struct ext_yaml_docs d = {0};
+    enum tpx_code rc;
+
+    if (ext_yaml_load_file(path, EXT_CLUSTER_MAX_FILE, &d, err) != TPX_OK)
+        return err->code;
+    rc = ext_cluster_apply_pods_docs(l, d.docs, d.n, strcmp(path, "-") == 0 ? "<stdin>" : path,
+                                     cfg, applied, err);
+    ext_yaml_docs_release(&d);
+    return rc;
+}

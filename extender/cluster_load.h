@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* extender/cluster_load.h - a sealed topo_cluster from Node objects in files (what `kubectl get
+ * nodes -o json|yaml` prints) or in already parsed documents, and the capacity that bound pods use
+ * (`kubectl get pods -A -o json`) applied to a ledger. Used by `topox plan` and `topox serve`. */
+#ifndef TPX_EXTENDER_CLUSTER_LOAD_H
+#define TPX_EXTENDER_CLUSTER_LOAD_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "common/err.h"
+#include "policy/policy.h"
+#include "topology/labels.h"
+#include "topology/model.h"
+
+/* Largest nodes or pods file read (a 10 000-node list is ~70 MB). */
+#define EXT_CLUSTER_MAX_FILE ((size_t)256 << 20)
+
+/*
+ * What a load produced. Owned by the caller: free with ext_cluster_load_release(). To keep the
+ * cluster beyond the release, take the pointer and set out->cluster to NULL first.
+ */
+struct ext_cluster_load_result {
+    struct topo_cluster *cluster;       /* sealed */
+    struct topo_label_explain *explain; /* one per node, in node index order (keys are borrowed
+                                           from the label config: static for the defaults) */
+    char **warnings;                    /* notes (skipped objects) then topo_labels_hygiene() */
+    size_t nwarnings;
+};
+
+/*
+ * Read every Node object in paths (each a List/NodeList, a single Node, or a multi-document YAML
+ * stream; "-" is stdin), decode each with ext_node_from_json() (cfg NULL: the defaults), and seal.
+ * Objects of other kinds are skipped with a warning. Errors name the file: "FILE:LINE:COL: ..." for
+ * YAML/JSON syntax (TPX_EPARSE), "FILE: node 'x': ..." for a bad node (TPX_EINVAL), TPX_EEXIST for
+ * a node named twice, TPX_EINVAL when no Node object was found at all, TPX_ENOENT/TPX_EIO when a
+ * file cannot be read. On failure *out is left empty.
+ */
+enum tpx_code ext_cluster_load(const char *const *paths, size_t npaths,
+                               const struct topo_label_config *cfg,
+                               struct ext_cluster_load_result *out, struct tpx_err *err);
+
+/* The same from parsed documents (borrowed for the call); name is used in messages. */
+enum tpx_code ext_cluster_load_docs(json_t *const *docs, size_t ndocs, const char *name,
+                                    const struct topo_label_config *cfg,
+                                    struct ext_cluster_load_result *out, struct tpx_err *err);
+
+void ext_cluster_load_release(struct ext_cluster_load_result *r); /* safe twice */
+
+/*
+ * Read Pod objects from path (List/PodList, single Pod or a YAML stream) and account, through
+ * pol_ledger_use(), the accelerators of every pod that has spec.nodeName on a node of the ledger's
+ * cluster and whose status.phase is not Succeeded or Failed. Pods on unknown nodes are ignored.
+ * *applied (may be NULL) receives how many pods were counted. Errors as for ext_cluster_load().
+ */
+enum tpx_code ext_cluster_apply_pods(struct pol_ledger *l, const char *path,
+                                     const struct topo_label_config *cfg, size_t *applied,
+                                     struct tpx_err *err);
+
+/* The same from parsed documents. */
+enum tpx_code ext_cluster_apply_pods_docs(struct pol_ledger *l, json_t *const *docs, size_t ndocs,
+                                          const char *name, const struct topo_label_config *cfg,
+                                          size_t *applied, struct tpx_err *err);
+
+#endif

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* tests/unit/extender/test_cluster_load.c - Node files (List JSON, YAML stream, single Node, the
+ * real GKE node, the GFD fragment that is not YAML) -> sealed cluster; pod files -> ledger usage. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "extender/cluster_load.h"
+
+static struct ext_cluster_load_result res;
+
+static void fini(void)
+{
+    ext_cluster_load_release(&res);
+}
+
+TestSuite(ext_cluster_load, .fini = fini);
+
+static void load1(const char *path)
+{
+    struct tpx_err err = TPX_ERR_INIT;
+    const char *paths[] = {path};
+
+    cr_assert_eq(ext_cluster_load(paths, 1, NULL, &res, &err), TPX_OK, "%s", err.msg);
+    cr_assert_not_null(res.cluster);
+}
+
+static bool has_warning(const char *needle)
+{
+    for (size_t i = 0; i < res.nwarnings; i++) {
+        if (strstr(res.warnings[i], needle))
+            return true;
+    }
+    return false;
+}
+
+Test(ext_cluster_load, nodelist_json_racks_readiness_and_fabric_guess)
+{
+    const struct topo_cluster *c;
+    size_t i;
+
+    load1(TPX_FIXTURES "/plan/nodes-2racks.json");
+    c = res.cluster;
+    cr_assert_eq(topo_cluster_node_count(c), 5);
+    cr_expect_eq(topo_cluster_rack_count(c), 2);
+    i = topo_cluster_find(c, "gpu-b1");
+    cr_assert_neq(i, TOPO_NONE);
+    cr_expect_eq(topo_cluster_node(c, i)->accel_alloc, 8);
+    cr_expect_eq(topo_cluster_node(c, i)->fabric, TOPO_FABRIC_NVSWITCH, "guessed from HBM3");
+    cr_expect_str_eq(topo_cluster_rack_name(c, topo_cluster_node_rack(c, i)), "rack-b");
+    cr_expect(topo_cluster_node(c, topo_cluster_find(c, "gpu-b2"))->unschedulable, "not Ready");
+    cr_expect(topo_cluster_node(c, topo_cluster_find(c, "gpu-b3"))->unschedulable, "cordoned");
+    cr_expect(!topo_cluster_node(c, topo_cluster_find(c, "gpu-a1"))->unschedulable);
+    cr_expect_str_eq(res.explain[i].key[TOPO_LEVEL_RACK], "topox.io/rack");
+}
+
+Test(ext_cluster_load, yaml_stream_with_merge_key_and_a_skipped_service)
+{
+    const struct topo_cluster *c;
+    size_t i;
+
+    load1(TPX_FIXTURES "/plan/nodes-stream.yaml");
+    c = res.cluster;
+    cr_assert_eq(topo_cluster_node_count(c), 2);
+    i = topo_cluster_find(c, "nvl-1");
+    cr_assert_neq(i, TOPO_NONE);
+    cr_expect_str_eq(topo_cluster_node(c, i)->rack, "r7", "merged from the anchor");
+    cr_expect_str_eq(topo_cluster_node(c, i)->domain, "cl-1.0");
+    cr_expect_eq(topo_cluster_node(c, 0)->accel_alloc, 4, "unquoted quantity");
+    cr_expect_eq(topo_cluster_domain_size(c, topo_cluster_node_domain(c, i)), 8,
+                 "one multi-node domain of two 4-GPU nodes");
+    cr_expect(has_warning("skipped Service 'not-a-node'"));
+    cr_expect_str_eq(res.explain[i].key[TOPO_LEVEL_DOMAIN], "nvidia.com/gpu.clique");
+    cr_expect_str_eq(res.explain[i].key[TOPO_LEVEL_RACK], "topox.io/rack");
+}
+
+Test(ext_cluster_load, single_real_gke_node)
+{
+    load1(TPX_FIXTURES "/nodes/k8s-apimachinery-testdata-gke-node-full.yaml");
+    cr_assert_eq(topo_cluster_node_count(res.cluster), 1);
+    cr_expect_eq(topo_cluster_node(res.cluster, 0)->accel_alloc, 0);
+    cr_expect_eq(topo_cluster_zone_count(res.cluster), 1);
+}
+
+Test(ext_cluster_load, several_files_and_duplicates)
+{
+    const char *two[] = {TPX_FIXTURES "/plan/nodes-2racks.json",
+                         TPX_FIXTURES "/plan/nodes-stream.yaml"};
+    const char *dup[] = {TPX_FIXTURES "/plan/nodes-stream.yaml",
+                         TPX_FIXTURES "/plan/nodes-stream.yaml"};
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_eq(ext_cluster_load(two, 2, NULL, &res, &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(topo_cluster_node_count(res.cluster), 7);
+    ext_cluster_load_release(&res);
+    cr_expect_eq(ext_cluster_load(dup, 2, NULL, &res, &err), TPX_EEXIST);
+    cr_expect(strstr(err.msg, "nodes-stream.yaml"), "%s", err.msg);
+    cr_expect_null(res.cluster);
+}
+
+Test(ext_cluster_load, errors_name_the_file_and_line)
+{
+    static const struct {
+        const char *path;
+        enum tpx_code code;
+        const char *want;
+    } cases[] = {
+        {TPX_FIXTURES "/nodes/gfd-readme-kubectl-get-nodes-a100-dgx2h.fragment.yaml", TPX_EPARSE,
+         "gfd-readme-kubectl-get-nodes-a100-dgx2h.fragment.yaml:"},
+        {TPX_FIXTURES "/plan/node-bad-domain-size.yaml", TPX_EINVAL,
+         "node-bad-domain-size.yaml: node 'bad-0': label 'topox.io/domain-size'"},
+        {TPX_FIXTURES "/manifests/lws-sglang-llama8b-tp2-2nodes.yaml", TPX_EINVAL,
+         "no Node objects"},
+        {TPX_FIXTURES "/plan/does-not-exist.yaml", TPX_ENOENT, "does-not-exist.yaml"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct tpx_err err = TPX_ERR_INIT;
+        const char *paths[] = {cases[i].path};
+
+        cr_expect_eq(ext_cluster_load(paths, 1, NULL, &res, &err), cases[i].code, "case %zu: %s",
+                     i, err.msg);
+        cr_expect(strstr(err.msg, cases[i].want), "case %zu: %s", i, err.msg);
+        cr_expect_null(res.cluster);
+    }
+}
+
+Test(ext_cluster_load, gfd_fragment_error_has_a_line_number)
+{
+    const char *paths[] = {TPX_FIXTURES "/nodes/gfd-readme-kubectl-get-nodes-a100-dgx2h.fragment.yaml"};
+    struct tpx_err err = TPX_ERR_INIT;
+    const char *p;
+
+    cr_assert_eq(ext_cluster_load(paths, 1, NULL, &res, &err), TPX_EPARSE);
+    p = strstr(err.msg, ".fragment.yaml:");
+    cr_assert_not_null(p, "%s", err.msg);
+    p += strlen(".fragment.yaml:");
+    cr_expect(*p >= '1' && *p <= '9', "line number expected: %s", err.msg);
+}
+
+Test(ext_cluster_load, bound_running_pods_take_capacity)
+{
+    struct tpx_err err = TPX_ERR_INIT;
+    struct pol_ledger *l;
+    size_t applied = 0;
+    const struct topo_cluster *c;
+
+    load1(TPX_FIXTURES "/plan/nodes-2racks.json");
+    c = res.cluster;
+    l = pol_ledger_new(c, &err);
+    cr_assert_not_null(l, "%s", err.msg);
+    cr_assert_eq(ext_cluster_apply_pods(l, TPX_FIXTURES "/plan/pods-2racks.json", NULL, &applied,
+                                        &err),
+                 TPX_OK, "%s", err.msg);
+    cr_expect_eq(applied, 2, "running pods on known nodes only");
+    cr_expect_eq(pol_ledger_node_free(l, topo_cluster_find(c, "gpu-a1")), 4);
+    cr_expect_eq(pol_ledger_node_free(l, topo_cluster_find(c, "gpu-b1")), 6);
+    cr_expect_eq(pol_ledger_node_free(l, topo_cluster_find(c, "gpu-a2")), 8);
+    pol_ledger_free(l);
+}
