@@ -1,0 +1,555 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* extender/codec.c - wire format in and out. Responses are written straight into a capped buffer
+ * (no DOM): a filter answer for 5 000 nodes is one pass of memcpy and string escaping. */
+#include "extender/codec.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "extender/podfacts.h"
+
+static char *dup_or_null(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+/* ---- output helpers ---- */
+
+enum tpx_code ext_json_str(struct tpx_buf *out, const char *s, struct tpx_err *err)
+{
+    static const char hex[] = "0123456789abcdef";
+    const char *run = s;
+    const char *p = s;
+
+    if (tpx_buf_add(out, "\"", 1, err) != TPX_OK)
+        return err->code;
+    for (; *p; p++) {
+        unsigned char c = (unsigned char)*p;
+        char esc[8];
+        size_t n = 0;
+
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        if (p > run && tpx_buf_add(out, run, (size_t)(p - run), err) != TPX_OK)
+            return err->code;
+        esc[n++] = '\\';
+        switch (c) {
+        case '"': esc[n++] = '"'; break;
+        case '\\': esc[n++] = '\\'; break;
+        case '\n': esc[n++] = 'n'; break;
+        case '\r': esc[n++] = 'r'; break;
+        case '\t': esc[n++] = 't'; break;
+        default:
+            esc[n++] = 'u';
+            esc[n++] = '0';
+            esc[n++] = '0';
+            esc[n++] = hex[c >> 4];
+            esc[n++] = hex[c & 15];
+            break;
+        }
+        if (tpx_buf_add(out, esc, n, err) != TPX_OK)
+            return err->code;
+        run = p + 1;
+    }
+    if (p > run && tpx_buf_add(out, run, (size_t)(p - run), err) != TPX_OK)
+        return err->code;
+    return tpx_buf_add(out, "\"", 1, err);
+}
+
+/* ---- pods ---- */
+
+void ext_pod_release(struct ext_pod *p)
+{
+    free(p->name);
+    free(p->ns);
+    free(p->uid);
+    p->name = p->ns = p->uid = NULL;
+}
+
+static const char *jstr(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+/* A top-level key matched the way Go matches it: exact first, then ASCII case-folded. */
+static json_t *jget_fold(const json_t *o, const char *key)
+{
+    const char *k;
+    json_t *v, *hit = json_object_get(o, key);
+
+    if (hit)
+        return hit;
+    json_object_foreach((json_t *)o, k, v) {
+        if (strcasecmp(k, key) == 0)
+            hit = v;
+    }
+    return hit;
+}
+
+static enum tpx_code decode_pod_json(const json_t *pod, const struct ext_codec_opts *o,
+                                     struct ext_pod *out, struct tpx_err *err)
+{
+    const json_t *md = json_object_get(pod, "metadata");
+    const json_t *ann = json_object_get(md, "annotations");
+    struct ext_pod_facts store;
+    struct tpx_err e = TPX_ERR_INIT;
+
+    memset(out, 0, sizeof(*out));
+    memset(&store, 0, sizeof(store));
+    if (!json_is_object(pod))
+        return tpx_err_set(err, TPX_EPARSE, "Pod is missing or not an object");
+    out->name = dup_or_null(jstr(md, "name"));
+    out->ns = dup_or_null(jstr(md, "namespace"));
+    out->uid = dup_or_null(jstr(md, "uid"));
+    if ((jstr(md, "name") && !out->name) || (jstr(md, "namespace") && !out->ns) ||
+        (jstr(md, "uid") && !out->uid)) {
+        ext_pod_release(out);
+        return tpx_err_set(err, TPX_ENOMEM, "out of memory decoding a pod");
+    }
+    if (ext_pod_facts_from_json_cfg(pod, o ? o->labels : NULL, &store, &e) != TPX_OK ||
+        pol_workload_infer(&store.facts, &out->wl, &e) != TPX_OK) {
+        if (e.code == TPX_ENOMEM) {
+            ext_pod_facts_release(&store);
+            ext_pod_release(out);
+            return tpx_err_set(err, TPX_ENOMEM, "%s", e.msg);
+        }
+        out->infer_failed = true;
+        memcpy(out->msg, e.msg, sizeof(out->msg));
+    }
+    ext_pod_facts_release(&store);
+    if (!out->infer_failed && o && !json_object_get(ann, "topox.io/pipeline-scope"))
+        out->wl.scope = o->default_scope;
+    return TPX_OK;
+}
+
+/* Parse the Pod at [off, off + len) of body. */
+static enum tpx_code decode_pod_span(const char *body, const struct ext_span *sp,
+                                     const struct ext_codec_opts *o, struct ext_pod *out,
+                                     struct tpx_err *err)
+{
+    json_error_t je;
+    json_t *pod;
+    enum tpx_code rc;
+
+    if (!sp->present || sp->null)
+        return tpx_err_set(err, TPX_EPARSE, "the request has no Pod");
+    pod = json_loadb(body + sp->off, sp->len, 0, &je);
+    if (!pod)
+        return tpx_err_set(err, TPX_EPARSE, "Pod: %s", je.text);
+    rc = decode_pod_json(pod, o, out, err);
+    json_decref(pod);
+    return rc;
+}
+
+/* ---- ExtenderArgs ---- */
+
+enum tpx_code ext_codec_decode_args(const char *body, size_t len, const struct ext_codec_opts *o,
+                                    struct ext_args *a, struct tpx_err *err)
+{
+    static const char *const keys[] = {"Pod", "Nodes", "NodeNames"};
+    struct ext_span sp[3];
+
+    memset(a, 0, sizeof(*a));
+    a->body = body;
+    if (ext_scan_object_keys(body, len, keys, 3, sp, err) != TPX_OK) {
+        tpx_err_prefix(err, "ExtenderArgs");
+        return err->code;
+    }
+    if (decode_pod_span(body, &sp[0], o, &a->pod, err) != TPX_OK)
+        return err->code;
+    if (!sp[2].null) {
+        if (ext_scan_string_array(body + sp[2].off, sp[2].len, &a->names, &a->nnames, err) !=
+            TPX_OK) {
+            tpx_err_prefix(err, "NodeNames");
+            goto fail;
+        }
+        return TPX_OK;
+    }
+    if (!sp[1].null) {
+        a->full_nodes = true;
+        a->nodes_off = sp[1].off;
+        if (ext_scan_nodelist(body + sp[1].off, sp[1].len, &a->nodes, err) != TPX_OK) {
+            tpx_err_prefix(err, "Nodes");
+            goto fail;
+        }
+        a->nnames = a->nodes.n;
+        a->names = malloc((a->nnames ? a->nnames : 1) * sizeof(char *));
+        if (!a->names) {
+            tpx_err_set(err, TPX_ENOMEM, "out of memory");
+            goto fail;
+        }
+        for (size_t i = 0; i < a->nnames; i++)
+            a->names[i] = (char *)(a->nodes.items[i].name ? a->nodes.items[i].name : "");
+    }
+    return TPX_OK;
+fail:
+    ext_args_release(a);
+    return err->code;
+}
+
+void ext_args_release(struct ext_args *a)
+{
+    ext_pod_release(&a->pod);
+    free(a->names);
+    ext_scan_nodes_release(&a->nodes);
+    a->names = NULL;
+    a->nnames = 0;
+}
+
+enum tpx_code ext_codec_node_infos(const struct ext_args *a, const struct ext_codec_opts *o,
+                                   struct topo_node_info **out, size_t *n, struct tpx_err *err)
+{
+    const struct topo_label_config *cfg = o && o->labels ? o->labels : topo_label_config_default();
+    struct topo_node_info *v = calloc(a->nodes.n ? a->nodes.n : 1, sizeof(*v));
+    size_t k = 0;
+
+    *out = NULL;
+    *n = 0;
+    if (!v)
+        return tpx_err_set(err, TPX_ENOMEM, "out of memory");
+    for (size_t i = 0; i < a->nodes.n; i++) {
+        const struct ext_scan_node *s = &a->nodes.items[i];
+        struct topo_node_info *info = &v[k];
+
+        if (!s->name || !*s->name)
+            continue;
+        if (topo_labels_decode(cfg, a->nodes.kv + s->labels, s->nlabels, a->nodes.kv + s->alloc,
+                               s->nalloc, info, NULL, err) != TPX_OK) {
+            tpx_err_prefix(err, "node '%s'", s->name);
+            free(v);
+            return err->code;
+        }
+        info->name = s->name;
+        info->accel_used = 0;
+        info->unschedulable = info->unschedulable || s->unschedulable || !s->ready;
+        k++;
+    }
+    *out = v;
+    *n = k;
+    return TPX_OK;
+}
+
+/* ---- filter result ---- */
+
+static enum tpx_code reason_map(const struct ext_args *a, const enum pol_verdict *verdict,
+                                const char *const *reason, enum pol_verdict want,
+                                struct tpx_buf *out, struct tpx_err *err)
+{
+    bool first = true;
+
+    if (tpx_buf_add(out, "{", 1, err) != TPX_OK)
+        return err->code;
+    for (size_t i = 0; verdict && i < a->nnames; i++) {
+        if (verdict[i] != want)
+            continue;
+        if (!first && tpx_buf_add(out, ",", 1, err) != TPX_OK)
+            return err->code;
+        first = false;
+        if (ext_json_str(out, a->names[i], err) != TPX_OK ||
+            tpx_buf_add(out, ":", 1, err) != TPX_OK ||
+            ext_json_str(out, reason && reason[i] ? reason[i] : "rejected", err) != TPX_OK)
+            return err->code;
+    }
+    return tpx_buf_add(out, "}", 1, err);
+}
+
+enum tpx_code ext_codec_filter_result(const struct ext_args *a, const enum pol_verdict *verdict,
+                                      const char *const *reason, struct tpx_buf *out,
+                                      struct tpx_err *err)
+{
+    bool first = true;
+
+    if (a->full_nodes) {
+        if (tpx_buf_adds(out, "{\"Nodes\":{\"metadata\":{},\"items\":[", err) != TPX_OK)
+            return err->code;
+        for (size_t i = 0; i < a->nodes.n; i++) {
+            const struct ext_scan_node *s = &a->nodes.items[i];
+            if (verdict && verdict[i] != POL_FIT)
+                continue;
+            if (!first && tpx_buf_add(out, ",", 1, err) != TPX_OK)
+                return err->code;
+            first = false;
+            if (tpx_buf_add(out, a->body + a->nodes_off + s->off, s->len, err) != TPX_OK)
+                return err->code;
+        }
+        if (tpx_buf_adds(out, "]},\"NodeNames\":null", err) != TPX_OK)
+            return err->code;
+    } else {
+        if (tpx_buf_adds(out, "{\"Nodes\":null,\"NodeNames\":[", err) != TPX_OK)
+            return err->code;
+        for (size_t i = 0; i < a->nnames; i++) {
+            if (verdict && verdict[i] != POL_FIT)
+                continue;
+            if (!first && tpx_buf_add(out, ",", 1, err) != TPX_OK)
+                return err->code;
+            first = false;
+            if (ext_json_str(out, a->names[i], err) != TPX_OK)
+                return err->code;
+        }
+        if (tpx_buf_adds(out, "]", err) != TPX_OK)
+            return err->code;
+    }
+    if (tpx_buf_adds(out, ",\"FailedNodes\":", err) != TPX_OK ||
+        reason_map(a, verdict, reason, POL_FAIL, out, err) != TPX_OK ||
+        tpx_buf_adds(out, ",\"FailedAndUnresolvableNodes\":", err) != TPX_OK ||
+        reason_map(a, verdict, reason, POL_UNRESOLVABLE, out, err) != TPX_OK)
+        return err->code;
+    return tpx_buf_adds(out, ",\"Error\":\"\"}", err);
+}
+
+enum tpx_code ext_codec_filter_error(const char *msg, struct tpx_buf *out, struct tpx_err *err)
+{
+    if (tpx_buf_adds(out,
+                     "{\"Nodes\":null,\"NodeNames\":null,\"FailedNodes\":{},"
+                     "\"FailedAndUnresolvableNodes\":{},\"Error\":",
+                     err) != TPX_OK ||
+        ext_json_str(out, msg && *msg ? msg : "error", err) != TPX_OK)
+        return err->code;
+    return tpx_buf_add(out, "}", 1, err);
+}
+
+enum tpx_code ext_codec_priorities(const char *const *names, const int *scores, size_t n,
+                                   struct tpx_buf *out, struct tpx_err *err)
+{
+    if (tpx_buf_add(out, "[", 1, err) != TPX_OK)
+        return err->code;
+    for (size_t i = 0; i < n; i++) {
+        if ((i && tpx_buf_add(out, ",", 1, err) != TPX_OK) ||
+            tpx_buf_adds(out, "{\"Host\":", err) != TPX_OK ||
+            ext_json_str(out, names[i], err) != TPX_OK ||
+            tpx_buf_addf(out, err, ",\"Score\":%d}", scores[i]) != TPX_OK)
+            return err->code;
+    }
+    return tpx_buf_add(out, "]", 1, err);
+}
+
+/* ---- bind ---- */
+
+enum tpx_code ext_codec_decode_bind(const char *body, size_t len, struct ext_bind_args *b,
+                                    struct tpx_err *err)
+{
+    json_error_t je;
+    json_t *j = json_loadb(body, len, 0, &je);
+    const char *uid, *node;
+
+    memset(b, 0, sizeof(*b));
+    if (!j)
+        return tpx_err_set(err, TPX_EPARSE, "ExtenderBindingArgs: line %d column %d: %s", je.line,
+                           je.column, je.text);
+    if (!json_is_object(j)) {
+        json_decref(j);
+        return tpx_err_set(err, TPX_EPARSE, "ExtenderBindingArgs is not a JSON object");
+    }
+    uid = json_string_value(jget_fold(j, "PodUID"));
+    node = json_string_value(jget_fold(j, "Node"));
+    if (!uid || !*uid || !node || !*node) {
+        json_decref(j);
+        return tpx_err_set(err, TPX_EPARSE, "ExtenderBindingArgs needs PodUID and Node");
+    }
+    b->pod_name = dup_or_null(json_string_value(jget_fold(j, "PodName")));
+    b->pod_ns = dup_or_null(json_string_value(jget_fold(j, "PodNamespace")));
+    b->pod_uid = strdup(uid);
+    b->node = strdup(node);
+    json_decref(j);
+    if (!b->pod_uid || !b->node) {
+        ext_bind_args_release(b);
+        return tpx_err_set(err, TPX_ENOMEM, "out of memory");
+    }
+    return TPX_OK;
+}
+
+void ext_bind_args_release(struct ext_bind_args *b)
+{
+    free(b->pod_name);
+    free(b->pod_ns);
+    free(b->pod_uid);
+    free(b->node);
+    memset(b, 0, sizeof(*b));
+}
+
+enum tpx_code ext_codec_bind_result(const char *msg, struct tpx_buf *out, struct tpx_err *err)
+{
+    if (tpx_buf_adds(out, "{\"Error\":", err) != TPX_OK ||
+        ext_json_str(out, msg ? msg : "", err) != TPX_OK)
+        return err->code;
+    return tpx_buf_add(out, "}", 1, err);
+}
+
+/* ---- preempt ---- */
+
+static enum tpx_code victims(json_t *map, bool meta, struct ext_preempt_args *p,
+                             struct tpx_err *err)
+{
+    const char *node;
+    json_t *v;
+    size_t i = 0;
+
+    if (!json_is_object(map))
+        return tpx_err_set(err, TPX_EPARSE, "NodeNameToVictims is not an object");
+    p->v = calloc(json_object_size(map) + 1, sizeof(*p->v));
+    if (!p->v)
+        return tpx_err_set(err, TPX_ENOMEM, "out of memory");
+    json_object_foreach(map, node, v) {
+        struct ext_victims *x = &p->v[i++];
+        json_t *pods = jget_fold(v, "Pods");
+        size_t k;
+        json_t *pod;
+
+        p->n = i;
+        x->node = strdup(node);
+        x->pdb_violations = json_integer_value(jget_fold(v, "NumPDBViolations"));
+        x->uids = calloc(json_array_size(pods) + 1, sizeof(char *));
+        if (!x->node || !x->uids)
+            return tpx_err_set(err, TPX_ENOMEM, "out of memory");
+        json_array_foreach(pods, k, pod) {
+            const char *uid = meta ? json_string_value(jget_fold(pod, "UID"))
+                                   : jstr(json_object_get(pod, "metadata"), "uid");
+            if (!uid)
+                continue;
+            x->uids[x->nuids] = strdup(uid);
+            if (!x->uids[x->nuids])
+                return tpx_err_set(err, TPX_ENOMEM, "out of memory");
+            x->nuids++;
+        }
+    }
+    return TPX_OK;
+}
+
+enum tpx_code ext_codec_decode_preempt(const char *body, size_t len,
+                                       const struct ext_codec_opts *o, struct ext_preempt_args *p,
+                                       struct tpx_err *err)
+{
+    json_error_t je;
+    json_t *j = json_loadb(body, len, 0, &je);
+    json_t *meta, *full;
+    enum tpx_code rc;
+
+    memset(p, 0, sizeof(*p));
+    if (!j)
+        return tpx_err_set(err, TPX_EPARSE, "ExtenderPreemptionArgs: line %d column %d: %s",
+                           je.line, je.column, je.text);
+    if (!json_is_object(j)) {
+        json_decref(j);
+        return tpx_err_set(err, TPX_EPARSE, "ExtenderPreemptionArgs is not a JSON object");
+    }
+    rc = decode_pod_json(jget_fold(j, "Pod"), o, &p->pod, err);
+    if (rc == TPX_OK) {
+        meta = jget_fold(j, "NodeNameToMetaVictims");
+        full = jget_fold(j, "NodeNameToVictims");
+        if (meta && !json_is_null(meta))
+            rc = victims(meta, true, p, err);
+        else if (full && !json_is_null(full))
+            rc = victims(full, false, p, err);
+    }
+    json_decref(j);
+    if (rc != TPX_OK)
+        ext_preempt_args_release(p);
+    return rc;
+}
+
+void ext_preempt_args_release(struct ext_preempt_args *p)
+{
+    ext_pod_release(&p->pod);
+    for (size_t i = 0; i < p->n; i++) {
+        for (size_t k = 0; k < p->v[i].nuids; k++)
+            free(p->v[i].uids[k]);
+        free(p->v[i].uids);
+        free(p->v[i].node);
+    }
+    free(p->v);
+    p->v = NULL;
+    p->n = 0;
+}
+
+enum tpx_code ext_codec_preempt_result(const struct ext_preempt_args *p, const bool *keep,
+                                       struct tpx_buf *out, struct tpx_err *err)
+{
+    bool first = true;
+
+    if (tpx_buf_adds(out, "{\"NodeNameToMetaVictims\":{", err) != TPX_OK)
+        return err->code;
+    for (size_t i = 0; i < p->n; i++) {
+        const struct ext_victims *v = &p->v[i];
+
+        if ((keep && !keep[i]) || v->nuids == 0)
+            continue;
+        if ((!first && tpx_buf_add(out, ",", 1, err) != TPX_OK) ||
+            ext_json_str(out, v->node, err) != TPX_OK ||
+            tpx_buf_adds(out, ":{\"Pods\":[", err) != TPX_OK)
+            return err->code;
+        first = false;
+        for (size_t k = 0; k < v->nuids; k++) {
+            if ((k && tpx_buf_add(out, ",", 1, err) != TPX_OK) ||
+                tpx_buf_adds(out, "{\"UID\":", err) != TPX_OK ||
+                ext_json_str(out, v->uids[k], err) != TPX_OK ||
+                tpx_buf_add(out, "}", 1, err) != TPX_OK)
+                return err->code;
+        }
+        if (tpx_buf_addf(out, err, "],\"NumPDBViolations\":%lld}", v->pdb_violations) != TPX_OK)
+            return err->code;
+    }
+    return tpx_buf_adds(out, "}}", err);
+}
+
+/* ---- /debug/state ---- */
+
+enum tpx_code ext_codec_debug_state(const struct pol_ledger *l, size_t pods_seen,
+                                    struct tpx_buf *out, struct tpx_err *err)
+{
+    const struct topo_cluster *c = pol_ledger_cluster(l);
+    size_t nr = topo_cluster_rack_count(c), ng = pol_ledger_group_count(l);
+    struct pol_rack_summary *r = calloc(nr ? nr : 1, sizeof(*r));
+    struct pol_group_summary *g = calloc(ng ? ng : 1, sizeof(*g));
+    json_t *root = json_object(), *racks = json_array(), *groups = json_array();
+    enum tpx_code rc = TPX_OK;
+    char *text = NULL;
+
+    if (!r || !g || !root || !racks || !groups) {
+        rc = tpx_err_set(err, TPX_ENOMEM, "out of memory");
+        goto out;
+    }
+    pol_ledger_racks(l, r);
+    pol_ledger_groups(l, g);
+    json_object_set_new(root, "nodes", json_integer((json_int_t)topo_cluster_node_count(c)));
+    json_object_set_new(root, "domains", json_integer((json_int_t)topo_cluster_domain_count(c)));
+    json_object_set_new(root, "pods_tracked", json_integer((json_int_t)pods_seen));
+    for (size_t i = 0; i < nr; i++) {
+        json_array_append_new(
+            racks, json_pack("{s:s,s:I,s:I,s:I,s:I,s:I}", "rack",
+                             topo_cluster_rack_name(c, r[i].rack), "accel_total",
+                             (json_int_t)r[i].accel_total, "accel_free",
+                             (json_int_t)r[i].accel_free, "accel_reserved",
+                             (json_int_t)r[i].accel_reserved, "free_domains",
+                             (json_int_t)r[i].free_domains, "largest_tp_now",
+                             (json_int_t)r[i].largest_tp_now));
+    }
+    for (size_t i = 0; i < ng; i++) {
+        json_t *gj = json_pack("{s:s?,s:s?,s:s?,s:I,s:I,s:I,s:I}", "group", g[i].group, "display",
+                               g[i].display, "rack",
+                               g[i].rack == TOPO_NONE ? NULL : topo_cluster_rack_name(c, g[i].rack),
+                               "members_placed", (json_int_t)g[i].members_placed, "group_size",
+                               (json_int_t)g[i].group_size, "accel_reserved",
+                               (json_int_t)g[i].accel_reserved, "reservation_expires",
+                               (json_int_t)g[i].expires);
+        json_array_append_new(groups, gj);
+    }
+    json_object_set_new(root, "racks", racks);
+    json_object_set_new(root, "groups", groups);
+    racks = groups = NULL;
+    text = json_dumps(root, JSON_COMPACT);
+    if (!text) {
+        rc = tpx_err_set(err, TPX_ENOMEM, "out of memory");
+        goto out;
+    }
+    rc = tpx_buf_adds(out, text, err);
+out:
+    free(text);
+    json_decref(racks);
+    json_decref(groups);
+    json_decref(root);
+    free(r);
+    free(g);
+    return rc;
+}

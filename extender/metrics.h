@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* extender/metrics.h - the extender's Prometheus metrics (text format 0.0.4): requests and latency
+ * histograms per verb, filter verdicts by reason, and gauges read from the ledger (groups,
+ * reservations, free capacity and the largest TP group placeable now, per rack). No HTTP.
+ *
+ * Threads: ext_metrics_* counters are updated with atomics and a small mutex; safe from any
+ * thread. */
+#ifndef TPX_EXTENDER_METRICS_H
+#define TPX_EXTENDER_METRICS_H
+
+#include <stddef.h>
+
+#include "common/buf.h"
+#include "common/err.h"
+#include "policy/policy.h"
+
+enum ext_verb {
+    EXT_VERB_FILTER = 0,
+    EXT_VERB_PRIORITIZE,
+    EXT_VERB_BIND,
+    EXT_VERB_PREEMPT,
+    EXT_VERB_OTHER,
+    EXT_VERB_COUNT
+};
+
+/* "filter", "prioritize", "bind", "preempt", "other". */
+const char *ext_verb_name(enum ext_verb v);
+
+struct ext_metrics;
+
+/* NULL with *err on failure. Free with ext_metrics_free(). */
+struct ext_metrics *ext_metrics_new(struct tpx_err *err);
+void ext_metrics_free(struct ext_metrics *m); /* accepts NULL */
+
+/* One answered request: its HTTP status and how long it took. */
+void ext_metrics_request(struct ext_metrics *m, enum ext_verb v, unsigned status, double seconds);
+
+/* count nodes got `verdict` ("fit", "fail", "unresolvable", "unknown") with `reason` (NULL for
+ * fit). Reasons are kept verbatim up to a bounded number of distinct strings, then "other". */
+void ext_metrics_verdict(struct ext_metrics *m, const char *verdict, const char *reason,
+                         size_t count);
+
+/* Append every counter and histogram in the text format. */
+enum tpx_code ext_metrics_render(struct ext_metrics *m, struct tpx_buf *out, struct tpx_err *err);
+
+/* Append the gauges that describe the ledger (call under ext_state_read()). */
+enum tpx_code ext_metrics_render_ledger(const struct pol_ledger *l, size_t pods_seen,
+                                        struct tpx_buf *out, struct tpx_err *err);
+
+#endif

@@ -1,0 +1,772 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* extender/nodescan.c - a one-pass JSON tokenizer: validates while it skips, decodes only the
+ * strings the filter needs into one arena. Written because a full jansson DOM of 5 000 Node
+ * objects (~30 MB) costs hundreds of milliseconds and a million allocations; this costs one pass
+ * and a handful of allocations. */
+#include "extender/nodescan.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct scan {
+    const char *b;
+    size_t len;
+    size_t pos;
+    unsigned depth;
+    struct tpx_err *err;
+};
+
+static enum tpx_code fail(struct scan *s, const char *what)
+{
+    return tpx_err_set(s->err, TPX_EPARSE, "malformed JSON at byte %zu: %s", s->pos, what);
+}
+
+static void ws(struct scan *s)
+{
+    while (s->pos < s->len) {
+        char c = s->b[s->pos];
+        if (c != ' ' && c != '\n' && c != '\r' && c != '\t')
+            break;
+        s->pos++;
+    }
+}
+
+static int peek(struct scan *s)
+{
+    ws(s);
+    return s->pos < s->len ? (unsigned char)s->b[s->pos] : -1;
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* At a quote: validate the string, leave pos after the closing quote. *raw and *rawlen give the bytes
+ * between the quotes; *esc says whether any escape is inside. */
+static enum tpx_code string_tok(struct scan *s, size_t *raw, size_t *rawlen, bool *esc)
+{
+    size_t i, j;
+
+    if (s->pos >= s->len || s->b[s->pos] != '"')
+        return fail(s, "expected a string");
+    i = s->pos + 1;
+    *raw = i;
+    *esc = false;
+    for (;;) {
+        /* memchr-driven fast path: most strings have no escapes or control bytes */
+        const char *q = memchr(s->b + i, '"', s->len - i);
+        size_t qi;
+
+        if (!q) {
+            s->pos = s->len;
+            return fail(s, "unterminated string");
+        }
+        qi = (size_t)(q - s->b);
+        for (j = i; j < qi; j++) {
+            unsigned char c = (unsigned char)s->b[j];
+
+            if (c < 0x20) {
+                s->pos = j;
+                return fail(s, "control character in a string");
+            }
+            if (c != '\\')
+                continue;
+            *esc = true;
+            if (j + 1 >= s->len) {
+                s->pos = j;
+                return fail(s, "unterminated escape");
+            }
+            c = (unsigned char)s->b[j + 1];
+            if (c == 'u') {
+                if (j + 5 >= s->len || hexval(s->b[j + 2]) < 0 || hexval(s->b[j + 3]) < 0 ||
+                    hexval(s->b[j + 4]) < 0 || hexval(s->b[j + 5]) < 0) {
+                    s->pos = j;
+                    return fail(s, "bad \\u escape");
+                }
+                j += 5;
+            } else if (c && strchr("\"\\/bfnrt", c)) {
+                j += 1;
+            } else {
+                s->pos = j;
+                return fail(s, "bad escape");
+            }
+        }
+        if (j == qi) {
+            *rawlen = qi - *raw;
+            s->pos = qi + 1;
+            return TPX_OK;
+        }
+        i = j; /* an escape swallowed that quote: look for the next one */
+    }
+}
+
+static void put_utf8(char **d, uint32_t cp)
+{
+    char *o = *d;
+
+    if (cp < 0x80) {
+        *o++ = (char)cp;
+    } else if (cp < 0x800) {
+        *o++ = (char)(0xC0 | (cp >> 6));
+        *o++ = (char)(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+        *o++ = (char)(0xE0 | (cp >> 12));
+        *o++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+        *o++ = (char)(0x80 | (cp & 0x3F));
+    } else {
+        *o++ = (char)(0xF0 | (cp >> 18));
+        *o++ = (char)(0x80 | ((cp >> 12) & 0x3F));
+        *o++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+        *o++ = (char)(0x80 | (cp & 0x3F));
+    }
+    *d = o;
+}
+
+static uint32_t hex4(const char *p)
+{
+    return (uint32_t)(hexval(p[0]) << 12 | hexval(p[1]) << 8 | hexval(p[2]) << 4 | hexval(p[3]));
+}
+
+/* Decode an already validated string body into dst (room for rawlen + 1 bytes); NUL-terminates.
+ * Returns the decoded length. Unpaired surrogates become U+FFFD, as Go does. */
+static size_t decode(const char *raw, size_t rawlen, char *dst)
+{
+    char *d = dst;
+    size_t i = 0;
+
+    while (i < rawlen) {
+        char c = raw[i];
+        uint32_t cp;
+
+        if (c != '\\') {
+            *d++ = c;
+            i++;
+            continue;
+        }
+        c = raw[i + 1];
+        i += 2;
+        switch (c) {
+        case 'b': *d++ = '\b'; break;
+        case 'f': *d++ = '\f'; break;
+        case 'n': *d++ = '\n'; break;
+        case 'r': *d++ = '\r'; break;
+        case 't': *d++ = '\t'; break;
+        case 'u':
+            cp = hex4(raw + i);
+            i += 4;
+            if (cp >= 0xD800 && cp < 0xDC00 && i + 6 <= rawlen && raw[i] == '\\' &&
+                raw[i + 1] == 'u') {
+                uint32_t lo = hex4(raw + i + 2);
+                if (lo >= 0xDC00 && lo < 0xE000) {
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                    i += 6;
+                }
+            }
+            if (cp >= 0xD800 && cp < 0xE000)
+                cp = 0xFFFD;
+            /* a \u escape takes 6 raw bytes and decodes to at most 3 (4 for a pair of 12) */
+            put_utf8(&d, cp);
+            break;
+        default: *d++ = c; break;
+        }
+    }
+    *d = '\0';
+    return (size_t)(d - dst);
+}
+
+static enum tpx_code skip_value(struct scan *s);
+
+static enum tpx_code number_tok(struct scan *s)
+{
+    size_t i = s->pos;
+    size_t digits;
+
+    if (i < s->len && s->b[i] == '-')
+        i++;
+    digits = i;
+    while (i < s->len && s->b[i] >= '0' && s->b[i] <= '9')
+        i++;
+    if (i == digits)
+        return fail(s, "bad number");
+    if (i < s->len && s->b[i] == '.') {
+        i++;
+        digits = i;
+        while (i < s->len && s->b[i] >= '0' && s->b[i] <= '9')
+            i++;
+        if (i == digits)
+            return fail(s, "bad number");
+    }
+    if (i < s->len && (s->b[i] == 'e' || s->b[i] == 'E')) {
+        i++;
+        if (i < s->len && (s->b[i] == '+' || s->b[i] == '-'))
+            i++;
+        digits = i;
+        while (i < s->len && s->b[i] >= '0' && s->b[i] <= '9')
+            i++;
+        if (i == digits)
+            return fail(s, "bad number");
+    }
+    s->pos = i;
+    return TPX_OK;
+}
+
+static enum tpx_code literal(struct scan *s, const char *word)
+{
+    size_t n = strlen(word);
+
+    if (s->len - s->pos < n || memcmp(s->b + s->pos, word, n) != 0)
+        return fail(s, "unexpected character");
+    s->pos += n;
+    return TPX_OK;
+}
+
+/* Iterate an object: call at '{'. Returns 1 with *key set for each member (pos at the value),
+ * 0 at the end (pos after '}'), -1 on error. *first must start true. */
+static int obj_next(struct scan *s, bool *first, size_t *kraw, size_t *klen, bool *kesc)
+{
+    int c;
+
+    if (*first) {
+        if (peek(s) != '{') {
+            fail(s, "expected an object");
+            return -1;
+        }
+        s->pos++;
+        *first = false;
+        c = peek(s);
+        if (c == '}') {
+            s->pos++;
+            return 0;
+        }
+    } else {
+        c = peek(s);
+        if (c == '}') {
+            s->pos++;
+            return 0;
+        }
+        if (c != ',') {
+            fail(s, "expected ',' or '}' in an object");
+            return -1;
+        }
+        s->pos++;
+        ws(s);
+    }
+    if (string_tok(s, kraw, klen, kesc) != TPX_OK)
+        return -1;
+    if (peek(s) != ':') {
+        fail(s, "expected ':' after a key");
+        return -1;
+    }
+    s->pos++;
+    ws(s);
+    return 1;
+}
+
+/* Iterate an array: call at '['. Returns 1 at each element (pos at it), 0 at the end. */
+static int arr_next(struct scan *s, bool *first)
+{
+    int c;
+
+    if (*first) {
+        if (peek(s) != '[') {
+            fail(s, "expected an array");
+            return -1;
+        }
+        s->pos++;
+        *first = false;
+        c = peek(s);
+        if (c == ']') {
+            s->pos++;
+            return 0;
+        }
+        return 1;
+    }
+    c = peek(s);
+    if (c == ']') {
+        s->pos++;
+        return 0;
+    }
+    if (c != ',') {
+        fail(s, "expected ',' or ']' in an array");
+        return -1;
+    }
+    s->pos++;
+    ws(s);
+    return 1;
+}
+
+static enum tpx_code skip_value(struct scan *s)
+{
+    int c = peek(s);
+    size_t a, b;
+    bool e, first = true;
+    int r;
+
+    switch (c) {
+    case '"':
+        return string_tok(s, &a, &b, &e);
+    case '{':
+    case '[':
+        if (++s->depth > EXT_SCAN_MAX_DEPTH)
+            return tpx_err_set(s->err, TPX_ETOOBIG, "JSON nested deeper than %d at byte %zu",
+                               EXT_SCAN_MAX_DEPTH, s->pos);
+        if (c == '{') {
+            while ((r = obj_next(s, &first, &a, &b, &e)) == 1) {
+                if (skip_value(s) != TPX_OK)
+                    return s->err->code;
+            }
+        } else {
+            while ((r = arr_next(s, &first)) == 1) {
+                if (skip_value(s) != TPX_OK)
+                    return s->err->code;
+            }
+        }
+        s->depth--;
+        return r == 0 ? TPX_OK : s->err->code;
+    case 't':
+        return literal(s, "true");
+    case 'f':
+        return literal(s, "false");
+    case 'n':
+        return literal(s, "null");
+    case -1:
+        return fail(s, "unexpected end of input");
+    default:
+        if (c == '-' || (c >= '0' && c <= '9'))
+            return number_tok(s);
+        return fail(s, "unexpected character");
+    }
+}
+
+static enum tpx_code at_end(struct scan *s)
+{
+    if (peek(s) != -1)
+        return fail(s, "trailing data after the JSON value");
+    return TPX_OK;
+}
+
+enum tpx_code ext_scan_validate(const char *p, size_t len, struct tpx_err *err)
+{
+    struct scan s = {p, len, 0, 0, err};
+
+    if (skip_value(&s) != TPX_OK)
+        return err->code;
+    return at_end(&s);
+}
+
+static bool key_is(const char *raw, size_t rawlen, const char *key)
+{
+    return strlen(key) == rawlen && memcmp(raw, key, rawlen) == 0;
+}
+
+static bool key_fold(const char *raw, size_t rawlen, const char *key)
+{
+    if (strlen(key) != rawlen)
+        return false;
+    for (size_t i = 0; i < rawlen; i++) {
+        char a = raw[i], b = key[i];
+        if (a >= 'A' && a <= 'Z')
+            a = (char)(a - 'A' + 'a');
+        if (b >= 'A' && b <= 'Z')
+            b = (char)(b - 'A' + 'a');
+        if (a != b)
+            return false;
+    }
+    return true;
+}
+
+enum tpx_code ext_scan_object_keys(const char *p, size_t len, const char *const *keys,
+                                   size_t nkeys, struct ext_span *spans, struct tpx_err *err)
+{
+    struct scan s = {p, len, 0, 1, err};
+    bool first = true, kesc;
+    bool exact[16] = {false};
+    size_t kraw, klen;
+    int r;
+
+    for (size_t i = 0; i < nkeys; i++)
+        spans[i] = (struct ext_span){0, 0, false, true};
+    while ((r = obj_next(&s, &first, &kraw, &klen, &kesc)) == 1) {
+        size_t start = s.pos;
+        size_t hit = nkeys;
+        bool is_exact = false;
+
+        for (size_t i = 0; i < nkeys && !kesc; i++) {
+            if (key_is(p + kraw, klen, keys[i])) {
+                hit = i;
+                is_exact = true;
+                break;
+            }
+            if (hit == nkeys && key_fold(p + kraw, klen, keys[i]))
+                hit = i;
+        }
+        if (skip_value(&s) != TPX_OK)
+            return err->code;
+        /* Go keeps the last duplicate; an exact spelling beats a folded one */
+        if (hit < nkeys && (is_exact || hit >= 16 || !exact[hit])) {
+            spans[hit].off = start;
+            spans[hit].len = s.pos - start;
+            spans[hit].present = true;
+            spans[hit].null = (s.pos - start == 4 && memcmp(p + start, "null", 4) == 0);
+            if (hit < 16 && is_exact)
+                exact[hit] = true;
+        }
+    }
+    if (r < 0)
+        return err->code;
+    return at_end(&s);
+}
+
+enum tpx_code ext_scan_string_array(const char *p, size_t len, char ***out, size_t *n,
+                                    struct tpx_err *err)
+{
+    struct scan s = {p, len, 0, 1, err};
+    bool first = true, esc;
+    size_t count = 0, chars = 0, raw, rawlen;
+    char **v;
+    char *d;
+    int r;
+
+    *out = NULL;
+    *n = 0;
+    /* pass 1: validate and size */
+    while ((r = arr_next(&s, &first)) == 1) {
+        if (peek(&s) != '"')
+            return fail(&s, "expected a string in the array");
+        if (string_tok(&s, &raw, &rawlen, &esc) != TPX_OK)
+            return err->code;
+        count++;
+        chars += rawlen + 1;
+    }
+    if (r < 0 || at_end(&s) != TPX_OK)
+        return err->code;
+    v = malloc(count * sizeof(char *) + chars + 1);
+    if (!v)
+        return tpx_err_set(err, TPX_ENOMEM, "out of memory for %zu names", count);
+    d = (char *)(v + count);
+    /* pass 2: decode */
+    s.pos = 0;
+    first = true;
+    for (size_t i = 0; arr_next(&s, &first) == 1; i++) {
+        string_tok(&s, &raw, &rawlen, &esc);
+        v[i] = d;
+        if (esc) {
+            d += decode(p + raw, rawlen, d) + 1;
+        } else {
+            memcpy(d, p + raw, rawlen);
+            d[rawlen] = '\0';
+            d += rawlen + 1;
+        }
+    }
+    *out = v;
+    *n = count;
+    return TPX_OK;
+}
+
+/* ---- NodeList ---- */
+
+struct nl {
+    struct scan s;
+    struct ext_scan_nodes *out;
+    size_t kv_alloc;
+    size_t items_alloc;
+    char *arena_pos;
+};
+
+static const char *take_string(struct nl *l, size_t raw, size_t rawlen, bool esc)
+{
+    char *d = l->arena_pos;
+
+    if (esc) {
+        l->arena_pos += decode(l->s.b + raw, rawlen, d) + 1;
+    } else {
+        memcpy(d, l->s.b + raw, rawlen);
+        d[rawlen] = '\0';
+        l->arena_pos += rawlen + 1;
+    }
+    return d;
+}
+
+static enum tpx_code add_kv(struct nl *l, const char *k, const char *v)
+{
+    struct ext_scan_nodes *o = l->out;
+
+    if (o->nkv == l->kv_alloc) {
+        size_t want = l->kv_alloc ? l->kv_alloc * 2 : 1024;
+        struct topo_kv *p = realloc(o->kv, want * sizeof(*p));
+        if (!p)
+            return tpx_err_set(l->s.err, TPX_ENOMEM, "out of memory scanning nodes");
+        o->kv = p;
+        l->kv_alloc = want;
+    }
+    o->kv[o->nkv].key = k;
+    o->kv[o->nkv].value = v;
+    o->nkv++;
+    return TPX_OK;
+}
+
+/* An object of string -> string into kv pairs; non-string values are skipped. */
+static enum tpx_code string_map(struct nl *l, size_t *first_kv, size_t *count)
+{
+    struct scan *s = &l->s;
+    bool first = true, kesc, vesc;
+    size_t kraw, klen, vraw, vlen;
+    int r;
+
+    *first_kv = l->out->nkv;
+    *count = 0;
+    if (peek(s) == 'n')
+        return literal(s, "null");
+    while ((r = obj_next(s, &first, &kraw, &klen, &kesc)) == 1) {
+        if (peek(s) != '"') {
+            if (skip_value(s) != TPX_OK)
+                return s->err->code;
+            continue;
+        }
+        if (string_tok(s, &vraw, &vlen, &vesc) != TPX_OK)
+            return s->err->code;
+        {
+            const char *k = take_string(l, kraw, klen, kesc);
+            const char *v = take_string(l, vraw, vlen, vesc);
+            if (add_kv(l, k, v) != TPX_OK)
+                return s->err->code;
+        }
+        (*count)++;
+    }
+    return r == 0 ? TPX_OK : s->err->code;
+}
+
+static enum tpx_code metadata(struct nl *l, struct ext_scan_node *n)
+{
+    struct scan *s = &l->s;
+    bool first = true, kesc, vesc;
+    size_t kraw, klen, vraw, vlen;
+    int r;
+
+    if (peek(s) != '{')
+        return skip_value(s);
+    while ((r = obj_next(s, &first, &kraw, &klen, &kesc)) == 1) {
+        if (key_is(s->b + kraw, klen, "name") && peek(s) == '"') {
+            if (string_tok(s, &vraw, &vlen, &vesc) != TPX_OK)
+                return s->err->code;
+            n->name = take_string(l, vraw, vlen, vesc);
+        } else if (key_is(s->b + kraw, klen, "labels") && (peek(s) == '{' || peek(s) == 'n')) {
+            if (string_map(l, &n->labels, &n->nlabels) != TPX_OK)
+                return s->err->code;
+        } else if (skip_value(s) != TPX_OK) {
+            return s->err->code;
+        }
+    }
+    return r == 0 ? TPX_OK : s->err->code;
+}
+
+static enum tpx_code spec(struct nl *l, struct ext_scan_node *n)
+{
+    struct scan *s = &l->s;
+    bool first = true, kesc;
+    size_t kraw, klen;
+    int r;
+
+    if (peek(s) != '{')
+        return skip_value(s);
+    while ((r = obj_next(s, &first, &kraw, &klen, &kesc)) == 1) {
+        if (key_is(s->b + kraw, klen, "unschedulable") && peek(s) == 't')
+            n->unschedulable = true;
+        if (skip_value(s) != TPX_OK)
+            return s->err->code;
+    }
+    return r == 0 ? TPX_OK : s->err->code;
+}
+
+/* status.conditions: find type "Ready" and its status. */
+static enum tpx_code conditions(struct nl *l, struct ext_scan_node *n)
+{
+    struct scan *s = &l->s;
+    bool afirst = true;
+    int r;
+
+    if (peek(s) != '[')
+        return skip_value(s);
+    while ((r = arr_next(s, &afirst)) == 1) {
+        bool first = true, kesc, vesc, is_ready = false, is_true = false, have_status = false;
+        size_t kraw, klen, vraw, vlen;
+        int q;
+
+        if (peek(s) != '{') {
+            if (skip_value(s) != TPX_OK)
+                return s->err->code;
+            continue;
+        }
+        while ((q = obj_next(s, &first, &kraw, &klen, &kesc)) == 1) {
+            bool t = key_is(s->b + kraw, klen, "type");
+            bool st = key_is(s->b + kraw, klen, "status");
+            if ((t || st) && peek(s) == '"') {
+                if (string_tok(s, &vraw, &vlen, &vesc) != TPX_OK)
+                    return s->err->code;
+                if (t)
+                    is_ready = key_is(s->b + vraw, vlen, "Ready");
+                if (st) {
+                    have_status = true;
+                    is_true = key_is(s->b + vraw, vlen, "True");
+                }
+            } else if (skip_value(s) != TPX_OK) {
+                return s->err->code;
+            }
+        }
+        if (q < 0)
+            return s->err->code;
+        if (is_ready && have_status)
+            n->ready = is_true;
+    }
+    return r == 0 ? TPX_OK : s->err->code;
+}
+
+static enum tpx_code status(struct nl *l, struct ext_scan_node *n)
+{
+    struct scan *s = &l->s;
+    bool first = true, kesc;
+    size_t kraw, klen;
+    int r;
+
+    if (peek(s) != '{')
+        return skip_value(s);
+    while ((r = obj_next(s, &first, &kraw, &klen, &kesc)) == 1) {
+        enum tpx_code rc;
+
+        if (key_is(s->b + kraw, klen, "allocatable") && (peek(s) == '{' || peek(s) == 'n'))
+            rc = string_map(l, &n->alloc, &n->nalloc);
+        else if (key_is(s->b + kraw, klen, "conditions"))
+            rc = conditions(l, n);
+        else
+            rc = skip_value(s);
+        if (rc != TPX_OK)
+            return rc;
+    }
+    return r == 0 ? TPX_OK : s->err->code;
+}
+
+static enum tpx_code node_item(struct nl *l)
+{
+    struct scan *s = &l->s;
+    struct ext_scan_nodes *o = l->out;
+    struct ext_scan_node *n;
+    bool first = true, kesc;
+    size_t kraw, klen;
+    int r;
+
+    if (peek(s) != '{')
+        return fail(s, "a NodeList item is not an object");
+    if (o->n == l->items_alloc) {
+        size_t want = l->items_alloc ? l->items_alloc * 2 : 256;
+        struct ext_scan_node *p = realloc(o->items, want * sizeof(*p));
+        if (!p)
+            return tpx_err_set(s->err, TPX_ENOMEM, "out of memory scanning nodes");
+        o->items = p;
+        l->items_alloc = want;
+    }
+    n = &o->items[o->n];
+    memset(n, 0, sizeof(*n));
+    n->ready = true;
+    n->off = s->pos;
+    if (++s->depth > EXT_SCAN_MAX_DEPTH)
+        return tpx_err_set(s->err, TPX_ETOOBIG, "JSON nested too deep");
+    while ((r = obj_next(s, &first, &kraw, &klen, &kesc)) == 1) {
+        enum tpx_code rc;
+
+        if (key_is(s->b + kraw, klen, "metadata"))
+            rc = metadata(l, n);
+        else if (key_is(s->b + kraw, klen, "spec"))
+            rc = spec(l, n);
+        else if (key_is(s->b + kraw, klen, "status"))
+            rc = status(l, n);
+        else
+            rc = skip_value(s);
+        if (rc != TPX_OK)
+            return rc;
+    }
+    if (r < 0)
+        return s->err->code;
+    s->depth--;
+    n->len = s->pos - n->off;
+    o->n++;
+    return TPX_OK;
+}
+
+static enum tpx_code items_array(struct nl *l)
+{
+    bool first = true;
+    int r;
+
+    if (peek(&l->s) == 'n')
+        return literal(&l->s, "null");
+    while ((r = arr_next(&l->s, &first)) == 1) {
+        if (node_item(l) != TPX_OK)
+            return l->s.err->code;
+    }
+    return r == 0 ? TPX_OK : l->s.err->code;
+}
+
+enum tpx_code ext_scan_nodelist(const char *p, size_t len, struct ext_scan_nodes *out,
+                                struct tpx_err *err)
+{
+    struct nl l;
+    int c;
+
+    memset(out, 0, sizeof(*out));
+    memset(&l, 0, sizeof(l));
+    l.s = (struct scan){p, len, 0, 1, err};
+    l.out = out;
+    /* every decoded string is no longer than its quoted form, so len + 1 bytes hold them all */
+    out->arena = malloc(len + 1);
+    if (!out->arena)
+        return tpx_err_set(err, TPX_ENOMEM, "out of memory scanning %zu bytes of nodes", len);
+    l.arena_pos = out->arena;
+    c = peek(&l.s);
+    if (c == 'n') {
+        if (literal(&l.s, "null") != TPX_OK)
+            goto fail;
+    } else if (c == '[') {
+        if (items_array(&l) != TPX_OK)
+            goto fail;
+    } else {
+        bool first = true, kesc;
+        size_t kraw, klen;
+        int r;
+
+        while ((r = obj_next(&l.s, &first, &kraw, &klen, &kesc)) == 1) {
+            enum tpx_code rc;
+            if (key_fold(p + kraw, klen, "items"))
+                rc = items_array(&l);
+            else
+                rc = skip_value(&l.s);
+            if (rc != TPX_OK)
+                goto fail;
+        }
+        if (r < 0)
+            goto fail;
+    }
+    if (at_end(&l.s) != TPX_OK)
+        goto fail;
+    return TPX_OK;
+fail:
+    ext_scan_nodes_release(out);
+    return err->code;
+}
+
+void ext_scan_nodes_release(struct ext_scan_nodes *s)
+{
+    if (!s)
+        return;
+    free(s->items);
+    free(s->kv);
+    free(s->arena);
+    memset(s, 0, sizeof(*s));
+}

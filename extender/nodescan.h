@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* extender/nodescan.h - a fast, allocation-light JSON tokenizer for the extender's hot paths: the
+ * top level of ExtenderArgs (spans of Pod, Nodes, NodeNames), NodeNames arrays, and NodeList items
+ * (each item's byte span plus only the fields the filter needs: name, labels, allocatable,
+ * unschedulable, Ready). No JSON library: jansson stays for small documents (the Pod).
+ *
+ * Every function is reentrant and reads only [p, p + len): hostile input gives TPX_EPARSE (with a
+ * byte offset) or TPX_ETOOBIG (nesting past EXT_SCAN_MAX_DEPTH), never a read out of bounds. */
+#ifndef TPX_EXTENDER_NODESCAN_H
+#define TPX_EXTENDER_NODESCAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/err.h"
+#include "topology/labels.h"
+
+#define EXT_SCAN_MAX_DEPTH 512
+
+/* A byte range of the input; null is true when the value there is the literal null (or absent). */
+struct ext_span {
+    size_t off;
+    size_t len;
+    bool present; /* the key was there (even with null) */
+    bool null;    /* absent or null */
+};
+
+/* Check that [p, p + len) is exactly one JSON value (surrounded by whitespace only). */
+enum tpx_code ext_scan_validate(const char *p, size_t len, struct tpx_err *err);
+
+/*
+ * Scan one JSON object and record the span of the value of each key in keys[] (matched
+ * ASCII-case-insensitively, the way Go's encoding/json does; an exact match wins over a folded
+ * one). spans[i] has present=false, null=true when keys[i] is absent. Other keys are skipped (and
+ * validated). TPX_EPARSE when the input is not one JSON object.
+ */
+enum tpx_code ext_scan_object_keys(const char *p, size_t len, const char *const *keys,
+                                   size_t nkeys, struct ext_span *spans, struct tpx_err *err);
+
+/*
+ * A JSON array of strings -> decoded, NUL-terminated strings. *out is one malloc'd block: the
+ * pointer array followed by the characters; free(*out) releases everything. TPX_EPARSE when an
+ * element is not a string.
+ */
+enum tpx_code ext_scan_string_array(const char *p, size_t len, char ***out, size_t *n,
+                                    struct tpx_err *err);
+
+/* One Node object of a NodeList, as the filter needs it. Strings point into the result's arena. */
+struct ext_scan_node {
+    size_t off; /* the item's bytes in the scanned input (relative to the p given) */
+    size_t len;
+    const char *name;         /* metadata.name, or NULL when missing */
+    size_t labels;            /* first label in ext_scan_nodes.kv */
+    size_t nlabels;
+    size_t alloc;             /* first allocatable entry in ext_scan_nodes.kv */
+    size_t nalloc;
+    bool unschedulable;       /* spec.unschedulable */
+    bool ready;               /* status.conditions[type=Ready].status == "True", or no Ready seen */
+};
+
+/* Owned by the caller: ext_scan_nodes_release(). */
+struct ext_scan_nodes {
+    struct ext_scan_node *items;
+    size_t n;
+    struct topo_kv *kv; /* labels and allocatable pairs of every item */
+    size_t nkv;
+    char *arena;        /* decoded strings */
+};
+
+/*
+ * Scan a NodeList object ({"metadata":{},"items":[...]}, keys matched case-insensitively) or a bare
+ * array of Node objects. A null list gives zero items. Every item is validated as JSON;
+ * items must be objects.
+ */
+enum tpx_code ext_scan_nodelist(const char *p, size_t len, struct ext_scan_nodes *out,
+                                struct tpx_err *err);
+void ext_scan_nodes_release(struct ext_scan_nodes *s);
+
+#endif

@@ -1,0 +1,495 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* extender/routes.c - the extender's verbs and the operational endpoints. */
+#include "extender/routes.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/log.h"
+#include "tpx_version.h"
+
+static double mono(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Hand a buffer to the response. */
+static void give(struct ext_http_resp *rp, unsigned status, struct tpx_buf *b, const char *ctype)
+{
+    rp->status = status;
+    rp->body = tpx_buf_detach(b, &rp->len);
+    rp->content_type = ctype;
+    if (!rp->body) {
+        rp->status = 500;
+        rp->len = 0;
+    }
+}
+
+static void text(struct ext_http_resp *rp, unsigned status, const char *json)
+{
+    rp->status = status;
+    rp->body = strdup(json);
+    rp->len = rp->body ? strlen(rp->body) : 0;
+}
+
+/* {"error":"msg"} with status. */
+static void error_json(struct ext_http_resp *rp, unsigned status, const char *msg)
+{
+    struct tpx_buf b;
+    struct tpx_err e = TPX_ERR_INIT;
+
+    tpx_buf_init(&b, 64 * 1024);
+    if (tpx_buf_adds(&b, "{\"error\":", &e) == TPX_OK && ext_json_str(&b, msg, &e) == TPX_OK &&
+        tpx_buf_adds(&b, "}", &e) == TPX_OK) {
+        give(rp, status, &b, NULL);
+        return;
+    }
+    tpx_buf_release(&b);
+    text(rp, status, "{\"error\":\"internal error\"}");
+}
+
+/* A reason histogram as a JSON object for the decision log: reasons are shared strings, so the
+ * pointer identifies them. */
+static char *reason_histogram(const struct ext_verdicts *v)
+{
+    const char *seen[16];
+    size_t count[16], n = 0, other = 0;
+    struct tpx_buf b;
+    struct tpx_err e = TPX_ERR_INIT;
+
+    for (size_t i = 0; v && i < v->n; i++) {
+        size_t k;
+        if (v->verdict[i] == POL_FIT)
+            continue;
+        for (k = 0; k < n && seen[k] != v->reason[i]; k++)
+            ;
+        if (k == n && n < 16) {
+            seen[n] = v->reason[i];
+            count[n++] = 0;
+        }
+        if (k < n)
+            count[k]++;
+        else
+            other++;
+    }
+    tpx_buf_init(&b, 64 * 1024);
+    tpx_buf_adds(&b, "{", &e);
+    for (size_t k = 0; k < n; k++) {
+        if (k)
+            tpx_buf_adds(&b, ",", &e);
+        ext_json_str(&b, seen[k] ? seen[k] : "", &e);
+        tpx_buf_addf(&b, &e, ":%zu", count[k]);
+    }
+    if (other)
+        tpx_buf_addf(&b, &e, "%s\"other\":%zu", n ? "," : "", other);
+    tpx_buf_adds(&b, "}", &e);
+    if (e.code != TPX_OK) {
+        tpx_buf_release(&b);
+        return NULL;
+    }
+    return tpx_buf_detach(&b, NULL);
+}
+
+static void count_verdicts(struct ext_routes *r, const struct ext_verdicts *v)
+{
+    const char *last = NULL;
+    enum pol_verdict lastv = POL_FIT;
+    size_t run = 0;
+
+    ext_metrics_verdict(r->metrics, "fit", NULL, v->nfit);
+    /* runs of equal reasons are common (5 000 nodes, a handful of reasons) */
+    for (size_t i = 0; i <= v->n; i++) {
+        bool end = i == v->n;
+        if (!end && v->verdict[i] == POL_FIT)
+            continue;
+        if (!end && v->reason[i] == last && v->verdict[i] == lastv) {
+            run++;
+            continue;
+        }
+        if (run)
+            ext_metrics_verdict(r->metrics,
+                                strcmp(last, EXT_UNKNOWN_NODE_REASON) == 0 ? "unknown"
+                                : lastv == POL_UNRESOLVABLE                  ? "unresolvable"
+                                                                             : "fail",
+                                last, run);
+        if (end)
+            break;
+        last = v->reason[i];
+        lastv = v->verdict[i];
+        run = 1;
+    }
+}
+
+static void log_decision(const char *verb, const struct ext_pod *pod, size_t in, size_t out,
+                         const struct ext_verdicts *v, double t0, const char *error)
+{
+    char *hist;
+
+    if (TPX_INFO < tpx_log_level)
+        return;
+    hist = reason_histogram(v);
+    TPX_LOG(TPX_INFO, "decision", TPX_S("verb", verb), TPX_S("pod", pod && pod->name ? pod->name : ""),
+            TPX_S("ns", pod && pod->ns ? pod->ns : ""),
+            TPX_S("group", pod && pod->wl.has_intent ? pod->wl.group : ""),
+            TPX_B("intent", pod && pod->wl.has_intent), TPX_I("nodes_in", in),
+            TPX_I("nodes_out", out), TPX_RAW("reasons", hist ? hist : "{}"),
+            TPX_S("err", error ? error : ""), TPX_I("dur_us", (long long)((mono() - t0) * 1e6)));
+    free(hist);
+}
+
+/* Full Node objects refresh the cache (changed nodes rebuild the snapshot). */
+static void refresh_nodes(struct ext_routes *r, const struct ext_args *a)
+{
+    struct topo_node_info *infos = NULL;
+    struct tpx_err e = TPX_ERR_INIT;
+    size_t n = 0;
+    bool changed = false;
+
+    if (ext_codec_node_infos(a, &r->opts, &infos, &n, &e) != TPX_OK ||
+        ext_state_upsert_nodes(r->state, infos, n, &changed, &e) != TPX_OK) {
+        TPX_LOG(TPX_WARN, "node refresh failed; using the cached view", TPX_S("err", e.msg),
+                TPX_S("code", tpx_code_name(e.code)));
+    } else if (changed) {
+        TPX_LOG(TPX_INFO, "cluster view refreshed from Node objects", TPX_I("nodes", n));
+    }
+    free(infos);
+}
+
+static unsigned do_filter(struct ext_routes *r, const struct ext_http_req *rq,
+                          struct ext_http_resp *rp)
+{
+    double t0 = mono();
+    struct ext_args a;
+    struct ext_verdicts v;
+    struct tpx_err e = TPX_ERR_INIT;
+    struct tpx_buf b;
+    enum pol_verdict *all = NULL;
+    const char **why = NULL;
+    const enum pol_verdict *verdict = NULL;
+    const char *const *reason = NULL;
+    size_t nout;
+
+    memset(&v, 0, sizeof(v));
+    tpx_buf_init(&b, r->max_response);
+    if (ext_codec_decode_args(rq->body, rq->body_len, &r->opts, &a, &e) != TPX_OK) {
+        TPX_LOG(TPX_WARN, "bad filter request", TPX_S("err", e.msg));
+        ext_codec_filter_error(e.msg, &b, &e);
+        give(rp, 200, &b, NULL);
+        return 200;
+    }
+    if (a.full_nodes)
+        refresh_nodes(r, &a);
+    if (a.pod.infer_failed) {
+        /* DESIGN.md filter rule 1: an unreadable intent rejects every node, with the reason */
+        all = malloc((a.nnames ? a.nnames : 1) * sizeof(*all));
+        why = malloc((a.nnames ? a.nnames : 1) * sizeof(*why));
+        if (!all || !why) {
+            tpx_err_set(&e, TPX_ENOMEM, "out of memory");
+            goto fail;
+        }
+        for (size_t i = 0; i < a.nnames; i++) {
+            all[i] = POL_UNRESOLVABLE;
+            why[i] = a.pod.msg;
+        }
+        verdict = all;
+        reason = why;
+        nout = 0;
+    } else if (a.pod.wl.has_intent) {
+        ext_state_remember_pod(r->state, a.pod.uid, a.pod.name, &a.pod.wl, time(NULL));
+        if (ext_state_filter(r->state, &a.pod.wl, (const char *const *)a.names, a.nnames,
+                             time(NULL), &v, &e) != TPX_OK)
+            goto fail;
+        verdict = v.verdict;
+        reason = v.reason;
+        nout = v.nfit;
+        count_verdicts(r, &v);
+    } else {
+        nout = a.nnames; /* no intent: every node passes untouched */
+        ext_metrics_verdict(r->metrics, "fit", NULL, a.nnames);
+    }
+    if (ext_codec_filter_result(&a, verdict, reason, &b, &e) != TPX_OK)
+        goto fail;
+    log_decision("filter", &a.pod, a.nnames, nout, verdict == v.verdict ? &v : NULL, t0, NULL);
+    give(rp, 200, &b, NULL);
+    free(all);
+    free(why);
+    ext_verdicts_release(&v);
+    ext_args_release(&a);
+    return 200;
+fail:
+    log_decision("filter", &a.pod, a.nnames, 0, NULL, t0, e.msg);
+    tpx_buf_reset(&b);
+    {
+        struct tpx_err e2 = TPX_ERR_INIT;
+        ext_codec_filter_error(e.msg, &b, &e2);
+    }
+    give(rp, 200, &b, NULL);
+    free(all);
+    free(why);
+    ext_verdicts_release(&v);
+    ext_args_release(&a);
+    return 200;
+}
+
+static unsigned do_prioritize(struct ext_routes *r, const struct ext_http_req *rq,
+                              struct ext_http_resp *rp)
+{
+    double t0 = mono();
+    struct ext_args a;
+    struct tpx_err e = TPX_ERR_INIT;
+    struct tpx_buf b;
+    int *scores = NULL;
+
+    tpx_buf_init(&b, r->max_response);
+    if (ext_codec_decode_args(rq->body, rq->body_len, &r->opts, &a, &e) != TPX_OK) {
+        TPX_LOG(TPX_WARN, "bad prioritize request", TPX_S("err", e.msg));
+        error_json(rp, 400, e.msg);
+        return 400;
+    }
+    scores = calloc(a.nnames ? a.nnames : 1, sizeof(*scores));
+    if (!scores) {
+        tpx_err_set(&e, TPX_ENOMEM, "out of memory");
+        goto fail;
+    }
+    if (a.pod.wl.has_intent && !a.pod.infer_failed &&
+        ext_state_score(r->state, &a.pod.wl, (const char *const *)a.names, a.nnames, time(NULL),
+                        scores, &e) != TPX_OK)
+        goto fail;
+    if (ext_codec_priorities((const char *const *)a.names, scores, a.nnames, &b, &e) != TPX_OK)
+        goto fail;
+    log_decision("prioritize", &a.pod, a.nnames, a.nnames, NULL, t0, NULL);
+    give(rp, 200, &b, NULL);
+    free(scores);
+    ext_args_release(&a);
+    return 200;
+fail:
+    /* prioritize has no Error field: a non-200 status is the only way to say it failed */
+    log_decision("prioritize", &a.pod, a.nnames, 0, NULL, t0, e.msg);
+    tpx_buf_release(&b);
+    error_json(rp, 500, e.msg);
+    free(scores);
+    ext_args_release(&a);
+    return 500;
+}
+
+static unsigned do_bind(struct ext_routes *r, const struct ext_http_req *rq,
+                        struct ext_http_resp *rp)
+{
+    double t0 = mono();
+    struct ext_bind_args ba;
+    struct ext_bind_out where;
+    struct tpx_err e = TPX_ERR_INIT;
+    struct tpx_buf b;
+
+    tpx_buf_init(&b, 1024 * 1024);
+    memset(&where, 0, sizeof(where));
+    if (ext_codec_decode_bind(rq->body, rq->body_len, &ba, &e) != TPX_OK) {
+        TPX_LOG(TPX_WARN, "bad bind request", TPX_S("err", e.msg));
+    } else if (r->bind_mode == EXT_BIND_API) {
+        tpx_err_set(&e, TPX_ENOTSUP,
+                    "bind mode 'api' needs the Kubernetes API client, which this build lacks");
+    } else {
+        ext_state_bind(r->state, ba.pod_uid, ba.pod_name, ba.node, time(NULL), &where, &e);
+    }
+    TPX_LOG(TPX_INFO, "decision", TPX_S("verb", "bind"),
+            TPX_S("pod", ba.pod_name ? ba.pod_name : ""), TPX_S("ns", ba.pod_ns ? ba.pod_ns : ""),
+            TPX_S("node", ba.node ? ba.node : ""), TPX_S("group", where.group),
+            TPX_S("rack", where.rack), TPX_S("domain", where.domain),
+            TPX_I("stage", where.stage), TPX_B("known", where.known), TPX_S("err", e.msg),
+            TPX_I("dur_us", (long long)((mono() - t0) * 1e6)));
+    ext_bind_args_release(&ba);
+    {
+        struct tpx_err e2 = TPX_ERR_INIT;
+        ext_codec_bind_result(e.code == TPX_OK ? "" : e.msg, &b, &e2);
+    }
+    give(rp, 200, &b, NULL);
+    return 200;
+}
+
+static unsigned do_preempt(struct ext_routes *r, const struct ext_http_req *rq,
+                           struct ext_http_resp *rp)
+{
+    double t0 = mono();
+    struct ext_preempt_args pa;
+    struct ext_verdicts v;
+    struct tpx_err e = TPX_ERR_INIT;
+    struct tpx_buf b;
+    const char **names = NULL;
+    bool *keep = NULL;
+    unsigned status = 200;
+
+    memset(&v, 0, sizeof(v));
+    tpx_buf_init(&b, r->max_response);
+    if (ext_codec_decode_preempt(rq->body, rq->body_len, &r->opts, &pa, &e) != TPX_OK) {
+        TPX_LOG(TPX_WARN, "bad preempt request", TPX_S("err", e.msg));
+        error_json(rp, 400, e.msg);
+        return 400;
+    }
+    names = malloc((pa.n ? pa.n : 1) * sizeof(*names));
+    keep = calloc(pa.n ? pa.n : 1, sizeof(*keep));
+    if (!names || !keep) {
+        tpx_err_set(&e, TPX_ENOMEM, "out of memory");
+        goto fail;
+    }
+    for (size_t i = 0; i < pa.n; i++) {
+        names[i] = pa.v[i].node;
+        keep[i] = !pa.pod.infer_failed;
+    }
+    /* keep only nodes where the topology rules could let the preemptor fit once victims go:
+     * POL_FAIL (capacity) yes, POL_UNRESOLVABLE (wrong rack or domain) no */
+    if (pa.pod.wl.has_intent && !pa.pod.infer_failed) {
+        if (ext_state_filter(r->state, &pa.pod.wl, names, pa.n, time(NULL), &v, &e) != TPX_OK)
+            goto fail;
+        for (size_t i = 0; i < pa.n; i++)
+            keep[i] = v.verdict[i] != POL_UNRESOLVABLE;
+    }
+    if (ext_codec_preempt_result(&pa, keep, &b, &e) != TPX_OK)
+        goto fail;
+    log_decision("preempt", &pa.pod, pa.n, pa.n, v.verdict ? &v : NULL, t0, NULL);
+    give(rp, 200, &b, NULL);
+    goto out;
+fail:
+    log_decision("preempt", &pa.pod, pa.n, 0, NULL, t0, e.msg);
+    tpx_buf_release(&b);
+    error_json(rp, 500, e.msg);
+    status = 500;
+out:
+    free(names);
+    free(keep);
+    ext_verdicts_release(&v);
+    ext_preempt_args_release(&pa);
+    return status;
+}
+
+struct render_ctx {
+    struct tpx_buf *b;
+    struct tpx_err *e;
+    bool debug;
+};
+
+static void render(void *ctx, const struct pol_ledger *l, size_t pods_seen)
+{
+    struct render_ctx *rc = ctx;
+
+    if (rc->debug)
+        ext_codec_debug_state(l, pods_seen, rc->b, rc->e);
+    else
+        ext_metrics_render_ledger(l, pods_seen, rc->b, rc->e);
+}
+
+static unsigned do_get(struct ext_routes *r, const char *path, struct ext_http_resp *rp)
+{
+    struct tpx_err e = TPX_ERR_INIT;
+    struct tpx_buf b;
+    const char *why = NULL;
+
+    if (strcmp(path, "/healthz") == 0) {
+        text(rp, 200, "{\"status\":\"ok\"}");
+        return 200;
+    }
+    if (strcmp(path, "/readyz") == 0) {
+        bool ok = ext_state_ready(r->state, &why);
+        tpx_buf_init(&b, 4096);
+        tpx_buf_adds(&b, ok ? "{\"status\":\"ready\",\"reason\":" : "{\"status\":\"not ready\",\"reason\":", &e);
+        ext_json_str(&b, why, &e);
+        tpx_buf_adds(&b, "}", &e);
+        give(rp, ok ? 200 : 503, &b, NULL);
+        return ok ? 200 : 503;
+    }
+    if (strcmp(path, "/version") == 0) {
+        text(rp, 200, "{\"version\":\"" TPX_VERSION "\",\"commit\":\"" TPX_GIT_COMMIT "\"}");
+        return 200;
+    }
+    if (strcmp(path, "/metrics") == 0) {
+        struct render_ctx rc = {&b, &e, false};
+        tpx_buf_init(&b, 64 * 1024 * 1024);
+        ext_metrics_render(r->metrics, &b, &e);
+        ext_state_read(r->state, render, &rc);
+        if (e.code != TPX_OK) {
+            tpx_buf_release(&b);
+            error_json(rp, 500, e.msg);
+            return 500;
+        }
+        give(rp, 200, &b, "text/plain; version=0.0.4; charset=utf-8");
+        return 200;
+    }
+    if (strcmp(path, "/debug/state") == 0) {
+        struct render_ctx rc = {&b, &e, true};
+        tpx_buf_init(&b, 256 * 1024 * 1024);
+        if (!ext_state_read(r->state, render, &rc)) {
+            tpx_buf_release(&b);
+            text(rp, 503, "{\"error\":\"no cluster loaded\"}");
+            return 503;
+        }
+        if (e.code != TPX_OK) {
+            tpx_buf_release(&b);
+            error_json(rp, 500, e.msg);
+            return 500;
+        }
+        give(rp, 200, &b, NULL);
+        return 200;
+    }
+    return 0;
+}
+
+/* The verb named by the last path segment ("/filter", "/v1/filter"). */
+static enum ext_verb verb_of(const char *path)
+{
+    static const char *const verbs[] = {"filter", "prioritize", "bind", "preempt"};
+    const char *last = strrchr(path, '/');
+
+    last = last ? last + 1 : path;
+    for (size_t i = 0; i < 4; i++) {
+        if (strcmp(last, verbs[i]) == 0)
+            return (enum ext_verb)i;
+    }
+    return EXT_VERB_OTHER;
+}
+
+static bool is_get_path(const char *p)
+{
+    return strcmp(p, "/healthz") == 0 || strcmp(p, "/readyz") == 0 ||
+           strcmp(p, "/metrics") == 0 || strcmp(p, "/version") == 0 ||
+           strcmp(p, "/debug/state") == 0;
+}
+
+void ext_routes_handle(void *ctx, const struct ext_http_req *rq, struct ext_http_resp *rp)
+{
+    struct ext_routes *r = ctx;
+    double t0 = mono();
+    enum ext_verb verb = verb_of(rq->path);
+    unsigned status;
+
+    if (verb != EXT_VERB_OTHER) {
+        if (strcmp(rq->method, "POST") != 0) {
+            text(rp, 405, "{\"error\":\"method not allowed; use POST\"}");
+            rp->allow = "POST";
+            status = 405;
+        } else if (verb == EXT_VERB_FILTER) {
+            status = do_filter(r, rq, rp);
+        } else if (verb == EXT_VERB_PRIORITIZE) {
+            status = do_prioritize(r, rq, rp);
+        } else if (verb == EXT_VERB_BIND) {
+            status = do_bind(r, rq, rp);
+        } else {
+            status = do_preempt(r, rq, rp);
+        }
+    } else if (is_get_path(rq->path)) {
+        if (strcmp(rq->method, "GET") != 0 && strcmp(rq->method, "HEAD") != 0) {
+            text(rp, 405, "{\"error\":\"method not allowed; use GET\"}");
+            rp->allow = "GET, HEAD";
+            status = 405;
+        } else {
+            status = do_get(r, rq->path, rp);
+        }
+    } else {
+        text(rp, 404, "{\"error\":\"not found\"}");
+        status = 404;
+    }
+    ext_metrics_request(r->metrics, verb, status, mono() - t0);
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* extender/routes.h - what each URL of `topox serve` does: POST /filter, /prioritize, /bind,
+ * /preempt (also under a prefix such as /v1/filter), GET /healthz, /readyz, /metrics, /version,
+ * /debug/state; 404 for other paths, 405 for a wrong method. Decodes with codec.c, decides with
+ * state.c and policy, answers per extender-protocol.md section 2 (filter and bind failures travel
+ * in the Error field with HTTP 200; prioritize and preempt failures are non-200), counts metrics
+ * and logs one line per decision. No MHD here: http.c calls ext_routes_handle(). */
+#ifndef TPX_EXTENDER_ROUTES_H
+#define TPX_EXTENDER_ROUTES_H
+
+#include "extender/codec.h"
+#include "extender/config.h"
+#include "extender/http.h"
+#include "extender/metrics.h"
+#include "extender/state.h"
+
+/* Everything a handler needs. Borrowed: the caller keeps these alive while the server runs. */
+struct ext_routes {
+    struct ext_state *state;
+    struct ext_metrics *metrics;
+    struct ext_codec_opts opts;
+    enum ext_bind_mode bind_mode;
+    size_t max_response; /* cap on a response body */
+};
+
+/* The ext_http_handler_fn for http.c; ctx is a struct ext_routes. Thread-safe. */
+void ext_routes_handle(void *ctx, const struct ext_http_req *rq, struct ext_http_resp *rp);
+
+#endif

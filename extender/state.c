@@ -1,0 +1,709 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* extender/state.c - the cluster snapshot and the ledger behind one rwlock, and the table of pods
+ * seen at filter time (its own mutex, taken after the rwlock when both are needed).
+ *
+ * Why a rwlock and not a plain mutex: filter and prioritize only read the ledger and arrive from
+ * many scheduler goroutines at once; binds and node updates are rare and write. Reservation expiry
+ * is a write too, so filter upgrades to the exclusive lock at most once a second to run it. */
+#include "extender/state.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define POD_BUCKETS 4096
+#define POD_MAX 200000
+#define POD_SEEN_TTL 3600
+
+enum pod_kind { POD_SEEN = 0, POD_COMMITTED, POD_USED };
+
+struct pod {
+    char *uid;
+    char *name;
+    char *node; /* bound node, or NULL */
+    struct pol_workload wl;
+    bool has_wl;
+    enum pod_kind kind;
+    unsigned accel;
+    time_t seen;
+    struct pod *next;
+};
+
+struct ext_state {
+    pthread_rwlock_t lock; /* cluster, ledger */
+    struct topo_cluster *cluster;
+    struct pol_ledger *ledger;
+    unsigned ttl_s;
+    atomic_llong next_expire;
+    atomic_bool need_sync;
+    atomic_bool synced;
+
+    pthread_mutex_t pods_lock; /* pods, npods */
+    struct pod *pods[POD_BUCKETS];
+    size_t npods;
+};
+
+static size_t hash(const char *s)
+{
+    size_t h = 1469598103934665603ULL;
+
+    while (*s)
+        h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+    return h % POD_BUCKETS;
+}
+
+static void pod_free(struct pod *p)
+{
+    free(p->uid);
+    free(p->name);
+    free(p->node);
+    free(p);
+}
+
+/* pods_lock held */
+static struct pod *pod_find(struct ext_state *st, const char *uid)
+{
+    for (struct pod *p = st->pods[hash(uid)]; p; p = p->next) {
+        if (strcmp(p->uid, uid) == 0)
+            return p;
+    }
+    return NULL;
+}
+
+/* pods_lock held: forget SEEN entries older than the TTL (never bound pods). */
+static void pods_sweep(struct ext_state *st, time_t now)
+{
+    for (size_t b = 0; b < POD_BUCKETS; b++) {
+        struct pod **pp = &st->pods[b];
+        while (*pp) {
+            struct pod *p = *pp;
+            if (p->kind == POD_SEEN && (now - p->seen > POD_SEEN_TTL || st->npods > POD_MAX)) {
+                *pp = p->next;
+                pod_free(p);
+                st->npods--;
+            } else {
+                pp = &p->next;
+            }
+        }
+    }
+}
+
+/* pods_lock held */
+static struct pod *pod_get(struct ext_state *st, const char *uid, const char *name, time_t now)
+{
+    struct pod *p = pod_find(st, uid);
+    size_t h;
+
+    if (p)
+        return p;
+    if (st->npods >= POD_MAX)
+        pods_sweep(st, now);
+    p = calloc(1, sizeof(*p));
+    if (!p)
+        return NULL;
+    p->uid = strdup(uid);
+    p->name = strdup(name ? name : uid);
+    if (!p->uid || !p->name) {
+        pod_free(p);
+        return NULL;
+    }
+    p->seen = now;
+    h = hash(uid);
+    p->next = st->pods[h];
+    st->pods[h] = p;
+    st->npods++;
+    return p;
+}
+
+struct ext_state *ext_state_new(unsigned ttl_s, struct tpx_err *err)
+{
+    struct ext_state *st = calloc(1, sizeof(*st));
+
+    if (!st) {
+        tpx_err_set(err, TPX_ENOMEM, "out of memory for the extender state");
+        return NULL;
+    }
+    pthread_rwlock_init(&st->lock, NULL);
+    pthread_mutex_init(&st->pods_lock, NULL);
+    st->ttl_s = ttl_s;
+    atomic_init(&st->next_expire, 0);
+    atomic_init(&st->need_sync, false);
+    atomic_init(&st->synced, false);
+    return st;
+}
+
+void ext_state_free(struct ext_state *st)
+{
+    if (!st)
+        return;
+    pol_ledger_free(st->ledger);
+    topo_cluster_free(st->cluster);
+    for (size_t b = 0; b < POD_BUCKETS; b++) {
+        struct pod *p = st->pods[b];
+        while (p) {
+            struct pod *next = p->next;
+            pod_free(p);
+            p = next;
+        }
+    }
+    pthread_rwlock_destroy(&st->lock);
+    pthread_mutex_destroy(&st->pods_lock);
+    free(st);
+}
+
+/* Write lock held: pods counted as used by pol_ledger_use() are not carried by a rebase (it
+ * carries groups, placements and reservations), so they are applied again to a new ledger. */
+static void reapply_used(struct ext_state *st, struct pol_ledger *l)
+{
+    const struct topo_cluster *c = pol_ledger_cluster(l);
+
+    pthread_mutex_lock(&st->pods_lock);
+    for (size_t b = 0; b < POD_BUCKETS; b++) {
+        for (struct pod *p = st->pods[b]; p; p = p->next) {
+            struct tpx_err e = TPX_ERR_INIT;
+            size_t i;
+
+            if (p->kind != POD_USED || !p->node)
+                continue;
+            i = topo_cluster_find(c, p->node);
+            if (i != TOPO_NONE)
+                pol_ledger_use(l, i, (int)p->accel, &e);
+        }
+    }
+    pthread_mutex_unlock(&st->pods_lock);
+}
+
+/* Write lock held: make c (sealed, owned) the snapshot, carrying the ledger over. */
+static enum tpx_code install(struct ext_state *st, struct topo_cluster *c, struct tpx_err *err)
+{
+    struct pol_ledger *l;
+
+    if (st->ledger)
+        l = pol_ledger_rebase(st->ledger, c, err);
+    else
+        l = pol_ledger_new(c, err);
+    if (!l) {
+        topo_cluster_free(c);
+        return err->code;
+    }
+    if (st->ledger)
+        reapply_used(st, l);
+    pol_ledger_free(st->ledger);
+    topo_cluster_free(st->cluster);
+    st->ledger = l;
+    st->cluster = c;
+    return TPX_OK;
+}
+
+enum tpx_code ext_state_set_cluster(struct ext_state *st, struct topo_cluster *c,
+                                    struct tpx_err *err)
+{
+    enum tpx_code rc;
+
+    pthread_rwlock_wrlock(&st->lock);
+    rc = install(st, c, err);
+    pthread_rwlock_unlock(&st->lock);
+    return rc;
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+    if (!a || !b)
+        return a == b;
+    return strcmp(a, b) == 0;
+}
+
+static bool info_same(const struct topo_node_info *a, const struct topo_node_info *b)
+{
+    return str_eq(a->rack, b->rack) && str_eq(a->block, b->block) && str_eq(a->zone, b->zone) &&
+           str_eq(a->domain, b->domain) && str_eq(a->resource, b->resource) &&
+           a->accel_alloc == b->accel_alloc && a->fabric == b->fabric &&
+           a->domain_size == b->domain_size && a->domains_per_node == b->domains_per_node &&
+           a->unschedulable == b->unschedulable;
+}
+
+/* Write lock held. Rebuild the cluster from the old one with updates (upd[i] replaces the node of
+ * the same name; new names are appended) and without the node called `drop`. */
+static enum tpx_code rebuild(struct ext_state *st, const struct topo_node_info *upd, size_t n,
+                             const char *drop, struct tpx_err *err)
+{
+    const struct topo_cluster *old = st->cluster;
+    size_t nold = old ? topo_cluster_node_count(old) : 0;
+    const struct topo_node_info **repl = NULL;
+    struct topo_cluster *c = topo_cluster_new(err);
+
+    if (!c)
+        return err->code;
+    if (nold) {
+        repl = calloc(nold, sizeof(*repl));
+        if (!repl) {
+            topo_cluster_free(c);
+            return tpx_err_set(err, TPX_ENOMEM, "out of memory rebuilding the cluster");
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t k = old ? topo_cluster_find(old, upd[i].name) : TOPO_NONE;
+        if (k != TOPO_NONE)
+            repl[k] = &upd[i];
+    }
+    for (size_t k = 0; k < nold; k++) {
+        const struct topo_node_info *o = topo_cluster_node(old, k);
+        struct topo_node_info v;
+
+        if (drop && strcmp(o->name, drop) == 0)
+            continue;
+        v = repl[k] ? *repl[k] : *o;
+        v.accel_used = o->accel_used;
+        if (topo_cluster_add(c, &v, err) != TPX_OK)
+            goto fail;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (old && topo_cluster_find(old, upd[i].name) != TOPO_NONE)
+            continue;
+        /* a name twice in one batch: the first wins */
+        if (topo_cluster_add(c, &upd[i], err) != TPX_OK) {
+            if (err->code != TPX_EEXIST)
+                goto fail;
+            tpx_err_clear(err);
+        }
+    }
+    free(repl);
+    if (topo_cluster_seal(c, err) != TPX_OK) {
+        topo_cluster_free(c);
+        return err->code;
+    }
+    return install(st, c, err);
+fail:
+    free(repl);
+    topo_cluster_free(c);
+    return err->code;
+}
+
+enum tpx_code ext_state_upsert_nodes(struct ext_state *st, const struct topo_node_info *nodes,
+                                     size_t n, bool *changed, struct tpx_err *err)
+{
+    bool diff = false;
+    enum tpx_code rc = TPX_OK;
+
+    if (changed)
+        *changed = false;
+    for (size_t i = 0; i < n; i++) {
+        if (!nodes[i].name)
+            return tpx_err_set(err, TPX_EINVAL, "a node without a name");
+    }
+    /* the common case (nothing changed) only needs the shared lock */
+    pthread_rwlock_rdlock(&st->lock);
+    if (!st->cluster) {
+        diff = n > 0;
+    } else {
+        for (size_t i = 0; i < n && !diff; i++) {
+            size_t k = topo_cluster_find(st->cluster, nodes[i].name);
+            diff = k == TOPO_NONE || !info_same(topo_cluster_node(st->cluster, k), &nodes[i]);
+        }
+    }
+    pthread_rwlock_unlock(&st->lock);
+    if (!diff)
+        return TPX_OK;
+    pthread_rwlock_wrlock(&st->lock);
+    rc = rebuild(st, nodes, n, NULL, err);
+    pthread_rwlock_unlock(&st->lock);
+    if (rc == TPX_OK && changed)
+        *changed = true;
+    return rc;
+}
+
+enum tpx_code ext_state_upsert_node(struct ext_state *st, const struct topo_node_info *node,
+                                    struct tpx_err *err)
+{
+    return ext_state_upsert_nodes(st, node, 1, NULL, err);
+}
+
+enum tpx_code ext_state_remove_node(struct ext_state *st, const char *name, struct tpx_err *err)
+{
+    enum tpx_code rc;
+
+    pthread_rwlock_wrlock(&st->lock);
+    if (!st->cluster || topo_cluster_find(st->cluster, name) == TOPO_NONE)
+        rc = tpx_err_set(err, TPX_ENOENT, "node '%s' is not known", name);
+    else
+        rc = rebuild(st, NULL, 0, name, err);
+    pthread_rwlock_unlock(&st->lock);
+    return rc;
+}
+
+/* Write lock and pods_lock held: account pod p on node index i. */
+static enum tpx_code place(struct ext_state *st, struct pod *p, size_t i, time_t now,
+                           struct pol_placement *where, struct tpx_err *err)
+{
+    const char *node = topo_cluster_node(st->cluster, i)->name;
+    char *copy;
+
+    if (p->node) {
+        if (strcmp(p->node, node) == 0)
+            return TPX_OK; /* idempotent */
+        return tpx_err_set(err, TPX_EEXIST, "pod '%s' is already bound to node '%s'", p->name,
+                           p->node);
+    }
+    copy = strdup(node);
+    if (!copy)
+        return tpx_err_set(err, TPX_ENOMEM, "out of memory");
+    if (p->has_wl && p->wl.has_intent) {
+        if (pol_commit(st->ledger, &p->wl, p->uid, p->name, i, now, st->ttl_s, where, err) !=
+            TPX_OK) {
+            free(copy);
+            return err->code;
+        }
+        p->kind = POD_COMMITTED;
+    } else {
+        p->accel = p->has_wl ? p->wl.accel_per_pod : p->accel;
+        if (p->accel && pol_ledger_use(st->ledger, i, (int)p->accel, err) != TPX_OK) {
+            free(copy);
+            return err->code;
+        }
+        p->kind = POD_USED;
+    }
+    p->node = copy;
+    return TPX_OK;
+}
+
+enum tpx_code ext_state_upsert_pod(struct ext_state *st, const char *uid, const char *name,
+                                   const char *node_name, unsigned accel,
+                                   const struct pol_workload *wl, struct tpx_err *err)
+{
+    struct pol_placement where;
+    enum tpx_code rc = TPX_OK;
+    time_t now = time(NULL);
+    struct pod *p;
+    size_t i;
+
+    pthread_rwlock_wrlock(&st->lock);
+    pthread_mutex_lock(&st->pods_lock);
+    if (!st->cluster) {
+        rc = tpx_err_set(err, TPX_ENOENT, "no cluster loaded");
+        goto out;
+    }
+    i = topo_cluster_find(st->cluster, node_name);
+    if (i == TOPO_NONE) {
+        rc = tpx_err_set(err, TPX_ENOENT, "node '%s' is not known", node_name);
+        goto out;
+    }
+    p = pod_get(st, uid, name, now);
+    if (!p) {
+        rc = tpx_err_set(err, TPX_ENOMEM, "out of memory");
+        goto out;
+    }
+    if (wl) {
+        p->wl = *wl;
+        p->has_wl = true;
+    }
+    p->accel = accel;
+    rc = place(st, p, i, now, &where, err);
+out:
+    pthread_mutex_unlock(&st->pods_lock);
+    pthread_rwlock_unlock(&st->lock);
+    return rc;
+}
+
+bool ext_state_remove_pod(struct ext_state *st, const char *uid)
+{
+    struct pod **pp;
+    bool found = false;
+
+    pthread_rwlock_wrlock(&st->lock);
+    pthread_mutex_lock(&st->pods_lock);
+    for (pp = &st->pods[hash(uid)]; *pp; pp = &(*pp)->next) {
+        struct pod *p = *pp;
+        struct tpx_err e = TPX_ERR_INIT;
+
+        if (strcmp(p->uid, uid) != 0)
+            continue;
+        if (st->ledger && p->kind == POD_COMMITTED) {
+            pol_ledger_forget_pod(st->ledger, uid);
+        } else if (st->ledger && p->kind == POD_USED && p->node && p->accel) {
+            size_t i = topo_cluster_find(st->cluster, p->node);
+            if (i != TOPO_NONE)
+                pol_ledger_use(st->ledger, i, -(int)p->accel, &e);
+        }
+        *pp = p->next;
+        pod_free(p);
+        st->npods--;
+        found = true;
+        break;
+    }
+    pthread_mutex_unlock(&st->pods_lock);
+    pthread_rwlock_unlock(&st->lock);
+    return found;
+}
+
+void ext_state_require_sync(struct ext_state *st)
+{
+    atomic_store(&st->need_sync, true);
+}
+
+void ext_state_mark_synced(struct ext_state *st)
+{
+    atomic_store(&st->synced, true);
+}
+
+bool ext_state_ready(struct ext_state *st, const char **why)
+{
+    bool has;
+
+    pthread_rwlock_rdlock(&st->lock);
+    has = st->cluster != NULL;
+    pthread_rwlock_unlock(&st->lock);
+    if (!has) {
+        *why = "no cluster loaded";
+        return false;
+    }
+    if (atomic_load(&st->need_sync) && !atomic_load(&st->synced)) {
+        *why = "waiting for the first sync with the API server";
+        return false;
+    }
+    *why = "ok";
+    return true;
+}
+
+void ext_state_remember_pod(struct ext_state *st, const char *uid, const char *name,
+                            const struct pol_workload *wl, time_t now)
+{
+    struct pod *p;
+
+    if (!uid || !*uid)
+        return;
+    pthread_mutex_lock(&st->pods_lock);
+    p = pod_get(st, uid, name, now);
+    if (p && p->kind == POD_SEEN) {
+        p->wl = *wl;
+        p->has_wl = true;
+        p->seen = now;
+    }
+    pthread_mutex_unlock(&st->pods_lock);
+}
+
+size_t ext_state_expire(struct ext_state *st, time_t now)
+{
+    size_t n = 0;
+
+    pthread_rwlock_wrlock(&st->lock);
+    if (st->ledger)
+        n = pol_ledger_expire(st->ledger, now);
+    atomic_store(&st->next_expire, (long long)now + 1);
+    pthread_rwlock_unlock(&st->lock);
+    return n;
+}
+
+/* Run expiry at most once a second, from the read paths. */
+static void maybe_expire(struct ext_state *st, time_t now)
+{
+    if ((long long)now >= atomic_load(&st->next_expire))
+        ext_state_expire(st, now);
+}
+
+/* Read lock held: names -> indices; TOPO_NONE for unknown names. */
+static size_t *resolve(struct ext_state *st, const char *const *names, size_t n, size_t *known,
+                       size_t *nknown, struct tpx_err *err)
+{
+    size_t *idx = malloc((n ? n : 1) * sizeof(*idx));
+
+    *nknown = 0;
+    if (!idx) {
+        tpx_err_set(err, TPX_ENOMEM, "out of memory for %zu candidates", n);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        idx[i] = topo_cluster_find(st->cluster, names[i]);
+        if (idx[i] != TOPO_NONE)
+            known[(*nknown)++] = idx[i];
+    }
+    return idx;
+}
+
+enum tpx_code ext_state_filter(struct ext_state *st, const struct pol_workload *wl,
+                               const char *const *names, size_t n, time_t now,
+                               struct ext_verdicts *out, struct tpx_err *err)
+{
+    size_t *idx = NULL, *known = NULL, nknown = 0;
+    enum tpx_code rc = TPX_OK;
+
+    memset(out, 0, sizeof(*out));
+    maybe_expire(st, now);
+    out->n = n;
+    out->verdict = calloc(n ? n : 1, sizeof(*out->verdict));
+    out->reason = calloc(n ? n : 1, sizeof(*out->reason));
+    known = malloc((n ? n : 1) * sizeof(*known));
+    if (!out->verdict || !out->reason || !known) {
+        free(known);
+        ext_verdicts_release(out);
+        return tpx_err_set(err, TPX_ENOMEM, "out of memory for %zu candidates", n);
+    }
+    pthread_rwlock_rdlock(&st->lock);
+    if (!st->cluster) {
+        rc = tpx_err_set(err, TPX_ENOENT, "no cluster loaded yet");
+        goto out;
+    }
+    idx = resolve(st, names, n, known, &nknown, err);
+    if (!idx) {
+        rc = err->code;
+        goto out;
+    }
+    rc = pol_filter(st->ledger, wl, known, nknown, now, &out->res, err);
+    if (rc != TPX_OK)
+        goto out;
+    for (size_t i = 0, k = 0; i < n; i++) {
+        if (idx[i] == TOPO_NONE) {
+            out->verdict[i] = POL_FAIL;
+            out->reason[i] = EXT_UNKNOWN_NODE_REASON;
+            out->nunknown++;
+            continue;
+        }
+        out->verdict[i] = out->res.verdict[k];
+        if (out->verdict[i] == POL_FIT)
+            out->nfit++;
+        else if (out->res.reason && out->res.reason[k] < out->res.nreasons)
+            out->reason[i] = out->res.reasons[out->res.reason[k]];
+        else
+            out->reason[i] = "rejected by topology policy";
+        k++;
+    }
+out:
+    pthread_rwlock_unlock(&st->lock);
+    free(idx);
+    free(known);
+    if (rc != TPX_OK)
+        ext_verdicts_release(out);
+    return rc;
+}
+
+void ext_verdicts_release(struct ext_verdicts *v)
+{
+    free(v->verdict);
+    free(v->reason);
+    pol_filter_result_release(&v->res);
+    memset(v, 0, sizeof(*v));
+}
+
+enum tpx_code ext_state_score(struct ext_state *st, const struct pol_workload *wl,
+                              const char *const *names, size_t n, time_t now, int *scores,
+                              struct tpx_err *err)
+{
+    size_t *idx = NULL, *known = NULL, nknown = 0;
+    int *ks = NULL;
+    enum tpx_code rc = TPX_OK;
+
+    maybe_expire(st, now);
+    known = malloc((n ? n : 1) * sizeof(*known));
+    ks = calloc(n ? n : 1, sizeof(*ks));
+    if (!known || !ks) {
+        free(known);
+        free(ks);
+        return tpx_err_set(err, TPX_ENOMEM, "out of memory for %zu candidates", n);
+    }
+    pthread_rwlock_rdlock(&st->lock);
+    if (!st->cluster) {
+        rc = tpx_err_set(err, TPX_ENOENT, "no cluster loaded yet");
+        goto out;
+    }
+    idx = resolve(st, names, n, known, &nknown, err);
+    if (!idx) {
+        rc = err->code;
+        goto out;
+    }
+    rc = pol_score(st->ledger, wl, known, nknown, now, ks, err);
+    if (rc != TPX_OK)
+        goto out;
+    for (size_t i = 0, k = 0; i < n; i++) {
+        int s = 0;
+        if (idx[i] != TOPO_NONE)
+            s = ks[k++];
+        scores[i] = s < 0 ? 0 : s > 10 ? 10 : s;
+    }
+out:
+    pthread_rwlock_unlock(&st->lock);
+    free(idx);
+    free(known);
+    free(ks);
+    return rc;
+}
+
+static void copy_str(char *dst, const char *src)
+{
+    size_t n = src ? strlen(src) : 0;
+
+    if (n >= POL_KEY_MAX)
+        n = POL_KEY_MAX - 1;
+    if (n)
+        memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+enum tpx_code ext_state_bind(struct ext_state *st, const char *uid, const char *name,
+                             const char *node_name, time_t now, struct ext_bind_out *out,
+                             struct tpx_err *err)
+{
+    struct pol_placement where;
+    enum tpx_code rc = TPX_OK;
+    struct pod *p;
+    size_t i;
+
+    memset(out, 0, sizeof(*out));
+    memset(&where, 0, sizeof(where));
+    pthread_rwlock_wrlock(&st->lock);
+    pthread_mutex_lock(&st->pods_lock);
+    if (!st->cluster) {
+        rc = tpx_err_set(err, TPX_ENOENT, "no cluster loaded yet");
+        goto out;
+    }
+    if (st->ledger)
+        pol_ledger_expire(st->ledger, now);
+    i = topo_cluster_find(st->cluster, node_name);
+    if (i == TOPO_NONE) {
+        rc = tpx_err_set(err, TPX_ENOENT, "%s: '%s'", EXT_UNKNOWN_NODE_REASON, node_name);
+        goto out;
+    }
+    p = pod_find(st, uid);
+    out->known = p && p->has_wl;
+    if (!p) {
+        p = pod_get(st, uid, name, now);
+        if (!p) {
+            rc = tpx_err_set(err, TPX_ENOMEM, "out of memory");
+            goto out;
+        }
+    }
+    rc = place(st, p, i, now, &where, err);
+    if (rc != TPX_OK)
+        goto out;
+    out->intent = p->kind == POD_COMMITTED;
+    if (out->intent) {
+        copy_str(out->rack, where.rack);
+        copy_str(out->domain, where.domain);
+        copy_str(out->group, p->wl.group);
+        out->stage = where.stage;
+        out->rank_first = where.rank_first;
+        out->rank_last = where.rank_last;
+    }
+out:
+    pthread_mutex_unlock(&st->pods_lock);
+    pthread_rwlock_unlock(&st->lock);
+    return rc;
+}
+
+bool ext_state_read(struct ext_state *st,
+                    void (*fn)(void *ctx, const struct pol_ledger *l, size_t pods_seen),
+                    void *ctx)
+{
+    bool ok = false;
+    size_t npods;
+
+    pthread_mutex_lock(&st->pods_lock);
+    npods = st->npods;
+    pthread_mutex_unlock(&st->pods_lock);
+    pthread_rwlock_rdlock(&st->lock);
+    if (st->ledger) {
+        fn(ctx, st->ledger, npods);
+        ok = true;
+    }
+    pthread_rwlock_unlock(&st->lock);
+    return ok;
+}

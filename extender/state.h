@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* extender/state.h - what `topox serve` knows: a sealed cluster snapshot and the policy ledger
+ * (placements, reservations, capacity in use) behind one read-write lock, plus the pods seen at
+ * filter time so that bind knows what they asked for. Fed by --nodes/--cluster, by full Node
+ * objects in filter requests, and (later) by the API-server watch through the upsert/remove
+ * functions, which take plain C values. No JSON, no HTTP.
+ *
+ * Threads: every function is thread-safe. Filter and score take the lock shared; bind, node and
+ * pod updates take it exclusive, so two binds can never book the same capacity twice. */
+#ifndef TPX_EXTENDER_STATE_H
+#define TPX_EXTENDER_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <time.h>
+
+#include "common/err.h"
+#include "policy/policy.h"
+#include "topology/model.h"
+
+/* Reason given for a node name topox does not know. */
+#define EXT_UNKNOWN_NODE_REASON "unknown node (not in topox's cluster view)"
+
+struct ext_state;
+
+/* New empty state (no cluster: not ready). ttl_s is the reservation TTL for binds. NULL with *err
+ * on failure. Free with ext_state_free(). */
+struct ext_state *ext_state_new(unsigned ttl_s, struct tpx_err *err);
+void ext_state_free(struct ext_state *st); /* accepts NULL */
+
+/* Replace the cluster with c (sealed; ownership passes to the state, also on failure). Existing
+ * placements and reservations are carried over by node name. */
+enum tpx_code ext_state_set_cluster(struct ext_state *st, struct topo_cluster *c,
+                                    struct tpx_err *err);
+
+/* Add or refresh nodes (copied). accel_used of a node already known is kept from the state (a
+ * Node object does not say what pods use). The snapshot is rebuilt once, and only when some node
+ * is new or differs; *changed (may be NULL) says whether it was. */
+enum tpx_code ext_state_upsert_nodes(struct ext_state *st, const struct topo_node_info *nodes,
+                                     size_t n, bool *changed, struct tpx_err *err);
+enum tpx_code ext_state_upsert_node(struct ext_state *st, const struct topo_node_info *node,
+                                    struct tpx_err *err);
+/* TPX_ENOENT when unknown. */
+enum tpx_code ext_state_remove_node(struct ext_state *st, const char *name, struct tpx_err *err);
+
+/* A pod bound to node_name (from the watch): with wl carrying intent it is committed as a group
+ * member, otherwise its accel accelerators are counted as used. Idempotent per uid. wl may be
+ * NULL. TPX_ENOENT for an unknown node. */
+enum tpx_code ext_state_upsert_pod(struct ext_state *st, const char *uid, const char *name,
+                                   const char *node_name, unsigned accel,
+                                   const struct pol_workload *wl, struct tpx_err *err);
+/* The pod is gone (deleted, finished, binding failed): its capacity and group slot are freed.
+ * false when the uid was not known. */
+bool ext_state_remove_pod(struct ext_state *st, const char *uid);
+
+/* Readiness: a cluster is loaded, and, when ext_state_require_sync() was called, the watch has
+ * called ext_state_mark_synced(). */
+void ext_state_require_sync(struct ext_state *st);
+void ext_state_mark_synced(struct ext_state *st);
+/* true when ready; otherwise *why (static text) says what is missing. */
+bool ext_state_ready(struct ext_state *st, const char **why);
+
+/* Remember what pod uid asked for (at filter time), so bind can commit it. Copied. Old entries
+ * are forgotten after an hour or when the table is full. */
+void ext_state_remember_pod(struct ext_state *st, const char *uid, const char *name,
+                            const struct pol_workload *wl, time_t now);
+
+/* Per input name: a verdict and a reason (borrowed until ext_verdicts_release()). */
+struct ext_verdicts {
+    size_t n;
+    enum pol_verdict *verdict;
+    const char **reason; /* NULL for POL_FIT */
+    size_t nfit;
+    size_t nunknown;
+    struct pol_filter_result res; /* owns the reason strings */
+};
+
+/* Filter the named nodes for a pod with intent. Unknown names get POL_FAIL with
+ * EXT_UNKNOWN_NODE_REASON. TPX_ENOENT when no cluster is loaded. */
+enum tpx_code ext_state_filter(struct ext_state *st, const struct pol_workload *wl,
+                               const char *const *names, size_t n, time_t now,
+                               struct ext_verdicts *out, struct tpx_err *err);
+void ext_verdicts_release(struct ext_verdicts *v);
+
+/* Scores 0..10 for the named nodes (unknown names score 0). */
+enum tpx_code ext_state_score(struct ext_state *st, const struct pol_workload *wl,
+                              const char *const *names, size_t n, time_t now, int *scores,
+                              struct tpx_err *err);
+
+/* Where a bound pod went; strings copied. */
+struct ext_bind_out {
+    bool known;     /* the pod was seen at filter time */
+    bool intent;    /* and had a topology intent (committed to a group) */
+    char rack[POL_KEY_MAX];
+    char domain[POL_KEY_MAX];
+    char group[POL_KEY_MAX];
+    unsigned stage;
+    unsigned rank_first;
+    unsigned rank_last;
+};
+
+/* Record the bind of pod uid to node_name: commits it to its group (reserving the rest of the
+ * group's capacity in the rack for the TTL) or counts its accelerators as used. TPX_EINVAL with
+ * policy's message when the node no longer fits (a concurrent bind took it), TPX_ENOENT for an
+ * unknown node or no cluster. A pod never seen at filter time is accepted and only recorded. */
+enum tpx_code ext_state_bind(struct ext_state *st, const char *uid, const char *name,
+                             const char *node_name, time_t now, struct ext_bind_out *out,
+                             struct tpx_err *err);
+
+/* Release reservations whose TTL passed. Returns how many. */
+size_t ext_state_expire(struct ext_state *st, time_t now);
+
+/* Call fn with the current ledger under the shared lock (for /debug/state and /metrics). The
+ * ledger and its cluster are valid only during the call. Returns false (fn not called) when no
+ * cluster is loaded. */
+bool ext_state_read(struct ext_state *st,
+                    void (*fn)(void *ctx, const struct pol_ledger *l, size_t pods_seen),
+                    void *ctx);
+
+#endif
