@@ -1,0 +1,608 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* extender/watch.c - list+watch loops for nodes and pods, one thread and one ext_kube per kind.
+ * Chunks are split into newline-delimited events in a capped buffer; the resume point is the last
+ * resourceVersion seen (bookmarks included); 410 in either form means relist. */
+#include "extender/watch.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/log.h"
+#include "common/banned.h"
+
+#define DEFAULT_PAGE_LIMIT 500U
+#define DEFAULT_TIMEOUT_S 300U
+#define DEFAULT_MAX_EVENT ((size_t)64 << 20)
+#define DEFAULT_BACKOFF_MIN_MS 500U
+#define DEFAULT_BACKOFF_MAX_MS 30000U
+#define DEFAULT_POD_SELECTOR "status.phase!=Succeeded,status.phase!=Failed"
+
+struct kind_loop {
+    struct ext_watch *w;
+    enum ext_kind kind;
+    struct ext_kube *k;
+    pthread_t th;
+    bool started;
+    char *rv;                 /* resume point; NULL means LIST first */
+    struct ext_watch_lines lines;
+    /* set by the stream callbacks, read after the stream ends */
+    bool expired;
+    bool broken;              /* unparsable or oversized event: relist */
+    bool got_bytes;
+    struct tpx_err serr;
+    struct ext_watch_stats st; /* under w->mu */
+};
+
+struct ext_watch {
+    struct ext_watch_sink sink;
+    struct ext_watch_config cfg;
+    char *pod_selector;
+    pthread_mutex_t mu;       /* recursive: a wait predicate may read the stats */
+    pthread_cond_t cv;
+    atomic_bool stopping;
+    unsigned seed;
+    struct kind_loop loops[EXT_KIND_COUNT];
+};
+
+const char *ext_kind_name(enum ext_kind kind)
+{
+    return kind == EXT_KIND_NODE ? "node" : kind == EXT_KIND_POD ? "pod" : "?";
+}
+
+/* ---- line splitting --------------------------------------------------------------------- */
+
+void ext_watch_lines_init(struct ext_watch_lines *l, size_t cap)
+{
+    l->buf = NULL;
+    l->len = 0;
+    l->alloc = 0;
+    l->cap = cap;
+}
+
+void ext_watch_lines_release(struct ext_watch_lines *l)
+{
+    free(l->buf);
+    l->buf = NULL;
+    l->len = 0;
+    l->alloc = 0;
+}
+
+static enum tpx_code lines_append(struct ext_watch_lines *l, const char *p, size_t n,
+                                  struct tpx_err *err)
+{
+    size_t want;
+    char *q;
+
+    if (n > l->cap || l->len > l->cap - n)
+        return tpx_err_set(err, TPX_ETOOBIG, "watch event longer than %zu bytes", l->cap);
+    if (l->len + n + 1 <= l->alloc) {
+        memcpy(l->buf + l->len, p, n);
+        l->len += n;
+        l->buf[l->len] = '\0';
+        return TPX_OK;
+    }
+    want = l->alloc ? l->alloc : 4096;
+    while (want < l->len + n + 1)
+        want *= 2;
+    if (want > l->cap + 1)
+        want = l->cap + 1;
+    q = realloc(l->buf, want);
+    if (!q)
+        return tpx_err_set(err, TPX_ENOMEM, "out of memory buffering a watch event");
+    l->buf = q;
+    l->alloc = want;
+    memcpy(l->buf + l->len, p, n);
+    l->len += n;
+    l->buf[l->len] = '\0';
+    return TPX_OK;
+}
+
+enum tpx_code ext_watch_lines_feed(struct ext_watch_lines *l, const char *p, size_t n,
+                                   bool (*on_line)(void *ctx, const char *line, size_t len),
+                                   void *ctx, struct tpx_err *err)
+{
+    while (n > 0) {
+        const char *nl = memchr(p, '\n', n);
+        size_t take = nl ? (size_t)(nl - p) : n;
+
+        if (!nl)
+            return lines_append(l, p, take, err);
+        if (l->len == 0) {
+            /* The whole line is in this chunk: no copy. */
+            if (take > l->cap)
+                return tpx_err_set(err, TPX_ETOOBIG, "watch event longer than %zu bytes",
+                                   l->cap);
+            if (take > 0 && !on_line(ctx, p, take))
+                return TPX_OK;
+        } else {
+            size_t total;
+
+            if (lines_append(l, p, take, err) != TPX_OK)
+                return err->code;
+            total = l->len;
+            l->len = 0;
+            if (!on_line(ctx, l->buf, total))
+                return TPX_OK;
+        }
+        p += take + 1;
+        n -= take + 1;
+    }
+    return TPX_OK;
+}
+
+/* ---- helpers ---------------------------------------------------------------------------- */
+
+static void lock(struct ext_watch *w)
+{
+    pthread_mutex_lock(&w->mu);
+}
+
+static void unlock_and_signal(struct ext_watch *w)
+{
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+static bool is_stopping(void *ctx)
+{
+    struct ext_watch *w = ctx;
+
+    return atomic_load(&w->stopping);
+}
+
+/* Percent-encode a query value (selectors and resourceVersions are opaque strings). */
+static enum tpx_code add_escaped(struct tpx_buf *b, const char *s, struct tpx_err *err)
+{
+    static const char hex[] = "0123456789ABCDEF";
+
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        char enc[3];
+
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+            *p == '-' || *p == '_' || *p == '.' || *p == '~') {
+            if (tpx_buf_add(b, p, 1, err) != TPX_OK)
+                return err->code;
+            continue;
+        }
+        enc[0] = '%';
+        enc[1] = hex[*p >> 4];
+        enc[2] = hex[*p & 15];
+        if (tpx_buf_add(b, enc, 3, err) != TPX_OK)
+            return err->code;
+    }
+    return TPX_OK;
+}
+
+static const char *base_path(enum ext_kind kind)
+{
+    return kind == EXT_KIND_NODE ? "/api/v1/nodes" : "/api/v1/pods";
+}
+
+static void set_rv(struct kind_loop *l, const char *rv)
+{
+    char *copy;
+
+    if (!rv || !*rv)
+        return;
+    copy = strdup(rv);
+    if (!copy)
+        return;
+    free(l->rv);
+    l->rv = copy;
+    lock(l->w);
+    snprintf(l->st.rv, sizeof(l->st.rv), "%s", rv);
+    unlock_and_signal(l->w);
+}
+
+static const char *obj_rv(json_t *obj)
+{
+    json_t *v = json_object_get(json_object_get(obj, "metadata"), "resourceVersion");
+
+    return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static void note_failure(struct kind_loop *l, const struct tpx_err *e, bool expired)
+{
+    lock(l->w);
+    if (expired)
+        l->st.expired++;
+    else
+        l->st.failures++;
+    snprintf(l->st.last_error, sizeof(l->st.last_error), "%s", e->msg);
+    unlock_and_signal(l->w);
+    TPX_LOG(expired ? TPX_INFO : TPX_WARN, expired ? "watch expired, relisting" : "watch failed",
+            TPX_S("kind", ext_kind_name(l->kind)), TPX_S("err", e->msg));
+}
+
+/* Sleep before the next try, waking at once on stop. */
+static void backoff(struct kind_loop *l, unsigned fails)
+{
+    struct ext_watch *w = l->w;
+    unsigned long ms = w->cfg.backoff_min_ms;
+    struct timespec ts;
+
+    for (unsigned i = 0; i < fails && ms < w->cfg.backoff_max_ms; i++)
+        ms *= 2;
+    if (ms > w->cfg.backoff_max_ms)
+        ms = w->cfg.backoff_max_ms;
+    pthread_mutex_lock(&w->mu);
+    /* Jitter: somewhere in [ms/2, 3ms/2), so many clients do not retry in step. */
+    ms = ms / 2 + (unsigned long)rand_r(&w->seed) % (ms ? ms : 1);
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += (time_t)(ms / 1000);
+    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    while (!atomic_load(&w->stopping)) {
+        if (pthread_cond_timedwait(&w->cv, &w->mu, &ts) != 0)
+            break;
+    }
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* ---- LIST ------------------------------------------------------------------------------- */
+
+static bool collect(void *ctx, json_t *item)
+{
+    return json_array_append(ctx, item) == 0;
+}
+
+static enum tpx_code do_list(struct kind_loop *l, struct tpx_err *err)
+{
+    struct ext_watch *w = l->w;
+    json_t *items = json_array();
+    struct tpx_buf q;
+    char *rv = NULL;
+    json_t *it;
+    size_t i;
+
+    tpx_buf_init(&q, 4096);
+    if (!items)
+        return tpx_err_set(err, TPX_ENOMEM, "out of memory");
+    if (l->kind == EXT_KIND_POD && w->pod_selector[0]) {
+        tpx_buf_adds(&q, "fieldSelector=", err);
+        add_escaped(&q, w->pod_selector, err);
+    }
+    if (err->code == TPX_OK)
+        ext_kube_list(l->k, base_path(l->kind), q.data, w->cfg.page_limit, collect, items, &rv,
+                      err);
+    tpx_buf_release(&q);
+    if (err->code != TPX_OK) {
+        json_decref(items);
+        free(rv);
+        return err->code;
+    }
+    if (!rv || !*rv) {
+        json_decref(items);
+        free(rv);
+        return tpx_err_set(err, TPX_EPARSE, "LIST %s: no metadata.resourceVersion",
+                           base_path(l->kind));
+    }
+    /* The whole list in one burst, so the consumer never sees half of it. */
+    lock(w);
+    if (w->sink.reset)
+        w->sink.reset(w->sink.ctx, l->kind);
+    json_array_foreach(items, i, it) {
+        if (w->sink.upsert)
+            w->sink.upsert(w->sink.ctx, l->kind, it);
+    }
+    if (w->sink.synced)
+        w->sink.synced(w->sink.ctx, l->kind);
+    l->st.lists++;
+    l->st.synced = true;
+    unlock_and_signal(w);
+    TPX_LOG(TPX_INFO, "listed", TPX_S("kind", ext_kind_name(l->kind)),
+            TPX_I("items", json_array_size(items)), TPX_S("rv", rv));
+    set_rv(l, rv);
+    free(rv);
+    json_decref(items);
+    return TPX_OK;
+}
+
+/* ---- WATCH ------------------------------------------------------------------------------ */
+
+static bool on_event(void *ctx, const char *line, size_t len)
+{
+    struct kind_loop *l = ctx;
+    struct ext_watch *w = l->w;
+    json_error_t je;
+    json_t *ev = json_loadb(line, len, 0, &je);
+    json_t *obj = json_object_get(ev, "object");
+    json_t *t = json_object_get(ev, "type");
+    const char *type = json_is_string(t) ? json_string_value(t) : NULL;
+    bool go_on = true;
+
+    if (!ev || !type || !json_is_object(obj)) {
+        tpx_err_set(&l->serr, TPX_EPARSE, "watch %s: bad event at column %d: %s",
+                    base_path(l->kind), je.column, ev ? "no type or object" : je.text);
+        l->broken = true;
+        json_decref(ev);
+        return false;
+    }
+    if (strcmp(type, "ADDED") == 0 || strcmp(type, "MODIFIED") == 0 ||
+        strcmp(type, "DELETED") == 0) {
+        lock(w);
+        if (type[0] == 'D') {
+            if (w->sink.remove)
+                w->sink.remove(w->sink.ctx, l->kind, obj);
+        } else if (w->sink.upsert) {
+            w->sink.upsert(w->sink.ctx, l->kind, obj);
+        }
+        l->st.events++;
+        unlock_and_signal(w);
+        set_rv(l, obj_rv(obj));
+    } else if (strcmp(type, "BOOKMARK") == 0) {
+        lock(w);
+        l->st.bookmarks++;
+        unlock_and_signal(w);
+        set_rv(l, obj_rv(obj));
+    } else if (strcmp(type, "ERROR") == 0) {
+        json_t *code = json_object_get(obj, "code");
+        json_t *msg = json_object_get(obj, "message");
+
+        tpx_err_set(&l->serr, TPX_EAPI, "watch %s: ERROR event %lld: %s", base_path(l->kind),
+                    json_is_integer(code) ? (long long)json_integer_value(code) : 0LL,
+                    json_is_string(msg) ? json_string_value(msg) : "");
+        l->serr.http_status = json_is_integer(code) ? (long)json_integer_value(code) : 0;
+        if (l->serr.http_status == 410)
+            l->expired = true;
+        go_on = false;
+    }
+    /* Unknown types are skipped: newer servers may add some. */
+    json_decref(ev);
+    return go_on;
+}
+
+static bool on_data(void *ctx, const char *p, size_t n)
+{
+    struct kind_loop *l = ctx;
+    struct tpx_err e = TPX_ERR_INIT;
+
+    l->got_bytes = true;
+    if (ext_watch_lines_feed(&l->lines, p, n, on_event, l, &e) != TPX_OK) {
+        tpx_err_set(&l->serr, e.code, "watch %s: %s", base_path(l->kind), e.msg);
+        l->broken = true;
+        return false;
+    }
+    return !l->broken && !l->expired && l->serr.code == TPX_OK;
+}
+
+static enum tpx_code do_watch(struct kind_loop *l, struct tpx_err *err)
+{
+    struct ext_watch *w = l->w;
+    struct tpx_buf path;
+
+    tpx_buf_init(&path, 8192);
+    tpx_buf_addf(&path, err,
+                 "%s?watch=1&allowWatchBookmarks=true&timeoutSeconds=%u&resourceVersion=",
+                 base_path(l->kind), w->cfg.timeout_s);
+    add_escaped(&path, l->rv, err);
+    if (l->kind == EXT_KIND_POD && w->pod_selector[0]) {
+        tpx_buf_adds(&path, "&fieldSelector=", err);
+        add_escaped(&path, w->pod_selector, err);
+    }
+    if (err->code != TPX_OK) {
+        tpx_buf_release(&path);
+        return err->code;
+    }
+    lock(w);
+    l->st.watches++;
+    unlock_and_signal(w);
+    l->lines.len = 0;
+    l->expired = false;
+    l->broken = false;
+    l->got_bytes = false;
+    tpx_err_clear(&l->serr);
+    /* The server ends the watch after timeoutSeconds; allow it a minute more before we do. */
+    ext_kube_stream(l->k, path.data, (long)(w->cfg.timeout_s + 60) * 1000L, on_data, l, err);
+    tpx_buf_release(&path);
+    if (l->serr.code != TPX_OK) {
+        tpx_err_clear(err);
+        tpx_err_set(err, l->serr.code, "%s", l->serr.msg);
+        err->http_status = l->serr.http_status;
+    }
+    return err->code;
+}
+
+static void *run(void *arg)
+{
+    struct kind_loop *l = arg;
+    struct ext_watch *w = l->w;
+    unsigned fails = 0;
+
+    while (!atomic_load(&w->stopping)) {
+        struct tpx_err e = TPX_ERR_INIT;
+        bool expired;
+
+        if (!l->rv) {
+            if (do_list(l, &e) != TPX_OK) {
+                if (atomic_load(&w->stopping))
+                    break;
+                note_failure(l, &e, e.http_status == 410);
+                backoff(l, fails++);
+                continue;
+            }
+            fails = 0;
+            continue;
+        }
+        do_watch(l, &e);
+        if (atomic_load(&w->stopping))
+            break;
+        expired = l->expired || (e.code == TPX_EAPI && e.http_status == 410);
+        if (expired) {
+            /* History is gone: start again from a fresh list, at once. */
+            note_failure(l, &e, true);
+            free(l->rv);
+            l->rv = NULL;
+            continue;
+        }
+        if (l->broken) {
+            /* An event was lost: only a relist can make the view whole again. */
+            note_failure(l, &e, false);
+            free(l->rv);
+            l->rv = NULL;
+            backoff(l, fails++);
+            continue;
+        }
+        if (e.code != TPX_OK) {
+            note_failure(l, &e, false);
+            backoff(l, fails++);
+            continue;
+        }
+        if (!l->got_bytes) {
+            /* A clean but empty end: do not spin against a server that closes at once. */
+            backoff(l, 0);
+            continue;
+        }
+        fails = 0;
+    }
+    return NULL;
+}
+
+/* ---- lifecycle -------------------------------------------------------------------------- */
+
+struct ext_watch *ext_watch_start(const struct ext_kube_config *kcfg,
+                                  const struct ext_watch_config *wcfg,
+                                  const struct ext_watch_sink *sink, struct tpx_err *err)
+{
+    struct ext_watch *w = calloc(1, sizeof(*w));
+    pthread_mutexattr_t ma;
+
+    if (!w) {
+        tpx_err_set(err, TPX_ENOMEM, "out of memory starting the watch");
+        return NULL;
+    }
+    if (wcfg)
+        w->cfg = *wcfg;
+    if (sink)
+        w->sink = *sink;
+    if (!w->cfg.page_limit)
+        w->cfg.page_limit = DEFAULT_PAGE_LIMIT;
+    if (!w->cfg.timeout_s)
+        w->cfg.timeout_s = DEFAULT_TIMEOUT_S;
+    if (!w->cfg.max_event)
+        w->cfg.max_event = DEFAULT_MAX_EVENT;
+    if (!w->cfg.backoff_min_ms)
+        w->cfg.backoff_min_ms = DEFAULT_BACKOFF_MIN_MS;
+    if (!w->cfg.backoff_max_ms)
+        w->cfg.backoff_max_ms = DEFAULT_BACKOFF_MAX_MS;
+    w->pod_selector = strdup(w->cfg.pod_field_selector ? w->cfg.pod_field_selector
+                                                       : DEFAULT_POD_SELECTOR);
+    w->cfg.pod_field_selector = NULL;
+    w->seed = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)w;
+    atomic_init(&w->stopping, false);
+    pthread_mutexattr_init(&ma);
+    pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&w->mu, &ma);
+    pthread_mutexattr_destroy(&ma);
+    pthread_cond_init(&w->cv, NULL);
+    if (!w->pod_selector) {
+        tpx_err_set(err, TPX_ENOMEM, "out of memory starting the watch");
+        goto fail;
+    }
+    for (int i = 0; i < EXT_KIND_COUNT; i++) {
+        struct kind_loop *l = &w->loops[i];
+
+        l->w = w;
+        l->kind = (enum ext_kind)i;
+        ext_watch_lines_init(&l->lines, w->cfg.max_event);
+        if ((i == EXT_KIND_NODE && w->cfg.no_nodes) || (i == EXT_KIND_POD && w->cfg.no_pods))
+            continue;
+        l->k = ext_kube_new(kcfg, err);
+        if (!l->k) {
+            tpx_err_prefix(err, "watch %ss", ext_kind_name(l->kind));
+            goto fail;
+        }
+        ext_kube_set_cancel(l->k, is_stopping, w);
+    }
+    for (int i = 0; i < EXT_KIND_COUNT; i++) {
+        struct kind_loop *l = &w->loops[i];
+        int rc;
+
+        if (!l->k)
+            continue;
+        rc = pthread_create(&l->th, NULL, run, l);
+        if (rc != 0) {
+            tpx_err_errno(err, rc, "cannot start the %s watch thread", ext_kind_name(l->kind));
+            goto fail;
+        }
+        l->started = true;
+    }
+    return w;
+fail:
+    ext_watch_stop(w);
+    return NULL;
+}
+
+bool ext_watch_is_synced(struct ext_watch *w)
+{
+    bool ok = true;
+
+    lock(w);
+    for (int i = 0; i < EXT_KIND_COUNT; i++) {
+        if (w->loops[i].k && !w->loops[i].st.synced)
+            ok = false;
+    }
+    pthread_mutex_unlock(&w->mu);
+    return ok;
+}
+
+void ext_watch_get_stats(struct ext_watch *w, enum ext_kind kind, struct ext_watch_stats *out)
+{
+    lock(w);
+    *out = w->loops[kind].st;
+    pthread_mutex_unlock(&w->mu);
+}
+
+bool ext_watch_wait(struct ext_watch *w, bool (*pred)(void *ctx, struct ext_watch *w), void *ctx,
+                    long timeout_ms)
+{
+    struct timespec ts;
+    bool ok;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += timeout_ms / 1000;
+    ts.tv_nsec += (timeout_ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    lock(w);
+    while (!(ok = pred(ctx, w))) {
+        if (pthread_cond_timedwait(&w->cv, &w->mu, &ts) != 0) {
+            ok = pred(ctx, w);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&w->mu);
+    return ok;
+}
+
+void ext_watch_stop(struct ext_watch *w)
+{
+    if (!w)
+        return;
+    lock(w);
+    atomic_store(&w->stopping, true);
+    unlock_and_signal(w);
+    for (int i = 0; i < EXT_KIND_COUNT; i++) {
+        struct kind_loop *l = &w->loops[i];
+
+        if (l->started)
+            pthread_join(l->th, NULL);
+        ext_kube_free(l->k);
+        ext_watch_lines_release(&l->lines);
+        free(l->rv);
+    }
+    pthread_cond_destroy(&w->cv);
+    pthread_mutex_destroy(&w->mu);
+    free(w->pod_selector);
+    free(w);
+}

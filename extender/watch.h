@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* extender/watch.h - list+watch of nodes and pods on background threads, delivered to a consumer
+ * (the state module) through callbacks: LIST with paging, WATCH from the list's resourceVersion
+ * with bookmarks, events reassembled across chunk boundaries in a capped buffer, resume from the
+ * last resourceVersion, 410 (status or ERROR event) -> relist, backoff with jitter, clean stop. */
+#ifndef TPX_EXTENDER_WATCH_H
+#define TPX_EXTENDER_WATCH_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/err.h"
+#include "extender/kube.h"
+
+enum ext_kind { EXT_KIND_NODE = 0, EXT_KIND_POD = 1, EXT_KIND_COUNT = 2 };
+
+/* "node" or "pod". */
+const char *ext_kind_name(enum ext_kind kind);
+
+/*
+ * What the watch tells its consumer. Every callback is optional (NULL: ignored). The json_t is
+ * borrowed for the call only (json_incref it to keep it; do not modify it). Calls are serialised
+ * by the watch (one at a time across both kinds, under one mutex), so a consumer needs no lock of
+ * its own against the watch; it still needs one against its other readers.
+ *
+ * A (re)list is delivered as one burst: reset(kind), upsert(kind, item) for every listed object,
+ * synced(kind). Nothing of a list is delivered until every page came back, so after reset the
+ * consumer can rebuild its view of that kind from scratch. Watch events then arrive as upsert
+ * (ADDED, MODIFIED) and remove (DELETED). Bookmarks are not delivered.
+ */
+struct ext_watch_sink {
+    void *ctx;
+    void (*reset)(void *ctx, enum ext_kind kind);
+    void (*upsert)(void *ctx, enum ext_kind kind, json_t *obj);
+    void (*remove)(void *ctx, enum ext_kind kind, json_t *obj);
+    void (*synced)(void *ctx, enum ext_kind kind);
+};
+
+/* What to watch and how. Zero fields take the defaults. */
+struct ext_watch_config {
+    bool no_nodes;            /* skip nodes */
+    bool no_pods;             /* skip pods */
+    unsigned page_limit;      /* LIST page size, default 500 */
+    unsigned timeout_s;       /* WATCH timeoutSeconds, default 300 (the client allows 60 more) */
+    size_t max_event;         /* cap on one watch event line, default 64 MiB */
+    unsigned backoff_min_ms;  /* first delay after a failure, default 500 */
+    unsigned backoff_max_ms;  /* cap, default 30 000 */
+    const char *pod_field_selector; /* default "status.phase!=Succeeded,status.phase!=Failed";
+                                     * copied */
+};
+
+/* Counters per kind, for tests, /metrics and /debug/state. */
+struct ext_watch_stats {
+    unsigned long lists;      /* completed LISTs (all pages) */
+    unsigned long watches;    /* WATCH requests started */
+    unsigned long events;     /* ADDED/MODIFIED/DELETED delivered */
+    unsigned long bookmarks;
+    unsigned long expired;    /* 410s, as status or ERROR event */
+    unsigned long failures;   /* other failed calls (each followed by a backoff) */
+    bool synced;              /* a full list has been delivered at least once */
+    char rv[128];             /* last resourceVersion seen ("" before the first list) */
+    char last_error[256];     /* the latest failure's message, "" if none */
+};
+
+struct ext_watch; /* opaque */
+
+/* Start one thread per watched kind, each with its own ext_kube built from a copy of kcfg (the
+ * caller keeps kcfg and wcfg). sink is copied; sink->ctx must outlive ext_watch_stop(). NULL with
+ * *err set when a client or a thread cannot be created. */
+struct ext_watch *ext_watch_start(const struct ext_kube_config *kcfg,
+                                  const struct ext_watch_config *wcfg,
+                                  const struct ext_watch_sink *sink, struct tpx_err *err);
+
+/* True once every watched kind has delivered its first full list (for /readyz). Thread-safe. */
+bool ext_watch_is_synced(struct ext_watch *w);
+
+/* Copy the counters of one kind. Thread-safe. */
+void ext_watch_get_stats(struct ext_watch *w, enum ext_kind kind, struct ext_watch_stats *out);
+
+/* Block until pred(ctx, w) is true or timeout_ms passes (tests; pred is checked after every
+ * delivered callback and counter change, under the watch's mutex). Returns the last pred value. */
+bool ext_watch_wait(struct ext_watch *w, bool (*pred)(void *ctx, struct ext_watch *w), void *ctx,
+                    long timeout_ms);
+
+/* Stop: cancel any call in flight (libcurl polls the cancel hook about once a second), join the
+ * threads, free everything. No callback runs after it returns. Accepts NULL. */
+void ext_watch_stop(struct ext_watch *w);
+
+/* Split helper, public for tests: feed bytes of a watch stream; each complete line is handed to
+ * on_line (without its '\n'; empty lines skipped). A line longer than cap fails with TPX_ETOOBIG.
+ * Caller-allocated; release with ext_watch_lines_release(). */
+struct ext_watch_lines {
+    char *buf;
+    size_t len;
+    size_t alloc;
+    size_t cap;
+};
+void ext_watch_lines_init(struct ext_watch_lines *l, size_t cap);
+enum tpx_code ext_watch_lines_feed(struct ext_watch_lines *l, const char *p, size_t n,
+                                   bool (*on_line)(void *ctx, const char *line, size_t len),
+                                   void *ctx, struct tpx_err *err);
+void ext_watch_lines_release(struct ext_watch_lines *l);
+
+#endif

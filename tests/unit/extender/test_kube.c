@@ -1,0 +1,515 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* tests/unit/extender/test_kube.c - the API client against the in-process fake API server:
+ * config (in-cluster, kubeconfig), paging, 401 + token rotation, retries, timeouts, caps, and
+ * the Binding / node PATCH / Event helpers with their exact bodies and error texts. */
+#include <criterion/criterion.h>
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "extender/kube.h"
+#include "fake_apiserver.h"
+
+#define APIFIX TPX_FIXTURES "/apiserver"
+
+static struct fake_api *fake;
+static char tmpdir[64];
+
+static void setup(void)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    fake = fake_api_start(APIFIX);
+    cr_assert_not_null(fake);
+    snprintf(tmpdir, sizeof(tmpdir), "/tmp/t_ext_kube.XXXXXX");
+    cr_assert_not_null(mkdtemp(tmpdir));
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+
+    fake_api_stop(fake);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+    cr_expect_eq(system(cmd), 0);
+    curl_global_cleanup();
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+
+    cr_assert_not_null(f, "cannot write %s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+static char *tmp_path(const char *name)
+{
+    static char p[256];
+
+    snprintf(p, sizeof(p), "%s/%s", tmpdir, name);
+    return p;
+}
+
+/* A client for the fake with fast retries. */
+static struct ext_kube *client(const char *token_file, struct ext_kube_config *cfg)
+{
+    struct tpx_err err = TPX_ERR_INIT;
+    struct ext_kube *k;
+
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->server = strdup(fake_api_url(fake));
+    cfg->token_file = token_file ? strdup(token_file) : NULL;
+    cfg->backoff_ms = 1;
+    k = ext_kube_new(cfg, &err);
+    cr_assert_not_null(k, "%s", err.msg);
+    return k;
+}
+
+TestSuite(ext_kube, .init = setup, .fini = teardown, .timeout = 60);
+
+Test(ext_kube, in_cluster_brackets_ipv6_and_reads_the_service_account)
+{
+    static const struct {
+        const char *host, *port, *want;
+    } cases[] = {
+        {"10.96.0.1", "443", "https://10.96.0.1:443"},
+        {"fd00:10:96::1", "443", "https://[fd00:10:96::1]:443"},
+        {"kubernetes.default.svc", "6443", "https://kubernetes.default.svc:6443"},
+    };
+
+    write_file(tmp_path("token"), "tok-1\n");
+    write_file(tmp_path("namespace"), "topox-system");
+    write_file(tmp_path("ca.crt"), "-----BEGIN CERTIFICATE-----\n");
+    setenv("TOPOX_SA_DIR", tmpdir, 1);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct ext_kube_config cfg;
+        struct tpx_err err = TPX_ERR_INIT;
+
+        setenv("KUBERNETES_SERVICE_HOST", cases[i].host, 1);
+        setenv("KUBERNETES_SERVICE_PORT", cases[i].port, 1);
+        cr_assert_eq(ext_kube_config_in_cluster(&cfg, &err), TPX_OK, "%s", err.msg);
+        cr_expect_str_eq(cfg.server, cases[i].want);
+        cr_expect_str_eq(cfg.token_file, tmp_path("token"));
+        cr_expect_str_eq(cfg.ca_file, tmp_path("ca.crt"));
+        cr_expect_str_eq(cfg.namespace, "topox-system");
+        ext_kube_config_release(&cfg);
+        ext_kube_config_release(&cfg); /* twice is a no-op */
+    }
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    {
+        struct ext_kube_config cfg;
+        struct tpx_err err = TPX_ERR_INIT;
+
+        cr_expect_eq(ext_kube_config_in_cluster(&cfg, &err), TPX_ENOENT);
+        cr_expect(strstr(err.msg, "KUBERNETES_SERVICE_HOST") != NULL, "%s", err.msg);
+        ext_kube_config_release(&cfg);
+    }
+    unsetenv("KUBERNETES_SERVICE_PORT");
+    unsetenv("TOPOX_SA_DIR");
+}
+
+Test(ext_kube, in_cluster_without_a_token_names_the_file)
+{
+    struct ext_kube_config cfg;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    setenv("TOPOX_SA_DIR", tmpdir, 1);
+    setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1", 1);
+    setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+    cr_expect_neq(ext_kube_config_in_cluster(&cfg, &err), TPX_OK);
+    cr_expect(strstr(err.msg, "token") != NULL, "%s", err.msg);
+    ext_kube_config_release(&cfg);
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    unsetenv("KUBERNETES_SERVICE_PORT");
+    unsetenv("TOPOX_SA_DIR");
+}
+
+Test(ext_kube, kubeconfig_current_context_with_data_and_relative_files)
+{
+    struct ext_kube_config cfg;
+    struct tpx_err err = TPX_ERR_INIT;
+    char *path = strdup(tmp_path("config"));
+
+    /* "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==" is "-----BEGIN CERTIFICATE-----\n". */
+    write_file(path, "apiVersion: v1\nkind: Config\ncurrent-context: prod\n"
+                     "clusters:\n"
+                     "- name: other\n  cluster: {server: 'https://wrong:1'}\n"
+                     "- name: gpu\n  cluster:\n    server: https://[fd00::1]:6443/\n"
+                     "    certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==\n"
+                     "    insecure-skip-tls-verify: true\n"
+                     "contexts:\n"
+                     "- name: dev\n  context: {cluster: other, user: nobody}\n"
+                     "- name: prod\n  context: {cluster: gpu, user: admin, namespace: llm}\n"
+                     "users:\n"
+                     "- name: admin\n  user:\n    token: abc.def\n"
+                     "    client-certificate: certs/admin.crt\n"
+                     "    client-key-data: a2V5\n");
+    cr_assert_eq(ext_kube_config_kubeconfig(path, &cfg, &err), TPX_OK, "%s", err.msg);
+    cr_expect_str_eq(cfg.server, "https://[fd00::1]:6443");
+    cr_expect_str_eq(cfg.ca_data, "-----BEGIN CERTIFICATE-----\n");
+    cr_expect_eq(cfg.ca_data_len, 28);
+    cr_expect(cfg.insecure);
+    cr_expect_str_eq(cfg.token, "abc.def");
+    cr_expect_str_eq(cfg.namespace, "llm");
+    cr_expect_str_eq(cfg.key_data, "key");
+    {
+        char want[300];
+
+        snprintf(want, sizeof(want), "%s/certs/admin.crt", tmpdir);
+        cr_expect_str_eq(cfg.cert_file, want);
+    }
+    ext_kube_config_release(&cfg);
+    free(path);
+}
+
+Test(ext_kube, kubeconfig_errors_name_the_file)
+{
+    static const struct {
+        const char *yaml;
+        enum tpx_code code;
+        const char *needle;
+    } cases[] = {
+        {"current-context: x\ncontexts: []\n", TPX_ENOENT, "context 'x' not found"},
+        {"kind: Config\n", TPX_EPARSE, "no current-context"},
+        {"current-context: c\ncontexts: [{name: c, context: {cluster: k, user: u}}]\n"
+         "clusters: [{name: k, cluster: {server: 'https://a'}}]\n"
+         "users: [{name: u, user: {exec: {command: aws}}}]\n",
+         TPX_ENOTSUP, "exec"},
+        {"current-context: c\ncontexts: [{name: c, context: {cluster: k}}]\n"
+         "clusters: [{name: k, cluster: {server: 'https://a', "
+         "certificate-authority-data: '%%%'}}]\n",
+         TPX_EPARSE, "base64"},
+        {"a: [1, 2\n", TPX_EPARSE, "config"},
+    };
+    char *path = strdup(tmp_path("config"));
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct ext_kube_config cfg;
+        struct tpx_err err = TPX_ERR_INIT;
+
+        write_file(path, cases[i].yaml);
+        cr_expect_eq(ext_kube_config_kubeconfig(path, &cfg, &err), cases[i].code, "case %zu: %s",
+                     i, err.msg);
+        cr_expect(strstr(err.msg, path) != NULL, "case %zu: %s", i, err.msg);
+        cr_expect(strstr(err.msg, cases[i].needle) != NULL, "case %zu: %s", i, err.msg);
+        ext_kube_config_release(&cfg);
+    }
+    free(path);
+}
+
+Test(ext_kube, kubeconfig_env_list_takes_the_first_existing_file)
+{
+    struct ext_kube_config cfg;
+    struct tpx_err err = TPX_ERR_INIT;
+    char env[600];
+
+    write_file(tmp_path("kc"), "current-context: c\ncontexts: [{name: c, context: {cluster: k}}]\n"
+                               "clusters: [{name: k, cluster: {server: 'http://x:1'}}]\n");
+    snprintf(env, sizeof(env), "%s/missing:%s/kc", tmpdir, tmpdir);
+    setenv("KUBECONFIG", env, 1);
+    cr_assert_eq(ext_kube_config_load(NULL, &cfg, &err), TPX_OK, "%s", err.msg);
+    cr_expect_str_eq(cfg.server, "http://x:1");
+    ext_kube_config_release(&cfg);
+    unsetenv("KUBECONFIG");
+}
+
+static bool add_name(void *ctx, json_t *item)
+{
+    json_array_append(ctx, json_object_get(json_object_get(item, "metadata"), "name"));
+    return true;
+}
+
+Test(ext_kube, list_follows_continue_tokens_and_returns_the_resource_version)
+{
+    struct ext_kube_config cfg;
+    struct ext_kube *k = client(NULL, &cfg);
+    struct tpx_err err = TPX_ERR_INIT;
+    json_t *names = json_array();
+    char *rv = NULL;
+    char *log;
+
+    cr_assert_eq(ext_kube_list(k, "/api/v1/nodes", "labelSelector=a%3Db", 2, add_name, names, &rv,
+                               &err),
+                 TPX_OK, "%s", err.msg);
+    cr_expect_eq(json_array_size(names), 3);
+    cr_expect_str_eq(json_string_value(json_array_get(names, 2)), "gpu-r2-n1");
+    cr_expect_str_eq(rv, "1000");
+    log = fake_api_log(fake);
+    cr_expect(strstr(log, "GET /api/v1/nodes?limit=2&labelSelector=a=b\n") != NULL, "%s", log);
+    cr_expect(strstr(log, "GET /api/v1/nodes?limit=2&continue=off-2&labelSelector=a=b\n") != NULL,
+              "%s", log);
+    cr_expect_eq(fake_api_count(fake, "GET", "/api/v1/nodes"), 2);
+    cr_expect_eq(ext_kube_requests(k), 2);
+    free(log);
+    free(rv);
+    json_decref(names);
+    ext_kube_free(k);
+    ext_kube_config_release(&cfg);
+}
+
+Test(ext_kube, a_401_rereads_the_rotated_token_and_retries_once)
+{
+    struct ext_kube_config cfg;
+    char *tok = strdup(tmp_path("token"));
+    struct ext_kube *k;
+    struct tpx_err err = TPX_ERR_INIT;
+    json_t *j = NULL;
+    char *auth;
+
+    write_file(tok, "tok-1\n");
+    k = client(tok, &cfg);
+    fake_api_set_token(fake, "tok-2");
+    write_file(tok, "tok-2\n"); /* rotated after the client read it */
+    cr_assert_eq(ext_kube_get_json(k, "/api/v1/nodes/gpu-r1-n1", &j, &err), TPX_OK, "%s",
+                 err.msg);
+    cr_expect_str_eq(json_string_value(json_object_get(json_object_get(j, "metadata"), "name")),
+                     "gpu-r1-n1");
+    cr_expect_eq(fake_api_count(fake, "GET", "/api/v1/nodes/gpu-r1-n1"), 2);
+    auth = fake_api_last(fake, "GET", "/api/v1/nodes/gpu-r1-n1", "auth");
+    cr_expect_str_eq(auth, "Bearer tok-2");
+    free(auth);
+    json_decref(j);
+    ext_kube_free(k);
+    ext_kube_config_release(&cfg);
+    free(tok);
+}
+
+Test(ext_kube, a_401_that_persists_is_an_api_error_after_one_retry)
+{
+    struct ext_kube_config cfg;
+    char *tok = strdup(tmp_path("token"));
+    struct ext_kube *k;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    write_file(tok, "tok-1");
+    k = client(tok, &cfg);
+    fake_api_set_token(fake, "tok-9");
+    cr_expect_eq(ext_kube_request(k, "GET", "/api/v1/nodes", NULL, NULL, NULL, &err), TPX_EAPI);
+    cr_expect_eq(err.http_status, 401);
+    cr_expect_str_eq(err.msg, "GET /api/v1/nodes: HTTP 401: Unauthorized");
+    cr_expect_eq(fake_api_count(fake, "GET", "/api/v1/nodes"), 2);
+    ext_kube_free(k);
+    ext_kube_config_release(&cfg);
+    free(tok);
+}
+
+Test(ext_kube, server_errors_and_dropped_answers_are_retried_for_get)
+{
+    struct ext_kube_config cfg;
+    struct ext_kube *k = client(NULL, &cfg);
+    struct tpx_err err = TPX_ERR_INIT;
+    json_t *j = NULL;
+
+    fake_api_fail_next(fake, 2, 500);
+    cr_expect_eq(ext_kube_get_json(k, "/api/v1/nodes", &j, &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(fake_api_count(fake, "GET", "/api/v1/nodes"), 3);
+    json_decref(j);
+    j = NULL;
+
+    fake_api_fail_next(fake, 1, 0); /* cut mid-body */
+    cr_expect_eq(ext_kube_get_json(k, "/api/v1/nodes", &j, &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(json_array_size(json_object_get(j, "items")), 3);
+    cr_expect_eq(fake_api_count(fake, "GET", "/api/v1/nodes"), 5);
+    json_decref(j);
+
+    fake_api_fail_next(fake, 10, 503);
+    cr_expect_eq(ext_kube_request(k, "GET", "/api/v1/nodes", NULL, NULL, NULL, &err), TPX_EAPI);
+    cr_expect_eq(err.http_status, 503);
+    cr_expect(strstr(err.msg, "etcdserver: request timed out") != NULL, "%s", err.msg);
+    cr_expect_eq(fake_api_count(fake, "GET", "/api/v1/nodes"), 5 + 4); /* 1 + 3 retries */
+    ext_kube_free(k);
+    ext_kube_config_release(&cfg);
+}
+
+Test(ext_kube, post_is_not_retried_after_a_dropped_answer)
+{
+    struct ext_kube_config cfg;
+    struct ext_kube *k = client(NULL, &cfg);
+    struct tpx_err err = TPX_ERR_INIT;
+
+    fake_api_fail_next(fake, 1, 0);
+    cr_expect_eq(ext_kube_request(k, "POST", "/api/v1/namespaces/llm/events", NULL, "{}", NULL,
+                                  &err),
+                 TPX_EIO);
+    cr_expect(strstr(err.msg, "POST /api/v1/namespaces/llm/events: ") == err.msg, "%s", err.msg);
+    cr_expect_eq(fake_api_count(fake, "POST", "/events"), 1);
+    ext_kube_free(k);
+    ext_kube_config_release(&cfg);
+}
+
+Test(ext_kube, slow_answers_time_out)
+{
+    struct ext_kube_config cfg;
+    struct ext_kube *k;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.server = strdup(fake_api_url(fake));
+    cfg.timeout_ms = 100;
+    cfg.retries = 1;
+    cfg.backoff_ms = 1;
+    k = ext_kube_new(&cfg, &err);
+    cr_assert_not_null(k);
+    fake_api_delay_next(fake, 2, 1000);
+    cr_expect_eq(ext_kube_request(k, "GET", "/api/v1/nodes", NULL, NULL, NULL, &err),
+                 TPX_ETIMEOUT);
+    cr_expect(strstr(err.msg, "GET /api/v1/nodes: ") == err.msg, "%s", err.msg);
+    cr_expect_eq(ext_kube_requests(k), 2);
+    ext_kube_free(k);
+    ext_kube_config_release(&cfg);
+}
+
+Test(ext_kube, bodies_over_the_cap_are_refused)
+{
+    struct ext_kube_config cfg;
+    struct ext_kube *k;
+    struct tpx_err err = TPX_ERR_INIT;
+    struct tpx_buf b;
+
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.server = strdup(fake_api_url(fake));
+    cfg.max_body = 100;
+    k = ext_kube_new(&cfg, &err);
+    cr_assert_not_null(k);
+    tpx_buf_init(&b, 0);
+    cr_expect_eq(ext_kube_request(k, "GET", "/api/v1/nodes", NULL, NULL, &b, &err), TPX_ETOOBIG);
+    cr_expect(strstr(err.msg, "over 100 bytes") != NULL, "%s", err.msg);
+    cr_expect_eq(ext_kube_requests(k), 1); /* not retried */
+    tpx_buf_release(&b);
+    ext_kube_free(k);
+    ext_kube_config_release(&cfg);
+}
+
+Test(ext_kube, binding_body_is_the_protocol_shape)
+{
+    const struct ext_kube_kv ann[] = {{"topox.io/rack", "r1"}, {"topox.io/domain", "gpu-r1-n1"},
+                                      {"topox.io/stage", "1"}};
+    char *s = ext_kube_binding_body("llm", "vllm-0-1", "u-123", "gpu-r1-n1", ann, 3);
+
+    cr_expect_str_eq(s, "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":"
+                        "\"vllm-0-1\",\"namespace\":\"llm\",\"uid\":\"u-123\",\"annotations\":{"
+                        "\"topox.io/rack\":\"r1\",\"topox.io/domain\":\"gpu-r1-n1\","
+                        "\"topox.io/stage\":\"1\"}},\"target\":{\"apiVersion\":\"v1\",\"kind\":"
+                        "\"Node\",\"name\":\"gpu-r1-n1\"}}");
+    free(s);
+    s = ext_kube_binding_body("llm", "p", NULL, "n", NULL, 0);
+    cr_expect_str_eq(s, "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":"
+                        "\"p\",\"namespace\":\"llm\"},\"target\":{\"apiVersion\":\"v1\",\"kind\":"
+                        "\"Node\",\"name\":\"n\"}}");
+    free(s);
+}
+
+Test(ext_kube, bind_posts_the_binding_and_maps_409_404_403)
+{
+    const struct ext_kube_kv ann[] = {{"topox.io/rack", "r1"}};
+    struct ext_kube_config cfg;
+    struct ext_kube *k = client(NULL, &cfg);
+    struct tpx_err err = TPX_ERR_INIT;
+    char *body;
+    char *ct;
+
+    cr_assert_eq(ext_kube_bind(k, "llm", "vllm-0-1", "b7c1d2e3-0000-4000-8000-000000000002",
+                               "gpu-r1-n2", ann, 1, &err),
+                 TPX_OK, "%s", err.msg);
+    body = fake_api_last(fake, "POST", "/api/v1/namespaces/llm/pods/vllm-0-1/binding", "body");
+    cr_assert_not_null(body);
+    cr_expect(strstr(body, "\"uid\":\"b7c1d2e3-0000-4000-8000-000000000002\"") != NULL, "%s",
+              body);
+    cr_expect(strstr(body, "\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":"
+                           "\"gpu-r1-n2\"}") != NULL,
+              "%s", body);
+    ct = fake_api_last(fake, "POST", "/binding", "content-type");
+    cr_expect_str_eq(ct, "application/json");
+    free(body);
+    free(ct);
+
+    cr_expect_eq(ext_kube_bind(k, "llm", "vllm-0-1", NULL, "gpu-r1-n2", NULL, 0, &err), TPX_EAPI);
+    cr_expect_eq(err.http_status, 409);
+    cr_expect_str_eq(err.msg, "pod 'llm/vllm-0-1' is already bound or was re-created (409 "
+                              "Conflict): Operation cannot be fulfilled on pods/binding "
+                              "\"vllm-0-1\": pod vllm-0-1 is already assigned to node "
+                              "\"gpu-r1-n2\"");
+
+    tpx_err_clear(&err);
+    cr_expect_eq(ext_kube_bind(k, "llm", "gone-0", NULL, "gpu-r1-n2", NULL, 0, &err), TPX_EAPI);
+    cr_expect_eq(err.http_status, 404);
+    cr_expect_str_eq(err.msg, "pod 'llm/gone-0' no longer exists (404 Not Found): pods "
+                              "\"gone-0\" not found");
+
+    tpx_err_clear(&err);
+    cr_expect_eq(ext_kube_bind(k, "locked", "vllm-0-1", NULL, "gpu-r1-n2", NULL, 0, &err),
+                 TPX_EAPI);
+    cr_expect_eq(err.http_status, 403);
+    cr_expect(strstr(err.msg, "not allowed to bind pod 'locked/vllm-0-1' (403 Forbidden; the "
+                              "service account needs create on pods/binding)") == err.msg,
+              "%s", err.msg);
+
+    tpx_err_clear(&err);
+    cr_expect_eq(ext_kube_bind(k, "llm", "../x", NULL, "n", NULL, 0, &err), TPX_EINVAL);
+    cr_expect_eq(fake_api_count(fake, "POST", "/binding"), 4);
+    ext_kube_free(k);
+    ext_kube_config_release(&cfg);
+}
+
+Test(ext_kube, patch_node_sends_a_merge_patch)
+{
+    struct ext_kube_config cfg;
+    struct ext_kube *k = client(NULL, &cfg);
+    struct tpx_err err = TPX_ERR_INIT;
+    const char *patch = "{\"metadata\":{\"labels\":{\"topox.io/interconnect\":\"nvswitch\"}}}";
+    char *body;
+    char *ct;
+
+    cr_assert_eq(ext_kube_patch_node(k, "gpu-r1-n1", patch, &err), TPX_OK, "%s", err.msg);
+    body = fake_api_last(fake, "PATCH", "/api/v1/nodes/gpu-r1-n1", "body");
+    ct = fake_api_last(fake, "PATCH", "/api/v1/nodes/gpu-r1-n1", "content-type");
+    cr_expect_str_eq(body, patch);
+    cr_expect_str_eq(ct, "application/merge-patch+json");
+    free(body);
+    free(ct);
+    cr_expect_eq(ext_kube_patch_node(k, "ghost", patch, &err), TPX_EAPI);
+    cr_expect_eq(err.http_status, 404);
+    cr_expect_str_eq(err.msg, "patch node 'ghost': PATCH /api/v1/nodes/ghost: HTTP 404: nodes "
+                              "not found");
+    ext_kube_free(k);
+    ext_kube_config_release(&cfg);
+}
+
+Test(ext_kube, event_is_a_core_v1_event_about_the_pod)
+{
+    struct ext_kube_config cfg;
+    struct ext_kube *k = client(NULL, &cfg);
+    struct tpx_err err = TPX_ERR_INIT;
+    const struct ext_kube_event ev = {
+        "llm", "vllm-0-1", "u-2", "Normal", "Placed",
+        "placed replica vllm/0 stage 1 in rack r3, domain n12", NULL};
+    char *body;
+    json_t *j;
+    json_t *io;
+
+    cr_assert_eq(ext_kube_event(k, &ev, &err), TPX_OK, "%s", err.msg);
+    body = fake_api_last(fake, "POST", "/api/v1/namespaces/llm/events", "body");
+    j = json_loads(body, 0, NULL);
+    cr_assert_not_null(j, "%s", body);
+    io = json_object_get(j, "involvedObject");
+    cr_expect_str_eq(json_string_value(json_object_get(j, "kind")), "Event");
+    cr_expect_str_eq(json_string_value(json_object_get(io, "kind")), "Pod");
+    cr_expect_str_eq(json_string_value(json_object_get(io, "name")), "vllm-0-1");
+    cr_expect_str_eq(json_string_value(json_object_get(io, "uid")), "u-2");
+    cr_expect_str_eq(json_string_value(json_object_get(j, "type")), "Normal");
+    cr_expect_str_eq(json_string_value(json_object_get(j, "reason")), "Placed");
+    cr_expect_str_eq(json_string_value(json_object_get(j, "message")), ev.message);
+    cr_expect_str_eq(json_string_value(json_object_get(json_object_get(j, "source"), "component")),
+                     "topox");
+    cr_expect_str_eq(
+        json_string_value(json_object_get(json_object_get(j, "metadata"), "generateName")),
+        "vllm-0-1.");
+    cr_expect_eq(json_integer_value(json_object_get(j, "count")), 1);
+    json_decref(j);
+    free(body);
+    ext_kube_free(k);
+    ext_kube_config_release(&cfg);
+}

@@ -1,0 +1,442 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* tests/unit/extender/test_watch.c - list+watch against the in-process fake API server: events
+ * split mid-line, bookmarks as resume points, 410 as an ERROR event and as a status, dropped
+ * connections, oversized and broken events, the pod field selector, paging, and sync gating. */
+#include <criterion/criterion.h>
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "extender/watch.h"
+#include "fake_apiserver.h"
+
+#define APIFIX TPX_FIXTURES "/apiserver"
+#define WAIT_MS 30000L /* a bound against hangs, never a performance claim */
+
+static struct fake_api *fake;
+
+/* What the sink saw. Written under the watch's mutex; read after ext_watch_stop(). */
+struct rec {
+    char log[32768];
+    unsigned resets[EXT_KIND_COUNT];
+    unsigned synced[EXT_KIND_COUNT];
+};
+
+static void rec_add(struct rec *r, const char *what, enum ext_kind kind, json_t *obj)
+{
+    size_t n = strlen(r->log);
+    const char *name =
+        obj ? json_string_value(json_object_get(json_object_get(obj, "metadata"), "name")) : NULL;
+
+    snprintf(r->log + n, sizeof(r->log) - n, "%s %s%s%s;", what, ext_kind_name(kind),
+             name ? " " : "", name ? name : "");
+}
+
+static void on_reset(void *ctx, enum ext_kind kind)
+{
+    struct rec *r = ctx;
+
+    r->resets[kind]++;
+    rec_add(r, "reset", kind, NULL);
+}
+
+static void on_upsert(void *ctx, enum ext_kind kind, json_t *obj)
+{
+    rec_add(ctx, "upsert", kind, obj);
+}
+
+static void on_remove(void *ctx, enum ext_kind kind, json_t *obj)
+{
+    rec_add(ctx, "remove", kind, obj);
+}
+
+static void on_synced(void *ctx, enum ext_kind kind)
+{
+    struct rec *r = ctx;
+
+    r->synced[kind]++;
+    rec_add(r, "synced", kind, NULL);
+}
+
+static struct ext_watch *start(struct rec *r, bool nodes, bool pods, unsigned page_limit,
+                               size_t max_event)
+{
+    struct ext_kube_config kc;
+    struct ext_watch_config wc;
+    struct ext_watch_sink sink = {r, on_reset, on_upsert, on_remove, on_synced};
+    struct tpx_err err = TPX_ERR_INIT;
+    struct ext_watch *w;
+
+    memset(r, 0, sizeof(*r));
+    memset(&kc, 0, sizeof(kc));
+    memset(&wc, 0, sizeof(wc));
+    kc.server = strdup(fake_api_url(fake));
+    kc.backoff_ms = 1;
+    wc.no_nodes = !nodes;
+    wc.no_pods = !pods;
+    wc.page_limit = page_limit;
+    wc.timeout_s = 30;
+    wc.max_event = max_event;
+    wc.backoff_min_ms = 5;
+    wc.backoff_max_ms = 20;
+    w = ext_watch_start(&kc, &wc, &sink, &err);
+    ext_kube_config_release(&kc);
+    cr_assert_not_null(w, "%s", err.msg);
+    return w;
+}
+
+static char *fixture(const char *name)
+{
+    char path[512];
+    FILE *f;
+    long n;
+    char *p;
+
+    snprintf(path, sizeof(path), "%s/%s", APIFIX, name);
+    f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    p = malloc((size_t)n + 1);
+    cr_assert_eq(fread(p, 1, (size_t)n, f), (size_t)n);
+    p[n] = '\0';
+    fclose(f);
+    return p;
+}
+
+/* Line `i` (0-based) of a text, with its '\n', malloc'd. */
+static char *line_of(const char *text, int i)
+{
+    const char *p = text;
+    const char *e;
+
+    while (i-- > 0)
+        p = strchr(p, '\n') + 1;
+    e = strchr(p, '\n');
+    return strndup(p, (size_t)(e - p + 1));
+}
+
+static void setup(void)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    tpx_log_set_level(TPX_ERROR); /* the retries below warn on purpose */
+    fake = fake_api_start(APIFIX);
+    cr_assert_not_null(fake);
+}
+
+static void teardown(void)
+{
+    fake_api_stop(fake);
+    curl_global_cleanup();
+}
+
+TestSuite(ext_watch, .init = setup, .fini = teardown, .timeout = 120);
+
+/* ---- the line splitter ------------------------------------------------------------------- */
+
+struct lines_out {
+    char text[8192];
+    unsigned n;
+};
+
+static bool collect_line(void *ctx, const char *line, size_t len)
+{
+    struct lines_out *o = ctx;
+    size_t used = strlen(o->text);
+
+    snprintf(o->text + used, sizeof(o->text) - used, "%.*s|", (int)len, line);
+    o->n++;
+    return true;
+}
+
+Test(ext_watch, lines_are_reassembled_whatever_the_chunk_boundaries)
+{
+    char *text = fixture("watch-nodes.jsonl");
+    size_t len = strlen(text);
+    struct lines_out whole = {{0}, 0};
+    struct ext_watch_lines l;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    ext_watch_lines_init(&l, 1 << 20);
+    cr_assert_eq(ext_watch_lines_feed(&l, text, len, collect_line, &whole, &err), TPX_OK);
+    cr_assert_eq(whole.n, 5);
+    for (size_t cut = 0; cut <= len; cut++) {
+        struct lines_out o = {{0}, 0};
+
+        cr_assert_eq(ext_watch_lines_feed(&l, text, cut, collect_line, &o, &err), TPX_OK);
+        cr_assert_eq(ext_watch_lines_feed(&l, text + cut, len - cut, collect_line, &o, &err),
+                     TPX_OK);
+        cr_assert_str_eq(o.text, whole.text, "split at %zu", cut);
+    }
+    {
+        struct lines_out o = {{0}, 0};
+
+        for (size_t i = 0; i < len; i++)
+            cr_assert_eq(ext_watch_lines_feed(&l, text + i, 1, collect_line, &o, &err), TPX_OK);
+        cr_expect_str_eq(o.text, whole.text);
+    }
+    ext_watch_lines_release(&l);
+    free(text);
+}
+
+Test(ext_watch, a_line_over_the_cap_is_an_error_not_a_truncation)
+{
+    struct ext_watch_lines l;
+    struct tpx_err err = TPX_ERR_INIT;
+    struct lines_out o = {{0}, 0};
+
+    ext_watch_lines_init(&l, 8);
+    cr_expect_eq(ext_watch_lines_feed(&l, "12345678\n", 9, collect_line, &o, &err), TPX_OK);
+    cr_expect_eq(ext_watch_lines_feed(&l, "1234", 4, collect_line, &o, &err), TPX_OK);
+    cr_expect_eq(ext_watch_lines_feed(&l, "56789", 5, collect_line, &o, &err), TPX_ETOOBIG);
+    cr_expect(strstr(err.msg, "longer than 8 bytes") != NULL, "%s", err.msg);
+    tpx_err_clear(&err);
+    cr_expect_eq(ext_watch_lines_feed(&l, "123456789\n", 10, collect_line, &o, &err),
+                 TPX_ETOOBIG);
+    cr_expect_str_eq(o.text, "12345678|");
+    ext_watch_lines_release(&l);
+}
+
+/* ---- the loops --------------------------------------------------------------------------- */
+
+struct want {
+    enum ext_kind kind;
+    unsigned long lists, watches, events, expired, failures;
+};
+
+static bool reached(void *ctx, struct ext_watch *w)
+{
+    struct want *want = ctx;
+    struct ext_watch_stats st;
+
+    ext_watch_get_stats(w, want->kind, &st);
+    return st.lists >= want->lists && st.watches >= want->watches && st.events >= want->events &&
+           st.expired >= want->expired && st.failures >= want->failures;
+}
+
+static void wait_for(struct ext_watch *w, struct want want)
+{
+    struct ext_watch_stats st;
+
+    if (!ext_watch_wait(w, reached, &want, WAIT_MS)) {
+        ext_watch_get_stats(w, want.kind, &st);
+        cr_assert_fail("stuck: lists %lu watches %lu events %lu expired %lu failures %lu (%s)",
+                       st.lists, st.watches, st.events, st.expired, st.failures, st.last_error);
+    }
+}
+
+Test(ext_watch, list_then_watch_with_split_events_and_bookmarks)
+{
+    char *events = fixture("watch-nodes.jsonl");
+    struct rec r;
+    struct ext_watch *w;
+    struct ext_watch_stats st;
+    char *log;
+
+    fake_api_push_watch(fake, "/api/v1/nodes", events, 7, FAKE_WATCH_CLOSE);
+    w = start(&r, true, false, 0, 0);
+    wait_for(w, (struct want){EXT_KIND_NODE, 1, 2, 3, 0, 0});
+    ext_watch_get_stats(w, EXT_KIND_NODE, &st);
+    cr_expect(ext_watch_is_synced(w));
+    ext_watch_stop(w);
+
+    cr_expect_str_eq(r.log, "reset node;upsert node gpu-r1-n1;upsert node gpu-r1-n2;"
+                            "upsert node gpu-r2-n1;synced node;upsert node gpu-r1-n2;"
+                            "upsert node gpu-r3-n1;remove node gpu-r2-n1;");
+    cr_expect_eq(st.lists, 1);
+    cr_expect_eq(st.events, 3);
+    cr_expect_eq(st.bookmarks, 2);
+    cr_expect_eq(st.expired, 0);
+    cr_expect_eq(st.failures, 0);
+    cr_expect_str_eq(st.rv, "1250"); /* the last bookmark is the resume point */
+    log = fake_api_log(fake);
+    cr_expect(strstr(log, "GET /api/v1/nodes?limit=500\n") != NULL, "%s", log);
+    cr_expect(strstr(log, "GET /api/v1/nodes?watch=1&allowWatchBookmarks=true&timeoutSeconds=30&"
+                          "resourceVersion=1000\n") != NULL,
+              "%s", log);
+    cr_expect(strstr(log, "GET /api/v1/nodes?watch=1&allowWatchBookmarks=true&timeoutSeconds=30&"
+                          "resourceVersion=1250\n") != NULL,
+              "%s", log);
+    free(log);
+    free(events);
+}
+
+Test(ext_watch, an_error_event_410_drops_the_view_and_relists)
+{
+    char *events = fixture("watch-nodes.jsonl");
+    char *e410 = fixture("watch-error-410.jsonl");
+    char *first = line_of(events, 0);
+    char body[4096];
+    struct rec r;
+    struct ext_watch *w;
+    struct ext_watch_stats st;
+
+    snprintf(body, sizeof(body), "%s%s", first, e410);
+    fake_api_push_watch(fake, "/api/v1/nodes", body, 0, FAKE_WATCH_CLOSE);
+    w = start(&r, true, false, 0, 0);
+    wait_for(w, (struct want){EXT_KIND_NODE, 2, 2, 1, 1, 0});
+    ext_watch_get_stats(w, EXT_KIND_NODE, &st);
+    ext_watch_stop(w);
+    cr_expect_eq(st.expired, 1);
+    cr_expect_eq(st.events, 1);
+    cr_expect_eq(r.resets[EXT_KIND_NODE], 2);
+    cr_expect_eq(r.synced[EXT_KIND_NODE], 2);
+    cr_expect(strstr(r.log, "synced node;upsert node gpu-r1-n2;reset node;") != NULL, "%s",
+              r.log);
+    cr_expect_eq(fake_api_count(fake, "GET", "/api/v1/nodes?limit=500"), 2);
+    free(first);
+    free(e410);
+    free(events);
+}
+
+Test(ext_watch, a_410_status_relists_too)
+{
+    char *gone = fixture("status-410-expired.json");
+    struct rec r;
+    struct ext_watch *w;
+    struct ext_watch_stats st;
+
+    fake_api_push_watch_status(fake, "/api/v1/nodes", 410, gone);
+    w = start(&r, true, false, 0, 0);
+    wait_for(w, (struct want){EXT_KIND_NODE, 2, 2, 0, 1, 0});
+    ext_watch_get_stats(w, EXT_KIND_NODE, &st);
+    ext_watch_stop(w);
+    cr_expect_eq(st.expired, 1);
+    cr_expect_eq(st.failures, 0);
+    cr_expect(strstr(st.last_error, "HTTP 410: too old resource version") != NULL, "%s",
+              st.last_error);
+    cr_expect_eq(r.resets[EXT_KIND_NODE], 2);
+    free(gone);
+}
+
+Test(ext_watch, a_dropped_stream_resumes_from_the_last_event_without_relisting)
+{
+    char *events = fixture("watch-nodes.jsonl");
+    char *l0 = line_of(events, 0);
+    char *l2 = line_of(events, 2);
+    char *l4 = line_of(events, 4);
+    char body[8192];
+    struct rec r;
+    struct ext_watch *w;
+    struct ext_watch_stats st;
+    char *log;
+
+    /* The first stream dies 40 bytes into the ADDED event. */
+    snprintf(body, sizeof(body), "%s%.40s", l0, l2);
+    fake_api_push_watch(fake, "/api/v1/nodes", body, 16, FAKE_WATCH_DROP);
+    snprintf(body, sizeof(body), "%s%s", l2, l4);
+    fake_api_push_watch(fake, "/api/v1/nodes", body, 16, FAKE_WATCH_CLOSE);
+    w = start(&r, true, false, 0, 0);
+    wait_for(w, (struct want){EXT_KIND_NODE, 1, 3, 2, 0, 1});
+    ext_watch_get_stats(w, EXT_KIND_NODE, &st);
+    ext_watch_stop(w);
+    cr_expect_eq(st.lists, 1);
+    cr_expect_eq(st.failures, 1);
+    cr_expect_str_eq(st.rv, "1250");
+    /* The half-sent ADDED is applied once, from the second stream. */
+    cr_expect_str_eq(r.log, "reset node;upsert node gpu-r1-n1;upsert node gpu-r1-n2;"
+                            "upsert node gpu-r2-n1;synced node;upsert node gpu-r1-n2;"
+                            "upsert node gpu-r3-n1;");
+    log = fake_api_log(fake);
+    cr_expect(strstr(log, "timeoutSeconds=30&resourceVersion=1101\n") != NULL, "%s", log);
+    free(log);
+    free(l0);
+    free(l2);
+    free(l4);
+    free(events);
+}
+
+Test(ext_watch, broken_or_oversized_events_force_a_relist)
+{
+    struct rec r;
+    struct ext_watch *w;
+    struct ext_watch_stats st;
+    char *events = fixture("watch-nodes.jsonl");
+
+    fake_api_push_watch(fake, "/api/v1/nodes", "{\"type\":\"ADDED\",\"object\":{\"metadata\"\n",
+                        0, FAKE_WATCH_CLOSE);
+    w = start(&r, true, false, 0, 0);
+    wait_for(w, (struct want){EXT_KIND_NODE, 2, 2, 0, 0, 1});
+    ext_watch_get_stats(w, EXT_KIND_NODE, &st);
+    ext_watch_stop(w);
+    cr_expect(strstr(st.last_error, "bad event") != NULL, "%s", st.last_error);
+    cr_expect_eq(r.resets[EXT_KIND_NODE], 2);
+
+    fake_api_push_watch(fake, "/api/v1/nodes", events, 0, FAKE_WATCH_CLOSE);
+    w = start(&r, true, false, 0, 256);
+    wait_for(w, (struct want){EXT_KIND_NODE, 2, 2, 0, 0, 1});
+    ext_watch_get_stats(w, EXT_KIND_NODE, &st);
+    ext_watch_stop(w);
+    cr_expect(strstr(st.last_error, "longer than 256 bytes") != NULL, "%s", st.last_error);
+    cr_expect_eq(st.events, 0);
+    free(events);
+}
+
+Test(ext_watch, pods_are_paged_with_the_phase_selector_and_sync_waits_for_both_kinds)
+{
+    char *pods = fixture("watch-pods.jsonl");
+    struct rec r;
+    struct ext_watch *w;
+    struct ext_watch_stats st;
+    char *log;
+
+    /* A node list without a resourceVersion cannot be watched from: nodes never sync. */
+    cr_assert_eq(fake_api_set_list(fake, "/api/v1/nodes",
+                                   "{\"kind\":\"NodeList\",\"metadata\":{},\"items\":[]}"),
+                 0);
+    fake_api_push_watch(fake, "/api/v1/pods", pods, 5, FAKE_WATCH_CLOSE);
+    w = start(&r, true, true, 2, 0);
+    wait_for(w, (struct want){EXT_KIND_POD, 1, 2, 2, 0, 0});
+    wait_for(w, (struct want){EXT_KIND_NODE, 0, 0, 0, 0, 2});
+    cr_expect_not(ext_watch_is_synced(w));
+    ext_watch_get_stats(w, EXT_KIND_NODE, &st);
+    cr_expect(strstr(st.last_error, "no metadata.resourceVersion") != NULL, "%s",
+              st.last_error);
+    cr_expect_not(st.synced);
+
+    cr_assert_eq(fake_api_set_list(fake, "/api/v1/nodes",
+                                   "{\"kind\":\"NodeList\",\"metadata\":{\"resourceVersion\":"
+                                   "\"7\"},\"items\":[]}"),
+                 0);
+    wait_for(w, (struct want){EXT_KIND_NODE, 1, 0, 0, 0, 2});
+    cr_expect(ext_watch_is_synced(w));
+    ext_watch_get_stats(w, EXT_KIND_POD, &st);
+    ext_watch_stop(w);
+
+    cr_expect_eq(st.events, 2);
+    cr_expect_eq(st.bookmarks, 1);
+    cr_expect_str_eq(st.rv, "1180");
+    cr_expect(strstr(r.log, "reset pod;upsert pod vllm-0;upsert pod vllm-0-1;upsert pod "
+                            "sglang-0;synced pod;") != NULL,
+              "%s", r.log);
+    cr_expect(strstr(r.log, "remove pod sglang-0;") != NULL, "%s", r.log);
+    log = fake_api_log(fake);
+    cr_expect(strstr(log, "GET /api/v1/pods?limit=2&fieldSelector=status.phase!=Succeeded,"
+                          "status.phase!=Failed\n") != NULL,
+              "%s", log);
+    cr_expect(strstr(log, "GET /api/v1/pods?limit=2&continue=off-2&fieldSelector=status.phase!="
+                          "Succeeded,status.phase!=Failed\n") != NULL,
+              "%s", log);
+    cr_expect(strstr(log, "GET /api/v1/pods?watch=1&allowWatchBookmarks=true&timeoutSeconds=30&"
+                          "resourceVersion=1000&fieldSelector=status.phase!=Succeeded,"
+                          "status.phase!=Failed\n") != NULL,
+              "%s", log);
+    free(log);
+    free(pods);
+}
+
+Test(ext_watch, stop_ends_a_quiet_watch)
+{
+    struct rec r;
+    struct ext_watch *w = start(&r, true, true, 0, 0);
+
+    wait_for(w, (struct want){EXT_KIND_POD, 1, 1, 0, 0, 0});
+    wait_for(w, (struct want){EXT_KIND_NODE, 1, 1, 0, 0, 0});
+    ext_watch_stop(w); /* both held open by the fake: must return */
+    cr_expect_eq(r.synced[EXT_KIND_NODE], 1);
+    cr_expect_eq(r.synced[EXT_KIND_POD], 1);
+    ext_watch_stop(NULL);
+}
