@@ -56,6 +56,9 @@ struct pol_workload {
     unsigned model_layers;     /* for estimates; 0: unknown */
     bool tp_explicit;          /* tp came from an annotation or an engine flag, not a default */
     const char *tp_source;     /* static text: "annotation", "vllm flag", "sglang flag", "default" */
+    bool pp_explicit;          /* pp came from an annotation or an engine flag */
+    bool size_explicit;        /* group_size came from an annotation, LWS or --nnodes */
+    char resource[64];         /* accelerator resource ("nvidia.com/gpu"), "" when unknown */
 };
 
 /* Fill *wl from the pod's facts: topox.io annotations, then vLLM/SGLang flags (every spelling of
@@ -63,6 +66,9 @@ struct pol_workload {
  * TPX_EINVAL with a message naming the annotation or flag for a malformed value. */
 enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workload *wl,
                                  struct tpx_err *err);
+
+/* "GPUs" or "NPUs" (Ascend and other NPU resources), for messages. Static text; never NULL. */
+const char *pol_accel_word(const char *resource);
 
 /* Check *wl against the rules of DESIGN.md and the cluster's largest interconnect domain. The
  * message names the cause and the fix, e.g. "tensor-parallel-size 16 needs one interconnect domain
@@ -188,6 +194,12 @@ struct pol_placement {
 enum tpx_code pol_commit(struct pol_ledger *l, const struct pol_workload *wl, const char *uid,
                          const char *name, size_t node, time_t now, unsigned ttl_s,
                          struct pol_placement *out, struct tpx_err *err);
+
+/* Why the first member of wl's group fits nowhere, in the words of a plan rejection: "no rack has
+ * 2 free 8-GPU domains (best: rack r2, 1)", or the validation message. Writes "" when some scope
+ * can hold the group now. Does not change the ledger. TPX_ENOMEM. */
+enum tpx_code pol_gang_shortfall(const struct pol_ledger *l, const struct pol_workload *wl,
+                                 char *buf, size_t len, struct tpx_err *err);
 
 /* ------------------------------------------------------------------------------------------------
  * Whole job (what `plan` does): every pod of every replica through pol_filter, pol_score and

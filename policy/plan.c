@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* policy/plan.c - the whole-job planner behind `topox plan`: every pod of every replica through
+ * the same pol_filter, pol_score and pol_commit as `topox serve`, leader first, so the plan says
+ * what serve will do. Pure C: no I/O, no JSON, no logging. */
+#include "policy/policy.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy/estimate.h"
+
+struct grow {
+    void *p;
+    size_t n, cap, size;
+};
+
+static void *grow_push(struct grow *g)
+{
+    if (g->n == g->cap) {
+        size_t ncap = g->cap ? g->cap * 2 : 16;
+        void *np = realloc(g->p, ncap * g->size);
+        if (!np)
+            return NULL;
+        g->p = np;
+        g->cap = ncap;
+    }
+    return (char *)g->p + g->size * g->n++;
+}
+
+/* The most frequent reason of a filter result (the scheduler would show it first). */
+static const char *top_reason(const struct pol_filter_result *res)
+{
+    size_t best = 0, best_n = 0;
+
+    for (size_t r = 0; r < res->nreasons; r++) {
+        size_t cnt = 0;
+        for (size_t i = 0; i < res->n; i++)
+            cnt += res->verdict[i] != POL_FIT && res->reason[i] == r;
+        if (cnt > best_n) {
+            best = r;
+            best_n = cnt;
+        }
+    }
+    return res->nreasons ? res->reasons[best] : "no node";
+}
+
+static void estimate(const struct pol_ledger *l, const struct pol_job_replica *rep, size_t job,
+                     size_t r, const struct pol_plan_pod *placed, size_t nplaced,
+                     struct pol_plan_estimate *e)
+{
+    const struct topo_cluster *c = pol_ledger_cluster(l);
+    const struct pol_workload *w0 = &rep->pods[0];
+
+    memset(e, 0, sizeof(*e));
+    e->job = job;
+    e->replica = r;
+    e->tp = w0->tp;
+    e->pp = w0->pp;
+    e->dp = w0->dp;
+    for (size_t k = 0; k < rep->npods; k++)
+        e->accel += rep->pods[k].accel_per_pod;
+    e->num_ubatches = w0->num_ubatches;
+    e->model_layers = w0->model_layers;
+    e->bubble = w0->num_ubatches ? pol_bubble(w0->pp, w0->num_ubatches) : -1.0;
+    e->stage_imbalance = w0->model_layers ? pol_stage_imbalance(w0->model_layers, w0->pp) : -1.0;
+    for (size_t k = 0; k < nplaced; k++) {
+        bool seen = false;
+        size_t dom = topo_cluster_node_domain(c, placed[k].where.node);
+        for (size_t q = 0; q < k && !seen; q++)
+            seen = placed[q].where.node == placed[k].where.node;
+        e->nodes += !seen;
+        if (k == 0 || topo_cluster_domain_fabric(c, dom) < e->tp_fabric)
+            e->tp_fabric = topo_cluster_domain_fabric(c, dom);
+        if (topo_cluster_domain_is_multinode(c, dom) && w0->accel_per_pod < w0->tp)
+            e->tp_multinode = true;
+    }
+}
+
+enum tpx_code pol_plan(struct pol_ledger *l, const struct pol_job *jobs, size_t njobs, time_t now,
+                       struct pol_plan_result *out, struct tpx_err *err)
+{
+    const struct topo_cluster *c = pol_ledger_cluster(l);
+    size_t nn = topo_cluster_node_count(c);
+    size_t *cand = malloc((nn + 1) * sizeof(*cand));
+    int *scores = malloc((nn + 1) * sizeof(*scores));
+    struct grow pods = {NULL, 0, 0, sizeof(struct pol_plan_pod)};
+    struct grow rej = {NULL, 0, 0, sizeof(struct pol_plan_reject)};
+    struct grow est = {NULL, 0, 0, sizeof(struct pol_plan_estimate)};
+    enum tpx_code rc = TPX_OK;
+
+    memset(out, 0, sizeof(*out));
+    if (!cand || !scores)
+        goto oom;
+    for (size_t i = 0; i < nn; i++)
+        cand[i] = i;
+    for (size_t j = 0; j < njobs; j++) {
+        const struct pol_job *job = &jobs[j];
+        for (size_t r = 0; r < job->nreplicas; r++) {
+            const struct pol_job_replica *rep = &job->replicas[r];
+            size_t first = pods.n;
+            char why[512] = "";
+            struct pol_plan_estimate *e;
+
+            for (size_t k = 0; k < rep->npods && !why[0]; k++) {
+                const struct pol_workload *wl = &rep->pods[k];
+                struct pol_filter_result res;
+                struct pol_plan_pod *pp;
+                struct tpx_err cerr = TPX_ERR_INIT;
+                size_t best = (size_t)-1;
+                char uid[POL_KEY_MAX + 128];
+
+                if (pol_filter(l, wl, cand, nn, now, &res, err) != TPX_OK) {
+                    rc = err->code;
+                    goto fail;
+                }
+                if (pol_score(l, wl, cand, nn, now, scores, err) != TPX_OK) {
+                    pol_filter_result_release(&res);
+                    rc = err->code;
+                    goto fail;
+                }
+                for (size_t i = 0; i < nn; i++) {
+                    if (res.verdict[i] == POL_FIT && (best == (size_t)-1 || scores[i] > scores[best]))
+                        best = i;
+                }
+                if (best == (size_t)-1) {
+                    char gang[400] = "";
+                    if (k == 0 && pol_gang_shortfall(l, wl, gang, sizeof(gang), err) != TPX_OK) {
+                        pol_filter_result_release(&res);
+                        rc = err->code;
+                        goto fail;
+                    }
+                    if (gang[0])
+                        snprintf(why, sizeof(why), "replica %zu of %s: %s", r, job->name, gang);
+                    else
+                        snprintf(why, sizeof(why), "replica %zu of %s: pod %zu: %s", r, job->name,
+                                 k, top_reason(&res));
+                    pol_filter_result_release(&res);
+                    break;
+                }
+                pol_filter_result_release(&res);
+                pp = grow_push(&pods);
+                if (!pp)
+                    goto oom;
+                memset(pp, 0, sizeof(*pp));
+                pp->job = j;
+                pp->replica = r;
+                pp->pod = k;
+                if (rep->pod_names && rep->pod_names[k])
+                    snprintf(pp->pod_name, sizeof(pp->pod_name), "%s", rep->pod_names[k]);
+                else
+                    snprintf(pp->pod_name, sizeof(pp->pod_name), "%s-%zu-%zu", job->name, r, k);
+                snprintf(uid, sizeof(uid), "plan:%zu/%zu/%zu/%s", j, r, k, pp->pod_name);
+                if (pol_commit(l, wl, uid, pp->pod_name, cand[best], now, 600, &pp->where,
+                               &cerr) != TPX_OK) {
+                    pods.n--;
+                    if (cerr.code == TPX_ENOMEM) {
+                        rc = tpx_err_set(err, TPX_ENOMEM, "%s", cerr.msg);
+                        goto fail;
+                    }
+                    snprintf(why, sizeof(why), "replica %zu of %s: pod %zu: %s", r, job->name, k,
+                             cerr.msg);
+                }
+            }
+            if (why[0]) {
+                struct pol_plan_reject *rj;
+                /* roll the replica back: it is placed whole or not at all */
+                for (size_t q = first; q < pods.n; q++) {
+                    const struct pol_plan_pod *pp = (struct pol_plan_pod *)pods.p + q;
+                    char uid[POL_KEY_MAX + 128];
+                    snprintf(uid, sizeof(uid), "plan:%zu/%zu/%zu/%s", pp->job, pp->replica,
+                             pp->pod, pp->pod_name);
+                    pol_ledger_forget_pod(l, uid);
+                }
+                pods.n = first;
+                rj = grow_push(&rej);
+                if (!rj)
+                    goto oom;
+                rj->job = j;
+                rj->replica = r;
+                snprintf(rj->reason, sizeof(rj->reason), "%s", why);
+            }
+            e = grow_push(&est);
+            if (!e)
+                goto oom;
+            if (rep->npods == 0) {
+                memset(e, 0, sizeof(*e));
+                e->job = j;
+                e->replica = r;
+                e->bubble = e->stage_imbalance = -1.0;
+                continue;
+            }
+            estimate(l, rep, j, r, (struct pol_plan_pod *)pods.p + first, pods.n - first, e);
+        }
+    }
+    out->pods = pods.p;
+    out->npods = pods.n;
+    out->rejected = rej.p;
+    out->nrejected = rej.n;
+    out->estimates = est.p;
+    out->nestimates = est.n;
+    free(cand);
+    free(scores);
+    return TPX_OK;
+oom:
+    rc = tpx_err_set(err, TPX_ENOMEM, "plan: out of memory");
+fail:
+    free(cand);
+    free(scores);
+    free(pods.p);
+    free(rej.p);
+    free(est.p);
+    return rc;
+}
+
+void pol_plan_result_release(struct pol_plan_result *r)
+{
+    if (!r)
+        return;
+    free(r->pods);
+    free(r->rejected);
+    free(r->estimates);
+    memset(r, 0, sizeof(*r));
+}
