@@ -30,11 +30,11 @@ struct ext_kube {
     struct ext_kube_config cfg;
     CURL *h;
     char curl_err[CURL_ERROR_SIZE];
-    char *token;             /* current bearer token, or NULL */
+    char *token;              /* current bearer token, or NULL */
     struct timespec token_at; /* when token_file was last read */
     bool (*cancelled)(void *ctx);
     void *cancel_ctx;
-    unsigned seed;           /* rand_r() state for jitter */
+    unsigned seed; /* rand_r() state for jitter */
     unsigned long nreq;
 };
 
@@ -265,7 +265,8 @@ static json_t *named(json_t *root, const char *list, const char *name, const cha
 
     if (!json_is_array(arr))
         return NULL;
-    json_array_foreach(arr, i, e) {
+    json_array_foreach(arr, i, e)
+    {
         const char *n = jstr(e, "name");
 
         if (n && strcmp(n, name) == 0) {
@@ -550,7 +551,7 @@ struct xfer {
     struct tpx_buf errbody;
     bool (*on_data)(void *ctx, const char *p, size_t n);
     void *ctx;
-    bool stopped;   /* on_data asked to stop */
+    bool stopped; /* on_data asked to stop */
     bool too_big;
     struct tpx_err body_err;
 };
@@ -886,9 +887,8 @@ enum tpx_code ext_kube_get_json(struct ext_kube *k, const char *path, json_t **o
     return TPX_OK;
 }
 
-enum tpx_code ext_kube_list(struct ext_kube *k, const char *path, const char *query,
-                            unsigned limit, ext_kube_item_fn fn, void *ctx, char **rv,
-                            struct tpx_err *err)
+enum tpx_code ext_kube_list(struct ext_kube *k, const char *path, const char *query, unsigned limit,
+                            ext_kube_item_fn fn, void *ctx, char **rv, struct tpx_err *err)
 {
     char *cont = NULL;
     struct tpx_buf url;
@@ -933,7 +933,8 @@ enum tpx_code ext_kube_list(struct ext_kube *k, const char *path, const char *qu
             json_decref(page);
             break;
         }
-        json_array_foreach(items, i, it) {
+        json_array_foreach(items, i, it)
+        {
             if (!fn(ctx, it)) {
                 tpx_err_set(err, TPX_EINVAL, "LIST %s: stopped by the caller", path);
                 break;
@@ -1061,8 +1062,8 @@ enum tpx_code ext_kube_patch_node(struct ext_kube *k, const char *node, const ch
     if (!is_path_safe(node))
         return tpx_err_set(err, TPX_EINVAL, "patch node: bad node name '%s'", node ? node : "");
     snprintf(path, sizeof(path), "/api/v1/nodes/%s", node);
-    if (ext_kube_request(k, "PATCH", path, "application/merge-patch+json", patch_json, NULL,
-                         err) != TPX_OK)
+    if (ext_kube_request(k, "PATCH", path, "application/merge-patch+json", patch_json, NULL, err) !=
+        TPX_OK)
         tpx_err_prefix(err, "patch node '%s'", node);
     return err->code;
 }
@@ -1090,15 +1091,14 @@ enum tpx_code ext_kube_event(struct ext_kube *k, const struct ext_kube_event *ev
         snprintf(host, sizeof(host), "topox");
     host[sizeof(host) - 1] = '\0';
     snprintf(gen, sizeof(gen), "%s.", ev->pod);
-    root = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s, s:s, s:s}, s:s, s:s, s:s, s:{s:s},"
-                     " s:s, s:s, s:i, s:s, s:s}",
-                     "apiVersion", "v1", "kind", "Event", "metadata", "generateName", gen,
-                     "namespace", ev->ns, "involvedObject", "apiVersion", "v1", "kind", "Pod",
-                     "namespace", ev->ns, "name", ev->pod, "reason", ev->reason ? ev->reason : "",
-                     "message", ev->message ? ev->message : "", "type",
-                     ev->type ? ev->type : "Normal", "source", "component", comp,
-                     "firstTimestamp", ts, "lastTimestamp", ts, "count", 1, "reportingComponent",
-                     comp, "reportingInstance", host);
+    root = json_pack(
+        "{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s, s:s, s:s}, s:s, s:s, s:s, s:{s:s},"
+        " s:s, s:s, s:i, s:s, s:s}",
+        "apiVersion", "v1", "kind", "Event", "metadata", "generateName", gen, "namespace", ev->ns,
+        "involvedObject", "apiVersion", "v1", "kind", "Pod", "namespace", ev->ns, "name", ev->pod,
+        "reason", ev->reason ? ev->reason : "", "message", ev->message ? ev->message : "", "type",
+        ev->type ? ev->type : "Normal", "source", "component", comp, "firstTimestamp", ts,
+        "lastTimestamp", ts, "count", 1, "reportingComponent", comp, "reportingInstance", host);
     if (!root)
         return tpx_err_set(err, TPX_ENOMEM, "event: cannot build the Event");
     obj = json_object_get(root, "involvedObject");

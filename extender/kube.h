@@ -25,26 +25,26 @@
  * strings, and free it with ext_kube_config_release(). Zero numbers mean "the default".
  */
 struct ext_kube_config {
-    char *server;       /* "https://host:port" (IPv6 hosts bracketed), no trailing '/' */
-    char *ca_file;      /* PEM bundle to trust, or NULL for the system store */
-    char *ca_data;      /* PEM bytes (already base64-decoded), or NULL; wins over ca_file */
+    char *server;  /* "https://host:port" (IPv6 hosts bracketed), no trailing '/' */
+    char *ca_file; /* PEM bundle to trust, or NULL for the system store */
+    char *ca_data; /* PEM bytes (already base64-decoded), or NULL; wins over ca_file */
     size_t ca_data_len;
-    char *token;        /* a fixed bearer token, or NULL */
-    char *token_file;   /* re-read every token_reload_s seconds and after a 401; wins over token */
-    char *cert_file;    /* client certificate (PEM) */
-    char *key_file;     /* its key */
-    char *cert_data;    /* or the same as bytes */
+    char *token;      /* a fixed bearer token, or NULL */
+    char *token_file; /* re-read every token_reload_s seconds and after a 401; wins over token */
+    char *cert_file;  /* client certificate (PEM) */
+    char *key_file;   /* its key */
+    char *cert_data;  /* or the same as bytes */
     size_t cert_data_len;
     char *key_data;
     size_t key_data_len;
-    char *namespace;    /* the pod's (or the context's) namespace, or NULL */
-    bool insecure;      /* skip server certificate checks (kubeconfig insecure-skip-tls-verify) */
-    long timeout_ms;    /* whole request, default 10 000 */
+    char *namespace; /* the pod's (or the context's) namespace, or NULL */
+    bool insecure;   /* skip server certificate checks (kubeconfig insecure-skip-tls-verify) */
+    long timeout_ms; /* whole request, default 10 000 */
     long connect_timeout_ms; /* default 5 000 */
-    size_t max_body;    /* cap on a response body, default 256 MiB */
+    size_t max_body;         /* cap on a response body, default 256 MiB */
     unsigned token_reload_s; /* default 60 */
-    unsigned retries;   /* extra tries for GET on transport errors, 429 and 5xx; default 3 */
-    unsigned backoff_ms; /* first retry delay, doubled each time, with jitter; default 200 */
+    unsigned retries;        /* extra tries for GET on transport errors, 429 and 5xx; default 3 */
+    unsigned backoff_ms;     /* first retry delay, doubled each time, with jitter; default 200 */
 };
 
 /* In-cluster: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT (IPv6 bracketed), the
@@ -107,9 +107,8 @@ typedef bool (*ext_kube_item_fn)(void *ctx, json_t *item);
  * token. query (may be NULL) is an already-escaped "a=b&c=d" string. rv (may be NULL) receives
  * the list's metadata.resourceVersion (malloc'd; free it). A 410 on a continue token restarts
  * nothing: it is returned as TPX_EAPI with http_status 410, and the caller lists again. */
-enum tpx_code ext_kube_list(struct ext_kube *k, const char *path, const char *query,
-                            unsigned limit, ext_kube_item_fn fn, void *ctx, char **rv,
-                            struct tpx_err *err);
+enum tpx_code ext_kube_list(struct ext_kube *k, const char *path, const char *query, unsigned limit,
+                            ext_kube_item_fn fn, void *ctx, char **rv, struct tpx_err *err);
 
 /* Streaming GET (a watch): each body chunk is handed to on_data as it arrives (return false to
  * stop: the call then returns TPX_OK). timeout_ms bounds the whole call (0: only the cancel hook

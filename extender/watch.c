@@ -28,11 +28,11 @@ struct kind_loop {
     struct ext_kube *k;
     pthread_t th;
     bool started;
-    char *rv;                 /* resume point; NULL means LIST first */
+    char *rv; /* resume point; NULL means LIST first */
     struct ext_watch_lines lines;
     /* set by the stream callbacks, read after the stream ends */
     bool expired;
-    bool broken;              /* unparsable or oversized event: relist */
+    bool broken; /* unparsable or oversized event: relist */
     bool got_bytes;
     struct tpx_err serr;
     struct ext_watch_stats st; /* under w->mu */
@@ -42,7 +42,7 @@ struct ext_watch {
     struct ext_watch_sink sink;
     struct ext_watch_config cfg;
     char *pod_selector;
-    pthread_mutex_t mu;       /* recursive: a wait predicate may read the stats */
+    pthread_mutex_t mu; /* recursive: a wait predicate may read the stats */
     pthread_cond_t cv;
     atomic_bool stopping;
     unsigned seed;
@@ -115,8 +115,7 @@ enum tpx_code ext_watch_lines_feed(struct ext_watch_lines *l, const char *p, siz
         if (l->len == 0) {
             /* The whole line is in this chunk: no copy. */
             if (take > l->cap)
-                return tpx_err_set(err, TPX_ETOOBIG, "watch event longer than %zu bytes",
-                                   l->cap);
+                return tpx_err_set(err, TPX_ETOOBIG, "watch event longer than %zu bytes", l->cap);
             if (take > 0 && !on_line(ctx, p, take))
                 return TPX_OK;
         } else {
@@ -289,7 +288,8 @@ static enum tpx_code do_list(struct kind_loop *l, struct tpx_err *err)
     lock(w);
     if (w->sink.reset)
         w->sink.reset(w->sink.ctx, l->kind);
-    json_array_foreach(items, i, it) {
+    json_array_foreach(items, i, it)
+    {
         if (w->sink.upsert)
             w->sink.upsert(w->sink.ctx, l->kind, it);
     }
@@ -493,8 +493,8 @@ struct ext_watch *ext_watch_start(const struct ext_kube_config *kcfg,
         w->cfg.backoff_min_ms = DEFAULT_BACKOFF_MIN_MS;
     if (!w->cfg.backoff_max_ms)
         w->cfg.backoff_max_ms = DEFAULT_BACKOFF_MAX_MS;
-    w->pod_selector = strdup(w->cfg.pod_field_selector ? w->cfg.pod_field_selector
-                                                       : DEFAULT_POD_SELECTOR);
+    w->pod_selector =
+        strdup(w->cfg.pod_field_selector ? w->cfg.pod_field_selector : DEFAULT_POD_SELECTOR);
     w->cfg.pod_field_selector = NULL;
     w->seed = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)w;
     atomic_init(&w->stopping, false);

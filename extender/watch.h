@@ -39,28 +39,28 @@ struct ext_watch_sink {
 
 /* What to watch and how. Zero fields take the defaults. */
 struct ext_watch_config {
-    bool no_nodes;            /* skip nodes */
-    bool no_pods;             /* skip pods */
-    unsigned page_limit;      /* LIST page size, default 500 */
-    unsigned timeout_s;       /* WATCH timeoutSeconds, default 300 (the client allows 60 more) */
-    size_t max_event;         /* cap on one watch event line, default 64 MiB */
-    unsigned backoff_min_ms;  /* first delay after a failure, default 500 */
-    unsigned backoff_max_ms;  /* cap, default 30 000 */
+    bool no_nodes;           /* skip nodes */
+    bool no_pods;            /* skip pods */
+    unsigned page_limit;     /* LIST page size, default 500 */
+    unsigned timeout_s;      /* WATCH timeoutSeconds, default 300 (the client allows 60 more) */
+    size_t max_event;        /* cap on one watch event line, default 64 MiB */
+    unsigned backoff_min_ms; /* first delay after a failure, default 500 */
+    unsigned backoff_max_ms; /* cap, default 30 000 */
     const char *pod_field_selector; /* default "status.phase!=Succeeded,status.phase!=Failed";
                                      * copied */
 };
 
 /* Counters per kind, for tests, /metrics and /debug/state. */
 struct ext_watch_stats {
-    unsigned long lists;      /* completed LISTs (all pages) */
-    unsigned long watches;    /* WATCH requests started */
-    unsigned long events;     /* ADDED/MODIFIED/DELETED delivered */
+    unsigned long lists;   /* completed LISTs (all pages) */
+    unsigned long watches; /* WATCH requests started */
+    unsigned long events;  /* ADDED/MODIFIED/DELETED delivered */
     unsigned long bookmarks;
-    unsigned long expired;    /* 410s, as status or ERROR event */
-    unsigned long failures;   /* other failed calls (each followed by a backoff) */
-    bool synced;              /* a full list has been delivered at least once */
-    char rv[128];             /* last resourceVersion seen ("" before the first list) */
-    char last_error[256];     /* the latest failure's message, "" if none */
+    unsigned long expired;  /* 410s, as status or ERROR event */
+    unsigned long failures; /* other failed calls (each followed by a backoff) */
+    bool synced;            /* a full list has been delivered at least once */
+    char rv[128];           /* last resourceVersion seen ("" before the first list) */
+    char last_error[256];   /* the latest failure's message, "" if none */
 };
 
 struct ext_watch; /* opaque */

@@ -141,8 +141,8 @@ static int list_index(const char *path)
 
 static enum MHD_Result answer(struct MHD_Connection *c, unsigned status, const char *body)
 {
-    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), (void *)body,
-                                                             MHD_RESPMEM_MUST_COPY);
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
     enum MHD_Result rc;
 
     MHD_add_response_header(r, "Content-Type", "application/json");
@@ -161,8 +161,8 @@ static enum MHD_Result answer_json(struct MHD_Connection *c, unsigned status, js
     return rc;
 }
 
-static enum MHD_Result answer_status(struct MHD_Connection *c, unsigned status,
-                                     const char *reason, const char *msg)
+static enum MHD_Result answer_status(struct MHD_Connection *c, unsigned status, const char *reason,
+                                     const char *msg)
 {
     json_t *j = json_pack("{s:s, s:s, s:{}, s:s, s:s, s:s, s:i}", "kind", "Status", "apiVersion",
                           "v1", "metadata", "status", "Failure", "message", msg, "reason", reason,
@@ -171,8 +171,8 @@ static enum MHD_Result answer_status(struct MHD_Connection *c, unsigned status,
     return answer_json(c, status, j);
 }
 
-static enum MHD_Result answer_fixture(struct fake_api *f, struct MHD_Connection *c,
-                                      unsigned status, const char *name)
+static enum MHD_Result answer_fixture(struct fake_api *f, struct MHD_Connection *c, unsigned status,
+                                      const char *name)
 {
     char *s = slurp(f->fixtures, name);
     enum MHD_Result rc;
@@ -229,8 +229,7 @@ static void stream_free(void *cls)
     free(s);
 }
 
-static enum MHD_Result answer_watch(struct fake_api *f, struct MHD_Connection *c,
-                                    const char *path)
+static enum MHD_Result answer_watch(struct fake_api *f, struct MHD_Connection *c, const char *path)
 {
     struct watch_script ws = {0};
     bool found = false;
@@ -349,7 +348,8 @@ static json_t *find_item(struct fake_api *f, int idx, const char *ns, const char
     json_t *it;
     size_t i;
 
-    json_array_foreach(items, i, it) {
+    json_array_foreach(items, i, it)
+    {
         json_t *m = json_object_get(it, "metadata");
         const char *n = json_string_value(json_object_get(m, "name"));
         const char *s = json_string_value(json_object_get(m, "namespace"));
@@ -404,8 +404,7 @@ static enum MHD_Result add_arg(void *cls, enum MHD_ValueKind kind, const char *k
     size_t n = strlen(line);
 
     (void)kind;
-    snprintf(line + n, 2048 - n, "%s%s=%s", strchr(line, '?') ? "&" : "?", key,
-             value ? value : "");
+    snprintf(line + n, 2048 - n, "%s%s=%s", strchr(line, '?') ? "&" : "?", key, value ? value : "");
     return MHD_YES;
 }
 
@@ -490,8 +489,7 @@ static enum MHD_Result route(struct fake_api *f, struct MHD_Connection *c, const
     if (strcmp(method, "POST") == 0 &&
         sscanf(url, "/api/v1/namespaces/%255[^/]/pods/%255[^/]/binding", ns, name) == 2)
         return answer_bind(f, c, ns, name, body);
-    if (strcmp(method, "POST") == 0 &&
-        sscanf(url, "/api/v1/namespaces/%255[^/]/events", ns) == 1) {
+    if (strcmp(method, "POST") == 0 && sscanf(url, "/api/v1/namespaces/%255[^/]/events", ns) == 1) {
         json_t *ev = body ? json_loads(body, 0, NULL) : NULL;
 
         if (!ev)
@@ -524,8 +522,8 @@ static enum MHD_Result route(struct fake_api *f, struct MHD_Connection *c, const
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload, size_t *upload_size, void **req_cls)
+                                  const char *method, const char *version, const char *upload,
+                                  size_t *upload_size, void **req_cls)
 {
     struct fake_api *f = cls;
     struct req *r = *req_cls;
@@ -594,10 +592,10 @@ struct fake_api *fake_api_start(const char *fixtures_dir)
     sa.sin_family = AF_INET;
     sa.sin_port = 0;
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    f->d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD,
-                            0, NULL, NULL, on_request, f, MHD_OPTION_SOCK_ADDR, &sa,
-                            MHD_OPTION_NOTIFY_COMPLETED, on_done, f,
-                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_END);
+    f->d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD, 0,
+                            NULL, NULL, on_request, f, MHD_OPTION_SOCK_ADDR, &sa,
+                            MHD_OPTION_NOTIFY_COMPLETED, on_done, f, MHD_OPTION_CONNECTION_TIMEOUT,
+                            (unsigned)120, MHD_OPTION_END);
     if (!f->d) {
         fprintf(stderr, "fake_api: MHD_start_daemon failed\n");
         fake_api_stop(f);
@@ -691,8 +689,7 @@ void fake_api_push_watch(struct fake_api *f, const char *path, const char *body,
     push(f, ws);
 }
 
-void fake_api_push_watch_status(struct fake_api *f, const char *path, int status,
-                                const char *body)
+void fake_api_push_watch_status(struct fake_api *f, const char *path, int status, const char *body)
 {
     struct watch_script ws = {xstrdup(path), xstrdup(body ? body : "{}"), 0, FAKE_WATCH_CLOSE,
                               status};
@@ -784,8 +781,8 @@ char *fake_api_last(struct fake_api *f, const char *method, const char *needle, 
     return out;
 }
 
-unsigned fake_api_wait_count(struct fake_api *f, const char *method, const char *needle,
-                             unsigned n, long timeout_ms)
+unsigned fake_api_wait_count(struct fake_api *f, const char *method, const char *needle, unsigned n,
+                             long timeout_ms)
 {
     struct timespec ts;
     unsigned got;

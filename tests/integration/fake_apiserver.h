@@ -48,8 +48,7 @@ void fake_api_push_watch(struct fake_api *f, const char *path, const char *body,
                          enum fake_watch_end end);
 
 /* Queue a plain status answer (e.g. 410 with a Status body) to the next WATCH on path. */
-void fake_api_push_watch_status(struct fake_api *f, const char *path, int status,
-                                const char *body);
+void fake_api_push_watch_status(struct fake_api *f, const char *path, int status, const char *body);
 
 /* The next n requests that are not watches: answer `status` with a Status body (status > 0), or
  * be cut mid-body (status == 0). */
@@ -70,7 +69,7 @@ unsigned fake_api_count(struct fake_api *f, const char *method, const char *need
 char *fake_api_last(struct fake_api *f, const char *method, const char *needle, const char *what);
 
 /* Block until fake_api_count(f, method, needle) >= n or timeout_ms passes; returns the count. */
-unsigned fake_api_wait_count(struct fake_api *f, const char *method, const char *needle,
-                             unsigned n, long timeout_ms);
+unsigned fake_api_wait_count(struct fake_api *f, const char *method, const char *needle, unsigned n,
+                             long timeout_ms);
 
 #endif

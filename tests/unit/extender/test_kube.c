@@ -191,8 +191,8 @@ Test(ext_kube, kubeconfig_errors_name_the_file)
         struct tpx_err err = TPX_ERR_INIT;
 
         write_file(path, cases[i].yaml);
-        cr_expect_eq(ext_kube_config_kubeconfig(path, &cfg, &err), cases[i].code, "case %zu: %s",
-                     i, err.msg);
+        cr_expect_eq(ext_kube_config_kubeconfig(path, &cfg, &err), cases[i].code, "case %zu: %s", i,
+                     err.msg);
         cr_expect(strstr(err.msg, path) != NULL, "case %zu: %s", i, err.msg);
         cr_expect(strstr(err.msg, cases[i].needle) != NULL, "case %zu: %s", i, err.msg);
         ext_kube_config_release(&cfg);
@@ -231,9 +231,9 @@ Test(ext_kube, list_follows_continue_tokens_and_returns_the_resource_version)
     char *rv = NULL;
     char *log;
 
-    cr_assert_eq(ext_kube_list(k, "/api/v1/nodes", "labelSelector=a%3Db", 2, add_name, names, &rv,
-                               &err),
-                 TPX_OK, "%s", err.msg);
+    cr_assert_eq(
+        ext_kube_list(k, "/api/v1/nodes", "labelSelector=a%3Db", 2, add_name, names, &rv, &err),
+        TPX_OK, "%s", err.msg);
     cr_expect_eq(json_array_size(names), 3);
     cr_expect_str_eq(json_string_value(json_array_get(names, 2)), "gpu-r2-n1");
     cr_expect_str_eq(rv, "1000");
@@ -263,8 +263,7 @@ Test(ext_kube, a_401_rereads_the_rotated_token_and_retries_once)
     k = client(tok, &cfg);
     fake_api_set_token(fake, "tok-2");
     write_file(tok, "tok-2\n"); /* rotated after the client read it */
-    cr_assert_eq(ext_kube_get_json(k, "/api/v1/nodes/gpu-r1-n1", &j, &err), TPX_OK, "%s",
-                 err.msg);
+    cr_assert_eq(ext_kube_get_json(k, "/api/v1/nodes/gpu-r1-n1", &j, &err), TPX_OK, "%s", err.msg);
     cr_expect_str_eq(json_string_value(json_object_get(json_object_get(j, "metadata"), "name")),
                      "gpu-r1-n1");
     cr_expect_eq(fake_api_count(fake, "GET", "/api/v1/nodes/gpu-r1-n1"), 2);
@@ -331,9 +330,9 @@ Test(ext_kube, post_is_not_retried_after_a_dropped_answer)
     struct tpx_err err = TPX_ERR_INIT;
 
     fake_api_fail_next(fake, 1, 0);
-    cr_expect_eq(ext_kube_request(k, "POST", "/api/v1/namespaces/llm/events", NULL, "{}", NULL,
-                                  &err),
-                 TPX_EIO);
+    cr_expect_eq(
+        ext_kube_request(k, "POST", "/api/v1/namespaces/llm/events", NULL, "{}", NULL, &err),
+        TPX_EIO);
     cr_expect(strstr(err.msg, "POST /api/v1/namespaces/llm/events: ") == err.msg, "%s", err.msg);
     cr_expect_eq(fake_api_count(fake, "POST", "/events"), 1);
     ext_kube_free(k);
@@ -354,8 +353,7 @@ Test(ext_kube, slow_answers_time_out)
     k = ext_kube_new(&cfg, &err);
     cr_assert_not_null(k);
     fake_api_delay_next(fake, 2, 1000);
-    cr_expect_eq(ext_kube_request(k, "GET", "/api/v1/nodes", NULL, NULL, NULL, &err),
-                 TPX_ETIMEOUT);
+    cr_expect_eq(ext_kube_request(k, "GET", "/api/v1/nodes", NULL, NULL, NULL, &err), TPX_ETIMEOUT);
     cr_expect(strstr(err.msg, "GET /api/v1/nodes: ") == err.msg, "%s", err.msg);
     cr_expect_eq(ext_kube_requests(k), 2);
     ext_kube_free(k);
@@ -385,8 +383,8 @@ Test(ext_kube, bodies_over_the_cap_are_refused)
 
 Test(ext_kube, binding_body_is_the_protocol_shape)
 {
-    const struct ext_kube_kv ann[] = {{"topox.io/rack", "r1"}, {"topox.io/domain", "gpu-r1-n1"},
-                                      {"topox.io/stage", "1"}};
+    const struct ext_kube_kv ann[] = {
+        {"topox.io/rack", "r1"}, {"topox.io/domain", "gpu-r1-n1"}, {"topox.io/stage", "1"}};
     char *s = ext_kube_binding_body("llm", "vllm-0-1", "u-123", "gpu-r1-n1", ann, 3);
 
     cr_expect_str_eq(s, "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":"
@@ -416,8 +414,7 @@ Test(ext_kube, bind_posts_the_binding_and_maps_409_404_403)
                  TPX_OK, "%s", err.msg);
     body = fake_api_last(fake, "POST", "/api/v1/namespaces/llm/pods/vllm-0-1/binding", "body");
     cr_assert_not_null(body);
-    cr_expect(strstr(body, "\"uid\":\"b7c1d2e3-0000-4000-8000-000000000002\"") != NULL, "%s",
-              body);
+    cr_expect(strstr(body, "\"uid\":\"b7c1d2e3-0000-4000-8000-000000000002\"") != NULL, "%s", body);
     cr_expect(strstr(body, "\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":"
                            "\"gpu-r1-n2\"}") != NULL,
               "%s", body);
@@ -484,8 +481,9 @@ Test(ext_kube, event_is_a_core_v1_event_about_the_pod)
     struct ext_kube *k = client(NULL, &cfg);
     struct tpx_err err = TPX_ERR_INIT;
     const struct ext_kube_event ev = {
-        "llm", "vllm-0-1", "u-2", "Normal", "Placed",
-        "placed replica vllm/0 stage 1 in rack r3, domain n12", NULL};
+        "llm",    "vllm-0-1", "u-2",
+        "Normal", "Placed",   "placed replica vllm/0 stage 1 in rack r3, domain n12",
+        NULL};
     char *body;
     json_t *j;
     json_t *io;

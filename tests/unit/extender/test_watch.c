@@ -194,8 +194,7 @@ Test(ext_watch, a_line_over_the_cap_is_an_error_not_a_truncation)
     cr_expect_eq(ext_watch_lines_feed(&l, "56789", 5, collect_line, &o, &err), TPX_ETOOBIG);
     cr_expect(strstr(err.msg, "longer than 8 bytes") != NULL, "%s", err.msg);
     tpx_err_clear(&err);
-    cr_expect_eq(ext_watch_lines_feed(&l, "123456789\n", 10, collect_line, &o, &err),
-                 TPX_ETOOBIG);
+    cr_expect_eq(ext_watch_lines_feed(&l, "123456789\n", 10, collect_line, &o, &err), TPX_ETOOBIG);
     cr_expect_str_eq(o.text, "12345678|");
     ext_watch_lines_release(&l);
 }
@@ -284,8 +283,7 @@ Test(ext_watch, an_error_event_410_drops_the_view_and_relists)
     cr_expect_eq(st.events, 1);
     cr_expect_eq(r.resets[EXT_KIND_NODE], 2);
     cr_expect_eq(r.synced[EXT_KIND_NODE], 2);
-    cr_expect(strstr(r.log, "synced node;upsert node gpu-r1-n2;reset node;") != NULL, "%s",
-              r.log);
+    cr_expect(strstr(r.log, "synced node;upsert node gpu-r1-n2;reset node;") != NULL, "%s", r.log);
     cr_expect_eq(fake_api_count(fake, "GET", "/api/v1/nodes?limit=500"), 2);
     free(first);
     free(e410);
@@ -356,8 +354,8 @@ Test(ext_watch, broken_or_oversized_events_force_a_relist)
     struct ext_watch_stats st;
     char *events = fixture("watch-nodes.jsonl");
 
-    fake_api_push_watch(fake, "/api/v1/nodes", "{\"type\":\"ADDED\",\"object\":{\"metadata\"\n",
-                        0, FAKE_WATCH_CLOSE);
+    fake_api_push_watch(fake, "/api/v1/nodes", "{\"type\":\"ADDED\",\"object\":{\"metadata\"\n", 0,
+                        FAKE_WATCH_CLOSE);
     w = start(&r, true, false, 0, 0);
     wait_for(w, (struct want){EXT_KIND_NODE, 2, 2, 0, 0, 1});
     ext_watch_get_stats(w, EXT_KIND_NODE, &st);
@@ -393,8 +391,7 @@ Test(ext_watch, pods_are_paged_with_the_phase_selector_and_sync_waits_for_both_k
     wait_for(w, (struct want){EXT_KIND_NODE, 0, 0, 0, 0, 2});
     cr_expect_not(ext_watch_is_synced(w));
     ext_watch_get_stats(w, EXT_KIND_NODE, &st);
-    cr_expect(strstr(st.last_error, "no metadata.resourceVersion") != NULL, "%s",
-              st.last_error);
+    cr_expect(strstr(st.last_error, "no metadata.resourceVersion") != NULL, "%s", st.last_error);
     cr_expect_not(st.synced);
 
     cr_assert_eq(fake_api_set_list(fake, "/api/v1/nodes",
