@@ -635,6 +635,8 @@ enum rkind {
     R_ELSEWHERE,
     R_MATE,
     R_NODE_FREE,
+    R_NODE_FREE_TP,
+    R_DOM_FREE,
 };
 
 struct rcode {
@@ -960,12 +962,19 @@ static enum pol_verdict judge(struct ctx *x, size_t n, struct rcode *rc)
     if (multi) {
         if (node_free(l, n) >= x->e.g && x->dom_pods[dom] >= x->ppu)
             return POL_FIT;
+        if (node_free(l, n) >= x->e.g) {
+            *rc = (struct rcode){R_DOM_FREE, (unsigned)dom, x->dom_pods[dom] * x->e.g};
+            return POL_FAIL;
+        }
     } else {
         uint64_t m;
         if (pick_innode(l, n, x->e.g, x->ppu > 1 ? x->e.tp : x->e.g, TOPO_NONE, &m))
             return POL_FIT;
     }
-    *rc = (struct rcode){R_NODE_FREE, node_free(l, n), x->ppu > 1 ? x->e.tp : x->e.g};
+    if (x->ppu > 1 && !multi)
+        *rc = (struct rcode){R_NODE_FREE_TP, node_free(l, n), x->e.tp};
+    else
+        *rc = (struct rcode){R_NODE_FREE, node_free(l, n), x->e.g};
     return POL_FAIL;
 }
 
@@ -1018,6 +1027,13 @@ static void reason_text(const struct ctx *x, const struct rcode *rc, char *buf, 
         break;
     case R_NODE_FREE:
         snprintf(buf, len, "node has %u free %s, pod needs %u", rc->a, word, rc->b);
+        break;
+    case R_NODE_FREE_TP:
+        snprintf(buf, len, "node has %u free %s, TP group needs %u", rc->a, word, rc->b);
+        break;
+    case R_DOM_FREE:
+        snprintf(buf, len, "domain %s has %u free %s, TP group needs %u",
+                 topo_cluster_domain_name(l->c, rc->a), rc->b, word, x->e.tp);
         break;
     case R_NONE:
         buf[0] = '\0';

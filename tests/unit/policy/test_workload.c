@@ -1,0 +1,391 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* tests/unit/policy/test_workload.c - workload inference (annotations, every vLLM/SGLang flag
+ * spelling, sh -c scripts, $(VAR), LWS/JobSet/Indexed Job groups) and validation messages. The
+ * argv strings of the real manifests in tests/fixtures/manifests/ are copied verbatim. */
+#include "policy/policy.h"
+
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "topology/synthetic.h"
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+static struct pol_workload infer_argv(const char *const *argv, size_t n, unsigned accel)
+{
+    struct pol_pod_facts f = {.name = "p", .ns = "llm", .argv = argv, .nargv = n, .accel = accel,
+                              .resource = "nvidia.com/gpu"};
+    struct pol_workload wl;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_eq(pol_workload_infer(&f, &wl, &err), TPX_OK, "%s", err.msg);
+    return wl;
+}
+
+Test(pol_workload, every_flag_spelling)
+{
+    static const struct {
+        const char *argv[10];
+        unsigned tp, pp, dp;
+        const char *source;
+    } cases[] = {
+        {{"vllm", "serve", "m", "--tensor-parallel-size", "8"}, 8, 1, 1, "vllm flag"},
+        {{"vllm", "serve", "m", "--tensor-parallel-size=4"}, 4, 1, 1, "vllm flag"},
+        {{"vllm", "serve", "m", "-tp", "2"}, 2, 1, 1, "vllm flag"},
+        {{"vllm", "serve", "m", "--tensor_parallel_size", "8"}, 8, 1, 1, "vllm flag"},
+        {{"vllm", "serve", "m", "--tensor_parallel_size=8", "--pipeline_parallel_size=2"}, 8, 2, 1,
+         "vllm flag"},
+        {{"vllm", "serve", "-tp", "8", "--pipeline-parallel-size", "4"}, 8, 4, 1, "vllm flag"},
+        {{"vllm", "serve", "-tp", "8", "-pp", "2", "-dp", "2"}, 8, 2, 2, "vllm flag"},
+        {{"vllm", "serve", "--data-parallel-size", "2", "-tp=4"}, 4, 1, 2, "vllm flag"},
+        {{"python3", "-m", "sglang.launch_server", "--tp-size", "8"}, 8, 1, 1, "sglang flag"},
+        {{"python3", "-m", "sglang.launch_server", "--tp", "4", "--dp", "2"}, 4, 1, 2,
+         "sglang flag"},
+        {{"python3", "-m", "sglang.launch_server", "--tp", "8", "--pp-size", "2", "--dp-size",
+          "1"},
+         8,
+         2,
+         1,
+         "sglang flag"},
+        {{"sh", "-c", "vllm serve m --tensor-parallel-size 8 --pipeline-parallel-size 2"}, 8, 2, 1,
+         "vllm flag"},
+        {{"/bin/bash", "-c", "exec python3 -m vllm.entrypoints.openai.api_server -tp=2 && true"},
+         2,
+         1,
+         1,
+         "vllm flag"},
+        {{"sh", "-c", "vllm serve m --tensor-parallel-size '8' --pipeline_parallel_size \"2\""}, 8,
+         2, 1, "vllm flag"},
+        /* the last occurrence wins, as with argparse */
+        {{"vllm", "serve", "-tp", "2", "--tensor-parallel-size", "4"}, 4, 1, 1, "vllm flag"},
+        /* no flags: defaults (tp = accelerators of the pod) */
+        {{"sleep", "1000s"}, 8, 1, 1, "default"},
+        /* unexpanded values are unknown, not errors */
+        {{"vllm", "serve", "--tensor-parallel-size", "$(TP)"}, 8, 1, 1, "default"},
+    };
+    for (size_t i = 0; i < NELEM(cases); i++) {
+        size_t n = 0;
+        struct pol_workload wl;
+        while (n < 10 && cases[i].argv[n])
+            n++;
+        wl = infer_argv(cases[i].argv, n, 8);
+        cr_expect_eq(wl.tp, cases[i].tp, "case %zu tp %u", i, wl.tp);
+        cr_expect_eq(wl.pp, cases[i].pp, "case %zu pp %u", i, wl.pp);
+        cr_expect_eq(wl.dp, cases[i].dp, "case %zu dp %u", i, wl.dp);
+        cr_expect_str_eq(wl.tp_source, cases[i].source, "case %zu", i);
+        cr_expect_eq(wl.tp_explicit, strcmp(cases[i].source, "default") != 0, "case %zu", i);
+    }
+}
+
+Test(pol_workload, sglang_pp_abbreviation_is_ambiguous_and_ignored)
+{
+    static const char *const argv[] = {"python3", "-m", "sglang.launch_server", "--tp", "4",
+                                       "--pp", "2"};
+    struct pol_workload wl = infer_argv(argv, NELEM(argv), 4);
+
+    cr_expect_eq(wl.tp, 4);
+    cr_expect_eq(wl.pp, 1);
+}
+
+Test(pol_workload, bad_flag_value_names_the_flag)
+{
+    static const char *const argv[] = {"vllm", "serve", "--tensor_parallel_size=eight"};
+    struct pol_pod_facts f = {.argv = argv, .nargv = 3, .accel = 8};
+    struct pol_workload wl;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_expect_eq(pol_workload_infer(&f, &wl, &err), TPX_EINVAL);
+    cr_expect_str_eq(err.msg, "flag '--tensor-parallel-size': 'eight' is not a positive whole "
+                              "number");
+}
+
+/* tests/fixtures/manifests/lws-vllm-gpu-llama405b-tp8-pp2.yaml, leader and worker, as the
+ * YAML parser folds them. */
+static const char *const vllm_leader[] = {
+    "sh", "-c",
+    "bash /vllm-workspace/examples/online_serving/multi-node-serving.sh leader "
+    "--ray_cluster_size=$(LWS_GROUP_SIZE); python3 -m vllm.entrypoints.openai.api_server "
+    "--port 8080 --model meta-llama/Llama-3.1-405B-Instruct --tensor-parallel-size 8 "
+    "--pipeline_parallel_size 2"};
+static const char *const vllm_worker[] = {
+    "sh", "-c",
+    "bash /vllm-workspace/examples/online_serving/multi-node-serving.sh worker "
+    "--ray_address=$(LWS_LEADER_ADDRESS)"};
+/* tests/fixtures/manifests/lws-sglang-llama8b-tp2-2nodes.yaml (leader; the worker is the same) */
+static const char *const sglang_leader[] = {
+    "python3", "-m", "sglang.launch_server", "--model-path",
+    "meta-llama/Meta-Llama-3.1-8B-Instruct", "--tp", "2", "--dist-init-addr",
+    "$(LWS_LEADER_ADDRESS):20000", "--nnodes", "$(LWS_GROUP_SIZE)", "--node-rank",
+    "$(LWS_WORKER_INDEX)", "--trust-remote-code", "--host", "0.0.0.0", "--port", "40000"};
+
+Test(pol_workload, lws_vllm_manifest_leader_and_worker)
+{
+    const struct topo_kv leader_labels[] = {
+        {"leaderworkerset.sigs.k8s.io/name", "vllm"},
+        {"leaderworkerset.sigs.k8s.io/group-index", "3"},
+        {"leaderworkerset.sigs.k8s.io/worker-index", "0"},
+        {"leaderworkerset.sigs.k8s.io/group-key", "689ad1f7c5"},
+    };
+    const struct topo_kv worker_labels[] = {
+        {"leaderworkerset.sigs.k8s.io/name", "vllm"},
+        {"leaderworkerset.sigs.k8s.io/group-index", "3"},
+        {"leaderworkerset.sigs.k8s.io/worker-index", "1"},
+        {"leaderworkerset.sigs.k8s.io/group-key", "689ad1f7c5"},
+    };
+    const struct topo_kv ann[] = {{"leaderworkerset.sigs.k8s.io/size", "2"}};
+    struct pol_pod_facts f = {.name = "vllm-3", .ns = "llm", .labels = leader_labels,
+                              .nlabels = 4, .annotations = ann, .nannotations = 1,
+                              .argv = vllm_leader, .nargv = 3, .accel = 8,
+                              .resource = "nvidia.com/gpu"};
+    struct pol_workload wl;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_eq(pol_workload_infer(&f, &wl, &err), TPX_OK, "%s", err.msg);
+    cr_expect(wl.has_intent);
+    cr_expect_eq(wl.tp, 8);
+    cr_expect_eq(wl.pp, 2);
+    cr_expect(wl.tp_explicit);
+    cr_expect_eq(wl.group_size, 2);
+    cr_expect_eq(wl.pod_index, 0);
+    cr_expect_str_eq(wl.group, "llm/lws:689ad1f7c5");
+    cr_expect_str_eq(wl.display, "llm/vllm group 3");
+    cr_expect_eq(wl.scope, POL_SCOPE_RACK);
+
+    f.name = "vllm-3-1";
+    f.labels = worker_labels;
+    f.argv = vllm_worker;
+    cr_assert_eq(pol_workload_infer(&f, &wl, &err), TPX_OK, "%s", err.msg);
+    cr_expect(wl.has_intent, "LWS labels are an intent");
+    cr_expect_not(wl.tp_explicit, "the worker runs Ray, not vLLM");
+    cr_expect_str_eq(wl.tp_source, "default");
+    cr_expect_eq(wl.pod_index, 1);
+    cr_expect_eq(wl.group_size, 2);
+    cr_expect_str_eq(wl.group, "llm/lws:689ad1f7c5");
+}
+
+Test(pol_workload, lws_sglang_manifest_tp_over_nodes)
+{
+    const struct topo_kv labels[] = {
+        {"leaderworkerset.sigs.k8s.io/name", "sglang"},
+        {"leaderworkerset.sigs.k8s.io/group-index", "0"},
+        {"leaderworkerset.sigs.k8s.io/worker-index", "0"},
+    };
+    const struct topo_kv ann[] = {{"leaderworkerset.sigs.k8s.io/size", "2"}};
+    struct pol_pod_facts f = {.name = "sglang-0", .ns = "default", .labels = labels, .nlabels = 3,
+                              .annotations = ann, .nannotations = 1, .argv = sglang_leader,
+                              .nargv = NELEM(sglang_leader), .accel = 1,
+                              .resource = "nvidia.com/gpu"};
+    struct pol_workload wl;
+    struct tpx_err err = TPX_ERR_INIT;
+    struct topo_cluster *c = topo_cluster_synthetic("example", &err);
+
+    cr_assert_eq(pol_workload_infer(&f, &wl, &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(wl.tp, 2, "SGLang's --tp counts GPUs over both pods");
+    cr_expect_str_eq(wl.tp_source, "sglang flag");
+    cr_expect_eq(wl.group_size, 2);
+    cr_expect_eq(wl.accel_per_pod, 1);
+    cr_expect_str_eq(wl.group, "default/lws:sglang/0", "name + group-index without group-key");
+    /* 2 x 1 GPU = tp 2: valid; the TP group spans the two pods */
+    cr_expect_eq(pol_workload_validate(&wl, c, &err), TPX_OK, "%s", err.msg);
+    topo_cluster_free(c);
+}
+
+Test(pol_workload, sglang_nnodes_gives_the_group_size)
+{
+    static const char *const argv[] = {"python3", "-m", "sglang.launch_server", "--tp", "16",
+                                       "--nnodes", "2"};
+    struct pol_pod_facts f = {.argv = argv, .nargv = NELEM(argv), .accel = 8,
+                              .annotations = (const struct topo_kv[]){{"topox.io/group", "g"}},
+                              .nannotations = 1};
+    struct pol_workload wl;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_eq(pol_workload_infer(&f, &wl, &err), TPX_OK);
+    cr_expect_eq(wl.group_size, 2);
+    cr_expect(wl.size_explicit);
+    cr_expect_str_eq(wl.group, "default/g");
+}
+
+Test(pol_workload, annotations_win_over_flags)
+{
+    static const char *const argv[] = {"vllm", "serve", "-tp", "2", "-pp", "8"};
+    const struct topo_kv ann[] = {
+        {"topox.io/tensor-parallel-size", "8"}, {"topox.io/pipeline-parallel-size", "4"},
+        {"topox.io/group", "job-a"},            {"topox.io/group-size", "4"},
+        {"topox.io/pod-index", "2"},            {"topox.io/pipeline-scope", "block"},
+        {"topox.io/placement", "preferred"},    {"topox.io/num-ubatches", "32"},
+        {"topox.io/model-layers", "126"},
+    };
+    struct pol_pod_facts f = {.ns = "ml", .annotations = ann, .nannotations = NELEM(ann),
+                              .argv = argv, .nargv = NELEM(argv), .accel = 8};
+    struct pol_workload wl;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_eq(pol_workload_infer(&f, &wl, &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(wl.tp, 8);
+    cr_expect_eq(wl.pp, 4);
+    cr_expect_str_eq(wl.tp_source, "annotation");
+    cr_expect_str_eq(wl.group, "ml/job-a");
+    cr_expect_eq(wl.group_size, 4);
+    cr_expect_eq(wl.pod_index, 2);
+    cr_expect_eq(wl.scope, POL_SCOPE_BLOCK);
+    cr_expect(wl.preferred);
+    cr_expect_eq(wl.num_ubatches, 32);
+    cr_expect_eq(wl.model_layers, 126);
+}
+
+Test(pol_workload, bad_annotations_name_the_annotation)
+{
+    static const struct {
+        const char *key, *value, *want;
+    } cases[] = {
+        {"topox.io/tensor-parallel-size", "eight", "annotation 'topox.io/tensor-parallel-size'"},
+        {"topox.io/tensor-parallel-size", "0", "positive"},
+        {"topox.io/pipeline-parallel-size", "-2", "'topox.io/pipeline-parallel-size'"},
+        {"topox.io/group-size", "x", "'topox.io/group-size'"},
+        {"topox.io/pod-index", "first", "'topox.io/pod-index'"},
+        {"topox.io/pipeline-scope", "galaxy", "is not rack, block or zone"},
+        {"topox.io/placement", "maybe", "is not required or preferred"},
+    };
+    for (size_t i = 0; i < NELEM(cases); i++) {
+        const struct topo_kv ann[] = {{cases[i].key, cases[i].value}};
+        struct pol_pod_facts f = {.annotations = ann, .nannotations = 1, .accel = 8};
+        struct pol_workload wl;
+        struct tpx_err err = TPX_ERR_INIT;
+        cr_expect_eq(pol_workload_infer(&f, &wl, &err), TPX_EINVAL, "case %zu", i);
+        cr_expect(strstr(err.msg, cases[i].want) != NULL, "case %zu: %s", i, err.msg);
+    }
+}
+
+Test(pol_workload, groups_indexes_and_intent)
+{
+    const struct topo_kv jobset[] = {
+        {"jobset.sigs.k8s.io/job-key", "abc123"},
+        {"jobset.sigs.k8s.io/jobset-name", "train"},
+        {"jobset.sigs.k8s.io/job-index", "1"},
+        {"batch.kubernetes.io/job-completion-index", "3"},
+    };
+    struct pol_pod_facts f = {.name = "train-w-1-3", .ns = "ml", .labels = jobset, .nlabels = 4,
+                              .accel = 8};
+    struct pol_workload wl;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_eq(pol_workload_infer(&f, &wl, &err), TPX_OK);
+    cr_expect(wl.has_intent);
+    cr_expect_str_eq(wl.group, "ml/jobset:abc123");
+    cr_expect_str_eq(wl.display, "ml/train job 1");
+    cr_expect_eq(wl.pod_index, 3);
+
+    /* a plain pod with GPUs and no hint: no intent, its own group */
+    f = (struct pol_pod_facts){.name = "notebook", .ns = "dev", .accel = 1};
+    cr_assert_eq(pol_workload_infer(&f, &wl, &err), TPX_OK);
+    cr_expect_not(wl.has_intent);
+    cr_expect_str_eq(wl.group, "");
+    cr_expect_eq(wl.group_size, 1);
+    cr_expect_str_eq(wl.display, "dev/notebook");
+
+    /* flags but no accelerators: no intent */
+    f = (struct pol_pod_facts){.argv = (const char *const[]){"vllm", "-tp", "8"}, .nargv = 3};
+    cr_assert_eq(pol_workload_infer(&f, &wl, &err), TPX_OK);
+    cr_expect_not(wl.has_intent);
+
+    /* flags alone are an intent; the pod is its own group of one */
+    f.accel = 8;
+    cr_assert_eq(pol_workload_infer(&f, &wl, &err), TPX_OK);
+    cr_expect(wl.has_intent);
+    cr_expect_eq(wl.group_size, 1);
+    cr_expect_eq(wl.pod_index, 0);
+}
+
+/* --- validation --- */
+
+static struct pol_workload wl_of(unsigned tp, unsigned pp, unsigned g, unsigned n)
+{
+    struct pol_workload wl = {.has_intent = true, .tp = tp, .pp = pp, .dp = 1,
+                              .accel_per_pod = g, .group_size = n, .pod_index = -1,
+                              .tp_explicit = true, .resource = "nvidia.com/gpu"};
+    return wl;
+}
+
+Test(pol_workload, validation_messages)
+{
+    static const struct {
+        const char *spec;
+        unsigned tp, pp, g, n;
+        const char *want;
+    } cases[] = {
+        {"example", 16, 1, 8, 2,
+         "tensor-parallel-size 16 needs one interconnect domain of 16 GPUs; the largest here has "
+         "8 (nvswitch, one node). All-reduce would cross nodes. Try tensor-parallel-size 8 with "
+         "pipeline-parallel-size 2."},
+        {"example", 32, 2, 8, 8,
+         "tensor-parallel-size 32 needs one interconnect domain of 32 GPUs; the largest here has "
+         "8 (nvswitch, one node). All-reduce would cross nodes. Try tensor-parallel-size 8 with "
+         "pipeline-parallel-size 8."},
+        {"racks=1,nodes-per-rack=18,gpus-per-node=4,interconnect=nvlink,domain-nodes=9", 72, 1,
+         4, 18,
+         "tensor-parallel-size 72 needs one interconnect domain of 72 GPUs; the largest here has "
+         "36 (nvlink, 9 nodes). All-reduce would cross nodes. Try tensor-parallel-size 36 with "
+         "pipeline-parallel-size 2."},
+        {"racks=1,gpus-per-node=16,domains-per-node=2,interconnect=hccs,"
+         "resource=huawei.com/Ascend910",
+         16, 1, 16, 1,
+         "tensor-parallel-size 16 needs one interconnect domain of 16 NPUs; the largest here has "
+         "8 (hccs, one node). All-reduce would cross nodes. Try tensor-parallel-size 8 with "
+         "pipeline-parallel-size 2."},
+        {"example", 8, 2, 8, 3,
+         "tensor-parallel-size 8 x pipeline-parallel-size 2 x data-parallel-size 1 = 16 GPUs, but "
+         "the group has 3 pods x 8 GPUs = 24"},
+        {"example", 8, 1, 3, 0, "pods of 3 GPUs do not align with tensor-parallel-size 8"},
+        {"example", 0, 1, 8, 1, "tensor-parallel-size must be a positive number"},
+        {"example", 8, 0, 8, 1, "pipeline-parallel-size must be a positive number"},
+    };
+    for (size_t i = 0; i < NELEM(cases); i++) {
+        struct tpx_err err = TPX_ERR_INIT;
+        struct topo_cluster *c = topo_cluster_synthetic(cases[i].spec, &err);
+        struct pol_workload wl = wl_of(cases[i].tp, cases[i].pp, cases[i].g, cases[i].n);
+        cr_assert_not_null(c, "%s", err.msg);
+        if (strstr(cases[i].spec, "Ascend"))
+            strcpy(wl.resource, "huawei.com/Ascend910");
+        cr_expect_eq(pol_workload_validate(&wl, c, &err), TPX_EINVAL, "case %zu", i);
+        cr_expect(strncmp(err.msg, cases[i].want, strlen(cases[i].want)) == 0, "case %zu: %s",
+                  i, err.msg);
+        topo_cluster_free(c);
+    }
+}
+
+Test(pol_workload, valid_layouts_pass)
+{
+    static const struct {
+        const char *spec;
+        unsigned tp, pp, g, n;
+    } cases[] = {
+        {"example", 8, 2, 8, 2},
+        {"example", 4, 2, 8, 1},
+        {"example", 8, 1, 4, 2},
+        {"racks=1,nodes-per-rack=18,gpus-per-node=4,interconnect=nvlink,domain-nodes=18", 72, 1,
+         4, 18},
+    };
+    for (size_t i = 0; i < NELEM(cases); i++) {
+        struct tpx_err err = TPX_ERR_INIT;
+        struct topo_cluster *c = topo_cluster_synthetic(cases[i].spec, &err);
+        struct pol_workload wl = wl_of(cases[i].tp, cases[i].pp, cases[i].g, cases[i].n);
+        cr_expect_eq(pol_workload_validate(&wl, c, &err), TPX_OK, "case %zu: %s", i, err.msg);
+        topo_cluster_free(c);
+    }
+}
+
+Test(pol_workload, defaults_are_not_checked_against_the_group)
+{
+    /* an LWS worker: tp is a default, the group has 2 pods; no product check */
+    struct pol_workload wl = wl_of(8, 1, 8, 2);
+    struct tpx_err err = TPX_ERR_INIT;
+    struct topo_cluster *c = topo_cluster_synthetic("example", &err);
+
+    wl.tp_explicit = false;
+    cr_expect_eq(pol_workload_validate(&wl, c, &err), TPX_OK, "%s", err.msg);
+    wl.has_intent = false;
+    wl.tp = 0;
+    cr_expect_eq(pol_workload_validate(&wl, c, &err), TPX_OK);
+    topo_cluster_free(c);
+}
