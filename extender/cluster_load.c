@@ -299,3 +299,60 @@ enum tpx_code ext_cluster_apply_pods(struct pol_ledger *l, const char *path,
     ext_yaml_docs_release(&d);
     return rc;
 }
+
+/* --- cluster -> NodeList ----------------------------------------------------------------------- */
+
+#define NODE_LABELS_MAX 16
+
+static json_t *node_object(const struct topo_cluster *c, size_t i, ext_node_labels_fn labels_of)
+{
+    const struct topo_node_info *n = topo_cluster_node(c, i);
+    struct topo_kv kv[NODE_LABELS_MAX];
+    char storage[NODE_LABELS_MAX][64];
+    size_t nl = labels_of ? labels_of(c, i, kv, storage, NODE_LABELS_MAX) : 0;
+    char qty[32];
+    json_t *labels = json_object();
+    json_t *res = json_object();
+
+    if (!labels || !res) {
+        json_decref(labels);
+        json_decref(res);
+        return NULL;
+    }
+    json_object_set_new(labels, "kubernetes.io/hostname", json_string(n->name));
+    for (size_t k = 0; k < nl; k++)
+        json_object_set_new(labels, kv[k].key, json_string(kv[k].value));
+    if (n->resource) {
+        snprintf(qty, sizeof(qty), "%u", n->accel_alloc);
+        json_object_set_new(res, n->resource, json_string(qty));
+    }
+    return json_pack("{s:s, s:s, s:{s:s, s:o}, s:{s:b}, s:{s:o, s:o, s:[{s:s, s:s, s:s}]}}",
+                     "apiVersion", "v1", "kind", "Node", "metadata", "name", n->name, "labels",
+                     labels, "spec", "unschedulable", n->unschedulable, "status", "allocatable",
+                     res, "capacity", json_deep_copy(res), "conditions", "type", "Ready",
+                     "status", n->unschedulable ? "False" : "True", "reason",
+                     n->unschedulable ? "TopoxSynthetic" : "KubeletReady");
+}
+
+enum tpx_code ext_cluster_to_nodelist(const struct topo_cluster *c, ext_node_labels_fn labels_of,
+                                      json_t **out, struct tpx_err *err)
+{
+    json_t *items = json_array();
+    size_t n = topo_cluster_node_count(c);
+
+    *out = NULL;
+    if (!items)
+        return tpx_err_set(err, TPX_ENOMEM, "node list: out of memory");
+    for (size_t i = 0; i < n; i++) {
+        json_t *node = node_object(c, i, labels_of);
+        if (!node || json_array_append_new(items, node) != 0) {
+            json_decref(items);
+            return tpx_err_set(err, TPX_ENOMEM, "node list: out of memory");
+        }
+    }
+    *out = json_pack("{s:s, s:s, s:{s:s}, s:o}", "apiVersion", "v1", "kind", "List", "metadata",
+                     "resourceVersion", "", "items", items);
+    if (!*out)
+        return tpx_err_set(err, TPX_ENOMEM, "node list: out of memory");
+    return TPX_OK;
+}

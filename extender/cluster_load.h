@@ -62,4 +62,16 @@ enum tpx_code ext_cluster_apply_pods_docs(struct pol_ledger *l, json_t *const *d
                                           const char *name, const struct topo_label_config *cfg,
                                           size_t *applied, struct tpx_err *err);
 
+/*
+ * A sealed cluster as the NodeList `kubectl get nodes -o json` would print for it (apiVersion v1,
+ * kind List, items of kind Node with metadata.name and labels, status.allocatable and capacity,
+ * a Ready condition: "False" for an unschedulable node), so it can be saved, edited and read back
+ * by ext_cluster_load(). labels_of(c, i, out, storage, max) gives node i's labels (e.g.
+ * topo_synthetic_node_labels). New reference in *out (json_decref it); TPX_ENOMEM.
+ */
+typedef size_t (*ext_node_labels_fn)(const struct topo_cluster *c, size_t i, struct topo_kv *out,
+                                     char storage[][64], size_t max);
+enum tpx_code ext_cluster_to_nodelist(const struct topo_cluster *c, ext_node_labels_fn labels_of,
+                                      json_t **out, struct tpx_err *err);
+
 #endif

@@ -1,8 +1,324 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* extender/cmd_plan.c - `topox plan`: not built yet. */
+/* extender/cmd_plan.c - `topox plan`: a job manifest and a cluster (Node files or a synthetic
+ * spec) -> pol_plan() through the same filter, score and commit as `topox serve` -> a table and
+ * rack picture, JSON/YAML data, diagnosis records or SVG. Exit 0 placed, 3 rejected, 2 bad input. */
 #include "extender/cmd.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/buf.h"
+#include "extender/cluster_load.h"
+#include "extender/manifest.h"
+#include "extender/plan_render.h"
+#include "extender/yamljson.h"
+#include "policy/policy.h"
+#include "topology/synthetic.h"
+
+static const char usage[] =
+    "usage: topox plan -f FILE... (--nodes FILE... [--pods FILE] | --cluster SPEC)\n"
+    "                  [-o table|json|yaml] [--record] [--svg FILE] [--explain-labels]\n"
+    "\n"
+    "Dry-run: place every pod of the job manifests on the cluster through the same filter, score\n"
+    "and commit as `topox serve`, and print where each pod lands, a picture of the racks, the\n"
+    "pipeline estimates per replica and the replicas that cannot be placed, with the reason.\n"
+    "\n"
+    "  -f, --filename FILE  job manifest, YAML or JSON, multi-document (repeatable; - is stdin):\n"
+    "                       LeaderWorkerSet, Deployment, StatefulSet, Job, JobSet, Pod, List\n"
+    "  --nodes FILE         Node objects as `kubectl get nodes -o json|yaml` prints them\n"
+    "                       (repeatable)\n"
+    "  --pods FILE          bound pods (`kubectl get pods -A -o json`): their accelerators are\n"
+    "                       taken\n"
+    "  --cluster SPEC       a synthetic cluster instead (see `topox cluster --help`); \"example\"\n"
+    "                       is 4 racks x 4 nodes x 8 GPUs on NVSwitch\n"
+    "  -o, --output FMT     table (default), json or yaml\n"
+    "  --record             with -o yaml/json: one diagnosis record per replica (model,\n"
+    "                       hardware, parallelism, workload, utilization, status)\n"
+    "  --svg FILE           also write the rack picture as SVG\n"
+    "  --explain-labels     print which label key gave each node its domain, rack, block and\n"
+    "                       zone (stdout with -o table, else stderr); -f is then optional\n"
+    "  -h, --help           this text\n"
+    "\n"
+    "exit status: 0 every replica placed, 3 some rejected, 2 bad input or flag, 1 failure\n";
+
+#define MAX_FILES 64
+
+struct plan_opts {
+    const char *files[MAX_FILES];
+    size_t nfiles;
+    const char *nodes[MAX_FILES];
+    size_t nnodes;
+    const char *pods;
+    const char *cluster;
+    const char *output;
+    const char *svg;
+    bool record;
+    bool explain;
+};
+
+static int parse(int argc, char **argv, struct plan_opts *o)
+{
+    enum { OPT_NODES = 256, OPT_PODS, OPT_CLUSTER, OPT_RECORD, OPT_SVG, OPT_EXPLAIN };
+    static const struct option opts[] = {
+        {"filename", required_argument, NULL, 'f'},
+        {"nodes", required_argument, NULL, OPT_NODES},
+        {"pods", required_argument, NULL, OPT_PODS},
+        {"cluster", required_argument, NULL, OPT_CLUSTER},
+        {"output", required_argument, NULL, 'o'},
+        {"record", no_argument, NULL, OPT_RECORD},
+        {"svg", required_argument, NULL, OPT_SVG},
+        {"explain-labels", no_argument, NULL, OPT_EXPLAIN},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int ch;
+
+    memset(o, 0, sizeof(*o));
+    o->output = "table";
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
+        switch (ch) {
+        case 'f':
+            if (o->nfiles == MAX_FILES)
+                goto too_many;
+            o->files[o->nfiles++] = optarg;
+            break;
+        case OPT_NODES:
+            if (o->nnodes == MAX_FILES)
+                goto too_many;
+            o->nodes[o->nnodes++] = optarg;
+            break;
+        case OPT_PODS:
+            o->pods = optarg;
+            break;
+        case OPT_CLUSTER:
+            o->cluster = optarg;
+            break;
+        case 'o':
+            o->output = optarg;
+            break;
+        case OPT_RECORD:
+            o->record = true;
+            break;
+        case OPT_SVG:
+            o->svg = optarg;
+            break;
+        case OPT_EXPLAIN:
+            o->explain = true;
+            break;
+        case 'h':
+            fputs(usage, stdout);
+            return -1;
+        default:
+            fprintf(stderr, "topox plan: unknown flag or missing value '%s'\n%s", argv[optind - 1],
+                    usage);
+            return CMD_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "topox plan: unexpected argument '%s' (manifests go after -f)\n%s",
+                argv[optind], usage);
+        return CMD_USAGE;
+    }
+    if (strcmp(o->output, "table") != 0 && strcmp(o->output, "json") != 0 &&
+        strcmp(o->output, "yaml") != 0) {
+        fprintf(stderr, "topox plan: -o '%s': use table, json or yaml\n", o->output);
+        return CMD_USAGE;
+    }
+    if ((o->nnodes > 0) == (o->cluster != NULL)) {
+        fprintf(stderr, "topox plan: give either --nodes FILE or --cluster SPEC\n%s", usage);
+        return CMD_USAGE;
+    }
+    if (o->pods && !o->nnodes) {
+        fprintf(stderr, "topox plan: --pods goes with --nodes\n");
+        return CMD_USAGE;
+    }
+    if (o->nfiles == 0 && !o->explain) {
+        fprintf(stderr, "topox plan: give a job manifest with -f FILE\n%s", usage);
+        return CMD_USAGE;
+    }
+    if (o->record && strcmp(o->output, "table") == 0)
+        o->output = "yaml";
+    return CMD_OK;
+too_many:
+    fprintf(stderr, "topox plan: more than %d files\n", MAX_FILES);
+    return CMD_USAGE;
+}
+
+/* A synthetic cluster, with the label explanation its generated labels give. */
+static enum tpx_code load_synthetic(const char *spec, struct ext_cluster_load_result *out,
+                                    struct tpx_err *err)
+{
+    size_t n;
+
+    memset(out, 0, sizeof(*out));
+    out->cluster = topo_cluster_synthetic(spec, err);
+    if (!out->cluster) {
+        tpx_err_prefix(err, "--cluster '%s'", spec);
+        return err->code;
+    }
+    n = topo_cluster_node_count(out->cluster);
+    out->explain = calloc(n ? n : 1, sizeof(*out->explain));
+    if (!out->explain)
+        return tpx_err_set(err, TPX_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        struct topo_kv kv[16];
+        char storage[16][64];
+        size_t nl = topo_synthetic_node_labels(out->cluster, i, kv, storage, 16);
+        struct topo_node_info info;
+
+        memset(&info, 0, sizeof(info));
+        info.name = topo_cluster_node(out->cluster, i)->name;
+        if (topo_labels_decode(NULL, kv, nl, NULL, 0, &info, &out->explain[i], err) != TPX_OK)
+            return err->code;
+    }
+    out->nwarnings = topo_labels_hygiene(out->cluster, &out->warnings);
+    return TPX_OK;
+}
+
+static void print_explain(FILE *f, const struct ext_cluster_load_result *cl)
+{
+    size_t n = topo_cluster_node_count(cl->cluster);
+    int w = 4;
+
+    for (size_t i = 0; i < n; i++) {
+        int l = (int)strlen(topo_cluster_node(cl->cluster, i)->name);
+        w = l > w ? l : w;
+    }
+    fprintf(f, "%-*s  %-40s  %-40s  %-40s  %s\n", w, "NODE", "DOMAIN KEY", "RACK KEY", "BLOCK KEY",
+            "ZONE KEY");
+    for (size_t i = 0; i < n; i++) {
+        const struct topo_label_explain *e = &cl->explain[i];
+        fprintf(f, "%-*s", w, topo_cluster_node(cl->cluster, i)->name);
+        for (int lv = 0; lv < TOPO_LEVEL_COUNT; lv++)
+            fprintf(f, lv + 1 < TOPO_LEVEL_COUNT ? "  %-40s" : "  %s", e->key[lv] ? e->key[lv] : "-");
+        fputc('\n', f);
+    }
+    if (n)
+        fputc('\n', f);
+}
+
+static enum tpx_code write_file(const char *path, const struct tpx_buf *b, struct tpx_err *err)
+{
+    FILE *f = fopen(path, "w");
+
+    if (!f)
+        return tpx_err_errno(err, errno, "cannot open '%s'", path);
+    if (fwrite(b->data, 1, b->len, f) != b->len) {
+        fclose(f);
+        return tpx_err_set(err, TPX_EIO, "cannot write '%s'", path);
+    }
+    if (fclose(f) != 0)
+        return tpx_err_set(err, TPX_EIO, "cannot write '%s'", path);
+    return TPX_OK;
+}
 
 int cmd_plan(int argc, char **argv)
 {
-    return cmd_not_built(argc, argv, "usage: topox plan [FLAGS]\n\n(not built yet)\n");
+    struct plan_opts o;
+    struct ext_cluster_load_result cl;
+    struct ext_manifest m;
+    struct pol_plan_result res;
+    struct pol_ledger *l = NULL;
+    struct tpx_err err = TPX_ERR_INIT;
+    struct tpx_buf out;
+    struct ext_plan_view view;
+    FILE *explain_to;
+    int status;
+
+    status = parse(argc, argv, &o);
+    if (status != CMD_OK)
+        return status < 0 ? CMD_OK : status;
+    memset(&cl, 0, sizeof(cl));
+    memset(&res, 0, sizeof(res));
+    ext_manifest_init(&m);
+    tpx_buf_init(&out, (size_t)1 << 30);
+    status = CMD_USAGE; /* bad input until the plan exists */
+    if (o.cluster ? load_synthetic(o.cluster, &cl, &err) != TPX_OK
+                  : ext_cluster_load(o.nodes, o.nnodes, NULL, &cl, &err) != TPX_OK)
+        goto out;
+    for (size_t i = 0; i < cl.nwarnings; i++)
+        fprintf(stderr, "topox plan: warning: %s\n", cl.warnings[i]);
+    explain_to = strcmp(o.output, "table") == 0 ? stdout : stderr;
+    if (o.explain)
+        print_explain(explain_to, &cl);
+    if (o.nfiles == 0) {
+        status = CMD_OK;
+        goto out;
+    }
+    for (size_t i = 0; i < o.nfiles; i++) {
+        if (ext_manifest_add_file(&m, o.files[i], &err) != TPX_OK)
+            goto out;
+    }
+    for (size_t i = 0; i < m.nnotes; i++)
+        fprintf(stderr, "topox plan: note: %s\n", m.notes[i]);
+    if (ext_manifest_finish(&m, &err) != TPX_OK)
+        goto out;
+    l = pol_ledger_new(cl.cluster, &err);
+    if (!l) {
+        status = CMD_FAILED;
+        goto out;
+    }
+    if (o.pods && ext_cluster_apply_pods(l, o.pods, NULL, NULL, &err) != TPX_OK)
+        goto out;
+    status = CMD_FAILED;
+    if (pol_plan(l, m.pol_jobs, m.njobs, time(NULL), &res, &err) != TPX_OK)
+        goto out;
+    view = (struct ext_plan_view){cl.cluster, l, &m, &res};
+    if (strcmp(o.output, "table") == 0) {
+        if (ext_plan_render_table(&view, &out, &err) != TPX_OK)
+            goto out;
+    } else {
+        json_t *data = NULL;
+        if (ext_plan_to_json(&view, o.record, &data, &err) != TPX_OK)
+            goto out;
+        if (strcmp(o.output, "json") == 0) {
+            char *s = json_dumps(data, JSON_INDENT(2));
+            if (!s || tpx_buf_adds(&out, s, &err) != TPX_OK || tpx_buf_adds(&out, "\n", &err)) {
+                tpx_err_set(&err, TPX_ENOMEM, "out of memory");
+                free(s);
+                json_decref(data);
+                goto out;
+            }
+            free(s);
+        } else if (o.record) {
+            /* one YAML document per replica: the form operators keep */
+            size_t i;
+            json_t *rec;
+            json_array_foreach(data, i, rec)
+            {
+                if (tpx_buf_adds(&out, "---\n", &err) != TPX_OK ||
+                    ext_yaml_dump(rec, &out, &err) != TPX_OK) {
+                    json_decref(data);
+                    goto out;
+                }
+            }
+        } else if (ext_yaml_dump(data, &out, &err) != TPX_OK) {
+            json_decref(data);
+            goto out;
+        }
+        json_decref(data);
+    }
+    fwrite(out.data, 1, out.len, stdout);
+    if (o.svg) {
+        tpx_buf_reset(&out);
+        if (ext_plan_render_svg(&view, &out, &err) != TPX_OK || write_file(o.svg, &out, &err))
+            goto out;
+    }
+    status = res.nrejected ? CMD_REJECTED : CMD_OK;
+out:
+    if (err.code != TPX_OK)
+        fprintf(stderr, "topox plan: %s\n", err.msg);
+    tpx_buf_release(&out);
+    pol_plan_result_release(&res);
+    pol_ledger_free(l);
+    ext_manifest_release(&m);
+    ext_cluster_load_release(&cl);
+    return status;
 }

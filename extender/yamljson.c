@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <yaml.h>
 
 #include "common/buf.h"
@@ -359,4 +360,171 @@ void ext_yaml_docs_release(struct ext_yaml_docs *d)
     free(d->docs);
     d->docs = NULL;
     d->n = 0;
+}
+
+/* --- emitter ----------------------------------------------------------------------------------- */
+
+#define DUMP_DEPTH_MAX 64
+
+static bool plain_safe(const char *s)
+{
+    static const char *const reserved[] = {"true", "false", "null", "yes", "no", "on", "off",
+                                           "y", "n", "~", NULL};
+    const unsigned char *p = (const unsigned char *)s;
+
+    if (!*p || is_int(s) || is_float(s))
+        return false;
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' || *p == '/'))
+        return false;
+    for (; *p; p++) {
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '_' || *p == '/' || *p == '.' || *p == '-'))
+            return false;
+    }
+    for (const char *const *w = reserved; *w; w++) {
+        if (strcasecmp(s, *w) == 0)
+            return false;
+    }
+    return true;
+}
+
+/* A plain scalar when that reads back the same, else a double-quoted one (JSON escapes are valid
+ * YAML escapes). */
+static enum tpx_code dump_str(const char *s, size_t len, struct tpx_buf *out, struct tpx_err *err)
+{
+    json_t *j;
+    char *q;
+    enum tpx_code rc;
+
+    if (strlen(s) == len && plain_safe(s))
+        return tpx_buf_adds(out, s, err);
+    j = json_stringn(s, len);
+    q = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+    json_decref(j);
+    if (!q)
+        return tpx_err_set(err, TPX_ENOMEM, "yaml dump: out of memory");
+    rc = tpx_buf_adds(out, q, err);
+    free(q);
+    return rc;
+}
+
+static bool is_block(const json_t *v)
+{
+    return (json_is_object(v) && json_object_size(v) > 0) ||
+           (json_is_array(v) && json_array_size(v) > 0);
+}
+
+static enum tpx_code dump_scalar(const json_t *v, struct tpx_buf *out, struct tpx_err *err)
+{
+    char num[64];
+
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        return tpx_buf_adds(out, "{}", err);
+    case JSON_ARRAY:
+        return tpx_buf_adds(out, "[]", err);
+    case JSON_STRING:
+        return dump_str(json_string_value(v), json_string_length(v), out, err);
+    case JSON_INTEGER:
+        return tpx_buf_addf(out, err, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+    case JSON_REAL:
+        snprintf(num, sizeof(num), "%.10g", json_real_value(v));
+        if (!strpbrk(num, ".eEn"))
+            return tpx_buf_addf(out, err, "%s.0", num);
+        return tpx_buf_adds(out, num, err);
+    case JSON_TRUE:
+        return tpx_buf_adds(out, "true", err);
+    case JSON_FALSE:
+        return tpx_buf_adds(out, "false", err);
+    default:
+        return tpx_buf_adds(out, "null", err);
+    }
+}
+
+static enum tpx_code dump_block(const json_t *v, unsigned indent, bool inline_first,
+                                unsigned depth, struct tpx_buf *out, struct tpx_err *err);
+
+static enum tpx_code pad(unsigned n, struct tpx_buf *out, struct tpx_err *err)
+{
+    static const char spaces[] = "                                ";
+
+    while (n > 0) {
+        unsigned k = n < sizeof(spaces) - 1 ? n : (unsigned)sizeof(spaces) - 1;
+        if (tpx_buf_add(out, spaces, k, err) != TPX_OK)
+            return err->code;
+        n -= k;
+    }
+    return TPX_OK;
+}
+
+/* After "key:" or "- ": a scalar on the same line, or a nested block. */
+static enum tpx_code dump_value(const json_t *v, unsigned indent, bool in_seq, unsigned depth,
+                                struct tpx_buf *out, struct tpx_err *err)
+{
+    if (!is_block(v)) {
+        if ((!in_seq && tpx_buf_adds(out, " ", err) != TPX_OK) ||
+            dump_scalar(v, out, err) != TPX_OK)
+            return err->code;
+        return tpx_buf_adds(out, "\n", err);
+    }
+    if (in_seq && json_is_object(v))
+        return dump_block(v, indent + 2, true, depth + 1, out, err);
+    if (tpx_buf_adds(out, "\n", err) != TPX_OK)
+        return err->code;
+    /* kubectl writes a sequence under a key at the key's own indent */
+    return dump_block(v, json_is_array(v) && !in_seq ? indent : indent + 2, false, depth + 1, out,
+                      err);
+}
+
+static enum tpx_code dump_block(const json_t *v, unsigned indent, bool inline_first,
+                                unsigned depth, struct tpx_buf *out, struct tpx_err *err)
+{
+    bool first = true;
+
+    if (depth > DUMP_DEPTH_MAX)
+        return tpx_err_set(err, TPX_ETOOBIG, "yaml dump: nesting deeper than %d", DUMP_DEPTH_MAX);
+    if (json_is_object(v)) {
+        const char *key;
+        json_t *val;
+        json_object_foreach((json_t *)v, key, val)
+        {
+            if (!(first && inline_first) && pad(indent, out, err) != TPX_OK)
+                return err->code;
+            first = false;
+            if (dump_str(key, strlen(key), out, err) != TPX_OK ||
+                tpx_buf_adds(out, ":", err) != TPX_OK ||
+                dump_value(val, indent, false, depth, out, err) != TPX_OK)
+                return err->code;
+        }
+        return TPX_OK;
+    }
+    if (json_is_array(v)) {
+        size_t i;
+        json_t *val;
+        json_array_foreach(v, i, val)
+        {
+            if (!(first && inline_first) && pad(indent, out, err) != TPX_OK)
+                return err->code;
+            first = false;
+            if (tpx_buf_adds(out, "- ", err) != TPX_OK ||
+                dump_value(val, indent, true, depth, out, err) != TPX_OK)
+                return err->code;
+        }
+        return TPX_OK;
+    }
+    if (dump_scalar(v, out, err) != TPX_OK)
+        return err->code;
+    return tpx_buf_adds(out, "\n", err);
+}
+
+enum tpx_code ext_yaml_dump(const json_t *v, struct tpx_buf *out, struct tpx_err *err)
+{
+    if (!v)
+        return tpx_err_set(err, TPX_EINVAL, "yaml dump: no value");
+    if (!is_block(v)) {
+        if (dump_scalar(v, out, err) != TPX_OK)
+            return err->code;
+        return tpx_buf_adds(out, "\n", err);
+    }
+    return dump_block(v, 0, false, 0, out, err);
 }

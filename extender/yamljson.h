@@ -7,6 +7,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "common/buf.h"
 #include "common/err.h"
 
 /* The documents of one YAML (or JSON: JSON is YAML) stream, in order. Empty documents are skipped.
@@ -34,5 +35,11 @@ enum tpx_code ext_read_file(const char *path, size_t max_bytes, char **data, siz
                             struct tpx_err *err);
 
 void ext_yaml_docs_release(struct ext_yaml_docs *d);
+
+/* Append v as a block-style YAML document (kubectl's layout: sequence items at their key's indent)
+ * to out. Strings are double-quoted (JSON escapes) whenever a plain scalar could read as something
+ * else (numbers, booleans, null, leading indicators, ": ", " #"), so ext_yaml_parse() gives v back.
+ * TPX_ETOOBIG past out's cap or a nesting deeper than 64, TPX_ENOMEM. */
+enum tpx_code ext_yaml_dump(const json_t *v, struct tpx_buf *out, struct tpx_err *err);
 
 #endif

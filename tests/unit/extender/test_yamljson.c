@@ -120,3 +120,66 @@ Test(ext_yamljson, missing_file_is_a_clear_error)
     cr_expect_eq(ext_yaml_load_file("/nonexistent/x.yaml", 1024, &d, &err), TPX_ENOENT);
     cr_expect(strstr(err.msg, "/nonexistent/x.yaml") != NULL, "%s", err.msg);
 }
+
+/* --- ext_yaml_dump ----------------------------------------------------------------------------- */
+
+static void round_trip(const char *json_text)
+{
+    json_t *v = json_loads(json_text, JSON_DECODE_ANY, NULL);
+    struct tpx_buf b;
+    struct tpx_err err = TPX_ERR_INIT;
+    struct ext_yaml_docs d;
+
+    cr_assert_not_null(v, "bad test input %s", json_text);
+    tpx_buf_init(&b, 1 << 20);
+    cr_assert_eq(ext_yaml_dump(v, &b, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(ext_yaml_parse(b.data, b.len, "dump.yaml", &d, &err), TPX_OK, "%s\n%s", err.msg,
+                 b.data);
+    cr_assert_eq(d.n, 1, "%s", b.data);
+    cr_expect(json_equal(d.docs[0], v), "round trip changed the value:\n%s", b.data);
+    ext_yaml_docs_release(&d);
+    tpx_buf_release(&b);
+    json_decref(v);
+}
+
+Test(ext_yamljson, dump_round_trips_tricky_scalars)
+{
+    round_trip("{\"a\":\"8\",\"b\":8,\"c\":\"true\",\"d\":\"yes\",\"e\":\"\",\"f\":\"x: y\","
+               "\"g\":\"# no\",\"h\":\"line\\nbreak\",\"i\":null,\"j\":1.5,\"k\":\"0x10\","
+               "\"l\":\"-3\",\"m\":\" lead\",\"n\":\"~\",\"o\":false,\"p\":\"nvidia.com/gpu\"}");
+}
+
+Test(ext_yamljson, dump_round_trips_nested_lists_and_maps)
+{
+    round_trip("{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[{\"metadata\":{\"name\":\"n1\","
+               "\"labels\":{\"topox.io/rack\":\"r01\"}},\"status\":{\"conditions\":[{\"type\":"
+               "\"Ready\",\"status\":\"True\"}]}},[1,[2,3],{}],[],{}],\"empty\":{}}");
+    round_trip("[[\"a\"],{\"k\":[{\"x\":1},{\"y\":[]}]}]");
+    round_trip("\"just a string: here\"");
+}
+
+Test(ext_yamljson, dump_layout_is_kubectl_style)
+{
+    json_t *v = json_loads("{\"items\":[{\"a\":1,\"b\":[\"x\"]}],\"s\":\"8\"}", JSON_PRESERVE_ORDER,
+                           NULL);
+    struct tpx_buf b;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    tpx_buf_init(&b, 4096);
+    cr_assert_eq(ext_yaml_dump(v, &b, &err), TPX_OK, "%s", err.msg);
+    cr_expect_str_eq(b.data, "items:\n- a: 1\n  b:\n  - x\ns: \"8\"\n");
+    tpx_buf_release(&b);
+    json_decref(v);
+}
+
+Test(ext_yamljson, dump_respects_the_buffer_cap)
+{
+    json_t *v = json_loads("{\"a\":\"0123456789012345678901234567890123456789\"}", 0, NULL);
+    struct tpx_buf b;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    tpx_buf_init(&b, 16);
+    cr_expect_eq(ext_yaml_dump(v, &b, &err), TPX_ETOOBIG);
+    tpx_buf_release(&b);
+    json_decref(v);
+}

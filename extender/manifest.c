@@ -1,0 +1,803 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* extender/manifest.c - expand workload objects into the pods their controllers would create.
+ * JSON is read once per object and once per pod template; each pod then costs a small kv array
+ * and pol_workload_infer(), so a 1 000-replica job expands in well under a millisecond per pod. */
+#include "extender/manifest.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXTRA_MAX 12
+#define EXTRA_LEN 72
+#define LIST_DEPTH_MAX 4
+
+struct ext_manifest_pod {
+    size_t tmpl;
+    size_t job;
+    char name[POL_KEY_MAX];
+    size_t nel; /* extra labels: extra[0, nel) */
+    size_t nea; /* extra annotations: extra[nel, nel + nea) */
+    const char *ekey[EXTRA_MAX];
+    char eval[EXTRA_MAX][EXTRA_LEN];
+    struct topo_kv *kv;
+    struct pol_pod_facts facts;
+};
+
+/* What one controller expansion writes into each of its pods. */
+struct expander {
+    struct ext_manifest *m;
+    const char *src;
+    size_t job;
+    size_t tmpl;
+};
+
+void ext_manifest_init(struct ext_manifest *m)
+{
+    memset(m, 0, sizeof(*m));
+}
+
+static void add_note(struct ext_manifest *m, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void add_note(struct ext_manifest *m, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    char **nn;
+
+    if (m->nnotes >= 256)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    nn = realloc(m->notes, (m->nnotes + 1) * sizeof(*nn));
+    if (!nn)
+        return;
+    m->notes = nn;
+    m->notes[m->nnotes] = strdup(line);
+    if (m->notes[m->nnotes])
+        m->nnotes++;
+}
+
+/* Bounded copy that always terminates (STYLE: no truncation warnings from snprintf). */
+static void copy_str(char *dst, size_t n, const char *s)
+{
+    size_t l = strlen(s);
+
+    if (l >= n)
+        l = n - 1;
+    memcpy(dst, s, l);
+    dst[l] = '\0';
+}
+
+/* A stable short hash (FNV-1a 64) as 16 hex digits: stands in for the controllers' sha1 keys. */
+static void hash_key(char out[EXTRA_LEN], const char *a, const char *b, size_t idx)
+{
+    uint64_t h = 1469598103934665603ULL;
+    char tail[32];
+    const char *parts[3];
+
+    snprintf(tail, sizeof(tail), "/%zu", idx);
+    parts[0] = a;
+    parts[1] = b;
+    parts[2] = tail;
+    for (size_t p = 0; p < 3; p++) {
+        for (const unsigned char *s = (const unsigned char *)parts[p]; *s; s++) {
+            h ^= *s;
+            h *= 1099511628211ULL;
+        }
+        h ^= '/';
+        h *= 1099511628211ULL;
+    }
+    snprintf(out, EXTRA_LEN, "%016" PRIx64, h);
+}
+
+static const char *obj_name(const json_t *o)
+{
+    const char *n = json_string_value(json_object_get(json_object_get(o, "metadata"), "name"));
+    return n ? n : "";
+}
+
+static const char *obj_ns(const json_t *o)
+{
+    const char *n =
+        json_string_value(json_object_get(json_object_get(o, "metadata"), "namespace"));
+    return n && *n ? n : "default";
+}
+
+/* An optional non-negative integer field (JSON number or numeric string). */
+static enum tpx_code get_count(const json_t *obj, const char *key, unsigned long def,
+                               unsigned long *out, struct tpx_err *err)
+{
+    const json_t *v = json_object_get(obj, key);
+    char buf[64];
+    const char *t;
+    char *end;
+    unsigned long x;
+
+    *out = def;
+    if (!v || json_is_null(v))
+        return TPX_OK;
+    if (json_is_integer(v)) {
+        if (json_integer_value(v) < 0 || json_integer_value(v) > (json_int_t)EXT_MANIFEST_MAX_PODS)
+            return tpx_err_set(err, TPX_EINVAL, "%s: %" JSON_INTEGER_FORMAT " is out of range",
+                               key, json_integer_value(v));
+        *out = (unsigned long)json_integer_value(v);
+        return TPX_OK;
+    }
+    t = ext_json_scalar(v, buf, sizeof(buf));
+    if (!t || !isdigit((unsigned char)t[0]))
+        return tpx_err_set(err, TPX_EINVAL, "%s: '%s' is not a whole number", key,
+                           t ? t : "(not a scalar)");
+    x = strtoul(t, &end, 10);
+    if (*end || x > EXT_MANIFEST_MAX_PODS)
+        return tpx_err_set(err, TPX_EINVAL, "%s: '%s' is not a whole number in range", key, t);
+    *out = x;
+    return TPX_OK;
+}
+
+static enum tpx_code add_job(struct ext_manifest *m, const json_t *obj, const char *kind,
+                             const char *src, size_t *job, struct tpx_err *err)
+{
+    struct ext_manifest_job *j;
+    char full[POL_KEY_MAX];
+
+    if (m->njobs == m->ajobs) {
+        size_t na = m->ajobs ? m->ajobs * 2 : 8;
+        struct ext_manifest_job *nj = realloc(m->jobs, na * sizeof(*nj));
+        if (!nj)
+            return tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
+        m->jobs = nj;
+        m->ajobs = na;
+    }
+    j = &m->jobs[m->njobs];
+    memset(j, 0, sizeof(*j));
+    snprintf(full, sizeof(full), "%.120s/%.120s", obj_ns(obj), obj_name(obj));
+    copy_str(j->name, sizeof(j->name), full);
+    copy_str(j->kind, sizeof(j->kind), kind);
+    copy_str(j->source, sizeof(j->source), src);
+    j->first_replica = m->nreplicas;
+    *job = m->njobs++;
+    return TPX_OK;
+}
+
+static enum tpx_code add_tmpl(struct ext_manifest *m, const json_t *tmpl, size_t *out,
+                              struct tpx_err *err)
+{
+    struct ext_pod_facts *nt;
+
+    if (!json_is_object(tmpl) || !json_is_object(json_object_get(tmpl, "spec")))
+        return tpx_err_set(err, TPX_EINVAL, "pod template (metadata, spec) is missing");
+    nt = realloc(m->tmpl, (m->ntmpl + 1) * sizeof(*nt));
+    if (!nt)
+        return tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
+    m->tmpl = nt;
+    if (ext_pod_facts_from_json(tmpl, &m->tmpl[m->ntmpl], err) != TPX_OK)
+        return err->code;
+    *out = m->ntmpl++;
+    return TPX_OK;
+}
+
+/* Make room for n more pods, within EXT_MANIFEST_MAX_PODS. */
+static enum tpx_code reserve_pods(struct ext_manifest *m, unsigned long n, struct tpx_err *err)
+{
+    size_t na;
+    struct ext_manifest_pod *np;
+
+    if (n > EXT_MANIFEST_MAX_PODS || m->npods + n > EXT_MANIFEST_MAX_PODS)
+        return tpx_err_set(err, TPX_ETOOBIG, "more than %u pods in all", EXT_MANIFEST_MAX_PODS);
+    if (m->npods + n <= m->apods)
+        return TPX_OK;
+    na = m->apods ? m->apods : 16;
+    while (na < m->npods + n)
+        na *= 2;
+    np = realloc(m->pods, na * sizeof(*np));
+    if (!np)
+        return tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
+    m->pods = np;
+    m->apods = na;
+    return TPX_OK;
+}
+
+static enum tpx_code new_replica(struct ext_manifest *m, struct tpx_err *err)
+{
+    if (m->nreplicas + 2 > m->areplicas) {
+        size_t na = m->areplicas ? m->areplicas * 2 : 16;
+        size_t *nr = realloc(m->replica_first_pod, na * sizeof(*nr));
+        if (!nr)
+            return tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
+        m->replica_first_pod = nr;
+        m->areplicas = na;
+    }
+    m->replica_first_pod[m->nreplicas++] = m->npods;
+    m->jobs[m->njobs - 1].nreplicas++;
+    return TPX_OK;
+}
+
+/* Append one pod (room reserved by reserve_pods()). */
+static struct ext_manifest_pod *new_pod(struct expander *x, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static struct ext_manifest_pod *new_pod(struct expander *x, const char *fmt, ...)
+{
+    struct ext_manifest_pod *p = &x->m->pods[x->m->npods++];
+    va_list ap;
+
+    memset(p, 0, sizeof(*p));
+    p->tmpl = x->tmpl;
+    p->job = x->job;
+    va_start(ap, fmt);
+    vsnprintf(p->name, sizeof(p->name), fmt, ap);
+    va_end(ap);
+    return p;
+}
+
+/* Extra labels must be added before extra annotations. */
+static void extra(struct ext_manifest_pod *p, bool annotation, const char *key, const char *fmt,
+                  ...) __attribute__((format(printf, 4, 5)));
+static void extra(struct ext_manifest_pod *p, bool annotation, const char *key, const char *fmt,
+                  ...)
+{
+    size_t i = p->nel + p->nea;
+    va_list ap;
+
+    if (i >= EXTRA_MAX)
+        return;
+    p->ekey[i] = key;
+    va_start(ap, fmt);
+    vsnprintf(p->eval[i], EXTRA_LEN, fmt, ap);
+    va_end(ap);
+    if (annotation)
+        p->nea++;
+    else
+        p->nel++;
+}
+
+/* --- kinds ------------------------------------------------------------------------------------- */
+
+static enum tpx_code expand_pod(struct ext_manifest *m, const json_t *obj, const char *src,
+                                struct tpx_err *err)
+{
+    struct expander x = {m, src, 0, 0};
+
+    if (add_job(m, obj, "Pod", src, &x.job, err) != TPX_OK ||
+        add_tmpl(m, obj, &x.tmpl, err) != TPX_OK || reserve_pods(m, 1, err) != TPX_OK ||
+        new_replica(m, err) != TPX_OK)
+        return err->code;
+    new_pod(&x, "%s", obj_name(obj)[0] ? obj_name(obj) : "pod");
+    return TPX_OK;
+}
+
+/* Deployment, StatefulSet, ReplicaSet: each replica is a group of one pod, unless the template's
+ * topox.io/group-size annotation asks for groups of several consecutive replicas. */
+static enum tpx_code expand_replicated(struct ext_manifest *m, const json_t *obj,
+                                       const char *kind, const char *src, struct tpx_err *err)
+{
+    const json_t *spec = json_object_get(obj, "spec");
+    const json_t *tmpl = json_object_get(spec, "template");
+    const char *gs = json_string_value(json_object_get(
+        json_object_get(json_object_get(tmpl, "metadata"), "annotations"), "topox.io/group-size"));
+    struct expander x = {m, src, 0, 0};
+    unsigned long replicas;
+    unsigned long group = 1;
+
+    if (get_count(spec, "replicas", 1, &replicas, err) != TPX_OK)
+        return err->code;
+    if (gs) {
+        char *end;
+        group = strtoul(gs, &end, 10);
+        if (*end || group == 0)
+            group = 1; /* pol_workload_infer() reports the malformed value */
+    }
+    if (add_job(m, obj, kind, src, &x.job, err) != TPX_OK ||
+        add_tmpl(m, tmpl, &x.tmpl, err) != TPX_OK || reserve_pods(m, replicas, err) != TPX_OK)
+        return err->code;
+    for (unsigned long i = 0; i < replicas; i++) {
+        struct ext_manifest_pod *p;
+        if (i % group == 0 && new_replica(m, err) != TPX_OK)
+            return err->code;
+        p = new_pod(&x, "%s-%lu", obj_name(obj), i);
+        if (group > 1) {
+            extra(p, true, "topox.io/group", "%.30s/%.24s-%lu", obj_ns(obj), obj_name(obj),
+                  i / group);
+            extra(p, true, "topox.io/pod-index", "%lu", i % group);
+        }
+    }
+    return TPX_OK;
+}
+
+/* Pods one Job runs at once: parallelism (default 1), at most completions when set. */
+static enum tpx_code job_width(const json_t *jspec, unsigned long *n, bool *indexed,
+                               struct tpx_err *err)
+{
+    unsigned long par;
+    unsigned long comp;
+    const char *mode = json_string_value(json_object_get(jspec, "completionMode"));
+
+    if (get_count(jspec, "parallelism", 1, &par, err) != TPX_OK ||
+        get_count(jspec, "completions", par, &comp, err) != TPX_OK)
+        return err->code;
+    *n = par < comp ? par : comp;
+    *indexed = mode && strcmp(mode, "Indexed") == 0;
+    return TPX_OK;
+}
+
+static enum tpx_code expand_job(struct ext_manifest *m, const json_t *obj, const char *src,
+                                struct tpx_err *err)
+{
+    const json_t *spec = json_object_get(obj, "spec");
+    struct expander x = {m, src, 0, 0};
+    char uid[EXTRA_LEN];
+    unsigned long n;
+    bool indexed;
+
+    if (job_width(spec, &n, &indexed, err) != TPX_OK ||
+        add_job(m, obj, "Job", src, &x.job, err) != TPX_OK ||
+        add_tmpl(m, json_object_get(spec, "template"), &x.tmpl, err) != TPX_OK ||
+        reserve_pods(m, n, err) != TPX_OK)
+        return err->code;
+    hash_key(uid, obj_ns(obj), obj_name(obj), 0);
+    /* an Indexed Job is one group (its indexes are ranks); otherwise each pod stands alone */
+    for (unsigned long i = 0; i < n; i++) {
+        struct ext_manifest_pod *p;
+        if ((!indexed || i == 0) && new_replica(m, err) != TPX_OK)
+            return err->code;
+        p = new_pod(&x, "%s-%lu", obj_name(obj), i);
+        extra(p, false, "batch.kubernetes.io/job-name", "%.70s", obj_name(obj));
+        extra(p, false, "batch.kubernetes.io/controller-uid", "%s", uid);
+        if (indexed) {
+            extra(p, false, "batch.kubernetes.io/job-completion-index", "%lu", i);
+            extra(p, true, "batch.kubernetes.io/job-completion-index", "%lu", i);
+        }
+    }
+    return TPX_OK;
+}
+
+static enum tpx_code expand_jobset(struct ext_manifest *m, const json_t *obj, const char *src,
+                                   struct tpx_err *err)
+{
+    const json_t *rjs = json_object_get(json_object_get(obj, "spec"), "replicatedJobs");
+    const char *js = obj_name(obj);
+    struct expander x = {m, src, 0, 0};
+    size_t r;
+    const json_t *rj;
+
+    if (!json_is_array(rjs) || json_array_size(rjs) == 0)
+        return tpx_err_set(err, TPX_EINVAL, "spec.replicatedJobs is missing or empty");
+    if (add_job(m, obj, "JobSet", src, &x.job, err) != TPX_OK)
+        return err->code;
+    json_array_foreach(rjs, r, rj)
+    {
+        const json_t *jspec = json_object_get(json_object_get(rj, "template"), "spec");
+        const char *rjname = json_string_value(json_object_get(rj, "name"));
+        unsigned long reps;
+        unsigned long n;
+        bool indexed;
+
+        if (!rjname)
+            return tpx_err_set(err, TPX_EINVAL, "replicatedJobs[%zu]: name is missing", r);
+        if (get_count(rj, "replicas", 1, &reps, err) != TPX_OK ||
+            job_width(jspec, &n, &indexed, err) != TPX_OK ||
+            add_tmpl(m, json_object_get(jspec, "template"), &x.tmpl, err) != TPX_OK) {
+            tpx_err_prefix(err, "replicatedJobs '%s'", rjname);
+            return err->code;
+        }
+        if (reps && n > EXT_MANIFEST_MAX_PODS / reps)
+            return tpx_err_set(err, TPX_ETOOBIG, "more than %u pods in all",
+                               EXT_MANIFEST_MAX_PODS);
+        if (reserve_pods(m, reps * n, err) != TPX_OK)
+            return err->code;
+        for (unsigned long j = 0; j < reps; j++) {
+            char jobname[POL_KEY_MAX];
+            char key[EXTRA_LEN];
+
+            snprintf(jobname, sizeof(jobname), "%.80s-%.80s-%lu", js, rjname, j);
+            hash_key(key, obj_ns(obj), jobname, 0);
+            if (new_replica(m, err) != TPX_OK)
+                return err->code;
+            for (unsigned long i = 0; i < n; i++) {
+                struct ext_manifest_pod *p = new_pod(&x, "%s-%lu", jobname, i);
+                extra(p, false, "jobset.sigs.k8s.io/jobset-name", "%.70s", js);
+                extra(p, false, "jobset.sigs.k8s.io/replicatedjob-name", "%.70s", rjname);
+                extra(p, false, "jobset.sigs.k8s.io/job-index", "%lu", j);
+                extra(p, false, "jobset.sigs.k8s.io/job-key", "%s", key);
+                extra(p, false, "batch.kubernetes.io/job-name", "%.70s", jobname);
+                if (indexed)
+                    extra(p, false, "batch.kubernetes.io/job-completion-index", "%lu", i);
+                extra(p, true, "jobset.sigs.k8s.io/job-key", "%s", key);
+                extra(p, true, "jobset.sigs.k8s.io/replicatedjob-replicas", "%lu", reps);
+                if (indexed)
+                    extra(p, true, "batch.kubernetes.io/job-completion-index", "%lu", i);
+            }
+        }
+    }
+    return TPX_OK;
+}
+
+static enum tpx_code expand_lws(struct ext_manifest *m, const json_t *obj, const char *src,
+                                struct tpx_err *err)
+{
+    const json_t *spec = json_object_get(obj, "spec");
+    const json_t *lwt = json_object_get(spec, "leaderWorkerTemplate");
+    const json_t *lt = json_object_get(lwt, "leaderTemplate");
+    const json_t *wt = json_object_get(lwt, "workerTemplate");
+    const char *name = obj_name(obj);
+    struct expander x = {m, src, 0, 0};
+    size_t leader_tmpl;
+    size_t worker_tmpl;
+    unsigned long groups;
+    unsigned long size;
+
+    if (!json_is_object(lwt) || !json_is_object(wt))
+        return tpx_err_set(err, TPX_EINVAL, "spec.leaderWorkerTemplate.workerTemplate is missing");
+    if (get_count(spec, "replicas", 1, &groups, err) != TPX_OK ||
+        get_count(lwt, "size", 1, &size, err) != TPX_OK)
+        return err->code;
+    if (size == 0)
+        return tpx_err_set(err, TPX_EINVAL, "leaderWorkerTemplate.size must be at least 1");
+    if (groups && size > EXT_MANIFEST_MAX_PODS / groups)
+        return tpx_err_set(err, TPX_ETOOBIG, "more than %u pods in all", EXT_MANIFEST_MAX_PODS);
+    if (add_job(m, obj, "LeaderWorkerSet", src, &x.job, err) != TPX_OK ||
+        add_tmpl(m, wt, &worker_tmpl, err) != TPX_OK)
+        return err->code;
+    leader_tmpl = worker_tmpl;
+    if (lt && add_tmpl(m, lt, &leader_tmpl, err) != TPX_OK) {
+        tpx_err_prefix(err, "leaderTemplate");
+        return err->code;
+    }
+    if (reserve_pods(m, groups * size, err) != TPX_OK)
+        return err->code;
+    for (unsigned long g = 0; g < groups; g++) {
+        char key[EXTRA_LEN];
+
+        hash_key(key, obj_ns(obj), name, g);
+        if (new_replica(m, err) != TPX_OK)
+            return err->code;
+        for (unsigned long w = 0; w < size; w++) {
+            struct ext_manifest_pod *p;
+            x.tmpl = w == 0 ? leader_tmpl : worker_tmpl;
+            p = w == 0 ? new_pod(&x, "%s-%lu", name, g) : new_pod(&x, "%s-%lu-%lu", name, g, w);
+            extra(p, false, "leaderworkerset.sigs.k8s.io/name", "%.70s", name);
+            extra(p, false, "leaderworkerset.sigs.k8s.io/group-index", "%lu", g);
+            extra(p, false, "leaderworkerset.sigs.k8s.io/worker-index", "%lu", w);
+            extra(p, false, "leaderworkerset.sigs.k8s.io/group-key", "%s", key);
+            extra(p, true, "leaderworkerset.sigs.k8s.io/size", "%lu", size);
+            if (w > 0)
+                extra(p, true, "leaderworkerset.sigs.k8s.io/leader-name", "%.30s-%lu", name, g);
+        }
+    }
+    return TPX_OK;
+}
+
+static enum tpx_code expand(struct ext_manifest *m, const json_t *obj, const char *src,
+                            unsigned depth, struct tpx_err *err)
+{
+    const char *kind = json_string_value(json_object_get(obj, "kind"));
+    enum tpx_code rc;
+
+    if (!json_is_object(obj)) {
+        add_note(m, "%s: skipped a document that is not an object", src);
+        return TPX_OK;
+    }
+    if (!kind) {
+        add_note(m, "%s: skipped an object without a kind", src);
+        return TPX_OK;
+    }
+    if (strcmp(kind, "List") == 0 || (strlen(kind) > 4 && strcmp(kind + strlen(kind) - 4, "List") == 0)) {
+        size_t i;
+        const json_t *it;
+        if (depth >= LIST_DEPTH_MAX)
+            return tpx_err_set(err, TPX_ETOOBIG, "%s: lists nested too deep", src);
+        json_array_foreach(json_object_get(obj, "items"), i, it)
+        {
+            if (expand(m, it, src, depth + 1, err) != TPX_OK)
+                return err->code;
+        }
+        return TPX_OK;
+    }
+    if (strcmp(kind, "Pod") == 0)
+        rc = expand_pod(m, obj, src, err);
+    else if (strcmp(kind, "Deployment") == 0 || strcmp(kind, "StatefulSet") == 0 ||
+             strcmp(kind, "ReplicaSet") == 0)
+        rc = expand_replicated(m, obj, kind, src, err);
+    else if (strcmp(kind, "Job") == 0)
+        rc = expand_job(m, obj, src, err);
+    else if (strcmp(kind, "JobSet") == 0)
+        rc = expand_jobset(m, obj, src, err);
+    else if (strcmp(kind, "LeaderWorkerSet") == 0)
+        rc = expand_lws(m, obj, src, err);
+    else {
+        add_note(m, "%s: skipped %s '%s' (no pods to place)", src, kind, obj_name(obj));
+        return TPX_OK;
+    }
+    if (rc != TPX_OK)
+        tpx_err_prefix(err, "%s: %s '%s'", src, kind, obj_name(obj));
+    return rc;
+}
+
+enum tpx_code ext_manifest_add_docs(struct ext_manifest *m, struct ext_yaml_docs *docs,
+                                    const char *name, struct tpx_err *err)
+{
+    struct ext_yaml_docs *nf = realloc(m->files, (m->nfiles + 1) * sizeof(*nf));
+    struct ext_yaml_docs *d;
+
+    if (!nf) {
+        ext_yaml_docs_release(docs);
+        return tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
+    }
+    m->files = nf;
+    d = &m->files[m->nfiles++];
+    *d = *docs;
+    memset(docs, 0, sizeof(*docs));
+    for (size_t i = 0; i < d->n; i++) {
+        char src[POL_KEY_MAX];
+        snprintf(src, sizeof(src), "%.200s#%zu", name, i + 1);
+        if (d->n == 1)
+            copy_str(src, sizeof(src), name);
+        if (expand(m, d->docs[i], src, 0, err) != TPX_OK)
+            return err->code;
+    }
+    return TPX_OK;
+}
+
+enum tpx_code ext_manifest_add_file(struct ext_manifest *m, const char *path, struct tpx_err *err)
+{
+    struct ext_yaml_docs d = {0};
+
+    if (ext_yaml_load_file(path, (size_t)64 << 20, &d, err) != TPX_OK)
+        return err->code;
+    return ext_manifest_add_docs(m, &d, strcmp(path, "-") == 0 ? "<stdin>" : path, err);
+}
+
+/* --- finish ------------------------------------------------------------------------------------ */
+
+static enum tpx_code build_facts(struct ext_manifest *m, size_t i, struct tpx_err *err)
+{
+    struct ext_manifest_pod *p = &m->pods[i];
+    const struct pol_pod_facts *t = &m->tmpl[p->tmpl].facts;
+    size_t n = p->nel + t->nlabels + p->nea + t->nannotations;
+    size_t k = 0;
+
+    p->kv = malloc((n + 1) * sizeof(*p->kv));
+    if (!p->kv)
+        return tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
+    /* the controller's labels first: a lookup that stops at the first match sees them */
+    for (size_t e = 0; e < p->nel; e++)
+        p->kv[k++] = (struct topo_kv){p->ekey[e], p->eval[e]};
+    for (size_t e = 0; e < t->nlabels; e++)
+        p->kv[k++] = t->labels[e];
+    for (size_t e = p->nel; e < p->nel + p->nea; e++)
+        p->kv[k++] = (struct topo_kv){p->ekey[e], p->eval[e]};
+    for (size_t e = 0; e < t->nannotations; e++)
+        p->kv[k++] = t->annotations[e];
+    p->facts = *t;
+    p->facts.name = p->name;
+    p->facts.ns = NULL;
+    p->facts.uid = p->name;
+    p->facts.labels = p->kv;
+    p->facts.nlabels = p->nel + t->nlabels;
+    p->facts.annotations = p->kv + p->facts.nlabels;
+    p->facts.nannotations = p->nea + t->nannotations;
+    return TPX_OK;
+}
+
+/* Workers of an LWS usually carry no engine flags (the leader runs vLLM over Ray): a pod whose
+ * parallelism is only a default takes it from the first member of its replica that states it. */
+static void share_parallelism(struct pol_workload *wl, size_t n)
+{
+    const struct pol_workload *donor = NULL;
+
+    for (size_t i = 0; i < n && !donor; i++) {
+        if (wl[i].tp_explicit)
+            donor = &wl[i];
+    }
+    if (!donor)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        if (&wl[i] == donor)
+            continue;
+        if (!wl[i].tp_explicit) {
+            wl[i].tp = donor->tp;
+            wl[i].dp = donor->dp;
+            wl[i].tp_explicit = true;
+            wl[i].tp_source = donor->tp_source;
+            wl[i].has_intent = wl[i].has_intent || donor->has_intent;
+        }
+        if (!wl[i].pp_explicit && donor->pp_explicit) {
+            wl[i].pp = donor->pp;
+            wl[i].pp_explicit = true;
+        }
+        if (!wl[i].num_ubatches)
+            wl[i].num_ubatches = donor->num_ubatches;
+        if (!wl[i].model_layers)
+            wl[i].model_layers = donor->model_layers;
+    }
+}
+
+enum tpx_code ext_manifest_finish(struct ext_manifest *m, struct tpx_err *err)
+{
+    if (m->npods == 0)
+        return tpx_err_set(err, TPX_EINVAL, "no pods to place (kinds: LeaderWorkerSet, "
+                                            "Deployment, StatefulSet, Job, JobSet, Pod, List)");
+    m->wl = calloc(m->npods, sizeof(*m->wl));
+    m->names = calloc(m->npods, sizeof(*m->names));
+    m->pol_jobs = calloc(m->njobs, sizeof(*m->pol_jobs));
+    m->pol_replicas = calloc(m->nreplicas + 1, sizeof(*m->pol_replicas));
+    if (!m->wl || !m->names || !m->pol_jobs || !m->pol_replicas)
+        return tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
+    m->replica_first_pod[m->nreplicas] = m->npods;
+    for (size_t i = 0; i < m->npods; i++) {
+        struct ext_manifest_pod *p = &m->pods[i];
+        if (build_facts(m, i, err) != TPX_OK)
+            return err->code;
+        m->names[i] = p->name;
+        if (pol_workload_infer(&p->facts, &m->wl[i], err) != TPX_OK) {
+            tpx_err_prefix(err, "%s: %s '%s': pod '%s'", m->jobs[p->job].source,
+                           m->jobs[p->job].kind, m->jobs[p->job].name, p->name);
+            return err->code;
+        }
+    }
+    for (size_t r = 0; r < m->nreplicas; r++) {
+        size_t a = m->replica_first_pod[r];
+        size_t b = m->replica_first_pod[r + 1];
+        share_parallelism(m->wl + a, b - a);
+        m->pol_replicas[r].pods = m->wl + a;
+        m->pol_replicas[r].pod_names = m->names + a;
+        m->pol_replicas[r].npods = b - a;
+    }
+    for (size_t j = 0; j < m->njobs; j++) {
+        m->pol_jobs[j].name = m->jobs[j].name;
+        m->pol_jobs[j].replicas = m->pol_replicas + m->jobs[j].first_replica;
+        m->pol_jobs[j].nreplicas = m->jobs[j].nreplicas;
+    }
+    return TPX_OK;
+}
+
+const struct pol_pod_facts *ext_manifest_pod_facts(const struct ext_manifest *m, size_t i)
+{
+    return &m->pods[i].facts;
+}
+
+/* --- engine info ------------------------------------------------------------------------------- */
+
+static bool flag_is(const char *tok, size_t len, const char *flag)
+{
+    size_t fl = strlen(flag);
+
+    if (len != fl)
+        return false;
+    for (size_t i = 0; i < fl; i++) {
+        char c = tok[i] == '_' ? '-' : tok[i];
+        if (c != flag[i])
+            return false;
+    }
+    return true;
+}
+
+static void take_value(struct ext_engine_info *e, const char *flag, size_t flen, const char *val,
+                       size_t vlen)
+{
+    char v[64];
+    unsigned long *num = NULL;
+    char *str = NULL;
+
+    if (flag_is(flag, flen, "--dtype"))
+        str = e->dtype;
+    else if (flag_is(flag, flen, "--quantization") || flag_is(flag, flen, "-q"))
+        str = e->quantization;
+    else if (flag_is(flag, flen, "--max-model-len") || flag_is(flag, flen, "--context-length"))
+        num = &e->max_model_len;
+    else if (flag_is(flag, flen, "--max-num-seqs") ||
+             flag_is(flag, flen, "--max-running-requests"))
+        num = &e->max_num_seqs;
+    else
+        return;
+    if (vlen >= sizeof(v))
+        vlen = sizeof(v) - 1;
+    memcpy(v, val, vlen);
+    v[vlen] = '\0';
+    if (str) {
+        copy_str(str, 32, v);
+    } else {
+        char *end;
+        unsigned long x = strtoul(v, &end, 10);
+        if (end != v && (*end == '\0' || *end == 'k' || *end == 'K'))
+            *num = (*end == '\0') ? x : x * 1024;
+    }
+}
+
+/* Walk whitespace-separated tokens of one argv element (a `sh -c` script is many). */
+static void scan_tokens(struct ext_engine_info *e, const char *s, const char **pending,
+                        size_t *plen)
+{
+    while (*s) {
+        const char *t;
+        size_t len;
+        const char *eq;
+
+        while (*s && isspace((unsigned char)*s))
+            s++;
+        t = s;
+        while (*s && !isspace((unsigned char)*s) && *s != ';' && *s != '&' && *s != '|')
+            s++;
+        len = (size_t)(s - t);
+        if (*s && !isspace((unsigned char)*s))
+            s++;
+        if (len == 0)
+            continue;
+        if (*pending) {
+            take_value(e, *pending, *plen, t, len);
+            *pending = NULL;
+            continue;
+        }
+        if (t[0] != '-')
+            continue;
+        eq = memchr(t, '=', len);
+        if (eq) {
+            take_value(e, t, (size_t)(eq - t), eq + 1, len - (size_t)(eq - t) - 1);
+        } else {
+            *pending = t;
+            *plen = len;
+        }
+    }
+}
+
+void ext_manifest_engine_info(const struct ext_manifest *m, size_t i, struct ext_engine_info *out)
+{
+    const struct pol_pod_facts *f = &m->pods[i].facts;
+    const char *pending = NULL;
+    size_t plen = 0;
+
+    memset(out, 0, sizeof(*out));
+    for (size_t a = 0; a < f->nargv; a++) {
+        /* a flag that ended an element takes the next element as its value */
+        if (pending && !strpbrk(f->argv[a], " \t\n")) {
+            take_value(out, pending, plen, f->argv[a], strlen(f->argv[a]));
+            pending = NULL;
+            continue;
+        }
+        scan_tokens(out, f->argv[a], &pending, &plen);
+        /* a pending flag points into argv[a]; values never cross a script boundary */
+        if (pending && strpbrk(f->argv[a], " \t\n"))
+            pending = NULL;
+    }
+    for (size_t a = 0; a < f->nannotations; a++) {
+        const char *k = f->annotations[a].key;
+        unsigned long *num = NULL;
+        if (strcmp(k, "topox.io/input-len") == 0)
+            num = &out->input_len;
+        else if (strcmp(k, "topox.io/output-len") == 0)
+            num = &out->output_len;
+        if (num && !*num)
+            *num = strtoul(f->annotations[a].value, NULL, 10);
+    }
+}
+
+void ext_manifest_release(struct ext_manifest *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->npods; i++)
+        free(m->pods[i].kv);
+    free(m->pods);
+    for (size_t i = 0; i < m->ntmpl; i++)
+        ext_pod_facts_release(&m->tmpl[i]);
+    free(m->tmpl);
+    for (size_t i = 0; i < m->nfiles; i++)
+        ext_yaml_docs_release(&m->files[i]);
+    free(m->files);
+    for (size_t i = 0; i < m->nnotes; i++)
+        free(m->notes[i]);
+    free(m->notes);
+    free(m->jobs);
+    free(m->pol_jobs);
+    free(m->pol_replicas);
+    free(m->wl);
+    free((void *)m->names);
+    free(m->replica_first_pod);
+    memset(m, 0, sizeof(*m));
+}

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* extender/manifest.h - job manifests (LeaderWorkerSet, Deployment, StatefulSet, Job, JobSet, Pod,
+ * List) -> the pods their controllers would create, with the labels and annotations those
+ * controllers put on real pods, their workloads (pol_workload_infer) and a struct pol_job per
+ * object for pol_plan(). Used by `topox plan` and its fuzz target. */
+#ifndef TPX_EXTENDER_MANIFEST_H
+#define TPX_EXTENDER_MANIFEST_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "common/err.h"
+#include "extender/podfacts.h"
+#include "extender/yamljson.h"
+#include "policy/policy.h"
+
+/* Most pods one manifest set may expand to (replicas x size); more is TPX_ETOOBIG. */
+#define EXT_MANIFEST_MAX_PODS 100000u
+
+/* What the engine flags and annotations of a replica's first pod say, for `plan --record`.
+ * Numbers are 0 and strings "" when not given. */
+struct ext_engine_info {
+    char dtype[32];        /* vLLM --dtype, SGLang --dtype */
+    char quantization[32]; /* vLLM --quantization/-q, SGLang --quantization */
+    unsigned long max_model_len; /* vLLM --max-model-len, SGLang --context-length */
+    unsigned long max_num_seqs;  /* vLLM --max-num-seqs, SGLang --max-running-requests */
+    unsigned long input_len;     /* topox.io/input-len */
+    unsigned long output_len;    /* topox.io/output-len */
+};
+
+/* One expanded object: a workload controller or a bare pod. */
+struct ext_manifest_job {
+    char name[POL_KEY_MAX]; /* "llm/vllm" */
+    char kind[64];          /* "LeaderWorkerSet" */
+    char source[POL_KEY_MAX]; /* "FILE#DOC": where it was read */
+    size_t first_replica;   /* into ext_manifest.replica_first_pod / pol replicas */
+    size_t nreplicas;
+};
+
+struct ext_manifest_pod;
+
+/*
+ * The expansion. Caller-allocated: ext_manifest_init(), then _add_file/_add_docs any number of
+ * times, then _finish() once, then read jobs/wl/names/pol_jobs; free with ext_manifest_release().
+ * Keeps the parsed documents alive (the facts borrow their strings). Not thread-safe.
+ */
+struct ext_manifest {
+    /* filled by _finish(): */
+    struct ext_manifest_job *jobs;
+    size_t njobs;
+    struct pol_job *pol_jobs;          /* njobs, for pol_plan() */
+    struct pol_workload *wl;           /* npods, in job/replica/pod order */
+    const char **names;                /* npods pod names */
+    size_t npods;
+    size_t *replica_first_pod;         /* nreplicas + 1 */
+    size_t nreplicas;
+    char **notes;                      /* skipped objects, one line each */
+    size_t nnotes;
+    /* private */
+    struct ext_yaml_docs *files;
+    size_t nfiles;
+    struct ext_pod_facts *tmpl;
+    size_t ntmpl;
+    struct ext_manifest_pod *pods;
+    size_t apods;
+    struct pol_job_replica *pol_replicas;
+    size_t ajobs;
+    size_t areplicas;
+};
+
+void ext_manifest_init(struct ext_manifest *m);
+
+/* Read a YAML/JSON stream ("-" is stdin) and expand every object in it. Errors name the file:
+ * "FILE:LINE:COL: ..." for syntax (TPX_EPARSE), "FILE#N: KIND 'name': ..." for a bad object
+ * (TPX_EINVAL), TPX_ETOOBIG past EXT_MANIFEST_MAX_PODS. */
+enum tpx_code ext_manifest_add_file(struct ext_manifest *m, const char *path, struct tpx_err *err);
+
+/* Expand parsed documents; m takes ownership of *docs (and empties it) even on failure. */
+enum tpx_code ext_manifest_add_docs(struct ext_manifest *m, struct ext_yaml_docs *docs,
+                                    const char *name, struct tpx_err *err);
+
+/* Infer each pod's workload, copy a leader's explicit parallelism to group mates whose own is only
+ * a default, and build jobs/pol_jobs. TPX_EINVAL naming the pod for a malformed annotation or flag;
+ * TPX_EINVAL when nothing with pods was found. */
+enum tpx_code ext_manifest_finish(struct ext_manifest *m, struct tpx_err *err);
+
+/* Facts of pod i (after _finish). Borrowed until release. */
+const struct pol_pod_facts *ext_manifest_pod_facts(const struct ext_manifest *m, size_t i);
+
+/* Engine information of pod i, read from its argv and annotations. Cannot fail. */
+void ext_manifest_engine_info(const struct ext_manifest *m, size_t i, struct ext_engine_info *out);
+
+void ext_manifest_release(struct ext_manifest *m); /* safe twice */
+
+#endif
