@@ -238,6 +238,8 @@ Test(ext_watch, list_then_watch_with_split_events_and_bookmarks)
     fake_api_push_watch(fake, "/api/v1/nodes", events, 7, FAKE_WATCH_CLOSE);
     w = start(&r, true, false, 0, 0);
     wait_for(w, (struct want){EXT_KIND_NODE, 1, 2, 3, 0, 0});
+    /* The counter moves before the request goes out: wait for the server to see it. */
+    cr_expect_eq(fake_api_wait_count(fake, "GET", "resourceVersion=1250", 1, WAIT_MS), 1);
     ext_watch_get_stats(w, EXT_KIND_NODE, &st);
     cr_expect(ext_watch_is_synced(w));
     ext_watch_stop(w);
