@@ -69,8 +69,8 @@ fail:
     return err->code;
 }
 
-static enum tpx_code add_doc(struct loader *ld, const json_t *doc, const char *name,
-                             unsigned depth, struct tpx_err *err)
+static enum tpx_code add_doc(struct loader *ld, const json_t *doc, const char *name, unsigned depth,
+                             struct tpx_err *err)
 {
     const char *kind = json_string_value(json_object_get(doc, "kind"));
     const json_t *items = json_object_get(doc, "items");
@@ -101,8 +101,8 @@ static enum tpx_code add_doc(struct loader *ld, const json_t *doc, const char *n
     return TPX_OK;
 }
 
-static enum tpx_code finish(struct loader *ld, const char *what, struct ext_cluster_load_result *out,
-                            struct tpx_err *err)
+static enum tpx_code finish(struct loader *ld, const char *what,
+                            struct ext_cluster_load_result *out, struct tpx_err *err)
 {
     char **hyg = NULL;
     size_t nh;
@@ -210,16 +210,15 @@ void ext_cluster_load_release(struct ext_cluster_load_result *r)
     memset(r, 0, sizeof(*r));
 }
 
-/* --- pods -------------------------------------------------------------------------------------- */
+/* --- pods --------------------------------------------------------------------------------------
+ */
 
 static enum tpx_code apply_pod(struct pol_ledger *l, const json_t *pod, const char *name,
                                const struct topo_label_config *cfg, size_t *applied,
                                struct tpx_err *err)
 {
-    const char *node = json_string_value(json_object_get(json_object_get(pod, "spec"),
-                                                         "nodeName"));
-    const char *phase = json_string_value(json_object_get(json_object_get(pod, "status"),
-                                                          "phase"));
+    const char *node = json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
+    const char *phase = json_string_value(json_object_get(json_object_get(pod, "status"), "phase"));
     unsigned accel = 0;
     size_t idx;
 
@@ -228,8 +227,8 @@ static enum tpx_code apply_pod(struct pol_ledger *l, const json_t *pod, const ch
     if (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0))
         return TPX_OK;
     if (ext_pod_accel(pod, cfg, &accel, NULL, err) != TPX_OK) {
-        const char *pn = json_string_value(json_object_get(json_object_get(pod, "metadata"),
-                                                           "name"));
+        const char *pn =
+            json_string_value(json_object_get(json_object_get(pod, "metadata"), "name"));
         tpx_err_prefix(err, "%s: pod '%s'", name, pn ? pn : "?");
         return err->code;
     }
@@ -294,13 +293,14 @@ enum tpx_code ext_cluster_apply_pods(struct pol_ledger *l, const char *path,
 
     if (ext_yaml_load_file(path, EXT_CLUSTER_MAX_FILE, &d, err) != TPX_OK)
         return err->code;
-    rc = ext_cluster_apply_pods_docs(l, d.docs, d.n, strcmp(path, "-") == 0 ? "<stdin>" : path,
-                                     cfg, applied, err);
+    rc = ext_cluster_apply_pods_docs(l, d.docs, d.n, strcmp(path, "-") == 0 ? "<stdin>" : path, cfg,
+                                     applied, err);
     ext_yaml_docs_release(&d);
     return rc;
 }
 
-/* --- cluster -> NodeList ----------------------------------------------------------------------- */
+/* --- cluster -> NodeList -----------------------------------------------------------------------
+ */
 
 #define NODE_LABELS_MAX 16
 
@@ -329,8 +329,8 @@ static json_t *node_object(const struct topo_cluster *c, size_t i, ext_node_labe
     return json_pack("{s:s, s:s, s:{s:s, s:o}, s:{s:b}, s:{s:o, s:o, s:[{s:s, s:s, s:s}]}}",
                      "apiVersion", "v1", "kind", "Node", "metadata", "name", n->name, "labels",
                      labels, "spec", "unschedulable", n->unschedulable, "status", "allocatable",
-                     res, "capacity", json_deep_copy(res), "conditions", "type", "Ready",
-                     "status", n->unschedulable ? "False" : "True", "reason",
+                     res, "capacity", json_deep_copy(res), "conditions", "type", "Ready", "status",
+                     n->unschedulable ? "False" : "True", "reason",
                      n->unschedulable ? "TopoxSynthetic" : "KubeletReady");
 }
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* extender/cmd_plan.c - `topox plan`: a job manifest and a cluster (Node files or a synthetic
  * spec) -> pol_plan() through the same filter, score and commit as `topox serve` -> a table and
- * rack picture, JSON/YAML data, diagnosis records or SVG. Exit 0 placed, 3 rejected, 2 bad input. */
+ * rack picture, JSON/YAML data, diagnosis records or SVG. Exit 0 placed, 3 rejected, 2 bad input.
+ */
 #include "extender/cmd.h"
 
 #include <errno.h>
@@ -197,7 +198,8 @@ static void print_explain(FILE *f, const struct ext_cluster_load_result *cl)
         const struct topo_label_explain *e = &cl->explain[i];
         fprintf(f, "%-*s", w, topo_cluster_node(cl->cluster, i)->name);
         for (int lv = 0; lv < TOPO_LEVEL_COUNT; lv++)
-            fprintf(f, lv + 1 < TOPO_LEVEL_COUNT ? "  %-40s" : "  %s", e->key[lv] ? e->key[lv] : "-");
+            fprintf(f, lv + 1 < TOPO_LEVEL_COUNT ? "  %-40s" : "  %s",
+                    e->key[lv] ? e->key[lv] : "-");
         fputc('\n', f);
     }
     if (n)

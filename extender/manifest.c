@@ -105,8 +105,7 @@ static const char *obj_name(const json_t *o)
 
 static const char *obj_ns(const json_t *o)
 {
-    const char *n =
-        json_string_value(json_object_get(json_object_get(o, "metadata"), "namespace"));
+    const char *n = json_string_value(json_object_get(json_object_get(o, "metadata"), "namespace"));
     return n && *n ? n : "default";
 }
 
@@ -125,8 +124,8 @@ static enum tpx_code get_count(const json_t *obj, const char *key, unsigned long
         return TPX_OK;
     if (json_is_integer(v)) {
         if (json_integer_value(v) < 0 || json_integer_value(v) > (json_int_t)EXT_MANIFEST_MAX_PODS)
-            return tpx_err_set(err, TPX_EINVAL, "%s: %" JSON_INTEGER_FORMAT " is out of range",
-                               key, json_integer_value(v));
+            return tpx_err_set(err, TPX_EINVAL, "%s: %" JSON_INTEGER_FORMAT " is out of range", key,
+                               json_integer_value(v));
         *out = (unsigned long)json_integer_value(v);
         return TPX_OK;
     }
@@ -257,7 +256,8 @@ static void extra(struct ext_manifest_pod *p, bool annotation, const char *key, 
         p->nel++;
 }
 
-/* --- kinds ------------------------------------------------------------------------------------- */
+/* --- kinds -------------------------------------------------------------------------------------
+ */
 
 static enum tpx_code expand_pod(struct ext_manifest *m, const json_t *obj, const char *src,
                                 struct tpx_err *err)
@@ -274,8 +274,8 @@ static enum tpx_code expand_pod(struct ext_manifest *m, const json_t *obj, const
 
 /* Deployment, StatefulSet, ReplicaSet: each replica is a group of one pod, unless the template's
  * topox.io/group-size annotation asks for groups of several consecutive replicas. */
-static enum tpx_code expand_replicated(struct ext_manifest *m, const json_t *obj,
-                                       const char *kind, const char *src, struct tpx_err *err)
+static enum tpx_code expand_replicated(struct ext_manifest *m, const json_t *obj, const char *kind,
+                                       const char *src, struct tpx_err *err)
 {
     const json_t *spec = json_object_get(obj, "spec");
     const json_t *tmpl = json_object_get(spec, "template");
@@ -387,8 +387,7 @@ static enum tpx_code expand_jobset(struct ext_manifest *m, const json_t *obj, co
             return err->code;
         }
         if (reps && n > EXT_MANIFEST_MAX_PODS / reps)
-            return tpx_err_set(err, TPX_ETOOBIG, "more than %u pods in all",
-                               EXT_MANIFEST_MAX_PODS);
+            return tpx_err_set(err, TPX_ETOOBIG, "more than %u pods in all", EXT_MANIFEST_MAX_PODS);
         if (reserve_pods(m, reps * n, err) != TPX_OK)
             return err->code;
         for (unsigned long j = 0; j < reps; j++) {
@@ -487,7 +486,8 @@ static enum tpx_code expand(struct ext_manifest *m, const json_t *obj, const cha
         add_note(m, "%s: skipped an object without a kind", src);
         return TPX_OK;
     }
-    if (strcmp(kind, "List") == 0 || (strlen(kind) > 4 && strcmp(kind + strlen(kind) - 4, "List") == 0)) {
+    if (strcmp(kind, "List") == 0 ||
+        (strlen(kind) > 4 && strcmp(kind + strlen(kind) - 4, "List") == 0)) {
         size_t i;
         const json_t *it;
         if (depth >= LIST_DEPTH_MAX)
@@ -553,7 +553,8 @@ enum tpx_code ext_manifest_add_file(struct ext_manifest *m, const char *path, st
     return ext_manifest_add_docs(m, &d, strcmp(path, "-") == 0 ? "<stdin>" : path, err);
 }
 
-/* --- finish ------------------------------------------------------------------------------------ */
+/* --- finish ------------------------------------------------------------------------------------
+ */
 
 static enum tpx_code build_facts(struct ext_manifest *m, size_t i, struct tpx_err *err)
 {
@@ -621,8 +622,9 @@ static void share_parallelism(struct pol_workload *wl, size_t n)
 enum tpx_code ext_manifest_finish(struct ext_manifest *m, struct tpx_err *err)
 {
     if (m->npods == 0)
-        return tpx_err_set(err, TPX_EINVAL, "no pods to place (kinds: LeaderWorkerSet, "
-                                            "Deployment, StatefulSet, Job, JobSet, Pod, List)");
+        return tpx_err_set(err, TPX_EINVAL,
+                           "no pods to place (kinds: LeaderWorkerSet, "
+                           "Deployment, StatefulSet, Job, JobSet, Pod, List)");
     m->wl = calloc(m->npods, sizeof(*m->wl));
     m->names = calloc(m->npods, sizeof(*m->names));
     m->pol_jobs = calloc(m->njobs, sizeof(*m->pol_jobs));
@@ -662,7 +664,8 @@ const struct pol_pod_facts *ext_manifest_pod_facts(const struct ext_manifest *m,
     return &m->pods[i].facts;
 }
 
-/* --- engine info ------------------------------------------------------------------------------- */
+/* --- engine info -------------------------------------------------------------------------------
+ */
 
 static bool flag_is(const char *tok, size_t len, const char *flag)
 {
@@ -691,8 +694,7 @@ static void take_value(struct ext_engine_info *e, const char *flag, size_t flen,
         str = e->quantization;
     else if (flag_is(flag, flen, "--max-model-len") || flag_is(flag, flen, "--context-length"))
         num = &e->max_model_len;
-    else if (flag_is(flag, flen, "--max-num-seqs") ||
-             flag_is(flag, flen, "--max-running-requests"))
+    else if (flag_is(flag, flen, "--max-num-seqs") || flag_is(flag, flen, "--max-running-requests"))
         num = &e->max_num_seqs;
     else
         return;

@@ -20,8 +20,8 @@
 /* What the engine flags and annotations of a replica's first pod say, for `plan --record`.
  * Numbers are 0 and strings "" when not given. */
 struct ext_engine_info {
-    char dtype[32];        /* vLLM --dtype, SGLang --dtype */
-    char quantization[32]; /* vLLM --quantization/-q, SGLang --quantization */
+    char dtype[32];              /* vLLM --dtype, SGLang --dtype */
+    char quantization[32];       /* vLLM --quantization/-q, SGLang --quantization */
     unsigned long max_model_len; /* vLLM --max-model-len, SGLang --context-length */
     unsigned long max_num_seqs;  /* vLLM --max-num-seqs, SGLang --max-running-requests */
     unsigned long input_len;     /* topox.io/input-len */
@@ -30,10 +30,10 @@ struct ext_engine_info {
 
 /* One expanded object: a workload controller or a bare pod. */
 struct ext_manifest_job {
-    char name[POL_KEY_MAX]; /* "llm/vllm" */
-    char kind[64];          /* "LeaderWorkerSet" */
+    char name[POL_KEY_MAX];   /* "llm/vllm" */
+    char kind[64];            /* "LeaderWorkerSet" */
     char source[POL_KEY_MAX]; /* "FILE#DOC": where it was read */
-    size_t first_replica;   /* into ext_manifest.replica_first_pod / pol replicas */
+    size_t first_replica;     /* into ext_manifest.replica_first_pod / pol replicas */
     size_t nreplicas;
 };
 
@@ -48,13 +48,13 @@ struct ext_manifest {
     /* filled by _finish(): */
     struct ext_manifest_job *jobs;
     size_t njobs;
-    struct pol_job *pol_jobs;          /* njobs, for pol_plan() */
-    struct pol_workload *wl;           /* npods, in job/replica/pod order */
-    const char **names;                /* npods pod names */
+    struct pol_job *pol_jobs; /* njobs, for pol_plan() */
+    struct pol_workload *wl;  /* npods, in job/replica/pod order */
+    const char **names;       /* npods pod names */
     size_t npods;
-    size_t *replica_first_pod;         /* nreplicas + 1 */
+    size_t *replica_first_pod; /* nreplicas + 1 */
     size_t nreplicas;
-    char **notes;                      /* skipped objects, one line each */
+    char **notes; /* skipped objects, one line each */
     size_t nnotes;
     /* private */
     struct ext_yaml_docs *files;

@@ -127,7 +127,8 @@ static const char *find_reject(const struct ext_plan_view *v, size_t job, size_t
     return NULL;
 }
 
-/* --- table ------------------------------------------------------------------------------------- */
+/* --- table -------------------------------------------------------------------------------------
+ */
 
 static int width_of(const char *s, int w)
 {
@@ -192,15 +193,15 @@ static enum tpx_code render_picture(const struct ext_plan_view *v, char **map, s
         for (size_t k = 0; k < nn && k < PIC_NODES_MAX; k++) {
             const char *m = map[nodes[k]];
             size_t l = strlen(m);
-            if (tpx_buf_addf(out, err, " [%.*s%s]", (int)(l > PIC_ACCEL_MAX ? PIC_ACCEL_MAX : l),
-                             m, l > PIC_ACCEL_MAX ? "+" : "") != TPX_OK)
+            if (tpx_buf_addf(out, err, " [%.*s%s]", (int)(l > PIC_ACCEL_MAX ? PIC_ACCEL_MAX : l), m,
+                             l > PIC_ACCEL_MAX ? "+" : "") != TPX_OK)
                 return err->code;
         }
         if (nn > PIC_NODES_MAX && tpx_buf_addf(out, err, " +%zu nodes", nn - PIC_NODES_MAX))
             return err->code;
-        if (nn > 0 && tpx_buf_addf(out, err, "   %s..%s\n", topo_cluster_node(v->cluster,
-                                                                              nodes[0])->name,
-                                   topo_cluster_node(v->cluster, nodes[nn - 1])->name) != TPX_OK)
+        if (nn > 0 &&
+            tpx_buf_addf(out, err, "   %s..%s\n", topo_cluster_node(v->cluster, nodes[0])->name,
+                         topo_cluster_node(v->cluster, nodes[nn - 1])->name) != TPX_OK)
             return err->code;
     }
     if (nr > PIC_RACKS_MAX && tpx_buf_addf(out, err, "  ... %zu more racks\n", nr - PIC_RACKS_MAX))
@@ -238,8 +239,8 @@ static enum tpx_code render_estimates(const struct ext_plan_view *v, struct tpx_
         if (e->pp <= 1)
             snprintf(bubble, sizeof(bubble), "no pipeline bubble (pp 1)");
         else if (e->bubble >= 0)
-            snprintf(bubble, sizeof(bubble), "bubble %.1f%% at %u micro-batches",
-                     e->bubble * 100.0, e->num_ubatches);
+            snprintf(bubble, sizeof(bubble), "bubble %.1f%% at %u micro-batches", e->bubble * 100.0,
+                     e->num_ubatches);
         else
             snprintf(bubble, sizeof(bubble),
                      "bubble %.0f%% / %.0f%% / %.1f%% / %.1f%% at 1 / 4 / 8 / 32 micro-batches "
@@ -251,14 +252,14 @@ static enum tpx_code render_estimates(const struct ext_plan_view *v, struct tpx_
                      e->stage_imbalance * 100.0, e->model_layers, e->pp);
         else
             snprintf(imb, sizeof(imb), "stage imbalance unknown (set topox.io/model-layers)");
-        if (tpx_buf_addf(out, err,
-                         "  %s #%zu: tp %u x pp %u x dp %u = %u %s on %u node%s; TP groups on %s%s\n"
-                         "      %s; %s; dominant cost: %s\n",
-                         v->manifest->jobs[e->job].name, e->replica, e->tp, e->pp, e->dp, e->accel,
-                         accel_word(v), e->nodes, e->nodes == 1 ? "" : "s",
-                         topo_fabric_name(e->tp_fabric),
-                         e->tp_multinode ? " (multi-node domain)" : " (inside one node)", bubble,
-                         imb, dominant(e, NULL)) != TPX_OK)
+        if (tpx_buf_addf(
+                out, err,
+                "  %s #%zu: tp %u x pp %u x dp %u = %u %s on %u node%s; TP groups on %s%s\n"
+                "      %s; %s; dominant cost: %s\n",
+                v->manifest->jobs[e->job].name, e->replica, e->tp, e->pp, e->dp, e->accel,
+                accel_word(v), e->nodes, e->nodes == 1 ? "" : "s", topo_fabric_name(e->tp_fabric),
+                e->tp_multinode ? " (multi-node domain)" : " (inside one node)", bubble, imb,
+                dominant(e, NULL)) != TPX_OK)
             return err->code;
     }
     return TPX_OK;
@@ -294,7 +295,8 @@ enum tpx_code ext_plan_render_table(const struct ext_plan_view *v, struct tpx_bu
                         v->plan->nrejected);
 }
 
-/* --- data -------------------------------------------------------------------------------------- */
+/* --- data --------------------------------------------------------------------------------------
+ */
 
 static json_t *num_or_null(double x, bool known)
 {
@@ -322,13 +324,13 @@ static json_t *record_of(const struct ext_plan_view *v, const struct pol_plan_es
         "{s:s, s:i, s:{s:o, s:s}, s:{s:i, s:i, s:s}, s:{s:i, s:i, s:o}, s:{s:o, s:o, s:o},"
         " s:{s:o, s:o, s:o}, s:s, s:o}",
         "replica", v->manifest->jobs[e->job].name, "index", (json_int_t)e->replica, "model",
-        "layers", count_or_null(e->model_layers), "precision", precision, "hardware",
-        "card_count", (json_int_t)e->accel, "node_count", (json_int_t)e->nodes, "interconnect",
+        "layers", count_or_null(e->model_layers), "precision", precision, "hardware", "card_count",
+        (json_int_t)e->accel, "node_count", (json_int_t)e->nodes, "interconnect",
         topo_fabric_name(e->tp_fabric), "parallelism", "pipeline_parallel_size", (json_int_t)e->pp,
         "tensor_parallel_size", (json_int_t)e->tp, "num_ubatches", count_or_null(e->num_ubatches),
         "workload", "input_len", count_or_null(ei.input_len ? ei.input_len : ei.max_model_len),
-        "output_len", count_or_null(ei.output_len), "max_num_seqs",
-        count_or_null(ei.max_num_seqs), "utilization", "bubble_ratio_est",
+        "output_len", count_or_null(ei.output_len), "max_num_seqs", count_or_null(ei.max_num_seqs),
+        "utilization", "bubble_ratio_est",
         num_or_null(e->bubble >= 0 ? e->bubble : pol_bubble(e->pp, 4), e->pp > 0),
         "stage_imbalance", num_or_null(e->stage_imbalance, e->stage_imbalance >= 0),
         "inter_stage_transfer_est", num_or_null(transfer, true), "status", rej ? "rejected" : dom,
@@ -347,8 +349,8 @@ static json_t *placement_of(const struct ext_plan_view *v, const struct pol_plan
 static json_t *estimate_of(const struct ext_plan_view *v, const struct pol_plan_estimate *e)
 {
     return json_pack("{s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:b, s:o, s:o, s:o, s:o, s:s}",
-                     "job", v->manifest->jobs[e->job].name, "replica", (json_int_t)e->replica,
-                     "tp", (json_int_t)e->tp, "pp", (json_int_t)e->pp, "dp", (json_int_t)e->dp,
+                     "job", v->manifest->jobs[e->job].name, "replica", (json_int_t)e->replica, "tp",
+                     (json_int_t)e->tp, "pp", (json_int_t)e->pp, "dp", (json_int_t)e->dp,
                      "accelerators", (json_int_t)e->accel, "nodes", (json_int_t)e->nodes,
                      "interconnect", topo_fabric_name(e->tp_fabric), "tp_multinode",
                      e->tp_multinode, "bubble", num_or_null(e->bubble, e->bubble >= 0),
@@ -407,13 +409,14 @@ enum tpx_code ext_plan_to_json(const struct ext_plan_view *v, bool record, json_
     return TPX_OK;
 }
 
-/* --- svg --------------------------------------------------------------------------------------- */
+/* --- svg ---------------------------------------------------------------------------------------
+ */
 
 static const char *colour(char c)
 {
-    static const char *const pal[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
-                                      "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#86bc86",
-                                      "#d37295", "#499894"};
+    static const char *const pal[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759",
+                                      "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
+                                      "#9c755f", "#86bc86", "#d37295", "#499894"};
     const char *p;
     static const char sym[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ*";
 
@@ -503,8 +506,9 @@ enum tpx_code ext_plan_render_svg(const struct ext_plan_view *v, struct tpx_buf 
         const size_t *nodes = topo_cluster_rack_nodes(v->cluster, r, &nn);
         int x0 = 20 + (int)r * (colw + 20);
 
-        if (tpx_buf_addf(out, err, "<g class=\"rack\"><text x=\"%d\" y=\"%d\" font-weight=\"bold\">",
-                         x0, top - 4) != TPX_OK ||
+        if (tpx_buf_addf(out, err,
+                         "<g class=\"rack\"><text x=\"%d\" y=\"%d\" font-weight=\"bold\">", x0,
+                         top - 4) != TPX_OK ||
             add_xml(out, topo_cluster_rack_name(v->cluster, r), err) != TPX_OK ||
             tpx_buf_adds(out, "</text>\n", err) != TPX_OK)
             goto fail;

@@ -168,8 +168,8 @@ static enum tpx_code sum_resource(const json_t *spec, const char *res, unsigned 
     return TPX_OK;
 }
 
-enum tpx_code ext_pod_accel(const json_t *pod, const struct topo_label_config *cfg,
-                            unsigned *accel, const char **resource, struct tpx_err *err)
+enum tpx_code ext_pod_accel(const json_t *pod, const struct topo_label_config *cfg, unsigned *accel,
+                            const char **resource, struct tpx_err *err)
 {
     const json_t *spec = json_object_get(pod, "spec");
 
@@ -270,7 +270,8 @@ enum tpx_code ext_pod_facts_from_json(const json_t *pod, struct ext_pod_facts *s
     return ext_pod_facts_from_json_cfg(pod, NULL, store, err);
 }
 
-/* --- nodes ------------------------------------------------------------------------------------- */
+/* --- nodes -------------------------------------------------------------------------------------
+ */
 
 #define NODE_KV_MAX 512 /* labels or allocatable entries read per node; more is refused */
 
@@ -299,7 +300,7 @@ enum tpx_code ext_node_from_json(const json_t *node, const struct topo_label_con
     const char *name = json_string_value(json_object_get(meta, "name"));
     struct topo_kv *lk = NULL;
     struct topo_kv *ak = NULL;
-    char (*abuf)[32] = NULL;
+    char(*abuf)[32] = NULL;
     size_t nl = 0;
     size_t na = 0;
     const char *key;
@@ -351,9 +352,9 @@ enum tpx_code ext_node_from_json(const json_t *node, const struct topo_label_con
     }
     out->name = name;
     out->accel_used = 0;
-    out->unschedulable = json_is_true(json_object_get(json_object_get(node, "spec"),
-                                                      "unschedulable")) ||
-                         node_not_ready(node);
+    out->unschedulable =
+        json_is_true(json_object_get(json_object_get(node, "spec"), "unschedulable")) ||
+        node_not_ready(node);
 out:
     free(abuf);
     free(ak);

@@ -23,9 +23,9 @@
  */
 struct ext_pod_facts {
     struct pol_pod_facts facts;
-    struct topo_kv *kv;   /* labels, then annotations */
+    struct topo_kv *kv; /* labels, then annotations */
     const char **argv;
-    char **owned;         /* formatted scalars */
+    char **owned; /* formatted scalars */
     size_t nowned;
 };
 
@@ -51,14 +51,14 @@ void ext_pod_facts_release(struct ext_pod_facts *store);
  * building the rest. *resource (may be NULL) receives the resource name (static storage of cfg, or
  * NULL when none). TPX_EINVAL for a bad quantity.
  */
-enum tpx_code ext_pod_accel(const json_t *pod, const struct topo_label_config *cfg,
-                            unsigned *accel, const char **resource, struct tpx_err *err);
+enum tpx_code ext_pod_accel(const json_t *pod, const struct topo_label_config *cfg, unsigned *accel,
+                            const char **resource, struct tpx_err *err);
 
 /*
  * Read a Node object into *out through topo_labels_decode() (cfg NULL: the defaults):
  * metadata.name, metadata.labels and status.allocatable; unschedulable when spec.unschedulable is
- * true or a Ready condition's status is not "True". out's strings are BORROWED from node (copy them,
- * e.g. with topo_cluster_add(), before node goes away); accel_used is 0. explain may be NULL.
+ * true or a Ready condition's status is not "True". out's strings are BORROWED from node (copy
+ * them, e.g. with topo_cluster_add(), before node goes away); accel_used is 0. explain may be NULL.
  * TPX_EINVAL with a message naming the node for a missing name, a label value that is not a string
  * or a malformed topox.io label; TPX_ENOMEM.
  */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/extender/test_cluster_load.c - Node files (List JSON, YAML stream, single Node, the
- * real GKE node, the GFD fragment that is not YAML) -> sealed cluster; pod files -> ledger usage. */
+ * real GKE node, the GFD fragment that is not YAML) -> sealed cluster; pod files -> ledger usage.
+ */
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -116,8 +117,8 @@ Test(ext_cluster_load, errors_name_the_file_and_line)
         struct tpx_err err = TPX_ERR_INIT;
         const char *paths[] = {cases[i].path};
 
-        cr_expect_eq(ext_cluster_load(paths, 1, NULL, &res, &err), cases[i].code, "case %zu: %s",
-                     i, err.msg);
+        cr_expect_eq(ext_cluster_load(paths, 1, NULL, &res, &err), cases[i].code, "case %zu: %s", i,
+                     err.msg);
         cr_expect(strstr(err.msg, cases[i].want), "case %zu: %s", i, err.msg);
         cr_expect_null(res.cluster);
     }
@@ -125,7 +126,8 @@ Test(ext_cluster_load, errors_name_the_file_and_line)
 
 Test(ext_cluster_load, gfd_fragment_error_has_a_line_number)
 {
-    const char *paths[] = {TPX_FIXTURES "/nodes/gfd-readme-kubectl-get-nodes-a100-dgx2h.fragment.yaml"};
+    const char *paths[] = {TPX_FIXTURES
+                           "/nodes/gfd-readme-kubectl-get-nodes-a100-dgx2h.fragment.yaml"};
     struct tpx_err err = TPX_ERR_INIT;
     const char *p;
 
@@ -147,9 +149,9 @@ Test(ext_cluster_load, bound_running_pods_take_capacity)
     c = res.cluster;
     l = pol_ledger_new(c, &err);
     cr_assert_not_null(l, "%s", err.msg);
-    cr_assert_eq(ext_cluster_apply_pods(l, TPX_FIXTURES "/plan/pods-2racks.json", NULL, &applied,
-                                        &err),
-                 TPX_OK, "%s", err.msg);
+    cr_assert_eq(
+        ext_cluster_apply_pods(l, TPX_FIXTURES "/plan/pods-2racks.json", NULL, &applied, &err),
+        TPX_OK, "%s", err.msg);
     cr_expect_eq(applied, 2, "running pods on known nodes only");
     cr_expect_eq(pol_ledger_node_free(l, topo_cluster_find(c, "gpu-a1")), 4);
     cr_expect_eq(pol_ledger_node_free(l, topo_cluster_find(c, "gpu-b1")), 6);

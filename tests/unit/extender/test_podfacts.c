@@ -74,8 +74,7 @@ Test(ext_podfacts, example_vllm_leader_template_sh_c_kept_whole)
     cr_expect(strstr(s.facts.argv[2], "--tensor-parallel-size 8 --pipeline_parallel_size 2"));
     cr_expect_str_eq(kv(s.facts.labels, s.facts.nlabels, "role"), "leader");
     cr_expect_str_eq(kv(s.facts.annotations, s.facts.nannotations, "topox.io/num-ubatches"), "8");
-    cr_expect_str_eq(kv(s.facts.annotations, s.facts.nannotations, "topox.io/model-layers"),
-                     "126");
+    cr_expect_str_eq(kv(s.facts.annotations, s.facts.nannotations, "topox.io/model-layers"), "126");
     cr_expect_null(s.facts.name);
     ext_pod_facts_release(&s);
     ext_pod_facts_release(&s); /* twice is a no-op */
@@ -83,8 +82,7 @@ Test(ext_podfacts, example_vllm_leader_template_sh_c_kept_whole)
 
 Test(ext_podfacts, upstream_lws_vllm_405b_worker_has_gpus_and_no_engine_flags)
 {
-    const json_t *lws =
-        load_first(TPX_FIXTURES "/manifests/lws-vllm-gpu-llama405b-tp8-pp2.yaml");
+    const json_t *lws = load_first(TPX_FIXTURES "/manifests/lws-vllm-gpu-llama405b-tp8-pp2.yaml");
     struct ext_pod_facts s;
     struct tpx_err err = TPX_ERR_INIT;
 
@@ -112,7 +110,8 @@ Test(ext_podfacts, upstream_sglang_argv_split_per_element)
     cr_expect_eq(s.facts.accel, 1);
     cr_expect_str_eq(s.facts.argv[0], "python3");
     for (size_t i = 0; i + 1 < s.facts.nargv; i++)
-        tp2 = tp2 || (strcmp(s.facts.argv[i], "--tp") == 0 && strcmp(s.facts.argv[i + 1], "2") == 0);
+        tp2 =
+            tp2 || (strcmp(s.facts.argv[i], "--tp") == 0 && strcmp(s.facts.argv[i + 1], "2") == 0);
     cr_expect(tp2, "--tp 2 not found as two argv elements");
     ext_pod_facts_release(&s);
 }
@@ -180,8 +179,9 @@ Test(ext_podfacts, sum_over_containers_beats_smaller_init)
 
 Test(ext_podfacts, bad_quantity_names_container_and_resource)
 {
-    const json_t *pod = parse_one("spec:\n  containers:\n"
-                                  "  - {name: main, resources: {limits: {nvidia.com/gpu: \"1.5\"}}}\n");
+    const json_t *pod =
+        parse_one("spec:\n  containers:\n"
+                  "  - {name: main, resources: {limits: {nvidia.com/gpu: \"1.5\"}}}\n");
     struct ext_pod_facts s;
     struct tpx_err err = TPX_ERR_INIT;
 
@@ -201,11 +201,13 @@ Test(ext_podfacts, not_an_object_is_einval)
     cr_expect_eq(ext_pod_facts_from_json(pod, &s, &err), TPX_EINVAL);
 }
 
-/* --- nodes ------------------------------------------------------------------------------------- */
+/* --- nodes -------------------------------------------------------------------------------------
+ */
 
 Test(ext_podfacts, real_gke_node_has_zone_and_no_gpu)
 {
-    const json_t *node = load_first(TPX_FIXTURES "/nodes/k8s-apimachinery-testdata-gke-node-full.yaml");
+    const json_t *node =
+        load_first(TPX_FIXTURES "/nodes/k8s-apimachinery-testdata-gke-node-full.yaml");
     struct topo_node_info info;
     struct topo_label_explain ex;
     struct tpx_err err = TPX_ERR_INIT;

@@ -121,7 +121,7 @@ Test(ext_yamljson, missing_file_is_a_clear_error)
     cr_expect(strstr(err.msg, "/nonexistent/x.yaml") != NULL, "%s", err.msg);
 }
 
-/* --- ext_yaml_dump ----------------------------------------------------------------------------- */
+/* --- ext_yaml_dump ---------------------------------------------------------------------------- */
 
 static void round_trip(const char *json_text)
 {

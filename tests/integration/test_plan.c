@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* tests/integration/test_plan.c - the real `topox plan` and `topox cluster` on fixtures: table and
+ * picture, JSON/YAML, records, exit codes 0 / 3 / 2 (file:line), --explain-labels, --svg, --pods,
+ * stdin, and the NodeList round trip through `plan --nodes`. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define EXAMPLE TPX_SOURCE_DIR "/manifests/examples/vllm-lws-tp8-pp2.yaml"
+
+static char dir[64];
+
+static void init(void)
+{
+    snprintf(dir, sizeof(dir), "/tmp/topox-plan-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+}
+
+static void fini(void)
+{
+    char cmd[128];
+
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
+}
+
+TestSuite(plan, .init = init, .fini = fini);
+
+static void path_in(char *out, size_t n, const char *name)
+{
+    snprintf(out, n, "%s/%s", dir, name);
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+
+    cr_assert_not_null(f, "%s", path);
+    cr_assert_eq(fputs(text, f) >= 0, 1);
+    cr_assert_eq(fclose(f), 0);
+}
+
+static void expect_has(const char *hay, const char *needle, const char *what)
+{
+    cr_expect(strstr(hay, needle) != NULL, "%s lacks '%s':\n%s", what, needle, hay);
+}
+
+Test(plan, example_table_picture_and_estimates)
+{
+    struct run_result r;
+
+    cr_assert_eq(
+        run_topox((const char *[]){"plan", "-f", EXAMPLE, "--cluster", "example", NULL}, NULL, &r),
+        0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    expect_has(r.out, "REPLICA", "table");
+    expect_has(r.out, "vllm-3-1", "table");
+    expect_has(r.out, "racks (one line per rack", "picture");
+    expect_has(r.out, "[00000000]", "picture");
+    expect_has(r.out, "legend:", "picture");
+    expect_has(r.out, "bubble 11.1% at 8 micro-batches", "estimates");
+    expect_has(r.out, "126 layers over 2 stages", "estimates");
+    expect_has(r.out, "4 of 4 replicas placed", "summary");
+    run_result_release(&r);
+}
+
+Test(plan, json_has_placements_rejected_estimates)
+{
+    struct run_result r;
+
+    cr_assert_eq(run_topox((const char *[]){"plan", "-f", EXAMPLE, "--cluster", "example", "-o",
+                                            "json", NULL},
+                           NULL, &r),
+                 0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_eq(r.out[0], '{');
+    expect_has(r.out, "\"placements\": [", "json");
+    expect_has(r.out, "\"rejected\": []", "json");
+    expect_has(r.out, "\"estimates\": [", "json");
+    expect_has(r.out, "\"pod\": \"vllm-0-1\"", "json");
+    expect_has(r.out, "\"rack\": \"r0", "json");
+    expect_has(r.out, "\"interconnect\": \"nvswitch\"", "json");
+    run_result_release(&r);
+}
+
+Test(plan, yaml_record_one_document_per_replica)
+{
+    struct run_result r;
+    size_t docs = 0;
+
+    cr_assert_eq(run_topox((const char *[]){"plan", "-f", EXAMPLE, "--cluster", "example", "-o",
+                                            "yaml", "--record", NULL},
+                           NULL, &r),
+                 0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    for (const char *p = r.out; (p = strstr(p, "---\n")) != NULL; p += 4)
+        docs++;
+    cr_expect_eq(docs, 4, "%s", r.out);
+    expect_has(r.out, "pipeline_parallel_size: 2", "record");
+    expect_has(r.out, "tensor_parallel_size: 8", "record");
+    expect_has(r.out, "card_count: 16", "record");
+    expect_has(r.out, "bubble_ratio_est: 0.1111", "record");
+    expect_has(r.out, "precision: unknown", "record");
+    expect_has(r.out, "status: bubble", "record");
+    run_result_release(&r);
+}
+
+Test(plan, rejected_replicas_exit_3_with_reason)
+{
+    struct run_result r;
+
+    cr_assert_eq(run_topox((const char *[]){"plan", "-f", EXAMPLE, "--cluster",
+                                            "racks=1,nodes-per-rack=3", NULL},
+                           NULL, &r),
+                 0);
+    cr_expect_eq(r.status, 3, "%s", r.err);
+    expect_has(r.out, "rejected (3):", "table");
+    expect_has(r.out, "1 of 4 replicas placed", "table");
+    run_result_release(&r);
+}
+
+Test(plan, bad_yaml_exits_2_naming_file_and_line)
+{
+    struct run_result r;
+    char bad[128];
+    char want[160];
+
+    path_in(bad, sizeof(bad), "bad.yaml");
+    write_text(bad, "kind: Pod\nmetadata: {name: [\n");
+    cr_assert_eq(
+        run_topox((const char *[]){"plan", "-f", bad, "--cluster", "example", NULL}, NULL, &r), 0);
+    cr_expect_eq(r.status, 2);
+    snprintf(want, sizeof(want), "%s:3:", bad);
+    expect_has(r.err, want, "stderr");
+    cr_expect_eq(r.out_len, 0, "nothing on stdout: %s", r.out);
+    cr_expect(strchr(r.err, '\n') == r.err + r.err_len - 1, "one line: %s", r.err);
+    run_result_release(&r);
+}
+
+Test(plan, gfd_fragment_nodes_exit_2_with_line)
+{
+    struct run_result r;
+
+    cr_assert_eq(
+        run_topox((const char *[]){"plan", "-f", EXAMPLE, "--nodes",
+                                   TPX_FIXTURES "/nodes/gfd-readme-kubectl-get-nodes-a100-dgx2h."
+                                                "fragment.yaml",
+                                   NULL},
+                  NULL, &r),
+        0);
+    cr_expect_eq(r.status, 2);
+    expect_has(r.err, "fragment.yaml:8:", "stderr");
+    run_result_release(&r);
+}
+
+Test(plan, usage_errors_exit_2_and_help_exits_0)
+{
+    const char *const *const bad[] = {
+        (const char *[]){"plan", "--frobnicate", NULL},
+        (const char *[]){"plan", "-f", EXAMPLE, NULL},
+        (const char *[]){"plan", "-f", EXAMPLE, "--cluster", "example", "-o", "xml", NULL},
+        (const char *[]){"plan", "-f", EXAMPLE, "--cluster", "racks=x", NULL},
+        (const char *[]){"cluster", "--spec", "nodes=4", NULL},
+        (const char *[]){"cluster", "--bogus", NULL},
+    };
+    struct run_result r;
+
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        cr_assert_eq(run_topox(bad[i], NULL, &r), 0);
+        cr_expect_eq(r.status, 2, "case %zu: %s", i, r.err);
+        cr_expect_gt(r.err_len, 0, "case %zu", i);
+        run_result_release(&r);
+    }
+    cr_assert_eq(run_topox((const char *[]){"plan", "--help", NULL}, NULL, &r), 0);
+    cr_expect_eq(r.status, 0);
+    expect_has(r.out, "usage: topox plan", "help");
+    run_result_release(&r);
+}
+
+Test(plan, explain_labels_names_the_winning_keys)
+{
+    struct run_result r;
+
+    cr_assert_eq(run_topox((const char *[]){"plan", "--explain-labels", "--nodes",
+                                            TPX_FIXTURES "/plan/nodes-stream.yaml", NULL},
+                           NULL, &r),
+                 0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    expect_has(r.out, "RACK KEY", "explain");
+    expect_has(r.out, "nvl-1", "explain");
+    expect_has(r.out, "nvidia.com/gpu.clique", "explain");
+    expect_has(r.out, "topox.io/rack", "explain");
+    expect_has(r.out, "topology.kubernetes.io/zone", "explain");
+    run_result_release(&r);
+}
+
+Test(plan, svg_file_is_written)
+{
+    struct run_result r;
+    char svg[128];
+    char *data;
+    size_t len = 0;
+
+    path_in(svg, sizeof(svg), "racks.svg");
+    cr_assert_eq(run_topox((const char *[]){"plan", "-f", EXAMPLE, "--cluster", "example", "--svg",
+                                            svg, NULL},
+                           NULL, &r),
+                 0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    data = read_file(svg, &len);
+    cr_assert_not_null(data, "no %s", svg);
+    cr_expect(strncmp(data, "<?xml", 5) == 0 || strncmp(data, "<svg", 4) == 0, "%.80s", data);
+    expect_has(data, "</svg>", "svg");
+    expect_has(data, "llm/vllm #3", "svg legend");
+    free(data);
+    run_result_release(&r);
+}
+
+Test(plan, bound_pods_take_capacity)
+{
+    struct run_result r;
+
+    cr_assert_eq(run_topox((const char *[]){"plan", "-f", "-", "--nodes",
+                                            TPX_FIXTURES "/plan/nodes-2racks.json", "--pods",
+                                            TPX_FIXTURES "/plan/pods-2racks.json", NULL},
+                           "kind: Pod\nmetadata: {name: p8, annotations: "
+                           "{topox.io/tensor-parallel-size: \"8\"}}\n"
+                           "spec:\n  containers:\n"
+                           "  - {name: c, resources: {limits: {nvidia.com/gpu: \"8\"}}}\n",
+                           &r),
+                 0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    /* gpu-a1 holds 4 busy GPUs and gpu-b1 2; the cordoned and NotReady nodes take nothing */
+    expect_has(r.out, "[####....]", "picture");
+    expect_has(r.out, "[##......]", "picture");
+    expect_has(r.out, "[--------]", "picture");
+    expect_has(r.out, "gpu-a2", "the 8-GPU pod lands on the only free node");
+    run_result_release(&r);
+}
+
+static void round_trip(const char *fmt)
+{
+    struct run_result gen;
+    struct run_result a;
+    struct run_result b;
+    char nodes[128];
+
+    path_in(nodes, sizeof(nodes), strcmp(fmt, "json") == 0 ? "nodes.json" : "nodes.yaml");
+    cr_assert_eq(run_topox((const char *[]){"cluster", "--spec",
+                                            "racks=3,nodes-per-rack=2,blocks=1", "-o", fmt, NULL},
+                           NULL, &gen),
+                 0);
+    cr_assert_eq(gen.status, 0, "%s", gen.err);
+    expect_has(gen.out, strcmp(fmt, "json") == 0 ? "\"kind\": \"Node\"" : "kind: Node", "list");
+    write_text(nodes, gen.out);
+    cr_assert_eq(
+        run_topox((const char *[]){"plan", "-f", EXAMPLE, "--nodes", nodes, NULL}, NULL, &a), 0);
+    cr_assert_eq(run_topox((const char *[]){"plan", "-f", EXAMPLE, "--cluster",
+                                            "racks=3,nodes-per-rack=2,blocks=1", NULL},
+                           NULL, &b),
+                 0);
+    cr_expect_eq(a.status, b.status, "%s", a.err);
+    cr_expect_str_eq(a.out, b.out, "saved NodeList and spec plan differently");
+    expect_has(a.out, "3 of 4 replicas placed", "round trip");
+    run_result_release(&gen);
+    run_result_release(&a);
+    run_result_release(&b);
+}
+
+Test(plan, cluster_json_round_trip_through_plan_nodes)
+{
+    round_trip("json");
+}
+
+Test(plan, cluster_yaml_round_trip_through_plan_nodes)
+{
+    round_trip("yaml");
+}

@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* tests/unit/extender/test_manifest.c - manifests -> the pods their controllers create: every kind,
+ * the labels LWS/JobSet/Job put on pods, group boundaries, leader parallelism shared with workers,
+ * engine facts for --record, and bad input. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "extender/manifest.h"
+
+static struct ext_manifest m;
+
+static void init(void)
+{
+    ext_manifest_init(&m);
+}
+
+static void fini(void)
+{
+    ext_manifest_release(&m);
+}
+
+TestSuite(ext_manifest, .init = init, .fini = fini);
+
+static void load(const char *path)
+{
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_eq(ext_manifest_add_file(&m, path, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(ext_manifest_finish(&m, &err), TPX_OK, "%s", err.msg);
+}
+
+static const char *label(size_t pod, const char *key)
+{
+    const struct pol_pod_facts *f = ext_manifest_pod_facts(&m, pod);
+
+    for (size_t i = 0; i < f->nlabels; i++) {
+        if (strcmp(f->labels[i].key, key) == 0)
+            return f->labels[i].value;
+    }
+    return NULL;
+}
+
+static const char *annotation(size_t pod, const char *key)
+{
+    const struct pol_pod_facts *f = ext_manifest_pod_facts(&m, pod);
+
+    for (size_t i = 0; i < f->nannotations; i++) {
+        if (strcmp(f->annotations[i].key, key) == 0)
+            return f->annotations[i].value;
+    }
+    return NULL;
+}
+
+static size_t replica_size(size_t r)
+{
+    return m.replica_first_pod[r + 1] - m.replica_first_pod[r];
+}
+
+Test(ext_manifest, example_lws_four_groups_of_leader_and_worker)
+{
+    load(TPX_SOURCE_DIR "/manifests/examples/vllm-lws-tp8-pp2.yaml");
+    cr_assert_eq(m.njobs, 1);
+    cr_expect_str_eq(m.jobs[0].name, "llm/vllm");
+    cr_expect_str_eq(m.jobs[0].kind, "LeaderWorkerSet");
+    cr_assert_eq(m.nreplicas, 4);
+    cr_assert_eq(m.npods, 8);
+    cr_expect_str_eq(m.names[0], "vllm-0");
+    cr_expect_str_eq(m.names[1], "vllm-0-1");
+    cr_expect_str_eq(m.names[7], "vllm-3-1");
+    cr_expect_str_eq(label(1, "leaderworkerset.sigs.k8s.io/name"), "vllm");
+    cr_expect_str_eq(label(1, "leaderworkerset.sigs.k8s.io/group-index"), "0");
+    cr_expect_str_eq(label(1, "leaderworkerset.sigs.k8s.io/worker-index"), "1");
+    cr_expect_str_eq(label(0, "role"), "leader");
+    cr_expect_null(label(1, "role"), "workers use the worker template");
+    cr_expect_str_eq(annotation(1, "leaderworkerset.sigs.k8s.io/size"), "2");
+    cr_expect_str_eq(label(0, "leaderworkerset.sigs.k8s.io/group-key"),
+                     label(1, "leaderworkerset.sigs.k8s.io/group-key"));
+    cr_expect_str_neq(label(0, "leaderworkerset.sigs.k8s.io/group-key"),
+                      label(2, "leaderworkerset.sigs.k8s.io/group-key"));
+    cr_expect_eq(m.pol_jobs[0].nreplicas, 4);
+    cr_expect_eq(m.pol_jobs[0].replicas[3].npods, 2);
+    cr_expect_str_eq(m.pol_jobs[0].replicas[3].pod_names[1], "vllm-3-1");
+    /* the leader's flags reach the worker, whose own command says nothing about parallelism */
+    for (size_t i = 0; i < m.npods; i++) {
+        cr_expect_eq(m.wl[i].tp, 8, "pod %zu", i);
+        cr_expect_eq(m.wl[i].pp, 2, "pod %zu", i);
+        cr_expect_eq(m.wl[i].num_ubatches, 8, "pod %zu", i);
+        cr_expect_eq(m.wl[i].model_layers, 126, "pod %zu", i);
+    }
+    cr_expect_eq(m.wl[1].pod_index, 1);
+    cr_expect_eq(m.wl[0].group_size, 2);
+    cr_expect_str_eq(m.wl[0].group, m.wl[1].group);
+}
+
+Test(ext_manifest, upstream_sglang_lws_skips_the_service)
+{
+    load(TPX_FIXTURES "/manifests/lws-sglang-llama8b-tp2-2nodes.yaml");
+    cr_expect_eq(m.nreplicas, 2);
+    cr_expect_eq(m.npods, 4);
+    cr_expect_eq(m.wl[0].tp, 2);
+    cr_assert_eq(m.nnotes, 1);
+    cr_expect(strstr(m.notes[0], "skipped Service 'sglang-leader'"), "%s", m.notes[0]);
+    cr_expect(strstr(m.notes[0], "#2"), "names the document: %s", m.notes[0]);
+}
+
+Test(ext_manifest, upstream_jobset_and_cpu_lws)
+{
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_eq(ext_manifest_add_file(
+                     &m, TPX_FIXTURES "/manifests/jobset-exclusive-placement-nodepool.yaml", &err),
+                 TPX_OK, "%s", err.msg);
+    cr_assert_eq(ext_manifest_add_file(
+                     &m, TPX_FIXTURES "/manifests/lws-exclusive-placement-nodepool.yaml", &err),
+                 TPX_OK, "%s", err.msg);
+    cr_assert_eq(ext_manifest_finish(&m, &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(m.njobs, 2);
+    cr_expect_str_eq(m.jobs[0].kind, "JobSet");
+    cr_expect_str_eq(m.jobs[1].kind, "LeaderWorkerSet");
+    cr_expect(!m.wl[0].has_intent, "CPU pods carry no topology intent");
+}
+
+Test(ext_manifest, every_kind_in_one_stream)
+{
+    static const struct {
+        const char *kind;
+        const char *name;
+        size_t nreplicas;
+        size_t pods_per_replica;
+    } want[] = {
+        {"Deployment", "svc/embed", 3, 1},      {"Pod", "svc/solo", 1, 1},
+        {"StatefulSet", "default/pairs", 2, 2}, {"Job", "ml/train", 1, 4},
+        {"Job", "default/batch", 2, 1},         {"JobSet", "ml/js", 2, 2},
+    };
+    size_t n = sizeof(want) / sizeof(want[0]);
+
+    load(TPX_FIXTURES "/plan/kinds.yaml");
+    cr_assert_eq(m.njobs, n);
+    for (size_t j = 0; j < n; j++) {
+        cr_expect_str_eq(m.jobs[j].kind, want[j].kind, "job %zu", j);
+        cr_expect_str_eq(m.jobs[j].name, want[j].name, "job %zu", j);
+        cr_expect_eq(m.jobs[j].nreplicas, want[j].nreplicas, "job %zu", j);
+        cr_expect_eq(replica_size(m.jobs[j].first_replica), want[j].pods_per_replica, "job %zu", j);
+    }
+    cr_expect_eq(m.npods, 3 + 1 + 4 + 4 + 2 + 4);
+    cr_assert_eq(m.nnotes, 1);
+    cr_expect(strstr(m.notes[0], "ConfigMap 'settings'"), "%s", m.notes[0]);
+}
+
+Test(ext_manifest, controller_labels_per_kind)
+{
+    size_t p;
+
+    load(TPX_FIXTURES "/plan/kinds.yaml");
+    /* Deployment: its own groups of one; merge key carried the container into the Pod */
+    cr_expect_str_eq(m.names[0], "embed-0");
+    cr_expect_str_eq(label(0, "app"), "embed");
+    cr_expect_eq(m.wl[3].tp, 2, "the Pod got --tensor-parallel-size=2 via <<: *small");
+    cr_expect_eq(m.wl[3].accel_per_pod, 2);
+    /* StatefulSet with topox.io/group-size 2: two groups of two */
+    p = m.replica_first_pod[m.jobs[2].first_replica + 1];
+    cr_expect_str_eq(m.names[p], "pairs-2");
+    cr_expect_str_eq(annotation(p, "topox.io/group"), "default/pairs-1");
+    cr_expect_str_eq(annotation(p + 1, "topox.io/pod-index"), "1");
+    cr_expect_eq(m.wl[p + 1].pod_index, 1);
+    /* Indexed Job: completion indexes */
+    p = m.replica_first_pod[m.jobs[3].first_replica];
+    cr_expect_str_eq(m.names[p + 3], "train-3");
+    cr_expect_str_eq(label(p + 3, "batch.kubernetes.io/job-completion-index"), "3");
+    cr_expect_str_eq(label(p, "batch.kubernetes.io/job-name"), "train");
+    /* JobSet: job-key shared inside a child job, different across them */
+    p = m.replica_first_pod[m.jobs[5].first_replica];
+    cr_expect_str_eq(m.names[p + 2], "js-workers-1-0");
+    cr_expect_str_eq(label(p, "jobset.sigs.k8s.io/job-key"),
+                     label(p + 1, "jobset.sigs.k8s.io/job-key"));
+    cr_expect_str_neq(label(p, "jobset.sigs.k8s.io/job-key"),
+                      label(p + 2, "jobset.sigs.k8s.io/job-key"));
+    cr_expect_str_eq(label(p + 3, "jobset.sigs.k8s.io/job-index"), "1");
+    cr_expect_str_eq(label(p + 3, "batch.kubernetes.io/job-completion-index"), "1");
+}
+
+Test(ext_manifest, engine_info_for_records)
+{
+    struct ext_engine_info ei;
+
+    load(TPX_FIXTURES "/plan/kinds.yaml");
+    ext_manifest_engine_info(&m, 0, &ei);
+    cr_expect_str_eq(ei.dtype, "bfloat16");
+    cr_expect_str_eq(ei.quantization, "");
+    ext_manifest_release(&m);
+    ext_manifest_init(&m);
+    {
+        struct ext_yaml_docs d;
+        struct tpx_err err = TPX_ERR_INIT;
+        static const char y[] =
+            "kind: Pod\nmetadata: {name: p, annotations: {topox.io/output-len: \"256\"}}\n"
+            "spec:\n  containers:\n  - name: c\n    command: [sh, -c, \"vllm serve m "
+            "--max_model_len=8192 --quantization fp8 --max-num-seqs 64; echo done\"]\n";
+        cr_assert_eq(ext_yaml_parse(y, strlen(y), "p.yaml", &d, &err), TPX_OK, "%s", err.msg);
+        cr_assert_eq(ext_manifest_add_docs(&m, &d, "p.yaml", &err), TPX_OK, "%s", err.msg);
+        cr_assert_eq(ext_manifest_finish(&m, &err), TPX_OK, "%s", err.msg);
+    }
+    ext_manifest_engine_info(&m, 0, &ei);
+    cr_expect_eq(ei.max_model_len, 8192);
+    cr_expect_str_eq(ei.quantization, "fp8");
+    cr_expect_eq(ei.max_num_seqs, 64);
+    cr_expect_eq(ei.output_len, 256);
+}
+
+Test(ext_manifest, bad_input_names_the_file)
+{
+    static const struct {
+        const char *yaml;
+        enum tpx_code code;
+        const char *want;
+    } cases[] = {
+        {"kind: Deployment\nmetadata: {name: d}\nspec: {replicas: -1, template: {spec: {}}}\n",
+         TPX_EINVAL, "bad.yaml: Deployment 'd': replicas"},
+        {"kind: LeaderWorkerSet\nmetadata: {name: l}\nspec: {replicas: 2}\n", TPX_EINVAL,
+         "bad.yaml: LeaderWorkerSet 'l': spec.leaderWorkerTemplate"},
+        {"kind: LeaderWorkerSet\nmetadata: {name: big}\nspec: {replicas: 100000, "
+         "leaderWorkerTemplate: {size: 100000, workerTemplate: {spec: {}}}}\n",
+         TPX_ETOOBIG, "more than"},
+        {"kind: JobSet\nmetadata: {name: j}\nspec: {}\n", TPX_EINVAL, "replicatedJobs"},
+        {"kind: Deployment\nmetadata: {name: d}\nspec: {replicas: 1}\n", TPX_EINVAL,
+         "pod template"},
+        {"a: [\n", TPX_EPARSE, "bad.yaml:"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct ext_yaml_docs d = {0};
+        struct tpx_err err = TPX_ERR_INIT;
+        enum tpx_code rc =
+            ext_yaml_parse(cases[i].yaml, strlen(cases[i].yaml), "bad.yaml", &d, &err);
+        if (rc == TPX_OK)
+            rc = ext_manifest_add_docs(&m, &d, "bad.yaml", &err);
+        cr_expect_eq(rc, cases[i].code, "case %zu: %s", i, err.msg);
+        cr_expect(strstr(err.msg, cases[i].want), "case %zu: %s", i, err.msg);
+        ext_manifest_release(&m);
+        ext_manifest_init(&m);
+    }
+}
+
+Test(ext_manifest, nothing_to_place_is_an_error)
+{
+    struct ext_yaml_docs d;
+    struct tpx_err err = TPX_ERR_INIT;
+    static const char y[] = "kind: Service\nmetadata: {name: s}\n";
+
+    cr_assert_eq(ext_yaml_parse(y, strlen(y), "s.yaml", &d, &err), TPX_OK);
+    cr_assert_eq(ext_manifest_add_docs(&m, &d, "s.yaml", &err), TPX_OK);
+    cr_expect_eq(ext_manifest_finish(&m, &err), TPX_EINVAL);
+    cr_expect(strstr(err.msg, "no pods to place"), "%s", err.msg);
+}
