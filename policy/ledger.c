@@ -172,23 +172,54 @@ struct pol_ledger {
     size_t *free_pods; /* dead pod records to reuse */
     size_t nfree_pods;
     struct smap gmap, pmap;
+    /* copies of the cluster's hot fields, so the per-node loops make no calls */
+    unsigned *n_alloc;
+    size_t *n_dfirst;
+    unsigned *n_dcount;
+    bool *n_multi;
+    bool *n_unsched;
+    int *n_res; /* index into res[], -1 when the node names no resource */
+    unsigned *d_size;
+    const char *res[16];
+    size_t nres;
 };
+
+static inline size_t led_node_domains(const struct pol_ledger *l, size_t n, size_t *nd)
+{
+    *nd = l->n_dcount[n];
+    return l->n_dfirst[n];
+}
+
+static inline size_t led_node_domain(const struct pol_ledger *l, size_t n)
+{
+    return l->n_dfirst[n];
+}
+
+static inline unsigned led_domain_size(const struct pol_ledger *l, size_t d)
+{
+    return l->d_size[d];
+}
+
+static inline bool led_domain_multi(const struct pol_ledger *l, size_t d)
+{
+    return topo_cluster_domain_is_multinode(l->c, d);
+}
 
 static const char *const scope_word[NSCOPE] = {"rack", "block", "zone"};
 
-static unsigned sat_sub(unsigned a, unsigned b)
+static inline unsigned sat_sub(unsigned a, unsigned b)
 {
     return a > b ? a - b : 0;
 }
 
 static unsigned dom_free(const struct pol_ledger *l, size_t d)
 {
-    return sat_sub(topo_cluster_domain_size(l->c, d), l->dom_used[d] + l->dom_resv[d]);
+    return sat_sub(led_domain_size(l, d), l->dom_used[d] + l->dom_resv[d]);
 }
 
 static unsigned node_free(const struct pol_ledger *l, size_t n)
 {
-    return sat_sub(topo_cluster_node(l->c, n)->accel_alloc, l->node_used[n] + l->node_resv[n]);
+    return sat_sub(l->n_alloc[n], l->node_used[n] + l->node_resv[n]);
 }
 
 unsigned pol_ledger_node_free(const struct pol_ledger *l, size_t node)
@@ -203,7 +234,7 @@ const struct topo_cluster *pol_ledger_cluster(const struct pol_ledger *l)
 
 static bool node_multinode(const struct pol_ledger *l, size_t n)
 {
-    return topo_cluster_domain_is_multinode(l->c, topo_cluster_node_domain(l->c, n));
+    return topo_cluster_domain_is_multinode(l->c, led_node_domain(l, n));
 }
 
 static const char *scope_name(const struct pol_ledger *l, enum pol_scope k, size_t sid)
@@ -227,7 +258,7 @@ static void account(struct pol_ledger *l, const struct where *w, unsigned accel,
     unsigned *rck = resv ? l->rack_resv : l->rack_used;
     size_t rack = topo_cluster_node_rack(l->c, w->node), first, nd;
 
-    first = topo_cluster_node_domains(l->c, w->node, &nd);
+    first = led_node_domains(l, w->node, &nd);
     if (sign > 0) {
         nod[w->node] += accel;
         rck[rack] += accel;
@@ -243,7 +274,7 @@ static void account(struct pol_ledger *l, const struct where *w, unsigned accel,
         unsigned size, part;
         if (!(w->dmask & ((uint64_t)1 << k)))
             continue;
-        size = topo_cluster_domain_size(l->c, first + k);
+        size = led_domain_size(l, first + k);
         part = accel < size ? accel : size;
         dom[first + k] = sign > 0 ? dom[first + k] + part : sat_sub(dom[first + k], part);
         accel -= part;
@@ -253,7 +284,7 @@ static void account(struct pol_ledger *l, const struct where *w, unsigned accel,
 /* Use not placed by us: fill in-node domains in order (removal from the last used one). */
 static void account_external(struct pol_ledger *l, size_t node, int accel)
 {
-    size_t nd, first = topo_cluster_node_domains(l->c, node, &nd);
+    size_t nd, first = led_node_domains(l, node, &nd);
     size_t rack = topo_cluster_node_rack(l->c, node);
 
     if (accel >= 0) {
@@ -320,9 +351,37 @@ struct pol_ledger *pol_ledger_new(const struct topo_cluster *c, struct tpx_err *
         if (!l->scope_of[k] || !l->scope_cap[k])
             goto oom;
     }
+    l->n_alloc = calloc(nn + 1, sizeof(unsigned));
+    l->n_dfirst = calloc(nn + 1, sizeof(size_t));
+    l->n_dcount = calloc(nn + 1, sizeof(unsigned));
+    l->n_multi = calloc(nn + 1, sizeof(bool));
+    l->n_unsched = calloc(nn + 1, sizeof(bool));
+    l->n_res = calloc(nn + 1, sizeof(int));
+    l->d_size = calloc(nd + 1, sizeof(unsigned));
     if (!l->dom_used || !l->dom_resv || !l->node_used || !l->node_resv || !l->rack_used ||
-        !l->rack_resv)
+        !l->rack_resv || !l->n_alloc || !l->n_dfirst || !l->n_dcount || !l->n_multi ||
+        !l->n_unsched || !l->n_res || !l->d_size)
         goto oom;
+    for (size_t d = 0; d < nd; d++)
+        l->d_size[d] = topo_cluster_domain_size(c, d);
+    for (size_t i = 0; i < nn; i++) {
+        const struct topo_node_info *in = topo_cluster_node(c, i);
+        size_t cnt;
+        l->n_alloc[i] = in->accel_alloc;
+        l->n_dfirst[i] = topo_cluster_node_domains(c, i, &cnt);
+        l->n_dcount[i] = (unsigned)cnt;
+        l->n_multi[i] = topo_cluster_domain_is_multinode(c, l->n_dfirst[i]);
+        l->n_unsched[i] = in->unschedulable;
+        l->n_res[i] = -1;
+        for (size_t r = 0; in->resource && r < l->nres && l->n_res[i] < 0; r++) {
+            if (strcmp(l->res[r], in->resource) == 0)
+                l->n_res[i] = (int)r;
+        }
+        if (in->resource && l->n_res[i] < 0 && l->nres < 16) {
+            l->res[l->nres] = in->resource;
+            l->n_res[i] = (int)l->nres++;
+        }
+    }
     for (size_t i = 0; i < nn; i++) {
         const struct topo_node_info *in = topo_cluster_node(c, i);
         size_t r = topo_cluster_node_rack(c, i), b = topo_cluster_node_block(c, i);
@@ -365,6 +424,13 @@ void pol_ledger_free(struct pol_ledger *l)
     free(l->node_resv);
     free(l->rack_used);
     free(l->rack_resv);
+    free(l->n_alloc);
+    free(l->n_dfirst);
+    free(l->n_dcount);
+    free(l->n_multi);
+    free(l->n_unsched);
+    free(l->n_res);
+    free(l->d_size);
     for (int k = 0; k < NSCOPE; k++) {
         free(l->scope_of[k]);
         free(l->scope_cap[k]);
@@ -429,6 +495,12 @@ static size_t new_group(struct pol_ledger *l, const char *key, const char *displ
                 return TOPO_NONE;
             l->groups = ng;
             l->groups_cap = ncap;
+            /* the map borrows keys from the records, which just moved */
+            smap_release(&l->gmap);
+            for (size_t i = 0; i < l->ngroups; i++) {
+                if (l->groups[i].live && !smap_put(&l->gmap, l->groups[i].key, i))
+                    return TOPO_NONE;
+            }
         }
         gi = l->ngroups++;
     }
@@ -581,7 +653,7 @@ void pol_ledger_racks(const struct pol_ledger *l, struct pol_rack_summary *out)
         }
         if (f > out[r].largest_tp_now)
             out[r].largest_tp_now = f;
-        if (l->dom_used[d] + l->dom_resv[d] == 0 && topo_cluster_domain_size(l->c, d) > 0)
+        if (l->dom_used[d] + l->dom_resv[d] == 0 && led_domain_size(l, d) > 0)
             out[r].free_domains++;
     }
 }
@@ -662,6 +734,7 @@ struct ctx {
     unsigned char *slot_here; /* per node: a reserved slot of the group waits for this pod */
     size_t mate_domain;       /* domain of the pod's placed TP mates, or TOPO_NONE */
     size_t mate_node;         /* node of those mates when the domain is in-node */
+    int res_id;               /* the pod's resource in l->res[]; -1 any; -2 none has it */
 };
 
 static void ctx_release(struct ctx *x)
@@ -686,6 +759,14 @@ static enum tpx_code ctx_init(struct ctx *x, const struct pol_ledger *l,
     x->mate_domain = TOPO_NONE;
     x->mate_node = TOPO_NONE;
     x->e.group = gi;
+    x->res_id = -1;
+    if (wl->resource[0]) {
+        x->res_id = -2;
+        for (size_t r = 0; r < l->nres; r++) {
+            if (strcmp(l->res[r], wl->resource) == 0)
+                x->res_id = (int)r;
+        }
+    }
     if (gi != TOPO_NONE && !wl->tp_explicit) {
         const struct group *g = &l->groups[gi];
         eff_wl.tp = g->tp;
@@ -740,7 +821,7 @@ static enum tpx_code ctx_init(struct ctx *x, const struct pol_ledger *l,
                 const struct slot *s = &g->slots[k];
                 if (k != (unsigned)x->e.idx && s->filled && s->at.node != TOPO_NONE) {
                     size_t first, nd;
-                    first = topo_cluster_node_domains(l->c, s->at.node, &nd);
+                    first = led_node_domains(l, s->at.node, &nd);
                     if (s->at.dmask == 0) {
                         x->mate_domain = first;
                     } else {
@@ -764,12 +845,12 @@ static enum tpx_code ctx_init(struct ctx *x, const struct pol_ledger *l,
 static unsigned long node_pods_innode(const struct ctx *x, size_t n, bool now)
 {
     const struct pol_ledger *l = x->l;
-    size_t nd, first = topo_cluster_node_domains(l->c, n, &nd);
+    size_t nd, first = led_node_domains(l, n, &nd);
     unsigned long pods = 0;
     unsigned whole = 0;
 
     for (size_t k = 0; k < nd; k++) {
-        unsigned size = topo_cluster_domain_size(l->c, first + k);
+        unsigned size = led_domain_size(l, first + k);
         unsigned f = now ? dom_free(l, first + k) : size;
         if (x->e.g > size) {
             whole += (f == size && size > 0);
@@ -781,7 +862,7 @@ static unsigned long node_pods_innode(const struct ctx *x, size_t n, bool now)
             pods += f / x->e.g;
     }
     if (whole && nd > 0) {
-        unsigned size = topo_cluster_domain_size(l->c, first);
+        unsigned size = led_domain_size(l, first);
         unsigned need = size ? (x->e.g + size - 1) / size : 0;
         if (need)
             pods += whole / need;
@@ -799,16 +880,15 @@ static void compute_scopes(struct ctx *x)
         return;
     x->scopes_done = true;
     for (size_t n = 0; n < l->nnodes; n++) {
-        const struct topo_node_info *in = topo_cluster_node(l->c, n);
         size_t s = sof[n];
-        if (in->unschedulable)
+        if (l->n_unsched[n])
             continue;
         x->sc_free[s] += node_free(l, n);
         if (!node_multinode(l, n)) {
             x->sc_dyn[s] += node_pods_innode(x, n, true);
             x->sc_static[s] += node_pods_innode(x, n, false);
         } else {
-            size_t d = topo_cluster_node_domain(l->c, n);
+            size_t d = led_node_domain(l, n);
             x->dom_pods[d] += node_free(l, n) / x->e.g;
         }
     }
@@ -820,8 +900,8 @@ static void compute_scopes(struct ctx *x)
             continue;
         nodes = topo_cluster_domain_nodes(l->c, d, &nn);
         for (size_t k = 0; k < nn; k++) {
-            if (!topo_cluster_node(l->c, nodes[k])->unschedulable)
-                stat += topo_cluster_node(l->c, nodes[k])->accel_alloc / x->e.g;
+            if (!l->n_unsched[nodes[k]])
+                stat += l->n_alloc[nodes[k]] / x->e.g;
         }
         if (nn == 0)
             continue;
@@ -836,14 +916,14 @@ static void compute_scopes(struct ctx *x)
 static bool pick_innode(const struct pol_ledger *l, size_t n, unsigned g, unsigned need,
                         size_t only, uint64_t *mask)
 {
-    size_t nd, first = topo_cluster_node_domains(l->c, n, &nd);
+    size_t nd, first = led_node_domains(l, n, &nd);
     size_t best = TOPO_NONE;
     unsigned best_free = 0;
 
     if (nd == 0)
         return false;
-    if (g > topo_cluster_domain_size(l->c, first)) {
-        unsigned size = topo_cluster_domain_size(l->c, first);
+    if (g > led_domain_size(l, first)) {
+        unsigned size = led_domain_size(l, first);
         unsigned want = size ? (g + size - 1) / size : 0;
         uint64_t m = 0;
         for (size_t k = 0; k < nd && k < 64 && want > 0; k++) {
@@ -889,13 +969,12 @@ static bool member_fits(const struct ctx *x, size_t n, bool multi)
 static enum pol_verdict judge(struct ctx *x, size_t n, struct rcode *rc)
 {
     const struct pol_ledger *l = x->l;
-    const struct topo_node_info *in = topo_cluster_node(l->c, n);
     bool multi;
     size_t dom;
     unsigned size;
 
     rc->kind = R_NONE;
-    if (in->unschedulable) {
+    if (l->n_unsched[n]) {
         rc->kind = R_UNSCHED;
         return POL_UNRESOLVABLE;
     }
@@ -905,16 +984,16 @@ static enum pol_verdict judge(struct ctx *x, size_t n, struct rcode *rc)
         rc->kind = R_INVALID;
         return POL_UNRESOLVABLE;
     }
-    if (x->wl->resource[0] && in->resource && strcmp(x->wl->resource, in->resource) != 0) {
+    if (x->res_id != -1 && l->n_res[n] >= 0 && l->n_res[n] != x->res_id) {
         rc->kind = R_RESOURCE;
         return POL_UNRESOLVABLE;
     }
     /* rule 2: the node's domain cannot hold this pod's TP group, or the node the pod */
-    dom = topo_cluster_node_domain(l->c, n);
-    multi = topo_cluster_domain_is_multinode(l->c, dom);
-    size = topo_cluster_domain_size(l->c, dom);
-    if (in->accel_alloc < x->e.g) {
-        *rc = (struct rcode){R_NODE_SMALL, in->accel_alloc, x->e.g};
+    dom = led_node_domain(l, n);
+    multi = l->n_multi[n];
+    size = led_domain_size(l, dom);
+    if (l->n_alloc[n] < x->e.g) {
+        *rc = (struct rcode){R_NODE_SMALL, l->n_alloc[n], x->e.g};
         return POL_UNRESOLVABLE;
     }
     if (x->e.tp > size) {
@@ -930,7 +1009,7 @@ static enum pol_verdict judge(struct ctx *x, size_t n, struct rcode *rc)
         }
         if (x->mate_domain != TOPO_NONE) {
             bool in_dom = x->mate_node != TOPO_NONE ? n == x->mate_node
-                                                    : topo_cluster_node_domain(l->c, n) ==
+                                                    : led_node_domain(l, n) ==
                                                           x->mate_domain;
             if (!in_dom) {
                 rc->kind = R_MATE;
@@ -1170,16 +1249,16 @@ void pol_filter_result_release(struct pol_filter_result *res)
 static int node_fit_bonus(const struct ctx *x, size_t n)
 {
     const struct pol_ledger *l = x->l;
-    size_t dom = topo_cluster_node_domain(l->c, n);
+    size_t dom = led_node_domain(l, n);
     unsigned size, f;
     uint64_t m;
 
     if (topo_cluster_domain_is_multinode(l->c, dom)) {
-        unsigned alloc = topo_cluster_node(l->c, n)->accel_alloc;
+        unsigned alloc = l->n_alloc[n];
         f = node_free(l, n);
         size = alloc;
     } else {
-        size_t nd, first = topo_cluster_node_domains(l->c, n, &nd);
+        size_t nd, first = led_node_domains(l, n, &nd);
         if (!pick_innode(l, n, x->e.g, x->e.g, TOPO_NONE, &m))
             return 0;
         for (size_t k = 0; k < nd && k < 64; k++) {
@@ -1188,7 +1267,7 @@ static int node_fit_bonus(const struct ctx *x, size_t n)
                 break;
             }
         }
-        size = topo_cluster_domain_size(l->c, dom);
+        size = led_domain_size(l, dom);
         f = dom_free(l, dom);
     }
     if (size == 0 || f < x->e.g)
@@ -1249,7 +1328,7 @@ enum tpx_code pol_score(const struct pol_ledger *l, const struct pol_workload *w
 static void fill_out(const struct pol_ledger *l, const struct pod *p, const struct group *g,
                      struct pol_placement *out)
 {
-    size_t nd, first = topo_cluster_node_domains(l->c, p->at.node, &nd);
+    size_t nd, first = led_node_domains(l, p->at.node, &nd);
     size_t dom = first;
     unsigned idx = p->slot >= 0 ? (unsigned)p->slot : 0;
     unsigned tp = g ? g->tp : p->accel, pp = g ? g->pp : 1;
@@ -1291,9 +1370,11 @@ static void reserve_rest(struct pol_ledger *l, struct ctx *x, struct group *g, u
     unsigned u0 = k0 / ppu * ppu;
     size_t dom0;
     const struct slot *s0 = &g->slots[k0];
+    const size_t *list;
+    size_t nlist;
 
     {
-        size_t nd, first = topo_cluster_node_domains(l->c, s0->at.node, &nd);
+        size_t nd, first = led_node_domains(l, s0->at.node, &nd);
         dom0 = first;
         for (size_t b = 0; b < nd && b < 64 && s0->at.dmask; b++) {
             if (s0->at.dmask & ((uint64_t)1 << b)) {
@@ -1323,6 +1404,10 @@ static void reserve_rest(struct pol_ledger *l, struct ctx *x, struct group *g, u
         account(l, &w, g->g, +1, true);
     }
     /* the other units, one at a time, best fit over the domains of the scope */
+    list = NULL;
+    nlist = l->nnodes;
+    if (g->scope == POL_SCOPE_RACK)
+        list = topo_cluster_rack_nodes(l->c, g->scope_id, &nlist);
     for (unsigned u = 0; u < g->n; u += ppu) {
         size_t best_node = TOPO_NONE, best_dom = TOPO_NONE;
         unsigned long best_free = 0;
@@ -1332,13 +1417,14 @@ static void reserve_rest(struct pol_ledger *l, struct ctx *x, struct group *g, u
             continue;
         for (unsigned k = u; k < u + ppu && k < g->n; k++)
             cnt++;
-        for (size_t n = 0; n < l->nnodes; n++) {
+        for (size_t q0 = 0; q0 < nlist; q0++) {
+            size_t n = list ? list[q0] : q0;
             size_t dom, nd, first;
             unsigned long f;
             struct where w;
-            if (sof[n] != g->scope_id || topo_cluster_node(l->c, n)->unschedulable)
+            if (sof[n] != g->scope_id || l->n_unsched[n])
                 continue;
-            first = topo_cluster_node_domains(l->c, n, &nd);
+            first = led_node_domains(l, n, &nd);
             if (node_multinode(l, n)) {
                 size_t nn;
                 const size_t *nodes = topo_cluster_domain_nodes(l->c, first, &nn);
@@ -1348,7 +1434,7 @@ static void reserve_rest(struct pol_ledger *l, struct ctx *x, struct group *g, u
                 f = 0;
                 for (size_t q = 0; q < nn; q++) {
                     if (sof[nodes[q]] == g->scope_id &&
-                        !topo_cluster_node(l->c, nodes[q])->unschedulable) {
+                        !l->n_unsched[nodes[q]]) {
                         pods += node_free(l, nodes[q]) / x->e.g;
                         f += node_free(l, nodes[q]);
                     }
@@ -1389,7 +1475,7 @@ static void reserve_rest(struct pol_ledger *l, struct ctx *x, struct group *g, u
                 for (size_t q = 0; q < nn; q++) {
                     unsigned f = node_free(l, nodes[q]);
                     if (sof[nodes[q]] != g->scope_id || f < x->e.g ||
-                        topo_cluster_node(l->c, nodes[q])->unschedulable)
+                        l->n_unsched[nodes[q]])
                         continue;
                     if (bq == TOPO_NONE || f < node_free(l, nodes[bq]))
                         bq = q;

@@ -125,6 +125,18 @@ static enum tpx_code parse_spec(const char *text, struct spec *s, struct tpx_err
     return TPX_OK;
 }
 
+/* v in decimal, zero-padded to width (at most 10), into out[16]. */
+static void padded(char out[16], unsigned v, int width)
+{
+    char d[16];
+    int n = snprintf(d, sizeof(d), "%u", v), pad = width > 10 ? 10 - n : width - n;
+
+    if (pad < 0)
+        pad = 0;
+    memset(out, '0', (size_t)pad);
+    memcpy(out + pad, d, (size_t)n + 1);
+}
+
 static int digits(unsigned v)
 {
     int d = 1;
@@ -152,7 +164,9 @@ struct topo_cluster *topo_cluster_synthetic(const char *text, struct tpx_err *er
     nw = digits(s.nodes_per_rack);
     for (unsigned r = 0; r < s.racks; r++) {
         char rack[32], block[32], zone[32];
-        snprintf(rack, sizeof(rack), "r%0*u", rw, r + 1);
+        char num[16];
+        padded(num, r + 1, rw);
+        snprintf(rack, sizeof(rack), "r%s", num);
         snprintf(block, sizeof(block), "b%u", s.blocks ? r * s.blocks / s.racks + 1 : 0);
         snprintf(zone, sizeof(zone), "zone-%c", s.zones ? 'a' + (char)(r % s.zones % 26) : 'a');
         for (unsigned n = 0; n < s.nodes_per_rack; n++) {
@@ -160,7 +174,9 @@ struct topo_cluster *topo_cluster_synthetic(const char *text, struct tpx_err *er
             struct topo_node_info in = {0};
             if (s.domain_nodes > 1 && n % s.domain_nodes == 0)
                 clique++;
-            snprintf(name, sizeof(name), "%s-n%0*u", rack, nw, n + 1);
+            char nnum[16];
+            padded(nnum, n + 1, nw);
+            snprintf(name, sizeof(name), "%s-n%s", rack, nnum);
             snprintf(dom, sizeof(dom), "clique-%u", clique);
             in.name = name;
             in.rack = rack;

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* bench/bench_plan.c - planner and filter scale (DESIGN.md performance targets): pol_plan of
+ * 1 000 replicas of TP 8 x PP 2 on racks=125,nodes-per-rack=80,gpus-per-node=8 (10 000 nodes),
+ * and pol_filter/pol_score over 5 000 candidates. A plain program, not a test: it prints figures.
+ * Usage: bench_plan [SPEC [REPLICAS]] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "policy/policy.h"
+#include "topology/synthetic.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void leader(struct pol_workload *w, size_t r, unsigned k)
+{
+    memset(w, 0, sizeof(*w));
+    w->has_intent = true;
+    w->tp = 8;
+    w->pp = 2;
+    w->dp = 1;
+    w->accel_per_pod = 8;
+    w->group_size = 2;
+    w->pod_index = (int)k;
+    w->tp_explicit = true;
+    w->tp_source = "vllm flag";
+    snprintf(w->resource, sizeof(w->resource), "nvidia.com/gpu");
+    snprintf(w->group, sizeof(w->group), "bench/vllm/%zu", r);
+    snprintf(w->display, sizeof(w->display), "bench/vllm group %zu", r);
+}
+
+/* filter + score of one pod over the first 5 000 nodes of a cluster half full of groups */
+static int bench_filter(const struct topo_cluster *c, struct pol_ledger *l)
+{
+    enum { N = 5000, RUNS = 200 };
+    static size_t cand[N];
+    static int scores[N];
+    static double t_first[RUNS], t_member[RUNS];
+    struct pol_workload first, member;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    if (topo_cluster_node_count(c) < N)
+        return 0;
+    for (size_t i = 0; i < N; i++)
+        cand[i] = i;
+    leader(&first, 999999, 0);
+    leader(&member, 0, 1); /* group 0 was placed by the plan: a later member */
+    for (int r = 0; r < RUNS; r++) {
+        struct pol_filter_result res;
+        double t0 = now_s();
+        if (pol_filter(l, &first, cand, N, 0, &res, &err) != TPX_OK ||
+            pol_score(l, &first, cand, N, 0, scores, &err) != TPX_OK)
+            goto fail;
+        t_first[r] = now_s() - t0;
+        pol_filter_result_release(&res);
+        t0 = now_s();
+        if (pol_filter(l, &member, cand, N, 0, &res, &err) != TPX_OK)
+            goto fail;
+        t_member[r] = now_s() - t0;
+        pol_filter_result_release(&res);
+    }
+    qsort(t_first, RUNS, sizeof(double), cmp_double);
+    qsort(t_member, RUNS, sizeof(double), cmp_double);
+    printf("filter+score, first member, %d candidates: median %.1f us, p99 %.1f us\n", N,
+           t_first[RUNS / 2] * 1e6, t_first[RUNS * 99 / 100] * 1e6);
+    printf("filter, later member, %d candidates:       median %.1f us, p99 %.1f us\n", N,
+           t_member[RUNS / 2] * 1e6, t_member[RUNS * 99 / 100] * 1e6);
+    return 0;
+fail:
+    fprintf(stderr, "bench_plan: %s\n", err.msg);
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    const char *spec = argc > 1 ? argv[1] : "racks=125,nodes-per-rack=80,gpus-per-node=8";
+    size_t nrep = argc > 2 ? strtoul(argv[2], NULL, 10) : 1000;
+    struct tpx_err err = TPX_ERR_INIT;
+    struct topo_cluster *c;
+    struct pol_ledger *l;
+    struct pol_workload (*wl)[2];
+    struct pol_job_replica *reps;
+    struct pol_job job;
+    struct pol_plan_result res;
+    double t0, t1;
+    int rc = 1;
+
+    c = topo_cluster_synthetic(spec, &err);
+    if (!c) {
+        fprintf(stderr, "bench_plan: %s\n", err.msg);
+        return 1;
+    }
+    l = pol_ledger_new(c, &err);
+    wl = calloc(nrep ? nrep : 1, sizeof(*wl));
+    reps = calloc(nrep ? nrep : 1, sizeof(*reps));
+    if (!l || !wl || !reps) {
+        fprintf(stderr, "bench_plan: out of memory\n");
+        goto out;
+    }
+    for (size_t r = 0; r < nrep; r++) {
+        leader(&wl[r][0], r, 0);
+        leader(&wl[r][1], r, 1);
+        reps[r] = (struct pol_job_replica){wl[r], NULL, 2};
+    }
+    job = (struct pol_job){"bench/vllm", reps, nrep};
+    t0 = now_s();
+    if (pol_plan(l, &job, 1, 0, &res, &err) != TPX_OK) {
+        fprintf(stderr, "bench_plan: %s\n", err.msg);
+        goto out;
+    }
+    t1 = now_s();
+    printf("cluster: %s (%zu nodes, %zu racks)\n", spec, topo_cluster_node_count(c),
+           topo_cluster_rack_count(c));
+    printf("pol_plan: %zu replicas of TP 8 x PP 2: %zu pods placed, %zu replicas rejected in "
+           "%.3f s (%.0f placements/s)\n",
+           nrep, res.npods, res.nrejected, t1 - t0, (double)res.npods / (t1 - t0));
+    pol_plan_result_release(&res);
+    rc = bench_filter(c, l);
+out:
+    free(wl);
+    free(reps);
+    pol_ledger_free(l);
+    topo_cluster_free(c);
+    return rc;
+}
