@@ -264,3 +264,33 @@ Test(topo_labels, hygiene_clean_cluster_has_no_warnings)
     cr_expect_null(w);
     topo_cluster_free(c);
 }
+
+/* Labels copied from tests/fixtures/nodes/gfd-readme-kubectl-get-nodes-a100-dgx2h.fragment.yaml
+ * and the zone of tests/fixtures/nodes/k8s-apimachinery-testdata-gke-node-full.yaml. */
+Test(topo_labels, real_gfd_and_gke_labels)
+{
+    const struct topo_kv gfd[] = {
+        {"nvidia.com/cuda.driver.major", "455"},
+        {"nvidia.com/cuda.driver.minor", "06"},
+        {"nvidia.com/cuda.driver.rev", ""},
+        {"nvidia.com/gpu.count", "1"},
+        {"nvidia.com/gpu.family", "ampere"},
+        {"nvidia.com/gpu.machine", "NVIDIA DGX-2H"},
+        {"nvidia.com/gpu.product", "A100-SXM4-40GB"},
+        {"failure-domain.beta.kubernetes.io/zone", "us-central1-b"},
+        {"topology.kubernetes.io/region", "us-central1"},
+        {"topology.kubernetes.io/zone", "us-central1-b"},
+    };
+    const struct topo_kv alloc[] = {{"nvidia.com/gpu", "1"}};
+    struct topo_node_info in = {.name = "dgx"};
+    struct topo_label_explain ex;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_eq(topo_labels_decode(NULL, gfd, 10, alloc, 1, &in, &ex, &err), TPX_OK);
+    cr_expect_str_eq(in.zone, "us-central1-b");
+    cr_expect_str_eq(ex.key[TOPO_LEVEL_ZONE], "topology.kubernetes.io/zone");
+    cr_expect_null(in.rack);
+    cr_expect_null(ex.key[TOPO_LEVEL_RACK]);
+    cr_expect_eq(in.accel_alloc, 1);
+    cr_expect_eq(in.fabric, TOPO_FABRIC_NVLINK, "SXM part, fewer than 8 GPUs");
+}

@@ -115,3 +115,22 @@ Test(topo_synthetic, bad_specs_name_the_key)
         topo_cluster_free(c);
     }
 }
+
+Test(topo_synthetic, zones_used_and_level_names)
+{
+    struct tpx_err err = TPX_ERR_INIT;
+    struct topo_cluster *c = topo_cluster_synthetic("racks=4,zones=2,used=3", &err);
+    struct topo_kv kv[8];
+    char storage[8][64];
+    size_t n;
+
+    cr_assert_not_null(c, "%s", err.msg);
+    cr_expect_eq(topo_cluster_zone_count(c), 2);
+    cr_expect_str_eq(topo_cluster_node(c, 1)->zone, "zone-b");
+    cr_expect_eq(topo_cluster_node(c, 1)->accel_used, 3);
+    n = topo_synthetic_node_labels(c, 1, kv, storage, 8);
+    cr_expect_str_eq(label(kv, n, "topology.kubernetes.io/zone"), "zone-b");
+    cr_expect_null(label(kv, n, "topox.io/block"));
+    cr_expect_null(label(kv, n, "nvidia.com/gpu.clique"));
+    topo_cluster_free(c);
+}
