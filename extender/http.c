@@ -337,6 +337,8 @@ struct ext_http *ext_http_start(const struct ext_http_config *cfg, ext_http_hand
     }
     if (v6)
         flags |= MHD_USE_IPv6;
+    /* the logger first, so MHD never writes to stderr itself */
+    opts[no++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_log, NULL};
     opts[no++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &ss};
     opts[no++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, threads, NULL};
     opts[no++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT,
@@ -344,7 +346,6 @@ struct ext_http *ext_http_start(const struct ext_http_config *cfg, ext_http_hand
     /* bigger per-connection buffers: a 30 MB body arrives in fewer, larger chunks */
     opts[no++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, 256 * 1024, NULL};
     opts[no++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, h};
-    opts[no++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_log, NULL};
     if (tls) {
         h->cert = strdup(cfg->tls_cert_pem);
         h->key = strdup(cfg->tls_key_pem);

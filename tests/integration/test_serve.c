@@ -1,0 +1,550 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* tests/integration/test_serve.c - `topox serve` from outside: start the real binary on port 0 and
+ * replay what kube-scheduler sends (filter -> prioritize -> bind per pod, over HTTP/1.1) for LWS
+ * groups, NVL-like cliques, impossible TP sizes, reservations and their expiry, both
+ * nodeCacheCapable modes, racing binds, and the operational endpoints and error paths. */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+/* The server of the running test, stopped by teardown() even when an assertion aborts it. */
+static struct server *running;
+
+static void teardown(void)
+{
+    if (running && running->pid > 0)
+        server_stop(running);
+    running = NULL;
+}
+
+TestSuite(serve, .fini = teardown);
+
+static void start(struct server *s, const char *const *args)
+{
+    int rc = server_start(args, s);
+
+    running = s;
+    cr_assert_eq(rc, 0, "topox serve did not start:\n%s", s->log ? s->log : "");
+}
+
+static void stop(struct server *s)
+{
+    cr_expect_eq(server_stop(s), 0, "SIGTERM must drain and exit 0");
+    running = NULL;
+}
+
+/* A pod of an LWS group (group NULL: no group labels) with topox.io parallelism annotations
+ * (tp 0: no annotations, i.e. no topology intent). */
+static char *pod_json(const char *name, const char *uid, const char *group, int index, int size,
+                      int tp, int pp, int gpus)
+{
+    json_t *labels = json_object(), *ann = json_object();
+    json_t *pod;
+    char *s;
+    char buf[32];
+
+    if (group) {
+        json_object_set_new(labels, "leaderworkerset.sigs.k8s.io/name", json_string("vllm"));
+        json_object_set_new(labels, "leaderworkerset.sigs.k8s.io/group-key", json_string(group));
+        snprintf(buf, sizeof(buf), "%d", index);
+        json_object_set_new(labels, "leaderworkerset.sigs.k8s.io/worker-index", json_string(buf));
+        snprintf(buf, sizeof(buf), "%d", size);
+        json_object_set_new(ann, "leaderworkerset.sigs.k8s.io/size", json_string(buf));
+    }
+    if (tp) {
+        snprintf(buf, sizeof(buf), "%d", tp);
+        json_object_set_new(ann, "topox.io/tensor-parallel-size", json_string(buf));
+        snprintf(buf, sizeof(buf), "%d", pp);
+        json_object_set_new(ann, "topox.io/pipeline-parallel-size", json_string(buf));
+    }
+    snprintf(buf, sizeof(buf), "%d", gpus);
+    pod = json_pack("{s:{s:s,s:s,s:s,s:o,s:o},s:{s:s,s:[{s:s,s:{s:{s:s},s:{s:s}}}]}}",
+                    "metadata", "name", name, "namespace", "llm", "uid", uid, "labels", labels,
+                    "annotations", ann, "spec", "schedulerName", "topology-aware", "containers",
+                    "name", "vllm", "resources", "requests", "nvidia.com/gpu", buf, "limits",
+                    "nvidia.com/gpu", buf);
+    s = json_dumps(pod, JSON_COMPACT);
+    json_decref(pod);
+    return s;
+}
+
+/* Node names r01-n01 .. of a synthetic cluster (topo_cluster_synthetic pads to 2 digits). */
+static size_t node_names(int racks, int per_rack, char names[][32])
+{
+    size_t n = 0;
+
+    for (int r = 1; r <= racks; r++) {
+        for (int i = 1; i <= per_rack; i++)
+            snprintf(names[n++], 32, "r%02d-n%02d", r, i);
+    }
+    return n;
+}
+
+static json_t *call_json(int port, const char *path, const char *body, long *status)
+{
+    char *resp = NULL;
+    json_t *j;
+
+    *status = http_call("POST", port, path, body, &resp);
+    j = json_loads(resp ? resp : "", 0, NULL);
+    cr_assert_not_null(j, "%s answered non-JSON (%ld): %s", path, *status, resp ? resp : "");
+    free(resp);
+    return j;
+}
+
+static char *args_json(const char *pod, char names[][32], size_t n)
+{
+    json_t *arr = json_array();
+    json_t *req;
+    char *s, *out;
+    size_t len;
+
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(arr, json_string(names[i]));
+    req = json_pack("{s:n,s:o}", "Nodes", "NodeNames", arr);
+    s = json_dumps(req, JSON_COMPACT);
+    json_decref(req);
+    /* splice the pod in as text: {"Pod":POD,...} */
+    len = strlen(s) + strlen(pod) + 16;
+    out = malloc(len);
+    snprintf(out, len, "{\"Pod\":%s,%s", pod, s + 1);
+    free(s);
+    return out;
+}
+
+/* What the scheduler does for one pod: filter, prioritize the survivors (skipped with one, as
+ * upstream does), bind the best. Returns the chosen node (static storage) or NULL when filter
+ * left nothing; *filter_out (may be NULL) receives the filter answer. */
+static const char *schedule(int port, const char *pod, const char *uid, char names[][32],
+                            size_t n, json_t **filter_out)
+{
+    static char chosen[32];
+    char *req = args_json(pod, names, n);
+    long status;
+    json_t *f = call_json(port, "/filter", req, &status);
+    json_t *left = json_object_get(f, "NodeNames");
+    char pass[256][32];
+    size_t npass = json_array_size(left);
+    int best = -1;
+    const char *bind_err;
+
+    free(req);
+    cr_assert_eq(status, 200);
+    cr_assert_str_eq(json_string_value(json_object_get(f, "Error")), "", "filter Error");
+    for (size_t i = 0; i < npass; i++)
+        snprintf(pass[i], 32, "%s", json_string_value(json_array_get(left, i)));
+    if (filter_out)
+        *filter_out = f;
+    else
+        json_decref(f);
+    if (npass == 0)
+        return NULL;
+    snprintf(chosen, sizeof(chosen), "%s", pass[0]);
+    if (npass > 1) {
+        json_t *p;
+        req = args_json(pod, pass, npass);
+        p = call_json(port, "/prioritize", req, &status);
+        free(req);
+        cr_assert_eq(status, 200);
+        cr_assert(json_is_array(p), "prioritize must answer a bare array");
+        for (size_t i = 0; i < json_array_size(p); i++) {
+            json_t *h = json_array_get(p, i);
+            json_t *sc = json_object_get(h, "Score");
+            cr_assert(json_is_integer(sc), "Score must be an integer");
+            cr_assert(json_integer_value(sc) >= 0 && json_integer_value(sc) <= 10);
+            if ((int)json_integer_value(sc) > best) {
+                best = (int)json_integer_value(sc);
+                snprintf(chosen, sizeof(chosen), "%s",
+                         json_string_value(json_object_get(h, "Host")));
+            }
+        }
+        json_decref(p);
+    }
+    {
+        char body[512];
+        json_t *b;
+        snprintf(body, sizeof(body),
+                 "{\"PodName\":\"%s\",\"PodNamespace\":\"llm\",\"PodUID\":\"%s\",\"Node\":\"%s\"}",
+                 uid, uid, chosen);
+        b = call_json(port, "/bind", body, &status);
+        cr_assert_eq(status, 200);
+        bind_err = json_string_value(json_object_get(b, "Error"));
+        cr_assert_str_eq(bind_err ? bind_err : "(none)", "", "bind failed");
+        json_decref(b);
+    }
+    return chosen;
+}
+
+static int rack_of(const char *node)
+{
+    return atoi(node + 1);
+}
+
+Test(serve, help_and_usage)
+{
+    const char *help[] = {"serve", "--help", NULL};
+    const char *bad[] = {"serve", "--no-such-flag", NULL};
+    const char *badcfg[] = {"serve", "--config", "/nonexistent/topox.yaml", NULL};
+    struct run_result r;
+
+    cr_assert_eq(run_topox(help, NULL, &r), 0);
+    cr_expect_eq(r.status, 0);
+    cr_expect(strstr(r.out, "--listen") != NULL);
+    run_result_release(&r);
+    cr_assert_eq(run_topox(bad, NULL, &r), 0);
+    cr_expect_eq(r.status, 2);
+    cr_expect(strstr(r.err, "usage") != NULL);
+    run_result_release(&r);
+    cr_assert_eq(run_topox(badcfg, NULL, &r), 0);
+    cr_expect_neq(r.status, 0);
+    cr_expect(strstr(r.err, "/nonexistent/topox.yaml") != NULL, "%s", r.err);
+    run_result_release(&r);
+}
+
+Test(serve, lws_tp8_pp2_lands_one_replica_per_rack)
+{
+    const char *args[] = {"--cluster", "racks=4,nodes-per-rack=2,gpus-per-node=8", NULL};
+    char names[8][32];
+    size_t n = node_names(4, 2, names);
+    struct server s;
+    int rack_used[5] = {0};
+
+    start(&s, args);
+    for (int g = 0; g < 4; g++) {
+        char group[16], uid[2][32], name[2][32];
+        int racks[2];
+        for (int k = 0; k < 2; k++) {
+            char *pod;
+            const char *node;
+            snprintf(group, sizeof(group), "grp%d", g);
+            snprintf(uid[k], 32, "u-%d-%d", g, k);
+            snprintf(name[k], 32, "vllm-%d-%d", g, k);
+            pod = pod_json(name[k], uid[k], group, k, 2, 8, 2, 8);
+            node = schedule(s.port, pod, uid[k], names, n, NULL);
+            free(pod);
+            cr_assert_not_null(node, "group %d pod %d found no node", g, k);
+            racks[k] = rack_of(node);
+        }
+        cr_expect_eq(racks[0], racks[1], "group %d split over racks %d and %d", g, racks[0],
+                     racks[1]);
+        rack_used[racks[0]]++;
+    }
+    for (int r = 1; r <= 4; r++)
+        cr_expect_eq(rack_used[r], 1, "rack %d holds %d replicas", r, rack_used[r]);
+    stop(&s);
+}
+
+Test(serve, tp16_on_nvl_like_cliques_lands_in_one_clique)
+{
+    /* one rack, two 16-GPU multi-node domains of 4 nodes x 4 GPUs */
+    const char *args[] = {"--cluster",
+                          "racks=1,nodes-per-rack=8,gpus-per-node=4,domain-nodes=4", NULL};
+    char names[8][32];
+    size_t n = node_names(1, 8, names);
+    struct server s;
+    int clique = -1;
+
+    start(&s, args);
+    for (int k = 0; k < 4; k++) {
+        char uid[32], name[32];
+        char *pod;
+        const char *node;
+        snprintf(uid, sizeof(uid), "c-%d", k);
+        snprintf(name, sizeof(name), "big-0-%d", k);
+        pod = pod_json(name, uid, "big", k, 4, 16, 1, 4);
+        node = schedule(s.port, pod, uid, names, n, NULL);
+        free(pod);
+        cr_assert_not_null(node, "pod %d found no node", k);
+        if (clique < 0)
+            clique = (atoi(strchr(node, 'n') + 1) - 1) / 4;
+        cr_expect_eq((atoi(strchr(node, 'n') + 1) - 1) / 4, clique,
+                     "pod %d on %s left the first member's clique", k, node);
+    }
+    stop(&s);
+}
+
+Test(serve, tp16_on_8gpu_nodes_is_unresolvable_with_the_reason)
+{
+    const char *args[] = {"--cluster", "racks=2,nodes-per-rack=2,gpus-per-node=8", NULL};
+    char names[4][32];
+    size_t n = node_names(2, 2, names);
+    struct server s;
+    json_t *f = NULL;
+    char *pod = pod_json("tp16-0", "t-0", "tp16", 0, 2, 16, 1, 8);
+    json_t *un;
+    const char *why;
+
+    start(&s, args);
+    cr_expect_null(schedule(s.port, pod, "t-0", names, n, &f));
+    un = json_object_get(f, "FailedAndUnresolvableNodes");
+    cr_expect_eq(json_object_size(un), 4, "every node must be unresolvable");
+    why = json_string_value(json_object_get(un, names[0]));
+    cr_assert_not_null(why);
+    cr_expect(strstr(why, "16") != NULL && strstr(why, "8") != NULL,
+              "the reason must explain the sizes: %s", why);
+    cr_expect_eq(json_object_size(json_object_get(f, "FailedNodes")), 0);
+    json_decref(f);
+    free(pod);
+    stop(&s);
+}
+
+Test(serve, reserved_rack_refused_to_another_group_until_expiry)
+{
+    const char *args[] = {"--cluster", "racks=2,nodes-per-rack=2,gpus-per-node=8",
+                          "--reservation-ttl", "1s", NULL};
+    char names[4][32];
+    size_t n = node_names(2, 2, names);
+    struct server s;
+    char *lead = pod_json("a-0", "a-0", "grpA", 0, 2, 8, 2, 8);
+    char *other = pod_json("b-0", "b-0", "grpB", 0, 1, 8, 1, 8);
+    const char *node;
+    char mate[32];
+    int rack;
+    json_t *f = NULL;
+    const char *why;
+    char *req;
+    long status;
+    struct timespec ts = {2, 200 * 1000 * 1000};
+
+    start(&s, args);
+    node = schedule(s.port, lead, "a-0", names, n, NULL);
+    cr_assert_not_null(node);
+    rack = rack_of(node);
+    /* the other node of that rack is held for grpA's worker */
+    snprintf(mate, sizeof(mate), "r%02d-n%02d", rack, strcmp(node + 4, "n01") == 0 ? 2 : 1);
+    {
+        char one[1][32];
+        snprintf(one[0], 32, "%s", mate);
+        req = args_json(other, one, 1);
+    }
+    f = call_json(s.port, "/filter", req, &status);
+    cr_expect_eq(json_array_size(json_object_get(f, "NodeNames")), 0,
+                 "grpB must not take %s, reserved for grpA", mate);
+    why = json_string_value(json_object_get(json_object_get(f, "FailedNodes"), mate));
+    if (!why)
+        why = json_string_value(
+            json_object_get(json_object_get(f, "FailedAndUnresolvableNodes"), mate));
+    cr_expect_not_null(why, "the refusal needs a reason");
+    json_decref(f);
+    /* after the TTL the reservation is released and the node is free again */
+    nanosleep(&ts, NULL);
+    f = call_json(s.port, "/filter", req, &status);
+    cr_expect_eq(json_array_size(json_object_get(f, "NodeNames")), 1,
+                 "after expiry %s must be free", mate);
+    json_decref(f);
+    free(req);
+    free(lead);
+    free(other);
+    stop(&s);
+}
+
+/* NCC=false: full Node objects in, surviving objects out; the server had no cluster before. */
+Test(serve, full_node_objects_refresh_the_cache_and_come_back)
+{
+    const char *args[] = {NULL};
+    struct server s;
+    json_t *items = json_array(), *req, *f, *got;
+    char *pod = pod_json("solo-0", "s-0", "solo", 0, 1, 8, 1, 8);
+    char *body, *full, *resp = NULL;
+    long status;
+
+    start(&s, args);
+    status = http_call("GET", s.port, "/readyz", NULL, NULL);
+    cr_expect_eq(status, 503, "not ready without a cluster");
+    for (int i = 1; i <= 4; i++) {
+        char name[32], rack[8];
+        snprintf(name, sizeof(name), "full-n%d", i);
+        snprintf(rack, sizeof(rack), "r%d", (i + 1) / 2);
+        json_array_append_new(
+            items, json_pack("{s:{s:s,s:{s:s,s:s,s:s}},s:{},s:{s:{s:s,s:s},s:[{s:s,s:s}]}}",
+                             "metadata", "name", name, "labels", "topox.io/rack", rack,
+                             "topox.io/interconnect", "nvswitch", "kubernetes.io/hostname", name,
+                             "spec", "status", "allocatable", "nvidia.com/gpu", "8", "cpu", "96",
+                             "conditions", "type", "Ready", "status", "True"));
+    }
+    req = json_pack("{s:{s:{},s:o},s:n}", "Nodes", "metadata", "items", items, "NodeNames");
+    body = json_dumps(req, JSON_COMPACT);
+    full = malloc(strlen(body) + strlen(pod) + 16);
+    sprintf(full, "{\"Pod\":%s,%s", pod, body + 1);
+    f = call_json(s.port, "/filter", full, &status);
+    cr_expect_eq(status, 200);
+    cr_expect_str_eq(json_string_value(json_object_get(f, "Error")), "");
+    cr_expect(json_is_null(json_object_get(f, "NodeNames")));
+    got = json_object_get(json_object_get(f, "Nodes"), "items");
+    cr_expect_eq(json_array_size(got), 4, "%s", json_dumps(f, 0));
+    cr_expect(json_equal(json_array_get(got, 0), json_array_get(items, 0)),
+              "surviving Node objects must come back unchanged");
+    json_decref(f);
+    status = http_call("GET", s.port, "/readyz", NULL, NULL);
+    cr_expect_eq(status, 200, "ready once Node objects arrived");
+    status = http_call("GET", s.port, "/debug/state", NULL, &resp);
+    cr_expect_eq(status, 200);
+    cr_expect(strstr(resp, "\"nodes\":4") != NULL, "%s", resp);
+    free(resp);
+    json_decref(req);
+    free(body);
+    free(full);
+    free(pod);
+    stop(&s);
+}
+
+Test(serve, pods_without_intent_pass_every_node_even_unknown_ones)
+{
+    const char *args[] = {"--cluster", "racks=1,nodes-per-rack=2", NULL};
+    struct server s;
+    char names[3][32] = {"r01-n01", "r01-n02", "elsewhere"};
+    char *pod = pod_json("web", "w-1", NULL, 0, 0, 0, 0, 0);
+    char *req = args_json(pod, names, 3);
+    long status;
+    json_t *f;
+
+    start(&s, args);
+    f = call_json(s.port, "/filter", req, &status);
+    cr_expect_eq(json_array_size(json_object_get(f, "NodeNames")), 3);
+    cr_expect_eq(json_object_size(json_object_get(f, "FailedNodes")), 0);
+    json_decref(f);
+    free(req);
+    free(pod);
+    /* with intent, an unknown name is listed in FailedNodes, not dropped */
+    pod = pod_json("solo", "x-1", "solo", 0, 1, 8, 1, 8);
+    req = args_json(pod, names, 3);
+    f = call_json(s.port, "/filter", req, &status);
+    cr_expect_str_eq(json_string_value(json_object_get(json_object_get(f, "FailedNodes"),
+                                                       "elsewhere")),
+                     "unknown node (not in topox's cluster view)");
+    json_decref(f);
+    free(req);
+    free(pod);
+    stop(&s);
+}
+
+struct binder {
+    int port;
+    int id;
+    char node[32];
+    int ok;
+};
+
+static void *bind_thread(void *arg)
+{
+    struct binder *b = arg;
+    char uid[32], name[32], group[32], body[512];
+    char one[1][32];
+    char *pod, *req, *resp = NULL;
+    long status;
+
+    snprintf(uid, sizeof(uid), "race-%d", b->id);
+    snprintf(name, sizeof(name), "race-%d", b->id);
+    snprintf(group, sizeof(group), "race-group-%d", b->id);
+    snprintf(one[0], 32, "%s", b->node);
+    pod = pod_json(name, uid, group, 0, 1, 8, 1, 8);
+    req = args_json(pod, one, 1);
+    http_call("POST", b->port, "/filter", req, NULL);
+    snprintf(body, sizeof(body),
+             "{\"PodName\":\"%s\",\"PodNamespace\":\"llm\",\"PodUID\":\"%s\",\"Node\":\"%s\"}",
+             name, uid, b->node);
+    status = http_call("POST", b->port, "/bind", body, &resp);
+    b->ok = status == 200 && resp && strstr(resp, "\"Error\":\"\"") != NULL;
+    free(resp);
+    free(req);
+    free(pod);
+    return NULL;
+}
+
+Test(serve, concurrent_binds_and_filters_never_double_book)
+{
+    const char *args[] = {"--cluster", "racks=1,nodes-per-rack=2,gpus-per-node=8", NULL};
+    struct server s;
+    struct binder b[12];
+    pthread_t t[12];
+    int wins[2] = {0, 0};
+
+    start(&s, args);
+    for (int i = 0; i < 12; i++) {
+        b[i].port = s.port;
+        b[i].id = i;
+        snprintf(b[i].node, sizeof(b[i].node), "r01-n%02d", 1 + i % 2);
+        pthread_create(&t[i], NULL, bind_thread, &b[i]);
+    }
+    for (int i = 0; i < 12; i++) {
+        pthread_join(t[i], NULL);
+        wins[i % 2] += b[i].ok;
+    }
+    cr_expect_eq(wins[0], 1, "r01-n01 booked %d times", wins[0]);
+    cr_expect_eq(wins[1], 1, "r01-n02 booked %d times", wins[1]);
+    stop(&s);
+}
+
+Test(serve, endpoints_and_error_paths)
+{
+    const char *args[] = {"--cluster", "racks=1,nodes-per-rack=2", "--max-body", "4096", NULL};
+    struct server s;
+    char *resp = NULL;
+    char big[8192];
+    long st;
+    json_t *j;
+
+    start(&s, args);
+    cr_expect_eq(http_call("GET", s.port, "/healthz", NULL, NULL), 200);
+    cr_expect_eq(http_call("GET", s.port, "/readyz", NULL, NULL), 200);
+    cr_expect_eq(http_call("GET", s.port, "/version", NULL, NULL), 200);
+    cr_expect_eq(http_call("GET", s.port, "/nope", NULL, NULL), 404);
+    cr_expect_eq(http_call("GET", s.port, "/filter", NULL, NULL), 405);
+    cr_expect_eq(http_call("POST", s.port, "/metrics", "{}", NULL), 405);
+    /* malformed JSON: filter and bind answer 200 with Error, prioritize and preempt non-200 */
+    j = call_json(s.port, "/filter", "{\"Pod\":", &st);
+    cr_expect_eq(st, 200);
+    cr_expect_str_not_empty(json_string_value(json_object_get(j, "Error")));
+    json_decref(j);
+    j = call_json(s.port, "/bind", "not json", &st);
+    cr_expect_eq(st, 200);
+    cr_expect_str_not_empty(json_string_value(json_object_get(j, "Error")));
+    json_decref(j);
+    cr_expect_neq(http_call("POST", s.port, "/prioritize", "[1,2", NULL), 200);
+    cr_expect_neq(http_call("POST", s.port, "/preempt", "", NULL), 200);
+    memset(big, ' ', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    big[0] = '{';
+    big[sizeof(big) - 2] = '}';
+    cr_expect_eq(http_call("POST", s.port, "/filter", big, NULL), 413);
+    /* bind of an unknown node is an Error, never a crash */
+    j = call_json(s.port, "/bind",
+                  "{\"PodName\":\"p\",\"PodNamespace\":\"n\",\"PodUID\":\"u\",\"Node\":\"zz\"}",
+                  &st);
+    cr_expect_str_not_empty(json_string_value(json_object_get(j, "Error")));
+    json_decref(j);
+    st = http_call("GET", s.port, "/metrics", NULL, &resp);
+    cr_expect_eq(st, 200);
+    cr_expect(strstr(resp, "# TYPE topox_request_duration_seconds histogram") != NULL);
+    cr_expect(strstr(resp, "topox_requests_total{verb=\"filter\",code=\"2xx\"} 1") != NULL,
+              "%s", resp);
+    cr_expect(strstr(resp, "topox_rack_largest_tp_placeable{rack=") != NULL, "%s", resp);
+    free(resp);
+    stop(&s);
+}
+
+Test(serve, print_config_reflects_file_and_flags)
+{
+    char path[] = "/tmp/topox-serve-cfg-XXXXXX";
+    int fd = mkstemp(path);
+    FILE *f = fdopen(fd, "w");
+    const char *args[] = {"serve", "--config", path, "--bind-mode", "record", "--print-config",
+                          NULL};
+    struct run_result r;
+
+    fputs("reservationTTL: 3m\nlisten: 127.0.0.1:9999\n", f);
+    fclose(f);
+    cr_assert_eq(run_topox(args, NULL, &r), 0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "reservationTTL: 180s") != NULL, "%s", r.out);
+    cr_expect(strstr(r.out, "listen: \"127.0.0.1:9999\"") != NULL, "%s", r.out);
+    run_result_release(&r);
+    unlink(path);
+}

@@ -1,0 +1,344 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* tests/unit/extender/test_codec.c - the extender wire format: the protocol document's examples,
+ * both nodeCacheCapable modes, case-insensitive request keys, full Node payloads through the
+ * tokenizer (checked against the jansson path), and malformed input refused. */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "extender/codec.h"
+#include "extender/nodescan.h"
+#include "extender/podfacts.h"
+#include "extender/yamljson.h"
+
+static char *fixture(const char *name, size_t *len)
+{
+    char path[1024];
+    char *data = NULL;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    snprintf(path, sizeof(path), "%s/extender/%s", TPX_FIXTURES, name);
+    cr_assert_eq(ext_read_file(path, 1 << 20, &data, len, &err), TPX_OK, "%s", err.msg);
+    return data;
+}
+
+static void expect_json_eq(const char *got, const char *want)
+{
+    json_error_t je;
+    json_t *g = json_loads(got, 0, &je);
+    json_t *w = json_loads(want, 0, NULL);
+
+    cr_assert_not_null(g, "output is not JSON (%s): %s", je.text, got);
+    cr_assert_not_null(w, "bad expectation: %s", want);
+    cr_expect(json_equal(g, w), "got  %s\nwant %s", got, want);
+    json_decref(g);
+    json_decref(w);
+}
+
+Test(ext_codec, filter_ncc_true_protocol_example)
+{
+    size_t len;
+    char *req = fixture("filter-ncc-true.request.json", &len);
+    char *want = fixture("filter-ncc-true.response.json", &len);
+    struct ext_args a;
+    struct tpx_err err = TPX_ERR_INIT;
+    struct tpx_buf out;
+    enum pol_verdict v[3] = {POL_FIT, POL_FIT, POL_FAIL};
+    const char *why[3] = {NULL, NULL, "outside the rack reserved for this group"};
+    json_t *w, *g;
+
+    cr_assert_eq(ext_codec_decode_args(req, strlen(req), NULL, &a, &err), TPX_OK, "%s", err.msg);
+    cr_expect_str_eq(a.pod.name, "vllm-0-1");
+    cr_expect_str_eq(a.pod.ns, "llm");
+    cr_expect_str_eq(a.pod.uid, "u-123");
+    cr_expect(!a.full_nodes);
+    cr_assert_eq(a.nnames, 3);
+    cr_expect_str_eq(a.names[2], "gpu-r2-n1");
+    tpx_buf_init(&out, 1 << 20);
+    cr_assert_eq(ext_codec_filter_result(&a, v, why, &out, &err), TPX_OK, "%s", err.msg);
+    /* the doc's example omits "Nodes"; ours says null explicitly, which Go reads the same */
+    w = json_loads(want, 0, NULL);
+    json_object_set_new(w, "Nodes", json_null());
+    g = json_loads(out.data, 0, NULL);
+    cr_assert_not_null(g, "%s", out.data);
+    cr_expect(json_equal(g, w), "got %s", out.data);
+    json_decref(g);
+    json_decref(w);
+    tpx_buf_release(&out);
+    ext_args_release(&a);
+    free(req);
+    free(want);
+}
+
+Test(ext_codec, unresolvable_goes_to_its_own_map_and_keys_are_capitalised)
+{
+    const char *req = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"Nodes\":null,"
+                      "\"NodeNames\":[\"a\",\"b\",\"c\"]}";
+    struct ext_args a;
+    struct tpx_err err = TPX_ERR_INIT;
+    struct tpx_buf out;
+    enum pol_verdict v[3] = {POL_UNRESOLVABLE, POL_FAIL, POL_UNRESOLVABLE};
+    const char *why[3] = {"tp 16 needs 16", "2 free", "tp 16 needs 16"};
+
+    cr_assert_eq(ext_codec_decode_args(req, strlen(req), NULL, &a, &err), TPX_OK, "%s", err.msg);
+    tpx_buf_init(&out, 1 << 20);
+    cr_assert_eq(ext_codec_filter_result(&a, v, why, &out, &err), TPX_OK);
+    expect_json_eq(out.data, "{\"Nodes\":null,\"NodeNames\":[],\"FailedNodes\":{\"b\":\"2 free\"},"
+                             "\"FailedAndUnresolvableNodes\":{\"a\":\"tp 16 needs 16\","
+                             "\"c\":\"tp 16 needs 16\"},\"Error\":\"\"}");
+    tpx_buf_release(&out);
+    ext_args_release(&a);
+}
+
+Test(ext_codec, filter_ncc_false_lowercase_keys_copies_node_bytes)
+{
+    size_t len;
+    char *req = fixture("filter-ncc-false.request.json", &len);
+    struct ext_args a;
+    struct tpx_err err = TPX_ERR_INIT;
+    struct tpx_buf out;
+    enum pol_verdict v[2] = {POL_FIT, POL_FAIL};
+    const char *why[2] = {NULL, "node is cordoned"};
+    json_t *in, *got, *item_in, *item_out;
+    struct topo_node_info *infos;
+    size_t ninfos;
+
+    cr_assert_eq(ext_codec_decode_args(req, len, NULL, &a, &err), TPX_OK, "%s", err.msg);
+    cr_expect_str_eq(a.pod.name, "plain");
+    cr_assert(a.full_nodes);
+    cr_assert_eq(a.nnames, 2);
+    cr_expect_str_eq(a.names[0], "gpu-r1-n1");
+    cr_expect_str_eq(a.names[1], "gpu-r1-n2");
+
+    cr_assert_eq(ext_codec_node_infos(&a, NULL, &infos, &ninfos, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(ninfos, 2);
+    cr_expect_str_eq(infos[0].rack, "r1");
+    cr_expect_eq(infos[0].accel_alloc, 8);
+    cr_expect(!infos[0].unschedulable);
+    cr_expect(infos[1].unschedulable, "cordoned and not Ready");
+    free(infos);
+
+    tpx_buf_init(&out, 1 << 20);
+    cr_assert_eq(ext_codec_filter_result(&a, v, why, &out, &err), TPX_OK);
+    got = json_loads(out.data, 0, NULL);
+    in = json_loads(req, 0, NULL);
+    cr_assert_not_null(got, "%s", out.data);
+    cr_expect(json_is_null(json_object_get(got, "NodeNames")));
+    cr_assert_eq(json_array_size(json_object_get(json_object_get(got, "Nodes"), "items")), 1);
+    item_out = json_array_get(json_object_get(json_object_get(got, "Nodes"), "items"), 0);
+    item_in = json_array_get(json_object_get(json_object_get(in, "nodes"), "items"), 0);
+    cr_expect(json_equal(item_out, item_in), "the surviving Node must be the original object");
+    cr_expect_str_eq(
+        json_string_value(json_object_get(json_object_get(got, "FailedNodes"), "gpu-r1-n2")),
+        "node is cordoned");
+    json_decref(got);
+    json_decref(in);
+    tpx_buf_release(&out);
+    ext_args_release(&a);
+    free(req);
+}
+
+Test(ext_codec, exact_key_spelling_wins_over_folded)
+{
+    const char *req = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"right\"],"
+                      "\"nodenames\":[\"wrong\"]}";
+    struct ext_args a;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_eq(ext_codec_decode_args(req, strlen(req), NULL, &a, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(a.nnames, 1);
+    cr_expect_str_eq(a.names[0], "right");
+    ext_args_release(&a);
+}
+
+Test(ext_codec, prioritize_is_a_bare_array_of_integers)
+{
+    size_t len;
+    char *want = fixture("prioritize.response.json", &len);
+    const char *names[] = {"gpu-r1-n1", "gpu-r1-n2"};
+    int scores[] = {10, 7};
+    struct tpx_err err = TPX_ERR_INIT;
+    struct tpx_buf out;
+
+    tpx_buf_init(&out, 4096);
+    cr_assert_eq(ext_codec_priorities(names, scores, 2, &out, &err), TPX_OK);
+    cr_expect_eq(out.data[0], '[');
+    expect_json_eq(out.data, want);
+    tpx_buf_release(&out);
+    free(want);
+}
+
+Test(ext_codec, bind_request_and_result)
+{
+    size_t len;
+    char *req = fixture("bind.request.json", &len);
+    struct ext_bind_args b;
+    struct tpx_err err = TPX_ERR_INIT;
+    struct tpx_buf out;
+
+    cr_assert_eq(ext_codec_decode_bind(req, len, &b, &err), TPX_OK, "%s", err.msg);
+    cr_expect_str_eq(b.pod_name, "vllm-0-1");
+    cr_expect_str_eq(b.pod_ns, "llm");
+    cr_expect_str_eq(b.pod_uid, "u-123");
+    cr_expect_str_eq(b.node, "gpu-r1-n1");
+    ext_bind_args_release(&b);
+    tpx_buf_init(&out, 4096);
+    ext_codec_bind_result("", &out, &err);
+    expect_json_eq(out.data, "{\"Error\":\"\"}");
+    tpx_buf_reset(&out);
+    ext_codec_bind_result("apiserver returned 409: pod \"x\" already bound", &out, &err);
+    expect_json_eq(out.data, "{\"Error\":\"apiserver returned 409: pod \\\"x\\\" already bound\"}");
+    tpx_buf_release(&out);
+    free(req);
+    cr_expect_neq(ext_codec_decode_bind("{\"PodName\":\"x\"}", 15, &b, &err), TPX_OK,
+                  "no PodUID/Node must be refused");
+}
+
+Test(ext_codec, preempt_both_modes_answer_in_uid_form)
+{
+    static const char *const files[] = {"preempt-ncc-true.request.json",
+                                        "preempt-ncc-false.request.json"};
+    static const char *const want[] = {
+        "{\"NodeNameToMetaVictims\":{\"gpu-r1-n1\":{\"Pods\":[{\"UID\":\"u-9\"},{\"UID\":\"u-10\"}],"
+        "\"NumPDBViolations\":0}}}",
+        "{\"NodeNameToMetaVictims\":{\"gpu-r1-n1\":{\"Pods\":[{\"UID\":\"u-9\"}],"
+        "\"NumPDBViolations\":1}}}"};
+
+    for (size_t i = 0; i < 2; i++) {
+        size_t len;
+        char *req = fixture(files[i], &len);
+        struct ext_preempt_args p;
+        struct tpx_err err = TPX_ERR_INIT;
+        struct tpx_buf out;
+        bool keep[1] = {false};
+
+        cr_assert_eq(ext_codec_decode_preempt(req, len, NULL, &p, &err), TPX_OK, "%s", err.msg);
+        cr_assert_eq(p.n, 1);
+        tpx_buf_init(&out, 4096);
+        cr_assert_eq(ext_codec_preempt_result(&p, NULL, &out, &err), TPX_OK);
+        expect_json_eq(out.data, want[i]);
+        tpx_buf_reset(&out);
+        cr_assert_eq(ext_codec_preempt_result(&p, keep, &out, &err), TPX_OK);
+        expect_json_eq(out.data, "{\"NodeNameToMetaVictims\":{}}");
+        tpx_buf_release(&out);
+        ext_preempt_args_release(&p);
+        free(req);
+    }
+}
+
+Test(ext_codec, malformed_requests_are_parse_errors_not_crashes)
+{
+    static const char *const bad[] = {
+        "",
+        "{",
+        "[]",
+        "null",
+        "{\"Pod\":{}",
+        "{\"Pod\":{},\"NodeNames\":[\"a\",]}",
+        "{\"Pod\":{},\"NodeNames\":[1]}",
+        "{\"Pod\":{},\"NodeNames\":[\"a\"]} trailing",
+        "{\"Pod\":{},\"NodeNames\":[\"a\\q\"]}",
+        "{\"Pod\":{},\"NodeNames\":[\"\\u12\"]}",
+        "{\"Pod\":{},\"Nodes\":{\"items\":[1]}}",
+        "{\"Pod\":{},\"Nodes\":{\"items\":[{\"metadata\":{\"name\":\"a\"}}}}",
+        "{\"Nodes\":null,\"NodeNames\":[\"a\"]}",
+        "{\"Pod\":{},\"NodeNames\":[\"a\x01\"]}",
+        "{\"Pod\":tru,\"NodeNames\":[]}",
+        "{\"Pod\":{},\"NodeNames\":[-]}",
+    };
+
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct ext_args a;
+        struct tpx_err err = TPX_ERR_INIT;
+        enum tpx_code rc = ext_codec_decode_args(bad[i], strlen(bad[i]), NULL, &a, &err);
+
+        cr_expect_neq(rc, TPX_OK, "case %zu accepted: %s", i, bad[i]);
+        cr_expect_str_not_empty(err.msg, "case %zu has no message", i);
+        if (rc == TPX_OK)
+            ext_args_release(&a);
+    }
+}
+
+Test(ext_codec, deep_nesting_is_refused)
+{
+    size_t n = 100000;
+    char *s = malloc(2 * n + 64);
+    struct ext_args a;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    strcpy(s, "{\"Pod\":{},\"x\":");
+    memset(s + strlen(s), '[', n);
+    s[14 + n] = '\0';
+    cr_expect_neq(ext_codec_decode_args(s, strlen(s), NULL, &a, &err), TPX_OK);
+    free(s);
+}
+
+Test(ext_codec, string_escapes_decode_like_json)
+{
+    const char *arr = "[\"plain\",\"a\\\"b\",\"\\u00e9\\n\",\"\\ud83d\\ude00\",\"\\/x\"]";
+    char **v;
+    size_t n;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_eq(ext_scan_string_array(arr, strlen(arr), &v, &n, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(n, 5);
+    cr_expect_str_eq(v[0], "plain");
+    cr_expect_str_eq(v[1], "a\"b");
+    cr_expect_str_eq(v[2], "\xc3\xa9\n");
+    cr_expect_str_eq(v[3], "\xf0\x9f\x98\x80");
+    cr_expect_str_eq(v[4], "/x");
+    free(v);
+}
+
+Test(ext_codec, output_strings_are_escaped)
+{
+    struct tpx_buf out;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    tpx_buf_init(&out, 4096);
+    ext_json_str(&out, "a\"b\\c\nd\x01", &err);
+    cr_expect_str_eq(out.data, "\"a\\\"b\\\\c\\nd\\u0001\"");
+    tpx_buf_release(&out);
+}
+
+/* The tokenizer and the jansson path (podfacts.c) read a real, full Node object the same way. */
+Test(ext_codec, full_gke_node_matches_the_jansson_decoder)
+{
+    char path[1024];
+    struct ext_yaml_docs docs;
+    struct tpx_err err = TPX_ERR_INIT;
+    struct topo_node_info want, *got;
+    struct ext_args a;
+    json_t *req, *nodes;
+    char *body;
+    size_t n;
+
+    snprintf(path, sizeof(path), "%s/nodes/k8s-apimachinery-testdata-gke-node-full.yaml",
+             TPX_FIXTURES);
+    cr_assert_eq(ext_yaml_load_file(path, 1 << 20, &docs, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(ext_node_from_json(docs.docs[0], NULL, &want, NULL, &err), TPX_OK, "%s",
+                 err.msg);
+    nodes = json_pack("{s:{},s:[O,O]}", "metadata", "items", docs.docs[0], docs.docs[0]);
+    req = json_pack("{s:{s:{s:s}},s:o,s:n}", "Pod", "metadata", "name", "p", "Nodes", nodes,
+                    "NodeNames");
+    body = json_dumps(req, JSON_COMPACT);
+    cr_assert_eq(ext_codec_decode_args(body, strlen(body), NULL, &a, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(a.nnames, 2);
+    cr_expect_str_eq(a.names[0], want.name);
+    cr_assert_eq(ext_codec_node_infos(&a, NULL, &got, &n, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(n, 2);
+    cr_expect_str_eq(got[0].name, want.name);
+    cr_expect_eq(got[0].zone == NULL, want.zone == NULL);
+    if (want.zone)
+        cr_expect_str_eq(got[0].zone, want.zone);
+    cr_expect_eq(got[0].accel_alloc, want.accel_alloc);
+    cr_expect_eq(got[0].unschedulable, want.unschedulable);
+    cr_expect_eq(got[0].rack == NULL, want.rack == NULL);
+    free(got);
+    ext_args_release(&a);
+    free(body);
+    json_decref(req);
+    ext_yaml_docs_release(&docs);
+}
