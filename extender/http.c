@@ -305,7 +305,7 @@ struct ext_http *ext_http_start(const struct ext_http_config *cfg, ext_http_hand
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
                      MHD_USE_ERROR_LOG;
     unsigned threads = cfg->threads;
-    unsigned port;
+    unsigned port = 0;
     bool v6 = false;
     bool tls = cfg->tls_cert_pem || cfg->tls_key_pem;
     const union MHD_DaemonInfo *di;
