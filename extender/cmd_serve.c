@@ -263,7 +263,8 @@ int cmd_serve(int argc, char **argv)
     status = CMD_OK;
     goto out;
 fail:
-    TPX_LOG(TPX_ERROR, "serve failed", TPX_S("err", err.msg), TPX_S("code", tpx_code_name(err.code)));
+    TPX_LOG(TPX_ERROR, "serve failed", TPX_S("err", err.msg),
+            TPX_S("code", tpx_code_name(err.code)));
     fprintf(stderr, "topox serve: %s\n", err.msg);
     status = CMD_FAILED;
 out:

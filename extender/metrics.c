@@ -222,7 +222,8 @@ enum tpx_code ext_metrics_render_ledger(const struct pol_ledger *l, size_t pods_
     for (size_t i = 0; i < ng; i++)
         reservations += g[i].accel_reserved > 0;
     rc = tpx_buf_addf(out, err,
-                      "# HELP topox_nodes Nodes in topox's cluster view.\n# TYPE topox_nodes gauge\n"
+                      "# HELP topox_nodes Nodes in topox's cluster view.\n"
+                      "# TYPE topox_nodes gauge\n"
                       "topox_nodes %zu\n"
                       "# HELP topox_pods_tracked Pods remembered from filter, bind and watch.\n"
                       "# TYPE topox_pods_tracked gauge\ntopox_pods_tracked %zu\n"

@@ -49,8 +49,8 @@ static int hexval(char c)
     return -1;
 }
 
-/* At a quote: validate the string, leave pos after the closing quote. *raw and *rawlen give the bytes
- * between the quotes; *esc says whether any escape is inside. */
+/* At a quote: validate the string, leave pos after the closing quote. *raw and *rawlen give
+ * the bytes between the quotes; *esc says whether any escape is inside. */
 static enum tpx_code string_tok(struct scan *s, size_t *raw, size_t *rawlen, bool *esc)
 {
     size_t i, j;

@@ -133,7 +133,8 @@ static void log_decision(const char *verb, const struct ext_pod *pod, size_t in,
     if (TPX_INFO < tpx_log_level)
         return;
     hist = reason_histogram(v);
-    TPX_LOG(TPX_INFO, "decision", TPX_S("verb", verb), TPX_S("pod", pod && pod->name ? pod->name : ""),
+    TPX_LOG(TPX_INFO, "decision", TPX_S("verb", verb),
+            TPX_S("pod", pod && pod->name ? pod->name : ""),
             TPX_S("ns", pod && pod->ns ? pod->ns : ""),
             TPX_S("group", pod && pod->wl.has_intent ? pod->wl.group : ""),
             TPX_B("intent", pod && pod->wl.has_intent), TPX_I("nodes_in", in),
@@ -395,7 +396,10 @@ static unsigned do_get(struct ext_routes *r, const char *path, struct ext_http_r
     if (strcmp(path, "/readyz") == 0) {
         bool ok = ext_state_ready(r->state, &why);
         tpx_buf_init(&b, 4096);
-        tpx_buf_adds(&b, ok ? "{\"status\":\"ready\",\"reason\":" : "{\"status\":\"not ready\",\"reason\":", &e);
+        tpx_buf_adds(&b,
+                     ok ? "{\"status\":\"ready\",\"reason\":"
+                        : "{\"status\":\"not ready\",\"reason\":",
+                     &e);
         ext_json_str(&b, why, &e);
         tpx_buf_adds(&b, "}", &e);
         give(rp, ok ? 200 : 503, &b, NULL);

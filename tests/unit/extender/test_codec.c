@@ -189,7 +189,8 @@ Test(ext_codec, bind_request_and_result)
     expect_json_eq(out.data, "{\"Error\":\"\"}");
     tpx_buf_reset(&out);
     ext_codec_bind_result("apiserver returned 409: pod \"x\" already bound", &out, &err);
-    expect_json_eq(out.data, "{\"Error\":\"apiserver returned 409: pod \\\"x\\\" already bound\"}");
+    expect_json_eq(out.data,
+                   "{\"Error\":\"apiserver returned 409: pod \\\"x\\\" already bound\"}");
     tpx_buf_release(&out);
     free(req);
     cr_expect_neq(ext_codec_decode_bind("{\"PodName\":\"x\"}", 15, &b, &err), TPX_OK,
@@ -201,8 +202,8 @@ Test(ext_codec, preempt_both_modes_answer_in_uid_form)
     static const char *const files[] = {"preempt-ncc-true.request.json",
                                         "preempt-ncc-false.request.json"};
     static const char *const want[] = {
-        "{\"NodeNameToMetaVictims\":{\"gpu-r1-n1\":{\"Pods\":[{\"UID\":\"u-9\"},{\"UID\":\"u-10\"}],"
-        "\"NumPDBViolations\":0}}}",
+        "{\"NodeNameToMetaVictims\":{\"gpu-r1-n1\":{\"Pods\":[{\"UID\":\"u-9\"},"
+        "{\"UID\":\"u-10\"}],\"NumPDBViolations\":0}}}",
         "{\"NodeNameToMetaVictims\":{\"gpu-r1-n1\":{\"Pods\":[{\"UID\":\"u-9\"}],"
         "\"NumPDBViolations\":1}}}"};
 
