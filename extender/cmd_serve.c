@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* extender/cmd_serve.c - `topox serve`: configuration, cluster knowledge (--nodes / --cluster),
- * the HTTP server, and the signal-driven lifetime (STYLE.md 2.6): SIGINT/SIGTERM are blocked
+/* extender/cmd_serve.c - `topox serve`: configuration, cluster knowledge (--nodes / --cluster,
+ * or the API server's nodes and pods through watch.c and state_feed.c), the API binder, the HTTP
+ * server, and the signal-driven lifetime (STYLE.md 2.6): SIGINT/SIGTERM are blocked
  * before any thread starts and taken with sigwait(); shutdown drains requests in flight. */
 #include <getopt.h>
 #include <pthread.h>
@@ -10,11 +11,14 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "extender/binder.h"
 #include "extender/cluster_load.h"
 #include "extender/cmd.h"
 #include "extender/config.h"
 #include "extender/http.h"
 #include "extender/routes.h"
+#include "extender/state_feed.h"
+#include "extender/watch.h"
 #include "extender/yamljson.h"
 #include "topology/synthetic.h"
 
@@ -27,9 +31,17 @@ static const char usage_text[] =
     "  --listen ADDR:PORT       where to listen (default 127.0.0.1:8888; port 0 picks one)\n"
     "  --nodes FILE             cluster from Node objects (kubectl get nodes -o json|yaml)\n"
     "  --cluster SPEC           synthetic cluster, e.g. racks=4,nodes-per-rack=4 or 'example'\n"
+    "  --kubeconfig FILE        reach the API server with this kubeconfig (default:\n"
+    "                           $KUBECONFIG, then the pod's service account in a cluster)\n"
+    "  --cluster-source SRC     auto (default: api when no --nodes/--cluster and an API config\n"
+    "                           exists), api (watch nodes and pods) or file (--nodes/--cluster)\n"
     "  --reservation-ttl DUR    how long a group's rest is reserved after a bind (default 10m)\n"
     "  --max-body SIZE          request body cap (default 256Mi); larger bodies get 413\n"
     "  --bind-mode MODE         record (default: record the placement, answer success) or api\n"
+    "                           (also create the Binding through the API server)\n"
+    "  --bind-timeout DUR       limit on one Binding POST (default 4s; the scheduler waits 5s)\n"
+    "  --api-backoff-max DUR    longest wait between watch retries (default 30s)\n"
+    "  --events BOOL            Events on placed pods and rejected groups (default true)\n"
     "  --resources LIST         accelerator resource names in precedence order (comma list)\n"
     "  --label-keys LEVEL=LIST  label keys for domain, rack, block or zone, in precedence order\n"
     "  --pipeline-scope SCOPE   default scope of a replica: rack (default), block or zone\n"
@@ -64,6 +76,11 @@ static const char *key_for(int opt)
     case 'T': return "threads";
     case 'o': return "connectionTimeout";
     case 'd': return "drainTimeout";
+    case 'K': return "kubeconfig";
+    case 'S': return "clusterSource";
+    case 'B': return "bindTimeout";
+    case 'x': return "apiBackoffMax";
+    case 'e': return "events";
     default: return NULL;
     }
 }
@@ -102,6 +119,69 @@ static struct topo_cluster *load_cluster(struct ext_serve_config *cfg, struct tp
     return NULL;
 }
 
+/* Connect to the API server when the cluster comes from it or binds go through it: the watch of
+ * nodes and pods feeding the state (readiness then waits for the first full sync), and the binder
+ * for Bindings and Events. With clusterSource auto and no API configuration at all, serve runs
+ * standalone (*use_api false) unless bind mode api needs the API. */
+static enum tpx_code start_api(struct ext_serve_config *cfg, struct ext_state *state,
+                               struct ext_kube_config *kcfg, bool *use_api,
+                               struct ext_state_feed **feed, struct ext_watch **watch,
+                               struct ext_binder **binder, struct tpx_err *err)
+{
+    bool files = cfg->nodes_file || cfg->cluster_spec;
+    bool need_bind = cfg->bind_mode == EXT_BIND_API;
+    struct tpx_err ke = TPX_ERR_INIT;
+
+    ext_serve_config_labels(cfg); /* once, before any thread reads cfg->label_cfg */
+    *use_api = cfg->cluster_source == EXT_SOURCE_API ||
+               (cfg->cluster_source == EXT_SOURCE_AUTO && !files);
+    if (cfg->cluster_source == EXT_SOURCE_API && files)
+        return tpx_err_set(err, TPX_EINVAL,
+                           "clusterSource api takes the nodes from the API server: drop --nodes "
+                           "and --cluster");
+    if (!*use_api && !need_bind && !cfg->kubeconfig)
+        return TPX_OK;
+    if (ext_kube_config_load(cfg->kubeconfig, kcfg, &ke) != TPX_OK) {
+        if (ke.code == TPX_ENOENT && !cfg->kubeconfig && !need_bind &&
+            cfg->cluster_source == EXT_SOURCE_AUTO) {
+            ext_kube_config_release(kcfg);
+            *use_api = false;
+            return TPX_OK; /* no API configuration anywhere: standalone */
+        }
+        *err = ke;
+        tpx_err_prefix(err, "Kubernetes API configuration");
+        return err->code;
+    }
+    if (*use_api) {
+        struct ext_watch_config wc;
+        struct ext_watch_sink sink;
+
+        *feed = ext_state_feed_new(state, &cfg->label_cfg, err);
+        if (!*feed)
+            return err->code;
+        ext_state_feed_sink(*feed, &sink);
+        memset(&wc, 0, sizeof(wc));
+        wc.backoff_max_ms = cfg->api_backoff_max_s * 1000;
+        if (wc.backoff_max_ms < 500)
+            wc.backoff_min_ms = wc.backoff_max_ms;
+        *watch = ext_watch_start(kcfg, &wc, &sink, err);
+        if (!*watch)
+            return err->code;
+    }
+    if (need_bind || cfg->events) {
+        struct ext_binder_config bc;
+
+        memset(&bc, 0, sizeof(bc));
+        bc.bind_timeout_ms = (long)cfg->bind_timeout_s * 1000;
+        bc.clients = cfg->threads ? cfg->threads : 4;
+        bc.no_events = !cfg->events;
+        *binder = ext_binder_new(kcfg, &bc, err);
+        if (!*binder)
+            return err->code;
+    }
+    return TPX_OK;
+}
+
 int cmd_serve(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -122,6 +202,11 @@ int cmd_serve(int argc, char **argv)
         {"threads", required_argument, NULL, 'T'},
         {"conn-timeout", required_argument, NULL, 'o'},
         {"drain-timeout", required_argument, NULL, 'd'},
+        {"kubeconfig", required_argument, NULL, 'K'},
+        {"cluster-source", required_argument, NULL, 'S'},
+        {"bind-timeout", required_argument, NULL, 'B'},
+        {"api-backoff-max", required_argument, NULL, 'x'},
+        {"events", required_argument, NULL, 'e'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -137,6 +222,11 @@ int cmd_serve(int argc, char **argv)
     struct ext_routes routes;
     struct ext_http_config hc;
     struct topo_cluster *cluster;
+    struct ext_kube_config kcfg;
+    struct ext_state_feed *feed = NULL;
+    struct ext_watch *watch = NULL;
+    struct ext_binder *binder = NULL;
+    bool use_api = false;
     char *cert = NULL, *key = NULL, *ca = NULL;
     sigset_t sigs;
     int status = CMD_FAILED;
@@ -144,6 +234,7 @@ int cmd_serve(int argc, char **argv)
 
     if (!flags)
         return CMD_FAILED;
+    memset(&kcfg, 0, sizeof(kcfg));
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -223,17 +314,20 @@ int cmd_serve(int argc, char **argv)
         goto fail;
     if (cluster && ext_state_set_cluster(state, cluster, &err) != TPX_OK)
         goto fail;
-    if (!cluster)
-        TPX_LOG(TPX_WARN, "no --nodes or --cluster: not ready until Node objects arrive in a "
-                          "filter request");
+    if (start_api(&cfg, state, &kcfg, &use_api, &feed, &watch, &binder, &err) != TPX_OK)
+        goto fail;
+    if (!cluster && !use_api)
+        TPX_LOG(TPX_WARN, "no --nodes, --cluster or API server: not ready until Node objects "
+                          "arrive in a filter request");
 
     memset(&routes, 0, sizeof(routes));
     routes.state = state;
     routes.metrics = metrics;
-    routes.opts.labels = ext_serve_config_labels(&cfg);
+    routes.opts.labels = &cfg.label_cfg; /* filled by start_api(); the watch reads it too */
     routes.opts.default_scope = cfg.pipeline_scope;
     routes.bind_mode = cfg.bind_mode;
     routes.max_response = cfg.max_body + 1024 * 1024;
+    routes.binder = binder;
     memset(&hc, 0, sizeof(hc));
     hc.listen = cfg.listen;
     hc.max_body = cfg.max_body;
@@ -252,13 +346,17 @@ int cmd_serve(int argc, char **argv)
         snprintf(host, sizeof(host), "%.*s", colon ? (int)(colon - addr) : 0, addr);
         TPX_LOG(TPX_INFO, "listening", TPX_S("addr", host), TPX_I("port", ext_http_port(http)),
                 TPX_B("tls", cert != NULL), TPX_B("client_certs", ca != NULL),
-                TPX_S("bind_mode", cfg.bind_mode == EXT_BIND_API ? "api" : "record"));
+                TPX_S("bind_mode", cfg.bind_mode == EXT_BIND_API ? "api" : "record"),
+                TPX_S("cluster_source", use_api ? "api" : "file"),
+                TPX_S("api_server", kcfg.server ? kcfg.server : ""));
     }
     while (sigwait(&sigs, &sig) != 0)
         ;
     TPX_LOG(TPX_INFO, "shutting down", TPX_I("signal", sig));
     ext_http_stop(http, cfg.drain_s * 1000);
     http = NULL;
+    ext_watch_stop(watch);
+    watch = NULL;
     TPX_LOG(TPX_INFO, "stopped");
     status = CMD_OK;
     goto out;
@@ -269,6 +367,10 @@ fail:
     status = CMD_FAILED;
 out:
     ext_http_stop(http, 0);
+    ext_watch_stop(watch); /* after the HTTP server: no handler runs any more */
+    ext_state_feed_free(feed);
+    ext_binder_free(binder);
+    ext_kube_config_release(&kcfg);
     ext_metrics_free(metrics);
     ext_state_free(state);
     free(cert);

@@ -32,6 +32,10 @@ enum tpx_code ext_serve_config_init(struct ext_serve_config *c, struct tpx_err *
     c->bind_mode = EXT_BIND_RECORD;
     c->conn_timeout_s = 120;
     c->drain_s = 10;
+    c->cluster_source = EXT_SOURCE_AUTO;
+    c->bind_timeout_s = 4;
+    c->api_backoff_max_s = 30;
+    c->events = true;
     return set_str(&c->listen, "127.0.0.1:8888", err);
 }
 
@@ -50,6 +54,7 @@ void ext_serve_config_release(struct ext_serve_config *c)
     free(c->client_ca);
     free(c->nodes_file);
     free(c->cluster_spec);
+    free(c->kubeconfig);
     free_list(c->resources, &c->nresources);
     for (int l = 0; l < TOPO_LEVEL_COUNT; l++)
         free_list(c->label_keys[l], &c->nlabel_keys[l]);
@@ -251,6 +256,43 @@ enum tpx_code ext_serve_config_set(struct ext_serve_config *c, const char *key, 
                                value);
         return TPX_OK;
     }
+    if (strcmp(key, "kubeconfig") == 0)
+        return set_str(&c->kubeconfig, value, err);
+    if (strcmp(key, "clusterSource") == 0) {
+        if (strcmp(value, "auto") == 0)
+            c->cluster_source = EXT_SOURCE_AUTO;
+        else if (strcmp(value, "api") == 0)
+            c->cluster_source = EXT_SOURCE_API;
+        else if (strcmp(value, "file") == 0)
+            c->cluster_source = EXT_SOURCE_FILE;
+        else
+            return tpx_err_set(err, TPX_EINVAL, "clusterSource: '%s' is not auto, api or file",
+                               value);
+        return TPX_OK;
+    }
+    if (strcmp(key, "bindTimeout") == 0) {
+        if (!ext_parse_duration(value, &c->bind_timeout_s) || c->bind_timeout_s == 0 ||
+            c->bind_timeout_s > 600)
+            return tpx_err_set(err, TPX_EINVAL,
+                               "bindTimeout: '%s' is not a duration between 1s and 10m", value);
+        return TPX_OK;
+    }
+    if (strcmp(key, "apiBackoffMax") == 0) {
+        if (!ext_parse_duration(value, &c->api_backoff_max_s) || c->api_backoff_max_s == 0 ||
+            c->api_backoff_max_s > 3600)
+            return tpx_err_set(err, TPX_EINVAL,
+                               "apiBackoffMax: '%s' is not a duration between 1s and 1h", value);
+        return TPX_OK;
+    }
+    if (strcmp(key, "events") == 0) {
+        if (strcmp(value, "true") == 0 || strcmp(value, "on") == 0)
+            c->events = true;
+        else if (strcmp(value, "false") == 0 || strcmp(value, "off") == 0)
+            c->events = false;
+        else
+            return tpx_err_set(err, TPX_EINVAL, "events: '%s' is not true or false", value);
+        return TPX_OK;
+    }
     if (strcmp(key, "drainTimeout") == 0) {
         if (!ext_parse_duration(value, &c->drain_s))
             return tpx_err_set(err, TPX_EINVAL, "drainTimeout: '%s' is not a duration", value);
@@ -444,4 +486,12 @@ void ext_serve_config_print(const struct ext_serve_config *c, FILE *f)
     fprintf(f, "threads: %u\n", c->threads);
     fprintf(f, "connectionTimeout: %us\n", c->conn_timeout_s);
     fprintf(f, "drainTimeout: %us\n", c->drain_s);
+    print_str(f, "kubeconfig", c->kubeconfig);
+    fprintf(f, "clusterSource: %s\n",
+            c->cluster_source == EXT_SOURCE_API    ? "api"
+            : c->cluster_source == EXT_SOURCE_FILE ? "file"
+                                                   : "auto");
+    fprintf(f, "bindTimeout: %us\n", c->bind_timeout_s);
+    fprintf(f, "apiBackoffMax: %us\n", c->api_backoff_max_s);
+    fprintf(f, "events: %s\n", c->events ? "true" : "false");
 }

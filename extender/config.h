@@ -15,6 +15,10 @@
 
 enum ext_bind_mode { EXT_BIND_RECORD = 0, EXT_BIND_API };
 
+/* Where the cluster view comes from. auto: the API server when neither nodes nor cluster is set
+ * and a kubeconfig ($KUBECONFIG, kubeconfig) or in-cluster config exists, else the files. */
+enum ext_cluster_source { EXT_SOURCE_AUTO = 0, EXT_SOURCE_API, EXT_SOURCE_FILE };
+
 #define EXT_MAX_LIST 32
 
 /* Every string is malloc'd and owned; ext_serve_config_release() frees them. */
@@ -37,6 +41,11 @@ struct ext_serve_config {
     unsigned threads;              /* 0: CPUs */
     unsigned conn_timeout_s;       /* 120 */
     unsigned drain_s;              /* 10: how long SIGTERM waits for requests in flight */
+    char *kubeconfig;              /* --kubeconfig; NULL: $KUBECONFIG, then in-cluster */
+    enum ext_cluster_source cluster_source; /* auto */
+    unsigned bind_timeout_s;       /* 4: one Binding POST (the scheduler's timeout is 5 s) */
+    unsigned api_backoff_max_s;    /* 30: longest wait between watch retries */
+    bool events;                   /* true: Normal/Warning Events on pods (needs the API) */
 
     /* derived by ext_serve_config_labels(): borrowed views of the lists above */
     const char *key_ptrs[TOPO_LEVEL_COUNT][EXT_MAX_LIST];

@@ -161,6 +161,38 @@ static void refresh_nodes(struct ext_routes *r, const struct ext_args *a)
     free(infos);
 }
 
+/* A pod with intent that no node can take: one Warning per group and reason (binder.c dedupes).
+ * The reason is the most frequent one (reasons are shared strings: the pointer identifies them);
+ * nodes topox does not know do not count. */
+static void warn_rejected(struct ext_routes *r, const struct ext_pod *pod,
+                          const struct ext_verdicts *v, const char *fixed)
+{
+    const char *seen[16];
+    size_t count[16], n = 0, best = 0;
+
+    if (!r->binder || !pod->ns || !pod->name)
+        return;
+    for (size_t i = 0; !fixed && v && i < v->n; i++) {
+        size_t k;
+
+        if (v->verdict[i] == POL_FIT || !v->reason[i] ||
+            strcmp(v->reason[i], EXT_UNKNOWN_NODE_REASON) == 0)
+            continue;
+        for (k = 0; k < n && seen[k] != v->reason[i]; k++)
+            ;
+        if (k == n && n < 16) {
+            seen[n] = v->reason[i];
+            count[n++] = 0;
+        }
+        if (k < n && ++count[k] > count[best])
+            best = k;
+    }
+    if (!fixed && n == 0)
+        return;
+    ext_binder_rejected(r->binder, pod->ns, pod->name, pod->uid, pod->wl.group,
+                        fixed ? fixed : seen[best]);
+}
+
 static unsigned do_filter(struct ext_routes *r, const struct ext_http_req *rq,
                           struct ext_http_resp *rp)
 {
@@ -200,6 +232,8 @@ static unsigned do_filter(struct ext_routes *r, const struct ext_http_req *rq,
         verdict = all;
         reason = why;
         nout = 0;
+        if (a.nnames)
+            warn_rejected(r, &a.pod, NULL, a.pod.msg);
     } else if (a.pod.wl.has_intent) {
         ext_state_remember_pod(r->state, a.pod.uid, a.pod.name, &a.pod.wl, time(NULL));
         if (ext_state_filter(r->state, &a.pod.wl, (const char *const *)a.names, a.nnames,
@@ -209,6 +243,8 @@ static unsigned do_filter(struct ext_routes *r, const struct ext_http_req *rq,
         reason = v.reason;
         nout = v.nfit;
         count_verdicts(r, &v);
+        if (v.n > v.nunknown && v.nfit == 0)
+            warn_rejected(r, &a.pod, &v, NULL);
     } else {
         nout = a.nnames; /* no intent: every node passes untouched */
         ext_metrics_verdict(r->metrics, "fit", NULL, a.nnames);
@@ -286,23 +322,37 @@ static unsigned do_bind(struct ext_routes *r, const struct ext_http_req *rq,
     struct ext_bind_out where;
     struct tpx_err e = TPX_ERR_INIT;
     struct tpx_buf b;
+    bool rolled_back = false;
 
     tpx_buf_init(&b, 1024 * 1024);
     memset(&where, 0, sizeof(where));
     if (ext_codec_decode_bind(rq->body, rq->body_len, &ba, &e) != TPX_OK) {
         TPX_LOG(TPX_WARN, "bad bind request", TPX_S("err", e.msg));
-    } else if (r->bind_mode == EXT_BIND_API) {
+    } else if (r->bind_mode == EXT_BIND_API && !r->binder) {
         tpx_err_set(&e, TPX_ENOTSUP,
-                    "bind mode 'api' needs the Kubernetes API client, which this build lacks");
-    } else {
-        ext_state_bind(r->state, ba.pod_uid, ba.pod_name, ba.node, time(NULL), &where, &e);
+                    "bind mode 'api' needs the Kubernetes API (--kubeconfig, $KUBECONFIG or "
+                    "in-cluster), which this server was started without");
+    } else if (ext_state_bind(r->state, ba.pod_uid, ba.pod_name, ba.node, time(NULL), &where,
+                              &e) == TPX_OK &&
+               r->bind_mode == EXT_BIND_API) {
+        /* The placement is recorded first, so a filter racing this bind already sees it taken;
+         * if the API server says no, it is taken back so no capacity leaks. */
+        if (ext_binder_bind(r->binder, ba.pod_ns, ba.pod_name, ba.pod_uid, ba.node, &where,
+                            &e) != TPX_OK) {
+            if (!where.already && ba.pod_uid)
+                ext_state_remove_pod(r->state, ba.pod_uid);
+            rolled_back = !where.already;
+        } else {
+            ext_binder_placed(r->binder, ba.pod_ns, ba.pod_name, ba.pod_uid, &where);
+        }
     }
     TPX_LOG(TPX_INFO, "decision", TPX_S("verb", "bind"),
             TPX_S("pod", ba.pod_name ? ba.pod_name : ""), TPX_S("ns", ba.pod_ns ? ba.pod_ns : ""),
             TPX_S("node", ba.node ? ba.node : ""), TPX_S("group", where.group),
             TPX_S("rack", where.rack), TPX_S("domain", where.domain),
-            TPX_I("stage", where.stage), TPX_B("known", where.known), TPX_S("err", e.msg),
-            TPX_I("dur_us", (long long)((mono() - t0) * 1e6)));
+            TPX_I("stage", where.stage), TPX_B("known", where.known),
+            TPX_B("api", r->bind_mode == EXT_BIND_API), TPX_B("rolled_back", rolled_back),
+            TPX_S("err", e.msg), TPX_I("dur_us", (long long)((mono() - t0) * 1e6)));
     ext_bind_args_release(&ba);
     {
         struct tpx_err e2 = TPX_ERR_INIT;

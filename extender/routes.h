@@ -4,10 +4,14 @@
  * /debug/state; 404 for other paths, 405 for a wrong method. Decodes with codec.c, decides with
  * state.c and policy, answers per extender-protocol.md section 2 (filter and bind failures travel
  * in the Error field with HTTP 200; prioritize and preempt failures are non-200), counts metrics
- * and logs one line per decision. No MHD here: http.c calls ext_routes_handle(). */
+ * and logs one line per decision. In bind mode api, bind records the placement, POSTs the Binding
+ * through binder.c and takes the placement back when that fails; a placed pod gets a Normal Event
+ * and a pod whose group fits nowhere a (deduplicated) Warning. No MHD here: http.c calls
+ * ext_routes_handle(). */
 #ifndef TPX_EXTENDER_ROUTES_H
 #define TPX_EXTENDER_ROUTES_H
 
+#include "extender/binder.h"
 #include "extender/codec.h"
 #include "extender/config.h"
 #include "extender/http.h"
@@ -20,7 +24,9 @@ struct ext_routes {
     struct ext_metrics *metrics;
     struct ext_codec_opts opts;
     enum ext_bind_mode bind_mode;
-    size_t max_response; /* cap on a response body */
+    size_t max_response;       /* cap on a response body */
+    struct ext_binder *binder; /* the API server: Bindings (bind mode api) and Events; NULL:
+                                * none (api mode then answers bind with an Error) */
 };
 
 /* The ext_http_handler_fn for http.c; ctx is a struct ext_routes. Thread-safe. */

@@ -671,6 +671,7 @@ enum tpx_code ext_state_bind(struct ext_state *st, const char *uid, const char *
             goto out;
         }
     }
+    out->already = p->node && strcmp(p->node, node_name) == 0;
     rc = place(st, p, i, now, &where, err);
     if (rc != TPX_OK)
         goto out;
@@ -679,6 +680,7 @@ enum tpx_code ext_state_bind(struct ext_state *st, const char *uid, const char *
         copy_str(out->rack, where.rack);
         copy_str(out->domain, where.domain);
         copy_str(out->group, p->wl.group);
+        copy_str(out->display, p->wl.display);
         out->stage = where.stage;
         out->rank_first = where.rank_first;
         out->rank_last = where.rank_last;

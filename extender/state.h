@@ -94,6 +94,8 @@ struct ext_bind_out {
     char rack[POL_KEY_MAX];
     char domain[POL_KEY_MAX];
     char group[POL_KEY_MAX];
+    char display[POL_KEY_MAX]; /* the group for people: "llm/vllm group 0" */
+    bool already;              /* the pod was already recorded on this node before the call */
     unsigned stage;
     unsigned rank_first;
     unsigned rank_last;

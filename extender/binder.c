@@ -1,0 +1,485 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* extender/binder.c - Binding POSTs from a pool of API clients, and Events from a queue.
+ *
+ * Why a pool and not one client per MHD thread: MHD does not tell a handler which pool thread
+ * runs it, and binds are rare next to filters; a few clients behind a mutex cost nothing and keep
+ * curl's connection reuse. Why a queue for events: bind sits on the scheduler's 5 s timeout, and
+ * an Event is only information, so it must never hold a bind up; while the API server is away the
+ * queue keeps the events and the thread retries them in order. */
+#include "extender/binder.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/log.h"
+
+#define DEFAULT_CLIENTS 4
+#define MAX_CLIENTS 64
+#define DEFAULT_BIND_TIMEOUT_MS 4000
+#define DEFAULT_EVENT_QUEUE 1024
+#define DEFAULT_EVENT_MAX_AGE_S 600
+#define DEFAULT_DEDUPE_S 3600
+#define DEDUPE_SLOTS 1024
+#define EVENT_BACKOFF_MAX_MS 5000
+
+struct event {
+    char *ns;
+    char *pod;
+    char *uid;
+    char *type;
+    char *reason;
+    char *message;
+    time_t born;
+    struct event *next;
+};
+
+struct seen {
+    uint64_t hash;
+    time_t at;
+};
+
+struct ext_binder {
+    struct ext_binder_config cfg;
+    char *component;
+    struct ext_kube_config kcfg; /* for binds: the caller's, with the bind timeout */
+
+    pthread_mutex_t pool_mu; /* clients, busy, nclients */
+    pthread_cond_t pool_cv;
+    struct ext_kube *clients[MAX_CLIENTS];
+    bool busy[MAX_CLIENTS];
+    unsigned nclients;
+
+    pthread_mutex_t mu; /* the queue, the dedupe table, the counters */
+    pthread_cond_t cv;
+    struct event *head;
+    struct event *tail;
+    struct event *sending; /* the head while the thread sends it without the lock */
+    size_t queued;
+    struct seen seen[DEDUPE_SLOTS];
+    struct ext_binder_stats st;
+    atomic_bool stopping;
+    struct ext_kube *ev_client;
+    pthread_t th;
+    bool started;
+};
+
+/* ---- events ----------------------------------------------------------------------------- */
+
+static void event_free(struct event *e)
+{
+    if (!e)
+        return;
+    free(e->ns);
+    free(e->pod);
+    free(e->uid);
+    free(e->type);
+    free(e->reason);
+    free(e->message);
+    free(e);
+}
+
+static bool is_stopping(void *ctx)
+{
+    struct ext_binder *b = ctx;
+
+    return atomic_load(&b->stopping);
+}
+
+/* Wait ms or until stop; returns true when stopping. mu held. */
+static bool wait_ms(struct ext_binder *b, unsigned long ms)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += (time_t)(ms / 1000);
+    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    while (!atomic_load(&b->stopping)) {
+        if (pthread_cond_timedwait(&b->cv, &b->mu, &ts) != 0)
+            break;
+    }
+    return atomic_load(&b->stopping);
+}
+
+static void *event_loop(void *arg)
+{
+    struct ext_binder *b = arg;
+    unsigned tries = 0;
+
+    pthread_mutex_lock(&b->mu);
+    while (!atomic_load(&b->stopping)) {
+        struct event *e = b->head;
+        struct ext_kube_event ev;
+        struct tpx_err err = TPX_ERR_INIT;
+        enum tpx_code rc;
+
+        if (!e) {
+            pthread_cond_wait(&b->cv, &b->mu);
+            continue;
+        }
+        /* The head stays queued while it is sent, so events keep their order across retries;
+         * `sending` keeps enqueue() from dropping it meanwhile. */
+        ev = (struct ext_kube_event){e->ns,     e->pod,     e->uid,      e->type,
+                                     e->reason, e->message, b->component};
+        b->sending = e;
+        pthread_mutex_unlock(&b->mu);
+        rc = ext_kube_event(b->ev_client, &ev, &err);
+        pthread_mutex_lock(&b->mu);
+        b->sending = NULL;
+        if (rc == TPX_OK || time(NULL) - e->born > (time_t)b->cfg.event_max_age_s ||
+            (rc == TPX_EAPI && err.http_status >= 400 && err.http_status < 500 &&
+             err.http_status != 429 && err.http_status != 401)) {
+            /* delivered, too old, or refused for good (403, 404, 422): next one */
+            if (rc == TPX_OK) {
+                b->st.events_sent++;
+            } else {
+                b->st.events_dropped++;
+                TPX_LOG(TPX_WARN, "event dropped", TPX_S("pod", e->pod), TPX_S("ns", e->ns),
+                        TPX_S("reason", e->reason), TPX_S("err", err.msg));
+            }
+            b->head = e->next;
+            if (!b->head)
+                b->tail = NULL;
+            b->queued--;
+            event_free(e);
+            tries = 0;
+            continue;
+        }
+        if (atomic_load(&b->stopping))
+            break;
+        b->st.events_retried++;
+        if (tries == 0)
+            TPX_LOG(TPX_WARN, "event not delivered, will retry", TPX_S("pod", e->pod),
+                    TPX_S("ns", e->ns), TPX_S("err", err.msg));
+        {
+            unsigned long ms = 250UL << (tries < 5 ? tries : 5);
+
+            tries++;
+            wait_ms(b, ms > EVENT_BACKOFF_MAX_MS ? EVENT_BACKOFF_MAX_MS : ms);
+        }
+    }
+    pthread_mutex_unlock(&b->mu);
+    return NULL;
+}
+
+static char *dup_or_empty(const char *s)
+{
+    return strdup(s ? s : "");
+}
+
+/* Queue one event; false when out of memory. */
+static bool enqueue(struct ext_binder *b, const char *ns, const char *pod, const char *uid,
+                    const char *type, const char *reason, const char *message)
+{
+    struct event *e = calloc(1, sizeof(*e));
+
+    if (!e)
+        return false;
+    e->ns = dup_or_empty(ns);
+    e->pod = dup_or_empty(pod);
+    e->uid = uid && *uid ? strdup(uid) : NULL;
+    e->type = dup_or_empty(type);
+    e->reason = dup_or_empty(reason);
+    e->message = dup_or_empty(message);
+    e->born = time(NULL);
+    if (!e->ns || !e->pod || (uid && *uid && !e->uid) || !e->type || !e->reason || !e->message) {
+        event_free(e);
+        return false;
+    }
+    pthread_mutex_lock(&b->mu);
+    if (b->queued >= b->cfg.event_queue && b->head && (b->head != b->sending || b->head->next)) {
+        /* Full: the oldest goes, or the one after it when the oldest is being sent. */
+        struct event **pp = b->head == b->sending ? &b->head->next : &b->head;
+        struct event *old = *pp;
+
+        *pp = old->next;
+        if (b->tail == old)
+            b->tail = pp == &b->head ? NULL : b->head;
+        b->queued--;
+        b->st.events_dropped++;
+        TPX_LOG(TPX_WARN, "event queue full, oldest event dropped", TPX_S("pod", old->pod),
+                TPX_S("ns", old->ns));
+        event_free(old);
+    }
+    if (b->tail)
+        b->tail->next = e;
+    else
+        b->head = e;
+    b->tail = e;
+    b->queued++;
+    pthread_cond_broadcast(&b->cv);
+    pthread_mutex_unlock(&b->mu);
+    return true;
+}
+
+void ext_binder_replica_name(const char *display, char *out, size_t len)
+{
+    const char *slash = display ? strchr(display, '/') : NULL;
+    const char *sep = slash ? strstr(slash, " group ") : NULL;
+
+    if (!len)
+        return;
+    if (slash && sep && sep > slash + 1 && sep[7]) {
+        snprintf(out, len, "%.*s/%s", (int)(sep - slash - 1), slash + 1, sep + 7);
+        return;
+    }
+    snprintf(out, len, "%s", display ? display : "");
+}
+
+void ext_binder_placed(struct ext_binder *b, const char *ns, const char *pod, const char *uid,
+                       const struct ext_bind_out *where)
+{
+    char replica[POL_KEY_MAX];
+    char msg[4 * POL_KEY_MAX];
+
+    if (b->cfg.no_events || !where || !where->intent)
+        return;
+    ext_binder_replica_name(where->display, replica, sizeof(replica));
+    snprintf(msg, sizeof(msg), "placed replica %s stage %u in rack %s, domain %s", replica,
+             where->stage, where->rack, where->domain);
+    if (!enqueue(b, ns, pod, uid, "Normal", "Placed", msg))
+        TPX_LOG(TPX_WARN, "event lost: out of memory", TPX_S("pod", pod ? pod : ""));
+}
+
+static uint64_t fnv(uint64_t h, const char *s)
+{
+    for (; s && *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return (h ^ 0xff) * 1099511628211ULL; /* a separator, so "ab"+"c" != "a"+"bc" */
+}
+
+bool ext_binder_rejected(struct ext_binder *b, const char *ns, const char *pod, const char *uid,
+                         const char *group_key, const char *reason)
+{
+    uint64_t h = 1469598103934665603ULL;
+    time_t now = time(NULL);
+    size_t free_slot = DEDUPE_SLOTS, oldest = 0;
+    bool dup = false;
+
+    if (b->cfg.no_events)
+        return false;
+    if (group_key && *group_key) {
+        h = fnv(h, group_key);
+    } else {
+        h = fnv(h, ns);
+        h = fnv(h, pod);
+    }
+    h = fnv(h, reason);
+    pthread_mutex_lock(&b->mu);
+    for (size_t i = 0; i < DEDUPE_SLOTS; i++) {
+        struct seen *s = &b->seen[i];
+
+        if (s->hash == h && now - s->at < (time_t)b->cfg.dedupe_s) {
+            dup = true;
+            break;
+        }
+        if (s->hash == 0 || now - s->at >= (time_t)b->cfg.dedupe_s) {
+            if (free_slot == DEDUPE_SLOTS)
+                free_slot = i;
+        } else if (s->at < b->seen[oldest].at) {
+            oldest = i;
+        }
+    }
+    if (dup) {
+        b->st.warnings_deduped++;
+    } else {
+        size_t slot = free_slot != DEDUPE_SLOTS ? free_slot : oldest;
+
+        b->seen[slot].hash = h;
+        b->seen[slot].at = now;
+    }
+    pthread_mutex_unlock(&b->mu);
+    if (dup)
+        return false;
+    return enqueue(b, ns, pod, uid, "Warning", "GroupRejected", reason);
+}
+
+/* ---- binds ------------------------------------------------------------------------------ */
+
+/* Take a free client, creating one if the pool is not full; blocks while all are busy. A client
+ * is built under the lock: that is a curl handle and a token file read, and happens at most
+ * `clients` times. */
+static struct ext_kube *acquire(struct ext_binder *b, unsigned *slot, struct tpx_err *err)
+{
+    struct ext_kube *k = NULL;
+
+    pthread_mutex_lock(&b->pool_mu);
+    for (;;) {
+        for (unsigned i = 0; i < b->nclients; i++) {
+            if (!b->busy[i]) {
+                b->busy[i] = true;
+                *slot = i;
+                k = b->clients[i];
+                goto out;
+            }
+        }
+        if (b->nclients < b->cfg.clients)
+            break;
+        pthread_cond_wait(&b->pool_cv, &b->pool_mu);
+    }
+    k = ext_kube_new(&b->kcfg, err);
+    if (k) {
+        *slot = b->nclients++;
+        b->clients[*slot] = k;
+        b->busy[*slot] = true;
+    }
+out:
+    pthread_mutex_unlock(&b->pool_mu);
+    return k;
+}
+
+static void release(struct ext_binder *b, unsigned slot)
+{
+    pthread_mutex_lock(&b->pool_mu);
+    b->busy[slot] = false;
+    pthread_cond_signal(&b->pool_cv);
+    pthread_mutex_unlock(&b->pool_mu);
+}
+
+enum tpx_code ext_binder_bind(struct ext_binder *b, const char *ns, const char *name,
+                              const char *uid, const char *node, const struct ext_bind_out *where,
+                              struct tpx_err *err)
+{
+    char stage[16];
+    struct ext_kube_kv ann[3];
+    size_t nann = 0;
+    struct ext_kube *k;
+    unsigned slot = 0;
+    enum tpx_code rc;
+
+    if (!ns || !*ns || !name || !*name || !node || !*node)
+        return tpx_err_set(err, TPX_EINVAL, "bind: pod namespace, name and node are required");
+    if (where && where->intent) {
+        snprintf(stage, sizeof(stage), "%u", where->stage);
+        ann[nann++] = (struct ext_kube_kv){"topox.io/rack", where->rack};
+        ann[nann++] = (struct ext_kube_kv){"topox.io/domain", where->domain};
+        ann[nann++] = (struct ext_kube_kv){"topox.io/stage", stage};
+    }
+    k = acquire(b, &slot, err);
+    if (!k) {
+        tpx_err_prefix(err, "bind '%s/%s'", ns, name);
+        return err->code;
+    }
+    rc = ext_kube_bind(k, ns, name, uid, node, ann, nann, err);
+    release(b, slot);
+    pthread_mutex_lock(&b->mu);
+    if (rc == TPX_OK)
+        b->st.binds++;
+    else
+        b->st.bind_failures++;
+    pthread_mutex_unlock(&b->mu);
+    return rc;
+}
+
+/* ---- lifecycle -------------------------------------------------------------------------- */
+
+struct ext_binder *ext_binder_new(const struct ext_kube_config *kcfg,
+                                  const struct ext_binder_config *cfg, struct tpx_err *err)
+{
+    struct ext_binder *b = calloc(1, sizeof(*b));
+    unsigned slot = 0;
+    int rc;
+
+    if (!b) {
+        tpx_err_set(err, TPX_ENOMEM, "out of memory for the binder");
+        return NULL;
+    }
+    if (cfg)
+        b->cfg = *cfg;
+    if (!b->cfg.clients)
+        b->cfg.clients = DEFAULT_CLIENTS;
+    if (b->cfg.clients > MAX_CLIENTS)
+        b->cfg.clients = MAX_CLIENTS;
+    if (!b->cfg.bind_timeout_ms)
+        b->cfg.bind_timeout_ms = DEFAULT_BIND_TIMEOUT_MS;
+    if (!b->cfg.event_queue)
+        b->cfg.event_queue = DEFAULT_EVENT_QUEUE;
+    if (!b->cfg.event_max_age_s)
+        b->cfg.event_max_age_s = DEFAULT_EVENT_MAX_AGE_S;
+    if (!b->cfg.dedupe_s)
+        b->cfg.dedupe_s = DEFAULT_DEDUPE_S;
+    b->component = strdup(b->cfg.component ? b->cfg.component : "topox");
+    b->cfg.component = NULL;
+    pthread_mutex_init(&b->pool_mu, NULL);
+    pthread_cond_init(&b->pool_cv, NULL);
+    pthread_mutex_init(&b->mu, NULL);
+    pthread_cond_init(&b->cv, NULL);
+    atomic_init(&b->stopping, false);
+    if (!b->component) {
+        tpx_err_set(err, TPX_ENOMEM, "out of memory for the binder");
+        goto fail;
+    }
+    if (ext_kube_config_copy(&b->kcfg, kcfg, err) != TPX_OK)
+        goto fail;
+    b->kcfg.timeout_ms = b->cfg.bind_timeout_ms;
+    if (!b->kcfg.connect_timeout_ms || b->kcfg.connect_timeout_ms > b->cfg.bind_timeout_ms)
+        b->kcfg.connect_timeout_ms = b->cfg.bind_timeout_ms / 2;
+    /* one client now: a bad token file or certificate fails at startup, not at the first bind */
+    if (!acquire(b, &slot, err))
+        goto fail;
+    release(b, slot);
+    b->ev_client = ext_kube_new(kcfg, err);
+    if (!b->ev_client)
+        goto fail;
+    ext_kube_set_cancel(b->ev_client, is_stopping, b);
+    rc = pthread_create(&b->th, NULL, event_loop, b);
+    if (rc != 0) {
+        tpx_err_errno(err, rc, "cannot start the event thread");
+        goto fail;
+    }
+    b->started = true;
+    return b;
+fail:
+    tpx_err_prefix(err, "API binder");
+    ext_binder_free(b);
+    return NULL;
+}
+
+void ext_binder_free(struct ext_binder *b)
+{
+    size_t left;
+
+    if (!b)
+        return;
+    pthread_mutex_lock(&b->mu);
+    atomic_store(&b->stopping, true);
+    pthread_cond_broadcast(&b->cv);
+    pthread_mutex_unlock(&b->mu);
+    if (b->started)
+        pthread_join(b->th, NULL);
+    left = b->queued;
+    while (b->head) {
+        struct event *e = b->head;
+
+        b->head = e->next;
+        event_free(e);
+    }
+    if (left)
+        TPX_LOG(TPX_WARN, "events not delivered at shutdown", TPX_I("count", left));
+    for (unsigned i = 0; i < b->nclients; i++)
+        ext_kube_free(b->clients[i]);
+    ext_kube_free(b->ev_client);
+    ext_kube_config_release(&b->kcfg);
+    pthread_cond_destroy(&b->cv);
+    pthread_mutex_destroy(&b->mu);
+    pthread_cond_destroy(&b->pool_cv);
+    pthread_mutex_destroy(&b->pool_mu);
+    free(b->component);
+    free(b);
+}
+
+void ext_binder_get_stats(struct ext_binder *b, struct ext_binder_stats *out)
+{
+    pthread_mutex_lock(&b->mu);
+    *out = b->st;
+    out->events_queued = b->queued;
+    pthread_mutex_unlock(&b->mu);
+}

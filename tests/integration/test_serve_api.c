@@ -1,0 +1,915 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* tests/integration/test_serve_api.c - `topox serve` wired to a Kubernetes API server: the real
+ * binary against the in-process fake API server (fake_apiserver.c, port 0, reached through a
+ * kubeconfig written here). Readiness waits for the first full list; binds create Bindings with
+ * the uid and the topox.io annotations; a restarted extender rebuilds its groups from the bound
+ * pods; 409/404/403 become clear Errors and give the capacity back; Events: a Normal one per
+ * placed pod, one Warning per rejected group; a 30 s outage of the API server (a TCP proxy in
+ * this file that cuts every connection) loses nothing and the extender recovers by itself.
+ *
+ * The fake server does not apply Bindings to its pod list, so the test does what the real API
+ * server would: after each successful bind it sets spec.nodeName and merges the Binding's
+ * annotations into the pod it serves. */
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fake_apiserver.h"
+#include "harness.h"
+
+#define RACKS 4
+#define PER_RACK 2
+#define NNODES (RACKS * PER_RACK)
+
+/* ---- the world of one test ---------------------------------------------------------------- */
+
+struct proxy;
+
+struct world {
+    struct fake_api *api;
+    struct proxy *proxy;
+    json_t *pods; /* the PodList the fake serves */
+    char kubeconfig[64];
+    struct server srv;
+    bool running;
+};
+
+static struct world *cur;
+
+static void proxy_stop(struct proxy *p);
+
+static void teardown(void)
+{
+    if (!cur)
+        return;
+    if (cur->running)
+        server_stop(&cur->srv);
+    proxy_stop(cur->proxy);
+    fake_api_stop(cur->api);
+    json_decref(cur->pods);
+    unlink(cur->kubeconfig);
+    free(cur);
+    cur = NULL;
+}
+
+TestSuite(serve_api, .fini = teardown);
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+    nanosleep(&ts, NULL);
+}
+
+static const char *str_or(const char *s, const char *dflt)
+{
+    return s ? s : dflt;
+}
+
+static char *node_name(int rack, int i)
+{
+    static char buf[NNODES][16];
+    int k = (rack - 1) * PER_RACK + (i - 1);
+
+    snprintf(buf[k], sizeof(buf[k]), "r%d-n%d", rack, i);
+    return buf[k];
+}
+
+static int rack_of(const char *node)
+{
+    return atoi(node + 1);
+}
+
+static char *nodes_list(void)
+{
+    json_t *items = json_array();
+    json_t *list;
+    char *s;
+
+    for (int r = 1; r <= RACKS; r++) {
+        for (int i = 1; i <= PER_RACK; i++) {
+            char rack[8];
+
+            snprintf(rack, sizeof(rack), "r%d", r);
+            json_array_append_new(
+                items, json_pack("{s:{s:s,s:s,s:{s:s,s:s}},s:{s:{s:s,s:s},s:[{s:s,s:s}]}}",
+                                 "metadata", "name", node_name(r, i), "uid", node_name(r, i),
+                                 "labels", "topox.io/rack", rack, "topox.io/domain-size", "8",
+                                 "status", "allocatable", "nvidia.com/gpu", "8", "cpu", "96",
+                                 "conditions", "type", "Ready", "status", "True"));
+        }
+    }
+    list = json_pack("{s:s,s:s,s:{s:s},s:o}", "kind", "NodeList", "apiVersion", "v1", "metadata",
+                     "resourceVersion", "1000", "items", items);
+    s = json_dumps(list, JSON_COMPACT);
+    json_decref(list);
+    return s;
+}
+
+static void push_pods(struct world *w)
+{
+    char *s = json_dumps(w->pods, JSON_COMPACT);
+
+    cr_assert_eq(fake_api_set_list(w->api, "/api/v1/pods", s), 0);
+    free(s);
+}
+
+static void write_kubeconfig(struct world *w, const char *server)
+{
+    FILE *f;
+
+    snprintf(w->kubeconfig, sizeof(w->kubeconfig), "/tmp/topox-kc-XXXXXX");
+    {
+        int fd = mkstemp(w->kubeconfig);
+        cr_assert(fd >= 0);
+        close(fd);
+    }
+    f = fopen(w->kubeconfig, "w");
+    cr_assert_not_null(f);
+    fprintf(f,
+            "apiVersion: v1\nkind: Config\ncurrent-context: fake\n"
+            "clusters:\n- name: fake\n  cluster:\n    server: %s\n"
+            "users:\n- name: tester\n  user:\n    token: test-token\n"
+            "contexts:\n- name: fake\n  context:\n    cluster: fake\n    user: tester\n"
+            "    namespace: llm\n",
+            server);
+    fclose(f);
+}
+
+/* A fake API server with 4 racks x 2 nodes x 8 GPUs and no pods; via: a proxy in between. */
+static struct world *world_new(bool via_proxy);
+
+/* `topox serve --kubeconfig K --bind-mode api ARGS...` */
+static void start(struct world *w, const char *const *extra)
+{
+    const char *args[24] = {"--kubeconfig", w->kubeconfig,       "--bind-mode",
+                            "api",          "--api-backoff-max", "1s"};
+    size_t n = 6;
+    int rc;
+
+    for (size_t i = 0; extra && extra[i] && n < 23; i++)
+        args[n++] = extra[i];
+    args[n] = NULL;
+    rc = server_start(args, &w->srv);
+    w->running = rc == 0;
+    cr_assert_eq(rc, 0, "topox serve did not start:\n%s", w->srv.log ? w->srv.log : "");
+}
+
+static void stop(struct world *w)
+{
+    w->running = false;
+    cr_expect_eq(server_stop(&w->srv), 0, "SIGTERM must drain and exit 0");
+}
+
+static void kill_hard(struct world *w)
+{
+    kill(w->srv.pid, SIGKILL);
+    w->running = false;
+    server_stop(&w->srv);
+}
+
+static long get(struct world *w, const char *path, char **resp)
+{
+    return http_call("GET", w->srv.port, path, NULL, resp);
+}
+
+/* Poll /readyz until 200 (up to 30 s); returns the last status. */
+static long wait_ready(struct world *w)
+{
+    long st = 0;
+
+    for (int i = 0; i < 300 && st != 200; i++) {
+        st = get(w, "/readyz", NULL);
+        if (st != 200)
+            sleep_ms(100);
+    }
+    return st;
+}
+
+/* ---- pods ----------------------------------------------------------------------------------- */
+
+/* An LWS pod (group NULL: a lone pod with only topox.io annotations) asking for 8 GPUs per pod,
+ * added to the fake's pod list (Pending, unbound). Returns it (borrowed from w->pods). */
+static json_t *add_pod(struct world *w, const char *ns, const char *name, const char *uid,
+                       const char *group, int index, int size, int tp, int pp)
+{
+    json_t *labels = json_object(), *ann = json_object();
+    json_t *pod;
+    char buf[32];
+
+    if (group) {
+        json_object_set_new(labels, "leaderworkerset.sigs.k8s.io/name", json_string("vllm"));
+        json_object_set_new(labels, "leaderworkerset.sigs.k8s.io/group-index",
+                            json_string(group + strlen(group) - 1));
+        json_object_set_new(labels, "leaderworkerset.sigs.k8s.io/group-key", json_string(group));
+        snprintf(buf, sizeof(buf), "%d", index);
+        json_object_set_new(labels, "leaderworkerset.sigs.k8s.io/worker-index", json_string(buf));
+        snprintf(buf, sizeof(buf), "%d", size);
+        json_object_set_new(ann, "leaderworkerset.sigs.k8s.io/size", json_string(buf));
+    }
+    snprintf(buf, sizeof(buf), "%d", tp);
+    json_object_set_new(ann, "topox.io/tensor-parallel-size", json_string(buf));
+    snprintf(buf, sizeof(buf), "%d", pp);
+    json_object_set_new(ann, "topox.io/pipeline-parallel-size", json_string(buf));
+    pod =
+        json_pack("{s:{s:s,s:s,s:s,s:s,s:o,s:o},s:{s:s,s:[{s:s,s:{s:{s:s},s:{s:s}}}]},"
+                  "s:{s:s}}",
+                  "metadata", "name", name, "namespace", ns, "uid", uid, "resourceVersion", "1001",
+                  "labels", labels, "annotations", ann, "spec", "schedulerName", "topox-scheduler",
+                  "containers", "name", "vllm", "resources", "requests", "nvidia.com/gpu", "8",
+                  "limits", "nvidia.com/gpu", "8", "status", "phase", "Pending");
+    json_array_append_new(json_object_get(w->pods, "items"), pod);
+    push_pods(w);
+    return pod;
+}
+
+/* What the API server does on a Binding: nodeName, the Binding's annotations, Running. */
+static void apply_binding(struct world *w, json_t *pod, const char *node)
+{
+    const char *name = json_string_value(json_object_get(json_object_get(pod, "metadata"), "name"));
+    char needle[128];
+    char *body;
+    json_t *b;
+
+    snprintf(needle, sizeof(needle), "/pods/%s/binding", name);
+    body = fake_api_last(w->api, "POST", needle, "body");
+    cr_assert_not_null(body, "no Binding was POSTed for %s", name);
+    b = json_loads(body, 0, NULL);
+    free(body);
+    cr_assert_not_null(b);
+    json_object_update(json_object_get(json_object_get(pod, "metadata"), "annotations"),
+                       json_object_get(json_object_get(b, "metadata"), "annotations"));
+    json_object_set_new(json_object_get(pod, "spec"), "nodeName", json_string(node));
+    json_object_set_new(json_object_get(pod, "status"), "phase", json_string("Running"));
+    json_decref(b);
+    push_pods(w);
+}
+
+static char *all_nodes_args(json_t *pod, const char *const *names, size_t n)
+{
+    json_t *arr = json_array();
+    json_t *req;
+    char *s;
+
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(arr, json_string(names[i]));
+    req = json_pack("{s:O,s:n,s:o}", "Pod", pod, "Nodes", "NodeNames", arr);
+    s = json_dumps(req, JSON_COMPACT);
+    json_decref(req);
+    return s;
+}
+
+static json_t *post(struct world *w, const char *path, const char *body)
+{
+    char *resp = NULL;
+    long st = http_call("POST", w->srv.port, path, body, &resp);
+    json_t *j = json_loads(resp ? resp : "", 0, NULL);
+
+    cr_assert_eq(st, 200, "%s answered %ld: %s", path, st, resp ? resp : "");
+    cr_assert_not_null(j, "%s answered non-JSON: %s", path, resp ? resp : "");
+    free(resp);
+    return j;
+}
+
+/* filter over every node; the names that pass go into pass[] */
+static size_t filter(struct world *w, json_t *pod, char pass[][16], json_t **answer)
+{
+    const char *names[NNODES];
+    char *req;
+    json_t *f, *left;
+    size_t n;
+
+    for (int r = 1, k = 0; r <= RACKS; r++) {
+        for (int i = 1; i <= PER_RACK; i++)
+            names[k++] = node_name(r, i);
+    }
+    req = all_nodes_args(pod, names, NNODES);
+    f = post(w, "/filter", req);
+    free(req);
+    cr_assert_str_eq(json_string_value(json_object_get(f, "Error")), "", "filter Error");
+    left = json_object_get(f, "NodeNames");
+    n = json_array_size(left);
+    for (size_t i = 0; i < n; i++)
+        snprintf(pass[i], 16, "%s", json_string_value(json_array_get(left, i)));
+    if (answer)
+        *answer = f;
+    else
+        json_decref(f);
+    return n;
+}
+
+/* The bind call; returns its Error text (malloc'd, "" on success). */
+static char *bind_call(struct world *w, json_t *pod, const char *node)
+{
+    json_t *m = json_object_get(pod, "metadata");
+    char body[512];
+    json_t *b;
+    char *err;
+
+    snprintf(body, sizeof(body),
+             "{\"PodName\":\"%s\",\"PodNamespace\":\"%s\",\"PodUID\":\"%s\",\"Node\":\"%s\"}",
+             json_string_value(json_object_get(m, "name")),
+             json_string_value(json_object_get(m, "namespace")),
+             json_string_value(json_object_get(m, "uid")), node);
+    b = post(w, "/bind", body);
+    err = strdup(str_or(json_string_value(json_object_get(b, "Error")), "(no Error field)"));
+    json_decref(b);
+    return err;
+}
+
+/* What kube-scheduler does for one pod: filter, prioritize the survivors, bind the best. Returns
+ * the node (static storage) or NULL when filter left nothing; *bind_err (may be NULL) receives
+ * the bind's Error text (malloc'd). On success the fake applies the Binding. */
+static const char *schedule(struct world *w, json_t *pod, char **bind_err)
+{
+    static char chosen[16];
+    char pass[NNODES][16];
+    size_t n = filter(w, pod, pass, NULL);
+    char *err;
+
+    if (n == 0)
+        return NULL;
+    snprintf(chosen, sizeof(chosen), "%s", pass[0]);
+    if (n > 1) {
+        const char *names[NNODES];
+        char *req;
+        json_t *p;
+        json_int_t best = -1;
+
+        for (size_t i = 0; i < n; i++)
+            names[i] = pass[i];
+        req = all_nodes_args(pod, names, n);
+        p = post(w, "/prioritize", req);
+        free(req);
+        for (size_t i = 0; i < json_array_size(p); i++) {
+            json_t *h = json_array_get(p, i);
+            json_int_t sc = json_integer_value(json_object_get(h, "Score"));
+
+            if (sc > best) {
+                best = sc;
+                snprintf(chosen, sizeof(chosen), "%s",
+                         json_string_value(json_object_get(h, "Host")));
+            }
+        }
+        json_decref(p);
+    }
+    err = bind_call(w, pod, chosen);
+    if (err[0] == '\0')
+        apply_binding(w, pod, chosen);
+    if (bind_err)
+        *bind_err = err;
+    else
+        free(err);
+    return chosen;
+}
+
+/* schedule() that must succeed */
+static const char *place(struct world *w, json_t *pod)
+{
+    char *err = NULL;
+    const char *node = schedule(w, pod, &err);
+    const char *name = json_string_value(json_object_get(json_object_get(pod, "metadata"), "name"));
+
+    cr_assert_not_null(node, "%s found no node", name);
+    cr_assert_str_eq(err, "", "bind of %s failed: %s", name, err);
+    free(err);
+    return node;
+}
+
+/* ---- a TCP proxy that can play dead ---------------------------------------------------------- */
+
+#define PROXY_MAX_CONN 512
+
+struct proxy {
+    int lfd;
+    int port;
+    int backend;
+    atomic_bool down;
+    atomic_bool stopping;
+    atomic_int active; /* pumps still forwarding */
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_t pumps[PROXY_MAX_CONN];
+    size_t npumps;
+};
+
+struct pump {
+    struct proxy *p;
+    int a;
+    int b;
+};
+
+static void *pump_loop(void *arg)
+{
+    struct pump *pm = arg;
+    char buf[16384];
+
+    while (!atomic_load(&pm->p->down) && !atomic_load(&pm->p->stopping)) {
+        struct pollfd fds[2] = {{pm->a, POLLIN, 0}, {pm->b, POLLIN, 0}};
+        int rc = poll(fds, 2, 50);
+        bool done = false;
+
+        if (rc < 0 && errno != EINTR)
+            break;
+        for (int i = 0; i < 2 && rc > 0; i++) {
+            ssize_t n;
+
+            if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            n = read(fds[i].fd, buf, sizeof(buf));
+            if (n <= 0 || write(fds[1 - i].fd, buf, (size_t)n) != n)
+                done = true;
+        }
+        if (done)
+            break;
+    }
+    close(pm->a);
+    close(pm->b);
+    atomic_fetch_sub(&pm->p->active, 1);
+    free(pm);
+    return NULL;
+}
+
+static void *accept_loop(void *arg)
+{
+    struct proxy *p = arg;
+
+    while (!atomic_load(&p->stopping)) {
+        struct pollfd pf = {p->lfd, POLLIN, 0};
+        struct sockaddr_in sa;
+        struct pump *pm;
+        int c, b;
+
+        if (poll(&pf, 1, 50) <= 0)
+            continue;
+        c = accept(p->lfd, NULL, NULL);
+        if (c < 0)
+            continue;
+        if (atomic_load(&p->down)) {
+            close(c); /* the API server is gone: the client sees the connection drop */
+            continue;
+        }
+        b = socket(AF_INET, SOCK_STREAM, 0);
+        memset(&sa, 0, sizeof(sa));
+        sa.sin_family = AF_INET;
+        sa.sin_port = htons((uint16_t)p->backend);
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (b < 0 || connect(b, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+            if (b >= 0)
+                close(b);
+            close(c);
+            continue;
+        }
+        pm = malloc(sizeof(*pm));
+        pm->p = p;
+        pm->a = c;
+        pm->b = b;
+        pthread_mutex_lock(&p->mu);
+        atomic_fetch_add(&p->active, 1);
+        if (p->npumps < PROXY_MAX_CONN &&
+            pthread_create(&p->pumps[p->npumps], NULL, pump_loop, pm) == 0) {
+            p->npumps++;
+        } else {
+            atomic_fetch_sub(&p->active, 1);
+            close(c);
+            close(b);
+            free(pm);
+        }
+        pthread_mutex_unlock(&p->mu);
+    }
+    return NULL;
+}
+
+static struct proxy *proxy_start(int backend)
+{
+    struct proxy *p = calloc(1, sizeof(*p));
+    struct sockaddr_in sa;
+    socklen_t len = sizeof(sa);
+    int one = 1;
+
+    cr_assert_not_null(p);
+    p->backend = backend;
+    pthread_mutex_init(&p->mu, NULL);
+    p->lfd = socket(AF_INET, SOCK_STREAM, 0);
+    setsockopt(p->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    cr_assert_eq(bind(p->lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    cr_assert_eq(listen(p->lfd, 64), 0);
+    getsockname(p->lfd, (struct sockaddr *)&sa, &len);
+    p->port = ntohs(sa.sin_port);
+    cr_assert_eq(pthread_create(&p->th, NULL, accept_loop, p), 0);
+    return p;
+}
+
+/* down: cut every open connection (returns once they are closed) and drop new ones at once. */
+static void proxy_set_down(struct proxy *p, bool down)
+{
+    atomic_store(&p->down, down);
+    while (down && atomic_load(&p->active) > 0)
+        sleep_ms(10);
+}
+
+static void proxy_stop(struct proxy *p)
+{
+    if (!p)
+        return;
+    atomic_store(&p->stopping, true);
+    pthread_join(p->th, NULL);
+    for (size_t i = 0; i < p->npumps; i++)
+        pthread_join(p->pumps[i], NULL);
+    close(p->lfd);
+    pthread_mutex_destroy(&p->mu);
+    free(p);
+}
+
+static struct world *world_new(bool via_proxy)
+{
+    struct world *w = calloc(1, sizeof(*w));
+    char *nodes = nodes_list();
+    char url[64];
+
+    cr_assert_not_null(w);
+    cur = w;
+    w->api = fake_api_start(TPX_FIXTURES "/apiserver");
+    cr_assert_not_null(w->api);
+    fake_api_set_token(w->api, "test-token");
+    cr_assert_eq(fake_api_set_list(w->api, "/api/v1/nodes", nodes), 0);
+    free(nodes);
+    w->pods = json_pack("{s:s,s:s,s:{s:s},s:[]}", "kind", "PodList", "apiVersion", "v1", "metadata",
+                        "resourceVersion", "1000", "items");
+    push_pods(w);
+    if (via_proxy) {
+        w->proxy = proxy_start(fake_api_port(w->api));
+        snprintf(url, sizeof(url), "http://127.0.0.1:%d", w->proxy->port);
+    } else {
+        snprintf(url, sizeof(url), "%s", fake_api_url(w->api));
+    }
+    write_kubeconfig(w, url);
+    return w;
+}
+
+/* ---- checks ------------------------------------------------------------------------------- */
+
+static json_t *debug_state(struct world *w)
+{
+    char *resp = NULL;
+    long st = get(w, "/debug/state", &resp);
+    json_t *j = json_loads(resp ? resp : "", 0, NULL);
+
+    cr_assert_eq(st, 200, "/debug/state: %ld %s", st, resp ? resp : "");
+    cr_assert_not_null(j);
+    free(resp);
+    return j;
+}
+
+static long free_gpus(struct world *w)
+{
+    json_t *d = debug_state(w);
+    json_t *r;
+    size_t i;
+    long sum = 0;
+
+    json_array_foreach(json_object_get(d, "racks"), i, r)
+    {
+        sum += (long)json_integer_value(json_object_get(r, "accel_free"));
+    }
+    json_decref(d);
+    return sum;
+}
+
+/* members_placed of the group with this key in /debug/state; -1 when it is not there */
+static long members_placed(struct world *w, const char *key)
+{
+    json_t *d = debug_state(w);
+    json_t *g;
+    size_t i;
+    long n = -1;
+
+    json_array_foreach(json_object_get(d, "groups"), i, g)
+    {
+        if (strcmp(str_or(json_string_value(json_object_get(g, "group")), ""), key) == 0)
+            n = (long)json_integer_value(json_object_get(g, "members_placed"));
+    }
+    json_decref(d);
+    return n;
+}
+
+static unsigned events_in(struct world *w, const char *ns)
+{
+    char needle[128];
+
+    snprintf(needle, sizeof(needle), "/namespaces/%s/events", ns);
+    return fake_api_count(w->api, "POST", needle);
+}
+
+static unsigned wait_events(struct world *w, const char *ns, unsigned n)
+{
+    char needle[128];
+
+    snprintf(needle, sizeof(needle), "/namespaces/%s/events", ns);
+    return fake_api_wait_count(w->api, "POST", needle, n, 30000);
+}
+
+/* ---- tests ------------------------------------------------------------------------------ */
+
+Test(serve_api, help_lists_the_api_flags)
+{
+    const char *help[] = {"serve", "--help", NULL};
+    const char *bad[] = {"serve", "--cluster-source", "cloud", NULL};
+    const char *nokc[] = {
+        "serve", "--listen", "127.0.0.1:0", "--kubeconfig", "/nonexistent/kubeconfig", NULL};
+    struct run_result r;
+
+    cr_assert_eq(run_topox(help, NULL, &r), 0);
+    cr_expect_eq(r.status, 0);
+    cr_expect(strstr(r.out, "--kubeconfig") && strstr(r.out, "--cluster-source") &&
+                  strstr(r.out, "--bind-timeout") && strstr(r.out, "--events"),
+              "%s", r.out);
+    run_result_release(&r);
+    cr_assert_eq(run_topox(bad, NULL, &r), 0);
+    cr_expect_eq(r.status, 2);
+    cr_expect(strstr(r.err, "clusterSource") != NULL, "%s", r.err);
+    run_result_release(&r);
+    cr_assert_eq(run_topox(nokc, NULL, &r), 0);
+    cr_expect_eq(r.status, 1);
+    cr_expect(strstr(r.err, "/nonexistent/kubeconfig") != NULL, "%s", r.err);
+    run_result_release(&r);
+}
+
+Test(serve_api, readyz_503_until_the_first_full_sync, .timeout = 120)
+{
+    struct world *w = world_new(false);
+    const char *args[] = {NULL};
+    char *resp = NULL;
+    json_t *d;
+
+    /* every LIST fails until the test lets it through */
+    fake_api_fail_next(w->api, 100000, 503);
+    start(w, args);
+    cr_expect_eq(get(w, "/readyz", &resp), 503, "%s", resp ? resp : "");
+    cr_expect(resp && strstr(resp, "not ready"), "%s", resp ? resp : "");
+    free(resp);
+    cr_expect_eq(get(w, "/healthz", NULL), 200);
+    fake_api_fail_next(w->api, 0, 0);
+    cr_assert_eq(wait_ready(w), 200, "never ready:\n%s", w->srv.log);
+    d = debug_state(w);
+    cr_expect_eq(json_integer_value(json_object_get(d, "nodes")), NNODES);
+    json_decref(d);
+    stop(w);
+}
+
+Test(serve_api, groups_bound_through_the_api_survive_a_restart, .timeout = 180)
+{
+    struct world *w = world_new(false);
+    const char *args[] = {NULL};
+    json_t *pods[4][2];
+    char nodes[4][2][16];
+    int used[RACKS + 1] = {0};
+    char *body;
+    json_t *b, *ann;
+    char pass[NNODES][16];
+    json_t *f = NULL;
+    size_t n;
+
+    start(w, args);
+    cr_assert_eq(wait_ready(w), 200, "never ready:\n%s", w->srv.log);
+    for (int g = 0; g < 4; g++) {
+        for (int k = 0; k < 2; k++) {
+            char name[32], uid[32], group[16];
+
+            snprintf(name, sizeof(name), k ? "vllm-%d-%d" : "vllm-%d", g, k);
+            snprintf(uid, sizeof(uid), "uid-%d-%d", g, k);
+            snprintf(group, sizeof(group), "gkey%d", g);
+            pods[g][k] = add_pod(w, "llm", name, uid, group, k, 2, 8, 2);
+        }
+    }
+    /* group 0 whole, group 1 half, then the extender dies */
+    snprintf(nodes[0][0], 16, "%s", place(w, pods[0][0]));
+    snprintf(nodes[0][1], 16, "%s", place(w, pods[0][1]));
+    snprintf(nodes[1][0], 16, "%s", place(w, pods[1][0]));
+    cr_expect_eq(rack_of(nodes[0][0]), rack_of(nodes[0][1]));
+
+    /* the Binding: name, uid precondition, target node, the three annotations */
+    body = fake_api_last(w->api, "POST", "/namespaces/llm/pods/vllm-0-1/binding", "body");
+    cr_assert_not_null(body);
+    b = json_loads(body, 0, NULL);
+    cr_assert_not_null(b, "%s", body);
+    cr_expect_str_eq(json_string_value(json_object_get(b, "kind")), "Binding");
+    cr_expect_str_eq(json_string_value(json_object_get(json_object_get(b, "metadata"), "uid")),
+                     "uid-0-1");
+    cr_expect_str_eq(json_string_value(json_object_get(json_object_get(b, "target"), "name")),
+                     nodes[0][1]);
+    ann = json_object_get(json_object_get(b, "metadata"), "annotations");
+    {
+        char rack[8];
+        snprintf(rack, sizeof(rack), "r%d", rack_of(nodes[0][1]));
+        cr_expect_str_eq(str_or(json_string_value(json_object_get(ann, "topox.io/rack")), ""), rack,
+                         "%s", body);
+    }
+    cr_expect_str_eq(str_or(json_string_value(json_object_get(ann, "topox.io/stage")), ""), "1",
+                     "%s", body);
+    cr_expect(json_string_value(json_object_get(ann, "topox.io/domain")) != NULL, "%s", body);
+    json_decref(b);
+    free(body);
+    cr_assert_eq(wait_events(w, "llm", 3), 3, "a Normal event per placed pod");
+
+    kill_hard(w);
+    start(w, args);
+    cr_assert_eq(wait_ready(w), 200, "never ready after the restart:\n%s", w->srv.log);
+
+    /* the rebuilt ledger confines group 1's second pod to its leader's rack */
+    n = filter(w, pods[1][1], pass, &f);
+    cr_assert_gt(n, 0, "group 1's rack must still fit its second pod");
+    for (size_t i = 0; i < n; i++)
+        cr_expect_eq(rack_of(pass[i]), rack_of(nodes[1][0]), "%s is outside group 1's rack",
+                     pass[i]);
+    {
+        json_t *un = json_object_get(f, "FailedAndUnresolvableNodes");
+        const char *why =
+            json_string_value(json_object_get(un, node_name(rack_of(nodes[1][0]) % RACKS + 1, 1)));
+
+        cr_expect(why && strstr(why, "rack"),
+                  "other racks are unresolvable with the group's "
+                  "rack as reason: %s",
+                  why ? why : "(none)");
+    }
+    json_decref(f);
+    snprintf(nodes[1][1], 16, "%s", place(w, pods[1][1]));
+    for (int g = 2; g < 4; g++) {
+        snprintf(nodes[g][0], 16, "%s", place(w, pods[g][0]));
+        snprintf(nodes[g][1], 16, "%s", place(w, pods[g][1]));
+    }
+    /* every group in one rack, four groups in four racks, no node twice */
+    for (int g = 0; g < 4; g++) {
+        cr_expect_eq(rack_of(nodes[g][0]), rack_of(nodes[g][1]), "group %d split: %s %s", g,
+                     nodes[g][0], nodes[g][1]);
+        used[rack_of(nodes[g][0])]++;
+        for (int h = 0; h < 4; h++) {
+            for (int k = 0; k < 2; k++) {
+                for (int l = 0; l < 2; l++) {
+                    if (h != g || k != l)
+                        cr_expect(strcmp(nodes[g][k], nodes[h][l]) != 0, "node %s booked twice",
+                                  nodes[g][k]);
+                }
+            }
+        }
+    }
+    for (int r = 1; r <= RACKS; r++)
+        cr_expect_eq(used[r], 1, "rack %d holds %d groups", r, used[r]);
+    cr_expect_eq(free_gpus(w), 0, "every GPU is in use, none twice");
+    cr_expect_eq(wait_events(w, "llm", 8), 8, "a Normal event per placed pod");
+    body = fake_api_last(w->api, "POST", "/namespaces/llm/events", "body");
+    cr_assert_not_null(body);
+    cr_expect(strstr(body, "\"Normal\"") && strstr(body, "placed replica vllm/3 stage 1 in rack"),
+              "%s", body);
+    free(body);
+    stop(w);
+}
+
+Test(serve_api, api_refusals_are_clear_errors_and_give_the_capacity_back, .timeout = 120)
+{
+    struct world *w = world_new(false);
+    const char *args[] = {NULL};
+    json_t *solo, *again, *ghost, *locked;
+    char *err = NULL;
+    const char *node;
+
+    start(w, args);
+    cr_assert_eq(wait_ready(w), 200, "never ready:\n%s", w->srv.log);
+    cr_assert_eq(free_gpus(w), NNODES * 8);
+    solo = add_pod(w, "llm", "solo", "solo-1", NULL, 0, 1, 8, 1);
+    place(w, solo);
+    cr_expect_eq(free_gpus(w), NNODES * 8 - 8);
+
+    /* "solo" re-created under a new uid: the API server answers 409 */
+    again = json_deep_copy(solo);
+    json_object_set_new(json_object_get(again, "metadata"), "uid", json_string("solo-2"));
+    json_object_del(json_object_get(again, "spec"), "nodeName");
+    node = schedule(w, again, &err);
+    cr_assert_not_null(node);
+    cr_expect(strstr(err, "409") && strstr(err, "already bound"), "409 must read clearly: %s", err);
+    cr_expect(strstr(err, "llm/solo") != NULL, "the Error names the pod: %s", err);
+    free(err);
+    cr_expect_eq(free_gpus(w), NNODES * 8 - 8, "the refused bind must give its GPUs back");
+    json_decref(again);
+
+    /* a pod the API server does not have: 404 */
+    ghost = json_pack("{s:{s:s,s:s,s:s,s:{s:s}},s:{s:[{s:s,s:{s:{s:s}}}]}}", "metadata", "name",
+                      "ghost", "namespace", "llm", "uid", "ghost-1", "annotations",
+                      "topox.io/tensor-parallel-size", "8", "spec", "containers", "name", "c",
+                      "resources", "requests", "nvidia.com/gpu", "8");
+    node = schedule(w, ghost, &err);
+    cr_assert_not_null(node);
+    cr_expect(strstr(err, "404") && strstr(err, "no longer exists"), "%s", err);
+    free(err);
+    json_decref(ghost);
+    cr_expect_eq(free_gpus(w), NNODES * 8 - 8);
+
+    /* RBAC says no: 403 */
+    locked = add_pod(w, "locked", "lk", "lk-1", NULL, 0, 1, 8, 1);
+    node = schedule(w, locked, &err);
+    cr_assert_not_null(node);
+    cr_expect(strstr(err, "403") && strstr(err, "pods/binding"), "%s", err);
+    free(err);
+    cr_expect_eq(free_gpus(w), NNODES * 8 - 8);
+    stop(w);
+}
+
+Test(serve_api, a_rejected_group_gets_one_warning, .timeout = 120)
+{
+    struct world *w = world_new(false);
+    const char *args[] = {NULL};
+    json_t *big, *other;
+    char pass[NNODES][16];
+    char *body;
+
+    start(w, args);
+    cr_assert_eq(wait_ready(w), 200, "never ready:\n%s", w->srv.log);
+    /* TP 16 on 8-GPU nodes: rejected on every retry of the scheduler */
+    big = add_pod(w, "reject", "big-0", "big-0", "bigkey0", 0, 2, 16, 1);
+    for (int i = 0; i < 5; i++)
+        cr_expect_eq(filter(w, big, pass, NULL), 0);
+    /* a second rejected group afterwards: once its Warning arrived, the queue (FIFO) has sent
+     * everything queued before it */
+    other = add_pod(w, "sentinel", "big2-0", "big2-0", "bigkey1", 0, 2, 16, 1);
+    cr_expect_eq(filter(w, other, pass, NULL), 0);
+    cr_assert_eq(wait_events(w, "sentinel", 1), 1, "the sentinel group's Warning");
+    cr_expect_eq(events_in(w, "reject"), 1, "five rejections of one group: one Warning");
+    body = fake_api_last(w->api, "POST", "/namespaces/reject/events", "body");
+    cr_assert_not_null(body);
+    cr_expect(strstr(body, "\"Warning\"") && strstr(body, "GroupRejected") && strstr(body, "16"),
+              "%s", body);
+    free(body);
+    stop(w);
+}
+
+Test(serve_api, an_api_outage_loses_nothing_and_heals_by_itself, .timeout = 300)
+{
+    struct world *w = world_new(true);
+    const char *args[] = {NULL};
+    const char *env = getenv("TPX_TEST_OUTAGE_S");
+    long outage_s = env ? atol(env) : 30;
+    json_t *p0, *p1, *bad;
+    char n0[16], pass[NNODES][16];
+    char *err = NULL;
+    const char *node;
+    unsigned watches;
+    long before;
+    size_t n;
+
+    start(w, args);
+    cr_assert_eq(wait_ready(w), 200, "never ready:\n%s", w->srv.log);
+    p0 = add_pod(w, "llm", "vllm-0", "o-0", "okey0", 0, 2, 8, 2);
+    p1 = add_pod(w, "llm", "vllm-0-1", "o-1", "okey0", 1, 2, 8, 2);
+    snprintf(n0, sizeof(n0), "%s", place(w, p0));
+    cr_assert_eq(wait_events(w, "llm", 1), 1);
+
+    proxy_set_down(w->proxy, true);
+    /* filter keeps working from what topox knows: the group stays in its rack */
+    n = filter(w, p1, pass, NULL);
+    cr_assert_gt(n, 0);
+    for (size_t i = 0; i < n; i++)
+        cr_expect_eq(rack_of(pass[i]), rack_of(n0), "%s is outside the group's rack", pass[i]);
+    /* bind cannot reach the API server: a clear Error, and the placement is taken back */
+    before = free_gpus(w);
+    err = bind_call(w, p1, pass[0]);
+    cr_expect(err[0] != '\0', "a bind without an API server must fail");
+    free(err);
+    cr_expect_eq(free_gpus(w), before, "the failed bind must give its GPUs back");
+    cr_expect_eq(members_placed(w, "llm/lws:okey0"), 1, "the failed bind must leave its group");
+    /* a Warning raised during the outage waits in the queue */
+    bad = add_pod(w, "outage", "big-0", "big-0", "bigkey", 0, 2, 16, 1);
+    cr_expect_eq(filter(w, bad, pass, NULL), 0);
+    cr_expect_eq(get(w, "/readyz", NULL), 200, "what topox knows is still good");
+    sleep_ms(outage_s * 1000);
+    cr_expect_eq(events_in(w, "outage"), 0);
+    watches = fake_api_count(w->api, "GET", "watch=");
+
+    proxy_set_down(w->proxy, false);
+    /* the scheduler retries the pod: same rack, bound this time */
+    node = place(w, p1);
+    cr_expect_eq(rack_of(node), rack_of(n0));
+    cr_expect_str_neq(node, n0);
+    cr_expect_eq(wait_events(w, "outage", 1), 1, "the Warning queued during the outage");
+    cr_expect_eq(wait_events(w, "llm", 2), 2, "the Normal event of the pod bound after it");
+    cr_expect_geq(fake_api_wait_count(w->api, "GET", "watch=", watches + 2, 30000), watches + 2,
+                  "both watches must come back by themselves");
+    cr_expect_eq(free_gpus(w), NNODES * 8 - 16);
+    cr_expect_eq(members_placed(w, "llm/lws:okey0"), 2);
+    stop(w);
+}
