@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* tests/integration/test_drive.c - topox-drive (the `make run` demo) against the real topox:
+ * every pod of the example LWS job bound, the two pods of each group in one rack, leader before
+ * worker, in both nodeCacheCapable modes; a cluster too small for the job gives the scheduler's
+ * "0/N nodes are available" message and exit 1; --help, unknown flags and missing files. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+#define EXAMPLE TPX_SOURCE_DIR "/manifests/examples/vllm-lws-tp8-pp2.yaml"
+
+static void expect_has(const char *hay, const char *needle, const char *what)
+{
+    cr_expect(strstr(hay, needle) != NULL, "%s lacks '%s':\n%s", what, needle, hay);
+}
+
+/* The table row of pod "llm/NAME": node and rack. false when there is no bound row. */
+static bool row(const char *out, const char *name, char *node, char *rack, size_t *line_no)
+{
+    char want[128];
+    const char *p = out;
+    size_t no = 0;
+
+    snprintf(want, sizeof(want), "llm/%s ", name);
+    while (p && *p) {
+        const char *nl = strchr(p, '\n');
+        no++;
+        if (strncmp(p, want, strlen(want)) == 0) {
+            char pod[128];
+            *line_no = no;
+            return sscanf(p, "%127s %127s %127s", pod, node, rack) == 3 &&
+                   strcmp(node, "not") != 0;
+        }
+        p = nl ? nl + 1 : NULL;
+    }
+    return false;
+}
+
+static void check_groups_bound_in_one_rack(const char *out, unsigned groups)
+{
+    for (unsigned g = 0; g < groups; g++) {
+        char leader[32], worker[32];
+        char ln[128], lr[128], wn[128], wr[128];
+        size_t lno = 0, wno = 0;
+
+        snprintf(leader, sizeof(leader), "vllm-%u", g);
+        snprintf(worker, sizeof(worker), "vllm-%u-1", g);
+        cr_assert(row(out, leader, ln, lr, &lno), "no bound row for %s:\n%s", leader, out);
+        cr_assert(row(out, worker, wn, wr, &wno), "no bound row for %s:\n%s", worker, out);
+        cr_expect_str_eq(lr, wr, "group %u split: %s in %s, %s in %s", g, ln, lr, wn, wr);
+        cr_expect_str_neq(ln, wn, "group %u: both pods on %s", g, ln);
+        cr_expect_lt(lno, wno, "group %u: worker before leader", g);
+    }
+}
+
+static void run_drive(const char *const *extra, struct run_result *r)
+{
+    const char *args[16] = {"--topox", TOPOX_BIN, "-f", EXAMPLE};
+    size_t n = 4;
+
+    while (extra && *extra && n < 15)
+        args[n++] = *extra++;
+    args[n] = NULL;
+    cr_assert_eq(run_program(TOPOX_DRIVE_BIN, args, NULL, r), 0);
+}
+
+Test(drive, example_binds_every_pod_and_keeps_groups_in_one_rack)
+{
+    struct run_result r;
+
+    run_drive(NULL, &r);
+    cr_expect_eq(r.status, 0, "stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    expect_has(r.out, "8/8 pods bound", "summary");
+    expect_has(r.out, "nodeCacheCapable: true", "header");
+    expect_has(r.out, "16/16 nodes passed", "first leader's filter");
+    expect_has(r.out, "topox serve stopped with SIGTERM: exit status 0", "server stop");
+    expect_has(r.out, "racks (the extender's view):", "state summary");
+    expect_has(r.out, "llm/vllm group 3", "state groups");
+    cr_expect_null(strstr(r.out, "not scheduled"), "%s", r.out);
+    check_groups_bound_in_one_rack(r.out, 4);
+    run_result_release(&r);
+}
+
+Test(drive, full_node_objects_when_not_node_cache_capable)
+{
+    struct run_result r;
+
+    run_drive((const char *[]){"--ncc", "false", NULL}, &r);
+    cr_expect_eq(r.status, 0, "stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    expect_has(r.out, "nodeCacheCapable: false", "header");
+    expect_has(r.out, "8/8 pods bound", "summary");
+    check_groups_bound_in_one_rack(r.out, 4);
+    run_result_release(&r);
+}
+
+Test(drive, too_small_cluster_reports_scheduler_message_and_exits_1)
+{
+    struct run_result r;
+
+    run_drive((const char *[]){"--cluster", "racks=1,nodes-per-rack=4", NULL}, &r);
+    cr_expect_eq(r.status, 1, "stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    expect_has(r.out, "4/8 pods bound", "summary");
+    expect_has(r.out, "llm/vllm-2             not scheduled: 0/4 nodes are available: 4 ",
+               "rejection");
+    expect_has(r.out, "topox serve stopped with SIGTERM: exit status 0", "server stop");
+    check_groups_bound_in_one_rack(r.out, 2);
+    run_result_release(&r);
+}
+
+Test(drive, help_usage_and_bad_input)
+{
+    struct run_result r;
+
+    cr_assert_eq(run_program(TOPOX_DRIVE_BIN, (const char *[]){"--help", NULL}, NULL, &r), 0);
+    cr_expect_eq(r.status, 0);
+    expect_has(r.out, "usage: topox-drive", "--help");
+    run_result_release(&r);
+
+    cr_assert_eq(run_program(TOPOX_DRIVE_BIN, (const char *[]){"--bogus", NULL}, NULL, &r), 0);
+    cr_expect_eq(r.status, 2);
+    expect_has(r.err, "usage: topox-drive", "unknown flag");
+    cr_expect_str_empty(r.out);
+    run_result_release(&r);
+
+    cr_assert_eq(run_program(TOPOX_DRIVE_BIN,
+                             (const char *[]){"--topox", TOPOX_BIN, "-f", "/nonexistent.yaml",
+                                              NULL},
+                             NULL, &r),
+                 0);
+    cr_expect_eq(r.status, 1);
+    expect_has(r.err, "/nonexistent.yaml", "missing file");
+    cr_expect_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1, "one line: %s", r.err);
+    run_result_release(&r);
+
+    run_drive((const char *[]){"--ncc", "maybe", NULL}, &r);
+    cr_expect_eq(r.status, 2);
+    expect_has(r.err, "--ncc: 'maybe' is not true or false", "bad --ncc");
+    run_result_release(&r);
+}
