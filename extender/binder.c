@@ -26,6 +26,7 @@
 #define DEFAULT_DEDUPE_S 3600
 #define DEDUPE_SLOTS 1024
 #define EVENT_BACKOFF_MAX_MS 5000
+#define SHUTDOWN_FLUSH_S 2
 
 struct event {
     char *ns;
@@ -151,6 +152,7 @@ static void *event_loop(void *arg)
             b->queued--;
             event_free(e);
             tries = 0;
+            pthread_cond_broadcast(&b->cv); /* ext_binder_free() may wait for the queue */
             continue;
         }
         if (atomic_load(&b->stopping))
@@ -450,6 +452,15 @@ void ext_binder_free(struct ext_binder *b)
     if (!b)
         return;
     pthread_mutex_lock(&b->mu);
+    if (b->started && b->queued) {
+        /* a short grace period, so events of the last binds are not lost on a clean stop */
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += SHUTDOWN_FLUSH_S;
+        while (b->queued && pthread_cond_timedwait(&b->cv, &b->mu, &ts) == 0)
+            ;
+    }
     atomic_store(&b->stopping, true);
     pthread_cond_broadcast(&b->cv);
     pthread_mutex_unlock(&b->mu);

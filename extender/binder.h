@@ -35,8 +35,9 @@ struct ext_binder; /* opaque */
 struct ext_binder *ext_binder_new(const struct ext_kube_config *kcfg,
                                   const struct ext_binder_config *cfg, struct tpx_err *err);
 
-/* Stop the event thread (an event in flight is cancelled within about a second; events still
- * queued are dropped and counted in the log), free the clients. Accepts NULL. No bind may be in
+/* Stop the event thread, after giving queued events up to 2 s to go out (then an event in
+ * flight is cancelled within about a second; events still queued are dropped and counted in the
+ * log), free the clients. Accepts NULL. No bind may be in
  * flight (stop the HTTP server first). */
 void ext_binder_free(struct ext_binder *b);
 

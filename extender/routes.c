@@ -433,6 +433,32 @@ static void render(void *ctx, const struct pol_ledger *l, size_t pods_seen)
         ext_metrics_render_ledger(l, pods_seen, rc->b, rc->e);
 }
 
+/* The binder's counters in Prometheus text (nothing without an API server). */
+static void render_binder(struct ext_binder *bd, struct tpx_buf *b, struct tpx_err *e)
+{
+    struct ext_binder_stats st;
+
+    if (!bd)
+        return;
+    ext_binder_get_stats(bd, &st);
+    tpx_buf_addf(b, e,
+                 "# HELP topox_api_binds_total Binding POSTs to the API server, by result.\n"
+                 "# TYPE topox_api_binds_total counter\n"
+                 "topox_api_binds_total{result=\"ok\"} %lu\n"
+                 "topox_api_binds_total{result=\"error\"} %lu\n"
+                 "# HELP topox_events_total Events on pods, by what became of them.\n"
+                 "# TYPE topox_events_total counter\n"
+                 "topox_events_total{result=\"sent\"} %lu\n"
+                 "topox_events_total{result=\"retried\"} %lu\n"
+                 "topox_events_total{result=\"dropped\"} %lu\n"
+                 "topox_events_total{result=\"deduplicated\"} %lu\n"
+                 "# HELP topox_events_queued Events waiting to be sent.\n"
+                 "# TYPE topox_events_queued gauge\n"
+                 "topox_events_queued %zu\n",
+                 st.binds, st.bind_failures, st.events_sent, st.events_retried,
+                 st.events_dropped, st.warnings_deduped, st.events_queued);
+}
+
 static unsigned do_get(struct ext_routes *r, const char *path, struct ext_http_resp *rp)
 {
     struct tpx_err e = TPX_ERR_INIT;
@@ -464,6 +490,7 @@ static unsigned do_get(struct ext_routes *r, const char *path, struct ext_http_r
         tpx_buf_init(&b, 64 * 1024 * 1024);
         ext_metrics_render(r->metrics, &b, &e);
         ext_state_read(r->state, render, &rc);
+        render_binder(r->binder, &b, &e);
         if (e.code != TPX_OK) {
             tpx_buf_release(&b);
             error_json(rp, 500, e.msg);

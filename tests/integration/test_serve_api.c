@@ -827,6 +827,15 @@ Test(serve_api, api_refusals_are_clear_errors_and_give_the_capacity_back, .timeo
     cr_expect(strstr(err, "403") && strstr(err, "pods/binding"), "%s", err);
     free(err);
     cr_expect_eq(free_gpus(w), NNODES * 8 - 8);
+    {
+        char *m = NULL;
+
+        cr_expect_eq(get(w, "/metrics", &m), 200);
+        cr_expect(m && strstr(m, "topox_api_binds_total{result=\"ok\"} 1\n") &&
+                      strstr(m, "topox_api_binds_total{result=\"error\"} 3\n"),
+                  "%s", m ? m : "");
+        free(m);
+    }
     stop(w);
 }
 
