@@ -103,12 +103,13 @@ struct outcome {
     char why[1024];
 };
 
-/* --- options ----------------------------------------------------------------------------------- */
+/* --- options -----------------------------------------------------------------------------------
+ */
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
     static const struct option longopts[] = {
-        {"topox", required_argument, NULL, 't'},  {"filename", required_argument, NULL, 'f'},
+        {"topox", required_argument, NULL, 't'},   {"filename", required_argument, NULL, 'f'},
         {"cluster", required_argument, NULL, 'c'}, {"ncc", required_argument, NULL, 'n'},
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
@@ -151,8 +152,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
                     usage_text);
             return 2;
         default:
-            fprintf(stderr, "topox-drive: unknown option '%s'\n%s", argv[optind - 1],
-                    usage_text);
+            fprintf(stderr, "topox-drive: unknown option '%s'\n%s", argv[optind - 1], usage_text);
             return 2;
         }
     }
@@ -167,7 +167,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
     return 0;
 }
 
-/* --- the server child -------------------------------------------------------------------------- */
+/* --- the server child --------------------------------------------------------------------------
+ */
 
 static double mono_s(void)
 {
@@ -220,8 +221,13 @@ static void last_line(const struct server *s, char *out, size_t n)
 static enum tpx_code server_start(const char *topox, const char *spec, struct server *s,
                                   struct tpx_err *err)
 {
-    char *argv[] = {(char *)topox,  (char *)"serve",   (char *)"--listen",
-                    (char *)"127.0.0.1:0", (char *)"--cluster", (char *)spec, NULL};
+    char *argv[] = {(char *)topox,
+                    (char *)"serve",
+                    (char *)"--listen",
+                    (char *)"127.0.0.1:0",
+                    (char *)"--cluster",
+                    (char *)spec,
+                    NULL};
     posix_spawn_file_actions_t fa;
     int errp[2];
     int rc;
@@ -275,8 +281,8 @@ static enum tpx_code server_start(const char *topox, const char *spec, struct se
                                exit_status(ws), last);
         }
     }
-    return tpx_err_set(err, TPX_ETIMEOUT, "'%s serve' did not log \"listening\" within %d s",
-                       topox, START_TIMEOUT_S);
+    return tpx_err_set(err, TPX_ETIMEOUT, "'%s serve' did not log \"listening\" within %d s", topox,
+                       START_TIMEOUT_S);
 }
 
 /* SIGTERM, wait; the exit status (128 + signal), or -1 when there was no child. */
@@ -341,7 +347,8 @@ static bool find_bind_decision(struct server *s, const char *name, struct outcom
     return found;
 }
 
-/* --- HTTP -------------------------------------------------------------------------------------- */
+/* --- HTTP --------------------------------------------------------------------------------------
+ */
 
 static size_t on_body(char *data, size_t size, size_t nmemb, void *ctx)
 {
@@ -385,8 +392,8 @@ static void client_release(struct client *c)
 
 /* POST body (or GET when body is NULL) to path; *status is the HTTP status. The answer is in
  * c->body until the next call. TPX_EIO when the request could not be made. */
-static enum tpx_code client_call(struct client *c, const char *path, const char *body,
-                                 long *status, struct tpx_err *err)
+static enum tpx_code client_call(struct client *c, const char *path, const char *body, long *status,
+                                 struct tpx_err *err)
 {
     char url[128];
     CURLcode cc;
@@ -428,7 +435,8 @@ static enum tpx_code post_json(struct client *c, const char *path, const json_t 
     return rc;
 }
 
-/* --- pods and nodes ---------------------------------------------------------------------------- */
+/* --- pods and nodes ----------------------------------------------------------------------------
+ */
 
 /* A stable UUID-shaped uid from the pod's namespace and name. */
 static void make_uid(const char *ns, const char *name, char *out, size_t n)
@@ -503,14 +511,13 @@ static json_t *pod_object(const struct pol_pod_facts *f, const struct pod *p, co
     if (ctr && f->resource && f->accel > 0) {
         char q[16];
         snprintf(q, sizeof(q), "%u", f->accel);
-        json_object_set_new(ctr, "resources",
-                            json_pack("{s:{s:s},s:{s:s}}", "limits", f->resource, q, "requests",
-                                      f->resource, q));
+        json_object_set_new(
+            ctr, "resources",
+            json_pack("{s:{s:s},s:{s:s}}", "limits", f->resource, q, "requests", f->resource, q));
     }
-    pod = json_pack("{s:{s:s,s:s,s:s,s:o,s:o},s:{s:s,s:[o]},s:{s:s}}", "metadata", "name",
-                    p->name, "namespace", p->ns, "uid", p->uid, "labels", labels, "annotations",
-                    ann, "spec", "schedulerName", sched, "containers", ctr, "status", "phase",
-                    "Pending");
+    pod = json_pack("{s:{s:s,s:s,s:s,s:o,s:o},s:{s:s,s:[o]},s:{s:s}}", "metadata", "name", p->name,
+                    "namespace", p->ns, "uid", p->uid, "labels", labels, "annotations", ann, "spec",
+                    "schedulerName", sched, "containers", ctr, "status", "phase", "Pending");
     return pod;
 }
 
@@ -536,7 +543,8 @@ static json_t *node_object(const struct topo_cluster *c, size_t i)
                      "Ready", "status", "True");
 }
 
-/* --- one pod through filter, prioritize, bind -------------------------------------------------- */
+/* --- one pod through filter, prioritize, bind --------------------------------------------------
+ */
 
 struct reason_count {
     char *reason;
@@ -749,7 +757,8 @@ out:
     json_decref(bind);
 }
 
-/* --- the summary ------------------------------------------------------------------------------- */
+/* --- the summary -------------------------------------------------------------------------------
+ */
 
 static void print_state(struct drive *d)
 {
@@ -789,7 +798,8 @@ static void print_state(struct drive *d)
     json_decref(st);
 }
 
-/* --- main -------------------------------------------------------------------------------------- */
+/* --- main --------------------------------------------------------------------------------------
+ */
 
 /* Namespace of pod i: from the name ("ns/name") of the job it belongs to. */
 static void pod_ns(const struct ext_manifest *m, size_t i, char *out, size_t n)
@@ -893,8 +903,8 @@ int main(int argc, char **argv)
         free(d.o.files);
         return 1;
     }
-    if (load_cluster(&d, &err) != TPX_OK || load_pods(&d, &m, &pods, &sched, &sched_docs, &err) !=
-                                                 TPX_OK) {
+    if (load_cluster(&d, &err) != TPX_OK ||
+        load_pods(&d, &m, &pods, &sched, &sched_docs, &err) != TPX_OK) {
         fprintf(stderr, "topox-drive: %s\n", err.msg);
         goto out;
     }

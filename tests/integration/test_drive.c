@@ -31,8 +31,7 @@ static bool row(const char *out, const char *name, char *node, char *rack, size_
         if (strncmp(p, want, strlen(want)) == 0) {
             char pod[128];
             *line_no = no;
-            return sscanf(p, "%127s %127s %127s", pod, node, rack) == 3 &&
-                   strcmp(node, "not") != 0;
+            return sscanf(p, "%127s %127s %127s", pod, node, rack) == 3 && strcmp(node, "not") != 0;
         }
         p = nl ? nl + 1 : NULL;
     }
@@ -125,11 +124,11 @@ Test(drive, help_usage_and_bad_input)
     cr_expect_str_empty(r.out);
     run_result_release(&r);
 
-    cr_assert_eq(run_program(TOPOX_DRIVE_BIN,
-                             (const char *[]){"--topox", TOPOX_BIN, "-f", "/nonexistent.yaml",
-                                              NULL},
-                             NULL, &r),
-                 0);
+    cr_assert_eq(
+        run_program(TOPOX_DRIVE_BIN,
+                    (const char *[]){"--topox", TOPOX_BIN, "-f", "/nonexistent.yaml", NULL}, NULL,
+                    &r),
+        0);
     cr_expect_eq(r.status, 1);
     expect_has(r.err, "/nonexistent.yaml", "missing file");
     cr_expect_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1, "one line: %s", r.err);

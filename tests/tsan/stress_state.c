@@ -5,7 +5,8 @@
  * invariants: no node over its capacity, the state's usage equal to what the binds that succeeded
  * add up to, each pod bound to at most one node, no group split across racks.
  *
- * Usage: stress_state [OPS_PER_THREAD [THREADS]]   (defaults 3000 and 8). Exit 0 when every invariant holds.
+ * Usage: stress_state [OPS_PER_THREAD [THREADS]]   (defaults 3000 and 8). Exit 0 when every
+ * invariant holds.
  *
  * Bookkeeping. Each pod slot holds one atomic word: generation, and FREE, REMOVING or the node it
  * is bound to. A pod's uid carries the generation, and a removal bumps it, so a bind that lands
@@ -30,9 +31,9 @@
 #include "topology/synthetic.h"
 
 #define NTHREADS 8
-#define NGROUPS 24     /* TP 8 x PP 2 groups of two 8-GPU pods: 384 GPUs asked, 256 exist */
+#define NGROUPS 24 /* TP 8 x PP 2 groups of two 8-GPU pods: 384 GPUs asked, 256 exist */
 #define GROUP_SIZE 2
-#define NPLAIN 16      /* 4-GPU pods without a topology intent */
+#define NPLAIN 16 /* 4-GPU pods without a topology intent */
 #define NSLOTS (NGROUPS * GROUP_SIZE + NPLAIN)
 #define TTL_S 30
 #define SPEC "racks=4,nodes-per-rack=8,gpus-per-node=8,interconnect=nvswitch"
@@ -49,8 +50,8 @@ struct slot {
 };
 
 struct stats {
-    unsigned long ops, binds_ok, binds_rejected, rebinds_refused, removes, stale_cleanups,
-        filters, scores, expired, upserts, reads;
+    unsigned long ops, binds_ok, binds_rejected, rebinds_refused, removes, stale_cleanups, filters,
+        scores, expired, upserts, reads;
 };
 
 static struct ext_state *g_state;
@@ -58,7 +59,7 @@ static const struct topo_cluster *g_ref; /* a second copy of the cluster: node i
 static size_t g_nnodes;
 static const char **g_names;
 static struct slot g_slots[NSLOTS];
-static atomic_long g_clock;        /* seconds added to the start time */
+static atomic_long g_clock; /* seconds added to the start time */
 static atomic_ulong g_violations;
 static atomic_bool g_unsched[256]; /* which nodes the upserts have cordoned */
 static time_t g_t0;
@@ -154,8 +155,7 @@ static void settle_bind(struct slot *s, uint32_t gen, const char *uid, uint32_t 
             continue;
         }
         if (st != node)
-            violation("pod '%s' bound to '%s' and also to '%s'", uid, g_names[st],
-                      g_names[node]);
+            violation("pod '%s' bound to '%s' and also to '%s'", uid, g_names[st], g_names[node]);
         return;
     }
 }
@@ -295,8 +295,7 @@ static void op_rebind(struct slot *s, unsigned *seed, struct stats *sx)
     }
     /* accepted: legitimate only if the pod was removed meanwhile (its uid is then new) */
     if (atomic_load(&s->word) == w)
-        violation("pod '%s' on '%s' was bound again to '%s'", uid, g_names[st],
-                  g_names[other]);
+        violation("pod '%s' on '%s' was bound again to '%s'", uid, g_names[st], g_names[other]);
     else
         ext_state_remove_pod(g_state, uid);
 }
@@ -386,8 +385,7 @@ static void read_fn(void *ctx, const struct pol_ledger *l, size_t pods_seen)
     }
     for (size_t i = 0; i < topo_cluster_node_count(c); i++) {
         if (pol_ledger_node_free(l, i) > topo_cluster_node(c, i)->accel_alloc)
-            violation("node '%s' has more free than allocatable",
-                      topo_cluster_node(c, i)->name);
+            violation("node '%s' has more free than allocatable", topo_cluster_node(c, i)->name);
     }
 }
 
@@ -473,8 +471,9 @@ static void final_fn(void *ctx, const struct pol_ledger *l, size_t pods_seen)
             if (st < g_nnodes) {
                 placed++;
                 if (topo_cluster_node_rack(c, st) != g[k].rack) {
-                    fprintf(stderr, "stress_state: group %s is in rack '%s' but a member is on "
-                                    "'%s'\n",
+                    fprintf(stderr,
+                            "stress_state: group %s is in rack '%s' but a member is on "
+                            "'%s'\n",
                             g[k].group, topo_cluster_rack_name(c, g[k].rack), g_names[st]);
                     fc->bad++;
                 }
@@ -526,8 +525,7 @@ static unsigned long check_final(void)
             if (rack < 0)
                 rack = (int)topo_cluster_node_rack(g_ref, o);
             if ((size_t)rack != topo_cluster_node_rack(g_ref, o)) {
-                fprintf(stderr, "stress_state: group g%02d split across racks\n",
-                        g_slots[k].group);
+                fprintf(stderr, "stress_state: group g%02d split across racks\n", g_slots[k].group);
                 bad++;
             }
         }
