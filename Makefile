@@ -45,8 +45,16 @@ configure: deps $(BUILD_DIR)/CMakeCache.txt
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
+EXAMPLE_JOB = manifests/examples/vllm-lws-tp8-pp2.yaml
+
+# The main job on the built-in example: plan the example vLLM job (TP 8 x PP 2, 4 replicas) on the
+# example cluster, then start the extender and drive the same job through it as kube-scheduler would.
 run: build
-	$(TOPOX) version
+	@echo "== topox plan -f $(EXAMPLE_JOB) --cluster example"
+	@$(TOPOX) plan -f $(EXAMPLE_JOB) --cluster example
+	@echo
+	@echo "== topox serve, driven by topox-drive (filter -> prioritize -> bind per pod over HTTP)"
+	@$(BUILD_DIR)/tools/topox-drive --topox $(TOPOX) -f $(EXAMPLE_JOB) --cluster example
 
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
