@@ -1748,12 +1748,13 @@ enum tpx_code pol_gang_shortfall(const struct pol_ledger *l, const struct pol_wo
     word = pol_accel_word(wl->resource);
     need = (unsigned long)x.e.n * x.e.g / x.unit;
     if (best == TOPO_NONE)
-        snprintf(buf, len, "no %s has %lu free %u-%.3s domains (the cluster has none)",
-                 scope_word[x.e.scope], need, x.unit, word);
+        snprintf(buf, len, "no %s has %lu free %u-%.3s domain%s (the cluster has none)",
+                 scope_word[x.e.scope], need, x.unit, word, need == 1 ? "" : "s");
     else
-        snprintf(buf, len, "no %s has %lu free %u-%.3s domains (best: %s %s, %lu)",
-                 scope_word[x.e.scope], need, x.unit, word, scope_word[x.e.scope],
-                 scope_name(l, x.e.scope, best), x.sc_dyn[best] * x.e.g / x.unit);
+        snprintf(buf, len, "no %s has %lu free %u-%.3s domain%s (best: %s %s, %lu)",
+                 scope_word[x.e.scope], need, x.unit, word, need == 1 ? "" : "s",
+                 scope_word[x.e.scope], scope_name(l, x.e.scope, best),
+                 x.sc_dyn[best] * x.e.g / x.unit);
     ctx_release(&x);
     return TPX_OK;
 }

@@ -120,8 +120,24 @@ enum tpx_code pol_plan(struct pol_ledger *l, const struct pol_job *jobs, size_t 
                     goto fail;
                 }
                 for (size_t i = 0; i < nn; i++) {
+                    /* A pod without topology intent passes the filter everywhere (serve leaves its
+                     * capacity to kube-scheduler's NodeResourcesFit); the planner must check it. */
+                    if (!wl->has_intent && pol_ledger_node_free(l, cand[i]) < wl->accel_per_pod)
+                        continue;
                     if (res.verdict[i] == POL_FIT && (best == (size_t)-1 || scores[i] > scores[best]))
                         best = i;
+                }
+                if (best == (size_t)-1 && !wl->has_intent) {
+                    unsigned most = 0;
+                    for (size_t i = 0; i < nn; i++) {
+                        unsigned f = pol_ledger_node_free(l, cand[i]);
+                        most = f > most ? f : most;
+                    }
+                    snprintf(why, sizeof(why),
+                             "replica %zu of %s: pod %zu: no node has %u free %s (most: %u)", r,
+                             job->name, k, wl->accel_per_pod, pol_accel_word(wl->resource), most);
+                    pol_filter_result_release(&res);
+                    break;
                 }
                 if (best == (size_t)-1) {
                     char gang[400] = "";

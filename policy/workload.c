@@ -436,6 +436,26 @@ enum tpx_code pol_workload_validate(const struct pol_workload *wl, const struct 
                            g, word, wl->tp);
     if (!c)
         return TPX_OK;
+    {
+        /* A pod lives on one node: if no node is big enough, every other message would mislead. */
+        unsigned biggest = 0;
+        for (size_t i = 0, n = topo_cluster_node_count(c); i < n; i++) {
+            const struct topo_node_info *ni = topo_cluster_node(c, i);
+            if (ni->accel_alloc > biggest)
+                biggest = ni->accel_alloc;
+        }
+        if (g > biggest) {
+            unsigned long total = (unsigned long)wl->tp * wl->pp * wl->dp;
+            if (biggest > 0 && total % biggest == 0 && (biggest % wl->tp == 0 || wl->tp % biggest == 0))
+                return tpx_err_set(err, TPX_EINVAL,
+                                   "pods of %u %s cannot be placed: the largest node here has %u. "
+                                   "Use %lu pods of %u %s per group.",
+                                   g, word, biggest, total / biggest, biggest, word);
+            return tpx_err_set(err, TPX_EINVAL,
+                               "pods of %u %s cannot be placed: the largest node here has %u", g,
+                               word, biggest);
+        }
+    }
     largest = topo_cluster_largest_domain(c, &fab, &multi);
     if (wl->tp > largest) {
         unsigned d = 1, pp2;

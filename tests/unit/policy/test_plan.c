@@ -190,3 +190,44 @@ Test(pol_plan, nvl_estimates_report_multinode_tp, .fini = teardown)
     cr_expect(res.estimates[1].stage_imbalance > 0.0, "61 layers over 4 stages");
     pol_plan_result_release(&res);
 }
+
+Test(pol_plan, pods_larger_than_any_node_are_rejected_with_the_pod_size_to_use, .fini = teardown)
+{
+    static struct job_store s;
+    struct pol_job job;
+    struct pol_plan_result res;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    /* 4-GPU nodes in an 18-node NVLink clique: the clique is big enough for TP 16, the pods of 8
+     * GPUs are not; the message must say so instead of blaming the rack. */
+    setup_spec("racks=1,nodes-per-rack=18,gpus-per-node=4,domain-nodes=18");
+    build_job(&s, &job, "llm/big", 1, 16, 1, 8, 2, 0, 0);
+    cr_assert_eq(pol_plan(led, &job, 1, NOW, &res, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(res.nrejected, 1);
+    cr_expect_str_eq(res.rejected[0].reason,
+                     "replica 0 of llm/big: pods of 8 GPUs cannot be placed: the largest node "
+                     "here has 4. Use 4 pods of 4 GPUs per group.");
+    pol_plan_result_release(&res);
+}
+
+Test(pol_plan, pods_without_intent_need_a_node_with_room, .fini = teardown)
+{
+    static struct job_store s;
+    struct pol_job job;
+    struct pol_plan_result res;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    setup_spec("racks=1,nodes-per-rack=2,gpus-per-node=8");
+    build_job(&s, &job, "default/plain", 3, 8, 1, 8, 1, 0, 0);
+    for (size_t r = 0; r < 3; r++) {
+        s.wl[r][0].has_intent = false;
+        s.wl[r][0].group[0] = '\0';
+    }
+    cr_assert_eq(pol_plan(led, &job, 1, NOW, &res, &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(res.npods, 2, "two nodes of 8 GPUs hold two such pods");
+    cr_assert_eq(res.nrejected, 1);
+    cr_expect_str_eq(res.rejected[0].reason,
+                     "replica 2 of default/plain: pod 0: no node has 8 free GPUs (most: 0)");
+    cr_expect_eq(total_free(), 0);
+    pol_plan_result_release(&res);
+}
