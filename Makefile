@@ -72,7 +72,19 @@ image:
 
 bench:
 	$(MAKE) PRESET=release build
-	@for b in build/release/bench/bench_*; do [ -x "$$b" ] && "$$b"; done; true
+	build/release/bench/bench_plan
+	build/release/bench/bench_serve
+
+# libFuzzer targets (clang): the manifest -> workload path and the extender's request decoders,
+# each for FUZZ_SECONDS, seeded with the fixtures; new inputs go to build/fuzz/corpus-*.
+fuzz:
+	CC=clang cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=Debug -DTPX_FUZZ=ON -DTPX_BUILD_TESTS=OFF
+	cmake --build build/fuzz -j $(JOBS) --target fuzz_manifest fuzz_request
+	mkdir -p build/fuzz/corpus-manifest build/fuzz/corpus-request
+	build/fuzz/fuzz/fuzz_manifest -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
+	  build/fuzz/corpus-manifest fuzz/corpus
+	build/fuzz/fuzz/fuzz_request -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
+	  build/fuzz/corpus-request tests/fixtures/extender
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
