@@ -91,7 +91,7 @@ int main(int argc, char **argv)
     struct tpx_err err = TPX_ERR_INIT;
     struct topo_cluster *c;
     struct pol_ledger *l;
-    struct pol_workload (*wl)[2];
+    struct pol_workload(*wl)[2];
     struct pol_job_replica *reps;
     struct pol_job job;
     struct pol_plan_result res;

@@ -42,8 +42,13 @@ static int server_port;
 static int start_server(void)
 {
     /* at info level: the "listening" line carries the port; later lines go to a drain */
-    char *argv[] = {(char *)TOPOX_BIN, (char *)"serve", (char *)"--listen", (char *)"127.0.0.1:0",
-                    (char *)"--cluster", (char *)SPEC, NULL};
+    char *argv[] = {(char *)TOPOX_BIN,
+                    (char *)"serve",
+                    (char *)"--listen",
+                    (char *)"127.0.0.1:0",
+                    (char *)"--cluster",
+                    (char *)SPEC,
+                    NULL};
     posix_spawn_file_actions_t fa;
     int p[2];
     char buf[65536];
@@ -173,7 +178,6 @@ static void *names_worker(void *arg)
     return NULL;
 }
 
-
 struct grow {
     char *p;
     size_t len;
@@ -226,7 +230,8 @@ static void server_quantiles(const char *verb)
                 q99 = le[i];
         }
         printf("| server-side %s latency (histogram bucket bound) | p50 <= %.2f ms, p99 <= %.2f ms"
-               " (%llu calls) |\n", verb, q50 * 1e3, q99 * 1e3, total);
+               " (%llu calls) |\n",
+               verb, q50 * 1e3, q99 * 1e3, total);
     }
     free(g.p);
 }
@@ -264,22 +269,21 @@ static void append_node(json_t *items, const struct topo_cluster *c, size_t i)
     for (int k = 0; k < 5; k++) {
         const char *t[] = {"MemoryPressure", "DiskPressure", "PIDPressure", "NetworkUnavailable",
                            "Ready"};
-        json_array_append_new(conds,
-                              json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "type", t[k], "status",
-                                        k == 4 ? "True" : "False", "lastHeartbeatTime",
-                                        "2026-01-01T00:00:00Z", "lastTransitionTime",
-                                        "2025-12-01T00:00:00Z", "reason", "KubeletReady",
-                                        "message", "kubelet is posting ready status"));
+        json_array_append_new(conds, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "type", t[k], "status",
+                                               k == 4 ? "True" : "False", "lastHeartbeatTime",
+                                               "2026-01-01T00:00:00Z", "lastTransitionTime",
+                                               "2025-12-01T00:00:00Z", "reason", "KubeletReady",
+                                               "message", "kubelet is posting ready status"));
     }
     for (int k = 0; k < 24; k++) {
         char a[160], b[160];
         snprintf(a, sizeof(a),
                  "registry.example.com/ml/serving-image-%d@sha256:"
-                 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", k);
+                 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+                 k);
         snprintf(b, sizeof(b), "registry.example.com/ml/serving-image-%d:v1.%d.0", k, k);
-        json_array_append_new(images,
-                              json_pack("{s:[s,s],s:I}", "names", a, b, "sizeBytes",
-                                        (json_int_t)(1000000000 + k)));
+        json_array_append_new(images, json_pack("{s:[s,s],s:I}", "names", a, b, "sizeBytes",
+                                                (json_int_t)(1000000000 + k)));
     }
     snprintf(buf, sizeof(buf), "%u", info->accel_alloc);
     json_array_append_new(
@@ -287,14 +291,14 @@ static void append_node(json_t *items, const struct topo_cluster *c, size_t i)
         json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:o},s:{s:s,s:s},s:{s:{s:s,s:s,s:s,s:s},"
                   "s:{s:s,s:s,s:s,s:s},s:o,s:o,s:{s:s,s:s,s:s,s:s}}}",
                   "kind", "Node", "apiVersion", "v1", "metadata", "name", info->name, "uid",
-                  "5f0c6a6e-1111-2222-3333-444455556666", "resourceVersion", "123456789",
-                  "labels", labels, "spec", "providerID", "aws:///us-east-1a/i-0123456789abcdef0",
-                  "podCIDR", "10.1.0.0/24", "status", "capacity", "cpu", "192", "memory",
-                  "2097152000Ki", "nvidia.com/gpu", buf, "pods", "110", "allocatable", "cpu",
-                  "191", "memory", "2000000000Ki", "nvidia.com/gpu", buf, "pods", "110",
-                  "conditions", conds, "images", images, "nodeInfo", "kubeletVersion", "v1.31.0",
-                  "containerRuntimeVersion", "containerd://1.7.20", "osImage",
-                  "Ubuntu 22.04.4 LTS", "kernelVersion", "5.15.0-1062-aws"));
+                  "5f0c6a6e-1111-2222-3333-444455556666", "resourceVersion", "123456789", "labels",
+                  labels, "spec", "providerID", "aws:///us-east-1a/i-0123456789abcdef0", "podCIDR",
+                  "10.1.0.0/24", "status", "capacity", "cpu", "192", "memory", "2097152000Ki",
+                  "nvidia.com/gpu", buf, "pods", "110", "allocatable", "cpu", "191", "memory",
+                  "2000000000Ki", "nvidia.com/gpu", buf, "pods", "110", "conditions", conds,
+                  "images", images, "nodeInfo", "kubeletVersion", "v1.31.0",
+                  "containerRuntimeVersion", "containerd://1.7.20", "osImage", "Ubuntu 22.04.4 LTS",
+                  "kernelVersion", "5.15.0-1062-aws"));
 }
 
 int main(int argc, char **argv)
@@ -382,8 +386,7 @@ int main(int argc, char **argv)
         printf("| names-only filter+prioritize, %zu nodes, body %zu KB | %d clients, %zu calls, "
                "%zu errors |\n",
                n, names_len / 1024, clients, nall, errors);
-        printf("| p50 per call (client side, HTTP included) | %.3f ms |\n",
-               all[nall / 2] * 1e3);
+        printf("| p50 per call (client side, HTTP included) | %.3f ms |\n", all[nall / 2] * 1e3);
         printf("| p99 per call | %.3f ms |\n", all[(size_t)((double)nall * 0.99)] * 1e3);
         printf("| calls per second | %.0f |\n", (double)nall / el);
         server_quantiles("filter");

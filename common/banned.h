@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* common/banned.h - turns unsafe libc calls into compile errors (git's banned.h). Include it last. */
+/* common/banned.h - turns unsafe libc calls into compile errors (git's banned.h). Include it last.
+ */
 #ifndef TPX_COMMON_BANNED_H
 #define TPX_COMMON_BANNED_H
 

@@ -37,7 +37,8 @@ enum tpx_code tpx_buf_addf(struct tpx_buf *b, struct tpx_err *err, const char *f
 void tpx_buf_reset(struct tpx_buf *b);
 
 /* Hand the contents to the caller (free() them; never NULL: an empty buffer gives ""), or NULL when
- * allocating that empty string fails. The buffer is left empty and reusable. *len_out may be NULL. */
+ * allocating that empty string fails. The buffer is left empty and reusable. *len_out may be NULL.
+ */
 char *tpx_buf_detach(struct tpx_buf *b, size_t *len_out);
 
 /* Free the contents. Safe to call twice. */

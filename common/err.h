@@ -26,12 +26,18 @@ enum tpx_code {
  */
 struct tpx_err {
     enum tpx_code code;
-    int sys_errno;     /* errno captured by tpx_err_errno(), else 0 */
-    long http_status;  /* with TPX_EAPI: the peer's HTTP status, else 0 */
-    char msg[256];     /* lower case, no final period, NUL-terminated */
+    int sys_errno;    /* errno captured by tpx_err_errno(), else 0 */
+    long http_status; /* with TPX_EAPI: the peer's HTTP status, else 0 */
+    char msg[256];    /* lower case, no final period, NUL-terminated */
 };
 
-#define TPX_ERR_INIT {TPX_OK, 0, 0, {0}}
+#define TPX_ERR_INIT                                                                               \
+    {                                                                                              \
+        TPX_OK, 0, 0,                                                                              \
+        {                                                                                          \
+            0                                                                                      \
+        }                                                                                          \
+    }
 
 /* Record code and a printf-style message unless an error is already recorded. Returns err->code
  * (the recorded one, which may be older). Cannot fail; long messages are cut at the buffer. */
@@ -43,7 +49,8 @@ enum tpx_code tpx_err_errno(struct tpx_err *err, int errnum, const char *fmt, ..
     __attribute__((format(printf, 3, 4)));
 
 /* Prepend "context: " to a recorded message. No-op when no error is recorded. */
-void tpx_err_prefix(struct tpx_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void tpx_err_prefix(struct tpx_err *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* Forget the recorded error, so the struct can be reused. */
 void tpx_err_clear(struct tpx_err *err);

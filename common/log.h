@@ -20,11 +20,26 @@ struct tpx_log_field {
     double d;
 };
 
-#define TPX_S(k, v) {(k), TPX_LOG_STR, (v), 0, 0}
-#define TPX_I(k, v) {(k), TPX_LOG_INT, NULL, (long long)(v), 0}
-#define TPX_D(k, v) {(k), TPX_LOG_DBL, NULL, 0, (double)(v)}
-#define TPX_B(k, v) {(k), TPX_LOG_BOOL, NULL, (v) ? 1 : 0, 0}
-#define TPX_RAW(k, v) {(k), TPX_LOG_RAW, (v), 0, 0}
+#define TPX_S(k, v)                                                                                \
+    {                                                                                              \
+        (k), TPX_LOG_STR, (v), 0, 0                                                                \
+    }
+#define TPX_I(k, v)                                                                                \
+    {                                                                                              \
+        (k), TPX_LOG_INT, NULL, (long long)(v), 0                                                  \
+    }
+#define TPX_D(k, v)                                                                                \
+    {                                                                                              \
+        (k), TPX_LOG_DBL, NULL, 0, (double)(v)                                                     \
+    }
+#define TPX_B(k, v)                                                                                \
+    {                                                                                              \
+        (k), TPX_LOG_BOOL, NULL, (v) ? 1 : 0, 0                                                    \
+    }
+#define TPX_RAW(k, v)                                                                              \
+    {                                                                                              \
+        (k), TPX_LOG_RAW, (v), 0, 0                                                                \
+    }
 
 /* The current threshold. Written by main before threads start, read everywhere. */
 extern enum tpx_log_level tpx_log_level;

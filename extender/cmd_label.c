@@ -37,8 +37,10 @@ static const char usage_text[] =
     "  --interval DURATION  keep running, relabel every DURATION (e.g. 30s, 5m, 1h) until SIGTERM\n"
     "  --kubeconfig FILE    API server access (default: $KUBECONFIG, else in-cluster)\n"
     "  --inventory FILE     YAML or .csv map node -> rack, block, nvlink-domain; sets\n"
-    "                       topox.io/rack, topox.io/block, topox.io/nvlink-domain on every listed node\n"
-    "  --nodes FILE         with --inventory: the cluster's nodes (kubectl get nodes -o json|yaml)\n"
+    "                       topox.io/rack, topox.io/block, topox.io/nvlink-domain on every listed "
+    "node\n"
+    "  --nodes FILE         with --inventory: the cluster's nodes (kubectl get nodes -o "
+    "json|yaml)\n"
     "                       instead of asking the API server\n"
     "  -h, --help           this text\n"
     "\n"
@@ -310,8 +312,8 @@ static enum tpx_code label_once(const struct label_opts *o, struct ext_kube *k, 
     for (size_t i = 0; i < ds.labels.n; i++)
         want[i] = (struct ext_kv){ds.labels.v[i].key, ds.labels.v[i].value};
     if (get_node(k, node, &cur, err) == TPX_OK && cur.n == 1 &&
-        patch_one(k, ext_label_scope_discovery(), &cur.nodes[0], want, ds.labels.n,
-                  ds.annotation, &diff, err) == TPX_OK) {
+        patch_one(k, ext_label_scope_discovery(), &cur.nodes[0], want, ds.labels.n, ds.annotation,
+                  &diff, err) == TPX_OK) {
         TPX_LOG(TPX_INFO, "node labelled", TPX_S("node", node), TPX_I("set", diff.set),
                 TPX_I("removed", diff.removed), TPX_I("unchanged", diff.unchanged),
                 TPX_I("annotation", diff.annotation));
@@ -368,8 +370,9 @@ static int run_discovery(const struct label_opts *o)
         if (label_once(o, k, node, &err) != TPX_OK) {
             /* Unreadable input is the user's to fix (exit 2); anything else is a failure. In a
              * loop, a failed round is logged and retried at the next interval. */
-            status = (err.code == TPX_EPARSE || err.code == TPX_ENOENT ||
-                      err.code == TPX_EINVAL) ? CMD_USAGE : CMD_FAILED;
+            status = (err.code == TPX_EPARSE || err.code == TPX_ENOENT || err.code == TPX_EINVAL)
+                         ? CMD_USAGE
+                         : CMD_FAILED;
             if (o->interval_s && status == CMD_FAILED)
                 TPX_LOG(TPX_WARN, "label failed", TPX_S("node", node ? node : ""),
                         TPX_S("code", tpx_code_name(err.code)), TPX_S("err", err.msg));
@@ -472,9 +475,9 @@ static int run_inventory(const struct label_opts *o)
             for (size_t j = 0; j < nw; j++)
                 printf(" %s=%s", want[j].key, want[j].value);
             if (have_nodes)
-                printf(cur ? ((diff.set || diff.removed) ? (o->dry_run ? " (would change)"
-                                                                       : " (changed)")
-                                                         : " (unchanged)")
+                printf(cur ? ((diff.set || diff.removed)
+                                  ? (o->dry_run ? " (would change)" : " (changed)")
+                                  : " (unchanged)")
                            : " (not in the cluster)");
             printf("\n");
         }
@@ -501,8 +504,9 @@ static int run_inventory(const struct label_opts *o)
         free(text);
     }
     if (json_array_size(missing_cluster) || json_array_size(missing_inv))
-        fprintf(stderr, "topox label: %zu inventory nodes are not in the cluster, %zu cluster "
-                        "nodes are not in the inventory\n",
+        fprintf(stderr,
+                "topox label: %zu inventory nodes are not in the cluster, %zu cluster "
+                "nodes are not in the inventory\n",
                 json_array_size(missing_cluster), json_array_size(missing_inv));
     if (!o->dry_run)
         TPX_LOG(TPX_INFO, "inventory applied", TPX_I("nodes", inv.n), TPX_I("changed", patched));

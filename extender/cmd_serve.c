@@ -62,26 +62,46 @@ struct flag_val {
 static const char *key_for(int opt)
 {
     switch (opt) {
-    case 'l': return "listen";
-    case 'n': return "nodes";
-    case 'C': return "cluster";
-    case 't': return "reservationTTL";
-    case 'b': return "maxBody";
-    case 'm': return "bindMode";
-    case 'r': return "resources";
-    case 's': return "pipelineScope";
-    case 'c': return "tlsCert";
-    case 'k': return "tlsKey";
-    case 'a': return "clientCA";
-    case 'T': return "threads";
-    case 'o': return "connectionTimeout";
-    case 'd': return "drainTimeout";
-    case 'K': return "kubeconfig";
-    case 'S': return "clusterSource";
-    case 'B': return "bindTimeout";
-    case 'x': return "apiBackoffMax";
-    case 'e': return "events";
-    default: return NULL;
+    case 'l':
+        return "listen";
+    case 'n':
+        return "nodes";
+    case 'C':
+        return "cluster";
+    case 't':
+        return "reservationTTL";
+    case 'b':
+        return "maxBody";
+    case 'm':
+        return "bindMode";
+    case 'r':
+        return "resources";
+    case 's':
+        return "pipelineScope";
+    case 'c':
+        return "tlsCert";
+    case 'k':
+        return "tlsKey";
+    case 'a':
+        return "clientCA";
+    case 'T':
+        return "threads";
+    case 'o':
+        return "connectionTimeout";
+    case 'd':
+        return "drainTimeout";
+    case 'K':
+        return "kubeconfig";
+    case 'S':
+        return "clusterSource";
+    case 'B':
+        return "bindTimeout";
+    case 'x':
+        return "apiBackoffMax";
+    case 'e':
+        return "events";
+    default:
+        return NULL;
     }
 }
 
@@ -133,8 +153,8 @@ static enum tpx_code start_api(struct ext_serve_config *cfg, struct ext_state *s
     struct tpx_err ke = TPX_ERR_INIT;
 
     ext_serve_config_labels(cfg); /* once, before any thread reads cfg->label_cfg */
-    *use_api = cfg->cluster_source == EXT_SOURCE_API ||
-               (cfg->cluster_source == EXT_SOURCE_AUTO && !files);
+    *use_api =
+        cfg->cluster_source == EXT_SOURCE_API || (cfg->cluster_source == EXT_SOURCE_AUTO && !files);
     if (cfg->cluster_source == EXT_SOURCE_API && files)
         return tpx_err_set(err, TPX_EINVAL,
                            "clusterSource api takes the nodes from the API server: drop --nodes "

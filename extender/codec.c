@@ -36,11 +36,21 @@ enum tpx_code ext_json_str(struct tpx_buf *out, const char *s, struct tpx_err *e
             return err->code;
         esc[n++] = '\\';
         switch (c) {
-        case '"': esc[n++] = '"'; break;
-        case '\\': esc[n++] = '\\'; break;
-        case '\n': esc[n++] = 'n'; break;
-        case '\r': esc[n++] = 'r'; break;
-        case '\t': esc[n++] = 't'; break;
+        case '"':
+            esc[n++] = '"';
+            break;
+        case '\\':
+            esc[n++] = '\\';
+            break;
+        case '\n':
+            esc[n++] = 'n';
+            break;
+        case '\r':
+            esc[n++] = 'r';
+            break;
+        case '\t':
+            esc[n++] = 't';
+            break;
         default:
             esc[n++] = 'u';
             esc[n++] = '0';
@@ -81,7 +91,8 @@ static json_t *jget_fold(const json_t *o, const char *key)
 
     if (hit)
         return hit;
-    json_object_foreach((json_t *)o, k, v) {
+    json_object_foreach((json_t *)o, k, v)
+    {
         if (strcasecmp(k, key) == 0)
             hit = v;
     }
@@ -391,7 +402,8 @@ static enum tpx_code victims(json_t *map, bool meta, struct ext_preempt_args *p,
     p->v = calloc(json_object_size(map) + 1, sizeof(*p->v));
     if (!p->v)
         return tpx_err_set(err, TPX_ENOMEM, "out of memory");
-    json_object_foreach(map, node, v) {
+    json_object_foreach(map, node, v)
+    {
         struct ext_victims *x = &p->v[i++];
         json_t *pods = jget_fold(v, "Pods");
         size_t k;
@@ -403,7 +415,8 @@ static enum tpx_code victims(json_t *map, bool meta, struct ext_preempt_args *p,
         x->uids = calloc(json_array_size(pods) + 1, sizeof(char *));
         if (!x->node || !x->uids)
             return tpx_err_set(err, TPX_ENOMEM, "out of memory");
-        json_array_foreach(pods, k, pod) {
+        json_array_foreach(pods, k, pod)
+        {
             const char *uid = meta ? json_string_value(jget_fold(pod, "UID"))
                                    : jstr(json_object_get(pod, "metadata"), "uid");
             if (!uid)
@@ -417,9 +430,8 @@ static enum tpx_code victims(json_t *map, bool meta, struct ext_preempt_args *p,
     return TPX_OK;
 }
 
-enum tpx_code ext_codec_decode_preempt(const char *body, size_t len,
-                                       const struct ext_codec_opts *o, struct ext_preempt_args *p,
-                                       struct tpx_err *err)
+enum tpx_code ext_codec_decode_preempt(const char *body, size_t len, const struct ext_codec_opts *o,
+                                       struct ext_preempt_args *p, struct tpx_err *err)
 {
     json_error_t je;
     json_t *j = json_loadb(body, len, 0, &je);
@@ -516,23 +528,21 @@ enum tpx_code ext_codec_debug_state(const struct pol_ledger *l, size_t pods_seen
     json_object_set_new(root, "domains", json_integer((json_int_t)topo_cluster_domain_count(c)));
     json_object_set_new(root, "pods_tracked", json_integer((json_int_t)pods_seen));
     for (size_t i = 0; i < nr; i++) {
-        json_array_append_new(
-            racks, json_pack("{s:s,s:I,s:I,s:I,s:I,s:I}", "rack",
-                             topo_cluster_rack_name(c, r[i].rack), "accel_total",
-                             (json_int_t)r[i].accel_total, "accel_free",
-                             (json_int_t)r[i].accel_free, "accel_reserved",
-                             (json_int_t)r[i].accel_reserved, "free_domains",
-                             (json_int_t)r[i].free_domains, "largest_tp_now",
-                             (json_int_t)r[i].largest_tp_now));
+        json_array_append_new(racks, json_pack("{s:s,s:I,s:I,s:I,s:I,s:I}", "rack",
+                                               topo_cluster_rack_name(c, r[i].rack), "accel_total",
+                                               (json_int_t)r[i].accel_total, "accel_free",
+                                               (json_int_t)r[i].accel_free, "accel_reserved",
+                                               (json_int_t)r[i].accel_reserved, "free_domains",
+                                               (json_int_t)r[i].free_domains, "largest_tp_now",
+                                               (json_int_t)r[i].largest_tp_now));
     }
     for (size_t i = 0; i < ng; i++) {
-        json_t *gj = json_pack("{s:s?,s:s?,s:s?,s:I,s:I,s:I,s:I}", "group", g[i].group, "display",
-                               g[i].display, "rack",
-                               g[i].rack == TOPO_NONE ? NULL : topo_cluster_rack_name(c, g[i].rack),
-                               "members_placed", (json_int_t)g[i].members_placed, "group_size",
-                               (json_int_t)g[i].group_size, "accel_reserved",
-                               (json_int_t)g[i].accel_reserved, "reservation_expires",
-                               (json_int_t)g[i].expires);
+        json_t *gj = json_pack(
+            "{s:s?,s:s?,s:s?,s:I,s:I,s:I,s:I}", "group", g[i].group, "display", g[i].display,
+            "rack", g[i].rack == TOPO_NONE ? NULL : topo_cluster_rack_name(c, g[i].rack),
+            "members_placed", (json_int_t)g[i].members_placed, "group_size",
+            (json_int_t)g[i].group_size, "accel_reserved", (json_int_t)g[i].accel_reserved,
+            "reservation_expires", (json_int_t)g[i].expires);
         json_array_append_new(groups, gj);
     }
     json_object_set_new(root, "racks", racks);

@@ -30,19 +30,19 @@ struct ext_pod {
     char *ns;
     char *uid;
     struct pol_workload wl;
-    bool infer_failed;      /* its intent could not be read: msg says why */
+    bool infer_failed; /* its intent could not be read: msg says why */
     char msg[256];
 };
 
 /* ExtenderArgs (filter and prioritize). Owned: ext_args_release(). */
 struct ext_args {
     struct ext_pod pod;
-    bool full_nodes;          /* NCC=false: Nodes.items carried full Node objects */
-    char **names;             /* candidate names in request order (both modes) */
+    bool full_nodes; /* NCC=false: Nodes.items carried full Node objects */
+    char **names;    /* candidate names in request order (both modes) */
     size_t nnames;
     struct ext_scan_nodes nodes; /* full mode: the scanned items, parallel to names */
-    const char *body;         /* borrowed request body (item spans point into it) */
-    size_t nodes_off;         /* where the Nodes value starts in body */
+    const char *body;            /* borrowed request body (item spans point into it) */
+    size_t nodes_off;            /* where the Nodes value starts in body */
 };
 
 /* Decode a filter/prioritize body. TPX_EPARSE (with the byte offset) for malformed JSON or a
@@ -104,9 +104,8 @@ struct ext_preempt_args {
     struct ext_victims *v;
     size_t n;
 };
-enum tpx_code ext_codec_decode_preempt(const char *body, size_t len,
-                                       const struct ext_codec_opts *o, struct ext_preempt_args *p,
-                                       struct tpx_err *err);
+enum tpx_code ext_codec_decode_preempt(const char *body, size_t len, const struct ext_codec_opts *o,
+                                       struct ext_preempt_args *p, struct tpx_err *err);
 void ext_preempt_args_release(struct ext_preempt_args *p);
 
 /* ExtenderPreemptionResult: {"NodeNameToMetaVictims":{...}} with the nodes where keep[i] is true

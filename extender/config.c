@@ -103,9 +103,8 @@ bool ext_parse_size(const char *s, size_t *out)
     static const struct {
         const char *suffix;
         unsigned long long mult;
-    } units[] = {{"", 1},           {"k", 1000},         {"K", 1000},
-                 {"Ki", 1ULL << 10}, {"M", 1000000},      {"Mi", 1ULL << 20},
-                 {"G", 1000000000},  {"Gi", 1ULL << 30}};
+    } units[] = {{"", 1},        {"k", 1000},        {"K", 1000},       {"Ki", 1ULL << 10},
+                 {"M", 1000000}, {"Mi", 1ULL << 20}, {"G", 1000000000}, {"Gi", 1ULL << 30}};
     unsigned long long v = 0;
     const char *p = s;
 
@@ -150,8 +149,7 @@ static enum tpx_code set_list(char **v, size_t *n, const char *key, const char *
             len--;
         if (len) {
             if (*n >= EXT_MAX_LIST)
-                return tpx_err_set(err, TPX_EINVAL, "%s: more than %d entries", key,
-                                   EXT_MAX_LIST);
+                return tpx_err_set(err, TPX_EINVAL, "%s: more than %d entries", key, EXT_MAX_LIST);
             v[*n] = strndup(p, len);
             if (!v[*n])
                 return tpx_err_set(err, TPX_ENOMEM, "out of memory");
@@ -232,8 +230,8 @@ enum tpx_code ext_serve_config_set(struct ext_serve_config *c, const char *key, 
     }
     if (strcmp(key, "maxBody") == 0) {
         if (!ext_parse_size(value, &c->max_body))
-            return tpx_err_set(err, TPX_EINVAL,
-                               "maxBody: '%s' is not a size like 256Mi or 1000000", value);
+            return tpx_err_set(err, TPX_EINVAL, "maxBody: '%s' is not a size like 256Mi or 1000000",
+                               value);
         return TPX_OK;
     }
     if (strcmp(key, "bindMode") == 0) {
@@ -252,8 +250,7 @@ enum tpx_code ext_serve_config_set(struct ext_serve_config *c, const char *key, 
     }
     if (strcmp(key, "connectionTimeout") == 0) {
         if (!ext_parse_duration(value, &c->conn_timeout_s))
-            return tpx_err_set(err, TPX_EINVAL, "connectionTimeout: '%s' is not a duration",
-                               value);
+            return tpx_err_set(err, TPX_EINVAL, "connectionTimeout: '%s' is not a duration", value);
         return TPX_OK;
     }
     if (strcmp(key, "kubeconfig") == 0)
@@ -311,7 +308,8 @@ static enum tpx_code scalar_text(const json_t *v, char *buf, size_t cap, struct 
         json_t *e;
 
         buf[0] = '\0';
-        json_array_foreach(v, i, e) {
+        json_array_foreach(v, i, e)
+        {
             char one[512];
             size_t n;
             if (scalar_text(e, one, sizeof(one), err) != TPX_OK)
@@ -353,7 +351,8 @@ enum tpx_code ext_serve_config_load(struct ext_serve_config *c, const char *path
         return tpx_err_set(err, TPX_EINVAL, "%s: want one YAML mapping", path);
     }
     root = docs.docs[0];
-    json_object_foreach(root, key, v) {
+    json_object_foreach(root, key, v)
+    {
         if (json_is_null(v))
             continue; /* "key: null" keeps the default, so printed configs load back */
         if (strcmp(key, "tls") == 0 && json_is_object(v)) {
@@ -361,7 +360,8 @@ enum tpx_code ext_serve_config_load(struct ext_serve_config *c, const char *path
                 {"cert", "tlsCert"}, {"key", "tlsKey"}, {"clientCA", "clientCA"}};
             const char *k2;
             json_t *v2;
-            json_object_foreach(v, k2, v2) {
+            json_object_foreach(v, k2, v2)
+            {
                 size_t i;
                 for (i = 0; i < 3 && strcmp(k2, sub[i][0]) != 0; i++)
                     ;
@@ -380,7 +380,8 @@ enum tpx_code ext_serve_config_load(struct ext_serve_config *c, const char *path
         } else if (strcmp(key, "labels") == 0 && json_is_object(v)) {
             const char *k2;
             json_t *v2;
-            json_object_foreach(v, k2, v2) {
+            json_object_foreach(v, k2, v2)
+            {
                 char full[64];
                 snprintf(full, sizeof(full), "labels.%.50s", k2);
                 if (scalar_text(v2, text, sizeof(text), err) == TPX_OK)
@@ -442,8 +443,7 @@ static void print_str(FILE *f, const char *key, const char *v)
     fputs("\"\n", f);
 }
 
-static void print_list(FILE *f, const char *indent, const char *key, const char *const *v,
-                       size_t n)
+static void print_list(FILE *f, const char *indent, const char *key, const char *const *v, size_t n)
 {
     fprintf(f, "%s%s:", indent, key);
     if (!n) {

@@ -23,8 +23,8 @@ enum ext_cluster_source { EXT_SOURCE_AUTO = 0, EXT_SOURCE_API, EXT_SOURCE_FILE }
 
 /* Every string is malloc'd and owned; ext_serve_config_release() frees them. */
 struct ext_serve_config {
-    char *listen;             /* "127.0.0.1:8888" */
-    char *tls_cert;           /* paths, or NULL */
+    char *listen;   /* "127.0.0.1:8888" */
+    char *tls_cert; /* paths, or NULL */
     char *tls_key;
     char *client_ca;
     char *resources[EXT_MAX_LIST]; /* accelerator resource names in precedence order; none: the
@@ -32,20 +32,20 @@ struct ext_serve_config {
     size_t nresources;
     char *label_keys[TOPO_LEVEL_COUNT][EXT_MAX_LIST]; /* per level; none: the built-in list */
     size_t nlabel_keys[TOPO_LEVEL_COUNT];
-    enum pol_scope pipeline_scope; /* default scope for pods that do not say */
-    unsigned reservation_ttl_s;    /* 600 */
-    size_t max_body;               /* 256 MiB */
-    enum ext_bind_mode bind_mode;  /* record */
-    char *nodes_file;              /* --nodes */
-    char *cluster_spec;            /* --cluster */
-    unsigned threads;              /* 0: CPUs */
-    unsigned conn_timeout_s;       /* 120 */
-    unsigned drain_s;              /* 10: how long SIGTERM waits for requests in flight */
-    char *kubeconfig;              /* --kubeconfig; NULL: $KUBECONFIG, then in-cluster */
+    enum pol_scope pipeline_scope;          /* default scope for pods that do not say */
+    unsigned reservation_ttl_s;             /* 600 */
+    size_t max_body;                        /* 256 MiB */
+    enum ext_bind_mode bind_mode;           /* record */
+    char *nodes_file;                       /* --nodes */
+    char *cluster_spec;                     /* --cluster */
+    unsigned threads;                       /* 0: CPUs */
+    unsigned conn_timeout_s;                /* 120 */
+    unsigned drain_s;                       /* 10: how long SIGTERM waits for requests in flight */
+    char *kubeconfig;                       /* --kubeconfig; NULL: $KUBECONFIG, then in-cluster */
     enum ext_cluster_source cluster_source; /* auto */
-    unsigned bind_timeout_s;       /* 4: one Binding POST (the scheduler's timeout is 5 s) */
-    unsigned api_backoff_max_s;    /* 30: longest wait between watch retries */
-    bool events;                   /* true: Normal/Warning Events on pods (needs the API) */
+    unsigned bind_timeout_s;    /* 4: one Binding POST (the scheduler's timeout is 5 s) */
+    unsigned api_backoff_max_s; /* 30: longest wait between watch retries */
+    bool events;                /* true: Normal/Warning Events on pods (needs the API) */
 
     /* derived by ext_serve_config_labels(): borrowed views of the lists above */
     const char *key_ptrs[TOPO_LEVEL_COUNT][EXT_MAX_LIST];

@@ -79,8 +79,7 @@ static enum MHD_Result queue(struct MHD_Connection *conn, struct req *r, unsigne
     }
     if (!resp)
         return MHD_NO;
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-                            ctype ? ctype : "application/json");
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype ? ctype : "application/json");
     if (allow)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
     r->status = status;
@@ -266,8 +265,7 @@ static enum tpx_code parse_listen(const char *listen, struct sockaddr_storage *s
     } else {
         colon = strrchr(listen, ':');
         if (!colon)
-            return tpx_err_set(err, TPX_EINVAL, "bad listen address '%s' (want ADDR:PORT)",
-                               listen);
+            return tpx_err_set(err, TPX_EINVAL, "bad listen address '%s' (want ADDR:PORT)", listen);
         he = colon;
     }
     p = strtoul(colon + 1, &end, 10);
@@ -302,8 +300,8 @@ struct ext_http *ext_http_start(const struct ext_http_config *cfg, ext_http_hand
 {
     struct sockaddr_storage ss;
     struct ext_http *h;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
-                     MHD_USE_ERROR_LOG;
+    unsigned flags =
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
     unsigned threads = cfg->threads;
     unsigned port = 0;
     bool v6 = false;
@@ -366,8 +364,10 @@ struct ext_http *ext_http_start(const struct ext_http_config *cfg, ext_http_hand
     h->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_ARRAY, opts,
                             MHD_OPTION_END);
     if (!h->d) {
-        tpx_err_set(err, TPX_EIO, "cannot listen on '%s' (address in use, bad TLS files, or no "
-                                  "permission)", cfg->listen);
+        tpx_err_set(err, TPX_EIO,
+                    "cannot listen on '%s' (address in use, bad TLS files, or no "
+                    "permission)",
+                    cfg->listen);
         goto fail;
     }
     di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);

@@ -176,9 +176,13 @@ static bool col_from_header(const char *h, enum col *c)
     static const struct {
         const char *name;
         enum col c;
-    } names[] = {{"node", COL_NODE},     {"name", COL_NODE},    {"rack", COL_RACK},
-                 {"block", COL_BLOCK},   {"nvlink-domain", COL_DOMAIN},
-                 {"domain", COL_DOMAIN}, {"nvlink_domain", COL_DOMAIN}};
+    } names[] = {{"node", COL_NODE},
+                 {"name", COL_NODE},
+                 {"rack", COL_RACK},
+                 {"block", COL_BLOCK},
+                 {"nvlink-domain", COL_DOMAIN},
+                 {"domain", COL_DOMAIN},
+                 {"nvlink_domain", COL_DOMAIN}};
 
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         if (h && strcmp(h, names[i].name) == 0) {
@@ -227,9 +231,10 @@ enum tpx_code ext_inventory_parse_csv(const char *data, size_t len, const char *
             if (col_from_header(f[0], &c)) {
                 for (int i = 0; i < nf; i++) {
                     if (!col_from_header(f[i], &map[i])) {
-                        tpx_err_set(err, TPX_EPARSE, "%s:%zu: unknown column '%s' (want node, "
-                                    "rack, block, nvlink-domain)", name, line,
-                                    f[i] ? f[i] : "");
+                        tpx_err_set(err, TPX_EPARSE,
+                                    "%s:%zu: unknown column '%s' (want node, "
+                                    "rack, block, nvlink-domain)",
+                                    name, line, f[i] ? f[i] : "");
                         for (int j = 0; j < nf; j++)
                             free(f[j]);
                         return err->code;
@@ -249,8 +254,8 @@ enum tpx_code ext_inventory_parse_csv(const char *data, size_t len, const char *
             if (nf > ncols) {
                 for (int i = 0; i < nf; i++)
                     free(f[i]);
-                return tpx_err_set(err, TPX_EPARSE, "%s:%zu: %d columns, expected at most %d",
-                                   name, line, nf, ncols);
+                return tpx_err_set(err, TPX_EPARSE, "%s:%zu: %d columns, expected at most %d", name,
+                                   line, nf, ncols);
             }
             for (int i = 0; i < nf; i++) {
                 char **slot = row_field(&row, map[i]);
@@ -302,7 +307,8 @@ static enum tpx_code yaml_row(struct ext_inventory *inv, const char *name, const
         snprintf(at, sizeof(at), "%s: row %zu", name, idx + 1);
     if (!json_is_object(obj))
         return tpx_err_set(err, TPX_EPARSE, "%s: expected a mapping", at);
-    json_object_foreach(obj, key, val) {
+    json_object_foreach(obj, key, val)
+    {
         enum col c;
         char **slot;
 
@@ -350,7 +356,8 @@ static enum tpx_code yaml_rows(struct ext_inventory *inv, const char *name, json
     if (json_is_array(nodes))
         doc = nodes;
     if (json_is_array(doc)) {
-        json_array_foreach(doc, i, v) {
+        json_array_foreach(doc, i, v)
+        {
             if (yaml_row(inv, name, NULL, v, i, err) != TPX_OK)
                 return err->code;
         }
@@ -358,7 +365,8 @@ static enum tpx_code yaml_rows(struct ext_inventory *inv, const char *name, json
     }
     if (json_is_object(doc) && !nodes) {
         i = 0;
-        json_object_foreach(doc, key, v) {
+        json_object_foreach(doc, key, v)
+        {
             if (yaml_row(inv, name, key, v, i++, err) != TPX_OK)
                 return err->code;
         }
@@ -469,7 +477,8 @@ static enum tpx_code add_node(struct ext_nodelist *l, const char *path, json_t *
         e.topology = strdup(json_string_value(ann));
     if (!e.name || !e.labels || (json_is_string(ann) && !e.topology))
         goto nomem;
-    json_object_foreach(labels, key, v) {
+    json_object_foreach(labels, key, v)
+    {
         char *k;
         char *val;
 
@@ -496,7 +505,7 @@ nomem:
 }
 
 enum tpx_code ext_nodelist_add_json(struct ext_nodelist *l, json_t *doc, const char *name,
-                                   struct tpx_err *err)
+                                    struct tpx_err *err)
 {
     json_t *items = json_object_get(doc, "items");
     const char *kind = json_string_value(json_object_get(doc, "kind"));
@@ -504,7 +513,8 @@ enum tpx_code ext_nodelist_add_json(struct ext_nodelist *l, json_t *doc, const c
     json_t *n;
 
     if (json_is_array(items)) {
-        json_array_foreach(items, i, n) {
+        json_array_foreach(items, i, n)
+        {
             if (add_node(l, name, n, err) != TPX_OK)
                 return err->code;
         }

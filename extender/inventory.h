@@ -73,7 +73,7 @@ enum tpx_code ext_nodelist_load(const char *path, struct ext_nodelist *out, stru
 /* Append the Nodes of one decoded document (a NodeList or a Node, e.g. an API server answer);
  * name is used in messages. The value is only read. */
 enum tpx_code ext_nodelist_add_json(struct ext_nodelist *l, json_t *doc, const char *name,
-                                   struct tpx_err *err);
+                                    struct tpx_err *err);
 
 const struct ext_node_entry *ext_nodelist_find(const struct ext_nodelist *l, const char *name);
 

@@ -39,8 +39,8 @@ const struct ext_label_scope *ext_label_scope_inventory(void);
 
 /* What a patch does, for the command's report. */
 struct ext_label_diff {
-    size_t set;      /* labels added or changed */
-    size_t removed;  /* owned labels set to null */
+    size_t set;     /* labels added or changed */
+    size_t removed; /* owned labels set to null */
     size_t unchanged;
     bool annotation; /* the annotation is set */
 };

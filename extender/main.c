@@ -36,10 +36,11 @@ static void usage(FILE *f)
     for (size_t i = 0; i < ncommands; i++)
         fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "  %-9s %s\n", "help", "show a command's flags");
-    fprintf(f, "\nglobal flags:\n"
-               "  --log-level LEVEL  debug, info (default), warn, error or off; logs are JSON lines "
-               "on stderr\n"
-               "  -h, --help         this text\n");
+    fprintf(f,
+            "\nglobal flags:\n"
+            "  --log-level LEVEL  debug, info (default), warn, error or off; logs are JSON lines "
+            "on stderr\n"
+            "  -h, --help         this text\n");
 }
 
 static const struct cmd *find_cmd(const char *name)

@@ -8,7 +8,7 @@
 #include <string.h>
 
 static const double buckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
-                                 0.025,  0.05,    0.1,    0.25,  0.5,   1.0,   2.5};
+                                 0.025,  0.05,    0.1,    0.25,  0.5,    1.0,   2.5};
 #define NBUCKETS (sizeof(buckets) / sizeof(buckets[0]))
 #define MAX_REASONS 64
 #define NSTATUS 5 /* 2xx 3xx 4xx 5xx other */
@@ -156,8 +156,7 @@ enum tpx_code ext_metrics_render(struct ext_metrics *m, struct tpx_buf *out, str
             if (!m->requests[v][s] && s != 0)
                 continue;
             rc = tpx_buf_addf(out, err, "topox_requests_total{verb=\"%s\",code=\"%s\"} %llu\n",
-                              ext_verb_name((enum ext_verb)v), status_class(s),
-                              m->requests[v][s]);
+                              ext_verb_name((enum ext_verb)v), status_class(s), m->requests[v][s]);
         }
     }
     if (rc == TPX_OK)

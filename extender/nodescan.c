@@ -154,11 +154,21 @@ static size_t decode(const char *raw, size_t rawlen, char *dst)
         c = raw[i + 1];
         i += 2;
         switch (c) {
-        case 'b': *d++ = '\b'; break;
-        case 'f': *d++ = '\f'; break;
-        case 'n': *d++ = '\n'; break;
-        case 'r': *d++ = '\r'; break;
-        case 't': *d++ = '\t'; break;
+        case 'b':
+            *d++ = '\b';
+            break;
+        case 'f':
+            *d++ = '\f';
+            break;
+        case 'n':
+            *d++ = '\n';
+            break;
+        case 'r':
+            *d++ = '\r';
+            break;
+        case 't':
+            *d++ = '\t';
+            break;
         case 'u':
             cp = hex4(raw + i);
             i += 4;
@@ -175,7 +185,9 @@ static size_t decode(const char *raw, size_t rawlen, char *dst)
             /* a \u escape takes 6 raw bytes and decodes to at most 3 (4 for a pair of 12) */
             put_utf8(&d, cp);
             break;
-        default: *d++ = c; break;
+        default:
+            *d++ = c;
+            break;
         }
     }
     *d = '\0';
@@ -383,8 +395,8 @@ static bool key_fold(const char *raw, size_t rawlen, const char *key)
     return true;
 }
 
-enum tpx_code ext_scan_object_keys(const char *p, size_t len, const char *const *keys,
-                                   size_t nkeys, struct ext_span *spans, struct tpx_err *err)
+enum tpx_code ext_scan_object_keys(const char *p, size_t len, const char *const *keys, size_t nkeys,
+                                   struct ext_span *spans, struct tpx_err *err)
 {
     struct scan s = {p, len, 0, 1, err};
     bool first = true, kesc;

@@ -34,8 +34,8 @@ enum tpx_code ext_scan_validate(const char *p, size_t len, struct tpx_err *err);
  * one). spans[i] has present=false, null=true when keys[i] is absent. Other keys are skipped (and
  * validated). TPX_EPARSE when the input is not one JSON object.
  */
-enum tpx_code ext_scan_object_keys(const char *p, size_t len, const char *const *keys,
-                                   size_t nkeys, struct ext_span *spans, struct tpx_err *err);
+enum tpx_code ext_scan_object_keys(const char *p, size_t len, const char *const *keys, size_t nkeys,
+                                   struct ext_span *spans, struct tpx_err *err);
 
 /*
  * A JSON array of strings -> decoded, NUL-terminated strings. *out is one malloc'd block: the
@@ -49,13 +49,13 @@ enum tpx_code ext_scan_string_array(const char *p, size_t len, char ***out, size
 struct ext_scan_node {
     size_t off; /* the item's bytes in the scanned input (relative to the p given) */
     size_t len;
-    const char *name;         /* metadata.name, or NULL when missing */
-    size_t labels;            /* first label in ext_scan_nodes.kv */
+    const char *name; /* metadata.name, or NULL when missing */
+    size_t labels;    /* first label in ext_scan_nodes.kv */
     size_t nlabels;
-    size_t alloc;             /* first allocatable entry in ext_scan_nodes.kv */
+    size_t alloc; /* first allocatable entry in ext_scan_nodes.kv */
     size_t nalloc;
-    bool unschedulable;       /* spec.unschedulable */
-    bool ready;               /* status.conditions[type=Ready].status == "True", or no Ready seen */
+    bool unschedulable; /* spec.unschedulable */
+    bool ready;         /* status.conditions[type=Ready].status == "True", or no Ready seen */
 };
 
 /* Owned by the caller: ext_scan_nodes_release(). */
@@ -64,7 +64,7 @@ struct ext_scan_nodes {
     size_t n;
     struct topo_kv *kv; /* labels and allocatable pairs of every item */
     size_t nkv;
-    char *arena;        /* decoded strings */
+    char *arena; /* decoded strings */
 };
 
 /*

@@ -114,8 +114,8 @@ static void count_verdicts(struct ext_routes *r, const struct ext_verdicts *v)
         if (run)
             ext_metrics_verdict(r->metrics,
                                 strcmp(last, EXT_UNKNOWN_NODE_REASON) == 0 ? "unknown"
-                                : lastv == POL_UNRESOLVABLE                  ? "unresolvable"
-                                                                             : "fail",
+                                : lastv == POL_UNRESOLVABLE                ? "unresolvable"
+                                                                           : "fail",
                                 last, run);
         if (end)
             break;
@@ -332,13 +332,13 @@ static unsigned do_bind(struct ext_routes *r, const struct ext_http_req *rq,
         tpx_err_set(&e, TPX_ENOTSUP,
                     "bind mode 'api' needs the Kubernetes API (--kubeconfig, $KUBECONFIG or "
                     "in-cluster), which this server was started without");
-    } else if (ext_state_bind(r->state, ba.pod_uid, ba.pod_name, ba.node, time(NULL), &where,
-                              &e) == TPX_OK &&
+    } else if (ext_state_bind(r->state, ba.pod_uid, ba.pod_name, ba.node, time(NULL), &where, &e) ==
+                   TPX_OK &&
                r->bind_mode == EXT_BIND_API) {
         /* The placement is recorded first, so a filter racing this bind already sees it taken;
          * if the API server says no, it is taken back so no capacity leaks. */
-        if (ext_binder_bind(r->binder, ba.pod_ns, ba.pod_name, ba.pod_uid, ba.node, &where,
-                            &e) != TPX_OK) {
+        if (ext_binder_bind(r->binder, ba.pod_ns, ba.pod_name, ba.pod_uid, ba.node, &where, &e) !=
+            TPX_OK) {
             if (!where.already && ba.pod_uid)
                 ext_state_remove_pod(r->state, ba.pod_uid);
             rolled_back = !where.already;
@@ -349,10 +349,10 @@ static unsigned do_bind(struct ext_routes *r, const struct ext_http_req *rq,
     TPX_LOG(TPX_INFO, "decision", TPX_S("verb", "bind"),
             TPX_S("pod", ba.pod_name ? ba.pod_name : ""), TPX_S("ns", ba.pod_ns ? ba.pod_ns : ""),
             TPX_S("node", ba.node ? ba.node : ""), TPX_S("group", where.group),
-            TPX_S("rack", where.rack), TPX_S("domain", where.domain),
-            TPX_I("stage", where.stage), TPX_B("known", where.known),
-            TPX_B("api", r->bind_mode == EXT_BIND_API), TPX_B("rolled_back", rolled_back),
-            TPX_S("err", e.msg), TPX_I("dur_us", (long long)((mono() - t0) * 1e6)));
+            TPX_S("rack", where.rack), TPX_S("domain", where.domain), TPX_I("stage", where.stage),
+            TPX_B("known", where.known), TPX_B("api", r->bind_mode == EXT_BIND_API),
+            TPX_B("rolled_back", rolled_back), TPX_S("err", e.msg),
+            TPX_I("dur_us", (long long)((mono() - t0) * 1e6)));
     ext_bind_args_release(&ba);
     {
         struct tpx_err e2 = TPX_ERR_INIT;
@@ -455,8 +455,8 @@ static void render_binder(struct ext_binder *bd, struct tpx_buf *b, struct tpx_e
                  "# HELP topox_events_queued Events waiting to be sent.\n"
                  "# TYPE topox_events_queued gauge\n"
                  "topox_events_queued %zu\n",
-                 st.binds, st.bind_failures, st.events_sent, st.events_retried,
-                 st.events_dropped, st.warnings_deduped, st.events_queued);
+                 st.binds, st.bind_failures, st.events_sent, st.events_retried, st.events_dropped,
+                 st.warnings_deduped, st.events_queued);
 }
 
 static unsigned do_get(struct ext_routes *r, const char *path, struct ext_http_resp *rp)
@@ -472,10 +472,9 @@ static unsigned do_get(struct ext_routes *r, const char *path, struct ext_http_r
     if (strcmp(path, "/readyz") == 0) {
         bool ok = ext_state_ready(r->state, &why);
         tpx_buf_init(&b, 4096);
-        tpx_buf_adds(&b,
-                     ok ? "{\"status\":\"ready\",\"reason\":"
-                        : "{\"status\":\"not ready\",\"reason\":",
-                     &e);
+        tpx_buf_adds(
+            &b,
+            ok ? "{\"status\":\"ready\",\"reason\":" : "{\"status\":\"not ready\",\"reason\":", &e);
         ext_json_str(&b, why, &e);
         tpx_buf_adds(&b, "}", &e);
         give(rp, ok ? 200 : 503, &b, NULL);
@@ -534,9 +533,8 @@ static enum ext_verb verb_of(const char *path)
 
 static bool is_get_path(const char *p)
 {
-    return strcmp(p, "/healthz") == 0 || strcmp(p, "/readyz") == 0 ||
-           strcmp(p, "/metrics") == 0 || strcmp(p, "/version") == 0 ||
-           strcmp(p, "/debug/state") == 0;
+    return strcmp(p, "/healthz") == 0 || strcmp(p, "/readyz") == 0 || strcmp(p, "/metrics") == 0 ||
+           strcmp(p, "/version") == 0 || strcmp(p, "/debug/state") == 0;
 }
 
 void ext_routes_handle(void *ctx, const struct ext_http_req *rq, struct ext_http_resp *rp)

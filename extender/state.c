@@ -692,8 +692,7 @@ out:
 }
 
 bool ext_state_read(struct ext_state *st,
-                    void (*fn)(void *ctx, const struct pol_ledger *l, size_t pods_seen),
-                    void *ctx)
+                    void (*fn)(void *ctx, const struct pol_ledger *l, size_t pods_seen), void *ctx)
 {
     bool ok = false;
     size_t npods;

@@ -89,8 +89,8 @@ enum tpx_code ext_state_score(struct ext_state *st, const struct pol_workload *w
 
 /* Where a bound pod went; strings copied. */
 struct ext_bind_out {
-    bool known;     /* the pod was seen at filter time */
-    bool intent;    /* and had a topology intent (committed to a group) */
+    bool known;  /* the pod was seen at filter time */
+    bool intent; /* and had a topology intent (committed to a group) */
     char rack[POL_KEY_MAX];
     char domain[POL_KEY_MAX];
     char group[POL_KEY_MAX];
@@ -116,7 +116,6 @@ size_t ext_state_expire(struct ext_state *st, time_t now);
  * ledger and its cluster are valid only during the call. Returns false (fn not called) when no
  * cluster is loaded. */
 bool ext_state_read(struct ext_state *st,
-                    void (*fn)(void *ctx, const struct pol_ledger *l, size_t pods_seen),
-                    void *ctx);
+                    void (*fn)(void *ctx, const struct pol_ledger *l, size_t pods_seen), void *ctx);
 
 #endif

@@ -120,8 +120,8 @@ static json_t *scalar(yaml_node_t *node)
 
 static enum tpx_code too_big(struct conv *cv, yaml_node_t *node, const char *what)
 {
-    return tpx_err_set(cv->err, TPX_ETOOBIG, "%s:%zu:%zu: %s", cv->name,
-                       node->start_mark.line + 1, node->start_mark.column + 1, what);
+    return tpx_err_set(cv->err, TPX_ETOOBIG, "%s:%zu:%zu: %s", cv->name, node->start_mark.line + 1,
+                       node->start_mark.column + 1, what);
 }
 
 /* Copy the keys of `from` (a mapping, or a sequence of mappings) into obj where obj lacks them:
@@ -138,8 +138,9 @@ static enum tpx_code merge_into(struct conv *cv, json_t *obj, yaml_node_t *from,
         return TPX_OK;
     }
     if (from->type != YAML_MAPPING_NODE) {
-        return tpx_err_set(cv->err, TPX_EPARSE, "%s:%zu:%zu: '<<' needs a mapping or a list of mappings",
-                           cv->name, from->start_mark.line + 1, from->start_mark.column + 1);
+        return tpx_err_set(cv->err, TPX_EPARSE,
+                           "%s:%zu:%zu: '<<' needs a mapping or a list of mappings", cv->name,
+                           from->start_mark.line + 1, from->start_mark.column + 1);
     }
     json_t *src = convert(cv, from, depth + 1);
     const char *key;
@@ -173,8 +174,8 @@ static json_t *mapping(struct conv *cv, yaml_node_t *node, unsigned depth)
             if (!k || !v)
                 continue;
             if (k->type != YAML_SCALAR_NODE) {
-                tpx_err_set(cv->err, TPX_EPARSE, "%s:%zu:%zu: mapping keys must be scalars", cv->name,
-                            k->start_mark.line + 1, k->start_mark.column + 1);
+                tpx_err_set(cv->err, TPX_EPARSE, "%s:%zu:%zu: mapping keys must be scalars",
+                            cv->name, k->start_mark.line + 1, k->start_mark.column + 1);
                 goto fail;
             }
             is_merge = k->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
@@ -368,8 +369,8 @@ void ext_yaml_docs_release(struct ext_yaml_docs *d)
 
 static bool plain_safe(const char *s)
 {
-    static const char *const reserved[] = {"true", "false", "null", "yes", "no", "on", "off",
-                                           "y", "n", "~", NULL};
+    static const char *const reserved[] = {"true", "false", "null", "yes", "no", "on",
+                                           "off",  "y",     "n",    "~",   NULL};
     const unsigned char *p = (const unsigned char *)s;
 
     if (!*p || is_int(s) || is_float(s))
@@ -441,8 +442,8 @@ static enum tpx_code dump_scalar(const json_t *v, struct tpx_buf *out, struct tp
     }
 }
 
-static enum tpx_code dump_block(const json_t *v, unsigned indent, bool inline_first,
-                                unsigned depth, struct tpx_buf *out, struct tpx_err *err);
+static enum tpx_code dump_block(const json_t *v, unsigned indent, bool inline_first, unsigned depth,
+                                struct tpx_buf *out, struct tpx_err *err);
 
 static enum tpx_code pad(unsigned n, struct tpx_buf *out, struct tpx_err *err)
 {
@@ -476,8 +477,8 @@ static enum tpx_code dump_value(const json_t *v, unsigned indent, bool in_seq, u
                       err);
 }
 
-static enum tpx_code dump_block(const json_t *v, unsigned indent, bool inline_first,
-                                unsigned depth, struct tpx_buf *out, struct tpx_err *err)
+static enum tpx_code dump_block(const json_t *v, unsigned indent, bool inline_first, unsigned depth,
+                                struct tpx_buf *out, struct tpx_err *err)
 {
     bool first = true;
 

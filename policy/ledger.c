@@ -14,14 +14,15 @@
 #define NSCOPE 3
 #define NO_SLOT (-1)
 
-/* --- string -> index map with tombstones (keys borrowed from the records) ---------------------- */
+/* --- string -> index map with tombstones (keys borrowed from the records) ----------------------
+ */
 
 static const char tomb_key[] = "";
 
 struct smap {
     const char **keys;
     size_t *vals;
-    size_t cap; /* power of two or 0 */
+    size_t cap;  /* power of two or 0 */
     size_t used; /* live + tombstones */
 };
 
@@ -115,7 +116,8 @@ static void smap_release(struct smap *m)
     memset(m, 0, sizeof(*m));
 }
 
-/* --- records ------------------------------------------------------------------------------------ */
+/* --- records ------------------------------------------------------------------------------------
+ */
 
 /* Where one pod of a group sits or is held: node, and the domains it takes. For in-node domains
  * dmask is a bitmask relative to the node's first domain; for a multi-node domain it is 0. */
@@ -242,9 +244,11 @@ static const char *scope_name(const struct pol_ledger *l, enum pol_scope k, size
     size_t nb = topo_cluster_block_count(l->c), nz = topo_cluster_zone_count(l->c);
 
     if (k == POL_SCOPE_BLOCK)
-        return sid < nb ? topo_cluster_block_name(l->c, sid) : topo_cluster_rack_name(l->c, sid - nb);
+        return sid < nb ? topo_cluster_block_name(l->c, sid)
+                        : topo_cluster_rack_name(l->c, sid - nb);
     if (k == POL_SCOPE_ZONE)
-        return sid < nz ? topo_cluster_zone_name(l->c, sid) : topo_cluster_rack_name(l->c, sid - nz);
+        return sid < nz ? topo_cluster_zone_name(l->c, sid)
+                        : topo_cluster_rack_name(l->c, sid - nz);
     return topo_cluster_rack_name(l->c, sid);
 }
 
@@ -321,7 +325,8 @@ static void account_external(struct pol_ledger *l, size_t node, int accel)
     }
 }
 
-/* --- life cycle --------------------------------------------------------------------------------- */
+/* --- life cycle ---------------------------------------------------------------------------------
+ */
 
 struct pol_ledger *pol_ledger_new(const struct topo_cluster *c, struct tpx_err *err)
 {
@@ -457,7 +462,8 @@ enum tpx_code pol_ledger_use(struct pol_ledger *l, size_t node, int accel, struc
     return TPX_OK;
 }
 
-/* --- groups and pods ---------------------------------------------------------------------------- */
+/* --- groups and pods ----------------------------------------------------------------------------
+ */
 
 static void release_slot(struct pol_ledger *l, struct group *g, struct slot *s)
 {
@@ -626,15 +632,15 @@ size_t pol_ledger_expire(struct pol_ledger *l, time_t now)
     return released;
 }
 
-/* --- summaries ---------------------------------------------------------------------------------- */
+/* --- summaries ----------------------------------------------------------------------------------
+ */
 
 void pol_ledger_racks(const struct pol_ledger *l, struct pol_rack_summary *out)
 {
     for (size_t r = 0; r < l->nracks; r++) {
         unsigned cap = topo_cluster_rack_capacity(l->c, r);
-        out[r] = (struct pol_rack_summary){r, cap,
-                                           sat_sub(cap, l->rack_used[r] + l->rack_resv[r]),
-                                           l->rack_resv[r], 0, 0};
+        out[r] = (struct pol_rack_summary){
+            r, cap, sat_sub(cap, l->rack_used[r] + l->rack_resv[r]), l->rack_resv[r], 0, 0};
     }
     for (size_t d = 0; d < l->ndomains; d++) {
         size_t nn;
@@ -678,12 +684,13 @@ void pol_ledger_groups(const struct pol_ledger *l, struct pol_group_summary *out
             continue;
         for (unsigned k = 0; k < g->n; k++)
             resv += g->slots[k].reserved ? g->g : 0;
-        out[n++] = (struct pol_group_summary){g->key, g->display, g->rack, g->placed, g->n, resv,
-                                              resv ? g->expires : 0};
+        out[n++] = (struct pol_group_summary){
+            g->key, g->display, g->rack, g->placed, g->n, resv, resv ? g->expires : 0};
     }
 }
 
-/* --- the rules ---------------------------------------------------------------------------------- */
+/* --- the rules ----------------------------------------------------------------------------------
+ */
 
 /* The workload as the ledger sees it: a member whose parallelism is a default inherits its
  * group's. */
@@ -1009,8 +1016,7 @@ static enum pol_verdict judge(struct ctx *x, size_t n, struct rcode *rc)
         }
         if (x->mate_domain != TOPO_NONE) {
             bool in_dom = x->mate_node != TOPO_NONE ? n == x->mate_node
-                                                    : led_node_domain(l, n) ==
-                                                          x->mate_domain;
+                                                    : led_node_domain(l, n) == x->mate_domain;
             if (!in_dom) {
                 rc->kind = R_MATE;
                 return POL_UNRESOLVABLE;
@@ -1120,7 +1126,8 @@ static void reason_text(const struct ctx *x, const struct rcode *rc, char *buf, 
     }
 }
 
-/* --- filter ------------------------------------------------------------------------------------- */
+/* --- filter -------------------------------------------------------------------------------------
+ */
 
 #define RCACHE 32
 
@@ -1243,7 +1250,8 @@ void pol_filter_result_release(struct pol_filter_result *res)
     memset(res, 0, sizeof(*res));
 }
 
-/* --- score -------------------------------------------------------------------------------------- */
+/* --- score --------------------------------------------------------------------------------------
+ */
 
 /* Best-fit part inside the node: 0..3, higher when the domain the pod would take is fuller. */
 static int node_fit_bonus(const struct ctx *x, size_t n)
@@ -1323,7 +1331,8 @@ enum tpx_code pol_score(const struct pol_ledger *l, const struct pol_workload *w
     return TPX_OK;
 }
 
-/* --- commit ------------------------------------------------------------------------------------- */
+/* --- commit -------------------------------------------------------------------------------------
+ */
 
 static void fill_out(const struct pol_ledger *l, const struct pod *p, const struct group *g,
                      struct pol_placement *out)
@@ -1433,8 +1442,7 @@ static void reserve_rest(struct pol_ledger *l, struct ctx *x, struct group *g, u
                     continue; /* judge each multi-node domain once, from its first node */
                 f = 0;
                 for (size_t q = 0; q < nn; q++) {
-                    if (sof[nodes[q]] == g->scope_id &&
-                        !l->n_unsched[nodes[q]]) {
+                    if (sof[nodes[q]] == g->scope_id && !l->n_unsched[nodes[q]]) {
                         pods += node_free(l, nodes[q]) / x->e.g;
                         f += node_free(l, nodes[q]);
                     }
@@ -1474,8 +1482,7 @@ static void reserve_rest(struct pol_ledger *l, struct ctx *x, struct group *g, u
                 /* fullest node of the domain that still takes the pod */
                 for (size_t q = 0; q < nn; q++) {
                     unsigned f = node_free(l, nodes[q]);
-                    if (sof[nodes[q]] != g->scope_id || f < x->e.g ||
-                        l->n_unsched[nodes[q]])
+                    if (sof[nodes[q]] != g->scope_id || f < x->e.g || l->n_unsched[nodes[q]])
                         continue;
                     if (bq == TOPO_NONE || f < node_free(l, nodes[bq]))
                         bq = q;
@@ -1514,8 +1521,8 @@ enum tpx_code pol_commit(struct pol_ledger *l, const struct pol_workload *wl, co
     if (pi != TOPO_NONE) {
         p = &l->pods[pi];
         if (p->at.node != node)
-            return tpx_err_set(err, TPX_EINVAL, "pod '%s' is already placed on node '%s'",
-                               p->name, topo_cluster_node(l->c, p->at.node)->name);
+            return tpx_err_set(err, TPX_EINVAL, "pod '%s' is already placed on node '%s'", p->name,
+                               topo_cluster_node(l->c, p->at.node)->name);
         fill_out(l, p, p->group != TOPO_NONE ? &l->groups[p->group] : NULL, out);
         return TPX_OK;
     }
@@ -1619,7 +1626,8 @@ enum tpx_code pol_commit(struct pol_ledger *l, const struct pol_workload *wl, co
     return TPX_OK;
 }
 
-/* --- rebase ------------------------------------------------------------------------------------- */
+/* --- rebase -------------------------------------------------------------------------------------
+ */
 
 static bool map_where(const struct pol_ledger *from, const struct pol_ledger *to,
                       const struct where *a, struct where *b)
@@ -1713,7 +1721,8 @@ oom:
     return NULL;
 }
 
-/* --- plan support ------------------------------------------------------------------------------- */
+/* --- plan support -------------------------------------------------------------------------------
+ */
 
 enum tpx_code pol_gang_shortfall(const struct pol_ledger *l, const struct pol_workload *wl,
                                  char *buf, size_t len, struct tpx_err *err)

@@ -124,7 +124,8 @@ enum tpx_code pol_plan(struct pol_ledger *l, const struct pol_job *jobs, size_t 
                      * capacity to kube-scheduler's NodeResourcesFit); the planner must check it. */
                     if (!wl->has_intent && pol_ledger_node_free(l, cand[i]) < wl->accel_per_pod)
                         continue;
-                    if (res.verdict[i] == POL_FIT && (best == (size_t)-1 || scores[i] > scores[best]))
+                    if (res.verdict[i] == POL_FIT &&
+                        (best == (size_t)-1 || scores[i] > scores[best]))
                         best = i;
                 }
                 if (best == (size_t)-1 && !wl->has_intent) {
@@ -167,8 +168,8 @@ enum tpx_code pol_plan(struct pol_ledger *l, const struct pol_job *jobs, size_t 
                 else
                     snprintf(pp->pod_name, sizeof(pp->pod_name), "%s-%zu-%zu", job->name, r, k);
                 snprintf(uid, sizeof(uid), "plan:%zu/%zu/%zu/%s", j, r, k, pp->pod_name);
-                if (pol_commit(l, wl, uid, pp->pod_name, cand[best], now, 600, &pp->where,
-                               &cerr) != TPX_OK) {
+                if (pol_commit(l, wl, uid, pp->pod_name, cand[best], now, 600, &pp->where, &cerr) !=
+                    TPX_OK) {
                     pods.n--;
                     if (cerr.code == TPX_ENOMEM) {
                         rc = tpx_err_set(err, TPX_ENOMEM, "%s", cerr.msg);
@@ -184,8 +185,8 @@ enum tpx_code pol_plan(struct pol_ledger *l, const struct pol_job *jobs, size_t 
                 for (size_t q = first; q < pods.n; q++) {
                     const struct pol_plan_pod *pp = (struct pol_plan_pod *)pods.p + q;
                     char uid[POL_KEY_MAX + 128];
-                    snprintf(uid, sizeof(uid), "plan:%zu/%zu/%zu/%s", pp->job, pp->replica,
-                             pp->pod, pp->pod_name);
+                    snprintf(uid, sizeof(uid), "plan:%zu/%zu/%zu/%s", pp->job, pp->replica, pp->pod,
+                             pp->pod_name);
                     pol_ledger_forget_pod(l, uid);
                 }
                 pods.n = first;

@@ -41,13 +41,13 @@ struct pol_pod_facts {
 #define POL_KEY_MAX 256
 
 struct pol_workload {
-    bool has_intent;        /* false: no topology intent; the pod passes every node untouched */
-    unsigned tp;            /* tensor-parallel size */
-    unsigned pp;            /* pipeline-parallel size */
-    unsigned dp;            /* data-parallel size inside the group (usually 1) */
-    unsigned accel_per_pod; /* g */
-    unsigned group_size;    /* pods per group (n); 0: unknown */
-    int pod_index;          /* this pod's index in its group; -1: unknown (any free slot) */
+    bool has_intent;           /* false: no topology intent; the pod passes every node untouched */
+    unsigned tp;               /* tensor-parallel size */
+    unsigned pp;               /* pipeline-parallel size */
+    unsigned dp;               /* data-parallel size inside the group (usually 1) */
+    unsigned accel_per_pod;    /* g */
+    unsigned group_size;       /* pods per group (n); 0: unknown */
+    int pod_index;             /* this pod's index in its group; -1: unknown (any free slot) */
     char group[POL_KEY_MAX];   /* group key; "" when the pod is its own group */
     char display[POL_KEY_MAX]; /* for messages: "llm/vllm group 0" or the pod name */
     enum pol_scope scope;      /* where the whole group must fit: rack (default), block, zone */
@@ -55,10 +55,10 @@ struct pol_workload {
     unsigned num_ubatches;     /* for estimates; 0: unknown */
     unsigned model_layers;     /* for estimates; 0: unknown */
     bool tp_explicit;          /* tp came from an annotation or an engine flag, not a default */
-    const char *tp_source;     /* static text: "annotation", "vllm flag", "sglang flag", "default" */
-    bool pp_explicit;          /* pp came from an annotation or an engine flag */
-    bool size_explicit;        /* group_size came from an annotation, LWS or --nnodes */
-    char resource[64];         /* accelerator resource ("nvidia.com/gpu"), "" when unknown */
+    const char *tp_source; /* static text: "annotation", "vllm flag", "sglang flag", "default" */
+    bool pp_explicit;      /* pp came from an annotation or an engine flag */
+    bool size_explicit;    /* group_size came from an annotation, LWS or --nnodes */
+    char resource[64];     /* accelerator resource ("nvidia.com/gpu"), "" when unknown */
 };
 
 /* Fill *wl from the pod's facts: topox.io annotations, then vLLM/SGLang flags (every spelling of
@@ -113,21 +113,21 @@ unsigned pol_ledger_node_free(const struct pol_ledger *l, size_t node);
 
 /* Read-only summaries for /debug/state, metrics and `plan`'s picture. */
 struct pol_rack_summary {
-    size_t rack;              /* rack index in the cluster */
-    unsigned accel_total;     /* allocatable accelerators in the rack */
-    unsigned accel_free;      /* not used and not reserved */
-    unsigned accel_reserved;  /* held for groups */
-    unsigned largest_tp_now;  /* largest TP group placeable now in one domain of this rack */
-    unsigned free_domains;    /* completely free interconnect domains */
+    size_t rack;             /* rack index in the cluster */
+    unsigned accel_total;    /* allocatable accelerators in the rack */
+    unsigned accel_free;     /* not used and not reserved */
+    unsigned accel_reserved; /* held for groups */
+    unsigned largest_tp_now; /* largest TP group placeable now in one domain of this rack */
+    unsigned free_domains;   /* completely free interconnect domains */
 };
 struct pol_group_summary {
-    const char *group;        /* borrowed until the ledger changes */
+    const char *group; /* borrowed until the ledger changes */
     const char *display;
-    size_t rack;              /* TOPO_NONE until the first member is placed */
+    size_t rack; /* TOPO_NONE until the first member is placed */
     unsigned members_placed;
     unsigned group_size;
     unsigned accel_reserved;
-    time_t expires;           /* when the reservation lapses; 0: none */
+    time_t expires; /* when the reservation lapses; 0: none */
 };
 /* Fill caller arrays (sized by topo_cluster_rack_count / pol_ledger_group_count). */
 void pol_ledger_racks(const struct pol_ledger *l, struct pol_rack_summary *out);
@@ -170,8 +170,9 @@ enum tpx_code pol_filter(const struct pol_ledger *l, const struct pol_workload *
                          struct tpx_err *err);
 void pol_filter_result_release(struct pol_filter_result *res);
 
-/* Scores 0..10 (integers, best fit: the rack left with the least free capacity after the whole group
- * is placed scores highest; within a rack, partially used domains first). scores has n entries. */
+/* Scores 0..10 (integers, best fit: the rack left with the least free capacity after the whole
+ * group is placed scores highest; within a rack, partially used domains first). scores has n
+ * entries. */
 enum tpx_code pol_score(const struct pol_ledger *l, const struct pol_workload *wl,
                         const size_t *cand, size_t n, time_t now, int *scores, struct tpx_err *err);
 
@@ -222,7 +223,7 @@ struct pol_job {
 struct pol_plan_pod {
     size_t job;
     size_t replica;
-    size_t pod;          /* index in the replica */
+    size_t pod; /* index in the replica */
     char pod_name[POL_KEY_MAX];
     struct pol_placement where;
 };
@@ -237,13 +238,13 @@ struct pol_plan_estimate {
     size_t job;
     size_t replica;
     unsigned tp, pp, dp;
-    unsigned accel; /* accelerators in the replica */
-    unsigned nodes; /* distinct nodes it landed on (0 if rejected) */
+    unsigned accel;             /* accelerators in the replica */
+    unsigned nodes;             /* distinct nodes it landed on (0 if rejected) */
     enum topo_fabric tp_fabric; /* the interconnect each TP group runs on */
     bool tp_multinode;          /* a TP group spans nodes of a multi-node domain */
     double bubble;              /* for num_ubatches, or -1 when unknown */
     unsigned num_ubatches;
-    double stage_imbalance;     /* -1 when model_layers is unknown */
+    double stage_imbalance; /* -1 when model_layers is unknown */
     unsigned model_layers;
 };
 

@@ -62,7 +62,8 @@ static enum tpx_code ann_count(const struct pol_pod_facts *f, const char *key, b
     return TPX_OK;
 }
 
-/* --- engine flags ------------------------------------------------------------------------------ */
+/* --- engine flags ------------------------------------------------------------------------------
+ */
 
 enum flag_field { F_TP, F_PP, F_DP, F_NNODES };
 enum engine { ENG_ANY, ENG_VLLM, ENG_SGLANG };
@@ -72,12 +73,18 @@ static const struct {
     enum flag_field field;
     enum engine engine;
 } flags[] = {
-    {"--tensor-parallel-size", F_TP, ENG_ANY},   {"-tp", F_TP, ENG_VLLM},
-    {"--tp-size", F_TP, ENG_SGLANG},             {"--tp", F_TP, ENG_SGLANG},
-    {"--pipeline-parallel-size", F_PP, ENG_ANY}, {"-pp", F_PP, ENG_VLLM},
-    {"--pp-size", F_PP, ENG_SGLANG},             {"--data-parallel-size", F_DP, ENG_ANY},
-    {"-dp", F_DP, ENG_VLLM},                     {"--dp-size", F_DP, ENG_SGLANG},
-    {"--dp", F_DP, ENG_SGLANG},                  {"--nnodes", F_NNODES, ENG_ANY},
+    {"--tensor-parallel-size", F_TP, ENG_ANY},
+    {"-tp", F_TP, ENG_VLLM},
+    {"--tp-size", F_TP, ENG_SGLANG},
+    {"--tp", F_TP, ENG_SGLANG},
+    {"--pipeline-parallel-size", F_PP, ENG_ANY},
+    {"-pp", F_PP, ENG_VLLM},
+    {"--pp-size", F_PP, ENG_SGLANG},
+    {"--data-parallel-size", F_DP, ENG_ANY},
+    {"-dp", F_DP, ENG_VLLM},
+    {"--dp-size", F_DP, ENG_SGLANG},
+    {"--dp", F_DP, ENG_SGLANG},
+    {"--nnodes", F_NNODES, ENG_ANY},
 };
 
 struct flag_found {
@@ -216,7 +223,8 @@ static enum tpx_code scan_argv(const struct pol_pod_facts *f, struct flag_found 
     return TPX_OK;
 }
 
-/* --- inference --------------------------------------------------------------------------------- */
+/* --- inference ---------------------------------------------------------------------------------
+ */
 
 __attribute__((format(printf, 2, 3))) static void set_str(char *dst, const char *fmt, ...)
 {
@@ -353,7 +361,8 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
     if (gs_ann) {
         wl->group_size = gsize;
         wl->size_explicit = true;
-    } else if ((s = kv_get(f->annotations, f->nannotations, LWS "size")) && parse_count(s, false, &v)) {
+    } else if ((s = kv_get(f->annotations, f->nannotations, LWS "size")) &&
+               parse_count(s, false, &v)) {
         wl->group_size = v;
         wl->size_explicit = true;
     } else if (ff.set[F_NNODES]) {
@@ -361,8 +370,8 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
         wl->size_explicit = true;
     } else if (f->accel > 0) {
         unsigned long total = (unsigned long)wl->tp * wl->pp * wl->dp;
-        wl->group_size = total % f->accel == 0 && total >= f->accel ? (unsigned)(total / f->accel)
-                                                                      : 1;
+        wl->group_size =
+            total % f->accel == 0 && total >= f->accel ? (unsigned)(total / f->accel) : 1;
     } else {
         wl->group_size = 1;
     }
@@ -392,12 +401,13 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
     return TPX_OK;
 }
 
-/* --- validation -------------------------------------------------------------------------------- */
+/* --- validation --------------------------------------------------------------------------------
+ */
 
 const char *pol_accel_word(const char *resource)
 {
-    if (resource && (strstr(resource, "Ascend") || strstr(resource, "npu") ||
-                     strstr(resource, "NPU")))
+    if (resource &&
+        (strstr(resource, "Ascend") || strstr(resource, "npu") || strstr(resource, "NPU")))
         return "NPUs";
     return "GPUs";
 }
@@ -446,7 +456,8 @@ enum tpx_code pol_workload_validate(const struct pol_workload *wl, const struct 
         }
         if (g > biggest) {
             unsigned long total = (unsigned long)wl->tp * wl->pp * wl->dp;
-            if (biggest > 0 && total % biggest == 0 && (biggest % wl->tp == 0 || wl->tp % biggest == 0))
+            if (biggest > 0 && total % biggest == 0 &&
+                (biggest % wl->tp == 0 || wl->tp % biggest == 0))
                 return tpx_err_set(err, TPX_EINVAL,
                                    "pods of %u %s cannot be placed: the largest node here has %u. "
                                    "Use %lu pods of %u %s per group.",

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* topology/discover.h - discovery of one node's accelerators, their interconnect and their RDMA
- * NICs (discover_hwloc.c, the only module that knows hwloc), and the pure code that turns the result
- * into topox.io/... node labels and the topox.io/topology annotation (discover_labels.c). Callers see
- * plain C values only. No JSON library, no I/O outside topo_discover(), no logging. */
+ * NICs (discover_hwloc.c, the only module that knows hwloc), and the pure code that turns the
+ * result into topox.io/... node labels and the topox.io/topology annotation (discover_labels.c).
+ * Callers see plain C values only. No JSON library, no I/O outside topo_discover(), no logging. */
 #ifndef TPX_TOPOLOGY_DISCOVER_H
 #define TPX_TOPOLOGY_DISCOVER_H
 
@@ -13,7 +13,8 @@
 #include "common/err.h"
 #include "topology/fabric.h"
 
-/* hwloc's runtime version as "2.9.0 (API 2.8)": the release built against, the run-time API; static buffer. Cannot fail; thread-safe. */
+/* hwloc's runtime version as "2.9.0 (API 2.8)": the release built against, the run-time API; static
+ * buffer. Cannot fail; thread-safe. */
 const char *topo_hwloc_version(void);
 
 /* Accelerator vendors, in the order that breaks a tie for the node's primary vendor. */
@@ -51,19 +52,19 @@ struct topo_accel {
     enum topo_vendor vendor;
     unsigned pci_vendor_id, pci_device_id, pci_class; /* class is the 16-bit class, e.g. 0x0302 */
     char pci_busid[20];                               /* "0000:18:00.0" */
-    char model[64];  /* from an OS device (GPUModel), else hwloc's PCIDevice name, else "" */
-    char osdev[32];  /* first OS device name (nvml0, cuda0, rsmi0, ...), else "" */
-    int numa;        /* OS index of the one NUMA node it is attached to, -1 when not one */
+    char model[64]; /* from an OS device (GPUModel), else hwloc's PCIDevice name, else "" */
+    char osdev[32]; /* first OS device name (nvml0, cuda0, rsmi0, ...), else "" */
+    int numa;       /* OS index of the one NUMA node it is attached to, -1 when not one */
     /* Raw link facts, filled by discovery: link_group >= 0 means the accelerator appeared in a
      * bandwidth matrix of kind `link`; accelerators with the same link_group reach each other over
      * that fabric (directly or through switches). -1: in no matrix. */
     enum topo_link link;
     int link_group;
-    int nic;         /* index into topo_discovery.nics of the nearest RDMA NIC, -1 when none */
+    int nic; /* index into topo_discovery.nics of the nearest RDMA NIC, -1 when none */
     enum topo_affinity nic_affinity;
     /* Filled by topo_discovery_summarize(): */
-    bool primary;    /* of the node's primary vendor (only those are counted and labelled) */
-    int island;      /* island index among primary accelerators, 0-based; -1 when not primary */
+    bool primary; /* of the node's primary vendor (only those are counted and labelled) */
+    int island;   /* island index among primary accelerators, 0-based; -1 when not primary */
 };
 
 /* One RDMA-capable NIC: an OpenFabrics OS device (mlx5_0, rdmap197s0) or an InfiniBand-class PCI
@@ -82,20 +83,20 @@ struct topo_nic {
 struct topo_discovery {
     struct topo_accel *accels; /* sorted by PCI bus id */
     size_t n_accels;
-    struct topo_nic *nics;     /* sorted by name */
+    struct topo_nic *nics; /* sorted by name */
     size_t n_nics;
     unsigned numa_nodes;
-    unsigned nvswitches;       /* NVIDIA NVSwitch PCI functions (10de class 0x0680, or subtype) */
-    bool switch_in_matrix;     /* a link matrix had non-accelerator objects with links */
-    char source[16];           /* "host", "xml", "fsroot" */
+    unsigned nvswitches;   /* NVIDIA NVSwitch PCI functions (10de class 0x0680, or subtype) */
+    bool switch_in_matrix; /* a link matrix had non-accelerator objects with links */
+    char source[16];       /* "host", "xml", "fsroot" */
 
     /* Summary (topo_discovery_summarize): */
-    enum topo_vendor vendor;   /* primary vendor: most accelerators, ties by enum order */
-    size_t count;              /* accelerators of the primary vendor */
-    enum topo_fabric fabric;   /* TOPO_FABRIC_UNKNOWN when count == 0 */
-    unsigned domain_size;      /* accelerators in the largest island */
-    unsigned domains_per_node; /* islands of that size */
-    unsigned islands;          /* islands in all */
+    enum topo_vendor vendor;     /* primary vendor: most accelerators, ties by enum order */
+    size_t count;                /* accelerators of the primary vendor */
+    enum topo_fabric fabric;     /* TOPO_FABRIC_UNKNOWN when count == 0 */
+    unsigned domain_size;        /* accelerators in the largest island */
+    unsigned domains_per_node;   /* islands of that size */
+    unsigned islands;            /* islands in all */
     enum topo_affinity affinity; /* worst nic_affinity over primary accelerators */
 };
 

@@ -84,7 +84,7 @@ static enum topo_vendor pci_accel_vendor(unsigned vendor, unsigned class_id)
         return (base == 0x03 || base == 0x12) ? TOPO_VENDOR_INTEL : TOPO_VENDOR_NONE;
     case 0x1da3:
         return (base == 0x03 || base == 0x12 || class_id == 0x0b40) ? TOPO_VENDOR_HABANA
-                                                                     : TOPO_VENDOR_NONE;
+                                                                    : TOPO_VENDOR_NONE;
     default:
         return TOPO_VENDOR_NONE;
     }
@@ -199,7 +199,8 @@ static enum tpx_code scan_pci(struct scan *s, struct topo_discovery *d, struct t
             continue;
         }
         for (hwloc_obj_t c = pci->io_first_child; c; c = c->next_sibling) {
-            if (c->type == HWLOC_OBJ_OS_DEVICE && c->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS)
+            if (c->type == HWLOC_OBJ_OS_DEVICE &&
+                c->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS)
                 has_ofed = true;
             /* A vendor driver that hwloc knows (NVML/RSMI/LevelZero) vouches for an unusual
              * class code. */
@@ -221,8 +222,9 @@ static enum tpx_code scan_pci(struct scan *s, struct topo_discovery *d, struct t
             if (push_acc(s, &w, err) != TPX_OK)
                 return err->code;
         } else if ((p->class_id == 0x0207 || p->class_id == 0x0c06) && !has_ofed) {
-            /* InfiniBand class (network 0x0207, or serial bus 0x0c06 on older HCAs) without an OpenFabrics OS device (driver not loaded, or hwloc
-             * filtered it): still an RDMA NIC, named by its bus id. */
+            /* InfiniBand class (network 0x0207, or serial bus 0x0c06 on older HCAs) without an
+             * OpenFabrics OS device (driver not loaded, or hwloc filtered it): still an RDMA NIC,
+             * named by its bus id. */
             struct nic_work w;
 
             memset(&w, 0, sizeof(w));
@@ -241,8 +243,8 @@ static enum tpx_code scan_osdev(struct scan *s, struct tpx_err *err)
 {
     for (hwloc_obj_t os = hwloc_get_next_osdev(s->topo, NULL); os;
          os = hwloc_get_next_osdev(s->topo, os)) {
-        hwloc_obj_t pci = os->parent && os->parent->type == HWLOC_OBJ_PCI_DEVICE ? os->parent
-                                                                                 : NULL;
+        hwloc_obj_t pci =
+            os->parent && os->parent->type == HWLOC_OBJ_PCI_DEVICE ? os->parent : NULL;
 
         if (os->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS) {
             struct nic_work w;
@@ -294,8 +296,8 @@ static long acc_of_obj(const struct scan *s, hwloc_obj_t obj)
         obj->parent->type == HWLOC_OBJ_PCI_DEVICE)
         pci = obj->parent;
     for (size_t i = 0; i < s->n_acc; i++) {
-        if ((pci && s->acc[i].pci == pci) || (obj->type == HWLOC_OBJ_OS_DEVICE &&
-                                              s->acc[i].osdev == obj))
+        if ((pci && s->acc[i].pci == pci) ||
+            (obj->type == HWLOC_OBJ_OS_DEVICE && s->acc[i].osdev == obj))
             return (long)i;
     }
     return -1;
@@ -313,8 +315,8 @@ static unsigned uf_find(unsigned *parent, unsigned x)
 /* Union the objects of one bandwidth matrix that have a non-zero link, and give each accelerator
  * in it a link group: base + the index of its component's root. */
 static enum tpx_code apply_matrix(struct scan *s, struct topo_discovery *d,
-                                  const struct hwloc_distances_s *m, enum topo_link link,
-                                  int base, struct tpx_err *err)
+                                  const struct hwloc_distances_s *m, enum topo_link link, int base,
+                                  struct tpx_err *err)
 {
     unsigned n = m->nbobjs;
     unsigned *parent = malloc((n ? n : 1) * sizeof(*parent));
@@ -536,7 +538,9 @@ enum tpx_code topo_discover(enum topo_source_kind kind, const char *path,
     memset(out, 0, sizeof(*out));
     memset(&s, 0, sizeof(s));
     copy_str(out->source, sizeof(out->source),
-             kind == TOPO_SOURCE_XML ? "xml" : kind == TOPO_SOURCE_FSROOT ? "fsroot" : "host");
+             kind == TOPO_SOURCE_XML      ? "xml"
+             : kind == TOPO_SOURCE_FSROOT ? "fsroot"
+                                          : "host");
     if (kind != TOPO_SOURCE_HOST && check_path(path, kind == TOPO_SOURCE_FSROOT, err) != TPX_OK)
         return err->code;
     if (hwloc_topology_init(&s.topo) != 0)

@@ -342,8 +342,8 @@ enum tpx_code topo_discovery_annotation(const struct topo_discovery *d, const ch
     if (tpx_buf_adds(out, ",", err) != TPX_OK ||
         add_key_str(out, "accelerator", topo_vendor_name(d->vendor), err) != TPX_OK ||
         tpx_buf_addf(out, err, ",\"count\":%zu,", d->count) != TPX_OK ||
-        add_key_str(out, "interconnect",
-                    d->count ? topo_fabric_name(d->fabric) : "none", err) != TPX_OK ||
+        add_key_str(out, "interconnect", d->count ? topo_fabric_name(d->fabric) : "none", err) !=
+            TPX_OK ||
         tpx_buf_addf(out, err,
                      ",\"domain_size\":%u,\"domains_per_node\":%u,\"islands\":%u,"
                      "\"numa_nodes\":%u,\"nvswitches\":%u,",

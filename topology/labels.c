@@ -10,12 +10,9 @@
 #include <strings.h>
 
 static const char *const domain_keys[] = {
-    "topox.io/nvlink-domain",
-    "nvidia.com/gpu.clique",
-    "accelerator.topograph.run/domain",
-    "network.topology.nvidia.com/accelerator",
-    "ds.coreweave.com/nvlink.domain",
-    "topology.k8s.aws/ultraserver-id",
+    "topox.io/nvlink-domain",           "nvidia.com/gpu.clique",
+    "accelerator.topograph.run/domain", "network.topology.nvidia.com/accelerator",
+    "ds.coreweave.com/nvlink.domain",   "topology.k8s.aws/ultraserver-id",
 };
 static const char *const rack_keys[] = {
     "topox.io/rack",
@@ -38,8 +35,8 @@ static const char *const zone_keys[] = {
     "topology.kubernetes.io/zone",
 };
 static const char *const resource_names[] = {
-    "nvidia.com/gpu",        "amd.com/gpu",         "huawei.com/Ascend910", "huawei.com/Ascend910B",
-    "huawei.com/Ascend310P", "gpu.intel.com/xe",    "gpu.intel.com/i915",   "habana.ai/gaudi",
+    "nvidia.com/gpu",        "amd.com/gpu",      "huawei.com/Ascend910", "huawei.com/Ascend910B",
+    "huawei.com/Ascend310P", "gpu.intel.com/xe", "gpu.intel.com/i915",   "habana.ai/gaudi",
     "aws.amazon.com/neuron", "google.com/tpu",
 };
 
@@ -111,12 +108,13 @@ static enum tpx_code read_count(const struct topo_kv *labels, size_t n, const ch
     if (!v)
         return TPX_OK;
     if (!topo_quantity_whole(v, out) || *out == 0)
-        return tpx_err_set(err, TPX_EINVAL, "label '%s': '%s' is not a positive whole number",
-                           key, v);
+        return tpx_err_set(err, TPX_EINVAL, "label '%s': '%s' is not a positive whole number", key,
+                           v);
     return TPX_OK;
 }
 
-/* Guess the fabric from NVIDIA GPU Feature Discovery labels when topox.io/interconnect is absent. */
+/* Guess the fabric from NVIDIA GPU Feature Discovery labels when topox.io/interconnect is absent.
+ */
 static enum topo_fabric guess_fabric(const struct topo_kv *labels, size_t n, bool multinode,
                                      unsigned accel)
 {
@@ -198,7 +196,8 @@ enum tpx_code topo_labels_decode(const struct topo_label_config *cfg, const stru
     return TPX_OK;
 }
 
-/* --- hygiene ----------------------------------------------------------------------------------- */
+/* --- hygiene -----------------------------------------------------------------------------------
+ */
 
 #define HYGIENE_MAX 64
 
@@ -282,11 +281,11 @@ static void check_domains(const struct topo_cluster *c, struct warn_list *wl)
             continue;
         nodes = topo_cluster_domain_nodes(c, d, &nn);
         for (size_t k = 1; k < nn; k++) {
-            size_t r0 = topo_cluster_node_rack(c, nodes[0]), rk = topo_cluster_node_rack(c, nodes[k]);
+            size_t r0 = topo_cluster_node_rack(c, nodes[0]),
+                   rk = topo_cluster_node_rack(c, nodes[k]);
             if (r0 == rk)
                 continue;
-            warn(wl,
-                 "interconnect domain '%s' spans racks '%s' (node '%s') and '%s' (node '%s')",
+            warn(wl, "interconnect domain '%s' spans racks '%s' (node '%s') and '%s' (node '%s')",
                  topo_cluster_domain_name(c, d), topo_cluster_rack_name(c, r0),
                  topo_cluster_node(c, nodes[0])->name, topo_cluster_rack_name(c, rk),
                  topo_cluster_node(c, nodes[k])->name);
@@ -321,8 +320,7 @@ static void check_missing(const struct topo_cluster *c, struct warn_list *wl)
         if (have[lv] == 0 || have[lv] == total)
             continue;
         warn(wl, "%s label missing on %zu of %zu nodes (e.g. '%s')",
-             topo_level_name((enum topo_level)lv), total - have[lv], total,
-             missing_example[lv]);
+             topo_level_name((enum topo_level)lv), total - have[lv], total, missing_example[lv]);
     }
 }
 
@@ -336,8 +334,7 @@ static void check_sizes(const struct topo_cluster *c, struct warn_list *wl)
             continue;
         if (in->domain_size * dpn == in->accel_alloc)
             continue;
-        warn(wl,
-             "node '%s': domain size %u x %u domains = %u accelerators, but %u are allocatable",
+        warn(wl, "node '%s': domain size %u x %u domains = %u accelerators, but %u are allocatable",
              in->name, in->domain_size, dpn, in->domain_size * dpn, in->accel_alloc);
     }
 }

@@ -15,8 +15,13 @@ struct topo_kv {
     const char *value;
 };
 
-enum topo_level { TOPO_LEVEL_DOMAIN, TOPO_LEVEL_RACK, TOPO_LEVEL_BLOCK, TOPO_LEVEL_ZONE,
-                  TOPO_LEVEL_COUNT };
+enum topo_level {
+    TOPO_LEVEL_DOMAIN,
+    TOPO_LEVEL_RACK,
+    TOPO_LEVEL_BLOCK,
+    TOPO_LEVEL_ZONE,
+    TOPO_LEVEL_COUNT
+};
 
 /* Display name of a level: "domain", "rack", "block", "zone". */
 const char *topo_level_name(enum topo_level level);
@@ -44,8 +49,8 @@ struct topo_label_explain {
 
 /*
  * Fill *out from a node's labels and its allocatable resources (key = resource name, value = a
- * Kubernetes quantity such as "8"). out's strings are BORROWED from labels/alloc (copy them, e.g. by
- * topo_cluster_add(), before those go away); out->name is left to the caller. Also reads
+ * Kubernetes quantity such as "8"). out's strings are BORROWED from labels/alloc (copy them, e.g.
+ * by topo_cluster_add(), before those go away); out->name is left to the caller. Also reads
  * topox.io/interconnect, topox.io/domain-size and topox.io/domains-per-node (else the fabric is
  * guessed from nvidia.com/gpu.* product labels, or unknown). explain may be NULL. TPX_EINVAL with a
  * message naming the label for a malformed value (e.g. a negative domain size).

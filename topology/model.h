@@ -97,8 +97,8 @@ unsigned topo_cluster_domain_size(const struct topo_cluster *c, size_t domain);
 bool topo_cluster_domain_is_multinode(const struct topo_cluster *c, size_t domain);
 enum topo_fabric topo_cluster_domain_fabric(const struct topo_cluster *c, size_t domain);
 
-/* The largest interconnect domain in the cluster (accelerators), and its fabric and whether it spans
- * nodes, for validation messages. 0 on an empty cluster. */
+/* The largest interconnect domain in the cluster (accelerators), and its fabric and whether it
+ * spans nodes, for validation messages. 0 on an empty cluster. */
 unsigned topo_cluster_largest_domain(const struct topo_cluster *c, enum topo_fabric *fabric,
                                      bool *multinode);
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* topology/synthetic.c - clusters from a one-line spec ("racks=4,nodes-per-rack=16,..."). Pure: no
- * I/O. The node labels it reports are the ones `topox label` and an inventory would have written. */
+ * I/O. The node labels it reports are the ones `topox label` and an inventory would have written.
+ */
 #include "topology/synthetic.h"
 
 #include <stdio.h>
@@ -13,14 +14,14 @@ struct spec {
     char resource[128];
 };
 
-static const char *const num_keys[] = {"racks",  "nodes-per-rack", "gpus-per-node",
-                                       "domain-nodes", "domains-per-node", "blocks", "zones",
-                                       "used"};
+static const char *const num_keys[] = {
+    "racks",  "nodes-per-rack", "gpus-per-node", "domain-nodes", "domains-per-node",
+    "blocks", "zones",          "used"};
 
 static unsigned *num_field(struct spec *s, size_t k)
 {
-    unsigned *f[] = {&s->racks,        &s->nodes_per_rack, &s->gpus,  &s->domain_nodes,
-                     &s->dpn,          &s->blocks,         &s->zones, &s->used};
+    unsigned *f[] = {&s->racks, &s->nodes_per_rack, &s->gpus,  &s->domain_nodes,
+                     &s->dpn,   &s->blocks,         &s->zones, &s->used};
     return f[k];
 }
 
@@ -79,10 +80,11 @@ static enum tpx_code parse_pair(struct spec *s, const char *p, size_t len, struc
         s->resource[vlen] = '\0';
         return TPX_OK;
     }
-    return tpx_err_set(err, TPX_EINVAL,
-                       "synthetic spec: unknown key '%.*s' (racks, nodes-per-rack, gpus-per-node, "
-                       "interconnect, resource, domain-nodes, domains-per-node, blocks, zones, used)",
-                       (int)klen, p);
+    return tpx_err_set(
+        err, TPX_EINVAL,
+        "synthetic spec: unknown key '%.*s' (racks, nodes-per-rack, gpus-per-node, "
+        "interconnect, resource, domain-nodes, domains-per-node, blocks, zones, used)",
+        (int)klen, p);
 }
 
 static enum tpx_code parse_spec(const char *text, struct spec *s, struct tpx_err *err)

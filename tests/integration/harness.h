@@ -29,13 +29,14 @@ void run_result_release(struct run_result *r);
 struct server {
     pid_t pid;
     int port;
-    int err_fd;   /* the read end of its stderr; drained into log */
-    char *log;    /* stderr seen so far (NUL-terminated) */
+    int err_fd; /* the read end of its stderr; drained into log */
+    char *log;  /* stderr seen so far (NUL-terminated) */
     size_t log_len;
 };
 
 /* Start `topox serve --listen 127.0.0.1:0 ARGS...` and wait (up to 20 s) for the log line
- * `"msg":"listening"` with its `"port":N`. Returns 0, or -1 with whatever was logged kept in s->log. */
+ * `"msg":"listening"` with its `"port":N`. Returns 0, or -1 with whatever was logged kept in
+ * s->log. */
 int server_start(const char *const *args, struct server *s);
 
 /* Read what the server has logged since the last call, without blocking. */

@@ -71,8 +71,7 @@ Test(cli, version_names_commit_and_five_libraries)
         cr_expect(p != NULL, "version lacks %s:\n%s", libs[i], r.out);
         /* a digit follows the name on the same line */
         if (p)
-            cr_expect(strpbrk(p + strlen(libs[i]), "0123456789") <
-                          strchr(p, '\n'),
+            cr_expect(strpbrk(p + strlen(libs[i]), "0123456789") < strchr(p, '\n'),
                       "%s has no version number", libs[i]);
     }
     run_result_release(&r);
@@ -83,11 +82,11 @@ Test(cli, write_error_on_stdout_exits_1)
     struct run_result r;
 
     /* /dev/full accepts the open and fails every write with ENOSPC. */
-    cr_assert_eq(run_program("/bin/sh",
-                             (const char *[]){"-c", "exec \"$0\" version >/dev/full", TOPOX_BIN,
-                                              NULL},
-                             NULL, &r),
-                 0);
+    cr_assert_eq(
+        run_program("/bin/sh",
+                    (const char *[]){"-c", "exec \"$0\" version >/dev/full", TOPOX_BIN, NULL}, NULL,
+                    &r),
+        0);
     cr_expect_eq(r.status, 1, "status %d, stderr %s", r.status, r.err);
     cr_expect(strstr(r.err, "write error") != NULL, "%s", r.err);
     run_result_release(&r);

@@ -42,9 +42,9 @@ Test(label, dry_run_labels_for_each_fixture)
           "topox.io/interconnect=pcie", "topox.io/domain-size=8", "topox.io/domains-per-node=1",
           "topox.io/numa-nodes=2", "topox.io/rdma-nics=1", "topox.io/gpu-nic-affinity=none"}},
         {"hpe-tuolumne-4xMI300A-spx-xgmi.xml",
-         {"topox.io/accelerator=amd", "topox.io/accelerator-count=4",
-          "topox.io/interconnect=xgmi", "topox.io/domain-size=4", "topox.io/domains-per-node=1",
-          "topox.io/numa-nodes=4", "topox.io/rdma-nics=0", "topox.io/gpu-nic-affinity=none"}},
+         {"topox.io/accelerator=amd", "topox.io/accelerator-count=4", "topox.io/interconnect=xgmi",
+          "topox.io/domain-size=4", "topox.io/domains-per-node=1", "topox.io/numa-nodes=4",
+          "topox.io/rdma-nics=0", "topox.io/gpu-nic-affinity=none"}},
         {"supermicro-x9drg-2xK40m-radeon-mlx5-pcie.xml",
          {"topox.io/accelerator=nvidia", "topox.io/accelerator-count=3",
           "topox.io/interconnect=pcie", "topox.io/domain-size=3", "topox.io/domains-per-node=1",
@@ -56,8 +56,7 @@ Test(label, dry_run_labels_for_each_fixture)
         struct run_result r;
 
         snprintf(path, sizeof(path), "%s%s", HW, cases[i].file);
-        cr_assert_eq(run_topox((const char *[]){"label", "--dry-run", "--topology-xml", path,
-                                                NULL},
+        cr_assert_eq(run_topox((const char *[]){"label", "--dry-run", "--topology-xml", path, NULL},
                                NULL, &r),
                      0);
         cr_expect_eq(r.status, 0, "%s: %s", cases[i].file, r.err);
@@ -90,11 +89,11 @@ Test(label, hwloc3_xml_exit_2_with_one_line_error)
 {
     struct run_result r;
 
-    cr_assert_eq(run_topox((const char *[]){"label", "--dry-run", "--topology-xml",
-                                            HW "nvidia-dgx2h-16xV100-12nvswitch.v3format.xml",
-                                            NULL},
-                           NULL, &r),
-                 0);
+    cr_assert_eq(
+        run_topox((const char *[]){"label", "--dry-run", "--topology-xml",
+                                   HW "nvidia-dgx2h-16xV100-12nvswitch.v3format.xml", NULL},
+                  NULL, &r),
+        0);
     cr_expect_eq(r.status, 2);
     cr_expect_eq(r.out_len, 0, "%s", r.out);
     cr_expect(strstr(r.err, "nvidia-dgx2h-16xV100-12nvswitch.v3format.xml") != NULL, "%s", r.err);

@@ -65,11 +65,11 @@ static char *pod_json(const char *name, const char *uid, const char *group, int 
         json_object_set_new(ann, "topox.io/pipeline-parallel-size", json_string(buf));
     }
     snprintf(buf, sizeof(buf), "%d", gpus);
-    pod = json_pack("{s:{s:s,s:s,s:s,s:o,s:o},s:{s:s,s:[{s:s,s:{s:{s:s},s:{s:s}}}]}}",
-                    "metadata", "name", name, "namespace", "llm", "uid", uid, "labels", labels,
-                    "annotations", ann, "spec", "schedulerName", "topology-aware", "containers",
-                    "name", "vllm", "resources", "requests", "nvidia.com/gpu", buf, "limits",
-                    "nvidia.com/gpu", buf);
+    pod =
+        json_pack("{s:{s:s,s:s,s:s,s:o,s:o},s:{s:s,s:[{s:s,s:{s:{s:s},s:{s:s}}}]}}", "metadata",
+                  "name", name, "namespace", "llm", "uid", uid, "labels", labels, "annotations",
+                  ann, "spec", "schedulerName", "topology-aware", "containers", "name", "vllm",
+                  "resources", "requests", "nvidia.com/gpu", buf, "limits", "nvidia.com/gpu", buf);
     s = json_dumps(pod, JSON_COMPACT);
     json_decref(pod);
     return s;
@@ -122,8 +122,8 @@ static char *args_json(const char *pod, char names[][32], size_t n)
 /* What the scheduler does for one pod: filter, prioritize the survivors (skipped with one, as
  * upstream does), bind the best. Returns the chosen node (static storage) or NULL when filter
  * left nothing; *filter_out (may be NULL) receives the filter answer. */
-static const char *schedule(int port, const char *pod, const char *uid, char names[][32],
-                            size_t n, json_t **filter_out)
+static const char *schedule(int port, const char *pod, const char *uid, char names[][32], size_t n,
+                            json_t **filter_out)
 {
     static char chosen[32];
     char *req = args_json(pod, names, n);
@@ -244,8 +244,8 @@ Test(serve, lws_tp8_pp2_lands_one_replica_per_rack)
 Test(serve, tp16_on_nvl_like_cliques_lands_in_one_clique)
 {
     /* one rack, two 16-GPU multi-node domains of 4 nodes x 4 GPUs */
-    const char *args[] = {"--cluster",
-                          "racks=1,nodes-per-rack=8,gpus-per-node=4,domain-nodes=4", NULL};
+    const char *args[] = {"--cluster", "racks=1,nodes-per-rack=8,gpus-per-node=4,domain-nodes=4",
+                          NULL};
     char names[8][32];
     size_t n = node_names(1, 8, names);
     struct server s;
@@ -416,9 +416,9 @@ Test(serve, pods_without_intent_pass_every_node_even_unknown_ones)
     pod = pod_json("solo", "x-1", "solo", 0, 1, 8, 1, 8);
     req = args_json(pod, names, 3);
     f = call_json(s.port, "/filter", req, &status);
-    cr_expect_str_eq(json_string_value(json_object_get(json_object_get(f, "FailedNodes"),
-                                                       "elsewhere")),
-                     "unknown node (not in topox's cluster view)");
+    cr_expect_str_eq(
+        json_string_value(json_object_get(json_object_get(f, "FailedNodes"), "elsewhere")),
+        "unknown node (not in topox's cluster view)");
     json_decref(f);
     free(req);
     free(pod);
@@ -523,8 +523,8 @@ Test(serve, endpoints_and_error_paths)
     st = http_call("GET", s.port, "/metrics", NULL, &resp);
     cr_expect_eq(st, 200);
     cr_expect(strstr(resp, "# TYPE topox_request_duration_seconds histogram") != NULL);
-    cr_expect(strstr(resp, "topox_requests_total{verb=\"filter\",code=\"2xx\"} 1") != NULL,
-              "%s", resp);
+    cr_expect(strstr(resp, "topox_requests_total{verb=\"filter\",code=\"2xx\"} 1") != NULL, "%s",
+              resp);
     cr_expect(strstr(resp, "topox_rack_largest_tp_placeable{rack=") != NULL, "%s", resp);
     free(resp);
     stop(&s);
@@ -535,8 +535,8 @@ Test(serve, print_config_reflects_file_and_flags)
     char path[] = "/tmp/topox-serve-cfg-XXXXXX";
     int fd = mkstemp(path);
     FILE *f = fdopen(fd, "w");
-    const char *args[] = {"serve", "--config", path, "--bind-mode", "record", "--print-config",
-                          NULL};
+    const char *args[] = {"serve",  "--config",       path, "--bind-mode",
+                          "record", "--print-config", NULL};
     struct run_result r;
 
     fputs("reservationTTL: 3m\nlisten: 127.0.0.1:9999\n", f);

@@ -41,7 +41,8 @@ Test(tpx_err, errno_keeps_number_and_text)
     static const struct {
         int errnum;
         enum tpx_code want;
-    } cases[] = {{ENOENT, TPX_ENOENT}, {ENOMEM, TPX_ENOMEM}, {EACCES, TPX_EIO}, {EEXIST, TPX_EEXIST}};
+    } cases[] = {
+        {ENOENT, TPX_ENOENT}, {ENOMEM, TPX_ENOMEM}, {EACCES, TPX_EIO}, {EEXIST, TPX_EEXIST}};
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct tpx_err err = TPX_ERR_INIT;

@@ -189,8 +189,7 @@ Test(ext_codec, bind_request_and_result)
     expect_json_eq(out.data, "{\"Error\":\"\"}");
     tpx_buf_reset(&out);
     ext_codec_bind_result("apiserver returned 409: pod \"x\" already bound", &out, &err);
-    expect_json_eq(out.data,
-                   "{\"Error\":\"apiserver returned 409: pod \\\"x\\\" already bound\"}");
+    expect_json_eq(out.data, "{\"Error\":\"apiserver returned 409: pod \\\"x\\\" already bound\"}");
     tpx_buf_release(&out);
     free(req);
     cr_expect_neq(ext_codec_decode_bind("{\"PodName\":\"x\"}", 15, &b, &err), TPX_OK,
@@ -319,8 +318,7 @@ Test(ext_codec, full_gke_node_matches_the_jansson_decoder)
     snprintf(path, sizeof(path), "%s/nodes/k8s-apimachinery-testdata-gke-node-full.yaml",
              TPX_FIXTURES);
     cr_assert_eq(ext_yaml_load_file(path, 1 << 20, &docs, &err), TPX_OK, "%s", err.msg);
-    cr_assert_eq(ext_node_from_json(docs.docs[0], NULL, &want, NULL, &err), TPX_OK, "%s",
-                 err.msg);
+    cr_assert_eq(ext_node_from_json(docs.docs[0], NULL, &want, NULL, &err), TPX_OK, "%s", err.msg);
     nodes = json_pack("{s:{},s:[O,O]}", "metadata", "items", docs.docs[0], docs.docs[0]);
     req = json_pack("{s:{s:{s:s}},s:o,s:n}", "Pod", "metadata", "name", "p", "Nodes", nodes,
                     "NodeNames");

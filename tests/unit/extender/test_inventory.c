@@ -86,11 +86,11 @@ Test(ext_inventory, bad_csv_names_file_and_line)
         struct ext_inventory inv;
         struct tpx_err err = TPX_ERR_INIT;
 
-        cr_expect_neq(ext_inventory_parse_csv(cases[i].csv, strlen(cases[i].csv), "x.csv", &inv,
-                                              &err),
-                      TPX_OK, "case %zu", i);
-        cr_expect(strncmp(err.msg, cases[i].want, strlen(cases[i].want)) == 0,
-                  "case %zu: '%s'", i, err.msg);
+        cr_expect_neq(
+            ext_inventory_parse_csv(cases[i].csv, strlen(cases[i].csv), "x.csv", &inv, &err),
+            TPX_OK, "case %zu", i);
+        cr_expect(strncmp(err.msg, cases[i].want, strlen(cases[i].want)) == 0, "case %zu: '%s'", i,
+                  err.msg);
         ext_inventory_release(&inv);
     }
 }
@@ -162,8 +162,8 @@ Test(ext_nodelist, kubectl_json_and_real_gke_node)
     unlink(path);
     free(path);
 
-    cr_assert_eq(ext_nodelist_load(TPX_FIXTURES "/nodes/k8s-apimachinery-testdata-gke-node-full.yaml",
-                                   &l, &err),
+    cr_assert_eq(ext_nodelist_load(
+                     TPX_FIXTURES "/nodes/k8s-apimachinery-testdata-gke-node-full.yaml", &l, &err),
                  TPX_OK, "%s", err.msg);
     cr_expect_eq(l.n, 1);
     ext_nodelist_release(&l);
@@ -177,11 +177,11 @@ static const struct ext_kv want[] = {
 Test(ext_label_patch, sets_changed_and_nulls_stale_owned_keys_only)
 {
     static const struct ext_kv cur[] = {
-        {"topox.io/accelerator", "nvidia"},   /* unchanged */
-        {"topox.io/accelerator-count", "4"},  /* changed */
-        {"topox.io/interconnect", "nvlink"},  /* stale: removed */
-        {"topox.io/rack", "r1"},              /* inventory key: not ours to remove */
-        {"kubernetes.io/hostname", "gpu-1"},  /* foreign: untouched */
+        {"topox.io/accelerator", "nvidia"},  /* unchanged */
+        {"topox.io/accelerator-count", "4"}, /* changed */
+        {"topox.io/interconnect", "nvlink"}, /* stale: removed */
+        {"topox.io/rack", "r1"},             /* inventory key: not ours to remove */
+        {"kubernetes.io/hostname", "gpu-1"}, /* foreign: untouched */
     };
     char *body = NULL;
     struct ext_label_diff diff;

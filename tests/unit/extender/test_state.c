@@ -147,15 +147,13 @@ Test(ext_state, a_pod_leaving_frees_its_capacity)
 
     ext_state_remember_pod(st, "ua", "a", &a, 1000);
     ext_state_remember_pod(st, "ub", "b", &b, 1000);
-    cr_assert_eq(ext_state_bind(st, "ua", "a", names[0], 1000, &out, &err), TPX_OK, "%s",
-                 err.msg);
+    cr_assert_eq(ext_state_bind(st, "ua", "a", names[0], 1000, &out, &err), TPX_OK, "%s", err.msg);
     cr_expect(out.intent);
     cr_expect_neq(ext_state_bind(st, "ub", "b", names[0], 1000, &out, &err), TPX_OK);
     cr_expect_str_not_empty(err.msg, "a refused bind says why");
     cr_expect(ext_state_remove_pod(st, "ua"));
     tpx_err_clear(&err);
-    cr_expect_eq(ext_state_bind(st, "ub", "b", names[0], 1000, &out, &err), TPX_OK, "%s",
-                 err.msg);
+    cr_expect_eq(ext_state_bind(st, "ub", "b", names[0], 1000, &out, &err), TPX_OK, "%s", err.msg);
     cr_expect_eq(ext_state_bind(st, "ub", "b", names[0], 1000, &out, &err), TPX_OK,
                  "a repeated bind of the same pod is idempotent");
     ext_state_free(st);

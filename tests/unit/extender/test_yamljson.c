@@ -160,8 +160,8 @@ Test(ext_yamljson, dump_round_trips_nested_lists_and_maps)
 
 Test(ext_yamljson, dump_layout_is_kubectl_style)
 {
-    json_t *v = json_loads("{\"items\":[{\"a\":1,\"b\":[\"x\"]}],\"s\":\"8\"}", JSON_PRESERVE_ORDER,
-                           NULL);
+    json_t *v =
+        json_loads("{\"items\":[{\"a\":1,\"b\":[\"x\"]}],\"s\":\"8\"}", JSON_PRESERVE_ORDER, NULL);
     struct tpx_buf b;
     struct tpx_err err = TPX_ERR_INIT;
 

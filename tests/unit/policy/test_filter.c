@@ -42,9 +42,16 @@ static void teardown(void)
 static struct pol_workload member(const char *group, unsigned tp, unsigned pp, unsigned g,
                                   unsigned n, int idx)
 {
-    struct pol_workload wl = {.has_intent = true, .tp = tp, .pp = pp, .dp = 1,
-                              .accel_per_pod = g, .group_size = n, .pod_index = idx,
-                              .tp_explicit = true, .pp_explicit = true, .tp_source = "annotation",
+    struct pol_workload wl = {.has_intent = true,
+                              .tp = tp,
+                              .pp = pp,
+                              .dp = 1,
+                              .accel_per_pod = g,
+                              .group_size = n,
+                              .pod_index = idx,
+                              .tp_explicit = true,
+                              .pp_explicit = true,
+                              .tp_source = "annotation",
                               .resource = "nvidia.com/gpu"};
     snprintf(wl.group, sizeof(wl.group), "%s", group);
     snprintf(wl.display, sizeof(wl.display), "%s", group);
@@ -125,7 +132,8 @@ static enum pol_verdict verdict_on(const struct pol_workload *wl, const char *no
     return v;
 }
 
-/* --- HGX racks --------------------------------------------------------------------------------- */
+/* --- HGX racks ---------------------------------------------------------------------------------
+ */
 
 Test(pol_filter, hgx_tp8_pp2_group_stays_in_one_rack, .fini = teardown)
 {
@@ -324,9 +332,9 @@ Test(pol_filter, rebase_carries_groups_by_node_name, .fini = teardown)
     /* idempotent commit in the new ledger finds the pod where it was */
     {
         struct pol_placement again;
-        cr_expect_eq(pol_commit(l2, &a1, "a1", "a1", topo_cluster_find(c2, name1), NOW, 600,
-                                &again, &err),
-                     TPX_OK, "%s", err.msg);
+        cr_expect_eq(
+            pol_commit(l2, &a1, "a1", "a1", topo_cluster_find(c2, name1), NOW, 600, &again, &err),
+            TPX_OK, "%s", err.msg);
         cr_expect_eq(again.rank_first, 8);
     }
     pol_ledger_free(l2);
@@ -350,7 +358,8 @@ Test(pol_filter, rebase_carries_groups_by_node_name, .fini = teardown)
     topo_cluster_free(c2);
 }
 
-/* --- NVL72-like multi-node domains ------------------------------------------------------------- */
+/* --- NVL72-like multi-node domains -------------------------------------------------------------
+ */
 
 Test(pol_filter, nvl_tp_groups_span_pods_inside_one_clique, .fini = teardown)
 {
@@ -393,7 +402,8 @@ Test(pol_filter, nvl_tp36_needs_a_whole_clique, .fini = teardown)
     cr_expect_str_eq(why, "rack r01: 0 free 36-GPU domains, group needs 1");
 }
 
-/* --- PCIe-only nodes --------------------------------------------------------------------------- */
+/* --- PCIe-only nodes ---------------------------------------------------------------------------
+ */
 
 Test(pol_filter, pcie_nodes_reject_tp_beyond_the_node, .fini = teardown)
 {
@@ -416,7 +426,8 @@ Test(pol_filter, pcie_nodes_reject_tp_beyond_the_node, .fini = teardown)
     cr_expect_neq(place(&ok, "q0", NULL, NULL, 0), TOPO_NONE);
 }
 
-/* --- a 16-NPU host with two 8-NPU HCCS domains ------------------------------------------------- */
+/* --- a 16-NPU host with two 8-NPU HCCS domains -------------------------------------------------
+ */
 
 Test(pol_filter, npu_host_two_domains_one_pod_each, .fini = teardown)
 {
@@ -452,7 +463,8 @@ Test(pol_filter, npu_host_two_domains_one_pod_each, .fini = teardown)
     cr_expect_eq(verdict_on(&whole, "r01-n02", NULL, 0), POL_FIT);
 }
 
-/* --- full cluster, fragmentation ---------------------------------------------------------------- */
+/* --- full cluster, fragmentation ----------------------------------------------------------------
+ */
 
 Test(pol_filter, full_cluster_is_failed_never_unresolvable, .fini = teardown)
 {
@@ -539,13 +551,26 @@ Test(pol_filter, unschedulable_and_small_nodes_are_unresolvable, .fini = teardow
 {
     struct tpx_err err = TPX_ERR_INIT;
     struct topo_node_info nodes[] = {
-        {.name = "cordoned", .rack = "r1", .accel_alloc = 8, .resource = "nvidia.com/gpu",
-         .fabric = TOPO_FABRIC_NVSWITCH, .unschedulable = true},
-        {.name = "small", .rack = "r1", .accel_alloc = 4, .resource = "nvidia.com/gpu",
+        {.name = "cordoned",
+         .rack = "r1",
+         .accel_alloc = 8,
+         .resource = "nvidia.com/gpu",
+         .fabric = TOPO_FABRIC_NVSWITCH,
+         .unschedulable = true},
+        {.name = "small",
+         .rack = "r1",
+         .accel_alloc = 4,
+         .resource = "nvidia.com/gpu",
          .fabric = TOPO_FABRIC_NVLINK},
-        {.name = "amd", .rack = "r1", .accel_alloc = 8, .resource = "amd.com/gpu",
+        {.name = "amd",
+         .rack = "r1",
+         .accel_alloc = 8,
+         .resource = "amd.com/gpu",
          .fabric = TOPO_FABRIC_XGMI},
-        {.name = "ok", .rack = "r1", .accel_alloc = 8, .resource = "nvidia.com/gpu",
+        {.name = "ok",
+         .rack = "r1",
+         .accel_alloc = 8,
+         .resource = "nvidia.com/gpu",
          .fabric = TOPO_FABRIC_NVSWITCH},
     };
     struct pol_workload w = member("u", 8, 1, 8, 1, 0);

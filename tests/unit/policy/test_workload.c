@@ -13,7 +13,11 @@
 
 static struct pol_workload infer_argv(const char *const *argv, size_t n, unsigned accel)
 {
-    struct pol_pod_facts f = {.name = "p", .ns = "llm", .argv = argv, .nargv = n, .accel = accel,
+    struct pol_pod_facts f = {.name = "p",
+                              .ns = "llm",
+                              .argv = argv,
+                              .nargv = n,
+                              .accel = accel,
                               .resource = "nvidia.com/gpu"};
     struct pol_workload wl;
     struct tpx_err err = TPX_ERR_INIT;
@@ -33,29 +37,40 @@ Test(pol_workload, every_flag_spelling)
         {{"vllm", "serve", "m", "--tensor-parallel-size=4"}, 4, 1, 1, "vllm flag"},
         {{"vllm", "serve", "m", "-tp", "2"}, 2, 1, 1, "vllm flag"},
         {{"vllm", "serve", "m", "--tensor_parallel_size", "8"}, 8, 1, 1, "vllm flag"},
-        {{"vllm", "serve", "m", "--tensor_parallel_size=8", "--pipeline_parallel_size=2"}, 8, 2, 1,
+        {{"vllm", "serve", "m", "--tensor_parallel_size=8", "--pipeline_parallel_size=2"},
+         8,
+         2,
+         1,
          "vllm flag"},
         {{"vllm", "serve", "-tp", "8", "--pipeline-parallel-size", "4"}, 8, 4, 1, "vllm flag"},
         {{"vllm", "serve", "-tp", "8", "-pp", "2", "-dp", "2"}, 8, 2, 2, "vllm flag"},
         {{"vllm", "serve", "--data-parallel-size", "2", "-tp=4"}, 4, 1, 2, "vllm flag"},
         {{"python3", "-m", "sglang.launch_server", "--tp-size", "8"}, 8, 1, 1, "sglang flag"},
-        {{"python3", "-m", "sglang.launch_server", "--tp", "4", "--dp", "2"}, 4, 1, 2,
+        {{"python3", "-m", "sglang.launch_server", "--tp", "4", "--dp", "2"},
+         4,
+         1,
+         2,
          "sglang flag"},
-        {{"python3", "-m", "sglang.launch_server", "--tp", "8", "--pp-size", "2", "--dp-size",
-          "1"},
+        {{"python3", "-m", "sglang.launch_server", "--tp", "8", "--pp-size", "2", "--dp-size", "1"},
          8,
          2,
          1,
          "sglang flag"},
-        {{"sh", "-c", "vllm serve m --tensor-parallel-size 8 --pipeline-parallel-size 2"}, 8, 2, 1,
+        {{"sh", "-c", "vllm serve m --tensor-parallel-size 8 --pipeline-parallel-size 2"},
+         8,
+         2,
+         1,
          "vllm flag"},
         {{"/bin/bash", "-c", "exec python3 -m vllm.entrypoints.openai.api_server -tp=2 && true"},
          2,
          1,
          1,
          "vllm flag"},
-        {{"sh", "-c", "vllm serve m --tensor-parallel-size '8' --pipeline_parallel_size \"2\""}, 8,
-         2, 1, "vllm flag"},
+        {{"sh", "-c", "vllm serve m --tensor-parallel-size '8' --pipeline_parallel_size \"2\""},
+         8,
+         2,
+         1,
+         "vllm flag"},
         /* the last occurrence wins, as with argparse */
         {{"vllm", "serve", "-tp", "2", "--tensor-parallel-size", "4"}, 4, 1, 1, "vllm flag"},
         /* no flags: defaults (tp = accelerators of the pod) */
@@ -80,7 +95,7 @@ Test(pol_workload, every_flag_spelling)
 Test(pol_workload, sglang_pp_abbreviation_is_ambiguous_and_ignored)
 {
     static const char *const argv[] = {"python3", "-m", "sglang.launch_server", "--tp", "4",
-                                       "--pp", "2"};
+                                       "--pp",    "2"};
     struct pol_workload wl = infer_argv(argv, NELEM(argv), 4);
 
     cr_expect_eq(wl.tp, 4);
@@ -112,11 +127,24 @@ static const char *const vllm_worker[] = {
     "bash /vllm-workspace/examples/online_serving/multi-node-serving.sh worker "
     "--ray_address=$(LWS_LEADER_ADDRESS)"};
 /* tests/fixtures/manifests/lws-sglang-llama8b-tp2-2nodes.yaml (leader; the worker is the same) */
-static const char *const sglang_leader[] = {
-    "python3", "-m", "sglang.launch_server", "--model-path",
-    "meta-llama/Meta-Llama-3.1-8B-Instruct", "--tp", "2", "--dist-init-addr",
-    "$(LWS_LEADER_ADDRESS):20000", "--nnodes", "$(LWS_GROUP_SIZE)", "--node-rank",
-    "$(LWS_WORKER_INDEX)", "--trust-remote-code", "--host", "0.0.0.0", "--port", "40000"};
+static const char *const sglang_leader[] = {"python3",
+                                            "-m",
+                                            "sglang.launch_server",
+                                            "--model-path",
+                                            "meta-llama/Meta-Llama-3.1-8B-Instruct",
+                                            "--tp",
+                                            "2",
+                                            "--dist-init-addr",
+                                            "$(LWS_LEADER_ADDRESS):20000",
+                                            "--nnodes",
+                                            "$(LWS_GROUP_SIZE)",
+                                            "--node-rank",
+                                            "$(LWS_WORKER_INDEX)",
+                                            "--trust-remote-code",
+                                            "--host",
+                                            "0.0.0.0",
+                                            "--port",
+                                            "40000"};
 
 Test(pol_workload, lws_vllm_manifest_leader_and_worker)
 {
@@ -133,9 +161,15 @@ Test(pol_workload, lws_vllm_manifest_leader_and_worker)
         {"leaderworkerset.sigs.k8s.io/group-key", "689ad1f7c5"},
     };
     const struct topo_kv ann[] = {{"leaderworkerset.sigs.k8s.io/size", "2"}};
-    struct pol_pod_facts f = {.name = "vllm-3", .ns = "llm", .labels = leader_labels,
-                              .nlabels = 4, .annotations = ann, .nannotations = 1,
-                              .argv = vllm_leader, .nargv = 3, .accel = 8,
+    struct pol_pod_facts f = {.name = "vllm-3",
+                              .ns = "llm",
+                              .labels = leader_labels,
+                              .nlabels = 4,
+                              .annotations = ann,
+                              .nannotations = 1,
+                              .argv = vllm_leader,
+                              .nargv = 3,
+                              .accel = 8,
                               .resource = "nvidia.com/gpu"};
     struct pol_workload wl;
     struct tpx_err err = TPX_ERR_INIT;
@@ -171,9 +205,15 @@ Test(pol_workload, lws_sglang_manifest_tp_over_nodes)
         {"leaderworkerset.sigs.k8s.io/worker-index", "0"},
     };
     const struct topo_kv ann[] = {{"leaderworkerset.sigs.k8s.io/size", "2"}};
-    struct pol_pod_facts f = {.name = "sglang-0", .ns = "default", .labels = labels, .nlabels = 3,
-                              .annotations = ann, .nannotations = 1, .argv = sglang_leader,
-                              .nargv = NELEM(sglang_leader), .accel = 1,
+    struct pol_pod_facts f = {.name = "sglang-0",
+                              .ns = "default",
+                              .labels = labels,
+                              .nlabels = 3,
+                              .annotations = ann,
+                              .nannotations = 1,
+                              .argv = sglang_leader,
+                              .nargv = NELEM(sglang_leader),
+                              .accel = 1,
                               .resource = "nvidia.com/gpu"};
     struct pol_workload wl;
     struct tpx_err err = TPX_ERR_INIT;
@@ -192,9 +232,11 @@ Test(pol_workload, lws_sglang_manifest_tp_over_nodes)
 
 Test(pol_workload, sglang_nnodes_gives_the_group_size)
 {
-    static const char *const argv[] = {"python3", "-m", "sglang.launch_server", "--tp", "16",
+    static const char *const argv[] = {"python3",  "-m", "sglang.launch_server", "--tp", "16",
                                        "--nnodes", "2"};
-    struct pol_pod_facts f = {.argv = argv, .nargv = NELEM(argv), .accel = 8,
+    struct pol_pod_facts f = {.argv = argv,
+                              .nargv = NELEM(argv),
+                              .accel = 8,
                               .annotations = (const struct topo_kv[]){{"topox.io/group", "g"}},
                               .nannotations = 1};
     struct pol_workload wl;
@@ -210,14 +252,22 @@ Test(pol_workload, annotations_win_over_flags)
 {
     static const char *const argv[] = {"vllm", "serve", "-tp", "2", "-pp", "8"};
     const struct topo_kv ann[] = {
-        {"topox.io/tensor-parallel-size", "8"}, {"topox.io/pipeline-parallel-size", "4"},
-        {"topox.io/group", "job-a"},            {"topox.io/group-size", "4"},
-        {"topox.io/pod-index", "2"},            {"topox.io/pipeline-scope", "block"},
-        {"topox.io/placement", "preferred"},    {"topox.io/num-ubatches", "32"},
+        {"topox.io/tensor-parallel-size", "8"},
+        {"topox.io/pipeline-parallel-size", "4"},
+        {"topox.io/group", "job-a"},
+        {"topox.io/group-size", "4"},
+        {"topox.io/pod-index", "2"},
+        {"topox.io/pipeline-scope", "block"},
+        {"topox.io/placement", "preferred"},
+        {"topox.io/num-ubatches", "32"},
         {"topox.io/model-layers", "126"},
     };
-    struct pol_pod_facts f = {.ns = "ml", .annotations = ann, .nannotations = NELEM(ann),
-                              .argv = argv, .nargv = NELEM(argv), .accel = 8};
+    struct pol_pod_facts f = {.ns = "ml",
+                              .annotations = ann,
+                              .nannotations = NELEM(ann),
+                              .argv = argv,
+                              .nargv = NELEM(argv),
+                              .accel = 8};
     struct pol_workload wl;
     struct tpx_err err = TPX_ERR_INIT;
 
@@ -265,8 +315,8 @@ Test(pol_workload, groups_indexes_and_intent)
         {"jobset.sigs.k8s.io/job-index", "1"},
         {"batch.kubernetes.io/job-completion-index", "3"},
     };
-    struct pol_pod_facts f = {.name = "train-w-1-3", .ns = "ml", .labels = jobset, .nlabels = 4,
-                              .accel = 8};
+    struct pol_pod_facts f = {
+        .name = "train-w-1-3", .ns = "ml", .labels = jobset, .nlabels = 4, .accel = 8};
     struct pol_workload wl;
     struct tpx_err err = TPX_ERR_INIT;
 
@@ -301,9 +351,15 @@ Test(pol_workload, groups_indexes_and_intent)
 
 static struct pol_workload wl_of(unsigned tp, unsigned pp, unsigned g, unsigned n)
 {
-    struct pol_workload wl = {.has_intent = true, .tp = tp, .pp = pp, .dp = 1,
-                              .accel_per_pod = g, .group_size = n, .pod_index = -1,
-                              .tp_explicit = true, .resource = "nvidia.com/gpu"};
+    struct pol_workload wl = {.has_intent = true,
+                              .tp = tp,
+                              .pp = pp,
+                              .dp = 1,
+                              .accel_per_pod = g,
+                              .group_size = n,
+                              .pod_index = -1,
+                              .tp_explicit = true,
+                              .resource = "nvidia.com/gpu"};
     return wl;
 }
 
@@ -322,8 +378,8 @@ Test(pol_workload, validation_messages)
          "tensor-parallel-size 32 needs one interconnect domain of 32 GPUs; the largest here has "
          "8 (nvswitch, one node). All-reduce would cross nodes. Try tensor-parallel-size 8 with "
          "pipeline-parallel-size 8."},
-        {"racks=1,nodes-per-rack=18,gpus-per-node=4,interconnect=nvlink,domain-nodes=9", 72, 1,
-         4, 18,
+        {"racks=1,nodes-per-rack=18,gpus-per-node=4,interconnect=nvlink,domain-nodes=9", 72, 1, 4,
+         18,
          "tensor-parallel-size 72 needs one interconnect domain of 72 GPUs; the largest here has "
          "36 (nvlink, 9 nodes). All-reduce would cross nodes. Try tensor-parallel-size 36 with "
          "pipeline-parallel-size 2."},
@@ -348,8 +404,8 @@ Test(pol_workload, validation_messages)
         if (strstr(cases[i].spec, "Ascend"))
             strcpy(wl.resource, "huawei.com/Ascend910");
         cr_expect_eq(pol_workload_validate(&wl, c, &err), TPX_EINVAL, "case %zu", i);
-        cr_expect(strncmp(err.msg, cases[i].want, strlen(cases[i].want)) == 0, "case %zu: %s",
-                  i, err.msg);
+        cr_expect(strncmp(err.msg, cases[i].want, strlen(cases[i].want)) == 0, "case %zu: %s", i,
+                  err.msg);
         topo_cluster_free(c);
     }
 }
@@ -363,8 +419,8 @@ Test(pol_workload, valid_layouts_pass)
         {"example", 8, 2, 8, 2},
         {"example", 4, 2, 8, 1},
         {"example", 8, 1, 4, 2},
-        {"racks=1,nodes-per-rack=18,gpus-per-node=4,interconnect=nvlink,domain-nodes=18", 72, 1,
-         4, 18},
+        {"racks=1,nodes-per-rack=18,gpus-per-node=4,interconnect=nvlink,domain-nodes=18", 72, 1, 4,
+         18},
     };
     for (size_t i = 0; i < NELEM(cases); i++) {
         struct tpx_err err = TPX_ERR_INIT;

@@ -57,8 +57,8 @@ struct fixture_case {
 };
 
 static const struct fixture_case fixtures[] = {
-    {"nvidia-dgx2h-16xV100-12nvswitch.xml", "nvidia", "16", "nvswitch", "16", "1", "2", "0",
-     "none", 12, 16, "0000:34:00.0", "Tesla V100-SXM3-32GB-H", 0},
+    {"nvidia-dgx2h-16xV100-12nvswitch.xml", "nvidia", "16", "nvswitch", "16", "1", "2", "0", "none",
+     12, 16, "0000:34:00.0", "Tesla V100-SXM3-32GB-H", 0},
     {"dell-xe8640-4xH100-nvlink-mlx5.xml", "nvidia", "4", "nvlink", "4", "1", "8", "4", "none", 0,
      4, "0000:4e:00.0", "NVIDIA H100 80GB HBM3", 3},
     {"aws-g4dn-metal-8xT4-pcie.xml", "nvidia", "8", "pcie", "8", "1", "2", "1", "none", 0, 8,
@@ -99,8 +99,8 @@ Test(topo_discover, every_fixture_gives_the_labels_read_from_its_xml)
         cr_expect_str_eq(d.accels[0].model, c->first_model, "%s", c->file);
         cr_expect_eq(d.accels[0].numa, c->first_numa, "%s", c->file);
         for (size_t k = 0; k < ls.n; k++)
-            cr_expect(topo_label_value_valid(ls.v[k].value), "%s: %s='%s'", c->file,
-                      ls.v[k].key, ls.v[k].value);
+            cr_expect(topo_label_value_valid(ls.v[k].value), "%s: %s='%s'", c->file, ls.v[k].key,
+                      ls.v[k].value);
         topo_discovery_release(&d);
     }
 }
@@ -144,9 +144,9 @@ Test(topo_discover, mixed_vendor_box_keeps_the_radeon_out_of_the_count)
     struct topo_discovery d;
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_assert_eq(topo_discover(TOPO_SOURCE_XML,
-                               HW "supermicro-x9drg-2xK40m-radeon-mlx5-pcie.xml", &d, &err),
-                 TPX_OK, "%s", err.msg);
+    cr_assert_eq(
+        topo_discover(TOPO_SOURCE_XML, HW "supermicro-x9drg-2xK40m-radeon-mlx5-pcie.xml", &d, &err),
+        TPX_OK, "%s", err.msg);
     cr_assert_eq(d.n_accels, 4);
     cr_expect_eq(d.accels[3].vendor, TOPO_VENDOR_AMD);
     cr_expect_str_eq(d.accels[3].pci_busid, "0000:84:00.1");
@@ -258,23 +258,28 @@ static char *write_syn(const struct syn_dev *devs, size_t n, const char *matrix,
     unsigned gp = 100;
 
     cr_assert_not_null(f);
-    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM "
-               "\"hwloc2.dtd\">\n<topology version=\"2.0\">\n<object type=\"Machine\" "
-               "os_index=\"0\" cpuset=\"0x3\" complete_cpuset=\"0x3\" allowed_cpuset=\"0x3\" "
-               "nodeset=\"0x3\" complete_nodeset=\"0x3\" allowed_nodeset=\"0x3\" gp_index=\"1\">\n");
+    fprintf(f,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM "
+            "\"hwloc2.dtd\">\n<topology version=\"2.0\">\n<object type=\"Machine\" "
+            "os_index=\"0\" cpuset=\"0x3\" complete_cpuset=\"0x3\" allowed_cpuset=\"0x3\" "
+            "nodeset=\"0x3\" complete_nodeset=\"0x3\" allowed_nodeset=\"0x3\" gp_index=\"1\">\n");
     for (int numa = 0; numa < 2; numa++) {
-        fprintf(f, "<object type=\"Package\" os_index=\"%d\" cpuset=\"0x%x\" complete_cpuset="
-                   "\"0x%x\" nodeset=\"0x%x\" complete_nodeset=\"0x%x\" gp_index=\"%d\">\n",
+        fprintf(f,
+                "<object type=\"Package\" os_index=\"%d\" cpuset=\"0x%x\" complete_cpuset="
+                "\"0x%x\" nodeset=\"0x%x\" complete_nodeset=\"0x%x\" gp_index=\"%d\">\n",
                 numa, 1 << numa, 1 << numa, 1 << numa, 1 << numa, 2 + numa * 10);
-        fprintf(f, "<object type=\"NUMANode\" os_index=\"%d\" cpuset=\"0x%x\" complete_cpuset="
-                   "\"0x%x\" nodeset=\"0x%x\" complete_nodeset=\"0x%x\" gp_index=\"%d\" "
-                   "local_memory=\"1000000\"/>\n",
+        fprintf(f,
+                "<object type=\"NUMANode\" os_index=\"%d\" cpuset=\"0x%x\" complete_cpuset="
+                "\"0x%x\" nodeset=\"0x%x\" complete_nodeset=\"0x%x\" gp_index=\"%d\" "
+                "local_memory=\"1000000\"/>\n",
                 numa, 1 << numa, 1 << numa, 1 << numa, 1 << numa, 3 + numa * 10);
-        fprintf(f, "<object type=\"PU\" os_index=\"%d\" cpuset=\"0x%x\" complete_cpuset=\"0x%x\" "
-                   "nodeset=\"0x%x\" complete_nodeset=\"0x%x\" gp_index=\"%d\"/>\n",
+        fprintf(f,
+                "<object type=\"PU\" os_index=\"%d\" cpuset=\"0x%x\" complete_cpuset=\"0x%x\" "
+                "nodeset=\"0x%x\" complete_nodeset=\"0x%x\" gp_index=\"%d\"/>\n",
                 numa, 1 << numa, 1 << numa, 1 << numa, 1 << numa, 4 + numa * 10);
-        fprintf(f, "<object type=\"Bridge\" gp_index=\"%d\" bridge_type=\"0-1\" depth=\"0\" "
-                   "bridge_pci=\"000%d:[00-ff]\">\n",
+        fprintf(f,
+                "<object type=\"Bridge\" gp_index=\"%d\" bridge_type=\"0-1\" depth=\"0\" "
+                "bridge_pci=\"000%d:[00-ff]\">\n",
                 5 + numa * 10, numa);
         for (int port = 0; port < 16; port++) {
             bool open = false;
@@ -283,19 +288,22 @@ static char *write_syn(const struct syn_dev *devs, size_t n, const char *matrix,
                 if (devs[i].numa != numa || devs[i].port != port)
                     continue;
                 if (!open) {
-                    fprintf(f, "<object type=\"Bridge\" gp_index=\"%u\" bridge_type=\"1-1\" "
-                               "depth=\"1\" bridge_pci=\"000%d:[%02x-%02x]\" pci_busid="
-                               "\"000%d:00:%02x.0\" pci_type=\"0604 [8086:2030] [0000:0000] 00\" "
-                               "pci_link_speed=\"0.0\">\n",
+                    fprintf(f,
+                            "<object type=\"Bridge\" gp_index=\"%u\" bridge_type=\"1-1\" "
+                            "depth=\"1\" bridge_pci=\"000%d:[%02x-%02x]\" pci_busid="
+                            "\"000%d:00:%02x.0\" pci_type=\"0604 [8086:2030] [0000:0000] 00\" "
+                            "pci_link_speed=\"0.0\">\n",
                             gp++, numa, port + 1, port + 1, numa, port + 1);
                     open = true;
                 }
-                fprintf(f, "<object type=\"PCIDev\" gp_index=\"%zu\" pci_busid=\"000%d:%02x:%02zx.0\" "
-                           "pci_type=\"%s\" pci_link_speed=\"0.0\">\n",
+                fprintf(f,
+                        "<object type=\"PCIDev\" gp_index=\"%zu\" pci_busid=\"000%d:%02x:%02zx.0\" "
+                        "pci_type=\"%s\" pci_link_speed=\"0.0\">\n",
                         1000 + i, numa, port + 1, i, devs[i].pci_type);
                 if (devs[i].osdev)
-                    fprintf(f, "<object type=\"OSDev\" gp_index=\"%zu\" name=\"%s\" "
-                               "osdev_type=\"%d\"/>\n",
+                    fprintf(f,
+                            "<object type=\"OSDev\" gp_index=\"%zu\" name=\"%s\" "
+                            "osdev_type=\"%d\"/>\n",
                             2000 + i, devs[i].osdev, devs[i].osdev_type);
                 fprintf(f, "</object>\n");
             }
@@ -315,10 +323,13 @@ static char *write_syn(const struct syn_dev *devs, size_t n, const char *matrix,
             il += (size_t)snprintf(idx + il, sizeof(idx) - il, "%zu ", 2000 + i);
         for (size_t i = 0; i < n_matrix * n_matrix; i++)
             vl += (size_t)snprintf(val + vl, sizeof(val) - vl, "%d ",
-                                   i % (n_matrix + 1) == 0 ? 1000000 : links[i] ? 150000 : 0);
-        fprintf(f, "<distances2 type=\"OSDev\" nbobjs=\"%zu\" kind=\"9\" name=\"%s\" "
-                   "indexing=\"gp\">\n<indexes length=\"%zu\">%s</indexes>\n<u64values "
-                   "length=\"%zu\">%s</u64values>\n</distances2>\n",
+                                   i % (n_matrix + 1) == 0 ? 1000000
+                                   : links[i]              ? 150000
+                                                           : 0);
+        fprintf(f,
+                "<distances2 type=\"OSDev\" nbobjs=\"%zu\" kind=\"9\" name=\"%s\" "
+                "indexing=\"gp\">\n<indexes length=\"%zu\">%s</indexes>\n<u64values "
+                "length=\"%zu\">%s</u64values>\n</distances2>\n",
                 n_matrix, matrix, il, idx, vl, val);
     }
     fprintf(f, "</topology>\n");
@@ -539,8 +550,15 @@ Test(topo_label_value_valid, kubernetes_rules)
         const char *v;
         bool ok;
     } cases[] = {
-        {"", true}, {"nvswitch", true}, {"pcie-switch", true}, {"a.b_c-d", true}, {"8", true},
-        {"-a", false}, {"a-", false}, {"a b", false}, {"a/b", false},
+        {"", true},
+        {"nvswitch", true},
+        {"pcie-switch", true},
+        {"a.b_c-d", true},
+        {"8", true},
+        {"-a", false},
+        {"a-", false},
+        {"a b", false},
+        {"a/b", false},
         {"0123456789012345678901234567890123456789012345678901234567890123", false},
         {"012345678901234567890123456789012345678901234567890123456789012", true},
     };

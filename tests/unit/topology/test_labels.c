@@ -92,8 +92,8 @@ Test(topo_labels, first_present_key_wins_in_table_order)
                 n++;
             }
             cr_assert_eq(decode(kv, n, &in, &ex, &err), TPX_OK);
-            got = lv == TOPO_LEVEL_DOMAIN ? in.domain
-                  : lv == TOPO_LEVEL_RACK ? in.rack
+            got = lv == TOPO_LEVEL_DOMAIN  ? in.domain
+                  : lv == TOPO_LEVEL_RACK  ? in.rack
                   : lv == TOPO_LEVEL_BLOCK ? in.block
                                            : in.zone;
             char want[32];
@@ -119,13 +119,12 @@ Test(topo_labels, hints_resources_and_fabric)
     struct topo_kv kv[] = {{"topox.io/interconnect", "hccs"},
                            {"topox.io/domain-size", "8"},
                            {"topox.io/domains-per-node", "2"}};
-    struct topo_kv alloc[] = {{"cpu", "190"}, {"nvidia.com/gpu", "0"},
-                              {"huawei.com/Ascend910", "16"}};
+    struct topo_kv alloc[] = {
+        {"cpu", "190"}, {"nvidia.com/gpu", "0"}, {"huawei.com/Ascend910", "16"}};
     struct topo_node_info in = {.name = "npu-1"};
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_assert_eq(topo_labels_decode(NULL, kv, 3, alloc, 3, &in, NULL, &err), TPX_OK, "%s",
-                 err.msg);
+    cr_assert_eq(topo_labels_decode(NULL, kv, 3, alloc, 3, &in, NULL, &err), TPX_OK, "%s", err.msg);
     cr_expect_str_eq(in.name, "npu-1");
     cr_expect_str_eq(in.resource, "huawei.com/Ascend910");
     cr_expect_eq(in.accel_alloc, 16);
@@ -222,9 +221,17 @@ Test(topo_labels, hygiene_reports_each_problem)
     const struct topo_node_info nodes[] = {
         {.name = "a1", .rack = "r1", .block = "b1", .zone = "z", .accel_alloc = 8},
         {.name = "a2", .rack = "r1", .block = "b2", .zone = "z", .accel_alloc = 8},
-        {.name = "c1", .rack = "r2", .block = "b1", .zone = "z", .domain = "clique-1",
+        {.name = "c1",
+         .rack = "r2",
+         .block = "b1",
+         .zone = "z",
+         .domain = "clique-1",
          .accel_alloc = 4},
-        {.name = "c2", .rack = "r3", .block = "b1", .zone = "z", .domain = "clique-1",
+        {.name = "c2",
+         .rack = "r3",
+         .block = "b1",
+         .zone = "z",
+         .domain = "clique-1",
          .accel_alloc = 4},
         {.name = "norack", .block = "b1", .zone = "z", .accel_alloc = 8, .domain_size = 4},
     };

@@ -22,8 +22,8 @@ static struct topo_cluster *build(const struct topo_node_info *nodes, size_t n)
 Test(topo_model, copies_strings_and_finds_by_name)
 {
     char name[16] = "gpu-1", rack[8] = "r1";
-    struct topo_node_info in = {.name = name, .rack = rack, .accel_alloc = 8,
-                                .fabric = TOPO_FABRIC_NVSWITCH};
+    struct topo_node_info in = {
+        .name = name, .rack = rack, .accel_alloc = 8, .fabric = TOPO_FABRIC_NVSWITCH};
     struct topo_cluster *c = build(&in, 1);
 
     strcpy(name, "xxxxx");
@@ -103,11 +103,21 @@ Test(topo_model, domains_in_node_several_per_node_and_multinode)
 {
     const struct topo_node_info nodes[] = {
         {.name = "hgx", .rack = "r1", .accel_alloc = 8, .fabric = TOPO_FABRIC_NVSWITCH},
-        {.name = "npu", .rack = "r1", .accel_alloc = 16, .fabric = TOPO_FABRIC_HCCS,
-         .domain_size = 8, .domains_per_node = 2},
-        {.name = "gb1", .rack = "r2", .domain = "clique-1", .accel_alloc = 4,
+        {.name = "npu",
+         .rack = "r1",
+         .accel_alloc = 16,
+         .fabric = TOPO_FABRIC_HCCS,
+         .domain_size = 8,
+         .domains_per_node = 2},
+        {.name = "gb1",
+         .rack = "r2",
+         .domain = "clique-1",
+         .accel_alloc = 4,
          .fabric = TOPO_FABRIC_NVLINK},
-        {.name = "gb2", .rack = "r2", .domain = "clique-1", .accel_alloc = 4,
+        {.name = "gb2",
+         .rack = "r2",
+         .domain = "clique-1",
+         .accel_alloc = 4,
          .fabric = TOPO_FABRIC_NVLINK},
         {.name = "pcie", .rack = "r3", .accel_alloc = 4, .fabric = TOPO_FABRIC_PCIE},
     };
@@ -151,8 +161,11 @@ Test(topo_model, largest_multinode_domain_and_empty_cluster)
 
     for (int i = 0; i < 18; i++) {
         snprintf(names[i], sizeof(names[i]), "gb%02d", i);
-        nodes[i] = (struct topo_node_info){.name = names[i], .rack = "r1", .domain = "nvl72",
-                                           .accel_alloc = 4, .fabric = TOPO_FABRIC_NVLINK};
+        nodes[i] = (struct topo_node_info){.name = names[i],
+                                           .rack = "r1",
+                                           .domain = "nvl72",
+                                           .accel_alloc = 4,
+                                           .fabric = TOPO_FABRIC_NVLINK};
     }
     c = build(nodes, 18);
     cr_expect_eq(topo_cluster_largest_domain(c, &f, &multi), 72);
@@ -175,9 +188,9 @@ Test(topo_model, name_index_scales)
 
     for (int i = 0; i < 5000; i++) {
         snprintf(name, sizeof(name), "node-%d", i);
-        cr_assert_eq(topo_cluster_add(c, &(struct topo_node_info){.name = name, .accel_alloc = 8},
-                                      &err),
-                     TPX_OK);
+        cr_assert_eq(
+            topo_cluster_add(c, &(struct topo_node_info){.name = name, .accel_alloc = 8}, &err),
+            TPX_OK);
     }
     cr_assert_eq(topo_cluster_seal(c, &err), TPX_OK);
     for (int i = 0; i < 5000; i += 97) {
