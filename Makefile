@@ -17,7 +17,7 @@ FUZZ_SECONDS ?= 60
 
 # Debian packages needed to build and test (bookworm names).
 DEB_PACKAGES = build-essential cmake pkg-config git libmicrohttpd-dev libjansson-dev \
-	libcurl4-openssl-dev libhwloc-dev libyaml-dev libcriterion-dev clang-format
+	libcurl4-openssl-dev libhwloc-dev libyaml-dev libcriterion-dev libgnutls28-dev clang-format
 
 .PHONY: all deps configure build run test image bench fuzz format clean
 
