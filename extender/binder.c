@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 
 #define DEFAULT_CLIENTS 4
@@ -94,20 +95,9 @@ static bool is_stopping(void *ctx)
 /* Wait ms or until stop; returns true when stopping. mu held. */
 static bool wait_ms(struct ext_binder *b, unsigned long ms)
 {
-    struct timespec ts;
+    struct timespec ts = tpx_deadline_ms(ms);
 
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += (time_t)(ms / 1000);
-    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
-    while (!atomic_load(&b->stopping)) {
-        if (pthread_cond_timedwait(&b->cv, &b->mu, &ts) != 0)
-            break;
-    }
-    return atomic_load(&b->stopping);
+    return tpx_cond_wait_stop(&b->cv, &b->mu, &ts, &b->stopping);
 }
 
 static void *event_loop(void *arg)

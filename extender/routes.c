@@ -7,16 +7,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "tpx_version.h"
-
-static double mono(void)
-{
-    struct timespec t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 /* Hand a buffer to the response. */
 static void give(struct ext_http_resp *rp, unsigned status, struct tpx_buf *b, const char *ctype)
@@ -133,13 +126,13 @@ static void log_decision(const char *verb, const struct ext_pod *pod, size_t in,
     if (TPX_INFO < tpx_log_level)
         return;
     hist = reason_histogram(v);
-    TPX_LOG(TPX_INFO, "decision", TPX_S("verb", verb),
-            TPX_S("pod", pod && pod->name ? pod->name : ""),
-            TPX_S("ns", pod && pod->ns ? pod->ns : ""),
-            TPX_S("group", pod && pod->wl.has_intent ? pod->wl.group : ""),
-            TPX_B("intent", pod && pod->wl.has_intent), TPX_I("nodes_in", in),
-            TPX_I("nodes_out", out), TPX_RAW("reasons", hist ? hist : "{}"),
-            TPX_S("err", error ? error : ""), TPX_I("dur_us", (long long)((mono() - t0) * 1e6)));
+    TPX_LOG(
+        TPX_INFO, "decision", TPX_S("verb", verb), TPX_S("pod", pod && pod->name ? pod->name : ""),
+        TPX_S("ns", pod && pod->ns ? pod->ns : ""),
+        TPX_S("group", pod && pod->wl.has_intent ? pod->wl.group : ""),
+        TPX_B("intent", pod && pod->wl.has_intent), TPX_I("nodes_in", in), TPX_I("nodes_out", out),
+        TPX_RAW("reasons", hist ? hist : "{}"), TPX_S("err", error ? error : ""),
+        TPX_I("dur_us", (long long)((tpx_mono_s() - t0) * 1e6)));
     free(hist);
 }
 
@@ -196,7 +189,7 @@ static void warn_rejected(struct ext_routes *r, const struct ext_pod *pod,
 static unsigned do_filter(struct ext_routes *r, const struct ext_http_req *rq,
                           struct ext_http_resp *rp)
 {
-    double t0 = mono();
+    double t0 = tpx_mono_s();
     struct ext_args a;
     struct ext_verdicts v;
     struct tpx_err e = TPX_ERR_INIT;
@@ -276,7 +269,7 @@ fail:
 static unsigned do_prioritize(struct ext_routes *r, const struct ext_http_req *rq,
                               struct ext_http_resp *rp)
 {
-    double t0 = mono();
+    double t0 = tpx_mono_s();
     struct ext_args a;
     struct tpx_err e = TPX_ERR_INIT;
     struct tpx_buf b;
@@ -317,7 +310,7 @@ fail:
 static unsigned do_bind(struct ext_routes *r, const struct ext_http_req *rq,
                         struct ext_http_resp *rp)
 {
-    double t0 = mono();
+    double t0 = tpx_mono_s();
     struct ext_bind_args ba;
     struct ext_bind_out where;
     struct tpx_err e = TPX_ERR_INIT;
@@ -352,7 +345,7 @@ static unsigned do_bind(struct ext_routes *r, const struct ext_http_req *rq,
             TPX_S("rack", where.rack), TPX_S("domain", where.domain), TPX_I("stage", where.stage),
             TPX_B("known", where.known), TPX_B("api", r->bind_mode == EXT_BIND_API),
             TPX_B("rolled_back", rolled_back), TPX_S("err", e.msg),
-            TPX_I("dur_us", (long long)((mono() - t0) * 1e6)));
+            TPX_I("dur_us", (long long)((tpx_mono_s() - t0) * 1e6)));
     ext_bind_args_release(&ba);
     {
         struct tpx_err e2 = TPX_ERR_INIT;
@@ -365,7 +358,7 @@ static unsigned do_bind(struct ext_routes *r, const struct ext_http_req *rq,
 static unsigned do_preempt(struct ext_routes *r, const struct ext_http_req *rq,
                            struct ext_http_resp *rp)
 {
-    double t0 = mono();
+    double t0 = tpx_mono_s();
     struct ext_preempt_args pa;
     struct ext_verdicts v;
     struct tpx_err e = TPX_ERR_INIT;
@@ -540,7 +533,7 @@ static bool is_get_path(const char *p)
 void ext_routes_handle(void *ctx, const struct ext_http_req *rq, struct ext_http_resp *rp)
 {
     struct ext_routes *r = ctx;
-    double t0 = mono();
+    double t0 = tpx_mono_s();
     enum ext_verb verb = verb_of(rq->path);
     unsigned status;
 
@@ -570,5 +563,5 @@ void ext_routes_handle(void *ctx, const struct ext_http_req *rq, struct ext_http
         text(rp, 404, "{\"error\":\"not found\"}");
         status = 404;
     }
-    ext_metrics_request(r->metrics, verb, status, mono() - t0);
+    ext_metrics_request(r->metrics, verb, status, tpx_mono_s() - t0);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/banned.h"
 
@@ -232,17 +233,8 @@ static void backoff(struct kind_loop *l, unsigned fails)
     pthread_mutex_lock(&w->mu);
     /* Jitter: somewhere in [ms/2, 3ms/2), so many clients do not retry in step. */
     ms = ms / 2 + (unsigned long)rand_r(&w->seed) % (ms ? ms : 1);
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += (time_t)(ms / 1000);
-    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
-    while (!atomic_load(&w->stopping)) {
-        if (pthread_cond_timedwait(&w->cv, &w->mu, &ts) != 0)
-            break;
-    }
+    ts = tpx_deadline_ms(ms);
+    tpx_cond_wait_stop(&w->cv, &w->mu, &ts, &w->stopping);
     pthread_mutex_unlock(&w->mu);
 }
 
@@ -567,13 +559,7 @@ bool ext_watch_wait(struct ext_watch *w, bool (*pred)(void *ctx, struct ext_watc
     struct timespec ts;
     bool ok;
 
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += timeout_ms / 1000;
-    ts.tv_nsec += (timeout_ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
+    ts = tpx_deadline_ms(timeout_ms > 0 ? (unsigned long)timeout_ms : 0);
     lock(w);
     while (!(ok = pred(ctx, w))) {
         if (pthread_cond_timedwait(&w->cv, &w->mu, &ts) != 0) {

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/banned.h"
 #include "common/buf.h"
 #include "common/err.h"
@@ -170,13 +171,6 @@ static int parse_args(int argc, char **argv, struct opts *o)
 /* --- the server child --------------------------------------------------------------------------
  */
 
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static int exit_status(int ws)
 {
     if (WIFEXITED(ws))
@@ -231,7 +225,7 @@ static enum tpx_code server_start(const char *topox, const char *spec, struct se
     posix_spawn_file_actions_t fa;
     int errp[2];
     int rc;
-    double deadline = mono_s() + START_TIMEOUT_S;
+    double deadline = tpx_mono_s() + START_TIMEOUT_S;
 
     s->pid = 0;
     s->err_fd = -1;
@@ -256,7 +250,7 @@ static enum tpx_code server_start(const char *topox, const char *spec, struct se
     }
     s->err_fd = errp[0];
     fcntl(s->err_fd, F_SETFL, O_NONBLOCK);
-    while (mono_s() < deadline) {
+    while (tpx_mono_s() < deadline) {
         struct pollfd p = {s->err_fd, POLLIN, 0};
         const char *line;
         int ws;
