@@ -22,8 +22,4 @@ int cmd_version(int argc, char **argv);
 /* Exit statuses shared by the commands. */
 enum { CMD_OK = 0, CMD_FAILED = 1, CMD_USAGE = 2, CMD_REJECTED = 3 };
 
-/* Print "topox NAME: not built yet" on stderr and return CMD_USAGE: for commands a later change
- * brings. --help still works. */
-int cmd_not_built(int argc, char **argv, const char *usage);
-
 #endif
