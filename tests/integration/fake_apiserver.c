@@ -51,6 +51,10 @@ struct fake_api {
     int fail_status;
     unsigned delay_n;
     unsigned delay_ms;
+    char *failm_method; /* fake_api_fail_method() */
+    unsigned failm_n;
+    int failm_status;
+    char *failm_fixture;
     char *bound[MAX_BINDS];
     size_t nbound;
     struct record *recs;
@@ -360,6 +364,56 @@ static json_t *find_item(struct fake_api *f, int idx, const char *ns, const char
     return NULL;
 }
 
+/* RFC 7386 JSON merge patch of target (an object) by patch (an object): null deletes a key,
+ * an object merges into the member (replacing a non-object), anything else replaces it. */
+static void merge_patch(json_t *target, json_t *patch)
+{
+    const char *key;
+    json_t *v;
+
+    json_object_foreach(patch, key, v)
+    {
+        json_t *t = json_object_get(target, key);
+
+        if (json_is_null(v)) {
+            json_object_del(target, key);
+        } else if (json_is_object(v)) {
+            if (!json_is_object(t)) {
+                t = json_object();
+                json_object_set_new(target, key, t);
+            }
+            merge_patch(t, v);
+        } else {
+            json_object_set(target, key, v);
+        }
+    }
+}
+
+/* Apply a merge patch to the served node `name`; its new copy (with kind and apiVersion, as the
+ * API server answers a PATCH), or NULL when there is no such node. Call with f->mu held. */
+static json_t *patch_node_locked(struct fake_api *f, const char *name, json_t *patch)
+{
+    json_t *items = json_object_get(f->lists[0], "items");
+    json_t *it;
+    size_t i;
+
+    json_array_foreach(items, i, it)
+    {
+        const char *n = json_string_value(json_object_get(json_object_get(it, "metadata"), "name"));
+
+        if (n && strcmp(n, name) == 0) {
+            json_t *out;
+
+            merge_patch(it, patch);
+            out = json_deep_copy(it);
+            json_object_set_new(out, "kind", json_string("Node"));
+            json_object_set_new(out, "apiVersion", json_string("v1"));
+            return out;
+        }
+    }
+    return NULL;
+}
+
 static enum MHD_Result answer_bind(struct fake_api *f, struct MHD_Connection *c, const char *ns,
                                    const char *name, const char *body)
 {
@@ -443,6 +497,8 @@ static enum MHD_Result route(struct fake_api *f, struct MHD_Connection *c, const
     const char *au = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
     unsigned delay = 0;
     int fail = -1;
+    int failm = -1;
+    char failm_fixture[256];
     bool auth_ok = true;
     char ns[256];
     char name[256];
@@ -463,9 +519,18 @@ static enum MHD_Result route(struct fake_api *f, struct MHD_Connection *c, const
         f->fail_n--;
         fail = f->fail_status;
     }
+    if (!is_watch && auth_ok && fail < 0 && f->failm_n > 0 &&
+        (!f->failm_method || strcmp(f->failm_method, method) == 0)) {
+        f->failm_n--;
+        failm = f->failm_status;
+        snprintf(failm_fixture, sizeof(failm_fixture), "%s",
+                 f->failm_fixture ? f->failm_fixture : "status-500.json");
+    }
     pthread_mutex_unlock(&f->mu);
     if (!auth_ok)
         return answer_fixture(f, c, 401, "status-401.json");
+    if (failm > 0)
+        return answer_fixture(f, c, (unsigned)failm, failm_fixture);
     if (delay)
         sleep_ms(delay);
     if (fail == 0)
@@ -484,6 +549,9 @@ static enum MHD_Result route(struct fake_api *f, struct MHD_Connection *c, const
         pthread_mutex_unlock(&f->mu);
         if (!n)
             return answer_status(c, 404, "NotFound", "nodes not found");
+        /* A single object carries kind and apiVersion (list items do not). */
+        json_object_set_new(n, "kind", json_string("Node"));
+        json_object_set_new(n, "apiVersion", json_string("v1"));
         return answer_json(c, 200, n);
     }
     if (strcmp(method, "POST") == 0 &&
@@ -505,15 +573,17 @@ static enum MHD_Result route(struct fake_api *f, struct MHD_Connection *c, const
         if (!ct || strcmp(ct, "application/merge-patch+json") != 0)
             return answer_status(c, 415, "UnsupportedMediaType",
                                  "the body of the request was in an unknown format");
-        n = body ? json_loads(body, 0, NULL) : NULL;
-        if (!json_is_object(n)) {
-            json_decref(n);
+        json_t *p = body ? json_loads(body, 0, NULL) : NULL;
+
+        if (!json_is_object(p)) {
+            json_decref(p);
             return answer_status(c, 400, "BadRequest", "bad merge patch");
         }
-        json_decref(n);
+        /* Applied to the served node, so that later GETs, lists and PATCHes see it. */
         pthread_mutex_lock(&f->mu);
-        n = find_item(f, 0, NULL, name);
+        n = patch_node_locked(f, name, p);
         pthread_mutex_unlock(&f->mu);
+        json_decref(p);
         if (!n)
             return answer_status(c, 404, "NotFound", "nodes not found");
         return answer_json(c, 200, n);
@@ -643,6 +713,8 @@ void fake_api_stop(struct fake_api *f)
     json_decref(f->lists[0]);
     json_decref(f->lists[1]);
     free(f->token);
+    free(f->failm_method);
+    free(f->failm_fixture);
     free(f->fixtures);
     pthread_cond_destroy(&f->cv);
     pthread_mutex_destroy(&f->mu);
@@ -702,6 +774,19 @@ void fake_api_fail_next(struct fake_api *f, unsigned n, int status)
     pthread_mutex_lock(&f->mu);
     f->fail_n = n;
     f->fail_status = status;
+    pthread_mutex_unlock(&f->mu);
+}
+
+void fake_api_fail_method(struct fake_api *f, const char *method, unsigned n, int status,
+                          const char *fixture)
+{
+    pthread_mutex_lock(&f->mu);
+    free(f->failm_method);
+    free(f->failm_fixture);
+    f->failm_method = xstrdup(method);
+    f->failm_fixture = xstrdup(fixture);
+    f->failm_n = n;
+    f->failm_status = status;
     pthread_mutex_unlock(&f->mu);
 }
 

@@ -3,8 +3,9 @@
  * (libmicrohttpd, one thread per connection, 127.0.0.1 on port 0). It serves the node and pod
  * lists of tests/fixtures/apiserver with limit/continue paging, scripted watch streams written in
  * small chunks (bookmarks, ERROR 410, dropped connections), pod bindings (201, then 409 for a
- * second bind; 404 for unknown pods; 403 in namespace "locked"), node merge PATCHes and Event
- * POSTs, which it records for assertions. On demand: 401 until the client shows the expected
+ * second bind; 404 for unknown pods; 403 in namespace "locked"), single Node GETs, node merge
+ * PATCHes (applied to the served node list, RFC 7386) and Event POSTs, which it records for
+ * assertions. On demand: 401 until the client shows the expected
  * bearer token, slow answers, dropped answers and 5xx answers.
  *
  * Thread-safe: tests call these while the server's threads answer. Not for production. */
@@ -53,6 +54,12 @@ void fake_api_push_watch_status(struct fake_api *f, const char *path, int status
 /* The next n requests that are not watches: answer `status` with a Status body (status > 0), or
  * be cut mid-body (status == 0). */
 void fake_api_fail_next(struct fake_api *f, unsigned n, int status);
+
+/* The next n requests with this method (NULL: any) that are not watches answer `status` > 0 with
+ * the body of FIXTURES/fixture (NULL: status-500.json). Counted apart from fake_api_fail_next(),
+ * which wins when both apply. Strings copied. */
+void fake_api_fail_method(struct fake_api *f, const char *method, unsigned n, int status,
+                          const char *fixture);
 
 /* The next n requests that are not watches wait delay_ms before answering. */
 void fake_api_delay_next(struct fake_api *f, unsigned n, unsigned delay_ms);
