@@ -252,8 +252,10 @@ static enum tpx_code get_node(struct ext_kube *k, const char *node, struct ext_n
 
     memset(out, 0, sizeof(*out));
     snprintf(path, sizeof(path), "/api/v1/nodes/%s", node);
-    if (ext_kube_get_json(k, path, &doc, err) != TPX_OK)
+    if (ext_kube_get_json(k, path, &doc, err) != TPX_OK) {
+        tpx_err_prefix(err, "get node '%s'", node);
         return err->code;
+    }
     ext_nodelist_add_json(out, doc, path, err);
     json_decref(doc);
     return err->code;
@@ -268,13 +270,13 @@ static enum tpx_code patch_one(struct ext_kube *k, const struct ext_label_scope 
 
     if (ext_label_patch_build(scope, cur->labels, cur->n_labels, want, n_want,
                               TOPO_ANNOTATION_TOPOLOGY, cur->topology, annotation, &body, diff,
-                              err) != TPX_OK)
-        return err->code;
-    if (body && k)
-        ext_kube_patch_node(k, cur->name, body, err);
-    free(body);
-    if (err->code != TPX_OK)
+                              err) != TPX_OK) {
         tpx_err_prefix(err, "patch node '%s'", cur->name);
+        return err->code;
+    }
+    if (body && k)
+        ext_kube_patch_node(k, cur->name, body, err); /* its message names the node already */
+    free(body);
     return err->code;
 }
 
