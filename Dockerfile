@@ -6,7 +6,7 @@ FROM debian:bookworm AS build
 RUN apt-get update -q \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
       build-essential cmake pkg-config git ca-certificates \
-      libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev libhwloc-dev libyaml-dev \
+      libmicrohttpd-dev libgnutls28-dev libjansson-dev libcurl4-openssl-dev libhwloc-dev libyaml-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .

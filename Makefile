@@ -2,7 +2,8 @@
 # Makefile - a wrapper for people who do not speak CMake.
 #
 #   make run     install missing build dependencies, build, run topox on the built-in example
-#   make test    the same setup, then every test (unit, integration, layering) with ctest
+#   make test    the same setup, then every test (unit, integration, layering, format) with ctest
+#   make test-tsan  the integration and stress tests against a ThreadSanitizer build
 #   make image   build the container image and run `topox version` inside it
 #   make bench   build the release preset and run the benchmarks in bench/
 #   make fuzz    build the libFuzzer targets with clang and run each for FUZZ_SECONDS
@@ -19,7 +20,7 @@ FUZZ_SECONDS ?= 60
 DEB_PACKAGES = build-essential cmake pkg-config git libmicrohttpd-dev libjansson-dev \
 	libcurl4-openssl-dev libhwloc-dev libyaml-dev libcriterion-dev libgnutls28-dev clang-format
 
-.PHONY: all deps configure build run test image bench fuzz format clean
+.PHONY: all deps configure build run test test-tsan image bench fuzz format clean
 
 all: build
 
@@ -58,6 +59,13 @@ run: build
 
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+
+# ThreadSanitizer: an instrumented topox under the integration tests and tests/tsan; the Criterion
+# unit tests are skipped because Criterion aborts under TSan (Snaipe/Criterion#274).
+test-tsan: deps
+	cmake --preset tsan
+	cmake --build build/tsan -j $(JOBS)
+	ctest --preset tsan -j $(JOBS)
 
 # The image is built without .git, so the commit travels in .git-commit (ignored by git).
 image:
