@@ -397,6 +397,15 @@ enum tpx_code ext_state_upsert_pod(struct ext_state *st, const char *uid, const 
         p->wl = *wl;
         p->has_wl = true;
     }
+    if (p->kind == POD_USED && p->node && strcmp(p->node, node_name) == 0) {
+        /* Already counted here, maybe with 0 (a bind of a pod never seen at filter time): the
+         * watch knows what it really uses, so count the difference. */
+        if (accel != p->accel)
+            rc = pol_ledger_use(st->ledger, i, (int)accel - (int)p->accel, err);
+        if (rc == TPX_OK)
+            p->accel = accel;
+        goto out;
+    }
     p->accel = accel;
     rc = place(st, p, i, now, &where, err);
 out:

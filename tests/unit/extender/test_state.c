@@ -208,3 +208,31 @@ Test(ext_state, node_refresh_rebuilds_only_on_change_and_keeps_groups)
     cr_expect_neq(ext_state_remove_node(st, "new-node", &err), TPX_OK);
     ext_state_free(st);
 }
+
+/* A pod without intent is not remembered at filter time, so its bind records it with no
+ * accelerators; when the watch then reports it on that node with its GPUs, they must be counted
+ * (and freed again when it leaves), or the node looks free while it is full. */
+Test(ext_state, a_pod_bound_unseen_counts_its_accelerators_once_the_watch_reports_them)
+{
+    char names[64][64];
+    size_t n;
+    struct ext_state *st = state_with("racks=1,nodes-per-rack=1,gpus-per-node=8", names, &n);
+    struct pol_workload w = wl_of("g", 8, 1, 1, 0);
+    const char *cand[] = {names[0]};
+    struct ext_bind_out out;
+    struct ext_verdicts v;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_eq(ext_state_bind(st, "plain", "plain", names[0], 1000, &out, &err), TPX_OK, "%s",
+                 err.msg);
+    cr_assert_eq(ext_state_upsert_pod(st, "plain", "plain", names[0], 8, NULL, &err), TPX_OK, "%s",
+                 err.msg);
+    cr_assert_eq(ext_state_filter(st, &w, cand, 1, 1000, &v, &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(v.nfit, 0, "the node's 8 GPUs are in use by the plain pod");
+    ext_verdicts_release(&v);
+    cr_expect(ext_state_remove_pod(st, "plain"));
+    cr_assert_eq(ext_state_filter(st, &w, cand, 1, 1000, &v, &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(v.nfit, 1, "the GPUs are free again once the pod left");
+    ext_verdicts_release(&v);
+    ext_state_free(st);
+}
