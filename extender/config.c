@@ -120,6 +120,8 @@ bool ext_parse_size(const char *s, size_t *out)
         return false;
     for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
         if (strcmp(p, units[i].suffix) == 0) {
+            if (v > (1ULL << 40) / units[i].mult)
+                return false; /* v * mult would pass the limit (or wrap around) */
             v *= units[i].mult;
             if (v == 0 || v > (1ULL << 40))
                 return false;

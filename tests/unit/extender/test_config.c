@@ -51,6 +51,18 @@ Test(ext_config, durations_and_sizes)
     }
 }
 
+/* A number times its unit must not wrap around 64 bits into a small size: 17179869185Gi is
+ * 2^64 + 1Gi, which wrapped to 1Gi. */
+Test(ext_config, sizes_too_large_for_their_unit_are_refused)
+{
+    static const char *const big[] = {"17179869185Gi", "18446744074Gi", "1099511627776Ki",
+                                      "1099511627776M"};
+    size_t v = 0;
+
+    for (size_t i = 0; i < sizeof(big) / sizeof(big[0]); i++)
+        cr_expect(!ext_parse_size(big[i], &v), "size '%s' is refused", big[i]);
+}
+
 Test(ext_config, defaults)
 {
     struct ext_serve_config c;
