@@ -790,6 +790,10 @@ static enum tpx_code ctx_init(struct ctx *x, const struct pol_ledger *l,
     x->e.idx = wl->pod_index;
     x->e.scope = wl->scope;
     x->e.preferred = wl->preferred;
+    /* an index outside the group, or outside the slots its recorded group has, is unknown */
+    if (x->e.idx >= 0 && ((unsigned)x->e.idx >= x->e.n ||
+                          (gi != TOPO_NONE && (unsigned)x->e.idx >= l->groups[gi].n)))
+        x->e.idx = -1;
     if (!wl->has_intent)
         return TPX_OK;
     if (pol_workload_validate(&eff_wl, l->c, &verr) != TPX_OK) {
@@ -799,8 +803,6 @@ static enum tpx_code ctx_init(struct ctx *x, const struct pol_ledger *l,
     }
     x->ppu = x->e.g < x->e.tp ? x->e.tp / x->e.g : 1;
     x->unit = x->e.g < x->e.tp ? x->e.tp : x->e.g;
-    if (x->e.idx >= 0 && (unsigned)x->e.idx >= x->e.n)
-        x->e.idx = -1;
     x->sc_dyn = calloc(l->nscopes[x->e.scope] + 1, sizeof(unsigned long));
     x->sc_static = calloc(l->nscopes[x->e.scope] + 1, sizeof(unsigned long));
     x->sc_free = calloc(l->nscopes[x->e.scope] + 1, sizeof(unsigned long));

@@ -654,3 +654,37 @@ Test(pol_filter, block_scope_keeps_the_group_in_one_block, .fini = teardown)
     cr_expect_eq(verdict_on(&w, "r04-n01", why, sizeof(why)), POL_UNRESOLVABLE);
     cr_expect_str_eq(why, "group blk is placed in block b1");
 }
+
+/* --- review fixes --------------------------------------------------------------------------------
+ */
+
+Test(pol_filter, member_index_beyond_the_groups_slots_stays_in_bounds, .fini = teardown)
+{
+    /* The group was created by a member of a 2-pod group; a member that says the group has 4 pods
+     * (a resized LWS) and index 3 must not index past the group's 2 slots. */
+    struct pol_workload first = member("resized", 8, 2, 8, 2, 0);
+    struct pol_workload later = member("resized", 8, 4, 8, 4, 3);
+    /* preferred and invalid (TP 16 on 8-GPU domains), index 5 of 2 */
+    struct pol_workload pref = member("pref", 16, 1, 8, 2, 5);
+    struct pol_group_summary gs[4];
+
+    setup_spec("racks=1,nodes-per-rack=4");
+    cr_assert_neq(place(&first, "rs0", NULL, NULL, 0), TOPO_NONE);
+    cr_assert_neq(place(&later, "rs3", NULL, NULL, 0), TOPO_NONE);
+    cr_assert_eq(pol_ledger_group_count(led), 1);
+    pol_ledger_groups(led, gs);
+    cr_expect_eq(gs[0].members_placed, 2);
+    cr_expect_eq(gs[0].group_size, 2);
+    pref.preferred = true;
+    for (size_t i = 0, k = 0; i < 4; i++) {
+        struct pol_placement p;
+        struct tpx_err err = TPX_ERR_INIT;
+        char uid[8];
+        if (pol_ledger_node_free(led, i) < 8)
+            continue;
+        snprintf(uid, sizeof(uid), "pf%zu", k++);
+        cr_assert_eq(pol_commit(led, &pref, uid, uid, i, NOW, 600, &p, &err), TPX_OK, "%s",
+                     err.msg);
+    }
+    cr_expect_eq(pol_ledger_group_count(led), 2);
+}
