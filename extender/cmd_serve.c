@@ -321,10 +321,8 @@ int cmd_serve(int argc, char **argv)
     cert = read_pem(cfg.tls_cert, &err);
     key = read_pem(cfg.tls_key, &err);
     ca = read_pem(cfg.client_ca, &err);
-    if (err.code != TPX_OK) {
-        TPX_LOG(TPX_ERROR, "cannot read TLS files", TPX_S("err", err.msg));
-        goto out;
-    }
+    if (err.code != TPX_OK)
+        goto fail;
     state = ext_state_new(cfg.reservation_ttl_s, &err);
     metrics = state ? ext_metrics_new(&err) : NULL;
     if (!metrics)

@@ -208,6 +208,29 @@ Test(serve, help_and_usage)
     run_result_release(&r);
 }
 
+/* A TLS file that cannot be read stops serve like every other startup failure: exit 1 and a
+ * plain "topox serve: ..." line naming the file, not only a JSON log line. */
+Test(serve, unreadable_tls_file_is_a_plain_startup_error)
+{
+    const char *args[] = {"serve",
+                          "--cluster",
+                          "racks=1,nodes-per-rack=1",
+                          "--listen",
+                          "127.0.0.1:0",
+                          "--tls-cert",
+                          "/nonexistent/cert.pem",
+                          "--tls-key",
+                          "/nonexistent/key.pem",
+                          NULL};
+    struct run_result r;
+
+    cr_assert_eq(run_topox(args, NULL, &r), 0);
+    cr_expect_eq(r.status, 1, "%s", r.err);
+    cr_expect(strstr(r.err, "topox serve: cannot open '/nonexistent/cert.pem'") != NULL, "%s",
+              r.err);
+    run_result_release(&r);
+}
+
 Test(serve, lws_tp8_pp2_lands_one_replica_per_rack)
 {
     const char *args[] = {"--cluster", "racks=4,nodes-per-rack=2,gpus-per-node=8", NULL};
