@@ -855,7 +855,7 @@ static unsigned long node_pods_innode(const struct ctx *x, size_t n, bool now)
 {
     const struct pol_ledger *l = x->l;
     size_t nd, first = led_node_domains(l, n, &nd);
-    unsigned long pods = 0;
+    unsigned long pods = 0, cap;
     unsigned whole = 0;
 
     for (size_t k = 0; k < nd; k++) {
@@ -876,7 +876,8 @@ static unsigned long node_pods_innode(const struct ctx *x, size_t n, bool now)
         if (need)
             pods += whole / need;
     }
-    return pods;
+    cap = (now ? node_free(l, n) : l->n_alloc[n]) / x->e.g;
+    return pods < cap ? pods : cap;
 }
 
 /* Pods placeable per scope now and on an empty cluster, in one pass over nodes and domains. */
@@ -929,7 +930,9 @@ static bool pick_innode(const struct pol_ledger *l, size_t n, unsigned g, unsign
     size_t best = TOPO_NONE;
     unsigned best_free = 0;
 
-    if (nd == 0)
+    /* the domains may promise more than the node has (domain labels count GPUs that went
+     * unhealthy and left allocatable) */
+    if (nd == 0 || node_free(l, n) < g)
         return false;
     if (g > led_domain_size(l, first)) {
         unsigned size = led_domain_size(l, first);

@@ -688,3 +688,35 @@ Test(pol_filter, member_index_beyond_the_groups_slots_stays_in_bounds, .fini = t
     }
     cr_expect_eq(pol_ledger_group_count(led), 2);
 }
+
+Test(pol_filter, node_capacity_bounds_its_domains, .fini = teardown)
+{
+    /* Labelled 2 x 8 GPUs by topox label, but 8 went unhealthy: allocatable is 8. */
+    struct topo_node_info in = {.name = "half",
+                                .resource = "nvidia.com/gpu",
+                                .accel_alloc = 8,
+                                .fabric = TOPO_FABRIC_NVSWITCH,
+                                .domain_size = 8,
+                                .domains_per_node = 2};
+    struct pol_workload a = member("a", 8, 1, 8, 1, 0);
+    struct pol_workload b = member("b", 8, 1, 8, 1, 0);
+    struct pol_workload pair = member("pair", 8, 2, 8, 2, 0);
+    struct pol_placement p;
+    struct tpx_err err = TPX_ERR_INIT;
+    char why[256];
+
+    cl = topo_cluster_new(&err);
+    cr_assert_not_null(cl);
+    cr_assert_eq(topo_cluster_add(cl, &in, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(topo_cluster_seal(cl, &err), TPX_OK, "%s", err.msg);
+    led = pol_ledger_new(cl, &err);
+    cr_assert_not_null(led, "%s", err.msg);
+    all[0] = 0;
+    cr_expect_eq(verdict_on(&pair, "half", why, sizeof(why)), POL_UNRESOLVABLE,
+                 "one node of 8 cannot hold a group of 2 x 8");
+    cr_assert_eq(pol_commit(led, &a, "a0", "a-0", 0, NOW, 600, &p, &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(pol_ledger_node_free(led, 0), 0);
+    cr_expect_eq(verdict_on(&b, "half", why, sizeof(why)), POL_FAIL, "node is full");
+    cr_expect_eq(pol_commit(led, &b, "b0", "b-0", 0, NOW, 600, &p, &err), TPX_EINVAL,
+                 "a full node takes no second pod");
+}
