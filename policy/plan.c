@@ -120,15 +120,17 @@ enum tpx_code pol_plan(struct pol_ledger *l, const struct pol_job *jobs, size_t 
                     goto fail;
                 }
                 for (size_t i = 0; i < nn; i++) {
-                    /* A pod without topology intent passes the filter everywhere (serve leaves its
-                     * capacity to kube-scheduler's NodeResourcesFit); the planner must check it. */
-                    if (!wl->has_intent && pol_ledger_node_free(l, cand[i]) < wl->accel_per_pod)
+                    /* A pod without topology intent, or with preferred placement, passes the filter
+                     * everywhere (serve leaves its capacity to kube-scheduler's NodeResourcesFit);
+                     * the planner must check it. */
+                    if ((!wl->has_intent || wl->preferred) &&
+                        pol_ledger_node_free(l, cand[i]) < wl->accel_per_pod)
                         continue;
                     if (res.verdict[i] == POL_FIT &&
                         (best == (size_t)-1 || scores[i] > scores[best]))
                         best = i;
                 }
-                if (best == (size_t)-1 && !wl->has_intent) {
+                if (best == (size_t)-1 && (!wl->has_intent || wl->preferred)) {
                     unsigned most = 0;
                     for (size_t i = 0; i < nn; i++) {
                         unsigned f = pol_ledger_node_free(l, cand[i]);

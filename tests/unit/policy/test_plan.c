@@ -231,3 +231,24 @@ Test(pol_plan, pods_without_intent_need_a_node_with_room, .fini = teardown)
     cr_expect_eq(total_free(), 0);
     pol_plan_result_release(&res);
 }
+
+Test(pol_plan, preferred_pods_go_only_where_they_fit, .fini = teardown)
+{
+    /* Rack r01 is nearly full (best fit ranks it first), r02 is empty: a preferred pod, which the
+     * filter never rejects, must still be planned onto a node with room. */
+    static struct job_store s;
+    struct pol_job job;
+    struct pol_plan_result res;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    setup_spec("racks=2,nodes-per-rack=2");
+    cr_assert_eq(pol_ledger_use(led, topo_cluster_find(cl, "r01-n01"), 8, &err), TPX_OK);
+    cr_assert_eq(pol_ledger_use(led, topo_cluster_find(cl, "r01-n02"), 4, &err), TPX_OK);
+    build_job(&s, &job, "pref", 1, 8, 1, 8, 1, 0, 0);
+    s.wl[0][0].preferred = true;
+    cr_assert_eq(pol_plan(led, &job, 1, NOW, &res, &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(res.nrejected, 0, "%s", res.nrejected ? res.rejected[0].reason : "");
+    cr_assert_eq(res.npods, 1);
+    cr_expect_str_eq(res.pods[0].where.rack, "r02");
+    pol_plan_result_release(&res);
+}
