@@ -179,6 +179,10 @@ enum tpx_code topo_cluster_add(struct topo_cluster *c, const struct topo_node_in
                            info->name ? info->name : "");
     if (!info->name || !info->name[0])
         return tpx_err_set(err, TPX_EINVAL, "cluster: node without a name");
+    if (info->domains_per_node > TOPO_DOMAINS_PER_NODE_MAX)
+        return tpx_err_set(err, TPX_EINVAL,
+                           "cluster: node '%s': domains-per-node %u is more than %d", info->name,
+                           info->domains_per_node, TOPO_DOMAINS_PER_NODE_MAX);
     if (map_get(&c->node_index, info->name) != TOPO_NONE)
         return tpx_err_set(err, TPX_EEXIST, "cluster: duplicate node '%s'", info->name);
     if (c->nnodes == c->nodes_cap) {

@@ -13,6 +13,9 @@
 /* Returned by index lookups that find nothing. */
 #define TOPO_NONE ((size_t)-1)
 
+/* Most in-node interconnect domains one node may hold (policy/ keeps them in a 64-bit mask). */
+#define TOPO_DOMAINS_PER_NODE_MAX 64
+
 /*
  * One node as the model sees it. A value type: topo_cluster_add() copies every string, so the
  * caller keeps ownership of what it passes. Strings are NULL when the node has no such label.
@@ -40,7 +43,8 @@ struct topo_cluster;
 /* New empty cluster, or NULL with *err set. Free with topo_cluster_free(). */
 struct topo_cluster *topo_cluster_new(struct tpx_err *err);
 
-/* Copy *info in. TPX_EEXIST for a duplicate name, TPX_EINVAL for a missing name or once sealed. */
+/* Copy *info in. TPX_EEXIST for a duplicate name, TPX_EINVAL for a missing name, for more than
+ * TOPO_DOMAINS_PER_NODE_MAX domains per node, or once sealed. */
 enum tpx_code topo_cluster_add(struct topo_cluster *c, const struct topo_node_info *info,
                                struct tpx_err *err);
 

@@ -199,3 +199,29 @@ Test(topo_model, name_index_scales)
     }
     topo_cluster_free(c);
 }
+
+Test(topo_model, domains_per_node_is_bounded)
+{
+    /* a label typo such as topox.io/domains-per-node=4000000000 must be an error naming the node,
+     * not billions of domains (out of memory for the whole cluster) */
+    struct tpx_err err = TPX_ERR_INIT;
+    struct topo_cluster *c = topo_cluster_new(&err);
+    struct topo_node_info in = {.name = "typo", .accel_alloc = 8, .domains_per_node = 4000000000U};
+    struct topo_node_info ok = {.name = "npu",
+                                .accel_alloc = 64,
+                                .domain_size = 1,
+                                .domains_per_node = TOPO_DOMAINS_PER_NODE_MAX};
+
+    cr_assert_not_null(c);
+    cr_expect_eq(topo_cluster_add(c, &in, &err), TPX_EINVAL);
+    cr_expect(strstr(err.msg, "'typo'") != NULL && strstr(err.msg, "4000000000") != NULL, "%s",
+              err.msg);
+    tpx_err_clear(&err);
+    in.domains_per_node = TOPO_DOMAINS_PER_NODE_MAX + 1;
+    cr_expect_eq(topo_cluster_add(c, &in, &err), TPX_EINVAL);
+    tpx_err_clear(&err);
+    cr_expect_eq(topo_cluster_add(c, &ok, &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(topo_cluster_seal(c, &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(topo_cluster_domain_count(c), TOPO_DOMAINS_PER_NODE_MAX);
+    topo_cluster_free(c);
+}
