@@ -394,13 +394,15 @@ void ext_http_stop(struct ext_http *h, unsigned drain_ms)
         return;
     /* stop accepting first, then let requests in flight be answered */
     fd = MHD_quiesce_daemon(h->d);
-    if (fd != MHD_INVALID_SOCKET)
-        close(fd);
     for (unsigned waited = 0; atomic_load(&h->inflight) > 0 && waited < drain_ms; waited += 5) {
         struct timespec ts = {0, 5 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
     MHD_stop_daemon(h->d);
+    /* MHD's threads drop the quiesced socket with some delay: it may be closed only once the
+     * daemon has stopped (MHD_quiesce_daemon's documentation). */
+    if (fd != MHD_INVALID_SOCKET)
+        close(fd);
     free(h->cert);
     free(h->key);
     free(h->ca);

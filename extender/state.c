@@ -340,8 +340,12 @@ static enum tpx_code place(struct ext_state *st, struct pod *p, size_t i, time_t
     char *copy;
 
     if (p->node) {
+        /* Idempotent. A committed pod gets its placement again (pol_commit is idempotent for the
+         * same uid and node), so a repeated bind still carries its rack, domain and stage. */
+        if (strcmp(p->node, node) == 0 && p->kind == POD_COMMITTED)
+            return pol_commit(st->ledger, &p->wl, p->uid, p->name, i, now, st->ttl_s, where, err);
         if (strcmp(p->node, node) == 0)
-            return TPX_OK; /* idempotent */
+            return TPX_OK;
         return tpx_err_set(err, TPX_EEXIST, "pod '%s' is already bound to node '%s'", p->name,
                            p->node);
     }

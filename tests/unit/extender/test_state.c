@@ -236,3 +236,29 @@ Test(ext_state, a_pod_bound_unseen_counts_its_accelerators_once_the_watch_report
     ext_verdicts_release(&v);
     ext_state_free(st);
 }
+
+Test(ext_state, a_repeated_bind_reports_the_same_placement)
+{
+    char names[64][64];
+    size_t n;
+    struct ext_state *st = state_with("racks=2,nodes-per-rack=2,gpus-per-node=8", names, &n);
+    struct pol_workload w = wl_of("g", 8, 2, 2, 1);
+    struct ext_bind_out first, again;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    ext_state_remember_pod(st, "u1", "g-0-1", &w, 1000);
+    cr_assert_eq(ext_state_bind(st, "u1", "g-0-1", names[2], 1000, &first, &err), TPX_OK, "%s",
+                 err.msg);
+    cr_assert_str_not_empty(first.rack);
+    /* The scheduler retries a bind whose answer it did not get: the annotations of the second
+     * Binding must still say where the pod is. */
+    cr_assert_eq(ext_state_bind(st, "u1", "g-0-1", names[2], 1001, &again, &err), TPX_OK, "%s",
+                 err.msg);
+    cr_expect(again.already);
+    cr_expect(again.intent);
+    cr_expect_str_eq(again.rack, first.rack);
+    cr_expect_str_eq(again.domain, first.domain);
+    cr_expect_eq(again.stage, first.stage);
+    cr_expect_eq(again.stage, 1, "pod index 1 of TP 8 x PP 2 runs stage 1");
+    ext_state_free(st);
+}
