@@ -20,7 +20,20 @@ struct loader {
     char **warn;
     size_t nwarn;
     size_t nodes;
+    const struct ext_yaml_docs *pos; /* the file being read, for "FILE:LINE:"; NULL: none */
 };
+
+/* Prefix err with "name:LINE" where v starts in pos (just "name" without a position). */
+static void prefix_at(const struct ext_yaml_docs *pos, const json_t *v, const char *name,
+                      struct tpx_err *err)
+{
+    unsigned line;
+
+    if (pos && ext_yaml_pos(pos, v, &line, NULL))
+        tpx_err_prefix(err, "%s:%u", name, line);
+    else
+        tpx_err_prefix(err, "%s", name);
+}
 
 __attribute__((format(printf, 2, 3))) static void note(struct loader *ld, const char *fmt, ...)
 {
@@ -65,7 +78,7 @@ static enum tpx_code add_node(struct loader *ld, const json_t *node, const char 
     ld->nodes++;
     return TPX_OK;
 fail:
-    tpx_err_prefix(err, "%s", name);
+    prefix_at(ld->pos, node, name, err);
     return err->code;
 }
 
@@ -183,12 +196,14 @@ enum tpx_code ext_cluster_load(const char *const *paths, size_t npaths,
 
         if (ext_yaml_load_file(paths[p], EXT_CLUSTER_MAX_FILE, &d, err) != TPX_OK)
             goto fail;
+        ld.pos = &d;
         for (size_t i = 0; i < d.n; i++) {
             if (add_doc(&ld, d.docs[i], name, 0, err) != TPX_OK) {
                 ext_yaml_docs_release(&d);
                 goto fail;
             }
         }
+        ld.pos = NULL;
         /* the cluster copied every string it keeps, so the documents can go now */
         ext_yaml_docs_release(&d);
     }
@@ -214,8 +229,8 @@ void ext_cluster_load_release(struct ext_cluster_load_result *r)
  */
 
 static enum tpx_code apply_pod(struct pol_ledger *l, const json_t *pod, const char *name,
-                               const struct topo_label_config *cfg, size_t *applied,
-                               struct tpx_err *err)
+                               const struct ext_yaml_docs *pos, const struct topo_label_config *cfg,
+                               size_t *applied, struct tpx_err *err)
 {
     const char *node = json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
     const char *phase = json_string_value(json_object_get(json_object_get(pod, "status"), "phase"));
@@ -229,7 +244,8 @@ static enum tpx_code apply_pod(struct pol_ledger *l, const json_t *pod, const ch
     if (ext_pod_accel(pod, cfg, &accel, NULL, err) != TPX_OK) {
         const char *pn =
             json_string_value(json_object_get(json_object_get(pod, "metadata"), "name"));
-        tpx_err_prefix(err, "%s: pod '%s'", name, pn ? pn : "?");
+        tpx_err_prefix(err, "pod '%s'", pn ? pn : "?");
+        prefix_at(pos, pod, name, err);
         return err->code;
     }
     if (accel == 0)
@@ -238,7 +254,7 @@ static enum tpx_code apply_pod(struct pol_ledger *l, const json_t *pod, const ch
     if (idx == TOPO_NONE)
         return TPX_OK;
     if (pol_ledger_use(l, idx, (int)accel, err) != TPX_OK) {
-        tpx_err_prefix(err, "%s", name);
+        prefix_at(pos, pod, name, err);
         return err->code;
     }
     (*applied)++;
@@ -246,8 +262,8 @@ static enum tpx_code apply_pod(struct pol_ledger *l, const json_t *pod, const ch
 }
 
 static enum tpx_code apply_doc(struct pol_ledger *l, const json_t *doc, const char *name,
-                               const struct topo_label_config *cfg, size_t *applied,
-                               struct tpx_err *err)
+                               const struct ext_yaml_docs *pos, const struct topo_label_config *cfg,
+                               size_t *applied, struct tpx_err *err)
 {
     const json_t *items = json_object_get(doc, "items");
     const char *kind = json_string_value(json_object_get(doc, "kind"));
@@ -259,13 +275,29 @@ static enum tpx_code apply_doc(struct pol_ledger *l, const json_t *doc, const ch
         {
             const char *k = json_string_value(json_object_get(it, "kind"));
             if ((!k || strcmp(k, "Pod") == 0) &&
-                apply_pod(l, it, name, cfg, applied, err) != TPX_OK)
+                apply_pod(l, it, name, pos, cfg, applied, err) != TPX_OK)
                 return err->code;
         }
         return TPX_OK;
     }
     if (kind && strcmp(kind, "Pod") == 0)
-        return apply_pod(l, doc, name, cfg, applied, err);
+        return apply_pod(l, doc, name, pos, cfg, applied, err);
+    return TPX_OK;
+}
+
+static enum tpx_code apply_docs(struct pol_ledger *l, json_t *const *docs, size_t ndocs,
+                                const char *name, const struct ext_yaml_docs *pos,
+                                const struct topo_label_config *cfg, size_t *applied,
+                                struct tpx_err *err)
+{
+    size_t count = 0;
+
+    for (size_t i = 0; i < ndocs; i++) {
+        if (apply_doc(l, docs[i], name, pos, cfg, &count, err) != TPX_OK)
+            return err->code;
+    }
+    if (applied)
+        *applied = count;
     return TPX_OK;
 }
 
@@ -273,15 +305,7 @@ enum tpx_code ext_cluster_apply_pods_docs(struct pol_ledger *l, json_t *const *d
                                           const char *name, const struct topo_label_config *cfg,
                                           size_t *applied, struct tpx_err *err)
 {
-    size_t count = 0;
-
-    for (size_t i = 0; i < ndocs; i++) {
-        if (apply_doc(l, docs[i], name, cfg, &count, err) != TPX_OK)
-            return err->code;
-    }
-    if (applied)
-        *applied = count;
-    return TPX_OK;
+    return apply_docs(l, docs, ndocs, name, NULL, cfg, applied, err);
 }
 
 enum tpx_code ext_cluster_apply_pods(struct pol_ledger *l, const char *path,
@@ -293,8 +317,8 @@ enum tpx_code ext_cluster_apply_pods(struct pol_ledger *l, const char *path,
 
     if (ext_yaml_load_file(path, EXT_CLUSTER_MAX_FILE, &d, err) != TPX_OK)
         return err->code;
-    rc = ext_cluster_apply_pods_docs(l, d.docs, d.n, strcmp(path, "-") == 0 ? "<stdin>" : path, cfg,
-                                     applied, err);
+    rc = apply_docs(l, d.docs, d.n, strcmp(path, "-") == 0 ? "<stdin>" : path, &d, cfg, applied,
+                    err);
     ext_yaml_docs_release(&d);
     return rc;
 }

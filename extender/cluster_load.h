@@ -32,15 +32,17 @@ struct ext_cluster_load_result {
  * Read every Node object in paths (each a List/NodeList, a single Node, or a multi-document YAML
  * stream; "-" is stdin), decode each with ext_node_from_json() (cfg NULL: the defaults), and seal.
  * Objects of other kinds are skipped with a warning. Errors name the file: "FILE:LINE:COL: ..." for
- * YAML/JSON syntax (TPX_EPARSE), "FILE: node 'x': ..." for a bad node (TPX_EINVAL), TPX_EEXIST for
- * a node named twice, TPX_EINVAL when no Node object was found at all, TPX_ENOENT/TPX_EIO when a
- * file cannot be read. On failure *out is left empty.
+ * YAML/JSON syntax (TPX_EPARSE), "FILE:LINE: node 'x': ..." for a bad node (TPX_EINVAL; LINE is
+ * where the Node object starts), TPX_EEXIST for a node named twice (at its second Node), TPX_EINVAL
+ * when no Node object was found at all, TPX_ENOENT/TPX_EIO when a file cannot be read. On failure
+ * *out is left empty.
  */
 enum tpx_code ext_cluster_load(const char *const *paths, size_t npaths,
                                const struct topo_label_config *cfg,
                                struct ext_cluster_load_result *out, struct tpx_err *err);
 
-/* The same from parsed documents (borrowed for the call); name is used in messages. */
+/* The same from parsed documents (borrowed for the call); name is used in messages, without a
+ * line. */
 enum tpx_code ext_cluster_load_docs(json_t *const *docs, size_t ndocs, const char *name,
                                     const struct topo_label_config *cfg,
                                     struct ext_cluster_load_result *out, struct tpx_err *err);
@@ -51,7 +53,8 @@ void ext_cluster_load_release(struct ext_cluster_load_result *r); /* safe twice 
  * Read Pod objects from path (List/PodList, single Pod or a YAML stream) and account, through
  * pol_ledger_use(), the accelerators of every pod that has spec.nodeName on a node of the ledger's
  * cluster and whose status.phase is not Succeeded or Failed. Pods on unknown nodes are ignored.
- * *applied (may be NULL) receives how many pods were counted. Errors as for ext_cluster_load().
+ * *applied (may be NULL) receives how many pods were counted. Errors as for ext_cluster_load()
+ * ("FILE:LINE: pod 'x': ..."; ext_cluster_apply_pods_docs() names no line).
  */
 enum tpx_code ext_cluster_apply_pods(struct pol_ledger *l, const char *path,
                                      const struct topo_label_config *cfg, size_t *applied,

@@ -109,9 +109,10 @@ static const char *obj_ns(const json_t *o)
     return n && *n ? n : "default";
 }
 
-/* An optional non-negative integer field (JSON number or numeric string). */
-static enum tpx_code get_count(const json_t *obj, const char *key, unsigned long def,
-                               unsigned long *out, struct tpx_err *err)
+/* An optional non-negative integer field (JSON number or numeric string). On error m->err_at is
+ * the field's value. */
+static enum tpx_code get_count(struct ext_manifest *m, const json_t *obj, const char *key,
+                               unsigned long def, unsigned long *out, struct tpx_err *err)
 {
     const json_t *v = json_object_get(obj, key);
     char buf[64];
@@ -123,19 +124,26 @@ static enum tpx_code get_count(const json_t *obj, const char *key, unsigned long
     if (!v || json_is_null(v))
         return TPX_OK;
     if (json_is_integer(v)) {
-        if (json_integer_value(v) < 0 || json_integer_value(v) > (json_int_t)EXT_MANIFEST_MAX_PODS)
+        if (json_integer_value(v) < 0 ||
+            json_integer_value(v) > (json_int_t)EXT_MANIFEST_MAX_PODS) {
+            m->err_at = v;
             return tpx_err_set(err, TPX_EINVAL, "%s: %" JSON_INTEGER_FORMAT " is out of range", key,
                                json_integer_value(v));
+        }
         *out = (unsigned long)json_integer_value(v);
         return TPX_OK;
     }
     t = ext_json_scalar(v, buf, sizeof(buf));
-    if (!t || !isdigit((unsigned char)t[0]))
+    if (!t || !isdigit((unsigned char)t[0])) {
+        m->err_at = v;
         return tpx_err_set(err, TPX_EINVAL, "%s: '%s' is not a whole number", key,
                            t ? t : "(not a scalar)");
+    }
     x = strtoul(t, &end, 10);
-    if (*end || x > EXT_MANIFEST_MAX_PODS)
+    if (*end || x > EXT_MANIFEST_MAX_PODS) {
+        m->err_at = v;
         return tpx_err_set(err, TPX_EINVAL, "%s: '%s' is not a whole number in range", key, t);
+    }
     *out = x;
     return TPX_OK;
 }
@@ -165,19 +173,61 @@ static enum tpx_code add_job(struct ext_manifest *m, const json_t *obj, const ch
     return TPX_OK;
 }
 
+/* The container of pod template tmpl that a podfacts message names ("container 'x': ..."), or
+ * NULL. */
+static const json_t *named_container(const json_t *tmpl, const char *msg)
+{
+    static const char *const lists[] = {"containers", "initContainers"};
+    const char *p = strstr(msg, "container '");
+    size_t len;
+
+    if (!p)
+        return NULL;
+    p += strlen("container '");
+    len = strcspn(p, "'");
+    for (size_t l = 0; l < 2; l++) {
+        size_t i;
+        const json_t *c;
+        json_array_foreach(json_object_get(json_object_get(tmpl, "spec"), lists[l]), i, c)
+        {
+            const char *n = json_string_value(json_object_get(c, "name"));
+            if (n && strlen(n) == len && strncmp(n, p, len) == 0)
+                return c;
+        }
+    }
+    return NULL;
+}
+
 static enum tpx_code add_tmpl(struct ext_manifest *m, const json_t *tmpl, size_t *out,
                               struct tpx_err *err)
 {
     struct ext_pod_facts *nt;
+    const json_t **nj;
+    size_t *nf;
 
+    if (json_is_object(tmpl))
+        m->err_at = tmpl;
     if (!json_is_object(tmpl) || !json_is_object(json_object_get(tmpl, "spec")))
         return tpx_err_set(err, TPX_EINVAL, "pod template (metadata, spec) is missing");
     nt = realloc(m->tmpl, (m->ntmpl + 1) * sizeof(*nt));
-    if (!nt)
+    if (nt)
+        m->tmpl = nt;
+    nj = realloc(m->tmpl_json, (m->ntmpl + 1) * sizeof(*nj));
+    if (nj)
+        m->tmpl_json = nj;
+    nf = realloc(m->tmpl_file, (m->ntmpl + 1) * sizeof(*nf));
+    if (nf)
+        m->tmpl_file = nf;
+    if (!nt || !nj || !nf)
         return tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
-    m->tmpl = nt;
-    if (ext_pod_facts_from_json(tmpl, &m->tmpl[m->ntmpl], err) != TPX_OK)
+    if (ext_pod_facts_from_json(tmpl, &m->tmpl[m->ntmpl], err) != TPX_OK) {
+        const json_t *c = named_container(tmpl, err->msg);
+        if (c)
+            m->err_at = c;
         return err->code;
+    }
+    m->tmpl_json[m->ntmpl] = tmpl;
+    m->tmpl_file[m->ntmpl] = m->nfiles - 1;
     *out = m->ntmpl++;
     return TPX_OK;
 }
@@ -285,7 +335,7 @@ static enum tpx_code expand_replicated(struct ext_manifest *m, const json_t *obj
     unsigned long replicas;
     unsigned long group = 1;
 
-    if (get_count(spec, "replicas", 1, &replicas, err) != TPX_OK)
+    if (get_count(m, spec, "replicas", 1, &replicas, err) != TPX_OK)
         return err->code;
     if (gs) {
         char *end;
@@ -311,15 +361,15 @@ static enum tpx_code expand_replicated(struct ext_manifest *m, const json_t *obj
 }
 
 /* Pods one Job runs at once: parallelism (default 1), at most completions when set. */
-static enum tpx_code job_width(const json_t *jspec, unsigned long *n, bool *indexed,
-                               struct tpx_err *err)
+static enum tpx_code job_width(struct ext_manifest *m, const json_t *jspec, unsigned long *n,
+                               bool *indexed, struct tpx_err *err)
 {
     unsigned long par;
     unsigned long comp;
     const char *mode = json_string_value(json_object_get(jspec, "completionMode"));
 
-    if (get_count(jspec, "parallelism", 1, &par, err) != TPX_OK ||
-        get_count(jspec, "completions", par, &comp, err) != TPX_OK)
+    if (get_count(m, jspec, "parallelism", 1, &par, err) != TPX_OK ||
+        get_count(m, jspec, "completions", par, &comp, err) != TPX_OK)
         return err->code;
     *n = par < comp ? par : comp;
     *indexed = mode && strcmp(mode, "Indexed") == 0;
@@ -335,7 +385,7 @@ static enum tpx_code expand_job(struct ext_manifest *m, const json_t *obj, const
     unsigned long n;
     bool indexed;
 
-    if (job_width(spec, &n, &indexed, err) != TPX_OK ||
+    if (job_width(m, spec, &n, &indexed, err) != TPX_OK ||
         add_job(m, obj, "Job", src, &x.job, err) != TPX_OK ||
         add_tmpl(m, json_object_get(spec, "template"), &x.tmpl, err) != TPX_OK ||
         reserve_pods(m, n, err) != TPX_OK)
@@ -366,8 +416,11 @@ static enum tpx_code expand_jobset(struct ext_manifest *m, const json_t *obj, co
     size_t r;
     const json_t *rj;
 
-    if (!json_is_array(rjs) || json_array_size(rjs) == 0)
+    if (!json_is_array(rjs) || json_array_size(rjs) == 0) {
+        if (rjs)
+            m->err_at = rjs;
         return tpx_err_set(err, TPX_EINVAL, "spec.replicatedJobs is missing or empty");
+    }
     if (add_job(m, obj, "JobSet", src, &x.job, err) != TPX_OK)
         return err->code;
     json_array_foreach(rjs, r, rj)
@@ -378,10 +431,11 @@ static enum tpx_code expand_jobset(struct ext_manifest *m, const json_t *obj, co
         unsigned long n;
         bool indexed;
 
+        m->err_at = rj;
         if (!rjname)
             return tpx_err_set(err, TPX_EINVAL, "replicatedJobs[%zu]: name is missing", r);
-        if (get_count(rj, "replicas", 1, &reps, err) != TPX_OK ||
-            job_width(jspec, &n, &indexed, err) != TPX_OK ||
+        if (get_count(m, rj, "replicas", 1, &reps, err) != TPX_OK ||
+            job_width(m, jspec, &n, &indexed, err) != TPX_OK ||
             add_tmpl(m, json_object_get(jspec, "template"), &x.tmpl, err) != TPX_OK) {
             tpx_err_prefix(err, "replicatedJobs '%s'", rjname);
             return err->code;
@@ -431,13 +485,20 @@ static enum tpx_code expand_lws(struct ext_manifest *m, const json_t *obj, const
     unsigned long groups;
     unsigned long size;
 
-    if (!json_is_object(lwt) || !json_is_object(wt))
+    if (!json_is_object(lwt) || !json_is_object(wt)) {
+        if (lwt)
+            m->err_at = lwt;
+        else if (spec)
+            m->err_at = spec;
         return tpx_err_set(err, TPX_EINVAL, "spec.leaderWorkerTemplate.workerTemplate is missing");
-    if (get_count(spec, "replicas", 1, &groups, err) != TPX_OK ||
-        get_count(lwt, "size", 1, &size, err) != TPX_OK)
+    }
+    if (get_count(m, spec, "replicas", 1, &groups, err) != TPX_OK ||
+        get_count(m, lwt, "size", 1, &size, err) != TPX_OK)
         return err->code;
-    if (size == 0)
+    if (size == 0) {
+        m->err_at = json_object_get(lwt, "size");
         return tpx_err_set(err, TPX_EINVAL, "leaderWorkerTemplate.size must be at least 1");
+    }
     if (groups && size > EXT_MANIFEST_MAX_PODS / groups)
         return tpx_err_set(err, TPX_ETOOBIG, "more than %u pods in all", EXT_MANIFEST_MAX_PODS);
     if (add_job(m, obj, "LeaderWorkerSet", src, &x.job, err) != TPX_OK ||
@@ -472,6 +533,20 @@ static enum tpx_code expand_lws(struct ext_manifest *m, const json_t *obj, const
     return TPX_OK;
 }
 
+/* Prefix err with "FILE:LINE: KIND 'name'": the line where `at` (else obj) starts in file f, or
+ * src ("FILE#N") when the file was parsed without positions. */
+static void prefix_at(const struct ext_manifest *m, size_t f, const json_t *at, const json_t *obj,
+                      const char *src, struct tpx_err *err)
+{
+    const char *kind = json_string_value(json_object_get(obj, "kind"));
+    unsigned line;
+
+    if (ext_yaml_pos(&m->files[f], at, &line, NULL) || ext_yaml_pos(&m->files[f], obj, &line, NULL))
+        tpx_err_prefix(err, "%s:%u: %s '%s'", m->fnames[f], line, kind ? kind : "?", obj_name(obj));
+    else
+        tpx_err_prefix(err, "%s: %s '%s'", src, kind ? kind : "?", obj_name(obj));
+}
+
 static enum tpx_code expand(struct ext_manifest *m, const json_t *obj, const char *src,
                             unsigned depth, struct tpx_err *err)
 {
@@ -499,6 +574,7 @@ static enum tpx_code expand(struct ext_manifest *m, const json_t *obj, const cha
         }
         return TPX_OK;
     }
+    m->err_at = obj;
     if (strcmp(kind, "Pod") == 0)
         rc = expand_pod(m, obj, src, err);
     else if (strcmp(kind, "Deployment") == 0 || strcmp(kind, "StatefulSet") == 0 ||
@@ -515,7 +591,7 @@ static enum tpx_code expand(struct ext_manifest *m, const json_t *obj, const cha
         return TPX_OK;
     }
     if (rc != TPX_OK)
-        tpx_err_prefix(err, "%s: %s '%s'", src, kind, obj_name(obj));
+        prefix_at(m, m->nfiles - 1, m->err_at, obj, src, err);
     return rc;
 }
 
@@ -523,13 +599,19 @@ enum tpx_code ext_manifest_add_docs(struct ext_manifest *m, struct ext_yaml_docs
                                     const char *name, struct tpx_err *err)
 {
     struct ext_yaml_docs *nf = realloc(m->files, (m->nfiles + 1) * sizeof(*nf));
+    char **nn = nf ? realloc(m->fnames, (m->nfiles + 1) * sizeof(*nn)) : NULL;
+    char *fname = nn ? strdup(name) : NULL;
     struct ext_yaml_docs *d;
 
-    if (!nf) {
+    if (nf)
+        m->files = nf;
+    if (nn)
+        m->fnames = nn;
+    if (!fname) {
         ext_yaml_docs_release(docs);
         return tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
     }
-    m->files = nf;
+    m->fnames[m->nfiles] = fname;
     d = &m->files[m->nfiles++];
     *d = *docs;
     memset(docs, 0, sizeof(*docs));
@@ -619,6 +701,62 @@ static void share_parallelism(struct pol_workload *wl, size_t n)
     }
 }
 
+/* Does argv element s hold flag (normalised, "--tensor-parallel-size"), '_' matching '-'? */
+static bool holds_flag(const char *s, const char *flag)
+{
+    size_t fl = strlen(flag);
+
+    for (; *s; s++) {
+        size_t k = 0;
+        while (k < fl && s[k] && (s[k] == flag[k] || (s[k] == '_' && flag[k] == '-')))
+            k++;
+        if (k == fl)
+            return true;
+    }
+    return false;
+}
+
+/* The value of pod template tmpl that a pol_workload_infer() message is about: the annotation's
+ * value ("annotation 'k': ..."), the first command/args element holding the flag ("flag '--f':
+ * ..."), else the template itself. */
+static const json_t *infer_culprit(const json_t *tmpl, const char *msg)
+{
+    static const char *const lists[] = {"containers", "initContainers"};
+    static const char *const parts[] = {"command", "args"};
+    const json_t *annots = json_object_get(json_object_get(tmpl, "metadata"), "annotations");
+    char quoted[POL_KEY_MAX];
+    const char *q = strchr(msg, '\'');
+    size_t len = q ? strcspn(q + 1, "'") : 0;
+
+    if (!q || len >= sizeof(quoted))
+        return tmpl;
+    memcpy(quoted, q + 1, len);
+    quoted[len] = '\0';
+    if (strncmp(msg, "annotation '", 12) == 0) {
+        const json_t *v = json_object_get(annots, quoted);
+        return v ? v : annots ? annots : tmpl;
+    }
+    if (strncmp(msg, "flag '", 6) != 0)
+        return tmpl;
+    for (size_t l = 0; l < 2; l++) {
+        size_t i;
+        const json_t *c;
+        json_array_foreach(json_object_get(json_object_get(tmpl, "spec"), lists[l]), i, c)
+        {
+            for (size_t p = 0; p < 2; p++) {
+                size_t k;
+                const json_t *a;
+                json_array_foreach(json_object_get(c, parts[p]), k, a)
+                {
+                    if (json_is_string(a) && holds_flag(json_string_value(a), quoted))
+                        return a;
+                }
+            }
+        }
+    }
+    return tmpl;
+}
+
 enum tpx_code ext_manifest_finish(struct ext_manifest *m, struct tpx_err *err)
 {
     if (m->npods == 0)
@@ -638,8 +776,17 @@ enum tpx_code ext_manifest_finish(struct ext_manifest *m, struct tpx_err *err)
             return err->code;
         m->names[i] = p->name;
         if (pol_workload_infer(&p->facts, &m->wl[i], err) != TPX_OK) {
-            tpx_err_prefix(err, "%s: %s '%s': pod '%s'", m->jobs[p->job].source,
-                           m->jobs[p->job].kind, m->jobs[p->job].name, p->name);
+            char where[POL_KEY_MAX + 16];
+            unsigned line;
+            size_t f = m->tmpl_file[p->tmpl];
+
+            if (ext_yaml_pos(&m->files[f], infer_culprit(m->tmpl_json[p->tmpl], err->msg), &line,
+                             NULL))
+                snprintf(where, sizeof(where), "%.200s:%u", m->fnames[f], line);
+            else
+                copy_str(where, sizeof(where), m->jobs[p->job].source);
+            tpx_err_prefix(err, "%s: %s '%s': pod '%s'", where, m->jobs[p->job].kind,
+                           m->jobs[p->job].name, p->name);
             return err->code;
         }
     }
@@ -789,9 +936,14 @@ void ext_manifest_release(struct ext_manifest *m)
     for (size_t i = 0; i < m->ntmpl; i++)
         ext_pod_facts_release(&m->tmpl[i]);
     free(m->tmpl);
-    for (size_t i = 0; i < m->nfiles; i++)
+    free(m->tmpl_json);
+    free(m->tmpl_file);
+    for (size_t i = 0; i < m->nfiles; i++) {
         ext_yaml_docs_release(&m->files[i]);
+        free(m->fnames[i]);
+    }
     free(m->files);
+    free(m->fnames);
     for (size_t i = 0; i < m->nnotes; i++)
         free(m->notes[i]);
     free(m->notes);

@@ -58,9 +58,13 @@ struct ext_manifest {
     size_t nnotes;
     /* private */
     struct ext_yaml_docs *files;
+    char **fnames; /* nfiles names, for "FILE:LINE:" */
     size_t nfiles;
     struct ext_pod_facts *tmpl;
+    const json_t **tmpl_json; /* ntmpl: each template's object, for error positions */
+    size_t *tmpl_file;        /* ntmpl: index into files */
     size_t ntmpl;
+    const json_t *err_at; /* while expanding: the value an error is about */
     struct ext_manifest_pod *pods;
     size_t apods;
     struct pol_job_replica *pol_replicas;
@@ -71,17 +75,21 @@ struct ext_manifest {
 void ext_manifest_init(struct ext_manifest *m);
 
 /* Read a YAML/JSON stream ("-" is stdin) and expand every object in it. Errors name the file:
- * "FILE:LINE:COL: ..." for syntax (TPX_EPARSE), "FILE#N: KIND 'name': ..." for a bad object
- * (TPX_EINVAL), TPX_ETOOBIG past EXT_MANIFEST_MAX_PODS. */
+ * "FILE:LINE:COL: ..." for syntax (TPX_EPARSE), "FILE:LINE: KIND 'name': ..." for a bad object
+ * (TPX_EINVAL), LINE being where the offending value starts (a replicas field, the pod template,
+ * the object itself when the value is missing), TPX_ETOOBIG past EXT_MANIFEST_MAX_PODS. */
 enum tpx_code ext_manifest_add_file(struct ext_manifest *m, const char *path, struct tpx_err *err);
 
-/* Expand parsed documents; m takes ownership of *docs (and empties it) even on failure. */
+/* Expand parsed documents; m takes ownership of *docs (and empties it) even on failure. Errors
+ * name a line when docs were parsed with positions (the default), else "NAME#N: KIND 'name'". */
 enum tpx_code ext_manifest_add_docs(struct ext_manifest *m, struct ext_yaml_docs *docs,
                                     const char *name, struct tpx_err *err);
 
 /* Infer each pod's workload, copy a leader's explicit parallelism to group mates whose own is only
- * a default, and build jobs/pol_jobs. TPX_EINVAL naming the pod for a malformed annotation or flag;
- * TPX_EINVAL when nothing with pods was found. */
+ * a default, and build jobs/pol_jobs. TPX_EINVAL naming the pod for a malformed annotation or flag
+ * ("FILE:LINE: KIND 'name': pod 'p': ...", LINE being the annotation's value, the command/args
+ * element holding the flag, or the pod template for other inconsistencies); TPX_EINVAL when
+ * nothing with pods was found. */
 enum tpx_code ext_manifest_finish(struct ext_manifest *m, struct tpx_err *err);
 
 /* Facts of pod i (after _finish). Borrowed until release. */

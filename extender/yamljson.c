@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,15 +21,49 @@
 #define ALIAS_FACTOR 4
 #define ALIAS_SLACK 100000
 
+/* One recorded position. seq orders the records of one address: a value freed during the parse
+ * (a duplicate key's first value, a merged mapping's copy) may leave its address to a later one,
+ * and the later record is the live one. */
+struct ext_yaml_mark {
+    const json_t *v;
+    uint32_t line;
+    uint32_t col;
+    uint32_t seq;
+};
+
 struct conv {
     yaml_document_t *doc;
     const char *name;
     size_t values; /* JSON values created so far */
     size_t budget; /* most values this document may expand to */
     struct tpx_err *err;
+    struct ext_yaml_docs *out; /* where marks go; NULL when positions are not recorded */
+    size_t amarks;
 };
 
 static json_t *convert(struct conv *cv, yaml_node_t *node, unsigned depth);
+
+/* Remember where v (just created from node) starts. false only when out of memory. */
+static bool record(struct conv *cv, const json_t *v, const yaml_node_t *node)
+{
+    struct ext_yaml_docs *d = cv->out;
+
+    if (!d || !v || json_is_null(v) || json_is_boolean(v))
+        return true;
+    if (d->nmarks == cv->amarks) {
+        size_t na = cv->amarks ? cv->amarks * 2 : 256;
+        struct ext_yaml_mark *nm = na <= UINT32_MAX ? realloc(d->marks, na * sizeof(*nm)) : NULL;
+        if (!nm)
+            return false;
+        d->marks = nm;
+        cv->amarks = na;
+    }
+    d->marks[d->nmarks] =
+        (struct ext_yaml_mark){v, (uint32_t)node->start_mark.line + 1,
+                               (uint32_t)node->start_mark.column + 1, (uint32_t)d->nmarks};
+    d->nmarks++;
+    return true;
+}
 
 static bool is_int(const char *s)
 {
@@ -162,7 +197,7 @@ static json_t *mapping(struct conv *cv, yaml_node_t *node, unsigned depth)
     json_t *obj = json_object();
     yaml_node_pair_t *pair;
 
-    if (!obj)
+    if (!obj || !record(cv, obj, node))
         goto nomem;
     /* Explicit keys first, merges second, so explicit keys win wherever `<<` stands. */
     for (int pass = 0; pass < 2; pass++) {
@@ -216,9 +251,17 @@ static json_t *convert(struct conv *cv, yaml_node_t *node, unsigned depth)
     switch (node->type) {
     case YAML_SCALAR_NODE:
         v = scalar(node);
+        if (v && !record(cv, v, node)) {
+            json_decref(v);
+            v = NULL;
+        }
         break;
     case YAML_SEQUENCE_NODE:
         v = json_array();
+        if (v && !record(cv, v, node)) {
+            json_decref(v);
+            v = NULL;
+        }
         for (yaml_node_item_t *it = node->data.sequence.items.start;
              v && it < node->data.sequence.items.top; it++) {
             yaml_node_t *child = yaml_document_get_node(cv->doc, *it);
@@ -254,21 +297,83 @@ static enum tpx_code push_doc(struct ext_yaml_docs *out, json_t *doc, struct tpx
     return TPX_OK;
 }
 
+static int mark_cmp(const void *a, const void *b)
+{
+    const struct ext_yaml_mark *x = a;
+    const struct ext_yaml_mark *y = b;
+    uintptr_t px = (uintptr_t)x->v;
+    uintptr_t py = (uintptr_t)y->v;
+
+    if (px != py)
+        return px < py ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Sort the marks by address and keep the last record of each address (the live value's). */
+static void seal_marks(struct ext_yaml_docs *d)
+{
+    size_t k = 0;
+
+    if (!d->marks)
+        return;
+    qsort(d->marks, d->nmarks, sizeof(*d->marks), mark_cmp);
+    for (size_t i = 0; i < d->nmarks; i++) {
+        if (i + 1 < d->nmarks && d->marks[i + 1].v == d->marks[i].v)
+            continue;
+        d->marks[k++] = d->marks[i];
+    }
+    d->nmarks = k;
+}
+
+bool ext_yaml_pos(const struct ext_yaml_docs *d, const json_t *v, unsigned *line, unsigned *col)
+{
+    size_t lo = 0;
+    size_t hi = d && v ? d->nmarks : 0;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        uintptr_t pm = (uintptr_t)d->marks[mid].v;
+        if (pm == (uintptr_t)v) {
+            if (line)
+                *line = d->marks[mid].line;
+            if (col)
+                *col = d->marks[mid].col;
+            return true;
+        }
+        if (pm < (uintptr_t)v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (line)
+        *line = 0;
+    if (col)
+        *col = 0;
+    return false;
+}
+
 enum tpx_code ext_yaml_parse(const char *data, size_t len, const char *name,
                              struct ext_yaml_docs *out, struct tpx_err *err)
 {
+    return ext_yaml_parse_opts(data, len, name, 0, out, err);
+}
+
+enum tpx_code ext_yaml_parse_opts(const char *data, size_t len, const char *name, unsigned flags,
+                                  struct ext_yaml_docs *out, struct tpx_err *err)
+{
     yaml_parser_t parser;
     enum tpx_code rc = TPX_OK;
+    size_t amarks = 0;
 
-    out->docs = NULL;
-    out->n = 0;
+    memset(out, 0, sizeof(*out));
     if (!yaml_parser_initialize(&parser))
         return tpx_err_set(err, TPX_ENOMEM, "%s: cannot initialise the YAML parser", name);
     yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
     for (;;) {
         yaml_document_t doc;
         yaml_node_t *root;
-        struct conv cv = {&doc, name, 0, 0, err};
+        struct conv cv = {&doc,  name, 0, 0, err, (flags & EXT_YAML_NO_POSITIONS) ? NULL : out,
+                          amarks};
         json_t *j;
 
         if (!yaml_parser_load(&parser, &doc)) {
@@ -285,6 +390,7 @@ enum tpx_code ext_yaml_parse(const char *data, size_t len, const char *name,
         }
         cv.budget = (size_t)(doc.nodes.top - doc.nodes.start) * ALIAS_FACTOR + ALIAS_SLACK;
         j = convert(&cv, root, 0);
+        amarks = cv.amarks;
         yaml_document_delete(&doc);
         if (!j) {
             rc = err->code ? err->code : tpx_err_set(err, TPX_EPARSE, "%s: invalid YAML", name);
@@ -301,6 +407,8 @@ enum tpx_code ext_yaml_parse(const char *data, size_t len, const char *name,
     yaml_parser_delete(&parser);
     if (rc != TPX_OK)
         ext_yaml_docs_release(out);
+    else
+        seal_marks(out);
     return rc;
 }
 
@@ -341,15 +449,20 @@ enum tpx_code ext_read_file(const char *path, size_t max_bytes, char **data, siz
 enum tpx_code ext_yaml_load_file(const char *path, size_t max_bytes, struct ext_yaml_docs *out,
                                  struct tpx_err *err)
 {
+    return ext_yaml_load_file_opts(path, max_bytes, 0, out, err);
+}
+
+enum tpx_code ext_yaml_load_file_opts(const char *path, size_t max_bytes, unsigned flags,
+                                      struct ext_yaml_docs *out, struct tpx_err *err)
+{
     char *data;
     size_t len;
     enum tpx_code rc;
 
-    out->docs = NULL;
-    out->n = 0;
+    memset(out, 0, sizeof(*out));
     if (ext_read_file(path, max_bytes, &data, &len, err) != TPX_OK)
         return err->code;
-    rc = ext_yaml_parse(data, len, strcmp(path, "-") == 0 ? "<stdin>" : path, out, err);
+    rc = ext_yaml_parse_opts(data, len, strcmp(path, "-") == 0 ? "<stdin>" : path, flags, out, err);
     free(data);
     return rc;
 }
@@ -359,8 +472,11 @@ void ext_yaml_docs_release(struct ext_yaml_docs *d)
     for (size_t i = 0; i < d->n; i++)
         json_decref(d->docs[i]);
     free(d->docs);
+    free(d->marks);
     d->docs = NULL;
     d->n = 0;
+    d->marks = NULL;
+    d->nmarks = 0;
 }
 
 /* --- emitter ---------------------------------------------------------------------------------- */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tests/integration/test_plan.c - the real `topox plan` and `topox cluster` on fixtures: table and
- * picture, JSON/YAML, records, exit codes 0 / 3 / 2 (file:line), --explain-labels, --svg, --pods,
- * stdin, and the NodeList round trip through `plan --nodes`. */
+ * picture, JSON/YAML, records, exit codes 0 / 3 / 2 (file:line, also for errors found after
+ * parsing), --explain-labels, --svg, --pods, stdin, and the NodeList round trip through
+ * `plan --nodes`. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,6 +139,65 @@ Test(plan, bad_yaml_exits_2_naming_file_and_line)
     expect_has(r.err, want, "stderr");
     cr_expect_eq(r.out_len, 0, "nothing on stdout: %s", r.out);
     cr_expect(strchr(r.err, '\n') == r.err + r.err_len - 1, "one line: %s", r.err);
+    run_result_release(&r);
+}
+
+/* Errors found after parsing name the line of the offending value, counted across documents. */
+Test(plan, bad_annotation_in_multi_document_file_exits_2_naming_its_line)
+{
+    struct run_result r;
+    char bad[128];
+    char want[320];
+
+    path_in(bad, sizeof(bad), "multi.yaml");
+    write_text(bad, "apiVersion: v1\nkind: Pod\nmetadata: {name: side}\n"
+                    "spec: {containers: [{name: c}]}\n"
+                    "---\n"
+                    "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n"
+                    "spec:\n  replicas: 1\n  template:\n    metadata:\n      annotations:\n"
+                    "        topox.io/tensor-parallel-size: \"eight\"\n"
+                    "    spec:\n      containers:\n      - name: c\n"
+                    "        resources: {limits: {nvidia.com/gpu: 8}}\n");
+    cr_assert_eq(
+        run_topox((const char *[]){"plan", "-f", bad, "--cluster", "example", NULL}, NULL, &r), 0);
+    cr_expect_eq(r.status, 2);
+    snprintf(want, sizeof(want),
+             "%s:14: Deployment 'default/web': pod 'web-0': annotation "
+             "'topox.io/tensor-parallel-size': 'eight'",
+             bad);
+    expect_has(r.err, want, "stderr");
+    cr_expect_eq(r.out_len, 0, "nothing on stdout: %s", r.out);
+    cr_expect(r.err_len > 0 && strchr(r.err, '\n') == r.err + r.err_len - 1, "one line: %s", r.err);
+    run_result_release(&r);
+}
+
+Test(plan, bad_replicas_and_bad_node_exit_2_naming_their_lines)
+{
+    struct run_result r;
+    char bad[128];
+    char nodes[128];
+    char want[320];
+
+    path_in(bad, sizeof(bad), "replicas.yaml");
+    write_text(bad, "kind: StatefulSet\nmetadata: {name: s}\nspec:\n  replicas: lots\n"
+                    "  template: {spec: {containers: [{name: c}]}}\n");
+    cr_assert_eq(
+        run_topox((const char *[]){"plan", "-f", bad, "--cluster", "example", NULL}, NULL, &r), 0);
+    cr_expect_eq(r.status, 2);
+    snprintf(want, sizeof(want), "%s:4: StatefulSet 's': replicas: 'lots'", bad);
+    expect_has(r.err, want, "stderr");
+    run_result_release(&r);
+
+    path_in(nodes, sizeof(nodes), "nodes.yaml");
+    write_text(nodes,
+               "kind: Node\nmetadata: {name: a}\nstatus: {allocatable: {nvidia.com/gpu: 8}}\n"
+               "---\nkind: Node\nmetadata: {name: b, labels: {topox.io/domain-size: \"-8\"}}\n"
+               "status: {allocatable: {nvidia.com/gpu: 8}}\n");
+    cr_assert_eq(
+        run_topox((const char *[]){"plan", "-f", EXAMPLE, "--nodes", nodes, NULL}, NULL, &r), 0);
+    cr_expect_eq(r.status, 2);
+    snprintf(want, sizeof(want), "%s:5: node 'b': label 'topox.io/domain-size'", nodes);
+    expect_has(r.err, want, "stderr");
     run_result_release(&r);
 }
 

@@ -3,7 +3,10 @@
  * real GKE node, the GFD fragment that is not YAML) -> sealed cluster; pod files -> ledger usage.
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "extender/cluster_load.h"
 
@@ -108,7 +111,7 @@ Test(ext_cluster_load, errors_name_the_file_and_line)
         {TPX_FIXTURES "/nodes/gfd-readme-kubectl-get-nodes-a100-dgx2h.fragment.yaml", TPX_EPARSE,
          "gfd-readme-kubectl-get-nodes-a100-dgx2h.fragment.yaml:"},
         {TPX_FIXTURES "/plan/node-bad-domain-size.yaml", TPX_EINVAL,
-         "node-bad-domain-size.yaml: node 'bad-0': label 'topox.io/domain-size'"},
+         "node-bad-domain-size.yaml:1: node 'bad-0': label 'topox.io/domain-size'"},
         {TPX_FIXTURES "/manifests/lws-sglang-llama8b-tp2-2nodes.yaml", TPX_EINVAL,
          "no Node objects"},
         {TPX_FIXTURES "/plan/does-not-exist.yaml", TPX_ENOENT, "does-not-exist.yaml"},
@@ -157,4 +160,89 @@ Test(ext_cluster_load, bound_running_pods_take_capacity)
     cr_expect_eq(pol_ledger_node_free(l, topo_cluster_find(c, "gpu-b1")), 6);
     cr_expect_eq(pol_ledger_node_free(l, topo_cluster_find(c, "gpu-a2")), 8);
     pol_ledger_free(l);
+}
+
+/* Write text to a fresh temporary file; its path goes to path (PATH_MAX-free: 64 bytes). */
+static void temp_file(char path[64], const char *text)
+{
+    int fd;
+    FILE *f;
+
+    snprintf(path, 64, "/tmp/tpx-cl-XXXXXX");
+    fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    f = fdopen(fd, "w");
+    cr_assert_not_null(f);
+    cr_assert_eq(fputs(text, f) >= 0, 1);
+    fclose(f);
+}
+
+static void expect_load_error(const char *text, enum tpx_code code, const char *want_after_path)
+{
+    char path[64];
+    char want[256];
+    const char *paths[] = {path};
+    struct tpx_err err = TPX_ERR_INIT;
+
+    temp_file(path, text);
+    snprintf(want, sizeof(want), "%s%s", path, want_after_path);
+    cr_expect_eq(ext_cluster_load(paths, 1, NULL, &res, &err), code, "%s", err.msg);
+    cr_expect(strncmp(err.msg, want, strlen(want)) == 0, "got  %s\nwant %s...", err.msg, want);
+    unlink(path);
+}
+
+#define GOOD_NODE(n)                                                                               \
+    "kind: Node\nmetadata: {name: " n "}\nstatus: {allocatable: {nvidia.com/gpu: 8}}\n"
+
+Test(ext_cluster_load, bad_node_errors_name_the_node_line)
+{
+    /* the second document is a NodeList; its second item is the bad node */
+    expect_load_error(GOOD_NODE("a") "---\n"
+                                     "kind: NodeList\n"
+                                     "items:\n"
+                                     "- kind: Node\n"
+                                     "  metadata: {name: b}\n"
+                                     "  status: {allocatable: {nvidia.com/gpu: 8}}\n"
+                                     "- kind: Node\n"
+                                     "  metadata:\n"
+                                     "    name: c\n"
+                                     "    labels: {topox.io/rack: 7}\n"
+                                     "  status: {allocatable: {nvidia.com/gpu: 8}}\n",
+                      TPX_EINVAL, ":10: node 'c': label 'topox.io/rack' is not a string");
+    /* a node named twice: the line of the second one */
+    expect_load_error(GOOD_NODE("a") "---\n" GOOD_NODE("b") "---\n" GOOD_NODE("a"), TPX_EEXIST,
+                      ":9: ");
+    /* JSON: the object of the node without a name */
+    expect_load_error("{\"kind\": \"List\", \"items\": [\n"
+                      "  {\"kind\": \"Node\", \"metadata\": {\"name\": \"x\"},\n"
+                      "   \"status\": {\"allocatable\": {}}},\n"
+                      "  {\"kind\": \"Node\", \"metadata\": {}}\n"
+                      "]}\n",
+                      TPX_EINVAL, ":4: node: metadata.name is missing");
+}
+
+Test(ext_cluster_load, bad_pod_errors_name_the_pod_line)
+{
+    char npath[64];
+    char ppath[64];
+    char want[160];
+    const char *paths[] = {npath};
+    struct tpx_err err = TPX_ERR_INIT;
+    struct pol_ledger *l;
+
+    temp_file(npath, GOOD_NODE("a"));
+    temp_file(ppath, "kind: PodList\nitems:\n- kind: Pod\n  metadata: {name: ok}\n"
+                     "  spec: {nodeName: a, containers: [{name: c}]}\n"
+                     "- kind: Pod\n  metadata: {name: bad}\n"
+                     "  spec:\n    nodeName: a\n    containers:\n    - name: c\n"
+                     "      resources: {limits: {nvidia.com/gpu: some}}\n");
+    cr_assert_eq(ext_cluster_load(paths, 1, NULL, &res, &err), TPX_OK, "%s", err.msg);
+    l = pol_ledger_new(res.cluster, &err);
+    cr_assert_not_null(l, "%s", err.msg);
+    snprintf(want, sizeof(want), "%s:6: pod 'bad': container 'c'", ppath);
+    cr_expect_eq(ext_cluster_apply_pods(l, ppath, NULL, NULL, &err), TPX_EINVAL, "%s", err.msg);
+    cr_expect(strncmp(err.msg, want, strlen(want)) == 0, "got  %s\nwant %s...", err.msg, want);
+    pol_ledger_free(l);
+    unlink(npath);
+    unlink(ppath);
 }

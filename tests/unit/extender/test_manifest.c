@@ -207,7 +207,7 @@ Test(ext_manifest, engine_info_for_records)
     cr_expect_eq(ei.output_len, 256);
 }
 
-Test(ext_manifest, bad_input_names_the_file)
+Test(ext_manifest, bad_input_names_the_file_and_line)
 {
     static const struct {
         const char *yaml;
@@ -215,16 +215,30 @@ Test(ext_manifest, bad_input_names_the_file)
         const char *want;
     } cases[] = {
         {"kind: Deployment\nmetadata: {name: d}\nspec: {replicas: -1, template: {spec: {}}}\n",
-         TPX_EINVAL, "bad.yaml: Deployment 'd': replicas"},
+         TPX_EINVAL, "bad.yaml:3: Deployment 'd': replicas: -1 is out of range"},
         {"kind: LeaderWorkerSet\nmetadata: {name: l}\nspec: {replicas: 2}\n", TPX_EINVAL,
-         "bad.yaml: LeaderWorkerSet 'l': spec.leaderWorkerTemplate"},
+         "bad.yaml:3: LeaderWorkerSet 'l': spec.leaderWorkerTemplate"},
         {"kind: LeaderWorkerSet\nmetadata: {name: big}\nspec: {replicas: 100000, "
          "leaderWorkerTemplate: {size: 100000, workerTemplate: {spec: {}}}}\n",
          TPX_ETOOBIG, "more than"},
-        {"kind: JobSet\nmetadata: {name: j}\nspec: {}\n", TPX_EINVAL, "replicatedJobs"},
+        {"kind: JobSet\nmetadata: {name: j}\nspec: {}\n", TPX_EINVAL,
+         "bad.yaml:1: JobSet 'j': spec.replicatedJobs"},
         {"kind: Deployment\nmetadata: {name: d}\nspec: {replicas: 1}\n", TPX_EINVAL,
-         "pod template"},
+         "bad.yaml:1: Deployment 'd': pod template"},
         {"a: [\n", TPX_EPARSE, "bad.yaml:"},
+        /* a multi-document file: the line is the stream's, pointing at the replicas value */
+        {"kind: Service\nmetadata: {name: s}\n---\nkind: StatefulSet\nmetadata:\n  name: st\n"
+         "spec:\n  replicas: many\n  template: {spec: {}}\n",
+         TPX_EINVAL, "bad.yaml:8: StatefulSet 'st': replicas: 'many' is not a whole number"},
+        {"kind: LeaderWorkerSet\nmetadata: {name: z}\nspec:\n  leaderWorkerTemplate:\n"
+         "    size: 0\n    workerTemplate: {spec: {}}\n",
+         TPX_EINVAL, "bad.yaml:5: LeaderWorkerSet 'z': leaderWorkerTemplate.size"},
+        {"kind: List\nitems:\n- kind: Job\n  metadata: {name: a}\n  spec: {template: {spec: {}}}\n"
+         "- kind: Job\n  metadata: {name: b}\n  spec:\n    parallelism: x\n",
+         TPX_EINVAL, "bad.yaml:9: Job 'b': parallelism"},
+        {"kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n  - name: b\n"
+         "    resources: {limits: {nvidia.com/gpu: lots}}\n",
+         TPX_EINVAL, "bad.yaml:6: Pod 'p': container 'b'"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct ext_yaml_docs d = {0};
@@ -250,4 +264,72 @@ Test(ext_manifest, nothing_to_place_is_an_error)
     cr_assert_eq(ext_manifest_add_docs(&m, &d, "s.yaml", &err), TPX_OK);
     cr_expect_eq(ext_manifest_finish(&m, &err), TPX_EINVAL);
     cr_expect(strstr(err.msg, "no pods to place"), "%s", err.msg);
+}
+
+/* Errors pol_workload_infer() finds after expansion, in a multi-document JSON or YAML stream. */
+static void expect_finish_error(const char *y, const char *want)
+{
+    struct ext_yaml_docs d;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_eq(ext_yaml_parse(y, strlen(y), "f.yaml", &d, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(ext_manifest_add_docs(&m, &d, "f.yaml", &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(ext_manifest_finish(&m, &err), TPX_EINVAL, "%s", err.msg);
+    cr_expect(strncmp(err.msg, want, strlen(want)) == 0, "got  %s\nwant %s...", err.msg, want);
+    cr_expect_null(strchr(err.msg, '\n'), "one line: %s", err.msg);
+    ext_manifest_release(&m);
+    ext_manifest_init(&m);
+}
+
+#define GPU_POD "spec:\n  containers:\n  - name: c\n    resources: {limits: {nvidia.com/gpu: 8}}\n"
+
+Test(ext_manifest, workload_errors_name_the_annotation_line)
+{
+    expect_finish_error("kind: Pod\nmetadata: {name: ok}\n" GPU_POD "---\n"
+                        "kind: Deployment\nmetadata: {name: d}\nspec:\n  replicas: 1\n"
+                        "  template:\n    metadata:\n      annotations:\n"
+                        "        topox.io/input-len: \"10\"\n"
+                        "        topox.io/tensor-parallel-size: \"abc\"\n"
+                        "    spec:\n      containers:\n      - name: c\n",
+                        "f.yaml:16: Deployment 'default/d': pod 'd-0': annotation "
+                        "'topox.io/tensor-parallel-size'");
+}
+
+Test(ext_manifest, workload_errors_name_the_flag_line)
+{
+    /* the element holding the flag, written with underscores */
+    expect_finish_error("kind: Pod\nmetadata: {name: p}\n" GPU_POD
+                        "    command: [python3, -m, vllm.entrypoints.openai.api_server]\n"
+                        "    args:\n    - --model=m\n    - --tensor_parallel_size\n    - abc\n",
+                        "f.yaml:10: Pod 'default/p': pod 'p': flag '--tensor-parallel-size'");
+    /* JSON input, and a flag inside a `sh -c` script */
+    expect_finish_error("{\"kind\": \"Pod\", \"metadata\": {\"name\": \"j\"},\n"
+                        " \"spec\": {\"containers\": [{\"name\": \"c\",\n"
+                        "   \"resources\": {\"limits\": {\"nvidia.com/gpu\": 8}},\n"
+                        "   \"command\": [\"sh\", \"-c\",\n"
+                        "     \"vllm serve m --pipeline-parallel-size=two\"]}]}}\n",
+                        "f.yaml:5: Pod 'default/j': pod 'j': flag '--pipeline-parallel-size'");
+}
+
+Test(ext_manifest, workload_errors_in_flow_annotations_and_lists)
+{
+    expect_finish_error("kind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n"
+                        "    metadata:\n      annotations: {topox.io/placement: sometimes}\n"
+                        "    spec:\n      containers:\n      - name: c\n"
+                        "        resources: {limits: {nvidia.com/gpu: 8}}\n",
+                        "f.yaml:6: Deployment 'default/d': pod 'd-0': annotation "
+                        "'topox.io/placement'");
+    /* an LWS leader template inside a List: the leader's own annotation */
+    expect_finish_error("kind: List\nitems:\n- kind: LeaderWorkerSet\n  metadata: {name: l}\n"
+                        "  spec:\n    leaderWorkerTemplate:\n      size: 2\n"
+                        "      leaderTemplate:\n        metadata:\n          annotations:\n"
+                        "            topox.io/pipeline-scope: galaxy\n"
+                        "        "
+                        "spec: {containers: [{name: c, resources: {limits: "
+                        "{nvidia.com/gpu: 8}}}]}\n"
+                        "      workerTemplate:\n"
+                        "        spec: {containers: [{name: c, resources: {limits: "
+                        "{nvidia.com/gpu: 8}}}]}\n",
+                        "f.yaml:11: LeaderWorkerSet 'default/l': pod 'l-0': annotation "
+                        "'topox.io/pipeline-scope'");
 }

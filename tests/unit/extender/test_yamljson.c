@@ -183,3 +183,119 @@ Test(ext_yamljson, dump_respects_the_buffer_cap)
     tpx_buf_release(&b);
     json_decref(v);
 }
+
+/* --- positions (ext_yaml_pos) ----------------------------------------------------------------- */
+
+static struct ext_yaml_docs parse_ok(const char *y, unsigned flags)
+{
+    struct ext_yaml_docs d;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_eq(ext_yaml_parse_opts(y, strlen(y), "p.yaml", flags, &d, &err), TPX_OK, "%s",
+                 err.msg);
+    return d;
+}
+
+static void expect_pos(const struct ext_yaml_docs *d, const json_t *v, unsigned line, unsigned col,
+                       const char *what)
+{
+    unsigned l = 99, c = 99;
+
+    cr_assert_not_null(v, "%s: no such value", what);
+    cr_expect(ext_yaml_pos(d, v, &l, &c), "%s: no position", what);
+    cr_expect(l == line && c == col, "%s: at %u:%u, want %u:%u", what, l, c, line, col);
+}
+
+Test(ext_yamljson, positions_block_and_flow)
+{
+    struct ext_yaml_docs d = parse_ok("a: 1\n"
+                                      "b:\n"
+                                      "  c: [x, y]\n"
+                                      "  d: {e: f}\n"
+                                      "  g:\n"
+                                      "  - h\n"
+                                      "  - \"q\"\n",
+                                      0);
+    json_t *b = json_object_get(d.docs[0], "b");
+
+    expect_pos(&d, d.docs[0], 1, 1, "document");
+    expect_pos(&d, json_object_get(d.docs[0], "a"), 1, 4, "a");
+    expect_pos(&d, b, 3, 3, "b");
+    expect_pos(&d, json_object_get(b, "c"), 3, 6, "b.c");
+    expect_pos(&d, json_array_get(json_object_get(b, "c"), 1), 3, 10, "b.c[1]");
+    expect_pos(&d, json_object_get(b, "d"), 4, 6, "b.d");
+    expect_pos(&d, json_object_get(json_object_get(b, "d"), "e"), 4, 10, "b.d.e");
+    expect_pos(&d, json_object_get(b, "g"), 6, 3, "b.g");
+    expect_pos(&d, json_array_get(json_object_get(b, "g"), 1), 7, 5, "b.g[1]");
+    ext_yaml_docs_release(&d);
+}
+
+Test(ext_yamljson, positions_count_lines_across_documents)
+{
+    struct ext_yaml_docs d = parse_ok("# one\n---\na: 1\n---\n---\nkind: Pod\nspec:\n  x: 2\n", 0);
+
+    cr_assert_eq(d.n, 2);
+    expect_pos(&d, json_object_get(d.docs[0], "a"), 3, 4, "doc 1 a");
+    expect_pos(&d, d.docs[1], 6, 1, "doc 2");
+    expect_pos(&d, json_object_get(json_object_get(d.docs[1], "spec"), "x"), 8, 6, "doc 2 x");
+    ext_yaml_docs_release(&d);
+}
+
+Test(ext_yamljson, positions_of_json_input)
+{
+    struct ext_yaml_docs d = parse_ok("{\"kind\": \"List\",\n"
+                                      " \"items\": [\n"
+                                      "  {\"n\": 1},\n"
+                                      "  {\"n\": \"two\"}\n"
+                                      " ]}\n",
+                                      0);
+    json_t *items = json_object_get(d.docs[0], "items");
+
+    expect_pos(&d, items, 2, 11, "items");
+    expect_pos(&d, json_array_get(items, 1), 4, 3, "items[1]");
+    expect_pos(&d, json_object_get(json_array_get(items, 1), "n"), 4, 9, "items[1].n");
+    ext_yaml_docs_release(&d);
+}
+
+Test(ext_yamljson, positions_of_aliases_merges_and_duplicate_keys)
+{
+    struct ext_yaml_docs d = parse_ok("base: &b {x: 1}\n"
+                                      "m:\n"
+                                      "  <<: *b\n"
+                                      "  y: 2\n"
+                                      "alias: *b\n"
+                                      "dup: {p: 1}\n"
+                                      "dup: {q: 2}\n",
+                                      0);
+    json_t *base = json_object_get(d.docs[0], "base");
+    unsigned lb = 0, cb = 0;
+
+    cr_assert(ext_yaml_pos(&d, base, &lb, &cb));
+    cr_expect_eq(lb, 1);
+    /* an alias is the anchor's node: the same position, though a separate value */
+    expect_pos(&d, json_object_get(d.docs[0], "alias"), lb, cb, "alias");
+    cr_expect_neq(json_object_get(d.docs[0], "alias"), base);
+    expect_pos(&d, json_object_get(json_object_get(d.docs[0], "m"), "x"), 1, 14, "merged m.x");
+    expect_pos(&d, json_object_get(json_object_get(d.docs[0], "m"), "y"), 4, 6, "m.y");
+    /* the second `dup` replaced the first: its own line, never the freed value's */
+    expect_pos(&d, json_object_get(d.docs[0], "dup"), 7, 6, "dup");
+    ext_yaml_docs_release(&d);
+}
+
+Test(ext_yamljson, no_position_for_shared_singletons_or_when_turned_off)
+{
+    struct ext_yaml_docs d = parse_ok("a: true\nb: null\nc: x\n", 0);
+    unsigned l = 7, c = 7;
+
+    cr_expect_not(ext_yaml_pos(&d, json_object_get(d.docs[0], "a"), &l, &c));
+    cr_expect(l == 0 && c == 0);
+    cr_expect_not(ext_yaml_pos(&d, json_object_get(d.docs[0], "b"), NULL, NULL));
+    cr_expect_not(ext_yaml_pos(&d, NULL, NULL, NULL));
+    cr_expect(ext_yaml_pos(&d, json_object_get(d.docs[0], "c"), NULL, NULL));
+    ext_yaml_docs_release(&d);
+
+    d = parse_ok("a: 1\n", EXT_YAML_NO_POSITIONS);
+    cr_expect_not(ext_yaml_pos(&d, d.docs[0], &l, NULL));
+    cr_expect_null(d.marks);
+    ext_yaml_docs_release(&d);
+}
