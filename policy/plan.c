@@ -45,6 +45,25 @@ static const char *top_reason(const struct pol_filter_result *res)
     return res->nreasons ? res->reasons[best] : "no node";
 }
 
+/* The best-scored fitting candidate, or (size_t)-1. Nodes scored below 0 were tried already. */
+static size_t pick_best(const struct pol_ledger *l, const struct pol_workload *wl,
+                        const struct pol_filter_result *res, const size_t *cand, size_t nn,
+                        const int *scores)
+{
+    size_t best = (size_t)-1;
+
+    for (size_t i = 0; i < nn; i++) {
+        /* A pod without topology intent passes the filter everywhere (serve leaves its capacity to
+         * kube-scheduler's NodeResourcesFit); the planner must check it. */
+        if (!wl->has_intent && pol_ledger_node_free(l, cand[i]) < wl->accel_per_pod)
+            continue;
+        if (res->verdict[i] == POL_FIT && scores[i] >= 0 &&
+            (best == (size_t)-1 || scores[i] > scores[best]))
+            best = i;
+    }
+    return best;
+}
+
 static void estimate(const struct pol_ledger *l, const struct pol_job_replica *rep, size_t job,
                      size_t r, const struct pol_plan_pod *placed, size_t nplaced,
                      struct pol_plan_estimate *e)
@@ -119,18 +138,8 @@ enum tpx_code pol_plan(struct pol_ledger *l, const struct pol_job *jobs, size_t 
                     rc = err->code;
                     goto fail;
                 }
-                for (size_t i = 0; i < nn; i++) {
-                    /* A pod without topology intent, or with preferred placement, passes the filter
-                     * everywhere (serve leaves its capacity to kube-scheduler's NodeResourcesFit);
-                     * the planner must check it. */
-                    if ((!wl->has_intent || wl->preferred) &&
-                        pol_ledger_node_free(l, cand[i]) < wl->accel_per_pod)
-                        continue;
-                    if (res.verdict[i] == POL_FIT &&
-                        (best == (size_t)-1 || scores[i] > scores[best]))
-                        best = i;
-                }
-                if (best == (size_t)-1 && (!wl->has_intent || wl->preferred)) {
+                best = pick_best(l, wl, &res, cand, nn, scores);
+                if (best == (size_t)-1 && !wl->has_intent) {
                     unsigned most = 0;
                     for (size_t i = 0; i < nn; i++) {
                         unsigned f = pol_ledger_node_free(l, cand[i]);
@@ -157,10 +166,11 @@ enum tpx_code pol_plan(struct pol_ledger *l, const struct pol_job *jobs, size_t 
                     pol_filter_result_release(&res);
                     break;
                 }
-                pol_filter_result_release(&res);
                 pp = grow_push(&pods);
-                if (!pp)
+                if (!pp) {
+                    pol_filter_result_release(&res);
                     goto oom;
+                }
                 memset(pp, 0, sizeof(*pp));
                 pp->job = j;
                 pp->replica = r;
@@ -170,8 +180,20 @@ enum tpx_code pol_plan(struct pol_ledger *l, const struct pol_job *jobs, size_t 
                 else
                     snprintf(pp->pod_name, sizeof(pp->pod_name), "%s-%zu-%zu", job->name, r, k);
                 snprintf(uid, sizeof(uid), "plan:%zu/%zu/%zu/%s", j, r, k, pp->pod_name);
-                if (pol_commit(l, wl, uid, pp->pod_name, cand[best], now, 600, &pp->where, &cerr) !=
-                    TPX_OK) {
+                while (pol_commit(l, wl, uid, pp->pod_name, cand[best], now, 600, &pp->where,
+                                  &cerr) != TPX_OK &&
+                       cerr.code == TPX_EINVAL && wl->preferred) {
+                    /* preferred passes the filter everywhere: try the next best node */
+                    size_t next;
+                    scores[best] = -1;
+                    next = pick_best(l, wl, &res, cand, nn, scores);
+                    if (next == (size_t)-1)
+                        break;
+                    best = next;
+                    tpx_err_clear(&cerr);
+                }
+                pol_filter_result_release(&res);
+                if (cerr.code != TPX_OK) {
                     pods.n--;
                     if (cerr.code == TPX_ENOMEM) {
                         rc = tpx_err_set(err, TPX_ENOMEM, "%s", cerr.msg);

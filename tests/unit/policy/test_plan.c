@@ -252,3 +252,22 @@ Test(pol_plan, preferred_pods_go_only_where_they_fit, .fini = teardown)
     cr_expect_str_eq(res.pods[0].where.rack, "r02");
     pol_plan_result_release(&res);
 }
+
+Test(pol_plan, preferred_members_take_their_reserved_places, .fini = teardown)
+{
+    /* The leader reserves the worker's place, so that node shows no free GPUs; the worker must
+     * still get it. */
+    static struct job_store s;
+    struct pol_job job;
+    struct pol_plan_result res;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    setup_spec("racks=1,nodes-per-rack=2");
+    build_job(&s, &job, "pref", 1, 8, 2, 8, 2, 0, 0);
+    s.wl[0][0].preferred = s.wl[0][1].preferred = true;
+    cr_assert_eq(pol_plan(led, &job, 1, NOW, &res, &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(res.nrejected, 0, "%s", res.nrejected ? res.rejected[0].reason : "");
+    cr_expect_eq(res.npods, 2);
+    cr_expect_eq(total_free(), 0);
+    pol_plan_result_release(&res);
+}
