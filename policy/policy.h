@@ -101,7 +101,7 @@ struct pol_ledger *pol_ledger_rebase(const struct pol_ledger *l, const struct to
 enum tpx_code pol_ledger_use(struct pol_ledger *l, size_t node, int accel, struct tpx_err *err);
 
 /* Drop reservations whose TTL passed at `now`, and groups with no placed member left. Returns how
- * many reservations were released. */
+ * many groups released a reservation. */
 size_t pol_ledger_expire(struct pol_ledger *l, time_t now);
 
 /* A pod went away (deleted, failed, binding failed): release its capacity and group slot. false
