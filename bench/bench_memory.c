@@ -118,10 +118,11 @@ static void node_json(struct text *t, const struct topo_cluster *c, size_t i)
                       "\"reason\":\"Kubelet%s\",\"message\":\"kubelet is posting ready status\"}",
                       k ? "," : "", types[k], k == 3 ? "True" : "False", types[k]);
     }
-    text_addf(t, "],\"addresses\":[{\"type\":\"InternalIP\",\"address\":\"10.%zu.%zu.10\"},"
-                 "{\"type\":\"Hostname\",\"address\":\"%s\"}],\"nodeInfo\":{\"kubeletVersion\":"
-                 "\"v1.31.0\",\"containerRuntimeVersion\":\"containerd://1.7.20\",\"osImage\":"
-                 "\"Ubuntu 22.04.4 LTS\",\"kernelVersion\":\"5.15.0-1062-aws\"},\"images\":[",
+    text_addf(t,
+              "],\"addresses\":[{\"type\":\"InternalIP\",\"address\":\"10.%zu.%zu.10\"},"
+              "{\"type\":\"Hostname\",\"address\":\"%s\"}],\"nodeInfo\":{\"kubeletVersion\":"
+              "\"v1.31.0\",\"containerRuntimeVersion\":\"containerd://1.7.20\",\"osImage\":"
+              "\"Ubuntu 22.04.4 LTS\",\"kernelVersion\":\"5.15.0-1062-aws\"},\"images\":[",
               (i / 256) % 256, i % 256, info->name);
     for (int k = 0; k < 6; k++)
         text_addf(t,
@@ -453,9 +454,9 @@ static int run_binary(const struct topo_cluster *c, const struct pod_plan *pl)
     fclose(f);
 
     {
-        char *argv[] = {(char *)TOPOX_BIN,    (char *)"serve",     (char *)"--listen",
+        char *argv[] = {(char *)TOPOX_BIN,     (char *)"serve",        (char *)"--listen",
                         (char *)"127.0.0.1:0", (char *)"--kubeconfig", kc,
-                        (char *)"--events",   (char *)"false",     NULL};
+                        (char *)"--events",    (char *)"false",        NULL};
 
         if (pipe(p)) {
             fake_api_stop(api);
@@ -622,8 +623,8 @@ static int run_in_process(struct topo_cluster *c, const struct pod_plan *pl)
     printf("| in process (extender/state as the watch feeds it): %zu nodes, %zu pods (%zu LWS "
            "members with intent, %zu 1-GPU, %zu CPU-only) | %zu tracked, %zu refused |\n",
            nodes, pods, with_wl, pl->gpu, pl->daemon, tracked, refused);
-    printf("| VmRSS before / after nodes / after pods | %.1f / %.1f / %.1f MiB |\n",
-           mib(m0.rss_kb), mib(m1.rss_kb), mib(m2.rss_kb));
+    printf("| VmRSS before / after nodes / after pods | %.1f / %.1f / %.1f MiB |\n", mib(m0.rss_kb),
+           mib(m1.rss_kb), mib(m2.rss_kb));
     printf("| VmHWM after pods (peak, includes the generator) | %.1f MiB |\n", mib(m2.hwm_kb));
     printf("| malloc bytes in use: nodes / pods / total state | %.1f / %.1f / %.1f MiB |\n",
            (double)(m1.heap - m0.heap) / 1048576.0, (double)(m2.heap - m1.heap) / 1048576.0,

@@ -4,8 +4,13 @@
  * filter with 5 000 full Node objects (~30 MB, end to end) side by side with a jansson DOM decode
  * and with the tokenizer alone, and optionally (--load SECONDS) a soak at 32 clients reporting
  * errors and the server's RSS before and after. Not a test: prints a table.
+ * With --go-baseline PATH (bench/go-baseline, or a go-baseline binary) it also builds and starts
+ * the Go extender there (net/http + encoding/json) on the same 5 040 nodes and runs the same
+ * names-only filter+prioritize client loop against topox and against Go, interleaved, printing both
+ * side by side with the ratio; without golang-go it says "go baseline skipped: install golang-go".
  *
- * usage: bench_serve [--clients N] [--calls N] [--load SECONDS] [--load-clients N] */
+ * usage: bench_serve [--clients N] [--calls N] [--load SECONDS] [--load-clients N]
+ *                    [--go-baseline PATH] */
 #include <curl/curl.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -15,6 +20,7 @@
 #include <spawn.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -301,9 +307,250 @@ static void append_node(json_t *items, const struct topo_cluster *c, size_t i)
                   "kernelVersion", "5.15.0-1062-aws"));
 }
 
+/* ---- --go-baseline: the same names-only loop against a typical Go extender ------------------ */
+
+/* One names-only filter+prioritize run (warm-up, then `calls` over `clients` keep-alive clients)
+ * against the server on port; calls per second, p50/p99 and errors. */
+static double names_run(int port, int clients, size_t calls, double *p50, double *p99,
+                        size_t *errors)
+{
+    int saved = server_port;
+    struct worker *w = calloc((size_t)clients, sizeof(*w));
+    pthread_t *t = calloc((size_t)clients, sizeof(*t));
+    double *all = calloc(calls ? calls : 1, sizeof(double)), t0, el;
+    size_t nall = 0;
+
+    server_port = port;
+    {
+        CURL *h = curl_easy_init();
+        for (int i = 0; i < 20; i++)
+            post(h, (i % 2) ? "/prioritize" : "/filter", names_body, names_len);
+        curl_easy_cleanup(h);
+    }
+    t0 = now();
+    for (int i = 0; i < clients; i++) {
+        w[i].calls = calls / (size_t)clients;
+        w[i].lat = calloc(w[i].calls ? w[i].calls : 1, sizeof(double));
+        pthread_create(&t[i], NULL, names_worker, &w[i]);
+    }
+    for (int i = 0; i < clients; i++)
+        pthread_join(t[i], NULL);
+    el = now() - t0;
+    *errors = 0;
+    for (int i = 0; i < clients; i++) {
+        memcpy(all + nall, w[i].lat, w[i].nlat * sizeof(double));
+        nall += w[i].nlat;
+        *errors += w[i].errors;
+        free(w[i].lat);
+    }
+    qsort(all, nall, sizeof(double), cmp_d);
+    *p50 = nall ? all[nall / 2] : 0;
+    *p99 = nall ? all[(size_t)((double)nall * 0.99)] : 0;
+    server_port = saved;
+    free(all);
+    free(w);
+    free(t);
+    return nall ? (double)nall / el : 0;
+}
+
+/* CPU seconds (user + system) the process pid has used so far; -1 when unreadable. */
+static double cpu_s(pid_t pid)
+{
+    char path[64], line[1024], *q;
+    unsigned long ut = 0, st = 0;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    f = fopen(path, "r");
+    if (!f)
+        return -1;
+    q = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+    fclose(f);
+    /* after "comm)": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime
+     * stime */
+    if (!q || sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+        return -1;
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* Names in NodeNames of one /filter answer from the server on port (-1 when unreadable). */
+static long filter_fit_count(int port)
+{
+    CURL *h = curl_easy_init();
+    struct grow g = {NULL, 0};
+    char url[128];
+    long n = -1;
+    json_t *res;
+
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/filter", port);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, names_body);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)names_len);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, keep);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &g);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    if (curl_easy_perform(h) == CURLE_OK && g.p) {
+        res = json_loads(g.p, 0, NULL);
+        if (json_is_array(json_object_get(res, "NodeNames")))
+            n = (long)json_array_size(json_object_get(res, "NodeNames"));
+        json_decref(res);
+    }
+    free(g.p);
+    curl_easy_cleanup(h);
+    return n;
+}
+
+static void *drain_fd(void *arg)
+{
+    int fd = *(int *)arg;
+    char buf[4096];
+
+    while (read(fd, buf, sizeof(buf)) > 0)
+        ;
+    return NULL;
+}
+
+/* Build (when path is a directory with main.go) and start the Go baseline on the cluster's nodes,
+ * run the names-only loop against topox and Go, interleaved, and print both. */
+static void go_baseline(const char *path, const struct topo_cluster *c, int clients, size_t calls)
+{
+    char tmp[] = "/tmp/bench-go-XXXXXX", bin[512], nodes_file[600], cmd[2048];
+    struct stat sb;
+    json_t *arr = json_array();
+    pid_t gpid;
+    int p[2], gport = 0;
+    char buf[4096];
+    size_t len = 0;
+    pthread_t drainer;
+    posix_spawn_file_actions_t fa;
+    double best[2] = {0, 0}, p50[2] = {0, 0}, p99[2] = {0, 0}, cpu[2] = {0, 0};
+    size_t errs[2] = {0, 0};
+    long fit[2];
+
+    if (!mkdtemp(tmp) || strchr(path, '\'')) {
+        printf("go baseline skipped: cannot make a temporary directory\n");
+        return;
+    }
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        if (system("command -v go >/dev/null 2>&1") != 0) {
+            printf("go baseline skipped: install golang-go\n");
+            rmdir(tmp);
+            return;
+        }
+        snprintf(bin, sizeof(bin), "%s/go-baseline", tmp);
+        /* standard library only: builds offline with a private cache */
+        snprintf(cmd, sizeof(cmd),
+                 "cd '%s' && GOCACHE='%s/cache' GOPATH='%s/gopath' GOPROXY=off GOFLAGS= "
+                 "GOTOOLCHAIN=local GO111MODULE=on go build -o '%s' . >&2",
+                 path, tmp, tmp, bin);
+        if (system(cmd) != 0) {
+            printf("go baseline skipped: `go build` failed in %s\n", path);
+            snprintf(cmd, sizeof(cmd), "chmod -R u+w '%s'; rm -rf '%s'", tmp, tmp);
+            if (system(cmd) != 0)
+                fprintf(stderr, "bench_serve: cannot remove %s\n", tmp);
+            return;
+        }
+    } else if (access(path, X_OK) == 0) {
+        snprintf(bin, sizeof(bin), "%s", path);
+    } else {
+        printf("go baseline skipped: %s is neither the go-baseline folder nor a binary\n", path);
+        rmdir(tmp);
+        return;
+    }
+    for (size_t i = 0; i < topo_cluster_node_count(c); i++) {
+        const struct topo_node_info *info = topo_cluster_node(c, i);
+        json_array_append_new(arr,
+                              json_pack("{s:s,s:s,s:i,s:i}", "name", info->name, "rack",
+                                        info->rack ? info->rack : "", "gpus",
+                                        (int)info->accel_alloc, "used", (int)info->accel_used));
+    }
+    snprintf(nodes_file, sizeof(nodes_file), "%s/nodes.json", tmp);
+    json_dump_file(arr, nodes_file, JSON_COMPACT);
+    json_decref(arr);
+    {
+        char *argv[] = {bin, (char *)"-listen", (char *)"127.0.0.1:0", (char *)"-nodes", nodes_file,
+                        NULL};
+
+        if (pipe(p))
+            return;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_adddup2(&fa, p[1], 2);
+        posix_spawn_file_actions_addclose(&fa, p[0]);
+        if (posix_spawn(&gpid, bin, &fa, NULL, argv, environ) != 0) {
+            printf("go baseline skipped: cannot start %s\n", bin);
+            return;
+        }
+        posix_spawn_file_actions_destroy(&fa);
+        close(p[1]);
+    }
+    while (gport == 0 && len < sizeof(buf) - 1) {
+        ssize_t n = read(p[0], buf + len, sizeof(buf) - 1 - len);
+        char *l;
+
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+        buf[len] = '\0';
+        l = strstr(buf, "\"port\":");
+        if (l)
+            gport = atoi(l + 7);
+    }
+    pthread_create(&drainer, NULL, drain_fd, &p[0]);
+    if (gport > 0) {
+        /* interleaved: topox, Go, topox, Go; the best run of each counts */
+        for (int round = 0; round < 2; round++) {
+            for (int k = 0; k < 2; k++) {
+                double a, b;
+                size_t er;
+                pid_t who = k == 0 ? server_pid : gpid;
+                double c0 = cpu_s(who);
+                double r = names_run(k == 0 ? server_port : gport, clients, calls, &a, &b, &er);
+
+                /* server CPU per call over both runs (warm-up calls included) */
+                cpu[k] += (cpu_s(who) - c0) / (double)(calls + 20) / 2;
+
+                if (r > best[k]) {
+                    best[k] = r;
+                    p50[k] = a;
+                    p99[k] = b;
+                    errs[k] = er;
+                }
+            }
+        }
+        fit[0] = filter_fit_count(server_port);
+        fit[1] = filter_fit_count(gport);
+        printf("\n| names-only filter+prioritize, %zu nodes, %d clients, %zu calls a run, best of "
+               "2 interleaved runs | topox | Go baseline (net/http + encoding/json) | ratio |\n"
+               "|---|---|---|---|\n",
+               topo_cluster_node_count(c), clients, calls);
+        printf("| calls per second | %.0f | %.0f | **%.1fx** (target >= 5x: %s) |\n", best[0],
+               best[1], best[1] > 0 ? best[0] / best[1] : 0,
+               best[1] > 0 && best[0] / best[1] >= 5 ? "met" : "MISSED");
+        printf("| p50 per call (client side) | %.3f ms | %.3f ms | %.1fx |\n", p50[0] * 1e3,
+               p50[1] * 1e3, p50[0] > 0 ? p50[1] / p50[0] : 0);
+        printf("| p99 per call (client side) | %.3f ms | %.3f ms | %.1fx |\n", p99[0] * 1e3,
+               p99[1] * 1e3, p99[0] > 0 ? p99[1] / p99[0] : 0);
+        printf("| server CPU per call (user + system, /proc/PID/stat) | %.3f ms | %.3f ms | "
+               "**%.1fx** |\n",
+               cpu[0] * 1e3, cpu[1] * 1e3, cpu[0] > 0 ? cpu[1] / cpu[0] : 0);
+        printf("| errors | %zu | %zu | |\n", errs[0], errs[1]);
+        printf("| names passing one /filter call | %ld | %ld | |\n", fit[0], fit[1]);
+    } else {
+        printf("go baseline skipped: %s did not say its port\n", bin);
+    }
+    kill(gpid, SIGTERM);
+    waitpid(gpid, NULL, 0);
+    pthread_join(drainer, NULL);
+    close(p[0]);
+    snprintf(cmd, sizeof(cmd), "chmod -R u+w '%s'; rm -rf '%s'", tmp, tmp);
+    if (system(cmd) != 0)
+        fprintf(stderr, "bench_serve: cannot remove %s\n", tmp);
+}
+
 int main(int argc, char **argv)
 {
     int clients = 8, load_s = 0, load_clients = 32;
+    const char *go_path = NULL;
     size_t calls = 2000;
     struct tpx_err err = TPX_ERR_INIT;
     struct topo_cluster *c;
@@ -318,9 +565,11 @@ int main(int argc, char **argv)
             load_s = atoi(argv[++i]);
         else if (strcmp(argv[i], "--load-clients") == 0 && i + 1 < argc)
             load_clients = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--go-baseline") == 0 && i + 1 < argc)
+            go_path = argv[++i];
         else {
             fprintf(stderr, "usage: bench_serve [--clients N] [--calls N] [--load SECONDS] "
-                            "[--load-clients N]\n");
+                            "[--load-clients N] [--go-baseline PATH]\n");
             return 2;
         }
     }
@@ -497,6 +746,9 @@ int main(int argc, char **argv)
         free(w);
         free(t);
     }
+    /* 4. the same names-only loop against a typical Go extender, side by side */
+    if (go_path)
+        go_baseline(go_path, c, clients, calls);
     kill(server_pid, SIGTERM);
     {
         int ws = 0;

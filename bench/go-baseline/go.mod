@@ -1,0 +1,3 @@
+module topox.io/bench/go-baseline
+
+go 1.19
