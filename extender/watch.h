@@ -24,10 +24,13 @@ const char *ext_kind_name(enum ext_kind kind);
  * by the watch (one at a time across both kinds, under one mutex), so a consumer needs no lock of
  * its own against the watch; it still needs one against its other readers.
  *
- * A (re)list is delivered as one burst: reset(kind), upsert(kind, item) for every listed object,
- * synced(kind). Nothing of a list is delivered until every page came back, so after reset the
- * consumer can rebuild its view of that kind from scratch. Watch events then arrive as upsert
- * (ADDED, MODIFIED) and remove (DELETED). Bookmarks are not delivered.
+ * A (re)list is delivered as reset(kind), then upsert(kind, item) for every listed object as each
+ * page is parsed (the page is freed before the next is fetched: a list never sits in memory
+ * whole), then synced(kind) once the last page came back. A list that fails half way ends without
+ * synced; the retry starts with reset again. So the consumer applies items as they come, remembers
+ * what it saw since reset, and at synced removes what the list lacked. Watch events then arrive as
+ * upsert (ADDED, MODIFIED) and remove (DELETED). Bookmarks are not delivered. After each completed
+ * list the watch calls malloc_trim(0) (glibc) to return the freed page memory to the OS.
  */
 struct ext_watch_sink {
     void *ctx;

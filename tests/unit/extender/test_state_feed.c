@@ -198,3 +198,82 @@ Test(ext_state_feed, the_watch_feeds_the_state_from_the_api_server, .timeout = 6
     fake_api_stop(fake);
     curl_global_cleanup();
 }
+
+static json_t *pod_on(json_t *pods, const char *uid, const char *node)
+{
+    json_t *pod = json_deep_copy(json_array_get(json_object_get(pods, "items"), 0));
+
+    /* Its own pod, not a second leader of vllm-0's group: no group annotations. */
+    json_object_set_new(json_object_get(pod, "metadata"), "uid", json_string(uid));
+    json_object_set_new(json_object_get(pod, "metadata"), "name", json_string(uid));
+    json_object_del(json_object_get(pod, "metadata"), "annotations");
+    json_object_del(json_object_get(pod, "metadata"), "labels");
+    json_object_set_new(json_object_get(pod, "spec"), "nodeName", json_string(node));
+    return pod;
+}
+
+Test(ext_state_feed, a_streamed_list_applies_pods_as_they_come_and_removes_the_rest_at_synced)
+{
+    struct fixture x;
+    json_t *items;
+    json_t *moved;
+    json_t *late;
+    const char *why = NULL;
+
+    fixture_init(&x);
+    items = json_object_get(x.nodes, "items");
+    list(&x.sink, EXT_KIND_NODE, items);
+    list(&x.sink, EXT_KIND_POD, json_object_get(x.pods, "items"));
+    cr_expect_eq(stats(&x).nodes, 3);
+    cr_expect_eq(stats(&x).pods, 1);
+    cr_expect(ext_state_ready(x.st, &why), "%s", why ? why : "");
+
+    /* A node relist that fails half way (reset, two nodes, no synced) removes nothing... */
+    x.sink.reset(x.sink.ctx, EXT_KIND_NODE);
+    x.sink.upsert(x.sink.ctx, EXT_KIND_NODE, json_array_get(items, 0));
+    x.sink.upsert(x.sink.ctx, EXT_KIND_NODE, json_array_get(items, 1));
+    cr_expect_eq(stats(&x).nodes, 3);
+    /* ...and the retry, which lacks gpu-r2-n1, removes it once complete. */
+    x.sink.reset(x.sink.ctx, EXT_KIND_NODE);
+    x.sink.upsert(x.sink.ctx, EXT_KIND_NODE, json_array_get(items, 0));
+    x.sink.upsert(x.sink.ctx, EXT_KIND_NODE, json_array_get(items, 1));
+    cr_expect_eq(stats(&x).nodes, 3);
+    x.sink.synced(x.sink.ctx, EXT_KIND_NODE);
+    cr_expect_eq(stats(&x).nodes, 2);
+
+    /* A pod relist: each pod reaches the state as it is listed, before the list ends; a pod bound
+     * to a node not known yet waits; the old pod, missing from the list, goes at synced. */
+    moved = pod_on(x.pods, "u-moved", "gpu-r1-n2");
+    late = pod_on(x.pods, "u-late", "gpu-late");
+    x.sink.reset(x.sink.ctx, EXT_KIND_POD);
+    x.sink.upsert(x.sink.ctx, EXT_KIND_POD, moved);
+    cr_expect_eq(stats(&x).pods, 2);
+    x.sink.upsert(x.sink.ctx, EXT_KIND_POD, late);
+    cr_expect_eq(stats(&x).pending, 1);
+    x.sink.synced(x.sink.ctx, EXT_KIND_POD);
+    cr_expect_eq(stats(&x).pods, 1);
+    cr_expect_eq(stats(&x).pending, 1);
+
+    /* The late pod's node arrives as a watch event: the pending pod is applied from its compact
+     * facts. */
+    {
+        json_t *node = json_deep_copy(json_array_get(items, 0));
+
+        json_object_set_new(json_object_get(node, "metadata"), "name", json_string("gpu-late"));
+        x.sink.upsert(x.sink.ctx, EXT_KIND_NODE, node);
+        json_decref(node);
+    }
+    cr_expect_eq(stats(&x).nodes, 3);
+    cr_expect_eq(stats(&x).pending, 0);
+    cr_expect_eq(stats(&x).pods, 2);
+
+    /* A pod relist without the late pod drops it again. */
+    x.sink.reset(x.sink.ctx, EXT_KIND_POD);
+    x.sink.upsert(x.sink.ctx, EXT_KIND_POD, moved);
+    x.sink.synced(x.sink.ctx, EXT_KIND_POD);
+    cr_expect_eq(stats(&x).pods, 1);
+    cr_expect_eq(stats(&x).refused, 0);
+    json_decref(moved);
+    json_decref(late);
+    fixture_release(&x);
+}

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/extender/test_watch.c - list+watch against the in-process fake API server: events
  * split mid-line, bookmarks as resume points, 410 as an ERROR event and as a status, dropped
- * connections, oversized and broken events, the pod field selector, paging, and sync gating. */
+ * connections, oversized and broken events, the pod field selector, paging (each page delivered
+ * before the next is fetched), and sync gating. */
 #include <criterion/criterion.h>
 #include <curl/curl.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@ static struct fake_api *fake;
 /* What the sink saw. Written under the watch's mutex; read after ext_watch_stop(). */
 struct rec {
     char log[32768];
+    char klog[EXT_KIND_COUNT][8192]; /* the same, one kind only: lists of two kinds interleave */
     unsigned resets[EXT_KIND_COUNT];
     unsigned synced[EXT_KIND_COUNT];
 };
@@ -31,6 +33,9 @@ static void rec_add(struct rec *r, const char *what, enum ext_kind kind, json_t 
         obj ? json_string_value(json_object_get(json_object_get(obj, "metadata"), "name")) : NULL;
 
     snprintf(r->log + n, sizeof(r->log) - n, "%s %s%s%s;", what, ext_kind_name(kind),
+             name ? " " : "", name ? name : "");
+    n = strlen(r->klog[kind]);
+    snprintf(r->klog[kind] + n, sizeof(r->klog[kind]) - n, "%s %s%s%s;", what, ext_kind_name(kind),
              name ? " " : "", name ? name : "");
 }
 
@@ -408,9 +413,9 @@ Test(ext_watch, pods_are_paged_with_the_phase_selector_and_sync_waits_for_both_k
     cr_expect_eq(st.events, 2);
     cr_expect_eq(st.bookmarks, 1);
     cr_expect_str_eq(st.rv, "1180");
-    cr_expect(strstr(r.log, "reset pod;upsert pod vllm-0;upsert pod vllm-0-1;upsert pod "
-                            "sglang-0;synced pod;") != NULL,
-              "%s", r.log);
+    cr_expect(strstr(r.klog[EXT_KIND_POD], "reset pod;upsert pod vllm-0;upsert pod vllm-0-1;"
+                                           "upsert pod sglang-0;synced pod;") != NULL,
+              "%s", r.klog[EXT_KIND_POD]);
     cr_expect(strstr(r.log, "remove pod sglang-0;") != NULL, "%s", r.log);
     log = fake_api_log(fake);
     cr_expect(strstr(log, "GET /api/v1/pods?limit=2&fieldSelector=status.phase!=Succeeded,"
@@ -438,4 +443,81 @@ Test(ext_watch, stop_ends_a_quiet_watch)
     cr_expect_eq(r.synced[EXT_KIND_NODE], 1);
     cr_expect_eq(r.synced[EXT_KIND_POD], 1);
     ext_watch_stop(NULL);
+}
+
+/* Records, for every listed node, how many list GETs the server had seen when it arrived. */
+struct paged {
+    unsigned gets_at[16];
+    unsigned n;
+    unsigned resets, synced;
+    unsigned synced_at_n; /* items seen when synced came */
+};
+
+static void paged_reset(void *ctx, enum ext_kind kind)
+{
+    struct paged *p = ctx;
+
+    (void)kind;
+    p->resets++;
+}
+
+static void paged_upsert(void *ctx, enum ext_kind kind, json_t *obj)
+{
+    struct paged *p = ctx;
+
+    (void)kind;
+    (void)obj;
+    if (p->n < 16)
+        p->gets_at[p->n] = fake_api_count(fake, "GET", "/api/v1/nodes?limit=2");
+    p->n++;
+}
+
+static void paged_synced(void *ctx, enum ext_kind kind)
+{
+    struct paged *p = ctx;
+
+    (void)kind;
+    p->synced++;
+    p->synced_at_n = p->n;
+}
+
+Test(ext_watch, a_list_of_many_pages_reaches_the_sink_page_by_page)
+{
+    struct paged p;
+    struct ext_kube_config kc;
+    struct ext_watch_config wc;
+    struct ext_watch_sink sink = {&p, paged_reset, paged_upsert, NULL, paged_synced};
+    struct tpx_err err = TPX_ERR_INIT;
+    struct ext_watch *w;
+
+    memset(&p, 0, sizeof(p));
+    cr_assert_eq(
+        fake_api_set_list(fake, "/api/v1/nodes",
+                          "{\"kind\":\"NodeList\",\"metadata\":{\"resourceVersion\":\"9\"},"
+                          "\"items\":[{\"metadata\":{\"name\":\"a\"}},{\"metadata\":"
+                          "{\"name\":\"b\"}},{\"metadata\":{\"name\":\"c\"}},{\"metadata\":"
+                          "{\"name\":\"d\"}},{\"metadata\":{\"name\":\"e\"}}]}"),
+        0);
+    memset(&kc, 0, sizeof(kc));
+    memset(&wc, 0, sizeof(wc));
+    kc.server = strdup(fake_api_url(fake));
+    wc.no_pods = true;
+    wc.page_limit = 2;
+    wc.timeout_s = 30;
+    w = ext_watch_start(&kc, &wc, &sink, &err);
+    ext_kube_config_release(&kc);
+    cr_assert_not_null(w, "%s", err.msg);
+    wait_for(w, (struct want){EXT_KIND_NODE, 1, 0, 0, 0, 0});
+    ext_watch_stop(w);
+    /* Three pages of 2, 2 and 1: each page's items arrive before the next page is even asked
+     * for, so the list is never held whole. */
+    cr_assert_eq(p.n, 5);
+    cr_expect_eq(p.resets, 1);
+    cr_expect_eq(p.synced, 1);
+    cr_expect_eq(p.synced_at_n, 5);
+    cr_expect_eq(p.gets_at[0], 1);
+    cr_expect_eq(p.gets_at[1], 1);
+    cr_expect_eq(p.gets_at[2], 2);
+    cr_expect_eq(p.gets_at[3], 2);
+    cr_expect_eq(p.gets_at[4], 3);
 }
