@@ -37,6 +37,11 @@ deps:
 	export DEBIAN_FRONTEND=noninteractive; \
 	apt-get install -y -q $$missing >/dev/null 2>&1 || \
 	  { apt-get update -q >/dev/null && apt-get install -y -q $$missing; }
+	@# kubectl is not in Debian's archive; where the Kubernetes apt repository is configured, take it
+	@# from there for the deploy-manifest test (t_ext_manifests), else say why that test will fail.
+	@command -v kubectl >/dev/null 2>&1 || \
+	  { [ "$$(id -u)" -eq 0 ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -q kubectl >/dev/null 2>&1; } || \
+	  echo "note: kubectl is not installed; t_ext_manifests (the deploy-manifest test) needs it"
 
 $(BUILD_DIR)/CMakeCache.txt:
 	cmake --preset $(PRESET)
