@@ -332,9 +332,13 @@ enum tpx_code ext_state_remove_node(struct ext_state *st, const char *name, stru
     return rc;
 }
 
-/* Write lock and pods_lock held: account pod p on node index i. */
-static enum tpx_code place(struct ext_state *st, struct pod *p, size_t i, time_t now,
-                           struct pol_placement *where, struct tpx_err *err)
+/* Write lock and pods_lock held: account pod p on node index i. bound: p is already bound (the
+ * watch says so), so a pod with intent is recorded with pol_record() (a fact: never refused; warn,
+ * when not NULL, gets what contradicts the rules); otherwise this is a new placement (bind) and
+ * pol_commit() checks it. */
+static enum tpx_code place(struct ext_state *st, struct pod *p, size_t i, time_t now, bool bound,
+                           char *warn, size_t warn_len, struct pol_placement *where,
+                           struct tpx_err *err)
 {
     const char *node = topo_cluster_node(st->cluster, i)->name;
     char *copy;
@@ -353,8 +357,13 @@ static enum tpx_code place(struct ext_state *st, struct pod *p, size_t i, time_t
     if (!copy)
         return tpx_err_set(err, TPX_ENOMEM, "out of memory");
     if (p->has_wl && p->wl.has_intent) {
-        if (pol_commit(st->ledger, &p->wl, p->uid, p->name, i, now, st->ttl_s, where, err) !=
-            TPX_OK) {
+        enum tpx_code rc;
+        if (bound)
+            rc = pol_record(st->ledger, &p->wl, p->uid, p->name, i, now, st->ttl_s, where, warn,
+                            warn_len, err);
+        else
+            rc = pol_commit(st->ledger, &p->wl, p->uid, p->name, i, now, st->ttl_s, where, err);
+        if (rc != TPX_OK) {
             free(copy);
             return err->code;
         }
@@ -375,12 +384,22 @@ enum tpx_code ext_state_upsert_pod(struct ext_state *st, const char *uid, const 
                                    const char *node_name, unsigned accel,
                                    const struct pol_workload *wl, struct tpx_err *err)
 {
+    return ext_state_record_pod(st, uid, name, node_name, accel, wl, NULL, 0, err);
+}
+
+enum tpx_code ext_state_record_pod(struct ext_state *st, const char *uid, const char *name,
+                                   const char *node_name, unsigned accel,
+                                   const struct pol_workload *wl, char *warn, size_t warn_len,
+                                   struct tpx_err *err)
+{
     struct pol_placement where;
     enum tpx_code rc = TPX_OK;
     time_t now = time(NULL);
     struct pod *p;
     size_t i;
 
+    if (warn && warn_len)
+        warn[0] = '\0';
     pthread_rwlock_wrlock(&st->lock);
     pthread_mutex_lock(&st->pods_lock);
     if (!st->cluster) {
@@ -411,7 +430,7 @@ enum tpx_code ext_state_upsert_pod(struct ext_state *st, const char *uid, const 
         goto out;
     }
     p->accel = accel;
-    rc = place(st, p, i, now, &where, err);
+    rc = place(st, p, i, now, true, warn, warn_len, &where, err);
 out:
     pthread_mutex_unlock(&st->pods_lock);
     pthread_rwlock_unlock(&st->lock);
@@ -685,7 +704,7 @@ enum tpx_code ext_state_bind(struct ext_state *st, const char *uid, const char *
         }
     }
     out->already = p->node && strcmp(p->node, node_name) == 0;
-    rc = place(st, p, i, now, &where, err);
+    rc = place(st, p, i, now, false, NULL, 0, &where, err);
     if (rc != TPX_OK)
         goto out;
     out->intent = p->kind == POD_COMMITTED;

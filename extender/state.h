@@ -43,12 +43,22 @@ enum tpx_code ext_state_upsert_node(struct ext_state *st, const struct topo_node
 /* TPX_ENOENT when unknown. */
 enum tpx_code ext_state_remove_node(struct ext_state *st, const char *name, struct tpx_err *err);
 
-/* A pod bound to node_name (from the watch): with wl carrying intent it is committed as a group
- * member, otherwise its accel accelerators are counted as used. Idempotent per uid. wl may be
- * NULL. TPX_ENOENT for an unknown node. */
+/* A pod bound to node_name (from the watch): with wl carrying intent it is recorded as a group
+ * member (see ext_state_record_pod), otherwise its accel accelerators are counted as used.
+ * Idempotent per uid. wl may be NULL. TPX_ENOENT for an unknown node. */
 enum tpx_code ext_state_upsert_pod(struct ext_state *st, const char *uid, const char *name,
                                    const char *node_name, unsigned accel,
                                    const struct pol_workload *wl, struct tpx_err *err);
+/* The same for a pod the API server reports as bound: recorded as a fact through pol_record(),
+ * never refused for the placement rules (gang feasibility, capacity, rack of its group), so a
+ * restart rebuilds every group whatever order the pods arrive in. warn (may be NULL; warn_len
+ * bytes) gets "" or what the pod contradicts (a member outside its group's rack, a node over its
+ * allocatable), for the caller to log once. TPX_ENOENT for an unknown node; TPX_EEXIST when the
+ * uid is recorded on another node. ext_state_upsert_pod() is this with warn NULL. */
+enum tpx_code ext_state_record_pod(struct ext_state *st, const char *uid, const char *name,
+                                   const char *node_name, unsigned accel,
+                                   const struct pol_workload *wl, char *warn, size_t warn_len,
+                                   struct tpx_err *err);
 /* The pod is gone (deleted, finished, binding failed): its capacity and group slot are freed.
  * false when the uid was not known. */
 bool ext_state_remove_pod(struct ext_state *st, const char *uid);

@@ -366,8 +366,14 @@ static enum tpx_code give_pod(struct ext_state_feed *f, const char *uid, const c
                               const char *node, unsigned accel, const struct pol_workload *wl)
 {
     struct tpx_err e = TPX_ERR_INIT;
+    char warn[512];
 
-    if (ext_state_upsert_pod(f->st, uid, name, node, accel, wl, &e) == TPX_OK) {
+    /* a bound pod is a fact: recorded whatever the order, never refused for the rules; what it
+     * contradicts is logged once, when it is first recorded */
+    if (ext_state_record_pod(f->st, uid, name, node, accel, wl, warn, sizeof(warn), &e) == TPX_OK) {
+        if (warn[0])
+            TPX_LOG(TPX_WARN, "bound pod recorded against the placement rules",
+                    TPX_S("name", name ? name : uid), TPX_S("node", node), TPX_S("why", warn));
         json_object_set_new(f->pods, uid, json_true());
         pend_del(&f->pending, uid);
         return TPX_OK;

@@ -209,6 +209,8 @@ static inline bool led_domain_multi(const struct pol_ledger *l, size_t d)
 
 static const char *const scope_word[NSCOPE] = {"rack", "block", "zone"};
 
+static void displace(struct pol_ledger *l, size_t n);
+
 static inline unsigned sat_sub(unsigned a, unsigned b)
 {
     return a > b ? a - b : 0;
@@ -459,6 +461,8 @@ enum tpx_code pol_ledger_use(struct pol_ledger *l, size_t node, int accel, struc
     if (node >= l->nnodes)
         return tpx_err_set(err, TPX_EINVAL, "ledger: bad node index %zu", node);
     account_external(l, node, accel);
+    if (accel > 0)
+        displace(l, node); /* the pod is there: holds it overbooks move elsewhere */
     return TPX_OK;
 }
 
@@ -1624,6 +1628,257 @@ enum tpx_code pol_commit(struct pol_ledger *l, const struct pol_workload *wl, co
         }
         if (g->placed == 1 && slot != NO_SLOT && !x.invalid)
             reserve_rest(l, &x, g, (unsigned)slot);
+    }
+    fill_out(l, p, g, out);
+    p->out = *out;
+    ctx_release(&x);
+    return TPX_OK;
+}
+
+/* --- record: a pod that is already bound ---------------------------------------------------------
+ */
+
+static void add_warn(char *warn, size_t len, const char *text)
+{
+    size_t used;
+
+    if (!warn || len == 0 || !text[0])
+        return;
+    used = strlen(warn);
+    if (used + 3 >= len)
+        return;
+    snprintf(warn + used, len - used, "%s%s", used ? "; " : "", text);
+}
+
+/* Node n (or one of its in-node domains) holds more than it has, counting reservations. */
+static bool overbooked(const struct pol_ledger *l, size_t n)
+{
+    size_t nd, first = led_node_domains(l, n, &nd);
+
+    if (l->node_used[n] + l->node_resv[n] > l->n_alloc[n])
+        return true;
+    if (node_multinode(l, n))
+        return false;
+    for (size_t k = 0; k < nd; k++) {
+        if (l->dom_used[first + k] + l->dom_resv[first + k] > led_domain_size(l, first + k))
+            return true;
+    }
+    return false;
+}
+
+/* Where a bound pod of g accelerators sits on node n when no free place is left: the least used
+ * in-node domain(s), ignoring reservations (the pod is there whatever they held). */
+static void where_anyway(const struct pol_ledger *l, size_t n, unsigned g, struct where *w)
+{
+    size_t nd, first = led_node_domains(l, n, &nd);
+    unsigned size = nd ? led_domain_size(l, first) : 0;
+    unsigned want = size && g > size ? (g + size - 1) / size : 1;
+    uint64_t m = 0;
+
+    w->node = n;
+    w->dmask = 0;
+    if (node_multinode(l, n) || nd == 0)
+        return;
+    while (want-- > 0) {
+        size_t best = TOPO_NONE;
+        for (size_t k = 0; k < nd && k < 64; k++) {
+            if (m & ((uint64_t)1 << k))
+                continue;
+            if (best == TOPO_NONE || l->dom_used[first + k] < l->dom_used[first + best])
+                best = k;
+        }
+        if (best == TOPO_NONE)
+            break;
+        m |= (uint64_t)1 << best;
+    }
+    w->dmask = m ? m : 1;
+}
+
+/* Hold slot s of group g again somewhere in its scope (the fullest node that still takes it);
+ * false when no node has room, and the slot stays unheld. */
+static bool rehome_slot(struct pol_ledger *l, struct group *g, struct slot *s)
+{
+    const size_t *sof = l->scope_of[g->scope];
+    const size_t *list = NULL;
+    size_t nlist = l->nnodes, best = TOPO_NONE;
+    uint64_t best_mask = 0;
+
+    if (g->scope_id == TOPO_NONE)
+        return false;
+    if (g->scope == POL_SCOPE_RACK)
+        list = topo_cluster_rack_nodes(l->c, g->scope_id, &nlist);
+    for (size_t q = 0; q < nlist; q++) {
+        size_t n = list ? list[q] : q;
+        uint64_t m = 0;
+        if (sof[n] != g->scope_id || l->n_unsched[n] || node_free(l, n) < g->g)
+            continue;
+        if (!node_multinode(l, n) && !pick_innode(l, n, g->g, g->g, TOPO_NONE, &m))
+            continue;
+        if (best == TOPO_NONE || node_free(l, n) < node_free(l, best)) {
+            best = n;
+            best_mask = m;
+        }
+    }
+    if (best == TOPO_NONE)
+        return false;
+    s->at.node = best;
+    s->at.dmask = best_mask;
+    s->reserved = true;
+    account(l, &s->at, g->g, +1, true);
+    return true;
+}
+
+/* A bound pod took capacity on node n that groups were holding: release those holds until the
+ * node is no longer overbooked, and hold each again elsewhere in its group's scope. Only runs when
+ * the node is overbooked, so the scan over groups is rare. */
+static void displace(struct pol_ledger *l, size_t n)
+{
+    for (size_t gi = 0; gi < l->ngroups && overbooked(l, n); gi++) {
+        struct group *g = &l->groups[gi];
+        if (!g->live)
+            continue;
+        for (unsigned k = 0; k < g->n && overbooked(l, n); k++) {
+            struct slot *s = &g->slots[k];
+            if (s->filled || !s->reserved || s->at.node != n)
+                continue;
+            release_slot(l, g, s);
+            if (!rehome_slot(l, g, s))
+                s->at.node = TOPO_NONE;
+        }
+    }
+}
+
+enum tpx_code pol_record(struct pol_ledger *l, const struct pol_workload *wl, const char *uid,
+                         const char *name, size_t node, time_t now, unsigned ttl_s,
+                         struct pol_placement *out, char *warn, size_t warn_len,
+                         struct tpx_err *err)
+{
+    struct ctx x;
+    size_t pi = uid ? smap_get(&l->pmap, uid) : TOPO_NONE;
+    struct pod *p;
+    struct group *g = NULL;
+    size_t gi;
+    struct where w = {node, 0};
+    int slot = NO_SLOT;
+    bool use_reserved = false;
+    char text[POL_KEY_MAX * 2 + 160];
+
+    if (warn && warn_len)
+        warn[0] = '\0';
+    if (!uid || !uid[0])
+        return tpx_err_set(err, TPX_EINVAL, "record: pod without a uid");
+    if (node >= l->nnodes)
+        return tpx_err_set(err, TPX_EINVAL, "record: bad node index %zu", node);
+    if (pi != TOPO_NONE) {
+        p = &l->pods[pi];
+        if (p->at.node != node)
+            return tpx_err_set(err, TPX_EINVAL, "pod '%s' is already placed on node '%s'", p->name,
+                               topo_cluster_node(l->c, p->at.node)->name);
+        fill_out(l, p, p->group != TOPO_NONE ? &l->groups[p->group] : NULL, out);
+        return TPX_OK;
+    }
+    if (ctx_init(&x, l, wl, err) != TPX_OK)
+        return err->code;
+    if (wl->has_intent && x.invalid) {
+        snprintf(text, sizeof(text), "pod '%s': %s", name ? name : uid, x.invalid_msg);
+        add_warn(warn, warn_len, text);
+    }
+    gi = x.e.group;
+    if (wl->has_intent && gi != TOPO_NONE) {
+        g = &l->groups[gi];
+        /* which slot: the pod's index, else a held one here, else any free one */
+        if (x.e.idx >= 0 && !g->slots[x.e.idx].filled) {
+            slot = x.e.idx;
+        } else if (x.e.idx >= 0) {
+            snprintf(text, sizeof(text), "pod '%s': index %d of group %s is already taken",
+                     name ? name : uid, x.e.idx, g->display);
+            add_warn(warn, warn_len, text);
+        } else {
+            for (unsigned k = 0; k < g->n && slot == NO_SLOT; k++) {
+                if (!g->slots[k].filled && g->slots[k].reserved && g->slots[k].at.node == node)
+                    slot = (int)k;
+            }
+            for (unsigned k = 0; k < g->n && slot == NO_SLOT; k++) {
+                if (!g->slots[k].filled)
+                    slot = (int)k;
+            }
+        }
+        if (slot != NO_SLOT && g->slots[slot].reserved && g->slots[slot].at.node == node) {
+            use_reserved = true;
+            w = g->slots[slot].at;
+        } else if (slot != NO_SLOT) {
+            release_slot(l, g, &g->slots[slot]);
+        }
+        if (g->scope_id != TOPO_NONE && l->scope_of[g->scope][node] != g->scope_id) {
+            snprintf(text, sizeof(text), "pod '%s' of group %s is on node '%s' outside %s %s",
+                     name ? name : uid, g->display, topo_cluster_node(l->c, node)->name,
+                     scope_word[g->scope], scope_name(l, g->scope, g->scope_id));
+            add_warn(warn, warn_len, text);
+        }
+    }
+    if (!use_reserved) {
+        unsigned need = x.e.g;
+        size_t only = TOPO_NONE;
+        if (wl->has_intent && !x.invalid && x.ppu > 1 && x.mate_domain == TOPO_NONE &&
+            !x.e.preferred)
+            need = x.e.tp;
+        if (x.mate_node == node)
+            only = x.mate_domain;
+        if (!place_on(&x, node, need, only, &w) && !place_on(&x, node, x.e.g, TOPO_NONE, &w))
+            where_anyway(l, node, x.e.g, &w);
+    }
+    pi = new_pod(l, uid, name);
+    if (pi == TOPO_NONE) {
+        ctx_release(&x);
+        return tpx_err_set(err, TPX_ENOMEM, "record: out of memory");
+    }
+    p = &l->pods[pi];
+    p->accel = x.e.g;
+    p->at = w;
+    if (use_reserved)
+        account(l, &w, x.e.g, -1, true);
+    account(l, &w, x.e.g, +1, false);
+    if (wl->has_intent && !g && wl->group[0]) {
+        gi = new_group(l, wl->group, wl->display, x.e.n);
+        if (gi == TOPO_NONE) {
+            account(l, &w, x.e.g, -1, false);
+            kill_pod(l, pi);
+            ctx_release(&x);
+            return tpx_err_set(err, TPX_ENOMEM, "record: out of memory");
+        }
+        g = &l->groups[gi];
+        g->tp = x.e.tp;
+        g->pp = x.e.pp;
+        g->dp = x.e.dp;
+        g->g = x.e.g;
+        g->tp_explicit = wl->tp_explicit;
+        g->scope = wl->scope;
+        slot = x.e.idx >= 0 ? x.e.idx : 0;
+    }
+    if (g) {
+        if (g->scope_id == TOPO_NONE) {
+            g->scope_id = l->scope_of[g->scope][node];
+            g->rack = topo_cluster_node_rack(l->c, node);
+        }
+        p->group = gi;
+        p->slot = slot;
+        g->placed++;
+        g->expires = now + (time_t)ttl_s;
+        if (slot != NO_SLOT) {
+            g->slots[slot].at = w;
+            g->slots[slot].filled = true;
+            g->slots[slot].reserved = false;
+        }
+    }
+    /* the pod is there: holds it overbooks move elsewhere in their scope */
+    displace(l, node);
+    if (g && g->placed == 1 && slot != NO_SLOT && !x.invalid)
+        reserve_rest(l, &x, g, (unsigned)slot);
+    if (l->node_used[node] > l->n_alloc[node]) {
+        snprintf(text, sizeof(text), "node '%s' has %u %s in use by its pods, %u allocatable",
+                 topo_cluster_node(l->c, node)->name, l->node_used[node],
+                 pol_accel_word(wl->resource), l->n_alloc[node]);
+        add_warn(warn, warn_len, text);
     }
     fill_out(l, p, g, out);
     p->out = *out;

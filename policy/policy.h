@@ -97,7 +97,8 @@ struct pol_ledger *pol_ledger_rebase(const struct pol_ledger *l, const struct to
                                      struct tpx_err *err);
 
 /* Account accel accelerators on node as taken by a pod we did not place (or undo with a negative
- * value). TPX_EINVAL for a bad node index. */
+ * value). Group holds the pod overbooks move elsewhere in their scope (or lapse). TPX_EINVAL for
+ * a bad node index. */
 enum tpx_code pol_ledger_use(struct pol_ledger *l, size_t node, int accel, struct tpx_err *err);
 
 /* Drop reservations whose TTL passed at `now`, and groups with no placed member left. Returns how
@@ -195,6 +196,22 @@ struct pol_placement {
 enum tpx_code pol_commit(struct pol_ledger *l, const struct pol_workload *wl, const char *uid,
                          const char *name, size_t node, time_t now, unsigned ttl_s,
                          struct pol_placement *out, struct tpx_err *err);
+
+/* Record that pod uid (name for display) of workload wl IS bound to node (a fact from the API
+ * server, e.g. after a restart, in whatever order the watch lists pods): takes its capacity and
+ * its slot in its group, with none of the checks meant for new placements (gang feasibility,
+ * free capacity, rack of the group, cordoned nodes). Never refuses a bound pod: holds of other
+ * groups it overbooks move elsewhere in their scope (or lapse), and the first recorded member of a
+ * group holds the rest of it in its scope until now + ttl_s, as pol_commit does. When the pod
+ * contradicts the rules (a member outside its group's rack, an index taken twice, a node over its
+ * allocatable, an invalid workload) it is recorded anyway and warn (may be NULL; warn_len bytes,
+ * "" when none) says why, for the caller to log. Idempotent for a uid already placed on the same
+ * node (no warning then). TPX_EINVAL for a bad node index, no uid, or a uid placed on another
+ * node; TPX_ENOMEM. */
+enum tpx_code pol_record(struct pol_ledger *l, const struct pol_workload *wl, const char *uid,
+                         const char *name, size_t node, time_t now, unsigned ttl_s,
+                         struct pol_placement *out, char *warn, size_t warn_len,
+                         struct tpx_err *err);
 
 /* Why the first member of wl's group fits nowhere, in the words of a plan rejection: "no rack has
  * 2 free 8-GPU domains (best: rack r2, 1)", or the validation message. Writes "" when some scope

@@ -262,3 +262,190 @@ Test(ext_state, a_repeated_bind_reports_the_same_placement)
     cr_expect_eq(again.stage, 1, "pod index 1 of TP 8 x PP 2 runs stage 1");
     ext_state_free(st);
 }
+
+/* ---- restart: bound pods rebuild their groups whatever order the watch delivers them in ---- */
+
+/* One bound pod as the watch reports it: group "" is a plain pod of `accel` GPUs. */
+struct bound {
+    const char *uid;
+    const char *group;
+    int index;
+    size_t node;
+    unsigned accel;
+};
+
+/* A full 3 x 4 cluster of 8-GPU nodes. Rack 1: groups a and b interleaved (a-0 n0, b-0 n1, a-1
+ * n2, b-1 n3). Rack 2: group e, a plain pod, and the worker of f (its leader is being recreated).
+ * Rack 3: the worker of d and a 4-GPU plain pod; two nodes free. */
+static const struct bound restart_pods[] = {
+    {"a0", "a", 0, 0, 8}, {"b0", "b", 0, 1, 8}, {"a1", "a", 1, 2, 8}, {"b1", "b", 1, 3, 8},
+    {"p5", "", -1, 5, 8}, {"e0", "e", 0, 4, 8}, {"f1", "f", 1, 6, 8}, {"e1", "e", 1, 7, 8},
+    {"d1", "d", 1, 8, 8}, {"p9", "", -1, 9, 4},
+};
+#define NRESTART (sizeof(restart_pods) / sizeof(restart_pods[0]))
+
+struct seen_groups {
+    char key[8][16];
+    size_t rack[8];
+    unsigned placed[8];
+    size_t n;
+    unsigned long used[3], reserved[3];
+};
+
+static void collect(void *ctx, const struct pol_ledger *l, size_t pods_seen)
+{
+    struct seen_groups *s = ctx;
+    struct pol_group_summary g[8];
+    struct pol_rack_summary r[3];
+
+    (void)pods_seen;
+    s->n = pol_ledger_group_count(l);
+    cr_assert_leq(s->n, 8);
+    pol_ledger_groups(l, g);
+    for (size_t i = 0; i < s->n; i++) {
+        snprintf(s->key[i], sizeof(s->key[i]), "%s", g[i].group);
+        s->rack[i] = g[i].rack;
+        s->placed[i] = g[i].members_placed;
+    }
+    cr_assert_eq(topo_cluster_rack_count(pol_ledger_cluster(l)), 3);
+    pol_ledger_racks(l, r);
+    for (size_t i = 0; i < 3; i++) {
+        s->reserved[i] = r[i].accel_reserved;
+        s->used[i] = r[i].accel_total - r[i].accel_free - r[i].accel_reserved;
+    }
+}
+
+static void feed_in_order(struct ext_state *st, char names[][64], const size_t *order)
+{
+    for (size_t k = 0; k < NRESTART; k++) {
+        const struct bound *b = &restart_pods[order[k]];
+        struct pol_workload w = wl_of(b->group, 8, 2, 2, b->index);
+        struct tpx_err err = TPX_ERR_INIT;
+
+        cr_assert_eq(ext_state_upsert_pod(st, b->uid, b->uid, names[b->node], b->accel,
+                                          b->group[0] ? &w : NULL, &err),
+                     TPX_OK, "pod %s on %s (order step %zu): %s", b->uid, names[b->node], k,
+                     err.msg);
+    }
+}
+
+static void check_restart_order(const size_t *order, const char *what)
+{
+    char names[64][64];
+    size_t n;
+    struct ext_state *st = state_with("racks=3,nodes-per-rack=4,gpus-per-node=8", names, &n);
+    struct seen_groups s;
+    static const struct {
+        const char *key;
+        size_t rack;
+        unsigned placed;
+    } want[] = {{"a", 0, 2}, {"b", 0, 2}, {"e", 1, 2}, {"f", 1, 1}, {"d", 2, 1}};
+    const char *cand[12];
+    struct pol_workload d0 = wl_of("d", 8, 2, 2, 0), f0 = wl_of("f", 8, 2, 2, 0);
+    struct ext_verdicts v;
+    struct ext_bind_out out;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_eq(n, 12);
+    feed_in_order(st, names, order);
+    /* the watch delivers the list again after a reconnect: nothing is booked twice */
+    feed_in_order(st, names, order);
+    memset(&s, 0, sizeof(s));
+    cr_assert(ext_state_read(st, collect, &s));
+    cr_expect_eq(s.n, 5, "%s: every group with a bound member is recorded (%zu)", what, s.n);
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        bool found = false;
+        for (size_t j = 0; j < s.n; j++) {
+            if (strcmp(s.key[j], want[i].key) != 0)
+                continue;
+            found = true;
+            cr_expect_eq(s.placed[j], want[i].placed, "%s: group %s has %u members, want %u", what,
+                         want[i].key, s.placed[j], want[i].placed);
+            cr_expect_eq(s.rack[j], want[i].rack, "%s: group %s in rack %zu, want %zu", what,
+                         want[i].key, s.rack[j], want[i].rack);
+        }
+        cr_expect(found, "%s: group %s is not recorded", what, want[i].key);
+    }
+    /* usage is the sum of the pods: racks 1 and 2 full, rack 3 holds 8 + 4 */
+    cr_expect_eq(s.used[0], 32, "%s: rack 1 uses %lu", what, s.used[0]);
+    cr_expect_eq(s.used[1], 32, "%s: rack 2 uses %lu", what, s.used[1]);
+    cr_expect_eq(s.used[2], 12, "%s: rack 3 uses %lu", what, s.used[2]);
+    cr_expect_eq(s.reserved[1], 0, "%s: nothing is held on a full rack", what);
+    cr_expect_leq(s.reserved[2], 8, "%s: at most d's missing leader is held", what);
+
+    /* the missing leader of d may only go to rack 3, onto a node with room */
+    for (size_t i = 0; i < 12; i++)
+        cand[i] = names[i];
+    cr_assert_eq(ext_state_filter(st, &d0, cand, 12, 1000, &v, &err), TPX_OK, "%s", err.msg);
+    for (size_t i = 0; i < 8; i++)
+        cr_expect_eq(v.verdict[i], POL_UNRESOLVABLE, "%s: d-0 on %s: %s", what, names[i],
+                     v.reason[i] ? v.reason[i] : "fits");
+    cr_expect_neq(v.verdict[8], POL_FIT, "%s: %s holds d-1", what, names[8]);
+    cr_expect_neq(v.verdict[9], POL_FIT, "%s: %s has 4 free GPUs", what, names[9]);
+    cr_expect_eq(v.verdict[10], POL_FIT, "%s: %s", what, v.reason[10] ? v.reason[10] : "");
+    cr_expect_eq(v.verdict[11], POL_FIT, "%s: %s", what, v.reason[11] ? v.reason[11] : "");
+    ext_verdicts_release(&v);
+    /* the missing leader of f: its rack is full, and no other rack is allowed */
+    cr_assert_eq(ext_state_filter(st, &f0, cand, 12, 1000, &v, &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(v.nfit, 0, "%s: f-0 fits nowhere", what);
+    for (size_t i = 0; i < 12; i++) {
+        if (i >= 4 && i < 8)
+            cr_expect_eq(v.verdict[i], POL_FAIL, "%s: f-0 on %s", what, names[i]);
+        else
+            cr_expect_eq(v.verdict[i], POL_UNRESOLVABLE, "%s: f-0 on %s: %s", what, names[i],
+                         v.reason[i] ? v.reason[i] : "fits");
+    }
+    ext_verdicts_release(&v);
+    /* a new placement still goes through every check: d-0 binds in rack 3, not elsewhere */
+    ext_state_remember_pod(st, "d0", "d0", &d0, 1000);
+    cr_expect_eq(ext_state_bind(st, "d0", "d0", names[11], 1000, &out, &err), TPX_OK, "%s",
+                 err.msg);
+    memset(&s, 0, sizeof(s));
+    cr_assert(ext_state_read(st, collect, &s));
+    for (size_t j = 0; j < s.n; j++) {
+        if (strcmp(s.key[j], "d") == 0)
+            cr_expect_eq(s.placed[j], 2, "%s: d is whole after the bind", what);
+    }
+    cr_expect_eq(s.used[2], 20, "%s: rack 3 uses %lu after the bind", what, s.used[2]);
+    ext_state_free(st);
+}
+
+Test(ext_state, bound_pods_rebuild_their_groups_in_list_order)
+{
+    size_t order[NRESTART];
+
+    for (size_t i = 0; i < NRESTART; i++)
+        order[i] = i;
+    check_restart_order(order, "list order");
+}
+
+Test(ext_state, bound_pods_rebuild_their_groups_workers_first)
+{
+    size_t order[NRESTART];
+
+    for (size_t i = 0; i < NRESTART; i++)
+        order[i] = NRESTART - 1 - i;
+    check_restart_order(order, "reverse order");
+}
+
+Test(ext_state, bound_pods_rebuild_their_groups_in_every_shuffled_order)
+{
+    size_t order[NRESTART];
+    unsigned long seed = 12345;
+    char what[64];
+
+    for (int round = 0; round < 40; round++) {
+        for (size_t i = 0; i < NRESTART; i++)
+            order[i] = i;
+        for (size_t i = NRESTART; i > 1; i--) {
+            size_t j;
+            seed = seed * 6364136223846793005UL + 1442695040888963407UL;
+            j = (size_t)(seed >> 33) % i;
+            size_t t = order[i - 1];
+            order[i - 1] = order[j];
+            order[j] = t;
+        }
+        snprintf(what, sizeof(what), "shuffle %d", round);
+        check_restart_order(order, what);
+    }
+}
