@@ -1508,6 +1508,67 @@ static void reserve_rest(struct pol_ledger *l, struct ctx *x, struct group *g, u
     }
 }
 
+/*
+ * The booking shared by pol_commit (a new placement, already judged) and pol_record (a bound pod,
+ * recorded as it is): a pod record at w, its capacity (taken from its group's hold when
+ * use_reserved), and its group and slot, creating the group for its first member. *gi is the
+ * group's index (TOPO_NONE when the pod has none) and *slot the member's slot; on entry they say
+ * which group and slot were already found. TPX_ENOMEM leaves the ledger as it was.
+ */
+static enum tpx_code book(struct pol_ledger *l, const struct ctx *x, const struct pol_workload *wl,
+                          const char *uid, const char *name, struct where w, bool use_reserved,
+                          time_t now, unsigned ttl_s, size_t *pi_out, size_t *gi, int *slot)
+{
+    struct group *g = *gi != TOPO_NONE ? &l->groups[*gi] : NULL;
+    size_t pi = new_pod(l, uid, name);
+    struct pod *p;
+
+    if (pi == TOPO_NONE)
+        return TPX_ENOMEM;
+    p = &l->pods[pi];
+    p->accel = x->e.g;
+    p->at = w;
+    if (use_reserved)
+        account(l, &w, x->e.g, -1, true);
+    account(l, &w, x->e.g, +1, false);
+    if (wl->has_intent && !g && wl->group[0]) {
+        *gi = new_group(l, wl->group, wl->display, x->e.n);
+        if (*gi == TOPO_NONE) {
+            account(l, &w, x->e.g, -1, false);
+            if (use_reserved)
+                account(l, &w, x->e.g, +1, true);
+            kill_pod(l, pi);
+            return TPX_ENOMEM;
+        }
+        p = &l->pods[pi];
+        g = &l->groups[*gi];
+        g->tp = x->e.tp;
+        g->pp = x->e.pp;
+        g->dp = x->e.dp;
+        g->g = x->e.g;
+        g->tp_explicit = wl->tp_explicit;
+        g->scope = wl->scope;
+        *slot = x->e.idx >= 0 ? x->e.idx : 0;
+    }
+    if (g) {
+        if (g->scope_id == TOPO_NONE) {
+            g->scope_id = l->scope_of[g->scope][w.node];
+            g->rack = topo_cluster_node_rack(l->c, w.node);
+        }
+        p->group = *gi;
+        p->slot = *slot;
+        g->placed++;
+        g->expires = now + (time_t)ttl_s;
+        if (*slot != NO_SLOT) {
+            g->slots[*slot].at = w;
+            g->slots[*slot].filled = true;
+            g->slots[*slot].reserved = false;
+        }
+    }
+    *pi_out = pi;
+    return TPX_OK;
+}
+
 enum tpx_code pol_commit(struct pol_ledger *l, const struct pol_workload *wl, const char *uid,
                          const char *name, size_t node, time_t now, unsigned ttl_s,
                          struct pol_placement *out, struct tpx_err *err)
@@ -1584,51 +1645,16 @@ enum tpx_code pol_commit(struct pol_ledger *l, const struct pol_workload *wl, co
                                pol_accel_word(wl->resource), x.e.g);
         }
     }
-    pi = new_pod(l, uid, name);
-    if (pi == TOPO_NONE) {
+    if (!g)
+        gi = TOPO_NONE; /* a group found for a pod without intent is not joined */
+    if (book(l, &x, wl, uid, name, w, use_reserved, now, ttl_s, &pi, &gi, &slot) != TPX_OK) {
         ctx_release(&x);
         return tpx_err_set(err, TPX_ENOMEM, "commit: out of memory");
     }
     p = &l->pods[pi];
-    p->accel = x.e.g;
-    p->at = w;
-    if (use_reserved)
-        account(l, &w, x.e.g, -1, true);
-    account(l, &w, x.e.g, +1, false);
-    if (wl->has_intent && !g && wl->group[0]) {
-        gi = new_group(l, wl->group, wl->display, x.e.n);
-        if (gi == TOPO_NONE) {
-            account(l, &w, x.e.g, -1, false);
-            kill_pod(l, pi);
-            ctx_release(&x);
-            return tpx_err_set(err, TPX_ENOMEM, "commit: out of memory");
-        }
-        g = &l->groups[gi];
-        g->tp = x.e.tp;
-        g->pp = x.e.pp;
-        g->dp = x.e.dp;
-        g->g = x.e.g;
-        g->tp_explicit = wl->tp_explicit;
-        g->scope = wl->scope;
-        slot = x.e.idx >= 0 ? x.e.idx : 0;
-    }
-    if (g) {
-        if (g->scope_id == TOPO_NONE) {
-            g->scope_id = l->scope_of[g->scope][node];
-            g->rack = topo_cluster_node_rack(l->c, node);
-        }
-        p->group = gi;
-        p->slot = slot;
-        g->placed++;
-        g->expires = now + (time_t)ttl_s;
-        if (slot != NO_SLOT) {
-            g->slots[slot].at = w;
-            g->slots[slot].filled = true;
-            g->slots[slot].reserved = false;
-        }
-        if (g->placed == 1 && slot != NO_SLOT && !x.invalid)
-            reserve_rest(l, &x, g, (unsigned)slot);
-    }
+    g = gi != TOPO_NONE ? &l->groups[gi] : NULL;
+    if (g && g->placed == 1 && slot != NO_SLOT && !x.invalid)
+        reserve_rest(l, &x, g, (unsigned)slot);
     fill_out(l, p, g, out);
     p->out = *out;
     ctx_release(&x);
@@ -1827,49 +1853,14 @@ enum tpx_code pol_record(struct pol_ledger *l, const struct pol_workload *wl, co
         if (!place_on(&x, node, need, only, &w) && !place_on(&x, node, x.e.g, TOPO_NONE, &w))
             where_anyway(l, node, x.e.g, &w);
     }
-    pi = new_pod(l, uid, name);
-    if (pi == TOPO_NONE) {
+    if (!g)
+        gi = TOPO_NONE; /* a group found for a pod without intent is not joined */
+    if (book(l, &x, wl, uid, name, w, use_reserved, now, ttl_s, &pi, &gi, &slot) != TPX_OK) {
         ctx_release(&x);
         return tpx_err_set(err, TPX_ENOMEM, "record: out of memory");
     }
     p = &l->pods[pi];
-    p->accel = x.e.g;
-    p->at = w;
-    if (use_reserved)
-        account(l, &w, x.e.g, -1, true);
-    account(l, &w, x.e.g, +1, false);
-    if (wl->has_intent && !g && wl->group[0]) {
-        gi = new_group(l, wl->group, wl->display, x.e.n);
-        if (gi == TOPO_NONE) {
-            account(l, &w, x.e.g, -1, false);
-            kill_pod(l, pi);
-            ctx_release(&x);
-            return tpx_err_set(err, TPX_ENOMEM, "record: out of memory");
-        }
-        g = &l->groups[gi];
-        g->tp = x.e.tp;
-        g->pp = x.e.pp;
-        g->dp = x.e.dp;
-        g->g = x.e.g;
-        g->tp_explicit = wl->tp_explicit;
-        g->scope = wl->scope;
-        slot = x.e.idx >= 0 ? x.e.idx : 0;
-    }
-    if (g) {
-        if (g->scope_id == TOPO_NONE) {
-            g->scope_id = l->scope_of[g->scope][node];
-            g->rack = topo_cluster_node_rack(l->c, node);
-        }
-        p->group = gi;
-        p->slot = slot;
-        g->placed++;
-        g->expires = now + (time_t)ttl_s;
-        if (slot != NO_SLOT) {
-            g->slots[slot].at = w;
-            g->slots[slot].filled = true;
-            g->slots[slot].reserved = false;
-        }
-    }
+    g = gi != TOPO_NONE ? &l->groups[gi] : NULL;
     /* the pod is there: holds it overbooks move elsewhere in their scope */
     displace(l, node);
     if (g && g->placed == 1 && slot != NO_SLOT && !x.invalid)
