@@ -241,6 +241,10 @@ static unsigned do_filter(struct ext_routes *r, const struct ext_http_req *rq,
     } else {
         nout = a.nnames; /* no intent: every node passes untouched */
         ext_metrics_verdict(r->metrics, "fit", NULL, a.nnames);
+        /* but its accelerators count once it is bound: without a watch, this is the only place
+         * topox learns what the pod requests (a bind carries no resources) */
+        if (a.pod.wl.accel_per_pod > 0)
+            ext_state_remember_pod(r->state, a.pod.uid, a.pod.name, &a.pod.wl, time(NULL));
     }
     if (ext_codec_filter_result(&a, verdict, reason, &b, &e) != TPX_OK)
         goto fail;

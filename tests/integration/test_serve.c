@@ -448,6 +448,37 @@ Test(serve, pods_without_intent_pass_every_node_even_unknown_ones)
     stop(&s);
 }
 
+Test(serve, bound_pods_without_intent_take_their_gpus)
+{
+    const char *args[] = {"--cluster", "racks=1,nodes-per-rack=2,gpus-per-node=8", NULL};
+    struct server s;
+    char names[2][32] = {"r01-n01", "r01-n02"};
+    char *plain = pod_json("web", "w-1", NULL, 0, 0, 0, 0, 8);
+    char *solo = pod_json("solo", "x-1", "solo", 0, 1, 8, 1, 8);
+    const char *where;
+    char first[32];
+    json_t *f = NULL;
+    json_t *left;
+
+    start(&s, args);
+    /* An 8-GPU pod without topology intent passes every node; once bound, its GPUs are taken,
+     * so a TP 8 pod may only go to the other node (standalone mode has no watch to say so). */
+    where = schedule(s.port, plain, "w-1", names, 2, NULL);
+    cr_assert_not_null(where);
+    snprintf(first, sizeof(first), "%s", where);
+    where = schedule(s.port, solo, "x-1", names, 2, &f);
+    left = json_object_get(f, "NodeNames");
+    cr_expect_eq(json_array_size(left), 1, "the node the plain pod filled is not offered");
+    cr_expect_str_neq(json_string_value(json_array_get(left, 0)), first);
+    cr_expect_not_null(json_object_get(json_object_get(f, "FailedNodes"), first),
+                       "the full node is in FailedNodes (eviction could free it)");
+    cr_expect(where && strcmp(where, first) != 0);
+    json_decref(f);
+    free(plain);
+    free(solo);
+    stop(&s);
+}
+
 struct binder {
     int port;
     int id;
