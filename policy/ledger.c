@@ -1509,6 +1509,39 @@ static void reserve_rest(struct pol_ledger *l, struct ctx *x, struct group *g, u
 }
 
 /*
+ * The group slot a member placed on node takes, shared by pol_commit and pol_record: its own index
+ * when that is free (NO_SLOT when it is taken), else for a member without an index a slot held on
+ * this node, else any free one. When the slot's hold is on this node the member uses it
+ * (*use_reserved, *w set to the hold); a hold elsewhere is released.
+ */
+static int take_slot(struct pol_ledger *l, struct group *g, int idx, size_t node, struct where *w,
+                     bool *use_reserved)
+{
+    int slot = NO_SLOT;
+
+    if (idx >= 0) {
+        if (!g->slots[idx].filled)
+            slot = idx;
+    } else {
+        for (unsigned k = 0; k < g->n && slot == NO_SLOT; k++) {
+            if (!g->slots[k].filled && g->slots[k].reserved && g->slots[k].at.node == node)
+                slot = (int)k;
+        }
+        for (unsigned k = 0; k < g->n && slot == NO_SLOT; k++) {
+            if (!g->slots[k].filled)
+                slot = (int)k;
+        }
+    }
+    if (slot != NO_SLOT && g->slots[slot].reserved && g->slots[slot].at.node == node) {
+        *use_reserved = true;
+        *w = g->slots[slot].at;
+    } else if (slot != NO_SLOT) {
+        release_slot(l, g, &g->slots[slot]);
+    }
+    return slot;
+}
+
+/*
  * The booking shared by pol_commit (a new placement, already judged) and pol_record (a bound pod,
  * recorded as it is): a pod record at w, its capacity (taken from its group's hold when
  * use_reserved), and its group and slot, creating the group for its first member. *gi is the
@@ -1609,25 +1642,7 @@ enum tpx_code pol_commit(struct pol_ledger *l, const struct pol_workload *wl, co
     gi = x.e.group;
     if (wl->has_intent && gi != TOPO_NONE) {
         g = &l->groups[gi];
-        /* which slot: the pod's index, else a reserved one here, else any free one */
-        if (x.e.idx >= 0 && !g->slots[x.e.idx].filled) {
-            slot = x.e.idx;
-        } else if (x.e.idx < 0) {
-            for (unsigned k = 0; k < g->n && slot == NO_SLOT; k++) {
-                if (!g->slots[k].filled && g->slots[k].reserved && g->slots[k].at.node == node)
-                    slot = (int)k;
-            }
-            for (unsigned k = 0; k < g->n && slot == NO_SLOT; k++) {
-                if (!g->slots[k].filled)
-                    slot = (int)k;
-            }
-        }
-        if (slot != NO_SLOT && g->slots[slot].reserved && g->slots[slot].at.node == node) {
-            use_reserved = true;
-            w = g->slots[slot].at;
-        } else if (slot != NO_SLOT) {
-            release_slot(l, g, &g->slots[slot]);
-        }
+        slot = take_slot(l, g, x.e.idx, node, &w, &use_reserved);
     }
     if (!use_reserved) {
         unsigned need = x.e.g;
@@ -1812,28 +1827,11 @@ enum tpx_code pol_record(struct pol_ledger *l, const struct pol_workload *wl, co
     gi = x.e.group;
     if (wl->has_intent && gi != TOPO_NONE) {
         g = &l->groups[gi];
-        /* which slot: the pod's index, else a held one here, else any free one */
-        if (x.e.idx >= 0 && !g->slots[x.e.idx].filled) {
-            slot = x.e.idx;
-        } else if (x.e.idx >= 0) {
+        slot = take_slot(l, g, x.e.idx, node, &w, &use_reserved);
+        if (x.e.idx >= 0 && slot == NO_SLOT) {
             snprintf(text, sizeof(text), "pod '%s': index %d of group %s is already taken",
                      name ? name : uid, x.e.idx, g->display);
             add_warn(warn, warn_len, text);
-        } else {
-            for (unsigned k = 0; k < g->n && slot == NO_SLOT; k++) {
-                if (!g->slots[k].filled && g->slots[k].reserved && g->slots[k].at.node == node)
-                    slot = (int)k;
-            }
-            for (unsigned k = 0; k < g->n && slot == NO_SLOT; k++) {
-                if (!g->slots[k].filled)
-                    slot = (int)k;
-            }
-        }
-        if (slot != NO_SLOT && g->slots[slot].reserved && g->slots[slot].at.node == node) {
-            use_reserved = true;
-            w = g->slots[slot].at;
-        } else if (slot != NO_SLOT) {
-            release_slot(l, g, &g->slots[slot]);
         }
         if (g->scope_id != TOPO_NONE && l->scope_of[g->scope][node] != g->scope_id) {
             snprintf(text, sizeof(text), "pod '%s' of group %s is on node '%s' outside %s %s",
