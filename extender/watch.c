@@ -12,9 +12,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-/* malloc_trim is glibc's; under ASan the allocator is ASan's and glibc's trim walks arenas that
- * were never set up (SEGV), so it is left out there. */
-#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
+/* malloc_trim is glibc's; under ASan or TSan the allocator is the sanitizer's and glibc's trim
+ * walks arenas that were never set up (SEGV: google/sanitizers#1721; seen under TSan in CI), so
+ * it is left out there. GCC says __SANITIZE_*__, clang __has_feature(). */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define TPX_SANITIZED_ALLOCATOR 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TPX_SANITIZED_ALLOCATOR 1
+#endif
+#if defined(__GLIBC__) && !defined(TPX_SANITIZED_ALLOCATOR)
 #include <malloc.h>
 #define TRIM_HEAP() malloc_trim(0)
 #else

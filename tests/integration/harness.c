@@ -243,7 +243,8 @@ int server_start(const char *const *args, struct server *s)
     return -1;
 }
 
-int server_stop(struct server *s)
+/* SIGTERM, wait, read the rest of its stderr into s->log; returns the exit status. */
+static int stop_and_wait(struct server *s)
 {
     int ws = 0;
     int status = -1;
@@ -256,10 +257,36 @@ int server_stop(struct server *s)
     if (s->err_fd >= 0) {
         server_drain(s);
         close(s->err_fd);
+        s->err_fd = -1;
     }
+    s->pid = 0;
+    return status;
+}
+
+static void forget_log(struct server *s)
+{
     free(s->log);
     s->log = NULL;
-    s->pid = 0;
+    s->log_len = 0;
+}
+
+int server_stop(struct server *s)
+{
+    int status = stop_and_wait(s);
+
+    forget_log(s);
+    return status;
+}
+
+int server_stop_checked(struct server *s, char *why, size_t cap)
+{
+    int status = stop_and_wait(s);
+    const char *log = s->log ? s->log : "";
+    size_t len = s->log ? s->log_len : 0;
+
+    if (cap)
+        snprintf(why, cap, "%s", len >= cap ? log + (len - cap + 1) : log);
+    forget_log(s);
     return status;
 }
 

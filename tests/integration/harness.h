@@ -45,6 +45,10 @@ void server_drain(struct server *s);
 /* SIGTERM, wait; returns the exit status (128 + signal when killed). Frees s->log. */
 int server_stop(struct server *s);
 
+/* The same, and copies the last cap-1 bytes it logged (the exit included) into why, so a test
+ * can show why the exit was not clean (a sanitizer report, a crash, an error). */
+int server_stop_checked(struct server *s, char *why, size_t cap);
+
 /* One HTTP request with libcurl. body may be NULL (then GET unless method says otherwise).
  * Returns the status code (0 on transport failure); *resp is malloc'd (free it) when not NULL. */
 long http_call(const char *method, int port, const char *path, const char *body, char **resp);

@@ -36,7 +36,11 @@ static void start(struct server *s, const char *const *args)
 
 static void stop(struct server *s)
 {
-    cr_expect_eq(server_stop(s), 0, "SIGTERM must drain and exit 0");
+    char why[6000];
+    int status = server_stop_checked(s, why, sizeof(why));
+
+    cr_expect_eq(status, 0, "SIGTERM must drain and exit 0, not %d; the log ends:\n%s", status,
+                 why);
     running = NULL;
 }
 

@@ -170,8 +170,13 @@ static void start(struct world *w, const char *const *extra)
 
 static void stop(struct world *w)
 {
+    char why[6000];
+    int status;
+
     w->running = false;
-    cr_expect_eq(server_stop(&w->srv), 0, "SIGTERM must drain and exit 0");
+    status = server_stop_checked(&w->srv, why, sizeof(why));
+    cr_expect_eq(status, 0, "SIGTERM must drain and exit 0, not %d; the log ends:\n%s", status,
+                 why);
 }
 
 static void kill_hard(struct world *w)
