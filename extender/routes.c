@@ -336,9 +336,10 @@ static unsigned do_bind(struct ext_routes *r, const struct ext_http_req *rq,
          * if the API server says no, it is taken back so no capacity leaks. */
         if (ext_binder_bind(r->binder, ba.pod_ns, ba.pod_name, ba.pod_uid, ba.node, &where, &e) !=
             TPX_OK) {
+            /* ...unless the watch reported the pod bound meanwhile (a 409 from a racing
+             * binder): then the API server's placement stands. */
             if (!where.already && ba.pod_uid)
-                ext_state_remove_pod(r->state, ba.pod_uid);
-            rolled_back = !where.already;
+                rolled_back = ext_state_unbind(r->state, ba.pod_uid);
         } else {
             ext_binder_placed(r->binder, ba.pod_ns, ba.pod_name, ba.pod_uid, &where);
         }

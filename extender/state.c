@@ -27,6 +27,8 @@ struct pod {
     enum pod_kind kind;
     unsigned accel;
     time_t seen;
+    time_t booked;  /* when a bind booked it here (0: the watch did, or nothing) */
+    bool confirmed; /* the API server has reported it bound to node */
     struct pod *next;
 };
 
@@ -114,6 +116,47 @@ static struct pod *pod_get(struct ext_state *st, const char *uid, const char *na
     st->pods[h] = p;
     st->npods++;
     return p;
+}
+
+/* Both locks held: give back what p holds on its node (its group slot, or the accelerators it
+ * counts as used); p stays in the table, bound nowhere. */
+static void unbook(struct ext_state *st, struct pod *p)
+{
+    struct tpx_err e = TPX_ERR_INIT;
+
+    if (st->ledger && p->kind == POD_COMMITTED) {
+        pol_ledger_forget_pod(st->ledger, p->uid);
+    } else if (st->ledger && p->kind == POD_USED && p->node && p->accel) {
+        size_t i = topo_cluster_find(st->cluster, p->node);
+        if (i != TOPO_NONE)
+            pol_ledger_use(st->ledger, i, -(int)p->accel, &e);
+    }
+    free(p->node);
+    p->node = NULL;
+    p->kind = POD_SEEN;
+    p->booked = 0;
+    p->confirmed = false;
+}
+
+/* Both locks held: unbook and forget the entry *pp. */
+static void drop_entry(struct ext_state *st, struct pod **pp)
+{
+    struct pod *p = *pp;
+
+    unbook(st, p);
+    *pp = p->next;
+    pod_free(p);
+    st->npods--;
+}
+
+/* Both locks held: the link that points at uid's entry, or NULL. */
+static struct pod **entry_link(struct ext_state *st, const char *uid)
+{
+    for (struct pod **pp = &st->pods[hash(uid)]; *pp; pp = &(*pp)->next) {
+        if (strcmp((*pp)->uid, uid) == 0)
+            return pp;
+    }
+    return NULL;
 }
 
 struct ext_state *ext_state_new(unsigned ttl_s, struct tpx_err *err)
@@ -425,12 +468,21 @@ enum tpx_code ext_state_record_pod(struct ext_state *st, const char *uid, const 
          * watch knows what it really uses, so count the difference. */
         if (accel != p->accel)
             rc = pol_ledger_use(st->ledger, i, (int)accel - (int)p->accel, err);
-        if (rc == TPX_OK)
+        if (rc == TPX_OK) {
             p->accel = accel;
+            p->confirmed = true;
+        }
         goto out;
+    }
+    if (p->node && strcmp(p->node, node_name) != 0 && !p->confirmed) {
+        /* Our bind booked it on another node, and the API server says it is bound here (a
+         * racing binder won, and our Binding will get a 409): the API server is right. */
+        unbook(st, p);
     }
     p->accel = accel;
     rc = place(st, p, i, now, true, warn, warn_len, &where, err);
+    if (rc == TPX_OK)
+        p->confirmed = true;
 out:
     pthread_mutex_unlock(&st->pods_lock);
     pthread_rwlock_unlock(&st->lock);
@@ -440,32 +492,61 @@ out:
 bool ext_state_remove_pod(struct ext_state *st, const char *uid)
 {
     struct pod **pp;
-    bool found = false;
 
     pthread_rwlock_wrlock(&st->lock);
     pthread_mutex_lock(&st->pods_lock);
-    for (pp = &st->pods[hash(uid)]; *pp; pp = &(*pp)->next) {
-        struct pod *p = *pp;
-        struct tpx_err e = TPX_ERR_INIT;
+    pp = entry_link(st, uid);
+    if (pp)
+        drop_entry(st, pp);
+    pthread_mutex_unlock(&st->pods_lock);
+    pthread_rwlock_unlock(&st->lock);
+    return pp != NULL;
+}
 
-        if (strcmp(p->uid, uid) != 0)
-            continue;
-        if (st->ledger && p->kind == POD_COMMITTED) {
-            pol_ledger_forget_pod(st->ledger, uid);
-        } else if (st->ledger && p->kind == POD_USED && p->node && p->accel) {
-            size_t i = topo_cluster_find(st->cluster, p->node);
-            if (i != TOPO_NONE)
-                pol_ledger_use(st->ledger, i, -(int)p->accel, &e);
-        }
-        *pp = p->next;
-        pod_free(p);
-        st->npods--;
-        found = true;
-        break;
+bool ext_state_unbind(struct ext_state *st, const char *uid)
+{
+    struct pod **pp;
+    bool undone = false;
+
+    pthread_rwlock_wrlock(&st->lock);
+    pthread_mutex_lock(&st->pods_lock);
+    pp = entry_link(st, uid);
+    if (pp && !(*pp)->confirmed) {
+        drop_entry(st, pp);
+        undone = true;
     }
     pthread_mutex_unlock(&st->pods_lock);
     pthread_rwlock_unlock(&st->lock);
-    return found;
+    return undone;
+}
+
+size_t ext_state_prune_pods(struct ext_state *st, bool (*listed)(void *ctx, const char *uid),
+                            void *ctx, time_t booked_before)
+{
+    size_t n = 0;
+
+    pthread_rwlock_wrlock(&st->lock);
+    pthread_mutex_lock(&st->pods_lock);
+    for (size_t b = 0; b < POD_BUCKETS; b++) {
+        struct pod **pp = &st->pods[b];
+
+        while (*pp) {
+            struct pod *p = *pp;
+            /* booked by a bind while the list ran: the list may predate the pod, and its watch
+             * event is still to come */
+            bool fresh = !p->confirmed && p->booked >= booked_before;
+
+            if (p->node && !fresh && !listed(ctx, p->uid)) {
+                drop_entry(st, pp);
+                n++;
+            } else {
+                pp = &p->next;
+            }
+        }
+    }
+    pthread_mutex_unlock(&st->pods_lock);
+    pthread_rwlock_unlock(&st->lock);
+    return n;
 }
 
 void ext_state_require_sync(struct ext_state *st)
@@ -707,6 +788,8 @@ enum tpx_code ext_state_bind(struct ext_state *st, const char *uid, const char *
     rc = place(st, p, i, now, false, NULL, 0, &where, err);
     if (rc != TPX_OK)
         goto out;
+    if (!out->already)
+        p->booked = now;
     out->intent = p->kind == POD_COMMITTED;
     if (out->intent) {
         copy_str(out->rack, where.rack);

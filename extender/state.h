@@ -63,6 +63,18 @@ enum tpx_code ext_state_record_pod(struct ext_state *st, const char *uid, const 
  * false when the uid was not known. */
 bool ext_state_remove_pod(struct ext_state *st, const char *uid);
 
+/* The API server refused the Binding of pod uid: take back what ext_state_bind() booked, unless
+ * the watch has reported the pod bound meanwhile (then the booking is the API server's truth and
+ * stays). true when it was taken back. */
+bool ext_state_unbind(struct ext_state *st, const char *uid);
+
+/* After a full pod relist: forget every bound pod for which listed(ctx, uid) is false (deleted,
+ * or finished, while the watch was not looking), except those a bind booked at or after
+ * booked_before (the list's start) that the API server has not reported yet: the list may
+ * predate them. Returns how many were forgotten. listed is called under the state's locks. */
+size_t ext_state_prune_pods(struct ext_state *st, bool (*listed)(void *ctx, const char *uid),
+                            void *ctx, time_t booked_before);
+
 /* Readiness: a cluster is loaded, and, when ext_state_require_sync() was called, the watch has
  * called ext_state_mark_synced(). */
 void ext_state_require_sync(struct ext_state *st);

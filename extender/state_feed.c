@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/log.h"
 #include "extender/podfacts.h"
@@ -54,7 +55,9 @@ struct ext_state_feed {
     json_t *nodes;           /* name -> true: what the state got from us */
     json_t *pods;            /* uid -> true */
     struct pend_table pending;
+    time_t pod_list_at; /* when the pod list in progress started */
     unsigned long refused;
+    unsigned long pruned;
 };
 
 /* ---- pending pods ----------------------------------------------------------------------- */
@@ -483,10 +486,19 @@ static void on_reset(void *ctx, enum ext_kind kind)
     struct ext_state_feed *f = ctx;
 
     f->in_list[kind] = true;
-    if (kind == EXT_KIND_NODE)
+    if (kind == EXT_KIND_NODE) {
         batch_release(&f->batch);
-    else
+    } else {
         json_object_clear(f->seen);
+        f->pod_list_at = time(NULL);
+    }
+}
+
+static bool in_pod_list(void *ctx, const char *uid)
+{
+    struct ext_state_feed *f = ctx;
+
+    return json_object_get(f->seen, uid) != NULL;
 }
 
 static void on_upsert(void *ctx, enum ext_kind kind, json_t *obj)
@@ -587,6 +599,17 @@ static void on_synced(void *ctx, enum ext_kind kind)
                 free(p);
             p = next;
         }
+        /* The same for pods booked by our own binds whose watch events the gap swallowed: the
+         * state knows them, this feed never did. */
+        {
+            size_t n = ext_state_prune_pods(f->st, in_pod_list, f, f->pod_list_at);
+
+            if (n) {
+                f->pruned += n;
+                TPX_LOG(TPX_INFO, "relist: released pods no longer listed",
+                        TPX_I("count", (long long)n));
+            }
+        }
         json_object_clear(f->seen);
     }
     f->synced[kind] = true;
@@ -632,6 +655,7 @@ void ext_state_feed_stats(const struct ext_state_feed *f, struct ext_state_feed_
     out->pods = json_object_size(f->pods);
     out->pending = f->pending.n;
     out->refused = f->refused;
+    out->pruned = f->pruned;
 }
 
 void ext_state_feed_free(struct ext_state_feed *f)

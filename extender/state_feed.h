@@ -32,6 +32,7 @@ struct ext_state_feed_stats {
     size_t pods;           /* bound pods the state got from the feed */
     size_t pending;        /* bound pods waiting for their node to appear */
     unsigned long refused; /* objects that could not be read (logged) */
+    unsigned long pruned;  /* bound pods a relist lacked that only our binds had booked */
 };
 void ext_state_feed_stats(const struct ext_state_feed *f, struct ext_state_feed_stats *out);
 

@@ -449,3 +449,113 @@ Test(ext_state, bound_pods_rebuild_their_groups_in_every_shuffled_order)
         check_restart_order(order, what);
     }
 }
+
+/* Whether a fresh single-pod TP 8 job would fit on node name now. */
+static bool tp8_fits(struct ext_state *st, const char *name)
+{
+    struct pol_workload w = wl_of("probe", 8, 1, 1, 0);
+    const char *cand[] = {name};
+    struct ext_verdicts v;
+    struct tpx_err err = TPX_ERR_INIT;
+    bool fit;
+
+    cr_assert_eq(ext_state_filter(st, &w, cand, 1, 1000, &v, &err), TPX_OK, "%s", err.msg);
+    fit = v.nfit == 1;
+    ext_verdicts_release(&v);
+    return fit;
+}
+
+Test(ext_state, a_refused_bind_is_taken_back_unless_the_watch_confirmed_it)
+{
+    char names[64][64];
+    size_t n;
+    struct ext_state *st = state_with("racks=1,nodes-per-rack=2,gpus-per-node=8", names, &n);
+    struct pol_workload a = wl_of("a", 8, 1, 1, 0), b = wl_of("b", 8, 1, 1, 0);
+    struct ext_bind_out out;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    /* a: booked by our bind, refused by the API server: taken back */
+    ext_state_remember_pod(st, "ua", "a", &a, 1000);
+    cr_assert_eq(ext_state_bind(st, "ua", "a", names[0], 1000, &out, &err), TPX_OK, "%s", err.msg);
+    cr_expect(!tp8_fits(st, names[0]));
+    cr_expect(ext_state_unbind(st, "ua"));
+    cr_expect(tp8_fits(st, names[0]), "the refused bind gave its GPUs back");
+
+    /* b: booked, then the watch reports it bound there before the 409 comes back: it stays */
+    ext_state_remember_pod(st, "ub", "b", &b, 1000);
+    cr_assert_eq(ext_state_bind(st, "ub", "b", names[0], 1000, &out, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(ext_state_record_pod(st, "ub", "b", names[0], 8, &b, NULL, 0, &err), TPX_OK, "%s",
+                 err.msg);
+    cr_expect(!ext_state_unbind(st, "ub"), "the API server said it is bound: keep it");
+    cr_expect(!tp8_fits(st, names[0]));
+    cr_expect(!ext_state_unbind(st, "nobody"));
+    ext_state_free(st);
+}
+
+Test(ext_state, the_api_servers_node_wins_over_an_unconfirmed_booking)
+{
+    char names[64][64];
+    size_t n;
+    struct ext_state *st = state_with("racks=1,nodes-per-rack=2,gpus-per-node=8", names, &n);
+    struct pol_workload a = wl_of("a", 8, 1, 1, 0);
+    struct ext_bind_out out;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    /* we booked node 0; another binder won and the watch says node 1 */
+    ext_state_remember_pod(st, "ua", "a", &a, 1000);
+    cr_assert_eq(ext_state_bind(st, "ua", "a", names[0], 1000, &out, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(ext_state_record_pod(st, "ua", "a", names[1], 8, &a, NULL, 0, &err), TPX_OK, "%s",
+                 err.msg);
+    cr_expect(tp8_fits(st, names[0]), "node 0 is free again");
+    cr_expect(!tp8_fits(st, names[1]), "node 1 holds the pod");
+    /* our Binding's 409 then changes nothing */
+    cr_expect(!ext_state_unbind(st, "ua"));
+    cr_expect(!tp8_fits(st, names[1]));
+    /* a confirmed pod does not move: a second report elsewhere is refused */
+    cr_expect_eq(ext_state_record_pod(st, "ua", "a", names[0], 8, &a, NULL, 0, &err), TPX_EEXIST);
+    ext_state_free(st);
+}
+
+static bool listed_only_kept(void *ctx, const char *uid)
+{
+    (void)ctx;
+    return strcmp(uid, "kept") == 0;
+}
+
+Test(ext_state, a_relist_prunes_bound_pods_it_lacks_but_not_binds_made_during_it)
+{
+    char names[64][64];
+    size_t n;
+    struct ext_state *st = state_with("racks=1,nodes-per-rack=4,gpus-per-node=8", names, &n);
+    struct pol_workload w[4];
+    const char *uid[] = {"kept", "gone-booked", "gone-watched", "fresh"};
+    struct ext_bind_out out;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    for (int i = 0; i < 4; i++) {
+        char g[8];
+
+        snprintf(g, sizeof(g), "g%d", i);
+        w[i] = wl_of(g, 8, 1, 1, 0);
+        ext_state_remember_pod(st, uid[i], uid[i], &w[i], 1000);
+    }
+    /* booked by binds at t=1000 (the list starts at 2000), one of them confirmed by the watch */
+    cr_assert_eq(ext_state_bind(st, "kept", "kept", names[0], 1000, &out, &err), TPX_OK);
+    cr_assert_eq(ext_state_bind(st, "gone-booked", "gone-booked", names[1], 1000, &out, &err),
+                 TPX_OK);
+    cr_assert_eq(ext_state_bind(st, "gone-watched", "gone-watched", names[2], 1000, &out, &err),
+                 TPX_OK);
+    cr_assert_eq(
+        ext_state_record_pod(st, "gone-watched", "gone-watched", names[2], 8, &w[2], NULL, 0, &err),
+        TPX_OK);
+    /* booked while the list ran: the list may predate it */
+    cr_assert_eq(ext_state_bind(st, "fresh", "fresh", names[3], 2001, &out, &err), TPX_OK);
+
+    cr_expect_eq(ext_state_prune_pods(st, listed_only_kept, NULL, 2000), 2);
+    cr_expect(!tp8_fits(st, names[0]), "listed: kept");
+    cr_expect(tp8_fits(st, names[1]), "booked before the list, not listed: released");
+    cr_expect(tp8_fits(st, names[2]), "confirmed, then not listed: released");
+    cr_expect(!tp8_fits(st, names[3]), "booked during the list: kept until its event");
+    cr_expect(!ext_state_remove_pod(st, "gone-booked"), "its entry is gone too");
+    ext_state_free(st);
+}

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/log.h"
 #include "extender/state_feed.h"
@@ -275,5 +276,33 @@ Test(ext_state_feed, a_streamed_list_applies_pods_as_they_come_and_removes_the_r
     cr_expect_eq(stats(&x).refused, 0);
     json_decref(moved);
     json_decref(late);
+    fixture_release(&x);
+}
+
+Test(ext_state_feed, a_relist_releases_a_pod_only_our_bind_booked)
+{
+    struct fixture x;
+    struct ext_bind_out out;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    fixture_init(&x);
+    list(&x.sink, EXT_KIND_NODE, json_object_get(x.nodes, "items"));
+    list(&x.sink, EXT_KIND_POD, json_object_get(x.pods, "items"));
+    /* topox bound it a while ago; its ADDED/MODIFIED/DELETED events fell into a watch gap */
+    cr_assert_eq(ext_state_bind(x.st, "u-lost", "lost", "gpu-r1-n2", time(NULL) - 60, &out, &err),
+                 TPX_OK, "%s", err.msg);
+    cr_expect(!ext_state_unbind(x.st, "u-other"));
+    list(&x.sink, EXT_KIND_POD, json_object_get(x.pods, "items"));
+    cr_expect_eq(stats(&x).pruned, 1, "the relist lacks it: released");
+    cr_expect(!ext_state_remove_pod(x.st, "u-lost"), "already forgotten");
+    cr_expect_eq(stats(&x).pods, 1, "the listed pod stays");
+
+    /* one bound during the list (after its start) stays until its event comes */
+    x.sink.reset(x.sink.ctx, EXT_KIND_POD);
+    cr_assert_eq(ext_state_bind(x.st, "u-new", "new", "gpu-r1-n2", time(NULL) + 1, &out, &err),
+                 TPX_OK, "%s", err.msg);
+    x.sink.synced(x.sink.ctx, EXT_KIND_POD);
+    cr_expect_eq(stats(&x).pruned, 1);
+    cr_expect(ext_state_remove_pod(x.st, "u-new"));
     fixture_release(&x);
 }
