@@ -36,6 +36,7 @@ struct req {
     char *body;
     size_t len;
     size_t alloc;
+    size_t dropped; /* body bytes read and thrown away once over the cap */
     bool too_large;
     bool oom;
     bool answered;
@@ -187,9 +188,22 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *upload_size = 0;
         return MHD_YES;
     }
-    if (*upload_size > 0) { /* a body chunk: keep draining even when over */
-        if (!r->too_large && !r->oom)
+    if (*upload_size > 0) { /* a body chunk */
+        if (!r->too_large && !r->oom) {
             body_add(r, upload, *upload_size, h->max_body);
+        } else {
+            /* Over the cap without a Content-Length (chunked): MHD lets a response be queued
+             * only before the body or after all of it, so the rest is read and dropped for the
+             * 413 to follow, but only up to another cap's worth. A client that sends more is
+             * cut off (the connection closes without an answer), so no one can keep a thread
+             * reading an endless body. */
+            r->dropped += *upload_size;
+            if (r->dropped > h->max_body) {
+                TPX_LOG(TPX_WARN, "request body far over the cap: connection closed",
+                        TPX_S("path", r->path), TPX_I("cap", (long long)h->max_body));
+                return MHD_NO;
+            }
+        }
         *upload_size = 0;
         return MHD_YES;
     }

@@ -4,6 +4,7 @@
  * groups, NVL-like cliques, impossible TP sizes, reservations and their expiry, both
  * nodeCacheCapable modes, racing binds, and the operational endpoints and error paths. */
 #include <criterion/criterion.h>
+#include <curl/curl.h>
 #include <jansson.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -585,6 +586,74 @@ Test(serve, endpoints_and_error_paths)
               resp);
     cr_expect(strstr(resp, "topox_rack_largest_tp_placeable{rack=") != NULL, "%s", resp);
     free(resp);
+    stop(&s);
+}
+
+/* A chunked upload (no Content-Length) of `total` bytes, or endless with total 0. */
+struct stream {
+    size_t total;
+    size_t sent;
+};
+
+static size_t stream_read(char *buf, size_t size, size_t nitems, void *userdata)
+{
+    struct stream *st = userdata;
+    size_t n = size * nitems;
+
+    if (st->total && n > st->total - st->sent)
+        n = st->total - st->sent;
+    memset(buf, ' ', n);
+    if (st->sent == 0 && n)
+        buf[0] = '{';
+    st->sent += n;
+    return n;
+}
+
+static size_t discard(char *data, size_t size, size_t nmemb, void *userdata)
+{
+    (void)data;
+    (void)userdata;
+    return size * nmemb;
+}
+
+/* POST it to /filter; returns the HTTP status (0 when the connection was cut off). */
+static long post_chunked(int port, struct stream *st)
+{
+    struct curl_slist *hdr = curl_slist_append(NULL, "Transfer-Encoding: chunked");
+    CURL *h = curl_easy_init();
+    char url[128];
+    long status = 0;
+
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/filter", port);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT, 20L);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
+    curl_easy_setopt(h, CURLOPT_POST, 1L);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+    curl_easy_setopt(h, CURLOPT_READFUNCTION, stream_read);
+    curl_easy_setopt(h, CURLOPT_READDATA, st);
+    if (curl_easy_perform(h) == CURLE_OK)
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    curl_slist_free_all(hdr);
+    curl_easy_cleanup(h);
+    return status;
+}
+
+Test(serve, chunked_bodies_over_the_cap_get_413_and_endless_ones_are_cut_off, .timeout = 120)
+{
+    const char *args[] = {"--cluster", "racks=1,nodes-per-rack=2", "--max-body", "65536", NULL};
+    struct server s;
+    struct stream over = {100000, 0};
+    struct stream endless = {0, 0};
+
+    start(&s, args);
+    cr_expect_eq(post_chunked(s.port, &over), 413, "a chunked body a little over the cap");
+    cr_expect_eq(post_chunked(s.port, &endless), 0, "an endless body gets no answer");
+    cr_expect_lt(endless.sent, (size_t)64 * 1024 * 1024,
+                 "the server stops reading soon after twice the cap (sent %zu bytes)",
+                 endless.sent);
+    cr_expect_eq(http_call("GET", s.port, "/healthz", NULL, NULL), 200, "and serves on");
     stop(&s);
 }
 
