@@ -36,6 +36,7 @@ struct event {
     char *type;
     char *reason;
     char *message;
+    char *name; /* metadata.name: POD.<hex>, the same on every try */
     time_t born;
     struct event *next;
 };
@@ -65,6 +66,7 @@ struct ext_binder {
     struct seen seen[DEDUPE_SLOTS];
     struct ext_binder_stats st;
     atomic_bool stopping;
+    atomic_uint_fast64_t event_seq; /* keeps event names apart within one nanosecond */
     struct ext_kube *ev_client;
     pthread_t th;
     bool started;
@@ -82,7 +84,25 @@ static void event_free(struct event *e)
     free(e->type);
     free(e->reason);
     free(e->message);
+    free(e->name);
     free(e);
+}
+
+/* POD.<hex nanoseconds>, as client-go's recorder names events, with the pod part cut so the
+ * whole fits the 253 characters of an object name. */
+static char *event_name(struct ext_binder *b, const char *pod)
+{
+    struct timespec ts;
+    uint64_t id;
+    char *out = malloc(254);
+
+    if (!out)
+        return NULL;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    id = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec +
+         atomic_fetch_add(&b->event_seq, 1);
+    snprintf(out, 254, "%.236s.%016llx", pod, (unsigned long long)id);
+    return out;
 }
 
 static bool is_stopping(void *ctx)
@@ -118,8 +138,8 @@ static void *event_loop(void *arg)
         }
         /* The head stays queued while it is sent, so events keep their order across retries;
          * `sending` keeps enqueue() from dropping it meanwhile. */
-        ev = (struct ext_kube_event){e->ns,     e->pod,     e->uid,      e->type,
-                                     e->reason, e->message, b->component};
+        ev = (struct ext_kube_event){e->ns,      e->pod,       e->uid,  e->type, e->reason,
+                                     e->message, b->component, e->name, e->born};
         b->sending = e;
         pthread_mutex_unlock(&b->mu);
         rc = ext_kube_event(b->ev_client, &ev, &err);
@@ -181,8 +201,10 @@ static bool enqueue(struct ext_binder *b, const char *ns, const char *pod, const
     e->type = dup_or_empty(type);
     e->reason = dup_or_empty(reason);
     e->message = dup_or_empty(message);
+    e->name = event_name(b, e->pod ? e->pod : "");
     e->born = time(NULL);
-    if (!e->ns || !e->pod || (uid && *uid && !e->uid) || !e->type || !e->reason || !e->message) {
+    if (!e->ns || !e->pod || (uid && *uid && !e->uid) || !e->type || !e->reason || !e->message ||
+        !e->name) {
         event_free(e);
         return false;
     }
@@ -405,6 +427,7 @@ struct ext_binder *ext_binder_new(const struct ext_kube_config *kcfg,
     pthread_mutex_init(&b->mu, NULL);
     pthread_cond_init(&b->cv, NULL);
     atomic_init(&b->stopping, false);
+    atomic_init(&b->event_seq, 0);
     if (!b->component) {
         tpx_err_set(err, TPX_ENOMEM, "out of memory for the binder");
         goto fail;

@@ -1077,12 +1077,12 @@ enum tpx_code ext_kube_event(struct ext_kube *k, const struct ext_kube_event *ev
     char gen[300];
     char path[320];
     struct tm tm;
-    time_t now = time(NULL);
+    time_t now = ev->at ? ev->at : time(NULL);
     json_t *root;
     json_t *obj;
     char *body;
 
-    if (!is_path_safe(ev->ns) || !is_path_safe(ev->pod))
+    if (!is_path_safe(ev->ns) || !is_path_safe(ev->pod) || (ev->name && !is_path_safe(ev->name)))
         return tpx_err_set(err, TPX_EINVAL, "event: bad pod '%s/%s'", ev->ns ? ev->ns : "",
                            ev->pod ? ev->pod : "");
     gmtime_r(&now, &tm);
@@ -1101,6 +1101,11 @@ enum tpx_code ext_kube_event(struct ext_kube *k, const struct ext_kube_event *ev
         "lastTimestamp", ts, "count", 1, "reportingComponent", comp, "reportingInstance", host);
     if (!root)
         return tpx_err_set(err, TPX_ENOMEM, "event: cannot build the Event");
+    if (ev->name && *ev->name) {
+        obj = json_object_get(root, "metadata");
+        json_object_del(obj, "generateName");
+        json_object_set_new(obj, "name", json_string(ev->name));
+    }
     obj = json_object_get(root, "involvedObject");
     if (ev->pod_uid && *ev->pod_uid)
         json_object_set_new(obj, "uid", json_string(ev->pod_uid));
@@ -1111,6 +1116,10 @@ enum tpx_code ext_kube_event(struct ext_kube *k, const struct ext_kube_event *ev
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events", ev->ns);
     ext_kube_request(k, "POST", path, "application/json", body, NULL, err);
     free(body);
+    if (err->code == TPX_EAPI && err->http_status == 409 && ev->name && *ev->name) {
+        tpx_err_clear(err); /* created by an earlier try whose answer was lost */
+        return TPX_OK;
+    }
     if (err->code != TPX_OK)
         tpx_err_prefix(err, "event for pod '%s/%s'", ev->ns, ev->pod);
     return err->code;

@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <time.h>
 
 #include "common/buf.h"
 #include "common/err.h"
@@ -148,10 +149,14 @@ struct ext_kube_event {
     const char *reason;    /* CamelCase, e.g. "Placed", "GroupRejected" */
     const char *message;   /* e.g. "placed replica vllm/0 stage 1 in rack r3, domain n12" */
     const char *component; /* source.component and reportingComponent; NULL: "topox" */
+    const char *name;      /* metadata.name, fixed for the event's life so a retry whose first
+                            * try's answer was lost gets 409 instead of making a second Event
+                            * (client-go's recorder does the same); NULL: generateName "POD." */
+    time_t at;             /* when it happened (first and last timestamps); 0: now */
 };
 
-/* POST /api/v1/namespaces/NS/events with a new Event (generateName "POD.", count 1, first and
- * last timestamps now). */
+/* POST /api/v1/namespaces/NS/events with a new Event (count 1). A named event that already exists
+ * (409 AlreadyExists: an earlier try went through) is success. */
 enum tpx_code ext_kube_event(struct ext_kube *k, const struct ext_kube_event *ev,
                              struct tpx_err *err);
 

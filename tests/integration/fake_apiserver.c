@@ -57,6 +57,9 @@ struct fake_api {
     char *failm_fixture;
     char *bound[MAX_BINDS];
     size_t nbound;
+    json_t *events;     /* "ns/name" -> Event: what was created */
+    unsigned lose_n;    /* fake_api_lose_answers(): events created, then no answer */
+    unsigned event_seq; /* names for generateName */
     struct record *recs;
     size_t nrecs;
     size_t arecs;
@@ -566,10 +569,39 @@ static enum MHD_Result route(struct fake_api *f, struct MHD_Connection *c, const
     if (strcmp(method, "POST") == 0 && sscanf(url, "/api/v1/namespaces/%255[^/]/events", ns) == 1) {
         json_t *ev = body ? json_loads(body, 0, NULL) : NULL;
 
-        if (!ev)
+        json_t *md = ev ? json_object_get(ev, "metadata") : NULL;
+        const char *nm = json_string_value(json_object_get(md, "name"));
+        const char *gen = json_string_value(json_object_get(md, "generateName"));
+        char key[600];
+        char made[300];
+        bool lose;
+
+        if (!json_is_object(md) || (!nm && !gen)) {
+            json_decref(ev);
             return answer_status(c, 400, "BadRequest", "bad Event body");
-        json_object_set_new(json_object_get(ev, "metadata"), "name",
-                            json_string("generated.1815f0a1b2c3d4e5"));
+        }
+        /* as the API server does: a name is unique per namespace, generateName gets a suffix */
+        pthread_mutex_lock(&f->mu);
+        if (!nm) {
+            snprintf(made, sizeof(made), "%s%05x", gen, ++f->event_seq);
+            json_object_set_new(md, "name", json_string(made));
+            nm = made;
+        }
+        snprintf(key, sizeof(key), "%s/%s", ns, nm);
+        if (json_object_get(f->events, key)) {
+            pthread_mutex_unlock(&f->mu);
+            json_decref(ev);
+            return answer_status(c, 409, "AlreadyExists", "events already exists");
+        }
+        json_object_set(f->events, key, ev);
+        lose = f->lose_n > 0;
+        if (lose)
+            f->lose_n--;
+        pthread_mutex_unlock(&f->mu);
+        if (lose) { /* created, and the connection drops before the answer */
+            json_decref(ev);
+            return MHD_NO;
+        }
         return answer_json(c, 201, ev);
     }
     if (strcmp(method, "PATCH") == 0 && sscanf(url, "/api/v1/nodes/%255[^/]", name) == 1) {
@@ -653,6 +685,7 @@ struct fake_api *fake_api_start(const char *fixtures_dir)
     f->fixtures = xstrdup(fixtures_dir);
     pthread_mutex_init(&f->mu, NULL);
     pthread_cond_init(&f->cv, NULL);
+    f->events = json_object();
     for (int i = 0; i < 2; i++) {
         char *s = slurp(fixtures_dir, files[i]);
 
@@ -716,6 +749,7 @@ void fake_api_stop(struct fake_api *f)
         free(f->recs[i].auth);
     }
     free(f->recs);
+    json_decref(f->events);
     json_decref(f->lists[0]);
     json_decref(f->lists[1]);
     free(f->token);
@@ -802,6 +836,30 @@ void fake_api_delay_next(struct fake_api *f, unsigned n, unsigned delay_ms)
     f->delay_n = n;
     f->delay_ms = delay_ms;
     pthread_mutex_unlock(&f->mu);
+}
+
+void fake_api_lose_answers(struct fake_api *f, unsigned n)
+{
+    pthread_mutex_lock(&f->mu);
+    f->lose_n = n;
+    pthread_mutex_unlock(&f->mu);
+}
+
+unsigned fake_api_events(struct fake_api *f, const char *ns)
+{
+    const char *key;
+    json_t *v;
+    unsigned n = 0;
+    size_t len = strlen(ns);
+
+    pthread_mutex_lock(&f->mu);
+    json_object_foreach(f->events, key, v)
+    {
+        if (strncmp(key, ns, len) == 0 && key[len] == '/')
+            n++;
+    }
+    pthread_mutex_unlock(&f->mu);
+    return n;
 }
 
 char *fake_api_log(struct fake_api *f)

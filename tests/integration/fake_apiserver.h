@@ -64,6 +64,13 @@ void fake_api_fail_method(struct fake_api *f, const char *method, unsigned n, in
 /* The next n requests that are not watches wait delay_ms before answering. */
 void fake_api_delay_next(struct fake_api *f, unsigned n, unsigned delay_ms);
 
+/* The next n Event POSTs create their Event, then close the connection without an answer (an
+ * answer lost on the way back). */
+void fake_api_lose_answers(struct fake_api *f, unsigned n);
+
+/* Events created in namespace ns (each name once, as the API server keeps them). */
+unsigned fake_api_events(struct fake_api *f, const char *ns);
+
 /* Requests seen so far, one line each: "METHOD PATH?k=v&k=v" (decoded query, in arrival order),
  * malloc'd; free it. */
 char *fake_api_log(struct fake_api *f);

@@ -156,6 +156,31 @@ Test(ext_binder, events_wait_out_a_failing_api_server_in_order)
     ext_binder_free(b);
 }
 
+Test(ext_binder, an_event_whose_answer_was_lost_is_created_once)
+{
+    struct ext_binder *b = binder(NULL);
+    struct ext_bind_out w = placed("r1", "n1", 0);
+    struct ext_binder_stats st;
+
+    /* the API server creates the Event, and its answer never arrives: the retry (same name) gets
+     * 409 AlreadyExists, which means done */
+    fake_api_lose_answers(fake, 1);
+    ext_binder_placed(b, "llm", "p1", "uid-1", &w);
+    for (int i = 0; i < 2000; i++) {
+        struct timespec ts = {0, 10000000L};
+
+        ext_binder_get_stats(b, &st);
+        if (st.events_sent + st.events_dropped > 0)
+            break;
+        nanosleep(&ts, NULL);
+    }
+    cr_expect_eq(st.events_sent, 1);
+    cr_expect_eq(st.events_dropped, 0);
+    cr_expect_geq(fake_api_count(fake, "POST", "/namespaces/llm/events"), 2, "it was retried");
+    cr_expect_eq(fake_api_events(fake, "llm"), 1, "one Event, not two");
+    ext_binder_free(b);
+}
+
 Test(ext_binder, warnings_are_deduplicated_per_group_and_reason)
 {
     struct ext_binder *b = binder(NULL);

@@ -475,6 +475,39 @@ Test(ext_kube, patch_node_sends_a_merge_patch)
     ext_kube_config_release(&cfg);
 }
 
+Test(ext_kube, a_named_event_that_exists_already_is_success)
+{
+    struct ext_kube_config cfg;
+    struct ext_kube *k = client(NULL, &cfg);
+    struct tpx_err err = TPX_ERR_INIT;
+    const struct ext_kube_event ev = {"llm",     "vllm-0", "u-1", "Normal",
+                                      "Placed",  "placed", NULL,  "vllm-0.1815f0a1b2c3d4e5",
+                                      1700000000};
+    char *body;
+
+    cr_assert_eq(ext_kube_event(k, &ev, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(ext_kube_event(k, &ev, &err), TPX_OK, "a retry meets 409: %s", err.msg);
+    cr_expect_eq(fake_api_count(fake, "POST", "/api/v1/namespaces/llm/events"), 2);
+    cr_expect_eq(fake_api_events(fake, "llm"), 1);
+    body = fake_api_last(fake, "POST", "/api/v1/namespaces/llm/events", "body");
+    cr_expect(strstr(body, "\"name\":\"vllm-0.1815f0a1b2c3d4e5\"") &&
+                  !strstr(body, "generateName") &&
+                  strstr(body, "\"firstTimestamp\":\"2023-11-14T22:13:20Z\""),
+              "%s", body);
+    free(body);
+    /* without a name, every POST is a new Event */
+    {
+        struct ext_kube_event anon = ev;
+
+        anon.name = NULL;
+        cr_assert_eq(ext_kube_event(k, &anon, &err), TPX_OK, "%s", err.msg);
+        cr_assert_eq(ext_kube_event(k, &anon, &err), TPX_OK, "%s", err.msg);
+        cr_expect_eq(fake_api_events(fake, "llm"), 3);
+    }
+    ext_kube_free(k);
+    ext_kube_config_release(&cfg);
+}
+
 Test(ext_kube, event_is_a_core_v1_event_about_the_pod)
 {
     struct ext_kube_config cfg;
@@ -483,7 +516,7 @@ Test(ext_kube, event_is_a_core_v1_event_about_the_pod)
     const struct ext_kube_event ev = {
         "llm",    "vllm-0-1", "u-2",
         "Normal", "Placed",   "placed replica vllm/0 stage 1 in rack r3, domain n12",
-        NULL};
+        NULL,     NULL,       0};
     char *body;
     json_t *j;
     json_t *io;
