@@ -50,7 +50,8 @@ static const char usage_text[] =
     "  --client-ca FILE         require client certificates signed by this CA (mutual TLS)\n"
     "  --threads N              HTTP worker threads (default: CPUs)\n"
     "  --conn-timeout DUR       close idle connections after DUR (default 120s)\n"
-    "  --drain-timeout DUR      on SIGTERM, wait up to DUR for requests in flight (default 10s)\n"
+    "  --drain-timeout DUR      on SIGTERM, wait up to DUR (at most 1h) for requests in flight\n"
+    "                           (default 10s)\n"
     "  -h, --help               this text\n\n"
     "Exit status: 0 after SIGTERM/SIGINT, 1 on a startup failure, 2 on a usage error.\n";
 

@@ -293,8 +293,10 @@ enum tpx_code ext_serve_config_set(struct ext_serve_config *c, const char *key, 
         return TPX_OK;
     }
     if (strcmp(key, "drainTimeout") == 0) {
-        if (!ext_parse_duration(value, &c->drain_s))
-            return tpx_err_set(err, TPX_EINVAL, "drainTimeout: '%s' is not a duration", value);
+        /* at most an hour: the drain loop counts milliseconds in an unsigned */
+        if (!ext_parse_duration(value, &c->drain_s) || c->drain_s > 3600)
+            return tpx_err_set(err, TPX_EINVAL,
+                               "drainTimeout: '%s' is not a duration between 0s and 1h", value);
         return TPX_OK;
     }
     return tpx_err_set(err, TPX_EINVAL, "unknown key '%s'", key);

@@ -114,8 +114,9 @@ Test(ext_config, file_then_flags)
 
 Test(ext_config, strict_keys_and_bad_values_name_the_file)
 {
-    static const char *const bad[] = {"listn: x\n", "bindMode: maybe\n", "reservationTTL: soon\n",
-                                      "tls: {pem: x}\n", "pipelineScope: galaxy\n"};
+    static const char *const bad[] = {
+        "listn: x\n",      "bindMode: maybe\n",       "reservationTTL: soon\n",
+        "tls: {pem: x}\n", "pipelineScope: galaxy\n", "drainTimeout: 50d\n"};
 
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         char *path = write_tmp(bad[i]);
