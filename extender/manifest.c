@@ -757,6 +757,47 @@ static const json_t *infer_culprit(const json_t *tmpl, const char *msg)
     return tmpl;
 }
 
+/* "FILE:LINE" of value v of pod p's template, else the job's "FILE#DOC". */
+static void place_of(const struct ext_manifest *m, const struct ext_manifest_pod *p,
+                     const json_t *v, char *out, size_t len)
+{
+    size_t f = m->tmpl_file[p->tmpl];
+    unsigned line;
+
+    if (ext_yaml_pos(&m->files[f], v, &line, NULL))
+        snprintf(out, len, "%.200s:%u", m->fnames[f], line);
+    else
+        snprintf(out, len, "%s", m->jobs[p->job].source);
+}
+
+void ext_manifest_replica_source(const struct ext_manifest *m, size_t r, char *out, size_t len)
+{
+    /* the flags the tensor-parallel size can come from, as pol_workload_infer() names them */
+    static const char *const flags[] = {"flag '--tensor-parallel-size'", "flag '--tp-size'",
+                                        "flag '--tp'"};
+    const struct ext_manifest_pod *p;
+    const struct pol_workload *wl;
+    const json_t *tmpl;
+    const json_t *v;
+
+    if (!len)
+        return;
+    out[0] = '\0';
+    if (r >= m->nreplicas || m->replica_first_pod[r] >= m->npods)
+        return;
+    p = &m->pods[m->replica_first_pod[r]];
+    wl = &m->wl[m->replica_first_pod[r]];
+    tmpl = m->tmpl_json[p->tmpl];
+    v = tmpl;
+    if (wl->tp_source && strcmp(wl->tp_source, "annotation") == 0) {
+        v = infer_culprit(tmpl, "annotation 'topox.io/tensor-parallel-size'");
+    } else if (wl->tp_source && strstr(wl->tp_source, "flag")) {
+        for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]) && v == tmpl; i++)
+            v = infer_culprit(tmpl, flags[i]);
+    }
+    place_of(m, p, v, out, len);
+}
+
 enum tpx_code ext_manifest_finish(struct ext_manifest *m, struct tpx_err *err)
 {
     if (m->npods == 0)
@@ -777,14 +818,8 @@ enum tpx_code ext_manifest_finish(struct ext_manifest *m, struct tpx_err *err)
         m->names[i] = p->name;
         if (pol_workload_infer(&p->facts, &m->wl[i], err) != TPX_OK) {
             char where[POL_KEY_MAX + 16];
-            unsigned line;
-            size_t f = m->tmpl_file[p->tmpl];
 
-            if (ext_yaml_pos(&m->files[f], infer_culprit(m->tmpl_json[p->tmpl], err->msg), &line,
-                             NULL))
-                snprintf(where, sizeof(where), "%.200s:%u", m->fnames[f], line);
-            else
-                copy_str(where, sizeof(where), m->jobs[p->job].source);
+            place_of(m, p, infer_culprit(m->tmpl_json[p->tmpl], err->msg), where, sizeof(where));
             tpx_err_prefix(err, "%s: %s '%s': pod '%s'", where, m->jobs[p->job].kind,
                            m->jobs[p->job].name, p->name);
             return err->code;

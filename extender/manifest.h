@@ -98,6 +98,12 @@ const struct pol_pod_facts *ext_manifest_pod_facts(const struct ext_manifest *m,
 /* Engine information of pod i, read from its argv and annotations. Cannot fail. */
 void ext_manifest_engine_info(const struct ext_manifest *m, size_t i, struct ext_engine_info *out);
 
+/* Where replica r's parallelism is written, as "FILE:LINE" into out (len bytes): the
+ * tensor-parallel annotation's value or the command/args element holding the flag, in the
+ * template of the replica's first pod; the template itself when it uses defaults; "FILE#DOC" when
+ * no position is known. For messages about a rejected replica. */
+void ext_manifest_replica_source(const struct ext_manifest *m, size_t r, char *out, size_t len);
+
 void ext_manifest_release(struct ext_manifest *m); /* safe twice */
 
 #endif

@@ -127,6 +127,14 @@ static const char *find_reject(const struct ext_plan_view *v, size_t job, size_t
     return NULL;
 }
 
+/* "FILE:LINE" where the rejected replica's parallelism is written. */
+static void replica_source(const struct ext_plan_view *v, const struct pol_plan_reject *r,
+                           char *out, size_t len)
+{
+    ext_manifest_replica_source(v->manifest, v->manifest->jobs[r->job].first_replica + r->replica,
+                                out, len);
+}
+
 /* --- table -------------------------------------------------------------------------------------
  */
 
@@ -286,8 +294,11 @@ enum tpx_code ext_plan_render_table(const struct ext_plan_view *v, struct tpx_bu
         return err->code;
     for (size_t i = 0; i < v->plan->nrejected; i++) {
         const struct pol_plan_reject *r = &v->plan->rejected[i];
-        if (tpx_buf_addf(out, err, "  %s #%zu: %s\n", v->manifest->jobs[r->job].name, r->replica,
-                         r->reason) != TPX_OK)
+        char where[POL_KEY_MAX + 16];
+
+        replica_source(v, r, where, sizeof(where));
+        if (tpx_buf_addf(out, err, "  %s #%zu (%s): %s\n", v->manifest->jobs[r->job].name,
+                         r->replica, where, r->reason) != TPX_OK)
             return err->code;
     }
     return tpx_buf_addf(out, err, "\n%zu of %zu replicas placed, %zu rejected\n",
@@ -379,8 +390,12 @@ enum tpx_code ext_plan_to_json(const struct ext_plan_view *v, bool record, json_
         ok = append(pl, placement_of(v, &v->plan->pods[i]));
     for (size_t i = 0; ok && i < v->plan->nrejected; i++) {
         const struct pol_plan_reject *r = &v->plan->rejected[i];
-        ok = append(rj, json_pack("{s:s, s:i, s:s}", "job", v->manifest->jobs[r->job].name,
-                                  "replica", (json_int_t)r->replica, "reason", r->reason));
+        char where[POL_KEY_MAX + 16];
+
+        replica_source(v, r, where, sizeof(where));
+        ok = append(rj, json_pack("{s:s, s:i, s:s, s:s}", "job", v->manifest->jobs[r->job].name,
+                                  "replica", (json_int_t)r->replica, "reason", r->reason, "source",
+                                  where));
     }
     for (size_t i = 0; ok && i < v->plan->nestimates; i++) {
         ok = append(es, estimate_of(v, &v->plan->estimates[i]));

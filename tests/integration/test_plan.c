@@ -124,6 +124,30 @@ Test(plan, rejected_replicas_exit_3_with_reason)
     run_result_release(&r);
 }
 
+Test(plan, a_rejection_names_the_line_that_sets_the_parallelism)
+{
+    /* line 27 of the SGLang fixture is the "--tp" element of the leader's command (line 28 its
+     * value "2"); on 1-GPU nodes TP 2 cannot be placed */
+    const char *path = TPX_FIXTURES "/manifests/lws-sglang-llama8b-tp2-2nodes.yaml";
+    const char *cluster = "racks=1,nodes-per-rack=2,gpus-per-node=1";
+    char want[512];
+    struct run_result r;
+
+    cr_assert_eq(
+        run_topox((const char *[]){"plan", "-f", path, "--cluster", cluster, NULL}, NULL, &r), 0);
+    cr_expect_eq(r.status, 3, "%s", r.err);
+    snprintf(want, sizeof(want), "default/sglang #0 (%s:27): replica 0 of default/sglang: ", path);
+    expect_has(r.out, want, "table");
+    run_result_release(&r);
+    cr_assert_eq(
+        run_topox((const char *[]){"plan", "-f", path, "--cluster", cluster, "-o", "json", NULL},
+                  NULL, &r),
+        0);
+    snprintf(want, sizeof(want), "\"source\": \"%s:27\"", path);
+    expect_has(r.out, want, "json");
+    run_result_release(&r);
+}
+
 Test(plan, bad_yaml_exits_2_naming_file_and_line)
 {
     struct run_result r;
