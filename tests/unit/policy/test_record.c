@@ -127,7 +127,7 @@ Test(pol_record, a_full_cluster_rebuilds_every_group_in_any_order)
         }
         for (size_t k = 0; k < NPODS; k++) {
             size_t node = order[k], rack = node / 8, slot = node % 8;
-            char group[32];
+            char group[48];
             /* in each rack: g0 leader, g1 leader, plain, g0 worker, plain, g1 worker, plain x2 */
             static const int idx[8] = {0, 0, -1, 1, -1, 1, -1, -1};
             static const int grp[8] = {0, 1, -1, 0, -1, 1, -1, -1};
@@ -141,7 +141,7 @@ Test(pol_record, a_full_cluster_rebuilds_every_group_in_any_order)
         cr_expect_eq(pol_ledger_group_count(l), 8, "round %d", round);
         for (size_t rk = 0; rk < 4; rk++) {
             for (int gi = 0; gi < 2; gi++) {
-                char group[32];
+                char group[48];
                 size_t rack = 99;
                 snprintf(group, sizeof(group), "r%zu-g%d", rk, gi);
                 cr_expect_eq(members_of(l, group, &rack), 2, "round %d: %s", round, group);
