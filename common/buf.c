@@ -40,6 +40,11 @@ static enum tpx_code grow(struct tpx_buf *b, size_t more, struct tpx_err *err)
     return TPX_OK;
 }
 
+enum tpx_code tpx_buf_reserve(struct tpx_buf *b, size_t n, struct tpx_err *err)
+{
+    return grow(b, n, err);
+}
+
 enum tpx_code tpx_buf_add(struct tpx_buf *b, const void *p, size_t n, struct tpx_err *err)
 {
     if (grow(b, n, err) != TPX_OK)

@@ -26,6 +26,18 @@ void tpx_buf_init(struct tpx_buf *b, size_t cap);
  * truncation), TPX_ENOMEM when allocation fails. */
 enum tpx_code tpx_buf_add(struct tpx_buf *b, const void *p, size_t n, struct tpx_err *err);
 
+/* Make room for n more bytes (and the NUL) without appending anything, so a caller can append
+ * many small pieces with tpx_buf_put() after one check. Same failure rules as tpx_buf_add(). */
+enum tpx_code tpx_buf_reserve(struct tpx_buf *b, size_t n, struct tpx_err *err);
+
+/* Append n bytes into room that tpx_buf_reserve() made (the caller guarantees it). Cannot fail. */
+static inline void tpx_buf_put(struct tpx_buf *b, const void *p, size_t n)
+{
+    __builtin_memcpy(b->data + b->len, p, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+}
+
 /* Append a NUL-terminated string. */
 enum tpx_code tpx_buf_adds(struct tpx_buf *b, const char *s, struct tpx_err *err);
 

@@ -17,12 +17,56 @@ static char *dup_or_null(const char *s)
 
 /* ---- output helpers ---- */
 
+/* Length of s when it needs no JSON escaping (the case of every Kubernetes object name), else
+ * (size_t)-1. */
+static size_t plain_len(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+
+    for (; *p; p++) {
+        if (*p < 0x20 || *p == '"' || *p == '\\')
+            return (size_t)-1;
+    }
+    return (size_t)(p - (const unsigned char *)s);
+}
+
+/* Room reserved: "s" for a plain s of length n. */
+static void put_quoted(struct tpx_buf *out, const char *s, size_t n)
+{
+    tpx_buf_put(out, "\"", 1);
+    tpx_buf_put(out, s, n);
+    tpx_buf_put(out, "\"", 1);
+}
+
+/* Room reserved: the decimal digits of v. */
+static void put_int(struct tpx_buf *out, int v)
+{
+    char d[16];
+    size_t n = sizeof(d);
+    unsigned u = v < 0 ? 0U - (unsigned)v : (unsigned)v;
+
+    do {
+        d[--n] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        d[--n] = '-';
+    tpx_buf_put(out, d + n, sizeof(d) - n);
+}
+
 enum tpx_code ext_json_str(struct tpx_buf *out, const char *s, struct tpx_err *err)
 {
     static const char hex[] = "0123456789abcdef";
     const char *run = s;
     const char *p = s;
+    size_t plain = plain_len(s);
 
+    if (plain != (size_t)-1) { /* one check, one copy */
+        if (tpx_buf_reserve(out, plain + 2, err) != TPX_OK)
+            return err->code;
+        put_quoted(out, s, plain);
+        return TPX_OK;
+    }
     if (tpx_buf_add(out, "\"", 1, err) != TPX_OK)
         return err->code;
     for (; *p; p++) {
@@ -324,14 +368,32 @@ enum tpx_code ext_codec_filter_error(const char *msg, struct tpx_buf *out, struc
 enum tpx_code ext_codec_priorities(const char *const *names, const int *scores, size_t n,
                                    struct tpx_buf *out, struct tpx_err *err)
 {
+    static const char host[] = "{\"Host\":";
+    static const char score[] = ",\"Score\":";
+
     if (tpx_buf_add(out, "[", 1, err) != TPX_OK)
         return err->code;
     for (size_t i = 0; i < n; i++) {
-        if ((i && tpx_buf_add(out, ",", 1, err) != TPX_OK) ||
-            tpx_buf_adds(out, "{\"Host\":", err) != TPX_OK ||
-            ext_json_str(out, names[i], err) != TPX_OK ||
-            tpx_buf_addf(out, err, ",\"Score\":%d}", scores[i]) != TPX_OK)
+        size_t plain = plain_len(names[i]);
+
+        if (plain == (size_t)-1) { /* a name to escape: the general path */
+            if ((i && tpx_buf_add(out, ",", 1, err) != TPX_OK) ||
+                tpx_buf_add(out, host, sizeof(host) - 1, err) != TPX_OK ||
+                ext_json_str(out, names[i], err) != TPX_OK ||
+                tpx_buf_addf(out, err, ",\"Score\":%d}", scores[i]) != TPX_OK)
+                return err->code;
+            continue;
+        }
+        /* ,{"Host":"NAME","Score":-2147483648} at most */
+        if (tpx_buf_reserve(out, plain + sizeof(host) + sizeof(score) + 16, err) != TPX_OK)
             return err->code;
+        if (i)
+            tpx_buf_put(out, ",", 1);
+        tpx_buf_put(out, host, sizeof(host) - 1);
+        put_quoted(out, names[i], plain);
+        tpx_buf_put(out, score, sizeof(score) - 1);
+        put_int(out, scores[i]);
+        tpx_buf_put(out, "}", 1);
     }
     return tpx_buf_add(out, "]", 1, err);
 }

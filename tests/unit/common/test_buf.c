@@ -92,3 +92,22 @@ Test(tpx_buf, detach_hands_over_and_release_twice_is_safe)
     tpx_buf_release(&b);
     tpx_buf_release(&b);
 }
+
+Test(tpx_buf, reserve_then_put_within_the_cap)
+{
+    struct tpx_buf b;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    tpx_buf_init(&b, 12);
+    cr_assert_eq(tpx_buf_reserve(&b, 10, &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(b.len, 0, "reserving appends nothing");
+    tpx_buf_put(&b, "01234", 5);
+    tpx_buf_put(&b, "56789", 5);
+    cr_expect_str_eq(b.data, "0123456789");
+    cr_expect_eq(tpx_buf_reserve(&b, 3, &err), TPX_ETOOBIG, "10 + 3 is past the cap of 12");
+    cr_expect_eq(b.len, 10);
+    cr_expect_eq(tpx_buf_reserve(&b, 2, &err), TPX_OK);
+    tpx_buf_put(&b, "ab", 2);
+    cr_expect_str_eq(b.data, "0123456789ab");
+    tpx_buf_release(&b);
+}

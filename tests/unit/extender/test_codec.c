@@ -170,6 +170,41 @@ Test(ext_codec, prioritize_is_a_bare_array_of_integers)
     free(want);
 }
 
+Test(ext_codec, names_and_scores_are_written_exactly_escaped_or_not)
+{
+    const char *names[] = {"n-0", "we\"ird\\n\x01", "n-2", "n-3"};
+    int scores[] = {10, 0, -3, 2147483647};
+    const char *fit_names[] = {"a", "b\"c"};
+    struct ext_args a;
+    enum pol_verdict v[] = {POL_FIT, POL_FIT};
+    struct tpx_err err = TPX_ERR_INIT;
+    struct tpx_buf out;
+
+    tpx_buf_init(&out, 4096);
+    cr_assert_eq(ext_codec_priorities(names, scores, 4, &out, &err), TPX_OK, "%s", err.msg);
+    cr_expect_str_eq(out.data, "[{\"Host\":\"n-0\",\"Score\":10},"
+                               "{\"Host\":\"we\\\"ird\\\\n\\u0001\",\"Score\":0},"
+                               "{\"Host\":\"n-2\",\"Score\":-3},"
+                               "{\"Host\":\"n-3\",\"Score\":2147483647}]");
+    tpx_buf_release(&out);
+
+    /* the cap still holds on the fast path: nothing partial */
+    tpx_buf_init(&out, 20);
+    cr_expect_eq(ext_codec_priorities(names, scores, 4, &out, &err), TPX_ETOOBIG);
+    cr_expect_leq(out.len, 20);
+    tpx_buf_release(&out);
+
+    memset(&a, 0, sizeof(a));
+    a.names = (char **)fit_names;
+    a.nnames = 2;
+    tpx_buf_init(&out, 4096);
+    cr_assert_eq(ext_codec_filter_result(&a, v, NULL, &out, &err), TPX_OK, "%s", err.msg);
+    cr_expect_str_eq(out.data, "{\"Nodes\":null,\"NodeNames\":[\"a\",\"b\\\"c\"],"
+                               "\"FailedNodes\":{},\"FailedAndUnresolvableNodes\":{},"
+                               "\"Error\":\"\"}");
+    tpx_buf_release(&out);
+}
+
 Test(ext_codec, bind_request_and_result)
 {
     size_t len;
@@ -290,6 +325,40 @@ Test(ext_codec, string_escapes_decode_like_json)
     cr_expect_str_eq(v[3], "\xf0\x9f\x98\x80");
     cr_expect_str_eq(v[4], "/x");
     free(v);
+}
+
+Test(ext_codec, string_arrays_short_long_empty_and_broken)
+{
+    /* short and long plain strings, an escape past the first 48 bytes, an empty one, and many
+     * (more than one growth of the scanner's span table) */
+    char arr[40000];
+    size_t off = 0;
+    char **v;
+    size_t n;
+    struct tpx_err err = TPX_ERR_INIT;
+    static const char *const bad[] = {"[\"ab\x01c\"]", "[\"abc", "[\"abc\\\"]", "[\"a\",7]",
+                                      "[\"a\" \"b\"]"};
+
+    off += (size_t)snprintf(arr + off, sizeof(arr) - off,
+                            "[\"gpu-r1-n1\", \"%060d\\n\", \"\", \"%070d\"", 1, 2);
+    for (int i = 0; i < 1000; i++)
+        off += (size_t)snprintf(arr + off, sizeof(arr) - off, ",\"n%d\"", i);
+    snprintf(arr + off, sizeof(arr) - off, "]");
+    cr_assert_eq(ext_scan_string_array(arr, strlen(arr), &v, &n, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(n, 1004);
+    cr_expect_str_eq(v[0], "gpu-r1-n1");
+    cr_expect_eq(strlen(v[1]), 61);
+    cr_expect_eq(v[1][60], '\n');
+    cr_expect_str_eq(v[2], "");
+    cr_expect_eq(strlen(v[3]), 70);
+    cr_expect_str_eq(v[1003], "n999");
+    free(v);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        tpx_err_clear(&err);
+        cr_expect_neq(ext_scan_string_array(bad[i], strlen(bad[i]), &v, &n, &err), TPX_OK, "%s",
+                      bad[i]);
+        cr_expect_str_not_empty(err.msg, "%s", bad[i]);
+    }
 }
 
 Test(ext_codec, output_strings_are_escaped)
