@@ -60,6 +60,20 @@ static enum tpx_code string_tok(struct scan *s, size_t *raw, size_t *rawlen, boo
     i = s->pos + 1;
     *raw = i;
     *esc = false;
+    /* Short plain strings (names, keys) are the common case: a byte loop reaches their closing
+     * quote before a memchr call would pay off. Anything else takes the general path below. */
+    for (j = i; j < s->len && j - i < 48; j++) {
+        unsigned char c = (unsigned char)s->b[j];
+
+        if (c == '"') {
+            *rawlen = j - i;
+            s->pos = j + 1;
+            return TPX_OK;
+        }
+        if (c < 0x20 || c == '\\')
+            break;
+    }
+    i = j; /* what the loop passed is plain */
     for (;;) {
         /* memchr-driven fast path: most strings have no escapes or control bytes */
         const char *q = memchr(s->b + i, '"', s->len - i);
@@ -441,43 +455,66 @@ enum tpx_code ext_scan_string_array(const char *p, size_t len, char ***out, size
                                     struct tpx_err *err)
 {
     struct scan s = {p, len, 0, 1, err};
+    struct span {
+        size_t raw;
+        size_t len; /* the top bit: it holds an escape */
+    } *sp = NULL, *nsp;
+    const size_t esc_bit = (size_t)1 << (sizeof(size_t) * 8 - 1);
     bool first = true, esc;
-    size_t count = 0, chars = 0, raw, rawlen;
+    size_t count = 0, nalloc = 0, chars = 0, raw, rawlen;
     char **v;
     char *d;
     int r;
 
     *out = NULL;
     *n = 0;
-    /* pass 1: validate and size */
+    /* pass 1: validate, size, and remember where each string is */
     while ((r = arr_next(&s, &first)) == 1) {
-        if (peek(&s) != '"')
+        if (peek(&s) != '"') {
+            free(sp);
             return fail(&s, "expected a string in the array");
-        if (string_tok(&s, &raw, &rawlen, &esc) != TPX_OK)
+        }
+        if (string_tok(&s, &raw, &rawlen, &esc) != TPX_OK) {
+            free(sp);
             return err->code;
+        }
+        if (count == nalloc) {
+            nalloc = nalloc ? nalloc * 2 : 256;
+            nsp = realloc(sp, nalloc * sizeof(*sp));
+            if (!nsp) {
+                free(sp);
+                return tpx_err_set(err, TPX_ENOMEM, "out of memory for %zu names", count);
+            }
+            sp = nsp;
+        }
+        sp[count].raw = raw;
+        sp[count].len = rawlen | (esc ? esc_bit : 0);
         count++;
         chars += rawlen + 1;
     }
-    if (r < 0 || at_end(&s) != TPX_OK)
+    if (r < 0 || at_end(&s) != TPX_OK) {
+        free(sp);
         return err->code;
+    }
     v = malloc(count * sizeof(char *) + chars + 1);
-    if (!v)
+    if (!v) {
+        free(sp);
         return tpx_err_set(err, TPX_ENOMEM, "out of memory for %zu names", count);
+    }
     d = (char *)(v + count);
-    /* pass 2: decode */
-    s.pos = 0;
-    first = true;
-    for (size_t i = 0; arr_next(&s, &first) == 1; i++) {
-        string_tok(&s, &raw, &rawlen, &esc);
+    /* pass 2: copy or decode, without tokenizing again */
+    for (size_t i = 0; i < count; i++) {
+        rawlen = sp[i].len & ~esc_bit;
         v[i] = d;
-        if (esc) {
-            d += decode(p + raw, rawlen, d) + 1;
+        if (sp[i].len & esc_bit) {
+            d += decode(p + sp[i].raw, rawlen, d) + 1;
         } else {
-            memcpy(d, p + raw, rawlen);
+            memcpy(d, p + sp[i].raw, rawlen);
             d[rawlen] = '\0';
             d += rawlen + 1;
         }
     }
+    free(sp);
     *out = v;
     *n = count;
     return TPX_OK;

@@ -179,6 +179,7 @@ struct pol_ledger {
     size_t *n_dfirst;
     unsigned *n_dcount;
     bool *n_multi;
+    bool any_multi; /* some domain spans nodes */
     bool *n_unsched;
     int *n_res; /* index into res[], -1 when the node names no resource */
     unsigned *d_size;
@@ -378,6 +379,7 @@ struct pol_ledger *pol_ledger_new(const struct topo_cluster *c, struct tpx_err *
         l->n_dfirst[i] = topo_cluster_node_domains(c, i, &cnt);
         l->n_dcount[i] = (unsigned)cnt;
         l->n_multi[i] = topo_cluster_domain_is_multinode(c, l->n_dfirst[i]);
+        l->any_multi = l->any_multi || l->n_multi[i];
         l->n_unsched[i] = in->unschedulable;
         l->n_res[i] = -1;
         for (size_t r = 0; in->resource && r < l->nres && l->n_res[i] < 0; r++) {
@@ -906,7 +908,7 @@ static void compute_scopes(struct ctx *x)
             x->dom_pods[d] += node_free(l, n) / x->e.g;
         }
     }
-    for (size_t d = 0; d < l->ndomains; d++) {
+    for (size_t d = 0; l->any_multi && d < l->ndomains; d++) {
         size_t nn;
         const size_t *nodes;
         unsigned long stat = 0;
