@@ -208,8 +208,15 @@ enum tpx_code ext_codec_decode_args(const char *body, size_t len, const struct e
 
     memset(a, 0, sizeof(*a));
     a->body = body;
-    if (ext_scan_object_keys(body, len, keys, 3, sp, err) != TPX_OK) {
+    /* Nodes and NodeNames are each tokenized once, by the parser below that reads them; the one
+     * not read (when both are given) is validated on its own. */
+    if (ext_scan_object_keys(body, len, keys, 3, 1U << 1 | 1U << 2, sp, err) != TPX_OK) {
         tpx_err_prefix(err, "ExtenderArgs");
+        return err->code;
+    }
+    if (!sp[2].null && !sp[1].null &&
+        ext_scan_validate(body + sp[1].off, sp[1].len, err) != TPX_OK) {
+        tpx_err_prefix(err, "ExtenderArgs: Nodes");
         return err->code;
     }
     if (decode_pod_span(body, &sp[0], o, &a->pod, err) != TPX_OK)

@@ -409,8 +409,63 @@ static bool key_fold(const char *raw, size_t rawlen, const char *key)
     return true;
 }
 
+/* Past the array or object at pos by its brackets and string quotes alone, validating nothing
+ * inside (for a span its own parser validates next); any other value is skipped with validation.
+ * Fails only when the value does not end. */
+static enum tpx_code span_skip(struct scan *s)
+{
+    size_t depth = 0;
+    int c = peek(s);
+
+    if (c != '[' && c != '{')
+        return skip_value(s);
+    while (s->pos < s->len) {
+        char ch = s->b[s->pos];
+
+        if (ch == '"') {
+            size_t i = s->pos + 1;
+
+            for (;;) {
+                const char *q = memchr(s->b + i, '"', s->len - i);
+                size_t qi, k;
+
+                if (!q) {
+                    s->pos = s->len;
+                    return fail(s, "unterminated string");
+                }
+                qi = (size_t)(q - s->b);
+                for (k = qi; k > i && s->b[k - 1] == '\\';)
+                    k--;
+                i = qi + 1;
+                if (((qi - k) & 1) == 0)
+                    break; /* not escaped: the string ends here */
+            }
+            s->pos = i;
+            continue;
+        }
+        if (ch == '[' || ch == '{') {
+            depth++;
+        } else if ((ch == ']' || ch == '}') && --depth == 0) {
+            s->pos++;
+            return TPX_OK;
+        }
+        s->pos++;
+    }
+    return fail(s, "unterminated value");
+}
+
+/* Validate [off, end) of s's input as one value; errors give positions in the whole input. */
+static enum tpx_code validate_span(const struct scan *s, size_t off, size_t end)
+{
+    struct scan v = {s->b, end, off, 1, s->err};
+
+    if (skip_value(&v) != TPX_OK)
+        return v.err->code;
+    return at_end(&v);
+}
+
 enum tpx_code ext_scan_object_keys(const char *p, size_t len, const char *const *keys, size_t nkeys,
-                                   struct ext_span *spans, struct tpx_err *err)
+                                   unsigned deferred, struct ext_span *spans, struct tpx_err *err)
 {
     struct scan s = {p, len, 0, 1, err};
     bool first = true, kesc;
@@ -418,12 +473,15 @@ enum tpx_code ext_scan_object_keys(const char *p, size_t len, const char *const 
     size_t kraw, klen;
     int r;
 
+    if (nkeys > 16)
+        return tpx_err_set(err, TPX_EINVAL, "ext_scan_object_keys: at most 16 keys");
     for (size_t i = 0; i < nkeys; i++)
         spans[i] = (struct ext_span){0, 0, false, true};
     while ((r = obj_next(&s, &first, &kraw, &klen, &kesc)) == 1) {
         size_t start = s.pos;
         size_t hit = nkeys;
         bool is_exact = false;
+        bool lazy;
 
         for (size_t i = 0; i < nkeys && !kesc; i++) {
             if (key_is(p + kraw, klen, keys[i])) {
@@ -434,16 +492,25 @@ enum tpx_code ext_scan_object_keys(const char *p, size_t len, const char *const 
             if (hit == nkeys && key_fold(p + kraw, klen, keys[i]))
                 hit = i;
         }
-        if (skip_value(&s) != TPX_OK)
+        lazy = hit < nkeys && (deferred >> hit & 1U);
+        ws(&s);
+        start = s.pos;
+        if ((lazy ? span_skip(&s) : skip_value(&s)) != TPX_OK)
             return err->code;
         /* Go keeps the last duplicate; an exact spelling beats a folded one */
-        if (hit < nkeys && (is_exact || hit >= 16 || !exact[hit])) {
+        if (hit < nkeys && (is_exact || !exact[hit])) {
+            /* a deferred value that is replaced is never parsed: validate it now */
+            if (lazy && spans[hit].present &&
+                validate_span(&s, spans[hit].off, spans[hit].off + spans[hit].len) != TPX_OK)
+                return err->code;
             spans[hit].off = start;
             spans[hit].len = s.pos - start;
             spans[hit].present = true;
             spans[hit].null = (s.pos - start == 4 && memcmp(p + start, "null", 4) == 0);
-            if (hit < 16 && is_exact)
+            if (is_exact)
                 exact[hit] = true;
+        } else if (lazy && validate_span(&s, start, s.pos) != TPX_OK) {
+            return err->code; /* a deferred value that is not kept: the same */
         }
     }
     if (r < 0)

@@ -29,13 +29,17 @@ struct ext_span {
 enum tpx_code ext_scan_validate(const char *p, size_t len, struct tpx_err *err);
 
 /*
- * Scan one JSON object and record the span of the value of each key in keys[] (matched
- * ASCII-case-insensitively, the way Go's encoding/json does; an exact match wins over a folded
- * one). spans[i] has present=false, null=true when keys[i] is absent. Other keys are skipped (and
- * validated). TPX_EPARSE when the input is not one JSON object.
+ * Scan one JSON object and record the span of the value of each key in keys[] (at most 16;
+ * matched ASCII-case-insensitively, the way Go's encoding/json does; an exact match wins over a
+ * folded one). spans[i] has present=false, null=true when keys[i] is absent. Other keys are
+ * skipped (and validated). TPX_EPARSE when the input is not one JSON object.
+ * Bit i of deferred: the caller parses the value of keys[i] with a validating parser of its own,
+ * so an array or object there is only skipped by its brackets here (one pass over it instead of
+ * two); if the caller does not parse such a span after all, it must ext_scan_validate() it. A
+ * deferred value that a duplicate key replaces is validated here.
  */
 enum tpx_code ext_scan_object_keys(const char *p, size_t len, const char *const *keys, size_t nkeys,
-                                   struct ext_span *spans, struct tpx_err *err);
+                                   unsigned deferred, struct ext_span *spans, struct tpx_err *err);
 
 /*
  * A JSON array of strings -> decoded, NUL-terminated strings. *out is one malloc'd block: the

@@ -282,6 +282,13 @@ Test(ext_codec, malformed_requests_are_parse_errors_not_crashes)
         "{\"Pod\":{},\"NodeNames\":[\"a\x01\"]}",
         "{\"Pod\":tru,\"NodeNames\":[]}",
         "{\"Pod\":{},\"NodeNames\":[-]}",
+        /* values skipped by brackets only at first must still be validated when not parsed */
+        "{\"Pod\":{},\"NodeNames\":[\"a\",,],\"NodeNames\":[\"b\"]}",
+        "{\"Pod\":{},\"NodeNames\":[\"a\"],\"nodenames\":[\"a\" \"b\"]}",
+        "{\"Pod\":{},\"Nodes\":{\"items\":[}},\"NodeNames\":[\"a\"]}",
+        "{\"Pod\":{},\"NodeNames\":[\"a\"}",
+        "{\"Pod\":{},\"NodeNames\":[\"a\\\"]}",
+        "{\"Pod\":{},\"NodeNames\":[[\"a\"]]}",
     };
 
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -294,6 +301,21 @@ Test(ext_codec, malformed_requests_are_parse_errors_not_crashes)
         if (rc == TPX_OK)
             ext_args_release(&a);
     }
+}
+
+Test(ext_codec, quotes_and_brackets_inside_names_do_not_end_the_array)
+{
+    const char *body = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},"
+                       "\"NodeNames\":[\"a\\\"]b\",\"c\\\\\",\"}{\"],\"Nodes\":null}";
+    struct ext_args a;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_eq(ext_codec_decode_args(body, strlen(body), NULL, &a, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(a.nnames, 3);
+    cr_expect_str_eq(a.names[0], "a\"]b");
+    cr_expect_str_eq(a.names[1], "c\\");
+    cr_expect_str_eq(a.names[2], "}{");
+    ext_args_release(&a);
 }
 
 Test(ext_codec, deep_nesting_is_refused)
