@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz/fuzz_request.c - libFuzzer target for the extender's request decoders: ExtenderArgs
  * (tokenizer + Pod through jansson + node infos), then encode an answer from what was decoded;
- * ExtenderBindingArgs and ExtenderPreemptionArgs. Seeds: tests/fixtures/extender/*.json.
- *   build-fuzz/fuzz/fuzz_request -max_len=262144 tests/fixtures/extender */
+ * ExtenderBindingArgs and ExtenderPreemptionArgs. Seeds: the .json files in
+ * tests/fixtures/extender.
+ *   build/fuzz/fuzz/fuzz_request -max_len=262144 tests/fixtures/extender */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
