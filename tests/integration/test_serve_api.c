@@ -874,6 +874,45 @@ Test(serve_api, a_rejected_group_gets_one_warning, .timeout = 120)
     stop(w);
 }
 
+Test(serve_api, a_pod_deleted_during_a_watch_gap_is_released_by_the_relist, .timeout = 120)
+{
+    struct world *w = world_new(true);
+    const char *args[] = {NULL};
+    json_t *items;
+    char *gone410;
+    long total;
+    int i;
+
+    start(w, args);
+    cr_assert_eq(wait_ready(w), 200, "never ready:\n%s", w->srv.log);
+    total = free_gpus(w);
+    /* bound through the API; the fake sends no watch event for it, so topox knows the pod only
+     * from its own bind */
+    place(w, add_pod(w, "llm", "gone", "gone-1", NULL, 0, 1, 8, 1));
+    cr_expect_eq(free_gpus(w), total - 8);
+    sleep_ms(1100); /* bookings carry whole seconds: the relist must start after this one */
+
+    /* the watch drops; meanwhile the pod is deleted and the resourceVersion topox would resume
+     * from is compacted away, so its next watch gets 410 and it relists */
+    proxy_set_down(w->proxy, true);
+    items = json_object_get(w->pods, "items");
+    json_array_remove(items, json_array_size(items) - 1);
+    push_pods(w);
+    gone410 = read_file(TPX_FIXTURES "/apiserver/status-410-expired.json", NULL);
+    cr_assert_not_null(gone410);
+    fake_api_push_watch_status(w->api, "/api/v1/pods", 410, gone410);
+    free(gone410);
+    proxy_set_down(w->proxy, false);
+
+    for (i = 0; i < 300 && free_gpus(w) != total; i++)
+        sleep_ms(100);
+    cr_expect_eq(free_gpus(w), total, "the relist must release the deleted pod's 8 GPUs");
+    server_drain(&w->srv);
+    cr_expect(w->srv.log && strstr(w->srv.log, "relist: released pods no longer listed"),
+              "the log says why");
+    stop(w);
+}
+
 Test(serve_api, an_api_outage_loses_nothing_and_heals_by_itself, .timeout = 300)
 {
     struct world *w = world_new(true);
