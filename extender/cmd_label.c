@@ -23,6 +23,7 @@
 static const char usage_text[] =
     "usage: topox label [--dry-run] [-o labels|json] [--topology-xml FILE | --fsroot DIR]\n"
     "                   [--node NAME] [--interval DURATION] [--kubeconfig FILE]\n"
+    "                   [--interconnect NAME] [--domain-size N]\n"
     "       topox label --inventory FILE [--nodes FILE] [--dry-run] [-o labels|json]\n"
     "\n"
     "Discover this node's accelerators, their interconnect and RDMA NICs with hwloc and publish\n"
@@ -36,6 +37,10 @@ static const char usage_text[] =
     "  --node NAME          the Node to patch (default: $NODE_NAME, from the downward API)\n"
     "  --interval DURATION  keep running, relabel every DURATION (e.g. 30s, 5m, 1h) until SIGTERM\n"
     "  --kubeconfig FILE    API server access (default: $KUBECONFIG, else in-cluster)\n"
+    "  --interconnect NAME  say what hwloc cannot see: hccs, nvlink, nvswitch, xgmi or pcie\n"
+    "                       (Ascend HCCS has no hwloc distance matrix)\n"
+    "  --domain-size N      accelerators per fully connected set, split in PCI bus order\n"
+    "                       (e.g. 4 for the two HCCS rings of an 8-NPU Atlas 800 9000)\n"
     "  --inventory FILE     YAML or .csv map node -> rack, block, nvlink-domain; sets\n"
     "                       topox.io/rack, topox.io/block, topox.io/nvlink-domain on every listed "
     "node\n"
@@ -58,6 +63,8 @@ struct label_opts {
     const char *inventory;
     const char *nodes;
     long interval_s;
+    enum topo_fabric fabric; /* --interconnect; UNKNOWN: as discovered */
+    unsigned domain_size;    /* --domain-size; 0: as discovered */
 };
 
 /* "90", "30s", "5m", "1h" -> seconds; -1 when malformed or not positive. */
@@ -103,7 +110,18 @@ static int usage_error(const char *fmt, ...)
 
 static int parse_opts(int argc, char **argv, struct label_opts *o)
 {
-    enum { O_DRY = 256, O_XML, O_FSROOT, O_NODE, O_INTERVAL, O_KUBECONFIG, O_INVENTORY, O_NODES };
+    enum {
+        O_DRY = 256,
+        O_XML,
+        O_FSROOT,
+        O_NODE,
+        O_INTERVAL,
+        O_KUBECONFIG,
+        O_INVENTORY,
+        O_NODES,
+        O_INTERCONNECT,
+        O_DOMAIN_SIZE
+    };
     static const struct option longopts[] = {
         {"dry-run", no_argument, NULL, O_DRY},
         {"output", required_argument, NULL, 'o'},
@@ -114,6 +132,8 @@ static int parse_opts(int argc, char **argv, struct label_opts *o)
         {"kubeconfig", required_argument, NULL, O_KUBECONFIG},
         {"inventory", required_argument, NULL, O_INVENTORY},
         {"nodes", required_argument, NULL, O_NODES},
+        {"interconnect", required_argument, NULL, O_INTERCONNECT},
+        {"domain-size", required_argument, NULL, O_DOMAIN_SIZE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -162,6 +182,23 @@ static int parse_opts(int argc, char **argv, struct label_opts *o)
         case O_NODES:
             o->nodes = optarg;
             break;
+        case O_INTERCONNECT:
+            if (!topo_fabric_parse(optarg, &o->fabric) || o->fabric == TOPO_FABRIC_UNKNOWN)
+                return usage_error("unknown --interconnect '%s' (hccs, nvlink, nvswitch, xgmi or "
+                                   "pcie)",
+                                   optarg);
+            break;
+        case O_DOMAIN_SIZE: {
+            char *end = NULL;
+            unsigned long v;
+
+            errno = 0;
+            v = strtoul(optarg, &end, 10);
+            if (errno || !end || *end || end == optarg || v == 0 || v > 1024 || optarg[0] == '-')
+                return usage_error("bad --domain-size '%s' (a count from 1 to 1024)", optarg);
+            o->domain_size = (unsigned)v;
+            break;
+        }
         case ':':
             return usage_error("'%s' needs a value", argv[optind - 1]);
         default:
@@ -170,8 +207,9 @@ static int parse_opts(int argc, char **argv, struct label_opts *o)
     }
     if (optind < argc)
         return usage_error("unexpected argument '%s'", argv[optind]);
-    if (o->inventory && (o->path || o->interval_s))
-        return usage_error("%s", "--inventory takes no --topology-xml, --fsroot or --interval");
+    if (o->inventory && (o->path || o->interval_s || o->fabric || o->domain_size))
+        return usage_error("%s", "--inventory takes no --topology-xml, --fsroot, --interval, "
+                                 "--interconnect or --domain-size");
     if (o->nodes && !o->inventory)
         return usage_error("%s", "--nodes goes with --inventory");
     return 0;
@@ -196,7 +234,9 @@ static enum tpx_code discover(const struct label_opts *o, struct discovered *out
     struct tpx_buf b;
 
     out->annotation = NULL;
-    if (topo_discover(o->source, o->path, &d, err) != TPX_OK) {
+    if (topo_discover(o->source, o->path, &d, err) != TPX_OK ||
+        ((o->fabric != TOPO_FABRIC_UNKNOWN || o->domain_size) &&
+         topo_discovery_override(&d, o->fabric, o->domain_size, err) != TPX_OK)) {
         topo_discovery_release(&d);
         return err->code;
     }

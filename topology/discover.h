@@ -98,6 +98,7 @@ struct topo_discovery {
     unsigned domains_per_node;   /* islands of that size */
     unsigned islands;            /* islands in all */
     enum topo_affinity affinity; /* worst nic_affinity over primary accelerators */
+    bool overridden;             /* fabric or domains set by topo_discovery_override() */
 };
 
 /* Where topo_discover() reads from. */
@@ -129,6 +130,16 @@ void topo_discovery_release(struct topo_discovery *d);
  * fail; idempotent.
  */
 void topo_discovery_summarize(struct topo_discovery *d);
+
+/*
+ * Replace what hwloc could not see (Ascend HCCS, say): fabric (TOPO_FABRIC_UNKNOWN: keep it) and,
+ * when domain_size > 0, split the primary accelerators into islands of domain_size in PCI bus
+ * order (NPUs 0-3 and 4-7 for the two HCCS rings of an Atlas 800 training server). Run after
+ * topo_discovery_summarize(). TPX_EINVAL when there are no accelerators or domain_size does not
+ * divide their count; *d is unchanged then. Sets d->overridden.
+ */
+enum tpx_code topo_discovery_override(struct topo_discovery *d, enum topo_fabric fabric,
+                                      unsigned domain_size, struct tpx_err *err);
 
 /* Node labels. Keys and values are copied in; values are valid Kubernetes label values. */
 enum { TOPO_LABELS_MAX = 16, TOPO_LABEL_KEY_MAX = 64, TOPO_LABEL_VALUE_MAX = 64 };

@@ -330,6 +330,33 @@ static enum tpx_code add_accel(struct tpx_buf *b, const struct topo_discovery *d
     return TPX_OK;
 }
 
+enum tpx_code topo_discovery_override(struct topo_discovery *d, enum topo_fabric fabric,
+                                      unsigned domain_size, struct tpx_err *err)
+{
+    size_t k = 0;
+
+    if (d->count == 0)
+        return tpx_err_set(err, TPX_EINVAL,
+                           "no accelerators were found, so there is no interconnect to set");
+    if (domain_size > 0 && (domain_size > d->count || d->count % domain_size != 0))
+        return tpx_err_set(err, TPX_EINVAL,
+                           "a domain size of %u does not divide the %zu %s accelerators found",
+                           domain_size, d->count, topo_vendor_name(d->vendor));
+    if (fabric != TOPO_FABRIC_UNKNOWN)
+        d->fabric = fabric;
+    if (domain_size > 0) {
+        for (size_t i = 0; i < d->n_accels; i++) {
+            if (d->accels[i].primary)
+                d->accels[i].island = (int)(k++ / domain_size);
+        }
+        d->domain_size = domain_size;
+        d->islands = (unsigned)(d->count / domain_size);
+        d->domains_per_node = d->islands;
+    }
+    d->overridden = true;
+    return TPX_OK;
+}
+
 enum tpx_code topo_discovery_annotation(const struct topo_discovery *d, const char *hwloc_version,
                                         struct tpx_buf *out, struct tpx_err *err)
 {
@@ -350,6 +377,7 @@ enum tpx_code topo_discovery_annotation(const struct topo_discovery *d, const ch
                      d->domain_size, d->domains_per_node, d->islands, d->numa_nodes,
                      d->nvswitches) != TPX_OK ||
         add_key_str(out, "gpu_nic_affinity", topo_affinity_name(d->affinity), err) != TPX_OK ||
+        (d->overridden && tpx_buf_adds(out, ",\"overridden\":true", err) != TPX_OK) ||
         tpx_buf_adds(out, ",\"accelerators\":[", err) != TPX_OK)
         return err->code;
     for (size_t i = 0; i < d->n_accels; i++) {

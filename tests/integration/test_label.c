@@ -124,6 +124,10 @@ Test(label, help_and_usage_errors)
         (const char *[]){"label", "--topology-xml", "a.xml", "--fsroot", "/", NULL},
         (const char *[]){"label", "--nodes", "n.json", NULL},
         (const char *[]){"label", "--topology-xml", NULL},
+        (const char *[]){"label", "--interconnect", "infiniband", NULL},
+        (const char *[]){"label", "--domain-size", "0", NULL},
+        (const char *[]){"label", "--domain-size", "-4", NULL},
+        (const char *[]){"label", "--inventory", "i.csv", "--domain-size", "4", NULL},
     };
     struct run_result r;
 
@@ -139,6 +143,34 @@ Test(label, help_and_usage_errors)
         cr_expect_eq(r.out_len, 0, "case %zu", i);
         run_result_release(&r);
     }
+}
+
+Test(label, what_hwloc_cannot_see_is_set_by_flags)
+{
+    const char *xml = TPX_FIXTURES "/hwloc/aws-g4dn-metal-8xT4-pcie.xml";
+    struct run_result r;
+
+    cr_assert_eq(run_topox((const char *[]){"label", "--dry-run", "--topology-xml", xml,
+                                            "--interconnect", "hccs", "--domain-size", "4", NULL},
+                           NULL, &r),
+                 0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "topox.io/interconnect=hccs\n") &&
+                  strstr(r.out, "topox.io/domain-size=4\n") &&
+                  strstr(r.out, "topox.io/domains-per-node=2\n") &&
+                  strstr(r.out, "\"overridden\":true"),
+              "%s", r.out);
+    run_result_release(&r);
+    /* a size that does not divide the 8 GPUs: one line, exit 2 */
+    cr_assert_eq(run_topox((const char *[]){"label", "--dry-run", "--topology-xml", xml,
+                                            "--domain-size", "3", NULL},
+                           NULL, &r),
+                 0);
+    cr_expect_eq(r.status, 2);
+    cr_expect(strstr(r.err, "domain size of 3 does not divide the 8 nvidia accelerators"), "%s",
+              r.err);
+    cr_expect_eq(r.out_len, 0);
+    run_result_release(&r);
 }
 
 Test(label, missing_xml_names_the_file)

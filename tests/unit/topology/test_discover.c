@@ -527,6 +527,60 @@ Test(topo_discovery_summarize, hand_built_results)
     cr_expect_eq(d.affinity, TOPO_AFFINITY_NONE);
 }
 
+Test(topo_discovery_override, hccs_rings_of_four_in_pci_order)
+{
+    struct topo_accel acc[9];
+    struct topo_discovery d;
+    struct topo_label_set ls;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    /* 8 Ascend NPUs on PCIe as hwloc sees them, plus a VGA-class NVIDIA card that is not primary */
+    memset(acc, 0, sizeof(acc));
+    for (int i = 0; i < 9; i++) {
+        acc[i].vendor = i < 8 ? TOPO_VENDOR_HUAWEI : TOPO_VENDOR_NVIDIA;
+        acc[i].link_group = -1;
+        acc[i].nic = -1;
+    }
+    memset(&d, 0, sizeof(d));
+    d.accels = acc;
+    d.n_accels = 9;
+    topo_discovery_summarize(&d);
+    cr_assert_eq(d.fabric, TOPO_FABRIC_PCIE);
+    cr_assert_eq(d.domain_size, 8);
+
+    cr_expect_eq(topo_discovery_override(&d, TOPO_FABRIC_HCCS, 3, &err), TPX_EINVAL);
+    cr_expect(strstr(err.msg, "3") && strstr(err.msg, "8 huawei"), "%s", err.msg);
+    cr_expect_eq(d.domain_size, 8, "a refused override changes nothing");
+    cr_expect_eq(d.fabric, TOPO_FABRIC_PCIE);
+    cr_expect(!d.overridden);
+
+    tpx_err_clear(&err);
+    cr_assert_eq(topo_discovery_override(&d, TOPO_FABRIC_HCCS, 4, &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(d.fabric, TOPO_FABRIC_HCCS);
+    cr_expect_eq(d.domain_size, 4);
+    cr_expect_eq(d.domains_per_node, 2);
+    cr_expect_eq(d.islands, 2);
+    cr_expect_eq(acc[0].island, 0);
+    cr_expect_eq(acc[3].island, 0);
+    cr_expect_eq(acc[4].island, 1);
+    cr_expect_eq(acc[7].island, 1);
+    cr_expect_eq(acc[8].island, -1, "not primary: in no island");
+    topo_discovery_labels(&d, &ls);
+    cr_expect_str_eq(label(&ls, "interconnect"), "hccs");
+    cr_expect_str_eq(label(&ls, "domain-size"), "4");
+    cr_expect_str_eq(label(&ls, "domains-per-node"), "2");
+
+    /* the interconnect alone keeps the domains */
+    cr_assert_eq(topo_discovery_override(&d, TOPO_FABRIC_NVLINK, 0, &err), TPX_OK);
+    cr_expect_eq(d.domain_size, 4);
+    cr_expect_eq(d.fabric, TOPO_FABRIC_NVLINK);
+
+    /* nothing found: nothing to override */
+    memset(&d, 0, sizeof(d));
+    topo_discovery_summarize(&d);
+    cr_expect_eq(topo_discovery_override(&d, TOPO_FABRIC_HCCS, 0, &err), TPX_EINVAL);
+}
+
 Test(topo_discovery_labels, no_accelerators_publishes_only_counts)
 {
     struct topo_discovery d;
