@@ -393,20 +393,45 @@ static bool key_is(const char *raw, size_t rawlen, const char *key)
     return strlen(key) == rawlen && memcmp(raw, key, rawlen) == 0;
 }
 
-static bool key_fold(const char *raw, size_t rawlen, const char *key)
+/* Whether an object key matches a field name the way Go's encoding/json matches it: the key
+ * unescaped, then equal under case folding. Folding is ASCII's, plus the two non-ASCII runes whose
+ * simple fold is an ASCII letter: U+017F (long s) and U+212A (Kelvin sign). */
+static bool key_matches(const char *raw, size_t rawlen, bool esc, const char *name)
 {
-    if (strlen(key) != rawlen)
-        return false;
-    for (size_t i = 0; i < rawlen; i++) {
-        char a = raw[i], b = key[i];
-        if (a >= 'A' && a <= 'Z')
-            a = (char)(a - 'A' + 'a');
-        if (b >= 'A' && b <= 'Z')
-            b = (char)(b - 'A' + 'a');
-        if (a != b)
-            return false;
+    char buf[256];
+    const unsigned char *k = (const unsigned char *)raw;
+    size_t n = rawlen, i = 0, j = 0, nl = strlen(name);
+
+    if (esc) {
+        if (rawlen >= sizeof(buf))
+            return false; /* longer than any name matched here */
+        n = decode(raw, rawlen, buf);
+        k = (const unsigned char *)buf;
     }
-    return true;
+    while (i < n && j < nl) {
+        unsigned char want = (unsigned char)name[j];
+
+        if (want >= 'A' && want <= 'Z')
+            want = (unsigned char)(want - 'A' + 'a');
+        if (k[i] < 0x80) {
+            unsigned char c = k[i];
+
+            if (c >= 'A' && c <= 'Z')
+                c = (unsigned char)(c - 'A' + 'a');
+            if (c != want)
+                return false;
+            i++;
+        } else if (want == 's' && i + 1 < n && k[i] == 0xC5 && k[i + 1] == 0xBF) {
+            i += 2;
+        } else if (want == 'k' && i + 2 < n && k[i] == 0xE2 && k[i + 1] == 0x84 &&
+                   k[i + 2] == 0xAA) {
+            i += 3;
+        } else {
+            return false;
+        }
+        j++;
+    }
+    return i == n && j == nl;
 }
 
 /* Past the array or object at pos by its brackets and string quotes alone, validating nothing
@@ -469,7 +494,6 @@ enum tpx_code ext_scan_object_keys(const char *p, size_t len, const char *const 
 {
     struct scan s = {p, len, 0, 1, err};
     bool first = true, kesc;
-    bool exact[16] = {false};
     size_t kraw, klen;
     int r;
 
@@ -478,18 +502,12 @@ enum tpx_code ext_scan_object_keys(const char *p, size_t len, const char *const 
     for (size_t i = 0; i < nkeys; i++)
         spans[i] = (struct ext_span){0, 0, false, true};
     while ((r = obj_next(&s, &first, &kraw, &klen, &kesc)) == 1) {
-        size_t start = s.pos;
+        size_t start;
         size_t hit = nkeys;
-        bool is_exact = false;
         bool lazy;
 
-        for (size_t i = 0; i < nkeys && !kesc; i++) {
-            if (key_is(p + kraw, klen, keys[i])) {
-                hit = i;
-                is_exact = true;
-                break;
-            }
-            if (hit == nkeys && key_fold(p + kraw, klen, keys[i]))
+        for (size_t i = 0; i < nkeys && hit == nkeys; i++) {
+            if (key_matches(p + kraw, klen, kesc, keys[i]))
                 hit = i;
         }
         lazy = hit < nkeys && (deferred >> hit & 1U);
@@ -497,21 +515,17 @@ enum tpx_code ext_scan_object_keys(const char *p, size_t len, const char *const 
         start = s.pos;
         if ((lazy ? span_skip(&s) : skip_value(&s)) != TPX_OK)
             return err->code;
-        /* Go keeps the last duplicate; an exact spelling beats a folded one */
-        if (hit < nkeys && (is_exact || !exact[hit])) {
-            /* a deferred value that is replaced is never parsed: validate it now */
-            if (lazy && spans[hit].present &&
-                validate_span(&s, spans[hit].off, spans[hit].off + spans[hit].len) != TPX_OK)
-                return err->code;
-            spans[hit].off = start;
-            spans[hit].len = s.pos - start;
-            spans[hit].present = true;
-            spans[hit].null = (s.pos - start == 4 && memcmp(p + start, "null", 4) == 0);
-            if (is_exact)
-                exact[hit] = true;
-        } else if (lazy && validate_span(&s, start, s.pos) != TPX_OK) {
-            return err->code; /* a deferred value that is not kept: the same */
-        }
+        if (hit == nkeys)
+            continue;
+        /* Go decodes every occurrence into the field, so the last one wins, whatever its
+         * spelling; a deferred value it replaces is never parsed, so it is validated now */
+        if (lazy && spans[hit].present &&
+            validate_span(&s, spans[hit].off, spans[hit].off + spans[hit].len) != TPX_OK)
+            return err->code;
+        spans[hit].off = start;
+        spans[hit].len = s.pos - start;
+        spans[hit].present = true;
+        spans[hit].null = (s.pos - start == 4 && memcmp(p + start, "null", 4) == 0);
     }
     if (r < 0)
         return err->code;
@@ -859,10 +873,12 @@ enum tpx_code ext_scan_nodelist(const char *p, size_t len, struct ext_scan_nodes
 
         while ((r = obj_next(&l.s, &first, &kraw, &klen, &kesc)) == 1) {
             enum tpx_code rc;
-            if (key_fold(p + kraw, klen, "items"))
+            if (key_matches(p + kraw, klen, kesc, "items")) {
+                out->n = 0; /* a later "items" replaces an earlier one, as in Go */
                 rc = items_array(&l);
-            else
+            } else {
                 rc = skip_value(&l.s);
+            }
             if (rc != TPX_OK)
                 goto fail;
         }

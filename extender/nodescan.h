@@ -29,10 +29,11 @@ struct ext_span {
 enum tpx_code ext_scan_validate(const char *p, size_t len, struct tpx_err *err);
 
 /*
- * Scan one JSON object and record the span of the value of each key in keys[] (at most 16;
- * matched ASCII-case-insensitively, the way Go's encoding/json does; an exact match wins over a
- * folded one). spans[i] has present=false, null=true when keys[i] is absent. Other keys are
- * skipped (and validated). TPX_EPARSE when the input is not one JSON object.
+ * Scan one JSON object and record the span of the value of each key in keys[] (at most 16),
+ * matched the way Go's encoding/json matches struct fields: the key unescaped, then compared
+ * under case folding; when a key occurs more than once, in any spelling, the last occurrence wins.
+ * spans[i] has present=false, null=true when keys[i] is absent. Other keys are skipped (and
+ * validated). TPX_EPARSE when the input is not one JSON object.
  * Bit i of deferred: the caller parses the value of keys[i] with a validating parser of its own,
  * so an array or object there is only skipped by its brackets here (one pass over it instead of
  * two); if the caller does not parse such a span after all, it must ext_scan_validate() it. A
@@ -72,9 +73,10 @@ struct ext_scan_nodes {
 };
 
 /*
- * Scan a NodeList object ({"metadata":{},"items":[...]}, keys matched case-insensitively) or a bare
- * array of Node objects. A null list gives zero items. Every item is validated as JSON;
- * items must be objects.
+ * Scan a NodeList object ({"metadata":{},"items":[...]}, "items" matched as above, the last one
+ * winning) or a bare array of Node objects. Inside an item only the exact key spellings that
+ * Kubernetes writes (metadata, name, labels, spec, status, ...) are read. A null list gives zero
+ * items. Every item is validated as JSON; items must be objects.
  */
 enum tpx_code ext_scan_nodelist(const char *p, size_t len, struct ext_scan_nodes *out,
                                 struct tpx_err *err);

@@ -140,17 +140,35 @@ Test(ext_codec, filter_ncc_false_lowercase_keys_copies_node_bytes)
     free(req);
 }
 
-Test(ext_codec, exact_key_spelling_wins_over_folded)
+Test(ext_codec, keys_match_like_go_encoding_json)
 {
-    const char *req = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"right\"],"
-                      "\"nodenames\":[\"wrong\"]}";
-    struct ext_args a;
-    struct tpx_err err = TPX_ERR_INIT;
+    /* Go decodes every occurrence of a field's key into the field, so the last one wins whatever
+     * its spelling; keys are unescaped before matching; U+017F folds to s, U+212A to k */
+    static const struct {
+        const char *body;
+        const char *first;
+    } cases[] = {
+        {"{\"Pod\":{},\"NodeNames\":[\"first\"],\"nodenames\":[\"last\"]}", "last"},
+        {"{\"Pod\":{},\"nodenames\":[\"first\"],\"NodeNames\":[\"last\"]}", "last"},
+        {"{\"Pod\":{},\"Node\\u004eames\":[\"escaped\"]}", "escaped"},
+        {"{\"Pod\":{},\"NodeName\xc5\xbf\":[\"long-s\"]}", "long-s"},
+        {"{\"pod\":{},\"NODENAMES\":[\"upper\"]}", "upper"},
+        {"{\"Pod\":{},\"Nodes\":{\"items\":[{\"metadata\":{\"name\":\"a\"}}],"
+         "\"Items\":[{\"metadata\":{\"name\":\"b\"}}]}}",
+         "b"},
+    };
 
-    cr_assert_eq(ext_codec_decode_args(req, strlen(req), NULL, &a, &err), TPX_OK, "%s", err.msg);
-    cr_assert_eq(a.nnames, 1);
-    cr_expect_str_eq(a.names[0], "right");
-    ext_args_release(&a);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct ext_args a;
+        struct tpx_err err = TPX_ERR_INIT;
+
+        cr_assert_eq(ext_codec_decode_args(cases[i].body, strlen(cases[i].body), NULL, &a, &err),
+                     TPX_OK, "case %zu: %s", i, err.msg);
+        cr_expect_eq(a.nnames, 1, "case %zu", i);
+        if (a.nnames)
+            cr_expect_str_eq(a.names[0], cases[i].first, "case %zu", i);
+        ext_args_release(&a);
+    }
 }
 
 Test(ext_codec, prioritize_is_a_bare_array_of_integers)
