@@ -383,21 +383,22 @@ enum tpx_code ext_codec_priorities(const char *const *names, const int *scores, 
     for (size_t i = 0; i < n; i++) {
         size_t plain = plain_len(names[i]);
 
-        if (plain == (size_t)-1) { /* a name to escape: the general path */
+        if (plain == (size_t)-1) { /* a name to escape: ext_json_str's general path */
             if ((i && tpx_buf_add(out, ",", 1, err) != TPX_OK) ||
                 tpx_buf_add(out, host, sizeof(host) - 1, err) != TPX_OK ||
-                ext_json_str(out, names[i], err) != TPX_OK ||
-                tpx_buf_addf(out, err, ",\"Score\":%d}", scores[i]) != TPX_OK)
+                ext_json_str(out, names[i], err) != TPX_OK)
                 return err->code;
-            continue;
+        } else { /* ,{"Host":"NAME" */
+            if (tpx_buf_reserve(out, plain + sizeof(host) + 2, err) != TPX_OK)
+                return err->code;
+            if (i)
+                tpx_buf_put(out, ",", 1);
+            tpx_buf_put(out, host, sizeof(host) - 1);
+            put_quoted(out, names[i], plain);
         }
-        /* ,{"Host":"NAME","Score":-2147483648} at most */
-        if (tpx_buf_reserve(out, plain + sizeof(host) + sizeof(score) + 16, err) != TPX_OK)
+        /* ,"Score":-2147483648} at most */
+        if (tpx_buf_reserve(out, sizeof(score) + 12, err) != TPX_OK)
             return err->code;
-        if (i)
-            tpx_buf_put(out, ",", 1);
-        tpx_buf_put(out, host, sizeof(host) - 1);
-        put_quoted(out, names[i], plain);
         tpx_buf_put(out, score, sizeof(score) - 1);
         put_int(out, scores[i]);
         tpx_buf_put(out, "}", 1);
