@@ -6,6 +6,7 @@
  * every change, so a filter call costs O(nodes + domains) with a handful of allocations. */
 #include "policy/policy.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,6 +186,27 @@ struct pol_ledger {
     unsigned *d_size;
     const char *res[16];
     size_t nres;
+    /* Bumped by every change of use or reservations (account(), account_external()), so a
+     * result derived from them can tell whether it still holds. */
+    unsigned long gen;
+    struct scope_memo *memo;
+};
+
+/*
+ * The last per-scope capacity computed (compute_scopes(), one pass over every node), kept for the
+ * next filter or score of the same shape while the ledger has not changed: kube-scheduler sends
+ * prioritize right after filter for the same pod, and pods of one job share a shape. Readers of
+ * one ledger run concurrently (serve takes a shared lock for filter and score), hence the mutex;
+ * writers that change gen hold the ledger exclusively.
+ */
+struct scope_memo {
+    pthread_mutex_t mu;
+    bool valid;
+    unsigned long gen;
+    enum pol_scope scope;
+    unsigned g, tp, ppu;
+    unsigned long *sc_dyn, *sc_static, *sc_free; /* the largest nscopes[] entries each */
+    unsigned *dom_pods;                          /* ndomains */
 };
 
 static inline size_t led_node_domains(const struct pol_ledger *l, size_t n, size_t *nd)
@@ -265,6 +287,7 @@ static void account(struct pol_ledger *l, const struct where *w, unsigned accel,
     unsigned *rck = resv ? l->rack_resv : l->rack_used;
     size_t rack = topo_cluster_node_rack(l->c, w->node), first, nd;
 
+    l->gen++;
     first = led_node_domains(l, w->node, &nd);
     if (sign > 0) {
         nod[w->node] += accel;
@@ -294,6 +317,7 @@ static void account_external(struct pol_ledger *l, size_t node, int accel)
     size_t nd, first = led_node_domains(l, node, &nd);
     size_t rack = topo_cluster_node_rack(l->c, node);
 
+    l->gen++;
     if (accel >= 0) {
         unsigned left = (unsigned)accel;
         l->node_used[node] += left;
@@ -330,6 +354,36 @@ static void account_external(struct pol_ledger *l, size_t node, int accel)
 
 /* --- life cycle ---------------------------------------------------------------------------------
  */
+
+static bool memo_new(struct pol_ledger *l)
+{
+    size_t most = 0;
+    struct scope_memo *m = calloc(1, sizeof(*m));
+
+    if (!m)
+        return false;
+    for (int k = 0; k < NSCOPE; k++)
+        most = l->nscopes[k] > most ? l->nscopes[k] : most;
+    m->sc_dyn = calloc(most + 1, sizeof(unsigned long));
+    m->sc_static = calloc(most + 1, sizeof(unsigned long));
+    m->sc_free = calloc(most + 1, sizeof(unsigned long));
+    m->dom_pods = calloc(l->ndomains + 1, sizeof(unsigned));
+    pthread_mutex_init(&m->mu, NULL);
+    l->memo = m;
+    return m->sc_dyn && m->sc_static && m->sc_free && m->dom_pods;
+}
+
+static void memo_free(struct scope_memo *m)
+{
+    if (!m)
+        return;
+    pthread_mutex_destroy(&m->mu);
+    free(m->sc_dyn);
+    free(m->sc_static);
+    free(m->sc_free);
+    free(m->dom_pods);
+    free(m);
+}
 
 struct pol_ledger *pol_ledger_new(const struct topo_cluster *c, struct tpx_err *err)
 {
@@ -368,7 +422,7 @@ struct pol_ledger *pol_ledger_new(const struct topo_cluster *c, struct tpx_err *
     l->d_size = calloc(nd + 1, sizeof(unsigned));
     if (!l->dom_used || !l->dom_resv || !l->node_used || !l->node_resv || !l->rack_used ||
         !l->rack_resv || !l->n_alloc || !l->n_dfirst || !l->n_dcount || !l->n_multi ||
-        !l->n_unsched || !l->n_res || !l->d_size)
+        !l->n_unsched || !l->n_res || !l->d_size || !memo_new(l))
         goto oom;
     for (size_t d = 0; d < nd; d++)
         l->d_size[d] = topo_cluster_domain_size(c, d);
@@ -427,6 +481,7 @@ void pol_ledger_free(struct pol_ledger *l)
 {
     if (!l)
         return;
+    memo_free(l->memo);
     free(l->dom_used);
     free(l->dom_resv);
     free(l->node_used);
@@ -886,7 +941,43 @@ static unsigned long node_pods_innode(const struct ctx *x, size_t n, bool now)
     return pods < cap ? pods : cap;
 }
 
-/* Pods placeable per scope now and on an empty cluster, in one pass over nodes and domains. */
+/* Copy the memo's scopes into x (take) or x's into the memo (!take); for take, only when the memo
+ * holds x's shape at the ledger's current generation. true when copied. */
+static bool memo_swap(const struct ctx *x, bool take)
+{
+    const struct pol_ledger *l = x->l;
+    struct scope_memo *m = l->memo;
+    size_t ns = l->nscopes[x->e.scope];
+    bool hit;
+
+    pthread_mutex_lock(&m->mu);
+    hit = m->valid && m->gen == l->gen && m->scope == x->e.scope && m->g == x->e.g &&
+          m->tp == x->e.tp && m->ppu == x->ppu;
+    if (take && hit) {
+        memcpy(x->sc_dyn, m->sc_dyn, ns * sizeof(*x->sc_dyn));
+        memcpy(x->sc_static, m->sc_static, ns * sizeof(*x->sc_static));
+        memcpy(x->sc_free, m->sc_free, ns * sizeof(*x->sc_free));
+        if (l->any_multi)
+            memcpy(x->dom_pods, m->dom_pods, l->ndomains * sizeof(*x->dom_pods));
+    } else if (!take) {
+        memcpy(m->sc_dyn, x->sc_dyn, ns * sizeof(*x->sc_dyn));
+        memcpy(m->sc_static, x->sc_static, ns * sizeof(*x->sc_static));
+        memcpy(m->sc_free, x->sc_free, ns * sizeof(*x->sc_free));
+        if (l->any_multi)
+            memcpy(m->dom_pods, x->dom_pods, l->ndomains * sizeof(*x->dom_pods));
+        m->valid = true;
+        m->gen = l->gen;
+        m->scope = x->e.scope;
+        m->g = x->e.g;
+        m->tp = x->e.tp;
+        m->ppu = x->ppu;
+    }
+    pthread_mutex_unlock(&m->mu);
+    return take && hit;
+}
+
+/* Pods placeable per scope now and on an empty cluster, in one pass over nodes and domains (or
+ * from the memo, when the ledger has not changed since the same shape was computed). */
 static void compute_scopes(struct ctx *x)
 {
     const struct pol_ledger *l = x->l;
@@ -895,6 +986,8 @@ static void compute_scopes(struct ctx *x)
     if (x->scopes_done)
         return;
     x->scopes_done = true;
+    if (memo_swap(x, true))
+        return;
     for (size_t n = 0; n < l->nnodes; n++) {
         size_t s = sof[n];
         if (l->n_unsched[n])
@@ -924,6 +1017,7 @@ static void compute_scopes(struct ctx *x)
         x->sc_dyn[sof[nodes[0]]] += x->dom_pods[d] / x->ppu * x->ppu;
         x->sc_static[sof[nodes[0]]] += stat / x->ppu * x->ppu;
     }
+    memo_swap(x, false);
 }
 
 /* Best in-node domain(s) of node n that can take the pod now (without touching reservations):
