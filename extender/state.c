@@ -15,6 +15,7 @@
 #define POD_BUCKETS 4096
 #define POD_MAX 200000
 #define POD_SEEN_TTL 3600
+#define MEMOS 16
 
 enum pod_kind { POD_SEEN = 0, POD_COMMITTED, POD_USED };
 
@@ -44,6 +45,14 @@ struct ext_state {
     pthread_mutex_t pods_lock; /* pods, npods */
     struct pod *pods[POD_BUCKETS];
     size_t npods;
+
+    /* Scope memos for filter and score (policy.h): each call takes one, the most recently given
+     * back (likely the same pod's shape: prioritize follows filter), and gives it back before the
+     * shared lock is released, so a writer finds them all home. */
+    pthread_mutex_t memo_lock; /* memo_home, nhome, nmemo */
+    struct pol_scope_memo *memo_home[MEMOS];
+    size_t nhome;
+    size_t nmemo;
 };
 
 static size_t hash(const char *s)
@@ -118,6 +127,29 @@ static struct pod *pod_get(struct ext_state *st, const char *uid, const char *na
     return p;
 }
 
+/* A memo for one call, or NULL when all are out (the call then computes without one). */
+static struct pol_scope_memo *memo_take(struct ext_state *st)
+{
+    struct pol_scope_memo *m = NULL;
+
+    pthread_mutex_lock(&st->memo_lock);
+    if (st->nhome)
+        m = st->memo_home[--st->nhome];
+    else if (st->nmemo < MEMOS && (m = pol_scope_memo_new()) != NULL)
+        st->nmemo++;
+    pthread_mutex_unlock(&st->memo_lock);
+    return m;
+}
+
+static void memo_give(struct ext_state *st, struct pol_scope_memo *m)
+{
+    if (!m)
+        return;
+    pthread_mutex_lock(&st->memo_lock);
+    st->memo_home[st->nhome++] = m;
+    pthread_mutex_unlock(&st->memo_lock);
+}
+
 /* Both locks held: give back what p holds on its node (its group slot, or the accelerators it
  * counts as used); p stays in the table, bound nowhere. */
 static void unbook(struct ext_state *st, struct pod *p)
@@ -169,6 +201,7 @@ struct ext_state *ext_state_new(unsigned ttl_s, struct tpx_err *err)
     }
     pthread_rwlock_init(&st->lock, NULL);
     pthread_mutex_init(&st->pods_lock, NULL);
+    pthread_mutex_init(&st->memo_lock, NULL);
     st->ttl_s = ttl_s;
     atomic_init(&st->next_expire, 0);
     atomic_init(&st->need_sync, false);
@@ -192,6 +225,9 @@ void ext_state_free(struct ext_state *st)
     }
     pthread_rwlock_destroy(&st->lock);
     pthread_mutex_destroy(&st->pods_lock);
+    for (size_t i = 0; i < st->nhome; i++)
+        pol_scope_memo_free(st->memo_home[i]);
+    pthread_mutex_destroy(&st->memo_lock);
     free(st);
 }
 
@@ -232,6 +268,12 @@ static enum tpx_code install(struct ext_state *st, struct topo_cluster *c, struc
     }
     if (st->ledger)
         reapply_used(st, l);
+    /* the memos know the old ledger, whose address the next one may take: every memo is home
+     * (no reader holds the state) */
+    pthread_mutex_lock(&st->memo_lock);
+    for (size_t i = 0; i < st->nhome; i++)
+        pol_scope_memo_forget(st->memo_home[i]);
+    pthread_mutex_unlock(&st->memo_lock);
     pol_ledger_free(st->ledger);
     topo_cluster_free(st->cluster);
     st->ledger = l;
@@ -661,7 +703,12 @@ enum tpx_code ext_state_filter(struct ext_state *st, const struct pol_workload *
         rc = err->code;
         goto out;
     }
-    rc = pol_filter(st->ledger, wl, known, nknown, now, &out->res, err);
+    {
+        struct pol_scope_memo *m = memo_take(st);
+
+        rc = pol_filter_memo(st->ledger, m, wl, known, nknown, now, &out->res, err);
+        memo_give(st, m);
+    }
     if (rc != TPX_OK)
         goto out;
     for (size_t i = 0, k = 0; i < n; i++) {
@@ -723,7 +770,12 @@ enum tpx_code ext_state_score(struct ext_state *st, const struct pol_workload *w
         rc = err->code;
         goto out;
     }
-    rc = pol_score(st->ledger, wl, known, nknown, now, ks, err);
+    {
+        struct pol_scope_memo *m = memo_take(st);
+
+        rc = pol_score_memo(st->ledger, m, wl, known, nknown, now, ks, err);
+        memo_give(st, m);
+    }
     if (rc != TPX_OK)
         goto out;
     for (size_t i = 0, k = 0; i < n; i++) {

@@ -6,7 +6,6 @@
  * every change, so a filter call costs O(nodes + domains) with a handful of allocations. */
 #include "policy/policy.h"
 
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,26 +186,20 @@ struct pol_ledger {
     const char *res[16];
     size_t nres;
     /* Bumped by every change of use or reservations (account(), account_external()), so a
-     * result derived from them can tell whether it still holds. */
+     * result derived from them (struct pol_scope_memo) can tell whether it still holds. */
     unsigned long gen;
-    struct scope_memo *memo;
 };
 
-/*
- * The last per-scope capacity computed (compute_scopes(), one pass over every node), kept for the
- * next filter or score of the same shape while the ledger has not changed: kube-scheduler sends
- * prioritize right after filter for the same pod, and pods of one job share a shape. Readers of
- * one ledger run concurrently (serve takes a shared lock for filter and score), hence the mutex;
- * writers that change gen hold the ledger exclusively.
- */
-struct scope_memo {
-    pthread_mutex_t mu;
-    bool valid;
+/* See policy.h. The arrays grow to the largest ledger the memo meets. */
+struct pol_scope_memo {
+    const struct pol_ledger *l;
     unsigned long gen;
+    bool valid;
     enum pol_scope scope;
     unsigned g, tp, ppu;
-    unsigned long *sc_dyn, *sc_static, *sc_free; /* the largest nscopes[] entries each */
-    unsigned *dom_pods;                          /* ndomains */
+    size_t nscopes, ndomains; /* entries the arrays hold */
+    unsigned long *sc_dyn, *sc_static, *sc_free;
+    unsigned *dom_pods;
 };
 
 static inline size_t led_node_domains(const struct pol_ledger *l, size_t n, size_t *nd)
@@ -355,29 +348,23 @@ static void account_external(struct pol_ledger *l, size_t node, int accel)
 /* --- life cycle ---------------------------------------------------------------------------------
  */
 
-static bool memo_new(struct pol_ledger *l)
+struct pol_scope_memo *pol_scope_memo_new(void)
 {
-    size_t most = 0;
-    struct scope_memo *m = calloc(1, sizeof(*m));
-
-    if (!m)
-        return false;
-    for (int k = 0; k < NSCOPE; k++)
-        most = l->nscopes[k] > most ? l->nscopes[k] : most;
-    m->sc_dyn = calloc(most + 1, sizeof(unsigned long));
-    m->sc_static = calloc(most + 1, sizeof(unsigned long));
-    m->sc_free = calloc(most + 1, sizeof(unsigned long));
-    m->dom_pods = calloc(l->ndomains + 1, sizeof(unsigned));
-    pthread_mutex_init(&m->mu, NULL);
-    l->memo = m;
-    return m->sc_dyn && m->sc_static && m->sc_free && m->dom_pods;
+    return calloc(1, sizeof(struct pol_scope_memo));
 }
 
-static void memo_free(struct scope_memo *m)
+void pol_scope_memo_forget(struct pol_scope_memo *m)
+{
+    if (m) {
+        m->valid = false;
+        m->l = NULL;
+    }
+}
+
+void pol_scope_memo_free(struct pol_scope_memo *m)
 {
     if (!m)
         return;
-    pthread_mutex_destroy(&m->mu);
     free(m->sc_dyn);
     free(m->sc_static);
     free(m->sc_free);
@@ -422,7 +409,7 @@ struct pol_ledger *pol_ledger_new(const struct topo_cluster *c, struct tpx_err *
     l->d_size = calloc(nd + 1, sizeof(unsigned));
     if (!l->dom_used || !l->dom_resv || !l->node_used || !l->node_resv || !l->rack_used ||
         !l->rack_resv || !l->n_alloc || !l->n_dfirst || !l->n_dcount || !l->n_multi ||
-        !l->n_unsched || !l->n_res || !l->d_size || !memo_new(l))
+        !l->n_unsched || !l->n_res || !l->d_size)
         goto oom;
     for (size_t d = 0; d < nd; d++)
         l->d_size[d] = topo_cluster_domain_size(c, d);
@@ -481,7 +468,6 @@ void pol_ledger_free(struct pol_ledger *l)
 {
     if (!l)
         return;
-    memo_free(l->memo);
     free(l->dom_used);
     free(l->dom_resv);
     free(l->node_used);
@@ -795,14 +781,15 @@ struct ctx {
     unsigned unit; /* accelerators per unit */
     unsigned ndom; /* in-node domains one pod takes when g > domain size */
     bool scopes_done;
-    unsigned long *sc_dyn;    /* pods placeable now per scope (others' reservations held) */
-    unsigned long *sc_static; /* pods placeable on an empty scope */
-    unsigned long *sc_free;   /* free accelerators per scope */
-    unsigned *dom_pods;       /* per multi-node domain: pods placeable now */
-    unsigned char *slot_here; /* per node: a reserved slot of the group waits for this pod */
-    size_t mate_domain;       /* domain of the pod's placed TP mates, or TOPO_NONE */
-    size_t mate_node;         /* node of those mates when the domain is in-node */
-    int res_id;               /* the pod's resource in l->res[]; -1 any; -2 none has it */
+    struct pol_scope_memo *memo; /* the caller's, or NULL */
+    unsigned long *sc_dyn;       /* pods placeable now per scope (others' reservations held) */
+    unsigned long *sc_static;    /* pods placeable on an empty scope */
+    unsigned long *sc_free;      /* free accelerators per scope */
+    unsigned *dom_pods;          /* per multi-node domain: pods placeable now */
+    unsigned char *slot_here;    /* per node: a reserved slot of the group waits for this pod */
+    size_t mate_domain;          /* domain of the pod's placed TP mates, or TOPO_NONE */
+    size_t mate_node;            /* node of those mates when the domain is in-node */
+    int res_id;                  /* the pod's resource in l->res[]; -1 any; -2 none has it */
 };
 
 static void ctx_release(struct ctx *x)
@@ -941,39 +928,69 @@ static unsigned long node_pods_innode(const struct ctx *x, size_t n, bool now)
     return pods < cap ? pods : cap;
 }
 
-/* Copy the memo's scopes into x (take) or x's into the memo (!take); for take, only when the memo
- * holds x's shape at the ledger's current generation. true when copied. */
-static bool memo_swap(const struct ctx *x, bool take)
+/* The memo's scopes into x, when it holds x's shape for this ledger at its current generation. */
+static bool memo_take(const struct ctx *x)
 {
+    const struct pol_scope_memo *m = x->memo;
     const struct pol_ledger *l = x->l;
-    struct scope_memo *m = l->memo;
     size_t ns = l->nscopes[x->e.scope];
-    bool hit;
 
-    pthread_mutex_lock(&m->mu);
-    hit = m->valid && m->gen == l->gen && m->scope == x->e.scope && m->g == x->e.g &&
-          m->tp == x->e.tp && m->ppu == x->ppu;
-    if (take && hit) {
-        memcpy(x->sc_dyn, m->sc_dyn, ns * sizeof(*x->sc_dyn));
-        memcpy(x->sc_static, m->sc_static, ns * sizeof(*x->sc_static));
-        memcpy(x->sc_free, m->sc_free, ns * sizeof(*x->sc_free));
-        if (l->any_multi)
-            memcpy(x->dom_pods, m->dom_pods, l->ndomains * sizeof(*x->dom_pods));
-    } else if (!take) {
-        memcpy(m->sc_dyn, x->sc_dyn, ns * sizeof(*x->sc_dyn));
-        memcpy(m->sc_static, x->sc_static, ns * sizeof(*x->sc_static));
-        memcpy(m->sc_free, x->sc_free, ns * sizeof(*x->sc_free));
-        if (l->any_multi)
-            memcpy(m->dom_pods, x->dom_pods, l->ndomains * sizeof(*x->dom_pods));
-        m->valid = true;
-        m->gen = l->gen;
-        m->scope = x->e.scope;
-        m->g = x->e.g;
-        m->tp = x->e.tp;
-        m->ppu = x->ppu;
+    if (!m || !m->valid || m->l != l || m->gen != l->gen || m->scope != x->e.scope ||
+        m->g != x->e.g || m->tp != x->e.tp || m->ppu != x->ppu)
+        return false;
+    memcpy(x->sc_dyn, m->sc_dyn, ns * sizeof(*x->sc_dyn));
+    memcpy(x->sc_static, m->sc_static, ns * sizeof(*x->sc_static));
+    memcpy(x->sc_free, m->sc_free, ns * sizeof(*x->sc_free));
+    if (l->any_multi)
+        memcpy(x->dom_pods, m->dom_pods, l->ndomains * sizeof(*x->dom_pods));
+    return true;
+}
+
+static bool grow_ul(unsigned long **a, size_t n)
+{
+    unsigned long *p = realloc(*a, n * sizeof(**a));
+
+    if (!p)
+        return false;
+    *a = p;
+    return true;
+}
+
+/* x's scopes into the memo (it is left invalid when its arrays cannot grow). */
+static void memo_keep(const struct ctx *x)
+{
+    struct pol_scope_memo *m = x->memo;
+    const struct pol_ledger *l = x->l;
+    size_t ns = l->nscopes[x->e.scope];
+
+    if (!m)
+        return;
+    m->valid = false;
+    if (ns > m->nscopes) {
+        if (!grow_ul(&m->sc_dyn, ns) || !grow_ul(&m->sc_static, ns) || !grow_ul(&m->sc_free, ns))
+            return;
+        m->nscopes = ns;
     }
-    pthread_mutex_unlock(&m->mu);
-    return take && hit;
+    if (l->any_multi && l->ndomains > m->ndomains) {
+        unsigned *p = realloc(m->dom_pods, l->ndomains * sizeof(*p));
+
+        if (!p)
+            return;
+        m->dom_pods = p;
+        m->ndomains = l->ndomains;
+    }
+    memcpy(m->sc_dyn, x->sc_dyn, ns * sizeof(*x->sc_dyn));
+    memcpy(m->sc_static, x->sc_static, ns * sizeof(*x->sc_static));
+    memcpy(m->sc_free, x->sc_free, ns * sizeof(*x->sc_free));
+    if (l->any_multi)
+        memcpy(m->dom_pods, x->dom_pods, l->ndomains * sizeof(*x->dom_pods));
+    m->l = l;
+    m->gen = l->gen;
+    m->scope = x->e.scope;
+    m->g = x->e.g;
+    m->tp = x->e.tp;
+    m->ppu = x->ppu;
+    m->valid = true;
 }
 
 /* Pods placeable per scope now and on an empty cluster, in one pass over nodes and domains (or
@@ -986,7 +1003,7 @@ static void compute_scopes(struct ctx *x)
     if (x->scopes_done)
         return;
     x->scopes_done = true;
-    if (memo_swap(x, true))
+    if (memo_take(x))
         return;
     for (size_t n = 0; n < l->nnodes; n++) {
         size_t s = sof[n];
@@ -1017,7 +1034,7 @@ static void compute_scopes(struct ctx *x)
         x->sc_dyn[sof[nodes[0]]] += x->dom_pods[d] / x->ppu * x->ppu;
         x->sc_static[sof[nodes[0]]] += stat / x->ppu * x->ppu;
     }
-    memo_swap(x, false);
+    memo_keep(x);
 }
 
 /* Best in-node domain(s) of node n that can take the pod now (without touching reservations):
@@ -1302,6 +1319,13 @@ enum tpx_code pol_filter(const struct pol_ledger *l, const struct pol_workload *
                          const size_t *cand, size_t n, time_t now, struct pol_filter_result *res,
                          struct tpx_err *err)
 {
+    return pol_filter_memo(l, NULL, wl, cand, n, now, res, err);
+}
+
+enum tpx_code pol_filter_memo(const struct pol_ledger *l, struct pol_scope_memo *memo,
+                              const struct pol_workload *wl, const size_t *cand, size_t n,
+                              time_t now, struct pol_filter_result *res, struct tpx_err *err)
+{
     struct ctx x;
     struct rtable t = {.ncode = 0};
     enum tpx_code rc = TPX_OK;
@@ -1314,6 +1338,7 @@ enum tpx_code pol_filter(const struct pol_ledger *l, const struct pol_workload *
     }
     if (ctx_init(&x, l, wl, err) != TPX_OK)
         return err->code;
+    x.memo = memo;
     res->verdict = calloc(n + 1, sizeof(*res->verdict));
     res->reason = calloc(n + 1, sizeof(*res->reason));
     t.scope_idx = calloc(l->nscopes[wl->scope] + 1, sizeof(unsigned));
@@ -1391,6 +1416,13 @@ static int node_fit_bonus(const struct ctx *x, size_t n)
 enum tpx_code pol_score(const struct pol_ledger *l, const struct pol_workload *wl,
                         const size_t *cand, size_t n, time_t now, int *scores, struct tpx_err *err)
 {
+    return pol_score_memo(l, NULL, wl, cand, n, now, scores, err);
+}
+
+enum tpx_code pol_score_memo(const struct pol_ledger *l, struct pol_scope_memo *memo,
+                             const struct pol_workload *wl, const size_t *cand, size_t n,
+                             time_t now, int *scores, struct tpx_err *err)
+{
     struct ctx x;
 
     (void)now;
@@ -1403,6 +1435,7 @@ enum tpx_code pol_score(const struct pol_ledger *l, const struct pol_workload *w
         return TPX_OK;
     if (ctx_init(&x, l, wl, err) != TPX_OK)
         return err->code;
+    x.memo = memo;
     if (x.invalid) {
         ctx_release(&x);
         return TPX_OK;

@@ -103,6 +103,8 @@ enum tpx_code pol_plan(struct pol_ledger *l, const struct pol_job *jobs, size_t 
     size_t nn = topo_cluster_node_count(c);
     size_t *cand = malloc((nn + 1) * sizeof(*cand));
     int *scores = malloc((nn + 1) * sizeof(*scores));
+    /* the score of a pod reuses its filter's rack capacities; without a memo both compute them */
+    struct pol_scope_memo *memo = pol_scope_memo_new();
     struct grow pods = {NULL, 0, 0, sizeof(struct pol_plan_pod)};
     struct grow rej = {NULL, 0, 0, sizeof(struct pol_plan_reject)};
     struct grow est = {NULL, 0, 0, sizeof(struct pol_plan_estimate)};
@@ -129,11 +131,11 @@ enum tpx_code pol_plan(struct pol_ledger *l, const struct pol_job *jobs, size_t 
                 size_t best = (size_t)-1;
                 char uid[POL_KEY_MAX + 128];
 
-                if (pol_filter(l, wl, cand, nn, now, &res, err) != TPX_OK) {
+                if (pol_filter_memo(l, memo, wl, cand, nn, now, &res, err) != TPX_OK) {
                     rc = err->code;
                     goto fail;
                 }
-                if (pol_score(l, wl, cand, nn, now, scores, err) != TPX_OK) {
+                if (pol_score_memo(l, memo, wl, cand, nn, now, scores, err) != TPX_OK) {
                     pol_filter_result_release(&res);
                     rc = err->code;
                     goto fail;
@@ -242,12 +244,14 @@ enum tpx_code pol_plan(struct pol_ledger *l, const struct pol_job *jobs, size_t 
     out->nestimates = est.n;
     free(cand);
     free(scores);
+    pol_scope_memo_free(memo);
     return TPX_OK;
 oom:
     rc = tpx_err_set(err, TPX_ENOMEM, "plan: out of memory");
 fail:
     free(cand);
     free(scores);
+    pol_scope_memo_free(memo);
     free(pods.p);
     free(rej.p);
     free(est.p);

@@ -177,6 +177,28 @@ void pol_filter_result_release(struct pol_filter_result *res);
 enum tpx_code pol_score(const struct pol_ledger *l, const struct pol_workload *wl,
                         const size_t *cand, size_t n, time_t now, int *scores, struct tpx_err *err);
 
+/*
+ * A group's first member needs the capacity of every rack (one pass over all nodes). A memo keeps
+ * the last such result with its shape and the ledger's change count, so the next filter or score
+ * of the same shape on an unchanged ledger (kube-scheduler's prioritize right after filter, the
+ * next pod of the same job) reuses it. The caller owns the memo and gives it to one call at a time;
+ * a ledger is never written by a filter or score, memo or not. After the ledger a memo was used
+ * with is freed, pol_scope_memo_forget() it before it meets another (a new ledger may take the
+ * old one's address).
+ */
+struct pol_scope_memo;
+struct pol_scope_memo *pol_scope_memo_new(void); /* NULL when out of memory */
+void pol_scope_memo_forget(struct pol_scope_memo *m);
+void pol_scope_memo_free(struct pol_scope_memo *m); /* accepts NULL */
+
+/* pol_filter() and pol_score() with a memo (NULL: none). The answers are the same either way. */
+enum tpx_code pol_filter_memo(const struct pol_ledger *l, struct pol_scope_memo *memo,
+                              const struct pol_workload *wl, const size_t *cand, size_t n,
+                              time_t now, struct pol_filter_result *res, struct tpx_err *err);
+enum tpx_code pol_score_memo(const struct pol_ledger *l, struct pol_scope_memo *memo,
+                             const struct pol_workload *wl, const size_t *cand, size_t n,
+                             time_t now, int *scores, struct tpx_err *err);
+
 /* Where a committed pod went, for annotations and plan output. Strings are borrowed from the
  * cluster (valid while it lives). */
 struct pol_placement {

@@ -721,42 +721,74 @@ Test(pol_filter, node_capacity_bounds_its_domains, .fini = teardown)
                  "a full node takes no second pod");
 }
 
+/* verdict_on() through a scope memo. */
+static enum pol_verdict verdict_memo(struct pol_scope_memo *m, const struct pol_workload *wl,
+                                     const char *node, char *why, size_t whylen)
+{
+    struct pol_filter_result res;
+    struct tpx_err err = TPX_ERR_INIT;
+    size_t i = node_of(node);
+    enum pol_verdict v;
+
+    cr_assert_eq(pol_filter_memo(led, m, wl, &i, 1, NOW, &res, &err), TPX_OK, "%s", err.msg);
+    v = res.verdict[0];
+    if (why)
+        snprintf(why, whylen, "%s", v == POL_FIT ? "" : res.reasons[res.reason[0]]);
+    pol_filter_result_release(&res);
+    return v;
+}
+
 Test(pol_filter, the_scope_memo_never_outlives_a_change, .fini = teardown)
 {
-    /* The per-scope capacity of a first member is kept between calls of the same shape while the
-     * ledger is unchanged; each kind of change must make the next answer fresh. */
+    /* A memo keeps the per-scope capacity of a first member between calls of the same shape
+     * while the ledger is unchanged; each kind of change must make the next answer fresh, and
+     * the answers must be those of pol_filter() without a memo. */
     struct pol_workload two = member("two", 8, 2, 8, 2, 0);
     struct pol_workload three = member("three", 8, 3, 8, 3, 0);
     struct pol_workload other = member("other", 8, 2, 8, 2, 0);
+    struct pol_scope_memo *m = pol_scope_memo_new();
     char why[512];
+    int scores[2][6];
+    size_t cand[6];
+    struct tpx_err err = TPX_ERR_INIT;
 
+    cr_assert_not_null(m);
     setup_spec("racks=2,nodes-per-rack=3");
-    cr_expect_eq(verdict_on(&two, "r01-n03", NULL, 0), POL_FIT);
-    cr_expect_eq(verdict_on(&two, "r01-n03", NULL, 0), POL_FIT, "the same question again");
+    cr_expect_eq(verdict_memo(m, &two, "r01-n03", NULL, 0), POL_FIT);
+    cr_expect_eq(verdict_memo(m, &two, "r01-n03", NULL, 0), POL_FIT, "the same question again");
     /* use (pol_ledger_use): r01 keeps one free node */
     use_node("r01-n01", 8);
     use_node("r01-n02", 8);
-    cr_expect_eq(verdict_on(&two, "r01-n03", why, sizeof(why)), POL_FAIL);
+    cr_expect_eq(verdict_memo(m, &two, "r01-n03", why, sizeof(why)), POL_FAIL);
     cr_expect_str_eq(why, "rack r01: 1 free 8-GPU domains, group needs 2");
     /* another shape in between, then back: each answer is its own */
-    cr_expect_eq(verdict_on(&three, "r02-n01", NULL, 0), POL_FIT);
-    cr_expect_eq(verdict_on(&two, "r01-n03", NULL, 0), POL_FAIL);
+    cr_expect_eq(verdict_memo(m, &three, "r02-n01", NULL, 0), POL_FIT);
+    cr_expect_eq(verdict_memo(m, &two, "r01-n03", NULL, 0), POL_FAIL);
+    /* scores through the memo equal scores without it */
+    for (size_t i = 0; i < 6; i++)
+        cand[i] = i;
+    cr_assert_eq(pol_score_memo(led, m, &two, cand, 6, NOW, scores[0], &err), TPX_OK);
+    cr_assert_eq(pol_score(led, &two, cand, 6, NOW, scores[1], &err), TPX_OK);
+    cr_expect_arr_eq(scores[0], scores[1], sizeof(scores[0]));
     /* use given back */
     use_node("r01-n02", -8);
-    cr_expect_eq(verdict_on(&two, "r01-n03", NULL, 0), POL_FIT);
+    cr_expect_eq(verdict_memo(m, &two, "r01-n03", NULL, 0), POL_FIT);
     /* a commit with its reservation: other's first member in r02 holds a second node there */
-    cr_expect_eq(verdict_on(&three, "r02-n01", NULL, 0), POL_FIT);
+    cr_expect_eq(verdict_memo(m, &three, "r02-n01", NULL, 0), POL_FIT);
     {
         struct pol_placement p;
-        struct tpx_err err = TPX_ERR_INIT;
 
         cr_assert_eq(pol_commit(led, &other, "o0", "o0", node_of("r02-n01"), NOW, 600, &p, &err),
                      TPX_OK, "%s", err.msg);
     }
-    cr_expect_eq(verdict_on(&three, "r02-n03", NULL, 0), POL_FAIL, "r02 has one node left");
+    cr_expect_eq(verdict_memo(m, &three, "r02-n03", NULL, 0), POL_FAIL, "r02 has one node left");
     /* expiry of the reservation, then forgetting the pod: r02 whole again */
     cr_expect_eq(pol_ledger_expire(led, NOW + 600), 1);
-    cr_expect_eq(verdict_on(&three, "r02-n03", NULL, 0), POL_FAIL, "o0 still holds r02-n01");
+    cr_expect_eq(verdict_memo(m, &three, "r02-n03", NULL, 0), POL_FAIL, "o0 still holds r02-n01");
     cr_expect(pol_ledger_forget_pod(led, "o0"));
-    cr_expect_eq(verdict_on(&three, "r02-n03", NULL, 0), POL_FIT);
+    cr_expect_eq(verdict_memo(m, &three, "r02-n03", NULL, 0), POL_FIT);
+    /* a memo that met another ledger: forgotten, then used with a new one */
+    pol_scope_memo_forget(m);
+    cr_expect_eq(verdict_memo(m, &three, "r02-n03", NULL, 0), POL_FIT);
+    pol_scope_memo_free(m);
 }
