@@ -218,11 +218,6 @@ static inline unsigned led_domain_size(const struct pol_ledger *l, size_t d)
     return l->d_size[d];
 }
 
-static inline bool led_domain_multi(const struct pol_ledger *l, size_t d)
-{
-    return topo_cluster_domain_is_multinode(l->c, d);
-}
-
 static const char *const scope_word[NSCOPE] = {"rack", "block", "zone"};
 
 static void displace(struct pol_ledger *l, size_t n);
