@@ -1726,13 +1726,46 @@ static enum tpx_code book(struct pol_ledger *l, const struct ctx *x, const struc
     return TPX_OK;
 }
 
+/* What pol_commit and pol_record check before anything is booked: a uid, a node index, and a pod
+ * already known (the same answer again on its own node, refused on another). true when that
+ * answers the call, with *rc (and *err) set; false to go on and book. */
+static bool answered_before_booking(const struct pol_ledger *l, const char *verb, const char *uid,
+                                    size_t node, struct pol_placement *out, enum tpx_code *rc,
+                                    struct tpx_err *err)
+{
+    size_t pi;
+    const struct pod *p;
+
+    if (!uid || !uid[0]) {
+        *rc = tpx_err_set(err, TPX_EINVAL, "%s: pod without a uid", verb);
+        return true;
+    }
+    if (node >= l->nnodes) {
+        *rc = tpx_err_set(err, TPX_EINVAL, "%s: bad node index %zu", verb, node);
+        return true;
+    }
+    pi = smap_get(&l->pmap, uid);
+    if (pi == TOPO_NONE)
+        return false;
+    p = &l->pods[pi];
+    if (p->at.node != node) {
+        *rc = tpx_err_set(err, TPX_EINVAL, "pod '%s' is already placed on node '%s'", p->name,
+                          topo_cluster_node(l->c, p->at.node)->name);
+        return true;
+    }
+    fill_out(l, p, p->group != TOPO_NONE ? &l->groups[p->group] : NULL, out);
+    *rc = TPX_OK;
+    return true;
+}
+
 enum tpx_code pol_commit(struct pol_ledger *l, const struct pol_workload *wl, const char *uid,
                          const char *name, size_t node, time_t now, unsigned ttl_s,
                          struct pol_placement *out, struct tpx_err *err)
 {
     struct ctx x;
     struct rcode code;
-    size_t pi = uid ? smap_get(&l->pmap, uid) : TOPO_NONE;
+    size_t pi = TOPO_NONE;
+    enum tpx_code rc;
     struct pod *p;
     struct group *g = NULL;
     size_t gi;
@@ -1741,18 +1774,8 @@ enum tpx_code pol_commit(struct pol_ledger *l, const struct pol_workload *wl, co
     int slot = NO_SLOT;
     bool use_reserved = false;
 
-    if (!uid || !uid[0])
-        return tpx_err_set(err, TPX_EINVAL, "commit: pod without a uid");
-    if (node >= l->nnodes)
-        return tpx_err_set(err, TPX_EINVAL, "commit: bad node index %zu", node);
-    if (pi != TOPO_NONE) {
-        p = &l->pods[pi];
-        if (p->at.node != node)
-            return tpx_err_set(err, TPX_EINVAL, "pod '%s' is already placed on node '%s'", p->name,
-                               topo_cluster_node(l->c, p->at.node)->name);
-        fill_out(l, p, p->group != TOPO_NONE ? &l->groups[p->group] : NULL, out);
-        return TPX_OK;
-    }
+    if (answered_before_booking(l, "commit", uid, node, out, &rc, err))
+        return rc;
     if (ctx_init(&x, l, wl, err) != TPX_OK)
         return err->code;
     v = judge(&x, node, &code);
@@ -1919,7 +1942,8 @@ enum tpx_code pol_record(struct pol_ledger *l, const struct pol_workload *wl, co
                          struct tpx_err *err)
 {
     struct ctx x;
-    size_t pi = uid ? smap_get(&l->pmap, uid) : TOPO_NONE;
+    size_t pi = TOPO_NONE;
+    enum tpx_code rc;
     struct pod *p;
     struct group *g = NULL;
     size_t gi;
@@ -1930,18 +1954,8 @@ enum tpx_code pol_record(struct pol_ledger *l, const struct pol_workload *wl, co
 
     if (warn && warn_len)
         warn[0] = '\0';
-    if (!uid || !uid[0])
-        return tpx_err_set(err, TPX_EINVAL, "record: pod without a uid");
-    if (node >= l->nnodes)
-        return tpx_err_set(err, TPX_EINVAL, "record: bad node index %zu", node);
-    if (pi != TOPO_NONE) {
-        p = &l->pods[pi];
-        if (p->at.node != node)
-            return tpx_err_set(err, TPX_EINVAL, "pod '%s' is already placed on node '%s'", p->name,
-                               topo_cluster_node(l->c, p->at.node)->name);
-        fill_out(l, p, p->group != TOPO_NONE ? &l->groups[p->group] : NULL, out);
-        return TPX_OK;
-    }
+    if (answered_before_booking(l, "record", uid, node, out, &rc, err))
+        return rc;
     if (ctx_init(&x, l, wl, err) != TPX_OK)
         return err->code;
     if (wl->has_intent && x.invalid) {
