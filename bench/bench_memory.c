@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "extender/podfacts.h"
+#include "objects/podfacts.h"
 #include "extender/state.h"
 #include "fake_apiserver.h"
 #include "topology/synthetic.h"

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "common/buf.h"
-#include "extender/cluster_load.h"
-#include "extender/yamljson.h"
+#include "objects/cluster_load.h"
+#include "objects/yamljson.h"
 #include "topology/synthetic.h"
 
 static const char usage[] =

@@ -15,9 +15,9 @@
 #include <time.h>
 
 #include "common/log.h"
-#include "extender/inventory.h"
+#include "objects/inventory.h"
 #include "extender/kube.h"
-#include "extender/label_patch.h"
+#include "objects/label_patch.h"
 #include "topology/discover.h"
 
 static const char usage_text[] =

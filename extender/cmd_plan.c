@@ -14,10 +14,10 @@
 #include <time.h>
 
 #include "common/buf.h"
-#include "extender/cluster_load.h"
-#include "extender/manifest.h"
+#include "objects/cluster_load.h"
+#include "objects/manifest.h"
 #include "extender/plan_render.h"
-#include "extender/yamljson.h"
+#include "objects/yamljson.h"
 #include "policy/policy.h"
 #include "topology/synthetic.h"
 

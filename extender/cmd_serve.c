@@ -12,14 +12,14 @@
 
 #include "common/log.h"
 #include "extender/binder.h"
-#include "extender/cluster_load.h"
+#include "objects/cluster_load.h"
 #include "extender/cmd.h"
 #include "extender/config.h"
 #include "extender/http.h"
 #include "extender/routes.h"
 #include "extender/state_feed.h"
 #include "extender/watch.h"
-#include "extender/yamljson.h"
+#include "objects/yamljson.h"
 #include "topology/synthetic.h"
 
 static const char usage_text[] =

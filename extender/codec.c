@@ -8,7 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "extender/podfacts.h"
+#include "objects/podfacts.h"
 
 static char *dup_or_null(const char *s)
 {

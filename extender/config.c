@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "extender/yamljson.h"
+#include "objects/yamljson.h"
 
 #define CONFIG_MAX_BYTES (1024 * 1024)
 

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "extender/yamljson.h"
+#include "objects/yamljson.h"
 #include "common/banned.h"
 
 #define DEFAULT_TIMEOUT_MS 10000L

@@ -10,7 +10,7 @@
 
 #include "common/buf.h"
 #include "common/err.h"
-#include "extender/manifest.h"
+#include "objects/manifest.h"
 #include "policy/policy.h"
 #include "topology/model.h"
 

@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "common/log.h"
-#include "extender/podfacts.h"
+#include "objects/podfacts.h"
 #include "common/banned.h"
 
 /* A bound pod waiting for its node: what ext_state_upsert_pod() needs and nothing more. The

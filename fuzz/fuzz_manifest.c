@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "extender/manifest.h"
-#include "extender/yamljson.h"
+#include "objects/manifest.h"
+#include "objects/yamljson.h"
 #include "policy/policy.h"
 #include "topology/synthetic.h"
 

@@ -27,8 +27,8 @@
 #include "common/banned.h"
 #include "common/buf.h"
 #include "common/err.h"
-#include "extender/manifest.h"
-#include "extender/yamljson.h"
+#include "objects/manifest.h"
+#include "objects/yamljson.h"
 #include "topology/model.h"
 #include "topology/synthetic.h"
 

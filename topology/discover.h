@@ -12,6 +12,7 @@
 #include "common/buf.h"
 #include "common/err.h"
 #include "topology/fabric.h"
+#include "topology/labels.h"
 
 /* hwloc's runtime version as "2.9.0 (API 2.8)": the release built against, the run-time API; static
  * buffer. Cannot fail; thread-safe. */
@@ -153,11 +154,6 @@ struct topo_label_set {
     struct topo_label v[TOPO_LABELS_MAX];
     size_t n;
 };
-
-/* Prefix of every key topox owns. */
-#define TOPO_LABEL_PREFIX "topox.io/"
-/* Annotation key of the detailed JSON. */
-#define TOPO_ANNOTATION_TOPOLOGY "topox.io/topology"
 
 /*
  * The topox.io/... labels of DESIGN.md for a summarized discovery, sorted by key: always

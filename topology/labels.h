@@ -9,6 +9,11 @@
 #include "common/err.h"
 #include "topology/model.h"
 
+/* Prefix of every key topox owns. */
+#define TOPO_LABEL_PREFIX "topox.io/"
+/* Annotation key of the detailed JSON that `topox label` writes on its Node. */
+#define TOPO_ANNOTATION_TOPOLOGY "topox.io/topology"
+
 /* A borrowed key/value pair (labels, annotations, resource quantities). */
 struct topo_kv {
     const char *key;

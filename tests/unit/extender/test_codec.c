@@ -10,8 +10,8 @@
 
 #include "extender/codec.h"
 #include "extender/nodescan.h"
-#include "extender/podfacts.h"
-#include "extender/yamljson.h"
+#include "objects/podfacts.h"
+#include "objects/yamljson.h"
 
 static char *fixture(const char *name, size_t *len)
 {

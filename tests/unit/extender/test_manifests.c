@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 
 #include "common/buf.h"
-#include "extender/yamljson.h"
+#include "objects/yamljson.h"
 
 #define MANIFESTS TPX_SOURCE_DIR "/manifests"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* extender/cluster_load.h - a sealed topo_cluster from Node objects in files (what `kubectl get
+/* objects/cluster_load.h - a sealed topo_cluster from Node objects in files (what `kubectl get
  * nodes -o json|yaml` prints) or in already parsed documents, and the capacity that bound pods use
  * (`kubectl get pods -A -o json`) applied to a ledger. Used by `topox plan` and `topox serve`. */
 #ifndef TPX_EXTENDER_CLUSTER_LOAD_H

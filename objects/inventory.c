@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* extender/inventory.c - inventory files (CSV by hand, YAML through yamljson) and NodeList files.
+/* objects/inventory.c - inventory files (CSV by hand, YAML through yamljson) and NodeList files.
  * jansson values come from ext_yaml_load_file() and are decoded into C structs at once. */
-#include "extender/inventory.h"
+#include "objects/inventory.h"
 
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "extender/yamljson.h"
+#include "objects/yamljson.h"
 #include "topology/discover.h"
 #include "common/banned.h"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* extender/yamljson.h - YAML and JSON documents in, jansson values out (libyaml + jansson), so one
+/* objects/yamljson.h - YAML and JSON documents in, jansson values out (libyaml + jansson), so one
  * decoder serves manifests, configs, kubeconfigs and the wire. Reentrant. */
 #ifndef TPX_EXTENDER_YAMLJSON_H
 #define TPX_EXTENDER_YAMLJSON_H

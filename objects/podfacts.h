@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* extender/podfacts.h - Kubernetes Pod and Node objects (jansson values) -> the plain structs of
+/* objects/podfacts.h - Kubernetes Pod and Node objects (jansson values) -> the plain structs of
  * the policy core: struct pol_pod_facts and struct topo_node_info. Shared by `topox serve` and
  * `topox plan`. Reentrant: no globals. */
 #ifndef TPX_EXTENDER_PODFACTS_H

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* extender/label_patch.h - the JSON merge patch that moves a Node's topox.io/... labels (and the
+/* objects/label_patch.h - the JSON merge patch that moves a Node's topox.io/... labels (and the
  * topox.io/topology annotation) from what it has to what `topox label` wants: changed keys set,
  * stale owned keys set to null, nothing at all when nothing changed. Pure: no I/O, no logging. */
 #ifndef TPX_EXTENDER_LABEL_PATCH_H

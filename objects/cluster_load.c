@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* extender/cluster_load.c - Node lists -> sealed topo_cluster; Pod lists -> ledger usage. */
-#include "extender/cluster_load.h"
+/* objects/cluster_load.c - Node lists -> sealed topo_cluster; Pod lists -> ledger usage. */
+#include "objects/cluster_load.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "extender/podfacts.h"
-#include "extender/yamljson.h"
+#include "objects/podfacts.h"
+#include "objects/yamljson.h"
 
 struct loader {
     const struct topo_label_config *cfg;

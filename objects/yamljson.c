@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* extender/yamljson.c - libyaml document graph -> jansson values, with YAML 1.2 core-schema
+/* objects/yamljson.c - libyaml document graph -> jansson values, with YAML 1.2 core-schema
  * scalars, `<<` merge keys, and hard limits on depth and alias expansion. */
-#include "extender/yamljson.h"
+#include "objects/yamljson.h"
 
 #include <errno.h>
 #include <stdbool.h>

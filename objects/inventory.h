@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* extender/inventory.h - the rack/block/NVLink-domain inventory of `topox label --inventory` (YAML
+/* objects/inventory.h - the rack/block/NVLink-domain inventory of `topox label --inventory` (YAML
  * or CSV: node -> rack, block, nvlink-domain), and the node names and labels of a NodeList file
  * (`kubectl get nodes -o json|yaml`) to compare it with. No logging. */
 #ifndef TPX_EXTENDER_INVENTORY_H
@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 #include "common/err.h"
-#include "extender/label_patch.h"
+#include "objects/label_patch.h"
 
 /* One node's row. Strings are malloc'd and owned by the inventory; NULL when the column is empty
  * or absent (the label is then removed from the node). */

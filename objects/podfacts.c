@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* extender/podfacts.c - Pod/Node jansson values -> pol_pod_facts / topo_node_info. Reads only the
+/* objects/podfacts.c - Pod/Node jansson values -> pol_pod_facts / topo_node_info. Reads only the
  * fields the policy needs; everything else in the object is ignored. */
-#include "extender/podfacts.h"
+#include "objects/podfacts.h"
 
 #include <inttypes.h>
 #include <stdio.h>

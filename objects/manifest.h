@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* extender/manifest.h - job manifests (LeaderWorkerSet, Deployment, StatefulSet, Job, JobSet, Pod,
+/* objects/manifest.h - job manifests (LeaderWorkerSet, Deployment, StatefulSet, Job, JobSet, Pod,
  * List) -> the pods their controllers would create, with the labels and annotations those
  * controllers put on real pods, their workloads (pol_workload_infer) and a struct pol_job per
  * object for pol_plan(). Used by `topox plan` and its fuzz target. */
@@ -10,8 +10,8 @@
 #include <stddef.h>
 
 #include "common/err.h"
-#include "extender/podfacts.h"
-#include "extender/yamljson.h"
+#include "objects/podfacts.h"
+#include "objects/yamljson.h"
 #include "policy/policy.h"
 
 /* Most pods one manifest set may expand to (replicas x size); more is TPX_ETOOBIG. */

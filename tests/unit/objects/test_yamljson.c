@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "common/buf.h"
-#include "extender/yamljson.h"
+#include "objects/yamljson.h"
 
 static json_t *one(const char *yaml)
 {

@@ -4,8 +4,8 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "extender/podfacts.h"
-#include "extender/yamljson.h"
+#include "objects/podfacts.h"
+#include "objects/yamljson.h"
 
 static struct ext_yaml_docs docs;
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "extender/cluster_load.h"
+#include "objects/cluster_load.h"
 
 static struct ext_cluster_load_result res;
 

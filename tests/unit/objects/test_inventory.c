@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "extender/inventory.h"
-#include "extender/label_patch.h"
+#include "objects/inventory.h"
+#include "objects/label_patch.h"
 
 static char *write_tmp(const char *suffix, const char *text)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* extender/label_patch.c - merge-patch bodies for node labels. jansson builds the text so every
+/* objects/label_patch.c - merge-patch bodies for node labels. jansson builds the text so every
  * string is escaped correctly; no json_t leaves this file. */
-#include "extender/label_patch.h"
+#include "objects/label_patch.h"
 
 #include <jansson.h>
 #include <stdlib.h>

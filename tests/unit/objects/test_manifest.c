@@ -5,7 +5,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "extender/manifest.h"
+#include "objects/manifest.h"
 
 static struct ext_manifest m;
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* extender/manifest.c - expand workload objects into the pods their controllers would create.
+/* objects/manifest.c - expand workload objects into the pods their controllers would create.
  * JSON is read once per object and once per pod template; each pod then costs a small kv array
  * and pol_workload_infer(), so a 1 000-replica job expands in well under a millisecond per pod. */
-#include "extender/manifest.h"
+#include "objects/manifest.h"
 
 #include <ctype.h>
 #include <inttypes.h>
