@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 #include "common/err.h"
-#include "extender/kube.h"
+#include "kube/client.h"
 #include "extender/state.h"
 
 /* Zero fields take the defaults. */

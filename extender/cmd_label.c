@@ -16,7 +16,7 @@
 
 #include "common/log.h"
 #include "objects/inventory.h"
-#include "extender/kube.h"
+#include "kube/client.h"
 #include "objects/label_patch.h"
 #include "topology/discover.h"
 

@@ -18,7 +18,7 @@
 #include "extender/http.h"
 #include "extender/routes.h"
 #include "extender/state_feed.h"
-#include "extender/watch.h"
+#include "kube/watch.h"
 #include "objects/yamljson.h"
 #include "topology/synthetic.h"
 

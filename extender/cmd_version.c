@@ -1,15 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* extender/cmd_version.c - `topox version`: our version and commit, and the versions of the five
  * libraries we link, as each reports itself at run time where it can. */
-#include <curl/curl.h>
 #include <getopt.h>
-#include <jansson.h>
-#include <microhttpd.h>
 #include <stdio.h>
 #include <string.h>
-#include <yaml.h>
 
 #include "extender/cmd.h"
+#include "extender/http.h"
+#include "kube/client.h"
+#include "objects/yamljson.h"
 #include "topology/discover.h"
 #include "tpx_version.h"
 
@@ -26,7 +25,7 @@ int cmd_version(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const curl_version_info_data *cv;
+    char curl_version[128];
     int short_only = 0;
     int c;
 
@@ -53,13 +52,11 @@ int cmd_version(int argc, char **argv)
         printf("%s\n", TPX_VERSION);
         return CMD_OK;
     }
-    cv = curl_version_info(CURLVERSION_NOW);
     printf("topox %s (commit %s)\n", TPX_VERSION, TPX_GIT_COMMIT);
-    printf("  libmicrohttpd %s\n", MHD_get_version());
-    printf("  jansson       %s\n", jansson_version_str());
-    printf("  libcurl       %s%s%s\n", cv->version, cv->ssl_version ? " " : "",
-           cv->ssl_version ? cv->ssl_version : "");
+    printf("  libmicrohttpd %s\n", ext_http_library_version());
+    printf("  jansson       %s\n", ext_json_library_version());
+    printf("  libcurl       %s\n", ext_kube_library_version(curl_version, sizeof(curl_version)));
     printf("  hwloc         %s\n", topo_hwloc_version());
-    printf("  libyaml       %s\n", yaml_get_version_string());
+    printf("  libyaml       %s\n", ext_yaml_library_version());
     return CMD_OK;
 }

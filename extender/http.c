@@ -395,6 +395,11 @@ fail:
     return NULL;
 }
 
+const char *ext_http_library_version(void)
+{
+    return MHD_get_version();
+}
+
 unsigned ext_http_port(const struct ext_http *h)
 {
     return h->port;

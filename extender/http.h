@@ -55,6 +55,9 @@ struct ext_http *ext_http_start(const struct ext_http_config *cfg, ext_http_hand
 /* The port actually bound (useful after port 0). */
 unsigned ext_http_port(const struct ext_http *h);
 
+/* The libmicrohttpd version, for `topox version`. Static storage. */
+const char *ext_http_library_version(void);
+
 /* Stop accepting, wait up to drain_ms for requests in flight to be answered, then stop the
  * threads and free. Accepts NULL. */
 void ext_http_stop(struct ext_http *h, unsigned drain_ms);

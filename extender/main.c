@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* extender/main.c - process setup, the command table, exit status and the stdout check. */
-#include <curl/curl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common/log.h"
 #include "extender/cmd.h"
+#include "kube/client.h"
 
 enum { CMD_NEEDS_CURL = 1 << 0 };
 
@@ -54,15 +54,16 @@ static const struct cmd *find_cmd(const char *name)
 
 static int run_cmd(const struct cmd *c, int argc, char **argv)
 {
+    struct tpx_err err = TPX_ERR_INIT;
     int status;
 
-    if ((c->flags & CMD_NEEDS_CURL) && curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
-        fprintf(stderr, "topox: cannot initialise libcurl\n");
+    if ((c->flags & CMD_NEEDS_CURL) && ext_kube_global_init(&err) != TPX_OK) {
+        fprintf(stderr, "topox: %s\n", err.msg);
         return CMD_FAILED;
     }
     status = c->fn(argc, argv);
     if (c->flags & CMD_NEEDS_CURL)
-        curl_global_cleanup();
+        ext_kube_global_cleanup();
     return status;
 }
 

@@ -11,7 +11,7 @@
 
 #include "common/err.h"
 #include "extender/state.h"
-#include "extender/watch.h"
+#include "kube/watch.h"
 #include "topology/labels.h"
 
 struct ext_state_feed; /* opaque */

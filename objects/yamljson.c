@@ -645,3 +645,13 @@ enum tpx_code ext_yaml_dump(const json_t *v, struct tpx_buf *out, struct tpx_err
     }
     return dump_block(v, 0, false, 0, out, err);
 }
+
+const char *ext_yaml_library_version(void)
+{
+    return yaml_get_version_string();
+}
+
+const char *ext_json_library_version(void)
+{
+    return jansson_version_str();
+}

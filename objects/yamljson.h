@@ -67,6 +67,10 @@ bool ext_yaml_pos(const struct ext_yaml_docs *d, const json_t *v, unsigned *line
 
 void ext_yaml_docs_release(struct ext_yaml_docs *d);
 
+/* The libyaml and jansson versions, for `topox version`. Static storage. */
+const char *ext_yaml_library_version(void);
+const char *ext_json_library_version(void);
+
 /* Append v as a block-style YAML document (kubectl's layout: sequence items at their key's indent)
  * to out. Strings are double-quoted (JSON escapes) whenever a plain scalar could read as something
  * else (numbers, booleans, null, leading indicators, ": ", " #"), so ext_yaml_parse() gives v back.

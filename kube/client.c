@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* extender/kube.c - Kubernetes API client: config (in-cluster, kubeconfig), one CURL handle per
+/* kube/client.c - Kubernetes API client: config (in-cluster, kubeconfig), one CURL handle per
  * client, token re-read, capped bodies, retries with backoff and jitter, Status -> tpx_err, and
  * the Binding / node PATCH / Event helpers. One of the two files that include curl. */
-#include "extender/kube.h"
+#include "kube/client.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -37,6 +37,29 @@ struct ext_kube {
     unsigned seed; /* rand_r() state for jitter */
     unsigned long nreq;
 };
+
+/* ---- process-wide ----------------------------------------------------------------------- */
+
+enum tpx_code ext_kube_global_init(struct tpx_err *err)
+{
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
+        return tpx_err_set(err, TPX_EIO, "cannot initialise libcurl");
+    return TPX_OK;
+}
+
+void ext_kube_global_cleanup(void)
+{
+    curl_global_cleanup();
+}
+
+const char *ext_kube_library_version(char *buf, size_t len)
+{
+    const curl_version_info_data *cv = curl_version_info(CURLVERSION_NOW);
+
+    snprintf(buf, len, "%s%s%s", cv->version, cv->ssl_version ? " " : "",
+             cv->ssl_version ? cv->ssl_version : "");
+    return buf;
+}
 
 /* ---- small helpers ---------------------------------------------------------------------- */
 

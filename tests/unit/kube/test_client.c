@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "extender/kube.h"
+#include "kube/client.h"
 #include "fake_apiserver.h"
 
 #define APIFIX TPX_FIXTURES "/apiserver"

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* extender/watch.c - list+watch loops for nodes and pods, one thread and one ext_kube per kind.
+/* kube/watch.c - list+watch loops for nodes and pods, one thread and one ext_kube per kind.
  * A LIST is streamed page by page into the sink. Chunks are split into newline-delimited events in
  * a capped buffer; the resume point is the last resourceVersion seen (bookmarks included); 410 in
  * either form means relist. */
-#include "extender/watch.h"
+#include "kube/watch.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

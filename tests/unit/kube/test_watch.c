@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "common/log.h"
-#include "extender/watch.h"
+#include "kube/watch.h"
 #include "fake_apiserver.h"
 
 #define APIFIX TPX_FIXTURES "/apiserver"

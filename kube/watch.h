@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* extender/watch.h - list+watch of nodes and pods on background threads, delivered to a consumer
+/* kube/watch.h - list+watch of nodes and pods on background threads, delivered to a consumer
  * (the state module) through callbacks: LIST with paging, WATCH from the list's resourceVersion
  * with bookmarks, events reassembled across chunk boundaries in a capped buffer, resume from the
  * last resourceVersion, 410 (status or ERROR event) -> relist, backoff with jitter, clean stop. */
@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 #include "common/err.h"
-#include "extender/kube.h"
+#include "kube/client.h"
 
 enum ext_kind { EXT_KIND_NODE = 0, EXT_KIND_POD = 1, EXT_KIND_COUNT = 2 };
 

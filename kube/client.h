@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* extender/kube.h - the Kubernetes API client (libcurl): configuration from the pod's service
+/* kube/client.h - the Kubernetes API client (libcurl): configuration from the pod's service
  * account or a kubeconfig, GET/POST/PATCH with caps and timeouts, paged LIST, streaming GET for
- * watches, and the Binding, node PATCH and Event helpers. Only kube.c and watch.c see curl.
+ * watches, and the Binding, node PATCH and Event helpers. Only kube/ sees curl.
  *
  * Threads: a struct ext_kube holds one CURL handle and is used by one thread at a time
- * (CURLOPT_NOSIGNAL is set). Give every thread its own. curl_global_init() must have run first
- * (main.c does it for commands that need curl). */
+ * (CURLOPT_NOSIGNAL is set). Give every thread its own. ext_kube_global_init() must have run
+ * first, before any thread exists (main.c does it for commands that need the API client). */
 #ifndef TPX_EXTENDER_KUBE_H
 #define TPX_EXTENDER_KUBE_H
 
@@ -16,6 +16,15 @@
 
 #include "common/buf.h"
 #include "common/err.h"
+
+/* libcurl's process-wide setup: call once from main() before any thread exists; TPX_EIO when
+ * libcurl cannot start. ext_kube_global_cleanup() undoes it after the last client is freed. */
+enum tpx_code ext_kube_global_init(struct tpx_err *err);
+void ext_kube_global_cleanup(void);
+
+/* The libcurl version and its TLS library ("8.5.0 OpenSSL/3.0.15") for `topox version`, written
+ * into buf (always NUL-terminated); returns buf. */
+const char *ext_kube_library_version(char *buf, size_t len);
 
 /* Where the service-account files live inside a pod; TOPOX_SA_DIR overrides it (tests). */
 #define EXT_KUBE_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
