@@ -12,8 +12,8 @@ WORKDIR /src
 COPY . .
 RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTPX_WERROR=OFF -DTPX_BUILD_TESTS=OFF \
  && cmake --build /build -j "$(nproc)" --target topox \
- && strip /build/extender/topox \
- && /build/extender/topox version
+ && strip /build/cli/topox \
+ && /build/cli/topox version
 
 FROM debian:bookworm-slim
 ARG VERSION=0.1.0
@@ -27,7 +27,7 @@ RUN apt-get update -q \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
       libmicrohttpd12 libjansson4 libcurl4 libhwloc15 libyaml-0-2 ca-certificates \
  && rm -rf /var/lib/apt/lists/*
-COPY --from=build /build/extender/topox /usr/local/bin/topox
+COPY --from=build /build/cli/topox /usr/local/bin/topox
 USER 65532:65532
 ENTRYPOINT ["/usr/local/bin/topox"]
 CMD ["--help"]

@@ -12,7 +12,7 @@
 # PRESET selects the CMake preset for run/test (dev: ASan+UBSan, -Werror; release; tsan).
 PRESET ?= dev
 BUILD_DIR = build/$(PRESET)
-TOPOX = $(BUILD_DIR)/extender/topox
+TOPOX = $(BUILD_DIR)/cli/topox
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 60
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* extender/cmd_label.c - `topox label`: discover this node (hwloc) -> topox.io/... labels and the
+/* cli/cmd_label.c - `topox label`: discover this node (hwloc) -> topox.io/... labels and the
  * topox.io/topology annotation -> merge PATCH of the own Node (or --dry-run to stdout); and
  * `--inventory FILE`: rack/block/nvlink-domain labels for every listed node. */
-#include "extender/cmd.h"
+#include "cli/cmd.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* extender/cmd_version.c - `topox version`: our version and commit, and the versions of the five
+/* cli/cmd_version.c - `topox version`: our version and commit, and the versions of the five
  * libraries we link, as each reports itself at run time where it can. */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "extender/cmd.h"
+#include "cli/cmd.h"
 #include "extender/http.h"
 #include "kube/client.h"
 #include "objects/yamljson.h"

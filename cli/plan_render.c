@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* extender/plan_render.c - plan -> table + rack picture, JSON data, diagnosis records, SVG. */
-#include "extender/plan_render.h"
+/* cli/plan_render.c - plan -> table + rack picture, JSON data, diagnosis records, SVG. */
+#include "cli/plan_render.h"
 
 #include <stdio.h>
 #include <stdlib.h>

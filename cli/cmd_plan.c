@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* extender/cmd_plan.c - `topox plan`: a job manifest and a cluster (Node files or a synthetic
+/* cli/cmd_plan.c - `topox plan`: a job manifest and a cluster (Node files or a synthetic
  * spec) -> pol_plan() through the same filter, score and commit as `topox serve` -> a table and
  * rack picture, JSON/YAML data, diagnosis records or SVG. Exit 0 placed, 3 rejected, 2 bad input.
  */
-#include "extender/cmd.h"
+#include "cli/cmd.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -16,7 +16,7 @@
 #include "common/buf.h"
 #include "objects/cluster_load.h"
 #include "objects/manifest.h"
-#include "extender/plan_render.h"
+#include "cli/plan_render.h"
 #include "objects/yamljson.h"
 #include "policy/policy.h"
 #include "topology/synthetic.h"

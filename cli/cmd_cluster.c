@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* extender/cmd_cluster.c - `topox cluster`: print a synthetic cluster as the NodeList kubectl would
+/* cli/cmd_cluster.c - `topox cluster`: print a synthetic cluster as the NodeList kubectl would
  * print, to save, edit and feed back with `topox plan --nodes`. */
-#include "extender/cmd.h"
+#include "cli/cmd.h"
 
 #include <getopt.h>
 #include <stdio.h>

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* extender/cmd.h - the subcommands of `topox` (git's builtin.h).
+/* cli/cmd.h - the subcommands of `topox` (git's builtin.h).
  *
  * Adding a command:
- *   1. write extender/cmd_NAME.c with `int cmd_NAME(int argc, char **argv)`; argv[0] is "NAME";
+ *   1. write cli/cmd_NAME.c with `int cmd_NAME(int argc, char **argv)`; argv[0] is "NAME";
  *   2. it parses its flags with getopt_long, answers --help on stdout with exit 0, and prints its
  *      usage on stderr with exit 2 for an unknown flag or a bad value;
  *   3. it returns the exit status (0 done, 1 failed, 2 usage, other values as its help says) and

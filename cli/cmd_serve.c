@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* extender/cmd_serve.c - `topox serve`: configuration, cluster knowledge (--nodes / --cluster,
+/* cli/cmd_serve.c - `topox serve`: configuration, cluster knowledge (--nodes / --cluster,
  * or the API server's nodes and pods through watch.c and state_feed.c), the API binder, the HTTP
  * server, and the signal-driven lifetime (STYLE.md 2.6): SIGINT/SIGTERM are blocked
  * before any thread starts and taken with sigwait(); shutdown drains requests in flight. */
@@ -13,7 +13,7 @@
 #include "common/log.h"
 #include "extender/binder.h"
 #include "objects/cluster_load.h"
-#include "extender/cmd.h"
+#include "cli/cmd.h"
 #include "extender/config.h"
 #include "extender/http.h"
 #include "extender/routes.h"

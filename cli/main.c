@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* extender/main.c - process setup, the command table, exit status and the stdout check. */
+/* cli/main.c - process setup, the command table, exit status and the stdout check. */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common/log.h"
-#include "extender/cmd.h"
+#include "cli/cmd.h"
 #include "kube/client.h"
 
 enum { CMD_NEEDS_CURL = 1 << 0 };

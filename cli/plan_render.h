@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* extender/plan_render.h - a finished plan as text for people (table + rack picture), as data
+/* cli/plan_render.h - a finished plan as text for people (table + rack picture), as data
  * (JSON/YAML: placements, rejected, estimates; or one diagnosis record per replica) and as an SVG
  * picture of the racks. Reads only: never changes the plan, ledger or cluster. */
 #ifndef TPX_EXTENDER_PLAN_RENDER_H
