@@ -10,8 +10,8 @@
  *   4. add it to the table in main.c and to extender/CMakeLists.txt;
  *   5. add an integration test under tests/integration/ that runs it.
  */
-#ifndef TPX_EXTENDER_CMD_H
-#define TPX_EXTENDER_CMD_H
+#ifndef TPX_CLI_CMD_H
+#define TPX_CLI_CMD_H
 
 int cmd_serve(int argc, char **argv);
 int cmd_label(int argc, char **argv);

@@ -16,7 +16,7 @@
 
 #include "common/log.h"
 #include "objects/inventory.h"
-#include "kube/client.h"
+#include "kube/bodies.h"
 #include "objects/label_patch.h"
 #include "topology/discover.h"
 

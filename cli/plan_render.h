@@ -2,8 +2,8 @@
 /* cli/plan_render.h - a finished plan as text for people (table + rack picture), as data
  * (JSON/YAML: placements, rejected, estimates; or one diagnosis record per replica) and as an SVG
  * picture of the racks. Reads only: never changes the plan, ledger or cluster. */
-#ifndef TPX_EXTENDER_PLAN_RENDER_H
-#define TPX_EXTENDER_PLAN_RENDER_H
+#ifndef TPX_CLI_PLAN_RENDER_H
+#define TPX_CLI_PLAN_RENDER_H
 
 #include <jansson.h>
 #include <stdbool.h>

@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 #include "common/err.h"
-#include "kube/client.h"
+#include "kube/bodies.h"
 #include "extender/state.h"
 
 /* Zero fields take the defaults. */

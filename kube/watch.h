@@ -3,8 +3,8 @@
  * (the state module) through callbacks: LIST with paging, WATCH from the list's resourceVersion
  * with bookmarks, events reassembled across chunk boundaries in a capped buffer, resume from the
  * last resourceVersion, 410 (status or ERROR event) -> relist, backoff with jitter, clean stop. */
-#ifndef TPX_EXTENDER_WATCH_H
-#define TPX_EXTENDER_WATCH_H
+#ifndef TPX_KUBE_WATCH_H
+#define TPX_KUBE_WATCH_H
 
 #include <jansson.h>
 #include <stdbool.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tests/unit/extender/test_kube.c - the API client against the in-process fake API server:
+/* tests/unit/kube/test_client.c - the API client against the in-process fake API server:
  * config (in-cluster, kubeconfig), paging, 401 + token rotation, retries, timeouts, caps, and
  * the Binding / node PATCH / Event helpers with their exact bodies and error texts. */
 #include <criterion/criterion.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kube/client.h"
+#include "kube/bodies.h"
 #include "fake_apiserver.h"
 
 #define APIFIX TPX_FIXTURES "/apiserver"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tests/unit/extender/test_watch.c - list+watch against the in-process fake API server: events
+/* tests/unit/kube/test_watch.c - list+watch against the in-process fake API server: events
  * split mid-line, bookmarks as resume points, 410 as an ERROR event and as a status, dropped
  * connections, oversized and broken events, the pod field selector, paging (each page delivered
  * before the next is fetched), and sync gating. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tests/unit/extender/test_cluster_load.c - Node files (List JSON, YAML stream, single Node, the
+/* tests/unit/objects/test_cluster_load.c - Node files (List JSON, YAML stream, single Node, the
  * real GKE node, the GFD fragment that is not YAML) -> sealed cluster; pod files -> ledger usage.
  */
 #include <criterion/criterion.h>

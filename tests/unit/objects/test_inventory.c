@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tests/unit/extender/test_inventory.c - inventory files (CSV and YAML), NodeList files, and the
+/* tests/unit/objects/test_inventory.c - inventory files (CSV and YAML), NodeList files, and the
  * label merge-patch bodies of `topox label`. */
 #include <criterion/criterion.h>
 #include <stdio.h>

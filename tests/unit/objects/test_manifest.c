@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tests/unit/extender/test_manifest.c - manifests -> the pods their controllers create: every kind,
+/* tests/unit/objects/test_manifest.c - manifests -> the pods their controllers create: every kind,
  * the labels LWS/JobSet/Job put on pods, group boundaries, leader parallelism shared with workers,
  * engine facts for --record, and bad input. */
 #include <criterion/criterion.h>

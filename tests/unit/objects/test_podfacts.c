@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tests/unit/extender/test_podfacts.c - pods and pod templates of real LWS/vLLM/SGLang manifests
+/* tests/unit/objects/test_podfacts.c - pods and pod templates of real LWS/vLLM/SGLang manifests
  * -> pol_pod_facts; Node objects -> topo_node_info. */
 #include <criterion/criterion.h>
 #include <string.h>

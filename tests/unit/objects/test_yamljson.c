@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tests/unit/extender/test_yamljson.c - YAML to jansson: scalars, multi-docs, anchors, merge keys,
+/* tests/unit/objects/test_yamljson.c - YAML to jansson: scalars, multi-docs, anchors, merge keys,
  * errors with line numbers, and hostile documents refused. */
 #include <criterion/criterion.h>
 #include <string.h>

@@ -1,0 +1,396 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* kube/config.c - how to reach the API server: in-cluster (service-account files and the
+ * KUBERNETES_SERVICE_* variables) or the current context of a kubeconfig (read through
+ * objects/yamljson), with base64 data fields decoded. No network I/O. */
+#include "kube/config.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kube/internal.h"
+#include "objects/yamljson.h"
+#include "common/banned.h"
+
+static char *dup_or_null(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+static int b64_value(int c)
+{
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+        return c - '0' + 52;
+    if (c == '+' || c == '-')
+        return 62;
+    if (c == '/' || c == '_')
+        return 63;
+    return -1;
+}
+
+/* Standard base64 (whitespace ignored, '=' padding optional). */
+static enum tpx_code b64_decode(const char *in, char **out, size_t *out_len, const char *what,
+                                struct tpx_err *err)
+{
+    size_t n = strlen(in);
+    char *p = malloc(n / 4 * 3 + 4);
+    size_t o = 0;
+    uint32_t acc = 0;
+    int bits = 0;
+
+    if (!p)
+        return tpx_err_set(err, TPX_ENOMEM, "out of memory decoding %s", what);
+    for (size_t i = 0; i < n; i++) {
+        int c = (unsigned char)in[i];
+        int v;
+
+        if (c == '=' || c == '\n' || c == '\r' || c == ' ' || c == '\t')
+            continue;
+        v = b64_value(c);
+        if (v < 0) {
+            free(p);
+            return tpx_err_set(err, TPX_EPARSE, "%s is not valid base64", what);
+        }
+        acc = (acc << 6) | (uint32_t)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            p[o++] = (char)((acc >> bits) & 0xff);
+        }
+    }
+    p[o] = '\0';
+    *out = p;
+    *out_len = o;
+    return TPX_OK;
+}
+
+enum tpx_code kube_read_trimmed(const char *path, char **out, struct tpx_err *err)
+{
+    char *data = NULL;
+    size_t len = 0;
+
+    *out = NULL;
+    if (ext_read_file(path, KUBE_SMALL_FILE_CAP, &data, &len, err) != TPX_OK)
+        return err->code;
+    while (len > 0 && (data[len - 1] == '\n' || data[len - 1] == '\r' || data[len - 1] == ' ' ||
+                       data[len - 1] == '\t'))
+        data[--len] = '\0';
+    *out = data;
+    return TPX_OK;
+}
+
+/* ---- configuration ---------------------------------------------------------------------- */
+
+void ext_kube_config_release(struct ext_kube_config *cfg)
+{
+    if (!cfg)
+        return;
+    free(cfg->server);
+    free(cfg->ca_file);
+    free(cfg->ca_data);
+    free(cfg->token);
+    free(cfg->token_file);
+    free(cfg->cert_file);
+    free(cfg->key_file);
+    free(cfg->cert_data);
+    free(cfg->key_data);
+    free(cfg->namespace);
+    memset(cfg, 0, sizeof(*cfg));
+}
+
+static char *dup_bytes(const char *p, size_t n)
+{
+    char *q;
+
+    if (!p)
+        return NULL;
+    q = malloc(n + 1);
+    if (!q)
+        return NULL;
+    memcpy(q, p, n);
+    q[n] = '\0';
+    return q;
+}
+
+enum tpx_code ext_kube_config_copy(struct ext_kube_config *dst, const struct ext_kube_config *src,
+                                   struct tpx_err *err)
+{
+    *dst = *src;
+    dst->server = dup_or_null(src->server);
+    dst->ca_file = dup_or_null(src->ca_file);
+    dst->ca_data = dup_bytes(src->ca_data, src->ca_data_len);
+    dst->token = dup_or_null(src->token);
+    dst->token_file = dup_or_null(src->token_file);
+    dst->cert_file = dup_or_null(src->cert_file);
+    dst->key_file = dup_or_null(src->key_file);
+    dst->cert_data = dup_bytes(src->cert_data, src->cert_data_len);
+    dst->key_data = dup_bytes(src->key_data, src->key_data_len);
+    dst->namespace = dup_or_null(src->namespace);
+    if ((src->server && !dst->server) || (src->ca_file && !dst->ca_file) ||
+        (src->ca_data && !dst->ca_data) || (src->token && !dst->token) ||
+        (src->token_file && !dst->token_file) || (src->cert_file && !dst->cert_file) ||
+        (src->key_file && !dst->key_file) || (src->cert_data && !dst->cert_data) ||
+        (src->key_data && !dst->key_data) || (src->namespace && !dst->namespace)) {
+        ext_kube_config_release(dst);
+        return tpx_err_set(err, TPX_ENOMEM, "out of memory copying the API client config");
+    }
+    return TPX_OK;
+}
+
+static char *path_join(const char *dir, const char *name)
+{
+    size_t a = strlen(dir);
+    size_t b = strlen(name);
+    char *p = malloc(a + b + 2);
+
+    if (!p)
+        return NULL;
+    memcpy(p, dir, a);
+    p[a] = '/';
+    memcpy(p + a + 1, name, b + 1);
+    return p;
+}
+
+enum tpx_code ext_kube_config_in_cluster(struct ext_kube_config *cfg, struct tpx_err *err)
+{
+    const char *host = getenv("KUBERNETES_SERVICE_HOST");
+    const char *port = getenv("KUBERNETES_SERVICE_PORT");
+    const char *dir = getenv("TOPOX_SA_DIR");
+    struct tpx_buf url;
+    char *ns_path = NULL;
+    char *tok = NULL;
+
+    memset(cfg, 0, sizeof(*cfg));
+    if (!host || !*host || !port || !*port)
+        return tpx_err_set(err, TPX_ENOENT,
+                           "not running in a cluster: KUBERNETES_SERVICE_HOST and "
+                           "KUBERNETES_SERVICE_PORT must be set (or pass --kubeconfig)");
+    if (!dir || !*dir)
+        dir = EXT_KUBE_SA_DIR;
+    tpx_buf_init(&url, 1024);
+    /* An IPv6 literal needs brackets, as net.JoinHostPort does in client-go. */
+    if (strchr(host, ':') && host[0] != '[')
+        tpx_buf_addf(&url, err, "https://[%s]:%s", host, port);
+    else
+        tpx_buf_addf(&url, err, "https://%s:%s", host, port);
+    if (err->code != TPX_OK) {
+        tpx_buf_release(&url);
+        return err->code;
+    }
+    cfg->server = tpx_buf_detach(&url, NULL);
+    cfg->token_file = path_join(dir, "token");
+    cfg->ca_file = path_join(dir, "ca.crt");
+    ns_path = path_join(dir, "namespace");
+    if (!cfg->server || !cfg->token_file || !cfg->ca_file || !ns_path) {
+        free(ns_path);
+        return tpx_err_set(err, TPX_ENOMEM, "out of memory building the in-cluster config");
+    }
+    /* The token must be readable now; a missing namespace file is only a missing default. */
+    if (kube_read_trimmed(cfg->token_file, &tok, err) != TPX_OK) {
+        free(ns_path);
+        tpx_err_prefix(err, "in-cluster service-account token");
+        return err->code;
+    }
+    free(tok);
+    if (access(cfg->ca_file, R_OK) != 0) {
+        free(cfg->ca_file);
+        cfg->ca_file = NULL;
+    }
+    {
+        struct tpx_err ignore = TPX_ERR_INIT;
+        char *ns = NULL;
+
+        if (kube_read_trimmed(ns_path, &ns, &ignore) == TPX_OK)
+            cfg->namespace = ns;
+    }
+    free(ns_path);
+    return TPX_OK;
+}
+
+/* Find the entry named `name` in a kubeconfig list (clusters, users, contexts) and return its
+ * `inner` object. */
+static json_t *named(json_t *root, const char *list, const char *name, const char *inner)
+{
+    json_t *arr = json_object_get(root, list);
+    size_t i;
+    json_t *e;
+
+    if (!json_is_array(arr))
+        return NULL;
+    json_array_foreach(arr, i, e)
+    {
+        const char *n = kube_jstr(e, "name");
+
+        if (n && strcmp(n, name) == 0) {
+            json_t *o = json_object_get(e, inner);
+
+            return json_is_object(o) ? o : NULL;
+        }
+    }
+    return NULL;
+}
+
+/* A kubeconfig path relative to the file's folder. */
+static char *resolve(const char *dir, const char *p)
+{
+    if (!p)
+        return NULL;
+    if (p[0] == '/' || !dir)
+        return strdup(p);
+    return path_join(dir, p);
+}
+
+static enum tpx_code take_data(json_t *obj, const char *key, char **out, size_t *len,
+                               const char *file, struct tpx_err *err)
+{
+    const char *v = kube_jstr(obj, key);
+
+    if (!v)
+        return TPX_OK;
+    if (b64_decode(v, out, len, key, err) != TPX_OK)
+        tpx_err_prefix(err, "%s", file);
+    return err->code;
+}
+
+enum tpx_code ext_kube_config_kubeconfig(const char *path, struct ext_kube_config *cfg,
+                                         struct tpx_err *err)
+{
+    struct ext_yaml_docs docs = {0};
+    json_t *root;
+    json_t *ctx;
+    json_t *cluster;
+    json_t *user = NULL;
+    const char *cur;
+    const char *cname;
+    const char *uname;
+    const char *server;
+    char *dir = NULL;
+    char *slash;
+
+    memset(cfg, 0, sizeof(*cfg));
+    if (ext_yaml_load_file(path, KUBE_SMALL_FILE_CAP * 16, &docs, err) != TPX_OK)
+        return err->code;
+    if (docs.n != 1 || !json_is_object(docs.docs[0])) {
+        tpx_err_set(err, TPX_EPARSE, "%s: a kubeconfig is one YAML mapping", path);
+        goto out;
+    }
+    root = docs.docs[0];
+    dir = strdup(path);
+    if (!dir) {
+        tpx_err_set(err, TPX_ENOMEM, "out of memory");
+        goto out;
+    }
+    slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    else {
+        free(dir);
+        dir = NULL;
+    }
+    cur = kube_jstr(root, "current-context");
+    if (!cur || !*cur) {
+        tpx_err_set(err, TPX_EPARSE, "%s: no current-context", path);
+        goto out;
+    }
+    ctx = named(root, "contexts", cur, "context");
+    if (!ctx) {
+        tpx_err_set(err, TPX_ENOENT, "%s: context '%s' not found", path, cur);
+        goto out;
+    }
+    cname = kube_jstr(ctx, "cluster");
+    uname = kube_jstr(ctx, "user");
+    cluster = cname ? named(root, "clusters", cname, "cluster") : NULL;
+    if (!cluster) {
+        tpx_err_set(err, TPX_ENOENT, "%s: cluster '%s' of context '%s' not found", path,
+                    cname ? cname : "", cur);
+        goto out;
+    }
+    if (uname) {
+        user = named(root, "users", uname, "user");
+        if (!user) {
+            tpx_err_set(err, TPX_ENOENT, "%s: user '%s' of context '%s' not found", path, uname,
+                        cur);
+            goto out;
+        }
+    }
+    server = kube_jstr(cluster, "server");
+    if (!server || !*server) {
+        tpx_err_set(err, TPX_EPARSE, "%s: cluster '%s' has no server", path, cname);
+        goto out;
+    }
+    cfg->server = strdup(server);
+    if (cfg->server) {
+        size_t n = strlen(cfg->server);
+
+        while (n > 0 && cfg->server[n - 1] == '/')
+            cfg->server[--n] = '\0';
+    }
+    cfg->insecure = json_is_true(json_object_get(cluster, "insecure-skip-tls-verify"));
+    cfg->ca_file = resolve(dir, kube_jstr(cluster, "certificate-authority"));
+    if (take_data(cluster, "certificate-authority-data", &cfg->ca_data, &cfg->ca_data_len, path,
+                  err) != TPX_OK)
+        goto out;
+    if (kube_jstr(ctx, "namespace"))
+        cfg->namespace = strdup(kube_jstr(ctx, "namespace"));
+    if (user) {
+        if (json_object_get(user, "exec") || json_object_get(user, "auth-provider")) {
+            tpx_err_set(err, TPX_ENOTSUP,
+                        "%s: user '%s' uses an exec or auth-provider plugin, which topox does not "
+                        "run; use a token, tokenFile or client certificate",
+                        path, uname);
+            goto out;
+        }
+        if (kube_jstr(user, "token"))
+            cfg->token = strdup(kube_jstr(user, "token"));
+        cfg->token_file = resolve(dir, kube_jstr(user, "tokenFile"));
+        cfg->cert_file = resolve(dir, kube_jstr(user, "client-certificate"));
+        cfg->key_file = resolve(dir, kube_jstr(user, "client-key"));
+        if (take_data(user, "client-certificate-data", &cfg->cert_data, &cfg->cert_data_len, path,
+                      err) != TPX_OK ||
+            take_data(user, "client-key-data", &cfg->key_data, &cfg->key_data_len, path, err) !=
+                TPX_OK)
+            goto out;
+    }
+    if (!cfg->server)
+        tpx_err_set(err, TPX_ENOMEM, "out of memory reading %s", path);
+out:
+    free(dir);
+    ext_yaml_docs_release(&docs);
+    return err->code;
+}
+
+enum tpx_code ext_kube_config_load(const char *path, struct ext_kube_config *cfg,
+                                   struct tpx_err *err)
+{
+    const char *env = getenv("KUBECONFIG");
+
+    if (path && *path)
+        return ext_kube_config_kubeconfig(path, cfg, err);
+    if (env && *env) {
+        /* client-go merges a ':' list; we take the first file that exists. */
+        char *copy = strdup(env);
+        char *save = NULL;
+        enum tpx_code rc = TPX_ENOENT;
+
+        if (!copy)
+            return tpx_err_set(err, TPX_ENOMEM, "out of memory");
+        for (char *p = strtok_r(copy, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
+            if (access(p, F_OK) == 0) {
+                rc = ext_kube_config_kubeconfig(p, cfg, err);
+                free(copy);
+                return rc;
+            }
+        }
+        free(copy);
+        memset(cfg, 0, sizeof(*cfg));
+        return tpx_err_set(err, TPX_ENOENT, "no file of $KUBECONFIG ('%s') exists", env);
+    }
+    return ext_kube_config_in_cluster(cfg, err);
+}

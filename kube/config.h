@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* kube/config.h - how to reach the API server: struct ext_kube_config from the pod's service
+ * account or from a kubeconfig. Pure file reading, no network. */
+#ifndef TPX_KUBE_CONFIG_H
+#define TPX_KUBE_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/err.h"
+
+/* Where the service-account files live inside a pod; TOPOX_SA_DIR overrides it (tests). */
+#define EXT_KUBE_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
+
+/*
+ * How to reach the API server. Every string is malloc'd and owned by the struct: fill it with
+ * ext_kube_config_load() (or the _in_cluster/_kubeconfig variants), or by hand with strdup'd
+ * strings, and free it with ext_kube_config_release(). Zero numbers mean "the default".
+ */
+struct ext_kube_config {
+    char *server;  /* "https://host:port" (IPv6 hosts bracketed), no trailing '/' */
+    char *ca_file; /* PEM bundle to trust, or NULL for the system store */
+    char *ca_data; /* PEM bytes (already base64-decoded), or NULL; wins over ca_file */
+    size_t ca_data_len;
+    char *token;      /* a fixed bearer token, or NULL */
+    char *token_file; /* re-read every token_reload_s seconds and after a 401; wins over token */
+    char *cert_file;  /* client certificate (PEM) */
+    char *key_file;   /* its key */
+    char *cert_data;  /* or the same as bytes */
+    size_t cert_data_len;
+    char *key_data;
+    size_t key_data_len;
+    char *namespace; /* the pod's (or the context's) namespace, or NULL */
+    bool insecure;   /* skip server certificate checks (kubeconfig insecure-skip-tls-verify) */
+    long timeout_ms; /* whole request, default 10 000 */
+    long connect_timeout_ms; /* default 5 000 */
+    size_t max_body;         /* cap on a response body, default 256 MiB */
+    unsigned token_reload_s; /* default 60 */
+    unsigned retries;        /* extra tries for GET on transport errors, 429 and 5xx; default 3 */
+    unsigned backoff_ms;     /* first retry delay, doubled each time, with jitter; default 200 */
+};
+
+/* In-cluster: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT (IPv6 bracketed), the
+ * token file, ca.crt and namespace from EXT_KUBE_SA_DIR or $TOPOX_SA_DIR. TPX_ENOENT when the
+ * variables are unset (not in a cluster) or the token cannot be read. *cfg is zeroed first;
+ * release it also on failure. */
+enum tpx_code ext_kube_config_in_cluster(struct ext_kube_config *cfg, struct tpx_err *err);
+
+/* The current context of a kubeconfig file: server, certificate-authority(-data),
+ * insecure-skip-tls-verify, token, tokenFile, client-certificate(-data), client-key(-data),
+ * namespace. Relative paths are taken from the file's folder. TPX_ENOTSUP for exec or
+ * auth-provider users, TPX_EPARSE / TPX_ENOENT with "FILE: ..." messages otherwise. */
+enum tpx_code ext_kube_config_kubeconfig(const char *path, struct ext_kube_config *cfg,
+                                         struct tpx_err *err);
+
+/* The usual search: `path` if not NULL, else the first file of $KUBECONFIG (a ':' list), else
+ * in-cluster. */
+enum tpx_code ext_kube_config_load(const char *path, struct ext_kube_config *cfg,
+                                   struct tpx_err *err);
+
+/* Deep copy (for giving a watch thread its own client). */
+enum tpx_code ext_kube_config_copy(struct ext_kube_config *dst, const struct ext_kube_config *src,
+                                   struct tpx_err *err);
+
+/* Free the strings and zero the struct. Safe to call twice. */
+void ext_kube_config_release(struct ext_kube_config *cfg);
+
+#endif
