@@ -1,34 +1,133 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# scripts/check-layering.sh - fails when a folder includes a header its layer must not see
-# (STYLE.md 2.2): policy/ no HTTP, JSON, YAML, curl, hwloc, log or extender headers; topology/ no
-# policy/ or extender/; only topology/discover_hwloc.c includes hwloc; common/ nothing of ours above it.
-# Usage: check-layering.sh [SOURCE_DIR]
+# scripts/check-layering.sh - the layer rules of docs/ARCHITECTURE.md, checked on the sources:
+#
+#   cli/ -> extender/ -> kube/ -> objects/ -> policy/ -> topology/ -> common/
+#
+# 1. includes: each folder includes only project headers of its own layer or the layers below it
+#    (extender/ also reads objects/ and policy/ directly), and only the third-party headers its
+#    layer owns: microhttpd.h and gnutls only in extender/http.c, curl only in kube/, libyaml only in
+#    objects/yamljson.c, hwloc only in topology/discover_hwloc.c, jansson nowhere below objects/.
+#    policy/ also never includes common/log.h (it returns reasons instead of logging).
+# 2. links: each folder's CMakeLists.txt links only the libraries of the layers it may use.
+# Usage: check-layering.sh [SOURCE_DIR]; exit 1 with every violation listed, 0 when clean.
 set -u
 root=${1:-$(dirname "$0")/..}
 cd "$root" || exit 2
 fail=0
 
-# check FOLDER REGEX WHY [EXCEPT_FILE]
-check() {
-    folder=$1 regex=$2 why=$3 except=${4:-}
-    [ -d "$folder" ] || return 0
-    hits=$(find "$folder" -name '*.[ch]' ! -path "$except" -print0 2>/dev/null |
-        xargs -0 -r grep -nE "^[[:space:]]*#[[:space:]]*include[[:space:]]*[<\"]($regex)" || true)
-    if [ -n "$hits" ]; then
-        echo "layering: $folder must not include $why:"
-        echo "$hits" | sed 's/^/  /'
-        fail=1
-    fi
+# The project folders each folder may include ("own" first), and the third-party headers it may.
+allowed_dirs() {
+    case $1 in
+    common) echo "common" ;;
+    topology) echo "topology common" ;;
+    policy) echo "policy topology common" ;;
+    objects) echo "objects policy topology common" ;;
+    kube) echo "kube objects common" ;;
+    extender) echo "extender kube objects policy topology common" ;;
+    cli) echo "cli extender kube objects policy topology common" ;;
+    esac
+}
+layers="common topology policy objects kube extender cli"
+
+# The third-party headers and the files that alone may include them.
+#   PATTERN|FILES-OR-FOLDERS (space separated; a folder ends in /)
+owners='microhttpd\.h|extender/http.c
+gnutls/|extender/http.c
+curl/|kube/
+yaml\.h|objects/yamljson.c
+hwloc|topology/discover_hwloc.c
+jansson|objects/ kube/ extender/ cli/
+libxml|'
+
+report() {
+    echo "layering: $1"
+    fail=1
 }
 
-net='microhttpd\.h|jansson\.h|jansson_config\.h|curl/|yaml\.h|hwloc|libxml'
-check policy "$net|common/log\.h|extender/" "HTTP, JSON, YAML, curl, hwloc, log or extender headers"
-check topology "policy/|extender/|microhttpd\.h|jansson|curl/|common/log\.h" "policy/, extender/, HTTP, JSON, curl or log headers"
-check topology "hwloc" "hwloc outside discover_hwloc.c" "topology/discover_hwloc.c"
-check common "topology/|policy/|extender/|$net" "anything above common/"
+# 1a. project includes: "folder/x.h" must name an allowed folder
+for layer in $layers; do
+    [ -d "$layer" ] || continue
+    ok=$(allowed_dirs "$layer")
+    find "$layer" -name '*.[ch]' | sort | while read -r f; do
+        grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[a-z_]+/' "$f" |
+            sed -E 's/^([0-9]+):.*"([a-z_]+)\/.*/\1 \2/' | while read -r line dir; do
+            case " $ok " in
+            *" $dir "*) ;;
+            *) echo "$f:$line includes $dir/ (files in $layer/ may include: $ok)" ;;
+            esac
+        done
+    done
+done >/tmp/layering.$$ 2>&1
+if [ -s /tmp/layering.$$ ]; then
+    report "includes that point up or sideways:"
+    sed 's/^/  /' /tmp/layering.$$
+fi
+rm -f /tmp/layering.$$
+
+# 1b. policy/ never logs
+hits=$(grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"common/log\.h"' policy 2>/dev/null)
+[ -z "$hits" ] || { report "policy/ must not include common/log.h:"; echo "$hits" | sed 's/^/  /'; }
+
+# 1c. third-party headers only where their owner is
+echo "$owners" | while IFS='|' read -r pat where; do
+    for layer in $layers; do
+        [ -d "$layer" ] || continue
+        find "$layer" -name '*.[ch]' | sort | while read -r f; do
+            grep -qE "^[[:space:]]*#[[:space:]]*include[[:space:]]*<($pat)" "$f" || continue
+            allowed=0
+            for w in $where; do
+                case $w in
+                */) case $f in "$w"*) allowed=1 ;; esac ;;
+                *) [ "$f" = "$w" ] && allowed=1 ;;
+                esac
+            done
+            [ $allowed -eq 1 ] || echo "$f includes <$pat...> (allowed only in: ${where:-nowhere})"
+        done
+    done
+done >/tmp/layering.$$ 2>&1
+if [ -s /tmp/layering.$$ ]; then
+    report "third-party headers outside the file that owns them:"
+    sed 's/^/  /' /tmp/layering.$$
+fi
+rm -f /tmp/layering.$$
+
+# 2. link dependencies named in each folder's CMakeLists.txt
+allowed_links() {
+    case $1 in
+    common) echo "Threads::Threads" ;;
+    topology) echo "topox_common topox_topology PkgConfig::HWLOC" ;;
+    policy) echo "topox_topology" ;;
+    objects) echo "topox_policy PkgConfig::JANSSON PkgConfig::YAML" ;;
+    kube) echo "topox_objects CURL::libcurl Threads::Threads" ;;
+    extender) echo "topox_kube topox_objects topox_policy PkgConfig::MHD PkgConfig::GNUTLS Threads::Threads tpx_version" ;;
+    cli) echo "topox_extender topox_kube topox_objects topox_policy topox_topology_hwloc topox_topology topox_common tpx_version" ;;
+    esac
+}
+for layer in $layers; do
+    cm=$layer/CMakeLists.txt
+    [ -f "$cm" ] || continue
+    ok=$(allowed_links "$layer")
+    # every word of the target_link_libraries(...) calls, comments dropped
+    words=$(sed 's/#.*//' "$cm" | tr '\n' ' ' | grep -oE 'target_link_libraries\([^)]*\)' |
+        sed -E 's/target_link_libraries\(//; s/\)//' | tr ' ' '\n' | grep -vE '^$')
+    first=1
+    for w in $words; do
+        case $w in
+        PUBLIC | PRIVATE | INTERFACE | tpx_build_flags | tpx_sanitize) continue ;;
+        esac
+        # the first word of each call is the target itself
+        case $w in topox_* | topox) if sed 's/#.*//' "$cm" | grep -qE "add_(library|executable)\($w[ )]"; then continue; fi ;; esac
+        case " $ok " in
+        *" $w "*) ;;
+        *) report "$cm links $w (libraries in $layer/ may link: $ok)" ;;
+        esac
+        first=0
+    done
+    : "$first"
+done
 
 if [ "$fail" -eq 0 ]; then
-    echo "layering: ok (policy/, topology/ and common/ include only what their layer allows)"
+    echo "layering: ok (cli -> extender -> kube -> objects -> policy -> topology -> common; third-party headers only where they belong; links follow the layers)"
 fi
 exit $fail
