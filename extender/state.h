@@ -2,8 +2,8 @@
 /* extender/state.h - what `topox serve` knows: a sealed cluster snapshot and the policy ledger
  * (placements, reservations, capacity in use) behind one read-write lock, plus the pods seen at
  * filter time so that bind knows what they asked for. Fed by --nodes/--cluster, by full Node
- * objects in filter requests, and (later) by the API-server watch through the upsert/remove
- * functions, which take plain C values. No JSON, no HTTP.
+ * objects in filter requests, and by the API-server watch (extender/state_feed.c) through the
+ * upsert/remove functions, which take plain C values. No JSON, no HTTP.
  *
  * Threads: every function is thread-safe. Filter and score take the lock shared; bind, node and
  * pod updates take it exclusive, so two binds can never book the same capacity twice. */

@@ -2,8 +2,8 @@
 /* objects/cluster_load.h - a sealed topo_cluster from Node objects in files (what `kubectl get
  * nodes -o json|yaml` prints) or in already parsed documents, and the capacity that bound pods use
  * (`kubectl get pods -A -o json`) applied to a ledger. Used by `topox plan` and `topox serve`. */
-#ifndef TPX_EXTENDER_CLUSTER_LOAD_H
-#define TPX_EXTENDER_CLUSTER_LOAD_H
+#ifndef TPX_OBJECTS_CLUSTER_LOAD_H
+#define TPX_OBJECTS_CLUSTER_LOAD_H
 
 #include <jansson.h>
 #include <stddef.h>

@@ -2,8 +2,8 @@
 /* objects/inventory.h - the rack/block/NVLink-domain inventory of `topox label --inventory` (YAML
  * or CSV: node -> rack, block, nvlink-domain), and the node names and labels of a NodeList file
  * (`kubectl get nodes -o json|yaml`) to compare it with. No logging. */
-#ifndef TPX_EXTENDER_INVENTORY_H
-#define TPX_EXTENDER_INVENTORY_H
+#ifndef TPX_OBJECTS_INVENTORY_H
+#define TPX_OBJECTS_INVENTORY_H
 
 #include <jansson.h>
 #include <stddef.h>

@@ -2,8 +2,8 @@
 /* objects/label_patch.h - the JSON merge patch that moves a Node's topox.io/... labels (and the
  * topox.io/topology annotation) from what it has to what `topox label` wants: changed keys set,
  * stale owned keys set to null, nothing at all when nothing changed. Pure: no I/O, no logging. */
-#ifndef TPX_EXTENDER_LABEL_PATCH_H
-#define TPX_EXTENDER_LABEL_PATCH_H
+#ifndef TPX_OBJECTS_LABEL_PATCH_H
+#define TPX_OBJECTS_LABEL_PATCH_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -3,8 +3,8 @@
  * List) -> the pods their controllers would create, with the labels and annotations those
  * controllers put on real pods, their workloads (pol_workload_infer) and a struct pol_job per
  * object for pol_plan(). Used by `topox plan` and its fuzz target. */
-#ifndef TPX_EXTENDER_MANIFEST_H
-#define TPX_EXTENDER_MANIFEST_H
+#ifndef TPX_OBJECTS_MANIFEST_H
+#define TPX_OBJECTS_MANIFEST_H
 
 #include <jansson.h>
 #include <stddef.h>

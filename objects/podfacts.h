@@ -2,8 +2,8 @@
 /* objects/podfacts.h - Kubernetes Pod and Node objects (jansson values) -> the plain structs of
  * the policy core: struct pol_pod_facts and struct topo_node_info. Shared by `topox serve` and
  * `topox plan`. Reentrant: no globals. */
-#ifndef TPX_EXTENDER_PODFACTS_H
-#define TPX_EXTENDER_PODFACTS_H
+#ifndef TPX_OBJECTS_PODFACTS_H
+#define TPX_OBJECTS_PODFACTS_H
 
 #include <jansson.h>
 #include <stdbool.h>

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* objects/yamljson.h - YAML and JSON documents in, jansson values out (libyaml + jansson), so one
  * decoder serves manifests, configs, kubeconfigs and the wire. Reentrant. */
-#ifndef TPX_EXTENDER_YAMLJSON_H
-#define TPX_EXTENDER_YAMLJSON_H
+#ifndef TPX_OBJECTS_YAMLJSON_H
+#define TPX_OBJECTS_YAMLJSON_H
 
 #include <jansson.h>
 #include <stdbool.h>
