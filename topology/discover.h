@@ -61,6 +61,11 @@ struct topo_accel {
      * that fabric (directly or through switches). -1: in no matrix. */
     enum topo_link link;
     int link_group;
+    /* Linked in that matrix to a switch (an object that is neither an accelerator nor a CPU-side
+     * object such as a Package or NUMA node), and the sum of those links' bandwidth (hwloc's unit,
+     * MB/s): an NVSwitch port. */
+    bool via_switch;
+    unsigned long long switch_bw;
     int nic; /* index into topo_discovery.nics of the nearest RDMA NIC, -1 when none */
     enum topo_affinity nic_affinity;
     /* Filled by topo_discovery_summarize(): */
@@ -88,16 +93,29 @@ struct topo_discovery {
     size_t n_nics;
     unsigned numa_nodes;
     unsigned nvswitches;   /* NVIDIA NVSwitch PCI functions (10de class 0x0680, or subtype) */
-    bool switch_in_matrix; /* a link matrix had non-accelerator objects with links */
-    char source[16];       /* "host", "xml", "fsroot" */
+    bool switch_in_matrix; /* a link matrix had switch objects with links (CPU packages and NUMA
+                            * nodes in a heterogeneous matrix do not count: a GPU-to-CPU NVLink,
+                            * as on POWER8/9, is no accelerator link) */
+    /* n_accels x n_accels, row-major: bandwidth of the direct link between two accelerators in the
+     * matrix of their kind (hwloc's unit, MB/s), 0 for none. NULL when no matrix was read. Owned.
+     */
+    unsigned long long *link_bw;
+    char source[16]; /* "host", "xml", "fsroot" */
 
     /* Summary (topo_discovery_summarize): */
-    enum topo_vendor vendor;     /* primary vendor: most accelerators, ties by enum order */
-    size_t count;                /* accelerators of the primary vendor */
-    enum topo_fabric fabric;     /* TOPO_FABRIC_UNKNOWN when count == 0 */
-    unsigned domain_size;        /* accelerators in the largest island */
-    unsigned domains_per_node;   /* islands of that size */
-    unsigned islands;            /* islands in all */
+    enum topo_vendor vendor;   /* primary vendor: most accelerators, ties by enum order */
+    size_t count;              /* accelerators of the primary vendor */
+    enum topo_fabric fabric;   /* TOPO_FABRIC_UNKNOWN when count == 0 */
+    unsigned domain_size;      /* accelerators in the largest island */
+    unsigned domains_per_node; /* islands of that size */
+    unsigned islands;          /* islands in all */
+    /* Every pair inside every island of more than one accelerator is directly linked, or both sit
+     * on the NVSwitch fabric. False for an NVLink hybrid cube-mesh (DGX-1), where a ring all-reduce
+     * still runs over NVLink but not every pair has a link of its own. */
+    bool islands_full;
+    /* The slowest link inside an island: the smallest direct link, or on an NVSwitch fabric the
+     * smallest bandwidth an accelerator has into the switches (hwloc's unit, MB/s). 0: unknown. */
+    unsigned long long min_link_bw;
     enum topo_affinity affinity; /* worst nic_affinity over primary accelerators */
     bool overridden;             /* fabric or domains set by topo_discovery_override() */
 };

@@ -312,47 +312,91 @@ static unsigned uf_find(unsigned *parent, unsigned x)
     return x;
 }
 
-/* Union the objects of one bandwidth matrix that have a non-zero link, and give each accelerator
- * in it a link group: base + the index of its component's root. */
+/* Objects of a heterogeneous link matrix that are CPU-side: a link to one of them (POWER8/9 NVLink
+ * from a GPU to its own CPU package) carries no accelerator-to-accelerator traffic, so it neither
+ * joins two accelerators into one island nor makes the node an NVSwitch node. */
+static bool is_cpu_side(hwloc_obj_t obj)
+{
+    switch (obj->type) {
+    case HWLOC_OBJ_MACHINE:
+    case HWLOC_OBJ_PACKAGE:
+    case HWLOC_OBJ_DIE:
+    case HWLOC_OBJ_NUMANODE:
+    case HWLOC_OBJ_GROUP:
+    case HWLOC_OBJ_CORE:
+    case HWLOC_OBJ_PU:
+        return true;
+    default:
+        return hwloc_obj_type_is_cache(obj->type) != 0;
+    }
+}
+
+/*
+ * One bandwidth matrix, homogeneous or heterogeneous alike. Each object is an accelerator, a
+ * switch (any other I/O object: an NVSwitch, also the one with an all-zero PCI id on the DGX-2) or
+ * CPU-side (ignored). Accelerators are unioned over direct links and over switches (a switch joins
+ * everything linked to it; hwloc lists no switch-to-switch trunks), never through a CPU. Each
+ * accelerator in the matrix gets a link group (base + its component's root), its direct links go
+ * into d->link_bw, and its switch links into via_switch and switch_bw.
+ */
 static enum tpx_code apply_matrix(struct scan *s, struct topo_discovery *d,
                                   const struct hwloc_distances_s *m, enum topo_link link, int base,
                                   struct tpx_err *err)
 {
     unsigned n = m->nbobjs;
     unsigned *parent = malloc((n ? n : 1) * sizeof(*parent));
+    long *acc = malloc((n ? n : 1) * sizeof(*acc));
     bool *linked = calloc(n ? n : 1, sizeof(*linked));
+    bool *cpu = calloc(n ? n : 1, sizeof(*cpu));
 
-    if (!parent || !linked) {
+    if (!d->link_bw && s->n_acc > 0)
+        d->link_bw = calloc(s->n_acc * s->n_acc, sizeof(*d->link_bw));
+    if (!parent || !acc || !linked || !cpu || (s->n_acc > 0 && !d->link_bw)) {
         free(parent);
+        free(acc);
         free(linked);
+        free(cpu);
         return tpx_err_set(err, TPX_ENOMEM, "out of memory reading a link matrix");
     }
-    for (unsigned i = 0; i < n; i++)
+    for (unsigned i = 0; i < n; i++) {
         parent[i] = i;
+        acc[i] = m->objs[i] ? acc_of_obj(s, m->objs[i]) : -1;
+        cpu[i] = !m->objs[i] || (acc[i] < 0 && is_cpu_side(m->objs[i]));
+    }
     for (unsigned i = 0; i < n; i++) {
         for (unsigned j = 0; j < n; j++) {
-            if (i == j || m->values[(size_t)i * n + j] == 0 || !m->objs[i] || !m->objs[j])
+            hwloc_uint64_t v = m->values[(size_t)i * n + j];
+
+            if (i == j || v == 0 || cpu[i] || cpu[j])
                 continue;
             linked[i] = linked[j] = true;
             parent[uf_find(parent, i)] = uf_find(parent, j);
+            if (acc[i] >= 0 && acc[j] >= 0) {
+                unsigned long long *bw = &d->link_bw[(size_t)acc[i] * s->n_acc + (size_t)acc[j]];
+
+                if (v > *bw) /* the faster direction, and the same both ways */
+                    *bw = d->link_bw[(size_t)acc[j] * s->n_acc + (size_t)acc[i]] = v;
+            } else if (acc[i] >= 0) {
+                s->acc[acc[i]].a.via_switch = true;
+                s->acc[acc[i]].a.switch_bw += v;
+            }
         }
     }
     for (unsigned i = 0; i < n; i++) {
-        long k;
-
-        if (!m->objs[i])
+        if (cpu[i])
             continue;
-        k = acc_of_obj(s, m->objs[i]);
-        if (k < 0) {
+        if (acc[i] < 0) {
             if (linked[i])
                 d->switch_in_matrix = true;
             continue;
         }
-        s->acc[k].a.link = link;
-        s->acc[k].a.link_group = linked[i] ? base + (int)uf_find(parent, i) : -1;
+        s->acc[acc[i]].a.link = link;
+        s->acc[acc[i]].a.link_group = linked[i] ? base + (int)uf_find(parent, i) : -1;
     }
     free(parent);
+    free(acc);
     free(linked);
+    free(cpu);
     return TPX_OK;
 }
 

@@ -30,8 +30,10 @@ void topo_discovery_release(struct topo_discovery *d)
 {
     free(d->accels);
     free(d->nics);
+    free(d->link_bw);
     d->accels = NULL;
     d->nics = NULL;
+    d->link_bw = NULL;
     d->n_accels = 0;
     d->n_nics = 0;
 }
@@ -119,6 +121,39 @@ static void number_islands(struct topo_discovery *d, const int *key)
     d->domains_per_node = of_largest;
 }
 
+/* How well the islands are wired: islands_full and min_link_bw (see discover.h). On an NVSwitch
+ * fabric every accelerator on it reaches every other one through the switches. */
+static void rate_islands(struct topo_discovery *d, bool switched)
+{
+    bool full = true;
+    unsigned long long min = 0;
+
+    for (size_t i = 0; i < d->n_accels; i++) {
+        const struct topo_accel *a = &d->accels[i];
+
+        if (!a->primary || a->island < 0)
+            continue;
+        if (switched) {
+            if (a->switch_bw > 0 && (min == 0 || a->switch_bw < min))
+                min = a->switch_bw;
+            continue;
+        }
+        for (size_t j = i + 1; j < d->n_accels; j++) {
+            unsigned long long bw;
+
+            if (!d->accels[j].primary || d->accels[j].island != a->island)
+                continue;
+            bw = d->link_bw ? d->link_bw[i * d->n_accels + j] : 0;
+            if (bw == 0)
+                full = false;
+            else if (min == 0 || bw < min)
+                min = bw;
+        }
+    }
+    d->islands_full = full;
+    d->min_link_bw = min;
+}
+
 void topo_discovery_summarize(struct topo_discovery *d)
 {
     enum topo_link want;
@@ -130,6 +165,8 @@ void topo_discovery_summarize(struct topo_discovery *d)
     d->domain_size = 0;
     d->domains_per_node = 0;
     d->islands = 0;
+    d->islands_full = false;
+    d->min_link_bw = 0;
     d->affinity = TOPO_AFFINITY_NONE;
     want = vendor_link(d->vendor);
     for (size_t i = 0; i < d->n_accels; i++) {
@@ -186,6 +223,8 @@ void topo_discovery_summarize(struct topo_discovery *d)
         d->domain_size = (unsigned)d->count;
         d->domains_per_node = 1;
     }
+    if (d->fabric != TOPO_FABRIC_PCIE)
+        rate_islands(d, d->fabric == TOPO_FABRIC_NVSWITCH);
 
     d->affinity = TOPO_AFFINITY_PCIE_SWITCH;
     for (size_t i = 0; i < d->n_accels; i++) {
@@ -252,6 +291,8 @@ void topo_discovery_labels(const struct topo_discovery *d, struct topo_label_set
         put_u(out, "domain-size", d->domain_size);
         put_u(out, "domains-per-node", d->domains_per_node);
         put(out, "gpu-nic-affinity", topo_affinity_name(d->affinity));
+        if (d->fabric == TOPO_FABRIC_NVLINK || d->fabric == TOPO_FABRIC_NVSWITCH)
+            put(out, "nvlink-full", d->islands_full ? "true" : "false");
     }
     qsort(out->v, out->n, sizeof(out->v[0]), label_cmp);
 }
@@ -373,8 +414,10 @@ enum tpx_code topo_discovery_annotation(const struct topo_discovery *d, const ch
             TPX_OK ||
         tpx_buf_addf(out, err,
                      ",\"domain_size\":%u,\"domains_per_node\":%u,\"islands\":%u,"
+                     "\"islands_full\":%s,\"min_link_mbps\":%llu,"
                      "\"numa_nodes\":%u,\"nvswitches\":%u,",
-                     d->domain_size, d->domains_per_node, d->islands, d->numa_nodes,
+                     d->domain_size, d->domains_per_node, d->islands,
+                     d->islands_full ? "true" : "false", d->min_link_bw, d->numa_nodes,
                      d->nvswitches) != TPX_OK ||
         add_key_str(out, "gpu_nic_affinity", topo_affinity_name(d->affinity), err) != TPX_OK ||
         (d->overridden && tpx_buf_adds(out, ",\"overridden\":true", err) != TPX_OK) ||

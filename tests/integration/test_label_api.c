@@ -187,7 +187,7 @@ Test(label_api, patches_the_own_node_with_one_merge_patch)
 
     label(w, (const char *[]){"--topology-xml", XML_H100, "--node", "gpu-r1-n1", NULL}, &r);
     cr_expect_eq(r.status, 0, "%s", r.err);
-    cr_expect(strstr(r.out, "node gpu-r1-n1: 8 labels set, 0 removed, 0 unchanged, annotation "
+    cr_expect(strstr(r.out, "node gpu-r1-n1: 9 labels set, 0 removed, 0 unchanged, annotation "
                             "updated\n") != NULL,
               "%s", r.out);
     run_result_release(&r);
@@ -215,7 +215,8 @@ Test(label_api, patches_the_own_node_with_one_merge_patch)
     expect_label(labels, "topox.io/numa-nodes", "8");
     expect_label(labels, "topox.io/rdma-nics", "4");
     expect_label(labels, "topox.io/gpu-nic-affinity", "none");
-    cr_expect_eq(json_object_size(labels), 8);
+    expect_label(labels, "topox.io/nvlink-full", "true");
+    cr_expect_eq(json_object_size(labels), 9);
     json_object_foreach(labels, key, v)
     {
         cr_expect(strncmp(key, "topox.io/", 9) == 0, "foreign key %s in the patch", key);
@@ -244,7 +245,7 @@ Test(label_api, second_run_on_the_patched_node_sends_nothing)
 
     label(w, args, &r);
     cr_expect_eq(r.status, 0, "%s", r.err);
-    cr_expect(strstr(r.out, "node gpu-r1-n1: 0 labels set, 0 removed, 8 unchanged\n") != NULL, "%s",
+    cr_expect(strstr(r.out, "node gpu-r1-n1: 0 labels set, 0 removed, 9 unchanged\n") != NULL, "%s",
               r.out);
     run_result_release(&r);
     cr_expect_eq(fake_api_count(w->api, "GET", "/api/v1/nodes/gpu-r1-n1"), 2);
@@ -301,7 +302,7 @@ Test(label_api, stale_owned_keys_are_nulled_and_foreign_keys_never_mentioned)
     cr_assert_eq(fake_api_set_list(w->api, "/api/v1/nodes", list), 0);
     label(w, (const char *[]){"--topology-xml", XML_H100, "--node", "gpu-old", NULL}, &r);
     cr_expect_eq(r.status, 0, "%s", r.err);
-    cr_expect(strstr(r.out, "node gpu-old: 7 labels set, 1 removed, 1 unchanged, annotation "
+    cr_expect(strstr(r.out, "node gpu-old: 8 labels set, 1 removed, 1 unchanged, annotation "
                             "updated\n") != NULL,
               "%s", r.out);
     run_result_release(&r);

@@ -49,6 +49,7 @@ struct fixture_case {
     const char *numa;
     const char *rdma;
     const char *affinity;
+    const char *nvlink_full; /* topox.io/nvlink-full, or NULL when the node has no NVLink */
     unsigned nvswitches;
     size_t n_accels; /* all vendors */
     const char *first_busid;
@@ -58,15 +59,19 @@ struct fixture_case {
 
 static const struct fixture_case fixtures[] = {
     {"nvidia-dgx2h-16xV100-12nvswitch.xml", "nvidia", "16", "nvswitch", "16", "1", "2", "0", "none",
-     12, 16, "0000:34:00.0", "Tesla V100-SXM3-32GB-H", 0},
-    {"dell-xe8640-4xH100-nvlink-mlx5.xml", "nvidia", "4", "nvlink", "4", "1", "8", "4", "none", 0,
-     4, "0000:4e:00.0", "NVIDIA H100 80GB HBM3", 3},
-    {"aws-g4dn-metal-8xT4-pcie.xml", "nvidia", "8", "pcie", "8", "1", "2", "1", "none", 0, 8,
+     "true", 12, 16, "0000:34:00.0", "Tesla V100-SXM3-32GB-H", 0},
+    {"dell-xe8640-4xH100-nvlink-mlx5.xml", "nvidia", "4", "nvlink", "4", "1", "8", "4", "none",
+     "true", 0, 4, "0000:4e:00.0", "NVIDIA H100 80GB HBM3", 3},
+    {"aws-g4dn-metal-8xT4-pcie.xml", "nvidia", "8", "pcie", "8", "1", "2", "1", "none", NULL, 0, 8,
      "0000:18:00.0", "Tesla T4", 0},
-    {"hpe-tuolumne-4xMI300A-spx-xgmi.xml", "amd", "4", "xgmi", "4", "1", "4", "0", "none", 0, 4,
-     "0000:02:00.0", "Aqua Vanjaram [Instinct MI300A]", 0},
+    {"hpe-tuolumne-4xMI300A-spx-xgmi.xml", "amd", "4", "xgmi", "4", "1", "4", "0", "none", NULL, 0,
+     4, "0000:02:00.0", "Aqua Vanjaram [Instinct MI300A]", 0},
     {"supermicro-x9drg-2xK40m-radeon-mlx5-pcie.xml", "nvidia", "3", "pcie", "3", "1", "2", "1",
-     "none", 0, 4, "0000:03:00.0", "Tesla M2075 Dual-Slot Computing Processor Module", 0},
+     "none", NULL, 0, 4, "0000:03:00.0", "Tesla M2075 Dual-Slot Computing Processor Module", 0},
+    /* IBM Minsky: NVLink pairs {0,1} and {2,3}, each pair also linked to its own POWER8 package in
+     * a heterogeneous matrix, no NVLink between the pairs and no NVSwitch. */
+    {"ibm-minsky-4xP100-nvlink-pairs.xml", "nvidia", "4", "nvlink", "2", "2", "2", "0", "none",
+     "true", 0, 4, "0002:01:00.0", "Tesla P100-SXM2-16GB", 0},
 };
 
 Test(topo_discover, every_fixture_gives_the_labels_read_from_its_xml)
@@ -83,7 +88,9 @@ Test(topo_discover, every_fixture_gives_the_labels_read_from_its_xml)
         rc = topo_discover(TOPO_SOURCE_XML, path, &d, &err);
         cr_assert_eq(rc, TPX_OK, "%s: %s", c->file, err.msg);
         topo_discovery_labels(&d, &ls);
-        cr_expect_eq(ls.n, 8, "%s: %zu labels", c->file, ls.n);
+        cr_expect_eq(ls.n, c->nvlink_full ? 9 : 8, "%s: %zu labels", c->file, ls.n);
+        if (c->nvlink_full)
+            cr_expect_str_eq(label(&ls, "nvlink-full"), c->nvlink_full, "%s", c->file);
         cr_expect_str_eq(label(&ls, "accelerator"), c->vendor, "%s", c->file);
         cr_expect_str_eq(label(&ls, "accelerator-count"), c->count, "%s", c->file);
         cr_expect_str_eq(label(&ls, "interconnect"), c->interconnect, "%s", c->file);
@@ -398,6 +405,97 @@ Test(topo_discover_synthetic, nvlink_pairs_and_one_gpu_outside_the_matrix)
     free(path);
 }
 
+/* DGX-1 style hybrid cube-mesh: two fully linked quads plus the links i <-> i+4, so GPU 0 has no
+ * link of its own to GPUs 5, 6 and 7. One island of 8 (a ring all-reduce runs over NVLink), not
+ * fully connected. */
+Test(topo_discover_synthetic, hybrid_cube_mesh_is_one_island_not_fully_connected)
+{
+    struct syn_dev devs[8];
+    int links[64] = {0};
+    char names[8][8];
+    struct topo_discovery d;
+    struct topo_label_set ls;
+    char *path;
+
+    for (int i = 0; i < 8; i++) {
+        snprintf(names[i], sizeof(names[i]), "nvml%d", i);
+        devs[i] = (struct syn_dev){"0302 [10de:1db1] [0000:0000] a1", names[i], 1, i / 4, i};
+        for (int j = 0; j < 8; j++)
+            links[i * 8 + j] = i != j && (i / 4 == j / 4 || i % 4 == j % 4);
+    }
+    path = write_syn(devs, 8, "NVLinkBandwidth", 8, links);
+    discover_syn(path, &d);
+    topo_discovery_labels(&d, &ls);
+    cr_expect_str_eq(label(&ls, "interconnect"), "nvlink");
+    cr_expect_str_eq(label(&ls, "domain-size"), "8");
+    cr_expect_str_eq(label(&ls, "domains-per-node"), "1");
+    cr_expect_str_eq(label(&ls, "nvlink-full"), "false");
+    cr_expect_eq(d.islands_full, false);
+    cr_expect_eq(d.min_link_bw, 150000);
+    cr_expect_eq(d.link_bw[0 * 8 + 4], 150000, "0-4 is a cube edge");
+    cr_expect_eq(d.link_bw[0 * 8 + 5], 0, "0-5 is not");
+    topo_discovery_release(&d);
+    unlink(path);
+    free(path);
+}
+
+/* The islands' wiring from a hand-built link matrix: full pairs, a missing pair, and the slowest
+ * link; on a switch fabric, the smallest bandwidth into the switches. */
+Test(topo_discovery_summarize, islands_full_and_slowest_link)
+{
+    struct topo_accel acc[4];
+    unsigned long long bw[16] = {0};
+    struct topo_discovery d;
+
+    memset(acc, 0, sizeof(acc));
+    for (int i = 0; i < 4; i++) {
+        acc[i].vendor = TOPO_VENDOR_NVIDIA;
+        acc[i].link = TOPO_LINK_NVLINK;
+        acc[i].link_group = 1;
+        acc[i].nic = -1;
+    }
+    /* a triangle 0-1-2 at 50 GB/s plus 2-3 at 25 GB/s: one island, 0-3 and 1-3 unlinked */
+    bw[0 * 4 + 1] = bw[1 * 4 + 0] = bw[0 * 4 + 2] = bw[2 * 4 + 0] = 50000;
+    bw[1 * 4 + 2] = bw[2 * 4 + 1] = 50000;
+    bw[2 * 4 + 3] = bw[3 * 4 + 2] = 25000;
+    memset(&d, 0, sizeof(d));
+    d.accels = acc;
+    d.n_accels = 4;
+    d.link_bw = bw;
+    topo_discovery_summarize(&d);
+    cr_expect_eq(d.fabric, TOPO_FABRIC_NVLINK);
+    cr_expect_eq(d.domain_size, 4);
+    cr_expect_eq(d.islands_full, false);
+    cr_expect_eq(d.min_link_bw, 25000);
+
+    /* link the rest: now every pair is linked */
+    bw[0 * 4 + 3] = bw[3 * 4 + 0] = bw[1 * 4 + 3] = bw[3 * 4 + 1] = 40000;
+    topo_discovery_summarize(&d);
+    cr_expect_eq(d.islands_full, true);
+    cr_expect_eq(d.min_link_bw, 25000);
+
+    /* two islands {0,1} {2,3}: pairs across islands do not count */
+    acc[2].link_group = acc[3].link_group = 2;
+    topo_discovery_summarize(&d);
+    cr_expect_eq(d.domain_size, 2);
+    cr_expect_eq(d.domains_per_node, 2);
+    cr_expect_eq(d.islands_full, true);
+    cr_expect_eq(d.min_link_bw, 25000);
+
+    /* an NVSwitch fabric: every GPU on it is reached; the slowest is the one with least into it */
+    d.link_bw = NULL;
+    d.switch_in_matrix = true;
+    for (int i = 0; i < 4; i++) {
+        acc[i].link_group = 1;
+        acc[i].via_switch = true;
+        acc[i].switch_bw = i == 3 ? 100000 : 150000;
+    }
+    topo_discovery_summarize(&d);
+    cr_expect_eq(d.fabric, TOPO_FABRIC_NVSWITCH);
+    cr_expect_eq(d.islands_full, true);
+    cr_expect_eq(d.min_link_bw, 100000);
+}
+
 Test(topo_discover_synthetic, xgmi_matrix_without_links_is_pcie)
 {
     struct syn_dev devs[2] = {
@@ -650,7 +748,8 @@ Test(topo_discovery_annotation, json_text_with_escapes)
         b.data,
         "{\"version\":1,\"source\":\"xml\",\"accelerator\":\"nvidia\",\"count\":1,"
         "\"interconnect\":\"pcie\",\"domain_size\":1,\"domains_per_node\":1,\"islands\":1,"
-        "\"numa_nodes\":1,\"nvswitches\":0,\"gpu_nic_affinity\":\"none\",\"accelerators\":[{"
+        "\"islands_full\":false,\"min_link_mbps\":0,\"numa_nodes\":1,\"nvswitches\":0,\"gpu_nic_"
+        "affinity\":\"none\",\"accelerators\":[{"
         "\"pci\":\"0000:4e:00.0\",\"vendor\":\"nvidia\",\"pci_id\":\"10de:2330\",\"class\":"
         "\"0302\",\"model\":\"A \\\"quoted\\\"\\\\model\\u0009\",\"osdev\":\"\",\"numa\":null,"
         "\"island\":0,\"nic\":null,\"nic_affinity\":\"none\",\"primary\":true}],"
