@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/args.h"
 #include "common/buf.h"
 #include "objects/cluster_load.h"
 #include "objects/yamljson.h"
@@ -43,31 +44,21 @@ int cmd_cluster(int argc, char **argv)
     struct tpx_err err = TPX_ERR_INIT;
     struct topo_cluster *c = NULL;
     json_t *list = NULL;
+    struct cmd_args a = {"topox cluster", usage, ":s:o:h", opts, argc, argv, NULL, 0, 0};
     int status = CMD_FAILED;
     int ch;
 
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, "s:o:h", opts, NULL)) != -1) {
+    while ((ch = cmd_args_next(&a)) != CMD_ARGS_END) {
         switch (ch) {
+        case CMD_ARGS_EXIT:
+            return a.status;
         case 's':
             spec = optarg;
             break;
         case 'o':
             fmt = optarg;
             break;
-        case 'h':
-            fputs(usage, stdout);
-            return CMD_OK;
-        default:
-            fprintf(stderr, "topox cluster: unknown flag or missing value '%s'\n%s",
-                    argv[optind - 1], usage);
-            return CMD_USAGE;
         }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "topox cluster: unexpected argument '%s'\n%s", argv[optind], usage);
-        return CMD_USAGE;
     }
     if (strcmp(fmt, "json") != 0 && strcmp(fmt, "yaml") != 0) {
         fprintf(stderr, "topox cluster: -o '%s': use json or yaml\n", fmt);

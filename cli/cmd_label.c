@@ -8,12 +8,12 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "cli/args.h"
 #include "common/log.h"
 #include "objects/inventory.h"
 #include "kube/bodies.h"
@@ -93,21 +93,6 @@ static long parse_duration(const char *s)
     return v * mul;
 }
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
-{
-    va_list ap;
-
-    fputs("topox label: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputs("\n\n", stderr);
-    fputs(usage_text, stderr);
-    return CMD_USAGE;
-}
-
 static int parse_opts(int argc, char **argv, struct label_opts *o)
 {
     enum {
@@ -137,16 +122,14 @@ static int parse_opts(int argc, char **argv, struct label_opts *o)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    struct cmd_args a = {"topox label", usage_text, ":ho:", longopts, argc, argv, NULL, 0, 0};
     int c;
 
     memset(o, 0, sizeof(*o));
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+    while ((c = cmd_args_next(&a)) != CMD_ARGS_END) {
         switch (c) {
-        case 'h':
-            fputs(usage_text, stdout);
-            return -1;
+        case CMD_ARGS_EXIT:
+            return a.status == CMD_OK ? -1 : a.status;
         case O_DRY:
             o->dry_run = true;
             break;
@@ -156,12 +139,14 @@ static int parse_opts(int argc, char **argv, struct label_opts *o)
             else if (strcmp(optarg, "json") == 0)
                 o->format = OUT_JSON;
             else
-                return usage_error("unknown output format '%s' (labels or json)", optarg);
+                return cmd_args_usage_error(&a, "unknown output format '%s' (labels or json)",
+                                            optarg);
             break;
         case O_XML:
         case O_FSROOT:
             if (o->path)
-                return usage_error("%s", "--topology-xml and --fsroot exclude each other");
+                return cmd_args_usage_error(&a, "%s",
+                                            "--topology-xml and --fsroot exclude each other");
             o->source = c == O_XML ? TOPO_SOURCE_XML : TOPO_SOURCE_FSROOT;
             o->path = optarg;
             break;
@@ -171,7 +156,7 @@ static int parse_opts(int argc, char **argv, struct label_opts *o)
         case O_INTERVAL:
             o->interval_s = parse_duration(optarg);
             if (o->interval_s < 0)
-                return usage_error("bad --interval '%s' (e.g. 30s, 5m, 1h)", optarg);
+                return cmd_args_usage_error(&a, "bad --interval '%s' (e.g. 30s, 5m, 1h)", optarg);
             break;
         case O_KUBECONFIG:
             o->kubeconfig = optarg;
@@ -184,9 +169,11 @@ static int parse_opts(int argc, char **argv, struct label_opts *o)
             break;
         case O_INTERCONNECT:
             if (!topo_fabric_parse(optarg, &o->fabric) || o->fabric == TOPO_FABRIC_UNKNOWN)
-                return usage_error("unknown --interconnect '%s' (hccs, nvlink, nvswitch, xgmi or "
-                                   "pcie)",
-                                   optarg);
+                return cmd_args_usage_error(
+                    &a,
+                    "unknown --interconnect '%s' (hccs, nvlink, nvswitch, xgmi or "
+                    "pcie)",
+                    optarg);
             break;
         case O_DOMAIN_SIZE: {
             char *end = NULL;
@@ -195,23 +182,25 @@ static int parse_opts(int argc, char **argv, struct label_opts *o)
             errno = 0;
             v = strtoul(optarg, &end, 10);
             if (errno || !end || *end || end == optarg || v == 0 || v > 1024 || optarg[0] == '-')
-                return usage_error("bad --domain-size '%s' (a count from 1 to 1024)", optarg);
+                return cmd_args_usage_error(&a, "bad --domain-size '%s' (a count from 1 to 1024)",
+                                            optarg);
             o->domain_size = (unsigned)v;
             break;
         }
-        case ':':
-            return usage_error("'%s' needs a value", argv[optind - 1]);
-        default:
-            return usage_error("unknown flag '%s'", argv[optind - 1]);
         }
     }
-    if (optind < argc)
-        return usage_error("unexpected argument '%s'", argv[optind]);
     if (o->inventory && (o->path || o->interval_s || o->fabric || o->domain_size))
-        return usage_error("%s", "--inventory takes no --topology-xml, --fsroot, --interval, "
-                                 "--interconnect or --domain-size");
+        return cmd_args_usage_error(&a, "%s",
+                                    "--inventory takes no --topology-xml, --fsroot, --interval, "
+                                    "--interconnect or --domain-size");
     if (o->nodes && !o->inventory)
-        return usage_error("%s", "--nodes goes with --inventory");
+        return cmd_args_usage_error(&a, "%s", "--nodes goes with --inventory");
+    if (!o->node)
+        o->node = getenv("NODE_NAME");
+    if (!o->inventory && !o->dry_run && (!o->node || !*o->node))
+        return cmd_args_usage_error(&a, "%s",
+                                    "no node to label: pass --node NAME or set NODE_NAME "
+                                    "(or use --dry-run)");
     return 0;
 }
 
@@ -388,14 +377,11 @@ static int run_discovery(const struct label_opts *o)
 {
     struct tpx_err err = TPX_ERR_INIT;
     struct ext_kube *k = NULL;
-    const char *node = o->node ? o->node : getenv("NODE_NAME");
+    const char *node = o->node; /* parse_opts() made sure there is one unless --dry-run */
     sigset_t set;
     int status = CMD_OK;
 
     if (!o->dry_run) {
-        if (!node || !*node)
-            return usage_error("%s", "no node to label: pass --node NAME or set NODE_NAME "
-                                     "(or use --dry-run)");
         k = kube_open(o, &err);
         if (!k) {
             fail_line(&err);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli/args.h"
 #include "common/buf.h"
 #include "objects/cluster_load.h"
 #include "objects/manifest.h"
@@ -77,14 +78,16 @@ static int parse(int argc, char **argv, struct plan_opts *o)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    struct cmd_args a = {
+        "topox plan", usage, ":f:o:h", opts, argc, argv, "manifests go after -f", 0, 0};
     int ch;
 
     memset(o, 0, sizeof(*o));
     o->output = "table";
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
+    while ((ch = cmd_args_next(&a)) != CMD_ARGS_END) {
         switch (ch) {
+        case CMD_ARGS_EXIT:
+            return a.status == CMD_OK ? -1 : a.status;
         case 'f':
             if (o->nfiles == MAX_FILES)
                 goto too_many;
@@ -113,19 +116,7 @@ static int parse(int argc, char **argv, struct plan_opts *o)
         case OPT_EXPLAIN:
             o->explain = true;
             break;
-        case 'h':
-            fputs(usage, stdout);
-            return -1;
-        default:
-            fprintf(stderr, "topox plan: unknown flag or missing value '%s'\n%s", argv[optind - 1],
-                    usage);
-            return CMD_USAGE;
         }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "topox plan: unexpected argument '%s' (manifests go after -f)\n%s",
-                argv[optind], usage);
-        return CMD_USAGE;
     }
     if (strcmp(o->output, "table") != 0 && strcmp(o->output, "json") != 0 &&
         strcmp(o->output, "yaml") != 0) {

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/args.h"
 #include "cli/cmd.h"
 #include "extender/http.h"
 #include "kube/client.h"
@@ -26,27 +27,18 @@ int cmd_version(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     char curl_version[128];
+    struct cmd_args a = {"topox version", usage, ":h", opts, argc, argv, NULL, 0, 0};
     int short_only = 0;
     int c;
 
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = cmd_args_next(&a)) != CMD_ARGS_END) {
         switch (c) {
+        case CMD_ARGS_EXIT:
+            return a.status;
         case 's':
             short_only = 1;
             break;
-        case 'h':
-            fputs(usage, stdout);
-            return CMD_OK;
-        default:
-            fputs(usage, stderr);
-            return CMD_USAGE;
         }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "topox version: unexpected argument '%s'\n", argv[optind]);
-        fputs(usage, stderr);
-        return CMD_USAGE;
     }
     if (short_only) {
         printf("%s\n", TPX_VERSION);

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/args.h"
 #include "common/clock.h"
 #include "common/banned.h"
 #include "common/buf.h"
@@ -114,6 +115,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         {"cluster", required_argument, NULL, 'c'}, {"ncc", required_argument, NULL, 'n'},
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
+    struct cmd_args a = {"topox-drive", usage_text, ":hf:", longopts, argc, argv, NULL, 0, 0};
     int ch;
 
     memset(o, 0, sizeof(*o));
@@ -122,9 +124,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
     o->files = calloc((size_t)argc + 1, sizeof(*o->files));
     if (!o->files)
         return 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":hf:", longopts, NULL)) != -1) {
+    while ((ch = cmd_args_next(&a)) != CMD_ARGS_END) {
         switch (ch) {
+        case CMD_ARGS_EXIT:
+            return a.status == 0 ? -1 : a.status;
         case 't':
             o->topox = optarg;
             break;
@@ -140,31 +143,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
             } else if (strcmp(optarg, "false") == 0) {
                 o->ncc = false;
             } else {
-                fprintf(stderr, "topox-drive: --ncc: '%s' is not true or false\n%s", optarg,
-                        usage_text);
-                return 2;
+                return cmd_args_usage_error(&a, "--ncc: '%s' is not true or false", optarg);
             }
             break;
-        case 'h':
-            fputs(usage_text, stdout);
-            return -1;
-        case ':':
-            fprintf(stderr, "topox-drive: option '%s' needs a value\n%s", argv[optind - 1],
-                    usage_text);
-            return 2;
-        default:
-            fprintf(stderr, "topox-drive: unknown option '%s'\n%s", argv[optind - 1], usage_text);
-            return 2;
         }
     }
-    if (optind < argc) {
-        fprintf(stderr, "topox-drive: unexpected argument '%s'\n%s", argv[optind], usage_text);
-        return 2;
-    }
-    if (!o->topox || o->nfiles == 0) {
-        fprintf(stderr, "topox-drive: --topox and -f are required\n%s", usage_text);
-        return 2;
-    }
+    if (!o->topox || o->nfiles == 0)
+        return cmd_args_usage_error(&a, "%s", "--topox and -f are required");
     return 0;
 }
 

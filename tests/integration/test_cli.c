@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tests/integration/test_cli.c - the command table: help, usage errors, version, stdout errors. */
+/* tests/integration/test_cli.c - the command table: help, usage errors (one wording for every
+ * command), version, stdout errors. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
@@ -54,6 +55,55 @@ Test(cli, unknown_command_and_flag_exit_2_with_usage)
                   "case %zu: stderr says nothing useful: %s", i, r.err);
         cr_expect_eq(r.out_len, 0, "case %zu: usage errors go to stderr", i);
         run_result_release(&r);
+    }
+}
+
+/* `topox CMD ARG` exits 2 with nothing on stdout and stderr starting with "topox CMD: " want. */
+static void expect_usage_error(const char *cmd, const char *arg, const char *want)
+{
+    struct run_result r;
+    char line[256];
+
+    snprintf(line, sizeof(line), "topox %s: %s", cmd, want);
+    cr_assert_eq(run_topox((const char *[]){cmd, arg, NULL}, NULL, &r), 0);
+    cr_expect_eq(r.status, 2, "%s %s", cmd, arg);
+    cr_expect(strncmp(r.err, line, strlen(line)) == 0, "%s %s: want '%s', got: %s", cmd, arg, line,
+              r.err);
+    cr_expect_eq(r.out_len, 0, "%s %s", cmd, arg);
+    run_result_release(&r);
+}
+
+/* Every command reads its flags the same way (cli/args.c): -h and --help on stdout with exit 0;
+ * an unknown flag, a flag without its value, a value for a plain flag and an operand are named in
+ * the same words, followed by a blank line and the usage, on stderr with exit 2. */
+Test(cli, every_command_reports_usage_errors_in_the_same_words)
+{
+    static const struct {
+        const char *cmd, *flag_with_value;
+    } cmds[] = {
+        {"plan", "--output"}, {"label", "--node"}, {"cluster", "--spec"}, {"version", NULL}};
+
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+        const char *cmd = cmds[i].cmd;
+        char want[128];
+        struct run_result r;
+
+        for (int h = 0; h < 2; h++) {
+            cr_assert_eq(run_topox((const char *[]){cmd, h ? "-h" : "--help", NULL}, NULL, &r), 0);
+            snprintf(want, sizeof(want), "usage: topox %s", cmd);
+            cr_expect_eq(r.status, 0, "%s %s", cmd, h ? "-h" : "--help");
+            cr_expect(strncmp(r.out, want, strlen(want)) == 0, "%s: %s", cmd, r.out);
+            run_result_release(&r);
+        }
+        snprintf(want, sizeof(want), "unknown flag '--frobnicate'\n\nusage: topox %s", cmd);
+        expect_usage_error(cmd, "--frobnicate", want);
+        expect_usage_error(cmd, "-Z", "unknown flag '-Z'\n\n");
+        expect_usage_error(cmd, "--help=yes", "'--help' takes no value\n\n");
+        expect_usage_error(cmd, "stray", "unexpected argument 'stray'");
+        if (cmds[i].flag_with_value) {
+            snprintf(want, sizeof(want), "'%s' needs a value\n\n", cmds[i].flag_with_value);
+            expect_usage_error(cmd, cmds[i].flag_with_value, want);
+        }
     }
 }
 
