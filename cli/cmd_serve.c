@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "extender/binder.h"
 #include "objects/cluster_load.h"
+#include "cli/args.h"
 #include "cli/cmd.h"
 #include "extender/config.h"
 #include "extender/http.h"
@@ -22,88 +23,80 @@
 #include "objects/yamljson.h"
 #include "topology/synthetic.h"
 
-static const char usage_text[] =
-    "usage: topox serve [FLAGS]\n\n"
-    "Run the kube-scheduler HTTP extender: POST /filter, /prioritize, /bind, /preempt;\n"
-    "GET /healthz, /readyz, /metrics, /version, /debug/state.\n\n"
-    "  --config FILE            YAML config; flags override it (see --print-config)\n"
-    "  --print-config           print the effective config as YAML and exit\n"
-    "  --listen ADDR:PORT       where to listen (default 127.0.0.1:8888; port 0 picks one)\n"
-    "  --nodes FILE             cluster from Node objects (kubectl get nodes -o json|yaml)\n"
-    "  --cluster SPEC           synthetic cluster, e.g. racks=4,nodes-per-rack=4 or 'example'\n"
-    "  --kubeconfig FILE        reach the API server with this kubeconfig (default:\n"
-    "                           $KUBECONFIG, then the pod's service account in a cluster)\n"
-    "  --cluster-source SRC     auto (default: api when no --nodes/--cluster and an API config\n"
-    "                           exists), api (watch nodes and pods) or file (--nodes/--cluster)\n"
-    "  --reservation-ttl DUR    how long a group's rest is reserved after a bind (default 10m)\n"
-    "  --max-body SIZE          request body cap (default 256Mi); larger bodies get 413\n"
-    "  --bind-mode MODE         record (default: record the placement, answer success) or api\n"
-    "                           (also create the Binding through the API server)\n"
-    "  --bind-timeout DUR       limit on one Binding POST (default 4s; the scheduler waits 5s)\n"
-    "  --api-backoff-max DUR    longest wait between watch retries (default 30s)\n"
-    "  --events BOOL            Events on placed pods and rejected groups (default true)\n"
-    "  --resources LIST         accelerator resource names in precedence order (comma list)\n"
-    "  --label-keys LEVEL=LIST  label keys for domain, rack, block or zone, in precedence order\n"
-    "  --pipeline-scope SCOPE   default scope of a replica: rack (default), block or zone\n"
-    "  --tls-cert FILE          serve HTTPS with this certificate (PEM) ...\n"
-    "  --tls-key FILE           ... and key\n"
-    "  --client-ca FILE         require client certificates signed by this CA (mutual TLS)\n"
-    "  --threads N              HTTP worker threads (default: CPUs)\n"
-    "  --conn-timeout DUR       close idle connections after DUR (default 120s)\n"
-    "  --drain-timeout DUR      on SIGTERM, wait up to DUR (at most 1h) for requests in flight\n"
-    "                           (default 10s)\n"
-    "  -h, --help               this text\n\n"
-    "Exit status: 0 after SIGTERM/SIGINT, 1 on a startup failure, 2 on a usage error.\n";
-
+/* A flag that sets a setting, kept until the config file is read: flags override it. */
 struct flag_val {
-    int opt;
+    const struct ext_setting *setting;
     const char *arg;
 };
 
-static const char *key_for(int opt)
+/* --help around the settings, whose lines ext_serve_settings[] gives. */
+static const char usage_head[] =
+    "usage: topox serve [FLAGS]\n\n"
+    "Run the kube-scheduler HTTP extender: POST /filter, /prioritize, /bind, /preempt;\n"
+    "GET /healthz, /readyz, /metrics, /version, /debug/state.\n\n";
+static const char usage_tail[] =
+    "\nExit status: 0 after SIGTERM/SIGINT, 1 on a startup failure, 2 on a usage error.\n";
+
+/* Flags that are not settings; the settings' vals follow from OPT_SETTING on. */
+enum { OPT_CONFIG = 256, OPT_PRINT, OPT_SETTING };
+
+/* "  --flag VALUE   help", with the help's further lines under its first. */
+static void usage_line(FILE *f, const char *flag, const char *metavar, const char *help)
 {
-    switch (opt) {
-    case 'l':
-        return "listen";
-    case 'n':
-        return "nodes";
-    case 'C':
-        return "cluster";
-    case 't':
-        return "reservationTTL";
-    case 'b':
-        return "maxBody";
-    case 'm':
-        return "bindMode";
-    case 'r':
-        return "resources";
-    case 's':
-        return "pipelineScope";
-    case 'c':
-        return "tlsCert";
-    case 'k':
-        return "tlsKey";
-    case 'a':
-        return "clientCA";
-    case 'T':
-        return "threads";
-    case 'o':
-        return "connectionTimeout";
-    case 'd':
-        return "drainTimeout";
-    case 'K':
-        return "kubeconfig";
-    case 'S':
-        return "clusterSource";
-    case 'B':
-        return "bindTimeout";
-    case 'x':
-        return "apiBackoffMax";
-    case 'e':
-        return "events";
-    default:
+    char left[64];
+
+    snprintf(left, sizeof(left), "%s%s%s", flag, metavar ? " " : "", metavar ? metavar : "");
+    fprintf(f, "  %-24s ", left);
+    for (const char *p = help; *p; p++) {
+        fputc(*p, f);
+        if (*p == '\n')
+            fprintf(f, "%27s", "");
+    }
+    fputc('\n', f);
+}
+
+/* The --help text, malloc'd, or NULL when out of memory. */
+static char *usage_text(void)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+
+    if (!f)
+        return NULL;
+    fputs(usage_head, f);
+    usage_line(f, "--config", "FILE", "YAML config; flags override it (see --print-config)");
+    usage_line(f, "--print-config", NULL, "print the effective config as YAML and exit");
+    for (size_t i = 0; i < ext_serve_nsettings; i++) {
+        char flag[64];
+
+        snprintf(flag, sizeof(flag), "--%s", ext_serve_settings[i].flag);
+        usage_line(f, flag, ext_serve_settings[i].metavar, ext_serve_settings[i].help);
+    }
+    usage_line(f, "-h, --help", NULL, "this text");
+    fputs(usage_tail, f);
+    if (fclose(f) != 0) {
+        free(text);
         return NULL;
     }
+    return text;
+}
+
+/* getopt_long()'s table: the flags above, then one per setting. Free with free(). */
+static struct option *long_options(void)
+{
+    struct option *o = calloc(ext_serve_nsettings + 4, sizeof(*o));
+    size_t n = 0;
+
+    if (!o)
+        return NULL;
+    o[n++] = (struct option){"config", required_argument, NULL, OPT_CONFIG};
+    o[n++] = (struct option){"print-config", no_argument, NULL, OPT_PRINT};
+    o[n++] = (struct option){"help", no_argument, NULL, 'h'};
+    for (size_t i = 0; i < ext_serve_nsettings; i++)
+        o[n++] = (struct option){ext_serve_settings[i].flag, required_argument, NULL,
+                                 OPT_SETTING + (int)i};
+    return o; /* calloc left the terminating {NULL, 0, NULL, 0} */
 }
 
 static char *read_pem(const char *path, struct tpx_err *err)
@@ -205,34 +198,11 @@ static enum tpx_code start_api(struct ext_serve_config *cfg, struct ext_state *s
 
 int cmd_serve(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"config", required_argument, NULL, 'f'},
-        {"print-config", no_argument, NULL, 'p'},
-        {"listen", required_argument, NULL, 'l'},
-        {"nodes", required_argument, NULL, 'n'},
-        {"cluster", required_argument, NULL, 'C'},
-        {"reservation-ttl", required_argument, NULL, 't'},
-        {"max-body", required_argument, NULL, 'b'},
-        {"bind-mode", required_argument, NULL, 'm'},
-        {"resources", required_argument, NULL, 'r'},
-        {"label-keys", required_argument, NULL, 'L'},
-        {"pipeline-scope", required_argument, NULL, 's'},
-        {"tls-cert", required_argument, NULL, 'c'},
-        {"tls-key", required_argument, NULL, 'k'},
-        {"client-ca", required_argument, NULL, 'a'},
-        {"threads", required_argument, NULL, 'T'},
-        {"conn-timeout", required_argument, NULL, 'o'},
-        {"drain-timeout", required_argument, NULL, 'd'},
-        {"kubeconfig", required_argument, NULL, 'K'},
-        {"cluster-source", required_argument, NULL, 'S'},
-        {"bind-timeout", required_argument, NULL, 'B'},
-        {"api-backoff-max", required_argument, NULL, 'x'},
-        {"events", required_argument, NULL, 'e'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     struct ext_serve_config cfg;
     struct flag_val *flags = calloc((size_t)argc + 1, sizeof(*flags));
+    struct option *opts = long_options();
+    char *usage = usage_text();
+    struct cmd_args args = {"topox serve", usage, ":h", opts, argc, argv, NULL, 0, 0};
     size_t nflags = 0;
     const char *config_path = NULL;
     bool print = false;
@@ -253,58 +223,35 @@ int cmd_serve(int argc, char **argv)
     int status = CMD_FAILED;
     int c, sig = 0;
 
-    if (!flags)
-        return CMD_FAILED;
+    memset(&cfg, 0, sizeof(cfg));
     memset(&kcfg, 0, sizeof(kcfg));
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (c == 'h') {
-            fputs(usage_text, stdout);
-            free(flags);
-            return CMD_OK;
+    if (!flags || !opts || !usage) {
+        fprintf(stderr, "topox serve: out of memory\n");
+        goto out;
+    }
+    while ((c = cmd_args_next(&args)) != CMD_ARGS_END) {
+        if (c == CMD_ARGS_EXIT) {
+            status = args.status;
+            goto out;
         }
-        if (c == '?' || c == ':') {
-            fprintf(stderr, "topox serve: unknown flag or missing value '%s'\n\n%s",
-                    argv[optind - 1], usage_text);
-            free(flags);
-            return CMD_USAGE;
-        }
-        if (c == 'f')
+        if (c == OPT_CONFIG)
             config_path = optarg;
-        else if (c == 'p')
+        else if (c == OPT_PRINT)
             print = true;
         else
-            flags[nflags++] = (struct flag_val){c, optarg};
-    }
-    if (optind < argc) {
-        fprintf(stderr, "topox serve: unexpected argument '%s'\n\n%s", argv[optind], usage_text);
-        free(flags);
-        return CMD_USAGE;
+            flags[nflags++] = (struct flag_val){&ext_serve_settings[c - OPT_SETTING], optarg};
     }
     if (ext_serve_config_init(&cfg, &err) != TPX_OK ||
         (config_path && ext_serve_config_load(&cfg, config_path, &err) != TPX_OK)) {
         fprintf(stderr, "topox serve: %s\n", err.msg);
-        goto usage_out;
+        status = CMD_USAGE;
+        goto out;
     }
     for (size_t i = 0; i < nflags; i++) {
-        enum tpx_code rc;
-
-        if (flags[i].opt == 'L') {
-            const char *eq = strchr(flags[i].arg, '=');
-            char k[64];
-            if (!eq || eq - flags[i].arg > 40) {
-                fprintf(stderr, "topox serve: --label-keys wants LEVEL=KEY,KEY\n");
-                goto usage_out;
-            }
-            snprintf(k, sizeof(k), "labels.%.*s", (int)(eq - flags[i].arg), flags[i].arg);
-            rc = ext_serve_config_set(&cfg, k, eq + 1, &err);
-        } else {
-            rc = ext_serve_config_set(&cfg, key_for(flags[i].opt), flags[i].arg, &err);
-        }
-        if (rc != TPX_OK) {
+        if (ext_serve_config_set_flag(&cfg, flags[i].setting, flags[i].arg, &err) != TPX_OK) {
             fprintf(stderr, "topox serve: %s\n", err.msg);
-            goto usage_out;
+            status = CMD_USAGE;
+            goto out;
         }
     }
     if (print) {
@@ -397,9 +344,7 @@ out:
     free(ca);
     ext_serve_config_release(&cfg);
     free(flags);
+    free(opts);
+    free(usage);
     return status;
-usage_out:
-    ext_serve_config_release(&cfg);
-    free(flags);
-    return CMD_USAGE;
 }

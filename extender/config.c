@@ -1,16 +1,249 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* extender/config.c - serve configuration: defaults, YAML file, flag overrides, printing. */
+/* extender/config.c - serve configuration: the settings table, and the defaults, YAML file, flag
+ * overrides and printing it drives. */
 #include "extender/config.h"
 
 #include <jansson.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/parse.h"
 #include "objects/yamljson.h"
 
 #define CONFIG_MAX_BYTES (1024 * 1024)
 
-static const char *const level_keys[TOPO_LEVEL_COUNT] = {"domain", "rack", "block", "zone"};
+/* The longest duration a setting takes: what the config parser capped every duration at before
+ * common/parse.c, about three years. */
+#define DURATION_MAX 100000000ULL
+
+#define FIELD(f) offsetof(struct ext_serve_config, f)
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ENUM fields are written as int: every enum here is int-sized (checked below). */
+_Static_assert(sizeof(enum pol_scope) == sizeof(int) && sizeof(enum ext_bind_mode) == sizeof(int) &&
+                   sizeof(enum ext_cluster_source) == sizeof(int),
+               "enum settings are stored as int");
+
+static const struct ext_setting_name levels[TOPO_LEVEL_COUNT] = {
+    {"domain", TOPO_LEVEL_DOMAIN},
+    {"rack", TOPO_LEVEL_RACK},
+    {"block", TOPO_LEVEL_BLOCK},
+    {"zone", TOPO_LEVEL_ZONE},
+};
+static const struct ext_setting_name scopes[] = {
+    {"rack", POL_SCOPE_RACK}, {"block", POL_SCOPE_BLOCK}, {"zone", POL_SCOPE_ZONE}};
+static const struct ext_setting_name bind_modes[] = {{"record", EXT_BIND_RECORD},
+                                                     {"api", EXT_BIND_API}};
+static const struct ext_setting_name sources[] = {
+    {"auto", EXT_SOURCE_AUTO}, {"api", EXT_SOURCE_API}, {"file", EXT_SOURCE_FILE}};
+
+static const char *const *builtin_resources(int level, size_t *n)
+{
+    (void)level;
+    *n = topo_label_config_default()->nresources;
+    return topo_label_config_default()->resources;
+}
+
+static const char *const *builtin_label_keys(int level, size_t *n)
+{
+    *n = topo_label_config_default()->nkeys[level];
+    return topo_label_config_default()->keys[level];
+}
+
+/* In --print-config order; --help lists the flags in the same order. */
+const struct ext_setting ext_serve_settings[] = {
+    {.key = "listen",
+     .flag = "listen",
+     .metavar = "ADDR:PORT",
+     .type = EXT_SETTING_STRING,
+     .offset = FIELD(listen),
+     .def = "127.0.0.1:8888",
+     .help = "where to listen (default 127.0.0.1:8888; port 0 picks one)"},
+    {.key = "tlsCert",
+     .path = "tls.cert",
+     .flag = "tls-cert",
+     .metavar = "FILE",
+     .type = EXT_SETTING_STRING,
+     .offset = FIELD(tls_cert),
+     .help = "serve HTTPS with this certificate (PEM) ..."},
+    {.key = "tlsKey",
+     .path = "tls.key",
+     .flag = "tls-key",
+     .metavar = "FILE",
+     .type = EXT_SETTING_STRING,
+     .offset = FIELD(tls_key),
+     .help = "... and key"},
+    {.key = "clientCA",
+     .path = "tls.clientCA",
+     .flag = "client-ca",
+     .metavar = "FILE",
+     .type = EXT_SETTING_STRING,
+     .offset = FIELD(client_ca),
+     .help = "require client certificates signed by this CA (mutual TLS)"},
+    {.key = "resources",
+     .flag = "resources",
+     .metavar = "LIST",
+     .type = EXT_SETTING_LIST,
+     .offset = FIELD(resources),
+     .count_offset = FIELD(nresources),
+     .builtin = builtin_resources,
+     .help = "accelerator resource names in precedence order (comma list)"},
+    {.key = "labels",
+     .flag = "label-keys",
+     .metavar = "LEVEL=LIST",
+     .type = EXT_SETTING_LIST,
+     .offset = FIELD(label_keys),
+     .count_offset = FIELD(nlabel_keys),
+     .names = levels,
+     .nnames = COUNT(levels),
+     .builtin = builtin_label_keys,
+     .help = "label keys for domain, rack, block or zone, in precedence order"},
+    {.key = "pipelineScope",
+     .flag = "pipeline-scope",
+     .metavar = "SCOPE",
+     .type = EXT_SETTING_ENUM,
+     .offset = FIELD(pipeline_scope),
+     .def = "rack",
+     .names = scopes,
+     .nnames = COUNT(scopes),
+     .help = "default scope of a replica: rack (default), block or zone"},
+    {.key = "reservationTTL",
+     .flag = "reservation-ttl",
+     .metavar = "DUR",
+     .type = EXT_SETTING_DURATION,
+     .offset = FIELD(reservation_ttl_s),
+     .def = "10m",
+     .min = 1,
+     .max = DURATION_MAX,
+     .help = "how long a group's rest is reserved after a bind (default 10m)"},
+    {.key = "maxBody",
+     .flag = "max-body",
+     .metavar = "SIZE",
+     .type = EXT_SETTING_SIZE,
+     .offset = FIELD(max_body),
+     .def = "256Mi",
+     .min = 1,
+     .max = 1ULL << 40,
+     .help = "request body cap (default 256Mi); larger bodies get 413"},
+    {.key = "bindMode",
+     .flag = "bind-mode",
+     .metavar = "MODE",
+     .type = EXT_SETTING_ENUM,
+     .offset = FIELD(bind_mode),
+     .def = "record",
+     .names = bind_modes,
+     .nnames = COUNT(bind_modes),
+     .help = "record (default: record the placement, answer success) or api\n"
+             "(also create the Binding through the API server)"},
+    {.key = "nodes",
+     .flag = "nodes",
+     .metavar = "FILE",
+     .type = EXT_SETTING_STRING,
+     .offset = FIELD(nodes_file),
+     .help = "cluster from Node objects (kubectl get nodes -o json|yaml)"},
+    {.key = "cluster",
+     .flag = "cluster",
+     .metavar = "SPEC",
+     .type = EXT_SETTING_STRING,
+     .offset = FIELD(cluster_spec),
+     .help = "synthetic cluster, e.g. racks=4,nodes-per-rack=4 or 'example'"},
+    {.key = "threads",
+     .flag = "threads",
+     .metavar = "N",
+     .type = EXT_SETTING_UINT,
+     .offset = FIELD(threads),
+     .max = 1024,
+     .help = "HTTP worker threads (default: CPUs)"},
+    {.key = "connectionTimeout",
+     .flag = "conn-timeout",
+     .metavar = "DUR",
+     .type = EXT_SETTING_DURATION,
+     .offset = FIELD(conn_timeout_s),
+     .def = "120s",
+     .max = DURATION_MAX,
+     .help = "close idle connections after DUR (default 120s)"},
+    /* at most an hour: the drain loop counts milliseconds in an unsigned */
+    {.key = "drainTimeout",
+     .flag = "drain-timeout",
+     .metavar = "DUR",
+     .type = EXT_SETTING_DURATION,
+     .offset = FIELD(drain_s),
+     .def = "10s",
+     .max = 3600,
+     .help = "on SIGTERM, wait up to DUR (at most 1h) for requests in flight\n(default 10s)"},
+    {.key = "kubeconfig",
+     .flag = "kubeconfig",
+     .metavar = "FILE",
+     .type = EXT_SETTING_STRING,
+     .offset = FIELD(kubeconfig),
+     .help = "reach the API server with this kubeconfig (default:\n"
+             "$KUBECONFIG, then the pod's service account in a cluster)"},
+    {.key = "clusterSource",
+     .flag = "cluster-source",
+     .metavar = "SRC",
+     .type = EXT_SETTING_ENUM,
+     .offset = FIELD(cluster_source),
+     .def = "auto",
+     .names = sources,
+     .nnames = COUNT(sources),
+     .help = "auto (default: api when no --nodes/--cluster and an API config\n"
+             "exists), api (watch nodes and pods) or file (--nodes/--cluster)"},
+    {.key = "bindTimeout",
+     .flag = "bind-timeout",
+     .metavar = "DUR",
+     .type = EXT_SETTING_DURATION,
+     .offset = FIELD(bind_timeout_s),
+     .def = "4s",
+     .min = 1,
+     .max = 600,
+     .help = "limit on one Binding POST (default 4s; the scheduler waits 5s)"},
+    {.key = "apiBackoffMax",
+     .flag = "api-backoff-max",
+     .metavar = "DUR",
+     .type = EXT_SETTING_DURATION,
+     .offset = FIELD(api_backoff_max_s),
+     .def = "30s",
+     .min = 1,
+     .max = 3600,
+     .help = "longest wait between watch retries (default 30s)"},
+    {.key = "events",
+     .flag = "events",
+     .metavar = "BOOL",
+     .type = EXT_SETTING_BOOL,
+     .offset = FIELD(events),
+     .def = "true",
+     .help = "Events on placed pods and rejected groups (default true)"},
+};
+
+const size_t ext_serve_nsettings = COUNT(ext_serve_settings);
+
+/* ---- the fields a setting points at ---- */
+
+static void *field(const struct ext_serve_config *c, const struct ext_setting *s)
+{
+    return (char *)c + s->offset;
+}
+
+/* List `level` of a LIST setting: its entries and its count. */
+static char **list_of(const struct ext_serve_config *c, const struct ext_setting *s, int level,
+                      size_t **n)
+{
+    *n = (size_t *)((char *)c + s->count_offset) + level;
+    return (char **)field(c, s) + (size_t)level * EXT_MAX_LIST;
+}
+
+static int nlevels(const struct ext_setting *s)
+{
+    return s->type == EXT_SETTING_LIST && s->names ? (int)s->nnames : 1;
+}
+
+static void free_list(char **v, size_t *n)
+{
+    for (size_t i = 0; i < *n; i++)
+        free(v[i]);
+    *n = 0;
+}
 
 static enum tpx_code set_str(char **dst, const char *v, struct tpx_err *err)
 {
@@ -21,115 +254,6 @@ static enum tpx_code set_str(char **dst, const char *v, struct tpx_err *err)
     free(*dst);
     *dst = d;
     return TPX_OK;
-}
-
-enum tpx_code ext_serve_config_init(struct ext_serve_config *c, struct tpx_err *err)
-{
-    memset(c, 0, sizeof(*c));
-    c->pipeline_scope = POL_SCOPE_RACK;
-    c->reservation_ttl_s = 600;
-    c->max_body = (size_t)256 * 1024 * 1024;
-    c->bind_mode = EXT_BIND_RECORD;
-    c->conn_timeout_s = 120;
-    c->drain_s = 10;
-    c->cluster_source = EXT_SOURCE_AUTO;
-    c->bind_timeout_s = 4;
-    c->api_backoff_max_s = 30;
-    c->events = true;
-    return set_str(&c->listen, "127.0.0.1:8888", err);
-}
-
-static void free_list(char **v, size_t *n)
-{
-    for (size_t i = 0; i < *n; i++)
-        free(v[i]);
-    *n = 0;
-}
-
-void ext_serve_config_release(struct ext_serve_config *c)
-{
-    free(c->listen);
-    free(c->tls_cert);
-    free(c->tls_key);
-    free(c->client_ca);
-    free(c->nodes_file);
-    free(c->cluster_spec);
-    free(c->kubeconfig);
-    free_list(c->resources, &c->nresources);
-    for (int l = 0; l < TOPO_LEVEL_COUNT; l++)
-        free_list(c->label_keys[l], &c->nlabel_keys[l]);
-    memset(c, 0, sizeof(*c));
-}
-
-bool ext_parse_duration(const char *s, unsigned *out)
-{
-    unsigned long long total = 0;
-    const char *p = s;
-
-    if (!s || !*s)
-        return false;
-    while (*p) {
-        unsigned long long v = 0;
-        const char *d = p;
-
-        while (*p >= '0' && *p <= '9') {
-            v = v * 10 + (unsigned)(*p - '0');
-            if (v > 100000000ULL)
-                return false;
-            p++;
-        }
-        if (p == d)
-            return false;
-        if (*p == 'h')
-            v *= 3600;
-        else if (*p == 'm')
-            v *= 60;
-        else if (*p == 's' || *p == '\0')
-            ;
-        else
-            return false;
-        if (*p)
-            p++;
-        total += v;
-    }
-    if (total > 100000000ULL)
-        return false;
-    *out = (unsigned)total;
-    return true;
-}
-
-bool ext_parse_size(const char *s, size_t *out)
-{
-    static const struct {
-        const char *suffix;
-        unsigned long long mult;
-    } units[] = {{"", 1},        {"k", 1000},        {"K", 1000},       {"Ki", 1ULL << 10},
-                 {"M", 1000000}, {"Mi", 1ULL << 20}, {"G", 1000000000}, {"Gi", 1ULL << 30}};
-    unsigned long long v = 0;
-    const char *p = s;
-
-    if (!s || !*s)
-        return false;
-    while (*p >= '0' && *p <= '9') {
-        v = v * 10 + (unsigned)(*p - '0');
-        if (v > (1ULL << 40))
-            return false;
-        p++;
-    }
-    if (p == s)
-        return false;
-    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-        if (strcmp(p, units[i].suffix) == 0) {
-            if (v > (1ULL << 40) / units[i].mult)
-                return false; /* v * mult would pass the limit (or wrap around) */
-            v *= units[i].mult;
-            if (v == 0 || v > (1ULL << 40))
-                return false;
-            *out = (size_t)v;
-            return true;
-        }
-    }
-    return false;
 }
 
 /* "a,b,c" -> list (replacing it). */
@@ -164,143 +288,242 @@ static enum tpx_code set_list(char **v, size_t *n, const char *key, const char *
     return TPX_OK;
 }
 
-static bool parse_scope(const char *s, enum pol_scope *out)
-{
-    if (strcmp(s, "rack") == 0)
-        *out = POL_SCOPE_RACK;
-    else if (strcmp(s, "block") == 0)
-        *out = POL_SCOPE_BLOCK;
-    else if (strcmp(s, "zone") == 0)
-        *out = POL_SCOPE_ZONE;
-    else
-        return false;
-    return true;
-}
-
-static const char *scope_name(enum pol_scope s)
-{
-    return s == POL_SCOPE_BLOCK ? "block" : s == POL_SCOPE_ZONE ? "zone" : "rack";
-}
-
-static bool parse_uint(const char *s, unsigned max, unsigned *out)
+static bool parse_uint(const char *s, unsigned long long max, unsigned long long *out)
 {
     char *end;
-    unsigned long v;
+    unsigned long long v;
 
     if (!s || !*s || *s == '-')
         return false;
-    v = strtoul(s, &end, 10);
+    v = strtoull(s, &end, 10);
     if (*end || v > max)
         return false;
-    *out = (unsigned)v;
+    *out = v;
     return true;
 }
+
+static const char *name_of(const struct ext_setting *s, int value)
+{
+    for (size_t i = 0; i < s->nnames; i++) {
+        if (s->names[i].value == value)
+            return s->names[i].name;
+    }
+    return "?";
+}
+
+/* "10m" for 600, "1h" for 3600, "90s" for 90: the form --help and the file use. */
+static void duration_text(unsigned long long v, char *buf, size_t cap)
+{
+    if (v && v % 3600 == 0)
+        snprintf(buf, cap, "%lluh", v / 3600);
+    else if (v && v % 60 == 0)
+        snprintf(buf, cap, "%llum", v / 60);
+    else
+        snprintf(buf, cap, "%llus", v);
+}
+
+/* What a value of *s must look like, for the message that refuses one: "is not 0..1024". */
+static void expected(const struct ext_setting *s, char *buf, size_t cap)
+{
+    char lo[32], hi[32];
+    size_t len = 0;
+
+    switch (s->type) {
+    case EXT_SETTING_UINT:
+        snprintf(buf, cap, "is not %llu..%llu", s->min, s->max);
+        return;
+    case EXT_SETTING_DURATION:
+        duration_text(s->min, lo, sizeof(lo));
+        duration_text(s->max, hi, sizeof(hi));
+        if (s->max < DURATION_MAX)
+            snprintf(buf, cap, "is not a duration between %s and %s", lo, hi);
+        else if (s->min > 0)
+            snprintf(buf, cap, "is not a positive duration like 10m or 90s");
+        else
+            snprintf(buf, cap, "is not a duration");
+        return;
+    case EXT_SETTING_SIZE:
+        snprintf(buf, cap, "is not a size like 256Mi or 1000000");
+        return;
+    case EXT_SETTING_BOOL:
+        snprintf(buf, cap, "is not true or false");
+        return;
+    case EXT_SETTING_ENUM:
+        len = (size_t)snprintf(buf, cap, "is not");
+        for (size_t i = 0; i < s->nnames && len < cap; i++)
+            len += (size_t)snprintf(buf + len, cap - len, "%s%s",
+                                    i == 0               ? " "
+                                    : i + 1 == s->nnames ? " or "
+                                                         : ", ",
+                                    s->names[i].name);
+        return;
+    case EXT_SETTING_STRING:
+    case EXT_SETTING_LIST:
+        break;
+    }
+    snprintf(buf, cap, "is not valid");
+}
+
+/* Set *s (list `level`) from text; key names it in messages. */
+static enum tpx_code set_value(struct ext_serve_config *c, const struct ext_setting *s, int level,
+                               const char *key, const char *v, struct tpx_err *err)
+{
+    void *f = field(c, s);
+    unsigned long long n = 0;
+    uint64_t u = 0;
+    struct tpx_err ignored = TPX_ERR_INIT;
+    bool ok = false;
+    char want[160];
+
+    switch (s->type) {
+    case EXT_SETTING_STRING:
+        return set_str(f, v, err);
+    case EXT_SETTING_LIST: {
+        size_t *count;
+        char **list = list_of(c, s, level, &count);
+        return set_list(list, count, key, v, err);
+    }
+    case EXT_SETTING_UINT:
+        ok = parse_uint(v, s->max, &n) && n >= s->min;
+        if (ok)
+            *(unsigned *)f = (unsigned)n;
+        break;
+    case EXT_SETTING_DURATION:
+        ok = tpx_parse_duration(v, &u, &ignored) == TPX_OK && u >= s->min && u <= s->max;
+        if (ok)
+            *(unsigned *)f = (unsigned)u;
+        break;
+    case EXT_SETTING_SIZE:
+        ok = tpx_parse_size(v, &u, &ignored) == TPX_OK && u >= s->min && u <= s->max;
+        if (ok)
+            *(size_t *)f = (size_t)u;
+        break;
+    case EXT_SETTING_BOOL:
+        ok = true;
+        if (strcmp(v, "true") == 0 || strcmp(v, "on") == 0)
+            *(bool *)f = true;
+        else if (strcmp(v, "false") == 0 || strcmp(v, "off") == 0)
+            *(bool *)f = false;
+        else
+            ok = false;
+        break;
+    case EXT_SETTING_ENUM:
+        for (size_t i = 0; i < s->nnames && !ok; i++) {
+            ok = strcmp(v, s->names[i].name) == 0;
+            if (ok)
+                *(int *)f = s->names[i].value;
+        }
+        break;
+    }
+    if (ok)
+        return TPX_OK;
+    expected(s, want, sizeof(want));
+    return tpx_err_set(err, TPX_EINVAL, "%s: '%s' %s", key, v, want);
+}
+
+/* The setting `name` stands for, and for a list with levels which level; NULL when none. name is
+ * a key ("tlsCert", "labels.rack") or, when nested, a path in the file ("tls.cert"). */
+static const struct ext_setting *find(const char *name, bool nested, int *level)
+{
+    *level = 0;
+    for (size_t i = 0; i < ext_serve_nsettings; i++) {
+        const struct ext_setting *s = &ext_serve_settings[i];
+        const char *n = nested && s->path ? s->path : s->key;
+        size_t len = strlen(s->key);
+
+        if (nlevels(s) == 1) {
+            if (strcmp(name, n) == 0)
+                return s;
+            continue;
+        }
+        if (strncmp(name, s->key, len) != 0 || name[len] != '.')
+            continue;
+        for (size_t l = 0; l < s->nnames; l++) {
+            if (strcmp(name + len + 1, s->names[l].name) == 0) {
+                *level = s->names[l].value;
+                return s;
+            }
+        }
+    }
+    return NULL;
+}
+
+/* Whether the file may hold a mapping under key: "tls", "labels". */
+static bool is_parent(const char *key)
+{
+    size_t len = strlen(key);
+
+    for (size_t i = 0; i < ext_serve_nsettings; i++) {
+        const struct ext_setting *s = &ext_serve_settings[i];
+
+        if (nlevels(s) > 1 && strcmp(key, s->key) == 0)
+            return true;
+        if (s->path && strncmp(s->path, key, len) == 0 && s->path[len] == '.')
+            return true;
+    }
+    return false;
+}
+
+/* ---- life cycle ---- */
+
+enum tpx_code ext_serve_config_init(struct ext_serve_config *c, struct tpx_err *err)
+{
+    memset(c, 0, sizeof(*c));
+    for (size_t i = 0; i < ext_serve_nsettings; i++) {
+        const struct ext_setting *s = &ext_serve_settings[i];
+
+        if (s->def && set_value(c, s, 0, s->key, s->def, err) != TPX_OK)
+            return err->code;
+    }
+    return TPX_OK;
+}
+
+void ext_serve_config_release(struct ext_serve_config *c)
+{
+    for (size_t i = 0; i < ext_serve_nsettings; i++) {
+        const struct ext_setting *s = &ext_serve_settings[i];
+
+        if (s->type == EXT_SETTING_STRING) {
+            free(*(char **)field(c, s));
+            continue;
+        }
+        for (int l = 0; s->type == EXT_SETTING_LIST && l < nlevels(s); l++) {
+            size_t *n;
+            char **v = list_of(c, s, l, &n);
+            free_list(v, n);
+        }
+    }
+    memset(c, 0, sizeof(*c));
+}
+
+/* ---- setting ---- */
 
 enum tpx_code ext_serve_config_set(struct ext_serve_config *c, const char *key, const char *value,
                                    struct tpx_err *err)
 {
-    if (strcmp(key, "listen") == 0)
-        return set_str(&c->listen, value, err);
-    if (strcmp(key, "tlsCert") == 0)
-        return set_str(&c->tls_cert, value, err);
-    if (strcmp(key, "tlsKey") == 0)
-        return set_str(&c->tls_key, value, err);
-    if (strcmp(key, "clientCA") == 0)
-        return set_str(&c->client_ca, value, err);
-    if (strcmp(key, "nodes") == 0)
-        return set_str(&c->nodes_file, value, err);
-    if (strcmp(key, "cluster") == 0)
-        return set_str(&c->cluster_spec, value, err);
-    if (strcmp(key, "resources") == 0)
-        return set_list(c->resources, &c->nresources, key, value, err);
-    for (int l = 0; l < TOPO_LEVEL_COUNT; l++) {
-        if (strncmp(key, "labels.", 7) == 0 && strcmp(key + 7, level_keys[l]) == 0)
-            return set_list(c->label_keys[l], &c->nlabel_keys[l], key, value, err);
-    }
-    if (strcmp(key, "pipelineScope") == 0) {
-        if (!parse_scope(value, &c->pipeline_scope))
-            return tpx_err_set(err, TPX_EINVAL, "pipelineScope: '%s' is not rack, block or zone",
-                               value);
-        return TPX_OK;
-    }
-    if (strcmp(key, "reservationTTL") == 0) {
-        if (!ext_parse_duration(value, &c->reservation_ttl_s) || c->reservation_ttl_s == 0)
-            return tpx_err_set(err, TPX_EINVAL,
-                               "reservationTTL: '%s' is not a positive duration like 10m or 90s",
-                               value);
-        return TPX_OK;
-    }
-    if (strcmp(key, "maxBody") == 0) {
-        if (!ext_parse_size(value, &c->max_body))
-            return tpx_err_set(err, TPX_EINVAL, "maxBody: '%s' is not a size like 256Mi or 1000000",
-                               value);
-        return TPX_OK;
-    }
-    if (strcmp(key, "bindMode") == 0) {
-        if (strcmp(value, "record") == 0)
-            c->bind_mode = EXT_BIND_RECORD;
-        else if (strcmp(value, "api") == 0)
-            c->bind_mode = EXT_BIND_API;
-        else
-            return tpx_err_set(err, TPX_EINVAL, "bindMode: '%s' is not record or api", value);
-        return TPX_OK;
-    }
-    if (strcmp(key, "threads") == 0) {
-        if (!parse_uint(value, 1024, &c->threads))
-            return tpx_err_set(err, TPX_EINVAL, "threads: '%s' is not 0..1024", value);
-        return TPX_OK;
-    }
-    if (strcmp(key, "connectionTimeout") == 0) {
-        if (!ext_parse_duration(value, &c->conn_timeout_s))
-            return tpx_err_set(err, TPX_EINVAL, "connectionTimeout: '%s' is not a duration", value);
-        return TPX_OK;
-    }
-    if (strcmp(key, "kubeconfig") == 0)
-        return set_str(&c->kubeconfig, value, err);
-    if (strcmp(key, "clusterSource") == 0) {
-        if (strcmp(value, "auto") == 0)
-            c->cluster_source = EXT_SOURCE_AUTO;
-        else if (strcmp(value, "api") == 0)
-            c->cluster_source = EXT_SOURCE_API;
-        else if (strcmp(value, "file") == 0)
-            c->cluster_source = EXT_SOURCE_FILE;
-        else
-            return tpx_err_set(err, TPX_EINVAL, "clusterSource: '%s' is not auto, api or file",
-                               value);
-        return TPX_OK;
-    }
-    if (strcmp(key, "bindTimeout") == 0) {
-        if (!ext_parse_duration(value, &c->bind_timeout_s) || c->bind_timeout_s == 0 ||
-            c->bind_timeout_s > 600)
-            return tpx_err_set(err, TPX_EINVAL,
-                               "bindTimeout: '%s' is not a duration between 1s and 10m", value);
-        return TPX_OK;
-    }
-    if (strcmp(key, "apiBackoffMax") == 0) {
-        if (!ext_parse_duration(value, &c->api_backoff_max_s) || c->api_backoff_max_s == 0 ||
-            c->api_backoff_max_s > 3600)
-            return tpx_err_set(err, TPX_EINVAL,
-                               "apiBackoffMax: '%s' is not a duration between 1s and 1h", value);
-        return TPX_OK;
-    }
-    if (strcmp(key, "events") == 0) {
-        if (strcmp(value, "true") == 0 || strcmp(value, "on") == 0)
-            c->events = true;
-        else if (strcmp(value, "false") == 0 || strcmp(value, "off") == 0)
-            c->events = false;
-        else
-            return tpx_err_set(err, TPX_EINVAL, "events: '%s' is not true or false", value);
-        return TPX_OK;
-    }
-    if (strcmp(key, "drainTimeout") == 0) {
-        /* at most an hour: the drain loop counts milliseconds in an unsigned */
-        if (!ext_parse_duration(value, &c->drain_s) || c->drain_s > 3600)
-            return tpx_err_set(err, TPX_EINVAL,
-                               "drainTimeout: '%s' is not a duration between 0s and 1h", value);
-        return TPX_OK;
-    }
-    return tpx_err_set(err, TPX_EINVAL, "unknown key '%s'", key);
+    int level;
+    const struct ext_setting *s = find(key, false, &level);
+
+    if (!s)
+        return tpx_err_set(err, TPX_EINVAL, "unknown key '%s'", key);
+    return set_value(c, s, level, key, value, err);
 }
+
+enum tpx_code ext_serve_config_set_flag(struct ext_serve_config *c, const struct ext_setting *s,
+                                        const char *arg, struct tpx_err *err)
+{
+    const char *eq = strchr(arg, '=');
+    char key[64];
+
+    if (nlevels(s) == 1)
+        return set_value(c, s, 0, s->key, arg, err);
+    if (!eq || eq - arg > 40)
+        return tpx_err_set(err, TPX_EINVAL, "--%s wants LEVEL=KEY,KEY", s->flag);
+    snprintf(key, sizeof(key), "%s.%.*s", s->key, (int)(eq - arg), arg);
+    return ext_serve_config_set(c, key, eq + 1, err);
+}
+
+/* ---- the file ---- */
 
 /* A scalar or a list of scalars as text ("a,b"). */
 static enum tpx_code scalar_text(const json_t *v, char *buf, size_t cap, struct tpx_err *err)
@@ -339,13 +562,32 @@ static enum tpx_code scalar_text(const json_t *v, char *buf, size_t cap, struct 
     return TPX_OK;
 }
 
+/* One "name: value" of the file; nested: name is "parent.child". */
+static enum tpx_code load_one(struct ext_serve_config *c, const char *name, bool nested,
+                              const json_t *v, struct tpx_err *err)
+{
+    char text[4096];
+    int level;
+    const struct ext_setting *s;
+
+    if (json_is_null(v))
+        return TPX_OK; /* "key: null" keeps the default, so printed configs load back */
+    s = find(name, nested, &level);
+    if (!s)
+        return tpx_err_set(err, TPX_EINVAL, "unknown key '%s'", name);
+    if (scalar_text(v, text, sizeof(text), err) != TPX_OK) {
+        tpx_err_prefix(err, "%s", name);
+        return err->code;
+    }
+    return set_value(c, s, level, name, text, err);
+}
+
 enum tpx_code ext_serve_config_load(struct ext_serve_config *c, const char *path,
                                     struct tpx_err *err)
 {
     struct ext_yaml_docs docs;
     const char *key;
     json_t *v, *root;
-    char text[4096];
     enum tpx_code rc = TPX_OK;
 
     if (ext_yaml_load_file(path, CONFIG_MAX_BYTES, &docs, err) != TPX_OK)
@@ -357,49 +599,19 @@ enum tpx_code ext_serve_config_load(struct ext_serve_config *c, const char *path
     root = docs.docs[0];
     json_object_foreach(root, key, v)
     {
-        if (json_is_null(v))
-            continue; /* "key: null" keeps the default, so printed configs load back */
-        if (strcmp(key, "tls") == 0 && json_is_object(v)) {
-            static const char *const sub[][2] = {
-                {"cert", "tlsCert"}, {"key", "tlsKey"}, {"clientCA", "clientCA"}};
+        if (json_is_object(v) && is_parent(key)) {
             const char *k2;
             json_t *v2;
             json_object_foreach(v, k2, v2)
             {
-                size_t i;
-                for (i = 0; i < 3 && strcmp(k2, sub[i][0]) != 0; i++)
-                    ;
-                if (json_is_null(v2))
-                    continue;
-                if (i == 3) {
-                    rc = tpx_err_set(err, TPX_EINVAL, "unknown key 'tls.%s'", k2);
-                } else if (scalar_text(v2, text, sizeof(text), err) == TPX_OK) {
-                    rc = ext_serve_config_set(c, sub[i][1], text, err);
-                } else {
-                    rc = err->code;
-                }
+                char full[128];
+                snprintf(full, sizeof(full), "%.60s.%.60s", key, k2);
+                rc = load_one(c, full, true, v2, err);
                 if (rc != TPX_OK)
                     break;
             }
-        } else if (strcmp(key, "labels") == 0 && json_is_object(v)) {
-            const char *k2;
-            json_t *v2;
-            json_object_foreach(v, k2, v2)
-            {
-                char full[64];
-                snprintf(full, sizeof(full), "labels.%.50s", k2);
-                if (scalar_text(v2, text, sizeof(text), err) == TPX_OK)
-                    rc = ext_serve_config_set(c, full, text, err);
-                else
-                    rc = err->code;
-                if (rc != TPX_OK)
-                    break;
-            }
-        } else if (scalar_text(v, text, sizeof(text), err) == TPX_OK) {
-            rc = ext_serve_config_set(c, key, text, err);
         } else {
-            rc = err->code;
-            tpx_err_prefix(err, "%s", key);
+            rc = load_one(c, key, false, v, err);
         }
         if (rc != TPX_OK)
             break;
@@ -432,19 +644,18 @@ const struct topo_label_config *ext_serve_config_labels(struct ext_serve_config 
     return &c->label_cfg;
 }
 
-static void print_str(FILE *f, const char *key, const char *v)
+/* ---- printing ---- */
+
+/* v as a double-quoted YAML scalar. */
+static void print_quoted(FILE *f, const char *v)
 {
-    if (!v) {
-        fprintf(f, "%s: null\n", key);
-        return;
-    }
-    fprintf(f, "%s: \"", key);
+    fputc('"', f);
     for (const char *p = v; *p; p++) {
         if (*p == '"' || *p == '\\')
             fputc('\\', f);
         fputc(*p, f);
     }
-    fputs("\"\n", f);
+    fputc('"', f);
 }
 
 static void print_list(FILE *f, const char *indent, const char *key, const char *const *v, size_t n)
@@ -455,47 +666,95 @@ static void print_list(FILE *f, const char *indent, const char *key, const char 
         return;
     }
     fputc('\n', f);
-    for (size_t i = 0; i < n; i++)
-        fprintf(f, "%s  - \"%s\"\n", indent, v[i]);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "%s  - ", indent);
+        print_quoted(f, v[i]);
+        fputc('\n', f);
+    }
+}
+
+/* One list of *s: what is set, else the built-in list it stands for. */
+static void print_one_list(FILE *f, const struct ext_serve_config *c, const struct ext_setting *s,
+                           int level, const char *indent, const char *name)
+{
+    size_t *n;
+    char **v = list_of(c, s, level, &n);
+    const char *const *shown = (const char *const *)v;
+    size_t nshown = *n;
+
+    if (!nshown && s->builtin)
+        shown = s->builtin(level, &nshown);
+    print_list(f, indent, name, shown, nshown);
+}
+
+static void print_value(FILE *f, const struct ext_serve_config *c, const struct ext_setting *s,
+                        const char *indent, const char *name)
+{
+    const void *v = field(c, s);
+
+    if (s->type == EXT_SETTING_LIST && nlevels(s) > 1) {
+        char sub[16];
+
+        snprintf(sub, sizeof(sub), "%s  ", indent);
+        fprintf(f, "%s%s:\n", indent, name);
+        for (size_t l = 0; l < s->nnames; l++)
+            print_one_list(f, c, s, s->names[l].value, sub, s->names[l].name);
+        return;
+    }
+    if (s->type == EXT_SETTING_LIST) {
+        print_one_list(f, c, s, 0, indent, name);
+        return;
+    }
+    fprintf(f, "%s%s: ", indent, name);
+    switch (s->type) {
+    case EXT_SETTING_STRING:
+        if (*(char *const *)v)
+            print_quoted(f, *(char *const *)v);
+        else
+            fputs("null", f);
+        break;
+    case EXT_SETTING_UINT:
+        fprintf(f, "%u", *(const unsigned *)v);
+        break;
+    case EXT_SETTING_DURATION:
+        fprintf(f, "%us", *(const unsigned *)v);
+        break;
+    case EXT_SETTING_SIZE:
+        fprintf(f, "%zu", *(const size_t *)v);
+        break;
+    case EXT_SETTING_BOOL:
+        fputs(*(const bool *)v ? "true" : "false", f);
+        break;
+    case EXT_SETTING_ENUM:
+        fputs(name_of(s, *(const int *)v), f);
+        break;
+    case EXT_SETTING_LIST:
+        break;
+    }
+    fputc('\n', f);
 }
 
 void ext_serve_config_print(const struct ext_serve_config *c, FILE *f)
 {
-    const struct topo_label_config *def = topo_label_config_default();
+    const char *parent = NULL; /* the mapping the last setting was printed in, or NULL */
+    size_t plen = 0;
 
     fputs("# topox serve: effective configuration (accepted by --config)\n", f);
-    print_str(f, "listen", c->listen);
-    fputs("tls:\n", f);
-    print_str(f, "  cert", c->tls_cert);
-    print_str(f, "  key", c->tls_key);
-    print_str(f, "  clientCA", c->client_ca);
-    if (c->nresources)
-        print_list(f, "", "resources", (const char *const *)c->resources, c->nresources);
-    else
-        print_list(f, "", "resources", def->resources, def->nresources);
-    fputs("labels:\n", f);
-    for (int l = 0; l < TOPO_LEVEL_COUNT; l++) {
-        if (c->nlabel_keys[l])
-            print_list(f, "  ", level_keys[l], (const char *const *)c->label_keys[l],
-                       c->nlabel_keys[l]);
-        else
-            print_list(f, "  ", level_keys[l], def->keys[l], def->nkeys[l]);
+    for (size_t i = 0; i < ext_serve_nsettings; i++) {
+        const struct ext_setting *s = &ext_serve_settings[i];
+        const char *name = s->path ? s->path : s->key;
+        const char *dot = strchr(name, '.');
+
+        if (!dot) {
+            parent = NULL;
+            print_value(f, c, s, "", name);
+            continue;
+        }
+        if (!parent || plen != (size_t)(dot - name) || strncmp(parent, name, plen) != 0) {
+            parent = name;
+            plen = (size_t)(dot - name);
+            fprintf(f, "%.*s:\n", (int)plen, name);
+        }
+        print_value(f, c, s, "  ", dot + 1);
     }
-    fprintf(f, "pipelineScope: %s\n", scope_name(c->pipeline_scope));
-    fprintf(f, "reservationTTL: %us\n", c->reservation_ttl_s);
-    fprintf(f, "maxBody: %zu\n", c->max_body);
-    fprintf(f, "bindMode: %s\n", c->bind_mode == EXT_BIND_API ? "api" : "record");
-    print_str(f, "nodes", c->nodes_file);
-    print_str(f, "cluster", c->cluster_spec);
-    fprintf(f, "threads: %u\n", c->threads);
-    fprintf(f, "connectionTimeout: %us\n", c->conn_timeout_s);
-    fprintf(f, "drainTimeout: %us\n", c->drain_s);
-    print_str(f, "kubeconfig", c->kubeconfig);
-    fprintf(f, "clusterSource: %s\n",
-            c->cluster_source == EXT_SOURCE_API    ? "api"
-            : c->cluster_source == EXT_SOURCE_FILE ? "file"
-                                                   : "auto");
-    fprintf(f, "bindTimeout: %us\n", c->bind_timeout_s);
-    fprintf(f, "apiBackoffMax: %us\n", c->api_backoff_max_s);
-    fprintf(f, "events: %s\n", c->events ? "true" : "false");
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* extender/config.h - `topox serve` configuration: built-in defaults, then a YAML file
- * (--config), then flags. Every key a flag sets has a config key, and ext_serve_config_print()
- * writes the effective configuration back as YAML that --config accepts. */
+ * (--config), then flags. One table, ext_serve_settings[], names every setting once: its key, its
+ * flag, its type, its default, its limits and its help, so every flag has a config key and
+ * ext_serve_config_print() writes the effective configuration back as YAML that --config takes. */
 #ifndef TPX_EXTENDER_CONFIG_H
 #define TPX_EXTENDER_CONFIG_H
 
@@ -53,30 +54,80 @@ struct ext_serve_config {
     struct topo_label_config label_cfg;
 };
 
+/* How a setting's text becomes its field. */
+enum ext_setting_type {
+    EXT_SETTING_STRING,   /* char *, malloc'd; NULL when unset */
+    EXT_SETTING_LIST,     /* char *[EXT_MAX_LIST] and a size_t count: "a,b" or a YAML list; with
+                             levels, one such list per level (see struct ext_setting) */
+    EXT_SETTING_UINT,     /* unsigned in [min, max] */
+    EXT_SETTING_DURATION, /* unsigned seconds in [min, max]: common/parse.h's grammar */
+    EXT_SETTING_SIZE,     /* size_t bytes in [min, max]: common/parse.h's grammar */
+    EXT_SETTING_BOOL,     /* bool: true or on, false or off; printed true or false */
+    EXT_SETTING_ENUM,     /* an enum field: one of names[] */
+};
+
+/* A name and the value it stands for (an enum constant, or a level). */
+struct ext_setting_name {
+    const char *name;
+    int value;
+};
+
+/*
+ * One `topox serve` setting, as redis's static_configs[] and nginx's ngx_command_t describe theirs:
+ * ext_serve_settings[] lists every one, and the flag parser, the config file reader,
+ * --print-config and --help are all generated from it. Adding a setting is one field in struct
+ * ext_serve_config and one entry in config.c.
+ *
+ * In the YAML file a setting sits at `path` ("tls.cert" is `tls: {cert: ...}`), and also at the
+ * top level under `key`. A list with levels is one list per level: the file nests them
+ * (`labels: {rack: [a, b]}`), ext_serve_config_set() takes "labels.rack", the flag "rack=a,b".
+ */
+struct ext_setting {
+    const char *key;     /* config key, as ext_serve_config_set() takes it: "reservationTTL" */
+    const char *path;    /* where the file nests it ("tls.cert"); NULL: at the top, as key */
+    const char *flag;    /* the long flag without "--": "reservation-ttl" */
+    const char *metavar; /* the flag's value in --help: "DUR" */
+    enum ext_setting_type type;
+    size_t offset;       /* offsetof(struct ext_serve_config, field) */
+    size_t count_offset; /* LIST: offsetof the size_t count (an array of them with levels) */
+    const char *def;     /* the default, as a flag would give it ("10m"); NULL: zero, NULL or no
+                            entries */
+    unsigned long long min, max;          /* UINT, DURATION, SIZE: the accepted range */
+    const struct ext_setting_name *names; /* ENUM: the values; LIST: the levels, or NULL */
+    size_t nnames;
+    /* LIST: what an empty list means, for --print-config (the built-in precedence), or NULL */
+    const char *const *(*builtin)(int level, size_t *n);
+    const char *help; /* --help text after the flag; each "\n" starts an indented line */
+};
+
+/* Every setting, in --print-config (and --help) order. Static storage. */
+extern const struct ext_setting ext_serve_settings[];
+extern const size_t ext_serve_nsettings;
+
 /* Defaults. TPX_ENOMEM. Release with ext_serve_config_release(), also on failure. */
 enum tpx_code ext_serve_config_init(struct ext_serve_config *c, struct tpx_err *err);
 void ext_serve_config_release(struct ext_serve_config *c);
 
 /* Apply a YAML/JSON config file on top of *c. Unknown keys are errors (like kube-scheduler's
- * strict decoder), naming the file and key. */
+ * strict decoder), naming the file and key; "key: null" keeps the value *c has. */
 enum tpx_code ext_serve_config_load(struct ext_serve_config *c, const char *path,
                                     struct tpx_err *err);
 
 /* Set one key from text, as a flag gives it ("reservationTTL", "10m"). Keys are the config keys
- * (see ext_serve_config_print()). TPX_EINVAL naming the key for a bad value. */
+ * of ext_serve_settings[], and "labels.LEVEL". TPX_EINVAL naming the key for an unknown key or a
+ * bad value. */
 enum tpx_code ext_serve_config_set(struct ext_serve_config *c, const char *key, const char *value,
                                    struct tpx_err *err);
+
+/* Set *s from its flag's text (for a list with levels: "LEVEL=A,B"). TPX_EINVAL as above. */
+enum tpx_code ext_serve_config_set_flag(struct ext_serve_config *c, const struct ext_setting *s,
+                                        const char *arg, struct tpx_err *err);
 
 /* The label/resource precedence to decode nodes with (defaults where a list is empty). Borrowed
  * from *c: valid until it changes or is released. */
 const struct topo_label_config *ext_serve_config_labels(struct ext_serve_config *c);
 
-/* Print as YAML. */
+/* Print as YAML that ext_serve_config_load() takes back, every setting in table order. */
 void ext_serve_config_print(const struct ext_serve_config *c, FILE *f);
-
-/* "10m", "90s", "1h30m", "600" (seconds) -> seconds. */
-bool ext_parse_duration(const char *s, unsigned *out);
-/* "256Mi", "1Gi", "64M", "1000" (bytes) -> bytes. */
-bool ext_parse_size(const char *s, size_t *out);
 
 #endif

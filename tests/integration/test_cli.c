@@ -80,8 +80,11 @@ Test(cli, every_command_reports_usage_errors_in_the_same_words)
 {
     static const struct {
         const char *cmd, *flag_with_value;
-    } cmds[] = {
-        {"plan", "--output"}, {"label", "--node"}, {"cluster", "--spec"}, {"version", NULL}};
+    } cmds[] = {{"serve", "--listen"},
+                {"plan", "--output"},
+                {"label", "--node"},
+                {"cluster", "--spec"},
+                {"version", NULL}};
 
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
         const char *cmd = cmds[i].cmd;

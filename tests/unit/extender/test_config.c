@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/extender/test_config.c - serve configuration: defaults, YAML file, flag-style
- * overrides, strict keys, and --print-config output that loads back to the same values. */
+ * overrides, strict keys, --print-config output that loads back to the same values, and every
+ * entry of the settings table the same through its flag, the file and --print-config. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,45 +23,63 @@ static char *write_tmp(const char *text)
     return path;
 }
 
+/* Durations and sizes go through common/parse.c; the ranges are the settings'. */
 Test(ext_config, durations_and_sizes)
 {
     static const struct {
-        const char *s;
+        const char *key, *s;
         bool ok;
-        unsigned v;
-    } d[] = {{"10m", true, 600}, {"90s", true, 90}, {"1h30m", true, 5400}, {"600", true, 600},
-             {"", false, 0},     {"10x", false, 0}, {"m", false, 0},       {"-5s", false, 0}};
-    static const struct {
-        const char *s;
-        bool ok;
-        size_t v;
-    } z[] = {{"256Mi", true, 268435456}, {"1Gi", true, 1073741824}, {"64M", true, 64000000},
-             {"1000", true, 1000},       {"0", false, 0},           {"12Q", false, 0}};
+        unsigned long long v;
+    } cases[] = {
+        {"reservationTTL", "10m", true, 600},
+        {"reservationTTL", "90s", true, 90},
+        {"reservationTTL", "1h30m", true, 5400},
+        {"reservationTTL", "600", true, 600},
+        {"reservationTTL", "100000000", true, 100000000},
+        {"reservationTTL", "100000001", false, 0},
+        {"reservationTTL", "0", false, 0},
+        {"reservationTTL", "", false, 0},
+        {"reservationTTL", "10x", false, 0},
+        {"reservationTTL", "m", false, 0},
+        {"reservationTTL", "-5s", false, 0},
+        {"drainTimeout", "0", true, 0},
+        {"drainTimeout", "1h", true, 3600},
+        {"drainTimeout", "1h1s", false, 0},
+        {"maxBody", "256Mi", true, 268435456},
+        {"maxBody", "1Gi", true, 1073741824},
+        {"maxBody", "64M", true, 64000000},
+        {"maxBody", "1000", true, 1000},
+        {"maxBody", "1099511627776", true, 1099511627776ULL},
+        {"maxBody", "1099511627777", false, 0},
+        {"maxBody", "0", false, 0},
+        {"maxBody", "12Q", false, 0},
+        /* a number times its unit must not wrap around 64 bits into a small size: 17179869185Gi
+         * is 2^64 + 1Gi, which once wrapped to 1Gi */
+        {"maxBody", "17179869185Gi", false, 0},
+        {"maxBody", "18446744074Gi", false, 0},
+        {"maxBody", "1099511627776Ki", false, 0},
+        {"maxBody", "1099511627776M", false, 0},
+    };
 
-    for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++) {
-        unsigned v = 0;
-        cr_expect_eq(ext_parse_duration(d[i].s, &v), d[i].ok, "duration '%s'", d[i].s);
-        if (d[i].ok)
-            cr_expect_eq(v, d[i].v, "duration '%s'", d[i].s);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct ext_serve_config c;
+        struct tpx_err err = TPX_ERR_INIT;
+        enum tpx_code rc;
+        unsigned long long got;
+
+        ext_serve_config_init(&c, &err);
+        rc = ext_serve_config_set(&c, cases[i].key, cases[i].s, &err);
+        cr_expect_eq(rc == TPX_OK, cases[i].ok, "%s '%s': %s", cases[i].key, cases[i].s, err.msg);
+        got = strcmp(cases[i].key, "maxBody") == 0        ? c.max_body
+              : strcmp(cases[i].key, "drainTimeout") == 0 ? c.drain_s
+                                                          : c.reservation_ttl_s;
+        if (cases[i].ok)
+            cr_expect_eq(got, cases[i].v, "%s '%s'", cases[i].key, cases[i].s);
+        else
+            cr_expect(strncmp(err.msg, cases[i].key, strlen(cases[i].key)) == 0,
+                      "the message names the key: %s", err.msg);
+        ext_serve_config_release(&c);
     }
-    for (size_t i = 0; i < sizeof(z) / sizeof(z[0]); i++) {
-        size_t v = 0;
-        cr_expect_eq(ext_parse_size(z[i].s, &v), z[i].ok, "size '%s'", z[i].s);
-        if (z[i].ok)
-            cr_expect_eq(v, z[i].v, "size '%s'", z[i].s);
-    }
-}
-
-/* A number times its unit must not wrap around 64 bits into a small size: 17179869185Gi is
- * 2^64 + 1Gi, which wrapped to 1Gi. */
-Test(ext_config, sizes_too_large_for_their_unit_are_refused)
-{
-    static const char *const big[] = {"17179869185Gi", "18446744074Gi", "1099511627776Ki",
-                                      "1099511627776M"};
-    size_t v = 0;
-
-    for (size_t i = 0; i < sizeof(big) / sizeof(big[0]); i++)
-        cr_expect(!ext_parse_size(big[i], &v), "size '%s' is refused", big[i]);
 }
 
 Test(ext_config, defaults)
@@ -156,6 +175,174 @@ Test(ext_config, printed_config_loads_back)
     cr_expect_str_eq(b.listen, a.listen);
     ext_serve_config_release(&a);
     ext_serve_config_release(&b);
+    unlink(path);
+    free(path);
+}
+
+/* ---- the settings table ---------------------------------------------------------------------- */
+
+/* The printed configuration. Free with free(). */
+static char *printed(const struct ext_serve_config *c)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+
+    cr_assert(f != NULL);
+    ext_serve_config_print(c, f);
+    fclose(f);
+    return text;
+}
+
+/* A value of s that differs from its default, as its flag takes it, and as YAML. */
+static void sample(const struct ext_setting *s, char *flag, char *yaml, size_t cap)
+{
+    switch (s->type) {
+    case EXT_SETTING_STRING:
+        snprintf(flag, cap, "/etc/topox/%s", s->key);
+        snprintf(yaml, cap, "\"%s\"", flag);
+        return;
+    case EXT_SETTING_LIST:
+        snprintf(flag, cap, "%sa.example/one,b.example/two", s->names ? "block=" : "");
+        snprintf(yaml, cap, "[a.example/one, b.example/two]");
+        return;
+    case EXT_SETTING_UINT:
+    case EXT_SETTING_DURATION:
+    case EXT_SETTING_SIZE:
+        snprintf(flag, cap, "%llu", s->max);
+        break;
+    case EXT_SETTING_BOOL:
+        snprintf(flag, cap, "%s", s->def && strcmp(s->def, "true") == 0 ? "false" : "true");
+        break;
+    case EXT_SETTING_ENUM: {
+        const char *last = s->names[s->nnames - 1].name;
+        snprintf(flag, cap, "%s", s->def && strcmp(s->def, last) == 0 ? s->names[0].name : last);
+        break;
+    }
+    }
+    snprintf(yaml, cap, "%s", flag);
+}
+
+/* The YAML that sets s to value where the file nests it. */
+static void yaml_for(const struct ext_setting *s, const char *value, char *out, size_t cap)
+{
+    const char *name = s->path ? s->path : s->key;
+    const char *dot = strchr(name, '.');
+
+    if (s->type == EXT_SETTING_LIST && s->names)
+        snprintf(out, cap, "%s:\n  block: %s\n", name, value);
+    else if (dot)
+        snprintf(out, cap, "%.*s:\n  %s: %s\n", (int)(dot - name), name, dot + 1, value);
+    else
+        snprintf(out, cap, "%s: %s\n", name, value);
+}
+
+static void load_text(struct ext_serve_config *c, const char *text, const char *what)
+{
+    char *path = write_tmp(text);
+    struct tpx_err err = TPX_ERR_INIT;
+
+    ext_serve_config_init(c, &err);
+    cr_expect_eq(ext_serve_config_load(c, path, &err), TPX_OK, "%s: %s\n%s", what, err.msg, text);
+    unlink(path);
+    free(path);
+}
+
+Test(ext_config, every_setting_round_trips_through_flag_file_and_print)
+{
+    struct ext_serve_config def;
+    struct tpx_err err = TPX_ERR_INIT;
+    char *def_text;
+
+    cr_assert_eq(ext_serve_config_init(&def, &err), TPX_OK, "%s", err.msg);
+    def_text = printed(&def);
+    for (size_t i = 0; i < ext_serve_nsettings; i++) {
+        const struct ext_setting *s = &ext_serve_settings[i];
+        struct ext_serve_config by_flag, by_file, reloaded;
+        char flag[256], value[256], yaml[512];
+        char *flag_text, *file_text, *reloaded_text;
+
+        sample(s, flag, value, sizeof(flag));
+        yaml_for(s, value, yaml, sizeof(yaml));
+        ext_serve_config_init(&by_flag, &err);
+        cr_expect_eq(ext_serve_config_set_flag(&by_flag, s, flag, &err), TPX_OK, "--%s %s: %s",
+                     s->flag, flag, err.msg);
+        flag_text = printed(&by_flag);
+        cr_expect_str_neq(flag_text, def_text, "--%s %s changes nothing printed", s->flag, flag);
+        load_text(&by_file, yaml, s->key);
+        file_text = printed(&by_file);
+        cr_expect_str_eq(file_text, flag_text, "the file and the flag differ for %s", s->key);
+        load_text(&reloaded, flag_text, s->key);
+        reloaded_text = printed(&reloaded);
+        cr_expect_str_eq(reloaded_text, flag_text, "--print-config does not load back for %s",
+                         s->key);
+        free(flag_text);
+        free(file_text);
+        free(reloaded_text);
+        ext_serve_config_release(&by_flag);
+        ext_serve_config_release(&by_file);
+        ext_serve_config_release(&reloaded);
+    }
+    free(def_text);
+    ext_serve_config_release(&def);
+}
+
+Test(ext_config, numbers_out_of_range_are_refused_naming_the_key)
+{
+    for (size_t i = 0; i < ext_serve_nsettings; i++) {
+        const struct ext_setting *s = &ext_serve_settings[i];
+        struct ext_serve_config c;
+        struct tpx_err err = TPX_ERR_INIT;
+        char v[32];
+
+        if (s->type != EXT_SETTING_UINT && s->type != EXT_SETTING_DURATION &&
+            s->type != EXT_SETTING_SIZE)
+            continue;
+        ext_serve_config_init(&c, &err);
+        snprintf(v, sizeof(v), "%llu", s->max + 1);
+        cr_expect_neq(ext_serve_config_set(&c, s->key, v, &err), TPX_OK, "%s %s", s->key, v);
+        cr_expect(strncmp(err.msg, s->key, strlen(s->key)) == 0, "%s", err.msg);
+        tpx_err_clear(&err);
+        if (s->min > 0) {
+            snprintf(v, sizeof(v), "%llu", s->min - 1);
+            cr_expect_neq(ext_serve_config_set(&c, s->key, v, &err), TPX_OK, "%s %s", s->key, v);
+        }
+        ext_serve_config_release(&c);
+    }
+}
+
+Test(ext_config, table_names_each_setting_once_with_help_that_says_its_default)
+{
+    for (size_t i = 0; i < ext_serve_nsettings; i++) {
+        const struct ext_setting *s = &ext_serve_settings[i];
+
+        cr_expect(s->key && s->flag && s->metavar && s->help && *s->help, "entry %zu", i);
+        if (s->def)
+            cr_expect(strstr(s->help, s->def) != NULL, "--%s: the help does not say '%s'", s->flag,
+                      s->def);
+        for (size_t j = 0; j < i; j++) {
+            cr_expect_str_neq(s->key, ext_serve_settings[j].key);
+            cr_expect_str_neq(s->flag, ext_serve_settings[j].flag);
+        }
+    }
+}
+
+Test(ext_config, flat_keys_and_label_levels_are_keys_too)
+{
+    char *path = write_tmp("tlsCert: /flat.pem\nlabels.zone: my.org/zone\n"
+                           "tls: {key: null}\nlabels: {rack: null}\n");
+    struct ext_serve_config c;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    ext_serve_config_init(&c, &err);
+    cr_assert_eq(ext_serve_config_load(&c, path, &err), TPX_OK, "%s", err.msg);
+    cr_expect_str_eq(c.tls_cert, "/flat.pem");
+    cr_assert_eq(c.nlabel_keys[TOPO_LEVEL_ZONE], 1);
+    cr_expect_str_eq(c.label_keys[TOPO_LEVEL_ZONE][0], "my.org/zone");
+    cr_expect_eq(c.nlabel_keys[TOPO_LEVEL_RACK], 0, "null keeps the default");
+    cr_expect_eq(ext_serve_config_set(&c, "labels.galaxy", "x", &err), TPX_EINVAL);
+    cr_expect_str_eq(err.msg, "unknown key 'labels.galaxy'");
+    ext_serve_config_release(&c);
     unlink(path);
     free(path);
 }
