@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 
 #include "cli/args.h"
 #include "common/log.h"
+#include "common/parse.h"
 #include "objects/inventory.h"
 #include "kube/bodies.h"
 #include "objects/label_patch.h"
@@ -67,31 +69,8 @@ struct label_opts {
     unsigned domain_size;    /* --domain-size; 0: as discovered */
 };
 
-/* "90", "30s", "5m", "1h" -> seconds; -1 when malformed or not positive. */
-static long parse_duration(const char *s)
-{
-    char *end = NULL;
-    long v;
-    long mul = 1;
-
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno || end == s || v <= 0)
-        return -1;
-    if (*end == 's' || *end == '\0')
-        mul = 1;
-    else if (*end == 'm')
-        mul = 60;
-    else if (*end == 'h')
-        mul = 3600;
-    else
-        return -1;
-    if (*end && end[1])
-        return -1;
-    if (v > 1000000)
-        return -1;
-    return v * mul;
-}
+/* The longest --interval: 1000000h, the most `label` took before durations had one parser. */
+#define INTERVAL_MAX_S (1000000ULL * 3600)
 
 static int parse_opts(int argc, char **argv, struct label_opts *o)
 {
@@ -123,6 +102,8 @@ static int parse_opts(int argc, char **argv, struct label_opts *o)
         {NULL, 0, NULL, 0},
     };
     struct cmd_args a = {"topox label", usage_text, ":ho:", longopts, argc, argv, NULL, 0, 0};
+    struct tpx_err err = TPX_ERR_INIT;
+    uint64_t interval;
     int c;
 
     memset(o, 0, sizeof(*o));
@@ -154,9 +135,10 @@ static int parse_opts(int argc, char **argv, struct label_opts *o)
             o->node = optarg;
             break;
         case O_INTERVAL:
-            o->interval_s = parse_duration(optarg);
-            if (o->interval_s < 0)
+            if (tpx_parse_duration(optarg, &interval, &err) != TPX_OK || interval == 0 ||
+                interval > INTERVAL_MAX_S)
                 return cmd_args_usage_error(&a, "bad --interval '%s' (e.g. 30s, 5m, 1h)", optarg);
+            o->interval_s = (long)interval;
             break;
         case O_KUBECONFIG:
             o->kubeconfig = optarg;
