@@ -268,7 +268,9 @@ static bool shell_word(struct shell *sh, const char *w)
             sh->endopts = true;
             return false;
         }
-        if (!sh->endopts && (w[0] == '-' || w[0] == '+') && w[1]) {
+        /* an option has no blanks: "-x\n..." after -c is taken for the script it must be */
+        if (!sh->endopts && (w[0] == '-' || w[0] == '+') && w[1] &&
+            !(sh->dash_c && strpbrk(w, " \t\n"))) {
             if (w[0] == '-' && w[1] == '-') {
                 if (strcmp(w, "--rcfile") == 0 || strcmp(w, "--init-file") == 0)
                     sh->at = SH_OPTARG;
@@ -330,6 +332,7 @@ static void end_word(struct lexer *lx, const struct src *src, struct shell *sh, 
     struct src inner;
     char *copy;
 
+    put(lx, "", 0); /* a word with nothing in it ('') has no NUL yet */
     if (lx->rc != TPX_OK)
         return;
     if (!shell_word(sh, text->data + start) || src->depth + 1 >= TPX_CMDLINE_MAX_DEPTH) {
