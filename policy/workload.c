@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* policy/workload.c - what a pod asks for: topox.io annotations, then vLLM/SGLang flags found in
- * its argv (also inside `sh -c` scripts), then defaults; and the validation of DESIGN.md. Pure
- * string code: never includes JSON, YAML, HTTP or log headers. */
+ * its argv (also inside `sh -c` scripts, read by common/cmdline.h), then defaults; and the
+ * validation of DESIGN.md. Pure string code: never includes JSON, YAML, HTTP or log headers. */
 #include "policy/policy.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "common/cmdline.h"
 
 #define ANN "topox.io/"
 #define LWS "leaderworkerset.sigs.k8s.io/"
@@ -69,7 +71,7 @@ enum flag_field { F_TP, F_PP, F_DP, F_NNODES };
 enum engine { ENG_ANY, ENG_VLLM, ENG_SGLANG };
 
 static const struct {
-    const char *name; /* long options with dashes; underscores are folded into dashes first */
+    const char *name; /* long options with dashes: tpx_cmdline_flag() folds underscores */
     enum flag_field field;
     enum engine engine;
 } flags[] = {
@@ -95,66 +97,21 @@ struct flag_found {
     bool vllm;
 };
 
-#define TOK_MAX 128
-
-/* Next whitespace/shell-separated token of s from *pos into tok (quotes stripped). false at end. */
-static bool next_token(const char *s, size_t *pos, char *tok)
-{
-    size_t i = *pos, n = 0;
-
-    while (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == ';' || s[i] == '&' ||
-           s[i] == '|' || s[i] == '(' || s[i] == ')' || s[i] == '`')
-        i++;
-    if (!s[i]) {
-        *pos = i;
-        return false;
-    }
-    while (s[i] && s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != ';' && s[i] != '&' &&
-           s[i] != '|' && s[i] != '`') {
-        if (s[i] == '$' && s[i + 1] == '(') {
-            /* keep $(VAR) whole: its ')' is not a separator */
-            while (s[i] && s[i] != ')') {
-                if (n < TOK_MAX - 1)
-                    tok[n++] = s[i];
-                i++;
-            }
-            if (s[i] == ')') {
-                if (n < TOK_MAX - 1)
-                    tok[n++] = ')';
-                i++;
-            }
-            continue;
-        }
-        if (s[i] == ')' || s[i] == '(')
-            break;
-        if (s[i] != '"' && s[i] != '\'' && n < TOK_MAX - 1)
-            tok[n++] = s[i];
-        i++;
-    }
-    tok[n] = '\0';
-    *pos = i;
-    return true;
-}
-
-static bool is_unexpanded(const char *v)
-{
-    return v[0] == '$';
-}
-
-static enum tpx_code take_value(struct flag_found *ff, size_t k, const char *flag, const char *v,
-                                struct tpx_err *err)
+static enum tpx_code set_flag(struct flag_found *ff, size_t k, const struct tpx_cmdline_value *v,
+                              struct tpx_err *err)
 {
     unsigned x;
     enum flag_field fld = flags[k].field;
 
-    if (is_unexpanded(v)) {
+    if (v->text[0] == '$' || (v->tok->flags & TPX_CMDLINE_EXPANDS)) {
+        /* $(VAR), ${VAR:-d}, `cmd`: the value is not known here */
         ff->unknown[fld] = true;
         ff->set[fld] = false;
         return TPX_OK;
     }
-    if (!parse_count(v, false, &x))
-        return tpx_err_set(err, TPX_EINVAL, "flag '%s': '%s' is not a positive whole number", flag,
-                           v);
+    if (!parse_count(v->text, false, &x))
+        return tpx_err_set(err, TPX_EINVAL, "flag '%s': '%s' is not a positive whole number",
+                           flags[k].name, v->text);
     ff->val[fld] = x;
     ff->set[fld] = true;
     ff->unknown[fld] = false;
@@ -163,64 +120,38 @@ static enum tpx_code take_value(struct flag_found *ff, size_t k, const char *fla
     return TPX_OK;
 }
 
+/* Every occurrence counts, in order: the last one wins, and a bad one is an error even when a
+ * later one is good, as with argparse. A flag without a value is ignored. */
 static enum tpx_code scan_argv(const struct pol_pod_facts *f, struct flag_found *ff,
                                struct tpx_err *err)
 {
-    char tok[TOK_MAX], name[TOK_MAX], val[TOK_MAX];
-    size_t pending = (size_t)-1; /* flag index waiting for its value in the next token */
-    char pending_name[TOK_MAX] = "";
+    struct tpx_cmdline cl;
+    enum tpx_code rc = TPX_OK;
 
     memset(ff, 0, sizeof(*ff));
     for (size_t a = 0; a < f->nargv; a++) {
-        const char *s = f->argv[a];
-        size_t pos = 0;
-
-        if (!s)
-            continue;
-        if (strstr(s, "sglang"))
+        if (f->argv[a] && strstr(f->argv[a], "sglang"))
             ff->sglang = true;
-        if (strstr(s, "vllm"))
+        if (f->argv[a] && strstr(f->argv[a], "vllm"))
             ff->vllm = true;
-        while (next_token(s, &pos, tok)) {
-            const char *eq;
-            size_t nlen;
+    }
+    tpx_cmdline_init(&cl);
+    rc = tpx_cmdline_split(&cl, f->argv, f->nargv, err);
+    for (size_t i = 0; i < cl.ntok && rc == TPX_OK; i++) {
+        struct tpx_cmdline_value v;
 
-            if (pending != (size_t)-1) {
-                size_t k = pending;
-                pending = (size_t)-1;
-                if (tok[0] != '-' || (tok[1] >= '0' && tok[1] <= '9')) {
-                    if (take_value(ff, k, pending_name, tok, err) != TPX_OK)
-                        return err->code;
-                    continue;
-                }
-                /* a flag without a value: argparse would fail; ignore it here */
-            }
-            if (tok[0] != '-')
+        if (cl.tok[i].text[0] != '-')
+            continue;
+        for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++) {
+            if (!tpx_cmdline_flag(&cl, i, flags[k].name, &v))
                 continue;
-            eq = strchr(tok, '=');
-            nlen = eq ? (size_t)(eq - tok) : strlen(tok);
-            memcpy(name, tok, nlen);
-            name[nlen] = '\0';
-            if (name[1] == '-') {
-                for (size_t i = 2; i < nlen; i++)
-                    name[i] = name[i] == '_' ? '-' : name[i];
-            }
-            for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++) {
-                if (strcmp(name, flags[k].name) != 0)
-                    continue;
-                if (eq) {
-                    snprintf(val, sizeof(val), "%s", eq + 1);
-                    if (take_value(ff, k, flags[k].name, val, err) != TPX_OK)
-                        return err->code;
-                } else {
-                    pending = k;
-                    snprintf(pending_name, sizeof(pending_name), "%s", flags[k].name);
-                }
-                break;
-            }
+            if (v.text)
+                rc = set_flag(ff, k, &v, err);
+            break;
         }
     }
-    return TPX_OK;
+    tpx_cmdline_release(&cl);
+    return rc;
 }
 
 /* --- inference ---------------------------------------------------------------------------------

@@ -26,13 +26,32 @@ static struct pol_workload infer_argv(const char *const *argv, size_t n, unsigne
     return wl;
 }
 
+/* What argv (up to 10 elements) gives a pod of 8 GPUs. */
+struct flag_case {
+    const char *argv[10];
+    unsigned tp, pp, dp;
+    const char *source;
+};
+
+static void expect_flag_cases(const struct flag_case *cases, size_t ncases)
+{
+    for (size_t i = 0; i < ncases; i++) {
+        size_t n = 0;
+        struct pol_workload wl;
+        while (n < 10 && cases[i].argv[n])
+            n++;
+        wl = infer_argv(cases[i].argv, n, 8);
+        cr_expect_eq(wl.tp, cases[i].tp, "case %zu tp %u", i, wl.tp);
+        cr_expect_eq(wl.pp, cases[i].pp, "case %zu pp %u", i, wl.pp);
+        cr_expect_eq(wl.dp, cases[i].dp, "case %zu dp %u", i, wl.dp);
+        cr_expect_str_eq(wl.tp_source, cases[i].source, "case %zu", i);
+        cr_expect_eq(wl.tp_explicit, strcmp(cases[i].source, "default") != 0, "case %zu", i);
+    }
+}
+
 Test(pol_workload, every_flag_spelling)
 {
-    static const struct {
-        const char *argv[10];
-        unsigned tp, pp, dp;
-        const char *source;
-    } cases[] = {
+    static const struct flag_case cases[] = {
         {{"vllm", "serve", "m", "--tensor-parallel-size", "8"}, 8, 1, 1, "vllm flag"},
         {{"vllm", "serve", "m", "--tensor-parallel-size=4"}, 4, 1, 1, "vllm flag"},
         {{"vllm", "serve", "m", "-tp", "2"}, 2, 1, 1, "vllm flag"},
@@ -78,18 +97,36 @@ Test(pol_workload, every_flag_spelling)
         /* unexpanded values are unknown, not errors */
         {{"vllm", "serve", "--tensor-parallel-size", "$(TP)"}, 8, 1, 1, "default"},
     };
-    for (size_t i = 0; i < NELEM(cases); i++) {
-        size_t n = 0;
-        struct pol_workload wl;
-        while (n < 10 && cases[i].argv[n])
-            n++;
-        wl = infer_argv(cases[i].argv, n, 8);
-        cr_expect_eq(wl.tp, cases[i].tp, "case %zu tp %u", i, wl.tp);
-        cr_expect_eq(wl.pp, cases[i].pp, "case %zu pp %u", i, wl.pp);
-        cr_expect_eq(wl.dp, cases[i].dp, "case %zu dp %u", i, wl.dp);
-        cr_expect_str_eq(wl.tp_source, cases[i].source, "case %zu", i);
-        cr_expect_eq(wl.tp_explicit, strcmp(cases[i].source, "default") != 0, "case %zu", i);
-    }
+    expect_flag_cases(cases, NELEM(cases));
+}
+
+/* Flags are read as a shell would hand them to the engine (common/cmdline.h). The old tokenizer
+ * here read all but the last case wrongly: "'\\' / 'echo' / 'nproc' is not a positive whole
+ * number" errors, and values from a comment, from past the script and from inside one quoted
+ * word. */
+Test(pol_workload, shell_rules_decide_what_a_flag_gets)
+{
+    static const struct flag_case cases[] = {
+        /* line continuations, redirections and pipes are not values */
+        {{"sh", "-c", "vllm serve m \\\n  --tensor-parallel-size \\\n  8 2>&1 | tee /log"},
+         8,
+         1,
+         1,
+         "vllm flag"},
+        /* comments are not read */
+        {{"sh", "-c", "vllm serve m -tp 8 # was: -tp 4"}, 8, 1, 1, "vllm flag"},
+        /* a value never comes from the next command or from past the script's end */
+        {{"sh", "-c", "vllm serve m -tp 8 --pipeline-parallel-size\necho 2"}, 8, 1, 1, "vllm flag"},
+        {{"sh", "-c", "vllm serve m -tp 8 --pipeline-parallel-size", "2"}, 8, 1, 1, "vllm flag"},
+        /* one quoted word is one argument, which argparse does not take for a flag */
+        {{"sh", "-c", "vllm serve m '--tensor-parallel-size 4'"}, 8, 1, 1, "default"},
+        /* a command substitution is unknown, not an error */
+        {{"sh", "-c", "vllm serve m --tensor-parallel-size `nproc`"}, 8, 1, 1, "default"},
+        /* a nested script is read too */
+        {{"sh", "-c", "exec bash -lc 'vllm serve m -tp \"2\" -pp=4'"}, 2, 4, 1, "vllm flag"},
+    };
+
+    expect_flag_cases(cases, NELEM(cases));
 }
 
 Test(pol_workload, sglang_pp_abbreviation_is_ambiguous_and_ignored)
