@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cmdline.h"
+
 #define EXTRA_MAX 12
 #define EXTRA_LEN 72
 #define LIST_DEPTH_MAX 4
@@ -701,19 +703,21 @@ static void share_parallelism(struct pol_workload *wl, size_t n)
     }
 }
 
-/* Does argv element s hold flag (normalised, "--tensor-parallel-size"), '_' matching '-'? */
+/* Does argv element s hold flag ("--tensor-parallel-size"), read as pol_workload_infer() reads
+ * it? */
 static bool holds_flag(const char *s, const char *flag)
 {
-    size_t fl = strlen(flag);
+    struct tpx_cmdline cl;
+    struct tpx_cmdline_value v;
+    struct tpx_err err = TPX_ERR_INIT;
+    bool found = false;
 
-    for (; *s; s++) {
-        size_t k = 0;
-        while (k < fl && s[k] && (s[k] == flag[k] || (s[k] == '_' && flag[k] == '-')))
-            k++;
-        if (k == fl)
-            return true;
-    }
-    return false;
+    tpx_cmdline_init(&cl);
+    (void)tpx_cmdline_split(&cl, &s, 1, &err); /* on failure cl is empty: not found */
+    for (size_t i = 0; i < cl.ntok && !found; i++)
+        found = tpx_cmdline_flag(&cl, i, flag, &v);
+    tpx_cmdline_release(&cl);
+    return found;
 }
 
 /* The value of pod template tmpl that a pol_workload_infer() message is about: the annotation's
@@ -849,106 +853,71 @@ const struct pol_pod_facts *ext_manifest_pod_facts(const struct ext_manifest *m,
 /* --- engine info -------------------------------------------------------------------------------
  */
 
-static bool flag_is(const char *tok, size_t len, const char *flag)
+enum engine_field { EF_DTYPE, EF_QUANTIZATION, EF_MAX_MODEL_LEN, EF_MAX_NUM_SEQS };
+
+/* vLLM's and SGLang's spellings of what a record keeps */
+static const struct {
+    const char *name;
+    enum engine_field field;
+} engine_flags[] = {
+    {"--dtype", EF_DTYPE},
+    {"--quantization", EF_QUANTIZATION},
+    {"-q", EF_QUANTIZATION},
+    {"--max-model-len", EF_MAX_MODEL_LEN},
+    {"--context-length", EF_MAX_MODEL_LEN},
+    {"--max-num-seqs", EF_MAX_NUM_SEQS},
+    {"--max-running-requests", EF_MAX_NUM_SEQS},
+};
+
+static void set_engine_field(struct ext_engine_info *e, enum engine_field field, const char *v)
 {
-    size_t fl = strlen(flag);
+    unsigned long *num;
+    char *end;
+    unsigned long x;
 
-    if (len != fl)
-        return false;
-    for (size_t i = 0; i < fl; i++) {
-        char c = tok[i] == '_' ? '-' : tok[i];
-        if (c != flag[i])
-            return false;
-    }
-    return true;
-}
-
-static void take_value(struct ext_engine_info *e, const char *flag, size_t flen, const char *val,
-                       size_t vlen)
-{
-    char v[64];
-    unsigned long *num = NULL;
-    char *str = NULL;
-
-    if (flag_is(flag, flen, "--dtype"))
-        str = e->dtype;
-    else if (flag_is(flag, flen, "--quantization") || flag_is(flag, flen, "-q"))
-        str = e->quantization;
-    else if (flag_is(flag, flen, "--max-model-len") || flag_is(flag, flen, "--context-length"))
-        num = &e->max_model_len;
-    else if (flag_is(flag, flen, "--max-num-seqs") || flag_is(flag, flen, "--max-running-requests"))
-        num = &e->max_num_seqs;
-    else
+    switch (field) {
+    case EF_DTYPE:
+        copy_str(e->dtype, sizeof(e->dtype), v);
         return;
-    if (vlen >= sizeof(v))
-        vlen = sizeof(v) - 1;
-    memcpy(v, val, vlen);
-    v[vlen] = '\0';
-    if (str) {
-        copy_str(str, 32, v);
-    } else {
-        char *end;
-        unsigned long x = strtoul(v, &end, 10);
-        if (end != v && (*end == '\0' || *end == 'k' || *end == 'K'))
-            *num = (*end == '\0') ? x : x * 1024;
+    case EF_QUANTIZATION:
+        copy_str(e->quantization, sizeof(e->quantization), v);
+        return;
+    case EF_MAX_MODEL_LEN:
+        num = &e->max_model_len;
+        break;
+    default:
+        num = &e->max_num_seqs;
+        break;
     }
-}
-
-/* Walk whitespace-separated tokens of one argv element (a `sh -c` script is many). */
-static void scan_tokens(struct ext_engine_info *e, const char *s, const char **pending,
-                        size_t *plen)
-{
-    while (*s) {
-        const char *t;
-        size_t len;
-        const char *eq;
-
-        while (*s && isspace((unsigned char)*s))
-            s++;
-        t = s;
-        while (*s && !isspace((unsigned char)*s) && *s != ';' && *s != '&' && *s != '|')
-            s++;
-        len = (size_t)(s - t);
-        if (*s && !isspace((unsigned char)*s))
-            s++;
-        if (len == 0)
-            continue;
-        if (*pending) {
-            take_value(e, *pending, *plen, t, len);
-            *pending = NULL;
-            continue;
-        }
-        if (t[0] != '-')
-            continue;
-        eq = memchr(t, '=', len);
-        if (eq) {
-            take_value(e, t, (size_t)(eq - t), eq + 1, len - (size_t)(eq - t) - 1);
-        } else {
-            *pending = t;
-            *plen = len;
-        }
-    }
+    x = strtoul(v, &end, 10); /* "8192", or "8k" */
+    if (end != v && (*end == '\0' || *end == 'k' || *end == 'K'))
+        *num = (*end == '\0') ? x : x * 1024;
 }
 
 void ext_manifest_engine_info(const struct ext_manifest *m, size_t i, struct ext_engine_info *out)
 {
     const struct pol_pod_facts *f = &m->pods[i].facts;
-    const char *pending = NULL;
-    size_t plen = 0;
+    struct tpx_cmdline cl;
+    struct tpx_err err = TPX_ERR_INIT;
 
     memset(out, 0, sizeof(*out));
-    for (size_t a = 0; a < f->nargv; a++) {
-        /* a flag that ended an element takes the next element as its value */
-        if (pending && !strpbrk(f->argv[a], " \t\n")) {
-            take_value(out, pending, plen, f->argv[a], strlen(f->argv[a]));
-            pending = NULL;
+    tpx_cmdline_init(&cl);
+    /* out of memory or past the tokenizer's caps cl is empty: a record without engine flags */
+    (void)tpx_cmdline_split(&cl, f->argv, f->nargv, &err);
+    for (size_t t = 0; t < cl.ntok; t++) {
+        struct tpx_cmdline_value v;
+
+        if (cl.tok[t].text[0] != '-')
             continue;
+        for (size_t k = 0; k < sizeof(engine_flags) / sizeof(engine_flags[0]); k++) {
+            if (!tpx_cmdline_flag(&cl, t, engine_flags[k].name, &v))
+                continue;
+            if (v.text)
+                set_engine_field(out, engine_flags[k].field, v.text);
+            break;
         }
-        scan_tokens(out, f->argv[a], &pending, &plen);
-        /* a pending flag points into argv[a]; values never cross a script boundary */
-        if (pending && strpbrk(f->argv[a], " \t\n"))
-            pending = NULL;
     }
+    tpx_cmdline_release(&cl);
     for (size_t a = 0; a < f->nannotations; a++) {
         const char *k = f->annotations[a].key;
         unsigned long *num = NULL;

@@ -29,6 +29,16 @@ static void load(const char *path)
     cr_assert_eq(ext_manifest_finish(&m, &err), TPX_OK, "%s", err.msg);
 }
 
+static void load_yaml(const char *y)
+{
+    struct ext_yaml_docs d;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_eq(ext_yaml_parse(y, strlen(y), "p.yaml", &d, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(ext_manifest_add_docs(&m, &d, "p.yaml", &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(ext_manifest_finish(&m, &err), TPX_OK, "%s", err.msg);
+}
+
 static const char *label(size_t pod, const char *key)
 {
     const struct pol_pod_facts *f = ext_manifest_pod_facts(&m, pod);
@@ -189,22 +199,33 @@ Test(ext_manifest, engine_info_for_records)
     cr_expect_str_eq(ei.quantization, "");
     ext_manifest_release(&m);
     ext_manifest_init(&m);
-    {
-        struct ext_yaml_docs d;
-        struct tpx_err err = TPX_ERR_INIT;
-        static const char y[] =
-            "kind: Pod\nmetadata: {name: p, annotations: {topox.io/output-len: \"256\"}}\n"
-            "spec:\n  containers:\n  - name: c\n    command: [sh, -c, \"vllm serve m "
-            "--max_model_len=8192 --quantization fp8 --max-num-seqs 64; echo done\"]\n";
-        cr_assert_eq(ext_yaml_parse(y, strlen(y), "p.yaml", &d, &err), TPX_OK, "%s", err.msg);
-        cr_assert_eq(ext_manifest_add_docs(&m, &d, "p.yaml", &err), TPX_OK, "%s", err.msg);
-        cr_assert_eq(ext_manifest_finish(&m, &err), TPX_OK, "%s", err.msg);
-    }
+    load_yaml("kind: Pod\nmetadata: {name: p, annotations: {topox.io/output-len: \"256\"}}\n"
+              "spec:\n  containers:\n  - name: c\n    command: [sh, -c, \"vllm serve m "
+              "--max_model_len=8192 --quantization fp8 --max-num-seqs 64; echo done\"]\n");
     ext_manifest_engine_info(&m, 0, &ei);
     cr_expect_eq(ei.max_model_len, 8192);
     cr_expect_str_eq(ei.quantization, "fp8");
     cr_expect_eq(ei.max_num_seqs, 64);
     cr_expect_eq(ei.output_len, 256);
+}
+
+/* The engine info is read with the same tokenizer as the parallelism (common/cmdline.h). The old
+ * reader here got three of these wrong: a flag without a value (--enforce-eager) took the next flag
+ * for its value, quotes stayed in values ("\"half\""), and a quote closing a nested script spoiled
+ * the number before it ("64'"). */
+Test(ext_manifest, engine_info_reads_argv_as_the_shell_does)
+{
+    struct ext_engine_info ei;
+
+    load_yaml("kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n"
+              "    command: [sh, -c]\n"
+              "    args: [\"exec bash -c 'vllm serve m --enforce-eager --max-model-len 4096 "
+              "--dtype \\\"half\\\" -q fp8 --max-num-seqs 64' 2>&1\"]\n");
+    ext_manifest_engine_info(&m, 0, &ei);
+    cr_expect_eq(ei.max_model_len, 4096);
+    cr_expect_str_eq(ei.dtype, "half");
+    cr_expect_str_eq(ei.quantization, "fp8");
+    cr_expect_eq(ei.max_num_seqs, 64);
 }
 
 Test(ext_manifest, bad_input_names_the_file_and_line)
@@ -309,6 +330,11 @@ Test(ext_manifest, workload_errors_name_the_flag_line)
                         "   \"command\": [\"sh\", \"-c\",\n"
                         "     \"vllm serve m --pipeline-parallel-size=two\"]}]}}\n",
                         "f.yaml:5: Pod 'default/j': pod 'j': flag '--pipeline-parallel-size'");
+    /* the element that is the flag, not one that only contains its name (--tp-size holds
+     * "-tp"): the old substring search named line 9 */
+    expect_finish_error("kind: Pod\nmetadata: {name: s}\n" GPU_POD "    command: [vllm, serve, m]\n"
+                        "    args:\n    - --tp-size=2\n    - -tp\n    - abc\n",
+                        "f.yaml:10: Pod 'default/s': pod 's': flag '-tp'");
 }
 
 Test(ext_manifest, workload_errors_in_flow_annotations_and_lists)
