@@ -97,6 +97,60 @@ static void refresh_token(struct ext_kube *k)
         load_token(k, &ignore);
 }
 
+static size_t on_write(char *p, size_t size, size_t nmemb, void *userp);
+static int on_progress(void *userp, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow);
+
+/* Everything that is the same for every request of this client, set once: perform() then sets
+ * only the method, URL, body, headers, timeout and the transfer's write target. Keeping one
+ * handle (rather than a duplicate per request) keeps its connection, DNS and TLS session caches.
+ * As before, a setopt the libcurl build refuses (a TLS backend without blobs) is not an error
+ * here: the transfer then fails with libcurl's message. */
+static void setup_handle(struct ext_kube *k)
+{
+    CURL *h = k->h;
+
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, k->curl_err);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, k->cfg.connect_timeout_ms);
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 30L);
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 10L);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
+    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(h, CURLOPT_XFERINFODATA, k);
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+    if (k->cfg.insecure) {
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+    if (k->cfg.ca_data) {
+        struct curl_blob b = {k->cfg.ca_data, k->cfg.ca_data_len, CURL_BLOB_COPY};
+
+        curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &b);
+    } else if (k->cfg.ca_file) {
+        curl_easy_setopt(h, CURLOPT_CAINFO, k->cfg.ca_file);
+    }
+    if (k->cfg.cert_data) {
+        struct curl_blob b = {k->cfg.cert_data, k->cfg.cert_data_len, CURL_BLOB_COPY};
+
+        curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &b);
+        curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
+    } else if (k->cfg.cert_file) {
+        curl_easy_setopt(h, CURLOPT_SSLCERT, k->cfg.cert_file);
+    }
+    if (k->cfg.key_data) {
+        struct curl_blob b = {k->cfg.key_data, k->cfg.key_data_len, CURL_BLOB_COPY};
+
+        curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &b);
+        curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
+    } else if (k->cfg.key_file) {
+        curl_easy_setopt(h, CURLOPT_SSLKEY, k->cfg.key_file);
+    }
+}
+
 struct ext_kube *ext_kube_new(const struct ext_kube_config *cfg, struct tpx_err *err)
 {
     struct ext_kube *k = calloc(1, sizeof(*k));
@@ -142,6 +196,7 @@ struct ext_kube *ext_kube_new(const struct ext_kube_config *cfg, struct tpx_err 
         tpx_err_set(err, TPX_EIO, "cannot create a libcurl handle");
         goto fail;
     }
+    setup_handle(k);
     return k;
 fail:
     ext_kube_free(k);
@@ -281,7 +336,6 @@ static enum tpx_code perform(struct ext_kube *k, const char *method, const char 
     if (tpx_buf_addf(&url, err, "%s%s", k->cfg.server, path) != TPX_OK)
         goto out;
     refresh_token(k);
-    curl_easy_reset(k->h);
     k->curl_err[0] = '\0';
     hdrs = curl_slist_append(hdrs, "Accept: application/json");
     hdrs = curl_slist_append(hdrs, "User-Agent: topox");
@@ -299,56 +353,21 @@ static enum tpx_code perform(struct ext_kube *k, const char *method, const char 
         tpx_err_set(err, TPX_ENOMEM, "out of memory building request headers");
         goto out;
     }
+    /* what changes per request; the rest setup_handle() set once */
     curl_easy_setopt(k->h, CURLOPT_URL, url.data);
-    curl_easy_setopt(k->h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(k->h, CURLOPT_HTTPHEADER, hdrs);
-    curl_easy_setopt(k->h, CURLOPT_ERRORBUFFER, k->curl_err);
-    curl_easy_setopt(k->h, CURLOPT_CONNECTTIMEOUT_MS, k->cfg.connect_timeout_ms);
-    if (timeout_ms > 0)
-        curl_easy_setopt(k->h, CURLOPT_TIMEOUT_MS, timeout_ms);
-    curl_easy_setopt(k->h, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(k->h, CURLOPT_TCP_KEEPIDLE, 30L);
-    curl_easy_setopt(k->h, CURLOPT_TCP_KEEPINTVL, 10L);
-    curl_easy_setopt(k->h, CURLOPT_WRITEFUNCTION, on_write);
     curl_easy_setopt(k->h, CURLOPT_WRITEDATA, x);
-    curl_easy_setopt(k->h, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(k->h, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(k->h, CURLOPT_XFERINFODATA, k);
-    curl_easy_setopt(k->h, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(k->h, CURLOPT_ACCEPT_ENCODING, "");
-    if (strcmp(method, "GET") != 0)
-        curl_easy_setopt(k->h, CURLOPT_CUSTOMREQUEST, method);
+    curl_easy_setopt(k->h, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : 0L);
     if (body) {
         curl_easy_setopt(k->h, CURLOPT_POSTFIELDS, body);
         curl_easy_setopt(k->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+    } else {
+        /* forget the last request's body (this also makes it a POST), then back to GET */
+        curl_easy_setopt(k->h, CURLOPT_POSTFIELDS, NULL);
+        curl_easy_setopt(k->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)-1);
+        curl_easy_setopt(k->h, CURLOPT_HTTPGET, 1L);
     }
-    if (k->cfg.insecure) {
-        curl_easy_setopt(k->h, CURLOPT_SSL_VERIFYPEER, 0L);
-        curl_easy_setopt(k->h, CURLOPT_SSL_VERIFYHOST, 0L);
-    }
-    if (k->cfg.ca_data) {
-        struct curl_blob b = {k->cfg.ca_data, k->cfg.ca_data_len, CURL_BLOB_COPY};
-
-        curl_easy_setopt(k->h, CURLOPT_CAINFO_BLOB, &b);
-    } else if (k->cfg.ca_file) {
-        curl_easy_setopt(k->h, CURLOPT_CAINFO, k->cfg.ca_file);
-    }
-    if (k->cfg.cert_data) {
-        struct curl_blob b = {k->cfg.cert_data, k->cfg.cert_data_len, CURL_BLOB_COPY};
-
-        curl_easy_setopt(k->h, CURLOPT_SSLCERT_BLOB, &b);
-        curl_easy_setopt(k->h, CURLOPT_SSLCERTTYPE, "PEM");
-    } else if (k->cfg.cert_file) {
-        curl_easy_setopt(k->h, CURLOPT_SSLCERT, k->cfg.cert_file);
-    }
-    if (k->cfg.key_data) {
-        struct curl_blob b = {k->cfg.key_data, k->cfg.key_data_len, CURL_BLOB_COPY};
-
-        curl_easy_setopt(k->h, CURLOPT_SSLKEY_BLOB, &b);
-        curl_easy_setopt(k->h, CURLOPT_SSLKEYTYPE, "PEM");
-    } else if (k->cfg.key_file) {
-        curl_easy_setopt(k->h, CURLOPT_SSLKEY, k->cfg.key_file);
-    }
+    curl_easy_setopt(k->h, CURLOPT_CUSTOMREQUEST, strcmp(method, "GET") != 0 ? method : NULL);
     k->nreq++;
     cc = curl_easy_perform(k->h);
     curl_easy_getinfo(k->h, CURLINFO_RESPONSE_CODE, status);

@@ -5,7 +5,10 @@
  *
  * Threads: a struct ext_kube holds one CURL handle and is used by one thread at a time
  * (CURLOPT_NOSIGNAL is set). Give every thread its own. ext_kube_global_init() must have run
- * first, before any thread exists (main.c does it for commands that need the API client). */
+ * first, before any thread exists (main.c does it for commands that need the API client).
+ * The handle is configured once in ext_kube_new() (TLS material, timeouts, keepalive, callbacks);
+ * each request sets only its method, URL, body, headers and timeout, and the handle is kept, so
+ * its connections, DNS and TLS session caches serve the client's next request. */
 #ifndef TPX_KUBE_CLIENT_H
 #define TPX_KUBE_CLIENT_H
 

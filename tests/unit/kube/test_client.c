@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kube/bodies.h"
@@ -319,6 +320,106 @@ Test(ext_kube, server_errors_and_dropped_answers_are_retried_for_get)
     cr_expect_eq(err.http_status, 503);
     cr_expect(strstr(err.msg, "etcdserver: request timed out") != NULL, "%s", err.msg);
     cr_expect_eq(fake_api_count(fake, "GET", "/api/v1/nodes"), 5 + 4); /* 1 + 3 retries */
+    ext_kube_free(k);
+    ext_kube_config_release(&cfg);
+}
+
+/* The handle is configured once and kept: each request sets its own method, body, headers and
+ * timeout, and nothing of the one before carries over. */
+Test(ext_kube, each_request_on_the_kept_handle_is_its_own)
+{
+    static const char patch[] = "{\"metadata\":{\"labels\":{\"a\":\"b\"}}}";
+    struct ext_kube_config cfg;
+    struct ext_kube *k = client(NULL, &cfg);
+    struct tpx_err err = TPX_ERR_INIT;
+    char *log;
+    char *s;
+
+    cr_expect_eq(ext_kube_request(k, "PATCH", "/api/v1/nodes/gpu-r1-n1",
+                                  "application/merge-patch+json", patch, NULL, &err),
+                 TPX_OK, "%s", err.msg);
+    cr_expect_eq(ext_kube_request(k, "GET", "/api/v1/nodes/gpu-r1-n1", NULL, NULL, NULL, &err),
+                 TPX_OK, "%s", err.msg);
+    cr_expect_eq(ext_kube_request(k, "DELETE", "/api/v1/nodes/gpu-r1-n2", NULL, NULL, NULL, &err),
+                 TPX_EAPI);
+    tpx_err_clear(&err);
+    /* the fake refuses a Binding without metadata.name, after it has read the body */
+    cr_expect_eq(ext_kube_request(k, "POST", "/api/v1/namespaces/llm/pods/p/binding", NULL, "{}",
+                                  NULL, &err),
+                 TPX_EAPI);
+    cr_expect_eq(err.http_status, 400);
+    tpx_err_clear(&err);
+    cr_expect_eq(ext_kube_request(k, "GET", "/api/v1/nodes/gpu-r1-n2", NULL, NULL, NULL, &err),
+                 TPX_OK, "%s", err.msg);
+    log = fake_api_log(fake);
+    cr_expect(strstr(log, "PATCH /api/v1/nodes/gpu-r1-n1\nGET /api/v1/nodes/gpu-r1-n1\n"
+                          "DELETE /api/v1/nodes/gpu-r1-n2\n"
+                          "POST /api/v1/namespaces/llm/pods/p/binding\n"
+                          "GET /api/v1/nodes/gpu-r1-n2\n") != NULL,
+              "%s", log);
+    free(log);
+    s = fake_api_last(fake, "PATCH", "/api/v1/nodes/gpu-r1-n1", "body");
+    cr_expect_str_eq(s, patch);
+    free(s);
+    s = fake_api_last(fake, "GET", "/api/v1/nodes/gpu-r1-n1", "body");
+    cr_expect(s == NULL || s[0] == '\0', "GET sent a body: %s", s);
+    free(s);
+    s = fake_api_last(fake, "GET", "/api/v1/nodes/gpu-r1-n1", "content-type");
+    cr_expect(s == NULL || s[0] == '\0', "GET sent a Content-Type: %s", s);
+    free(s);
+    s = fake_api_last(fake, "DELETE", "/api/v1/nodes/gpu-r1-n2", "body");
+    cr_expect(s == NULL || s[0] == '\0', "DELETE sent a body: %s", s);
+    free(s);
+    s = fake_api_last(fake, "POST", "/binding", "content-type");
+    cr_expect_str_eq(s, "application/json");
+    free(s);
+    s = fake_api_last(fake, "POST", "/binding", "body");
+    cr_expect_str_eq(s, "{}");
+    free(s);
+    ext_kube_free(k);
+    ext_kube_config_release(&cfg);
+}
+
+static bool no_data(void *ctx, const char *p, size_t n)
+{
+    (void)ctx;
+    (void)p;
+    (void)n;
+    return true;
+}
+
+static bool after_700ms(void *ctx)
+{
+    struct timespec now;
+    const struct timespec *start = ctx;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9 >=
+           0.7;
+}
+
+/* A stream without a deadline after a request with one: the kept handle must not keep the
+ * request's 200 ms timeout. */
+Test(ext_kube, a_stream_without_a_timeout_after_a_request_with_one)
+{
+    struct ext_kube_config cfg;
+    struct ext_kube *k;
+    struct tpx_err err = TPX_ERR_INIT;
+    struct timespec start;
+
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.server = strdup(fake_api_url(fake));
+    cfg.timeout_ms = 200;
+    k = ext_kube_new(&cfg, &err);
+    cr_assert_not_null(k, "%s", err.msg);
+    cr_expect_eq(ext_kube_request(k, "GET", "/api/v1/nodes", NULL, NULL, NULL, &err), TPX_OK, "%s",
+                 err.msg);
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    ext_kube_set_cancel(k, after_700ms, &start);
+    /* no watch queued: the fake holds it open without events */
+    cr_expect_eq(ext_kube_stream(k, "/api/v1/nodes?watch=true", 0, no_data, NULL, &err), TPX_EIO,
+                 "%s", err.msg);
+    cr_expect(strstr(err.msg, "cancelled") != NULL, "%s", err.msg);
     ext_kube_free(k);
     ext_kube_config_release(&cfg);
 }
