@@ -61,15 +61,29 @@ void tpx_cmdline_release(struct tpx_cmdline *cl)
 /* ---- the words -------------------------------------------------------------------------------
  */
 
+/* Character classes, one table lookup per byte: the scanner's hot loop. */
+enum { C_END = 1, C_BLANK = 2, C_OP = 4, C_QUOTE = 8 };
+
+static const unsigned char cclass[256] = {
+    [0] = C_END,      [' '] = C_BLANK, ['\t'] = C_BLANK, ['\r'] = C_BLANK, ['\v'] = C_BLANK,
+    ['\f'] = C_BLANK, ['\n'] = C_OP,   [';'] = C_OP,     ['&'] = C_OP,     ['|'] = C_OP,
+    ['('] = C_OP,     [')'] = C_OP,    ['<'] = C_OP,     ['>'] = C_OP,     ['\\'] = C_QUOTE,
+    ['\''] = C_QUOTE, ['"'] = C_QUOTE, ['$'] = C_QUOTE,  ['`'] = C_QUOTE,
+};
+
+static bool is_class(char c, unsigned classes)
+{
+    return (cclass[(unsigned char)c] & classes) != 0;
+}
+
 static bool is_blank(char c)
 {
-    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+    return is_class(c, C_BLANK);
 }
 
 static bool is_op(char c)
 {
-    return c == '\n' || c == ';' || c == '&' || c == '|' || c == '(' || c == ')' || c == '<' ||
-           c == '>';
+    return is_class(c, C_OP);
 }
 
 static bool is_name_start(char c)
@@ -82,15 +96,26 @@ static bool is_name_char(char c)
     return is_name_start(c) || (c >= '0' && c <= '9');
 }
 
-static void put(struct lexer *lx, const char *p, size_t n)
+/* Append to b unless that would pass max bytes (then false). Usually one compare and a memcpy:
+ * tpx_cmdline_split() reserves room up front. */
+static bool append(struct lexer *lx, struct tpx_buf *b, const void *p, size_t n, size_t max)
 {
     if (lx->rc != TPX_OK)
-        return;
-    if (n > TPX_CMDLINE_MAX_BYTES - lx->cl->text_.len)
+        return true;
+    if (n > max - b->len)
+        return false;
+    if (n < b->alloc - b->len)
+        tpx_buf_put(b, p, n);
+    else
+        lx->rc = tpx_buf_add(b, p, n, lx->err);
+    return true;
+}
+
+static void put(struct lexer *lx, const char *p, size_t n)
+{
+    if (!append(lx, &lx->cl->text_, p, n, TPX_CMDLINE_MAX_BYTES))
         lx->rc = tpx_err_set(lx->err, TPX_ETOOBIG, "command line: more than %zu bytes of words",
                              TPX_CMDLINE_MAX_BYTES);
-    else
-        lx->rc = tpx_buf_add(&lx->cl->text_, p, n, lx->err);
 }
 
 /* Copy s[i] (an opening '(' or '{') through its matching close; quotes inside are skipped over.
@@ -169,7 +194,7 @@ static unsigned read_word(struct lexer *lx, const char *s, size_t *pos)
     size_t i = *pos;
     unsigned flags = 0;
 
-    while (s[i] && !is_blank(s[i]) && !is_op(s[i])) {
+    while (!is_class(s[i], C_END | C_BLANK | C_OP)) {
         char c = s[i];
 
         if (c == '\\') {
@@ -217,7 +242,7 @@ static unsigned read_word(struct lexer *lx, const char *s, size_t *pos)
             i = copy_expansion(lx, s, i, &flags);
         } else {
             size_t from = i;
-            while (s[i] && !is_blank(s[i]) && !is_op(s[i]) && !strchr("\\'\"$`", s[i]))
+            while (!is_class(s[i], C_END | C_BLANK | C_OP | C_QUOTE))
                 i++;
             put(lx, s + from, i - from);
         }
@@ -298,11 +323,9 @@ static void push_token(struct lexer *lx, size_t len, size_t off, unsigned flags)
     struct tpx_cmdline_tok t = {NULL, len, lx->argi, off, lx->cmd, flags};
 
     put(lx, "", 1); /* the token's NUL */
-    if (lx->rc == TPX_OK && lx->cl->toks_.len / sizeof(t) >= TPX_CMDLINE_MAX_TOKENS)
+    if (!append(lx, &lx->cl->toks_, &t, sizeof(t), TPX_CMDLINE_MAX_TOKENS * sizeof(t)))
         lx->rc = tpx_err_set(lx->err, TPX_ETOOBIG, "command line: more than %zu words",
                              TPX_CMDLINE_MAX_TOKENS);
-    if (lx->rc == TPX_OK)
-        lx->rc = tpx_buf_add(&lx->cl->toks_, &t, sizeof(t), lx->err);
     if (lx->rc == TPX_OK && (flags & TPX_CMDLINE_UNTERMINATED))
         lx->cl->nunterminated++;
 }
@@ -503,8 +526,7 @@ bool tpx_cmdline_flag(const struct tpx_cmdline *cl, size_t i, const char *name,
     if (s[0] != '-')
         return false;
     for (k = 0; name[k]; k++) {
-        char c = fold && s[k] == '_' ? '-' : s[k];
-        if (c != name[k])
+        if (s[k] != name[k] && !(fold && s[k] == '_' && name[k] == '-'))
             return false;
     }
     if (s[k] == '=') {
