@@ -259,6 +259,28 @@ static bool push_index(size_t **arr, size_t *n, size_t v)
     return true;
 }
 
+/*
+ * The rack a node names, as a (not NUL-terminated) prefix: its rack label; else, for a clique that
+ * stands for the rack, the domain up to its last '.' (GFD writes "<ClusterUUID>.<CliqueID>");
+ * else the node's own name (a rack of one).
+ */
+static const char *rack_value(const struct topo_node_info *in, size_t *len)
+{
+    const char *dot;
+
+    if (in->rack) {
+        *len = strlen(in->rack);
+        return in->rack;
+    }
+    if (in->rack_from_domain && in->domain) {
+        dot = strrchr(in->domain, '.');
+        *len = dot && dot != in->domain ? (size_t)(dot - in->domain) : strlen(in->domain);
+        return in->domain;
+    }
+    *len = strlen(in->name);
+    return in->name;
+}
+
 static enum tpx_code seal_racks(struct topo_cluster *c, struct tpx_err *err)
 {
     struct name_map rmap = {0}, bmap = {0}, zmap = {0};
@@ -274,6 +296,8 @@ static enum tpx_code seal_racks(struct topo_cluster *c, struct tpx_err *err)
         const struct topo_node_info *in = &r->info;
         char key[512];
         size_t len;
+        size_t rl;
+        const char *rv = rack_value(in, &rl);
 
         r->block = in->block ? intern(&c->blocks, &c->nblocks, &bmap, in->block) : TOPO_NONE;
         r->zone = in->zone ? intern(&c->zones, &c->nzones, &zmap, in->zone) : TOPO_NONE;
@@ -281,7 +305,7 @@ static enum tpx_code seal_racks(struct topo_cluster *c, struct tpx_err *err)
             goto oom;
         /* racks are scoped by block: the display name "b1/r3" is also the key */
         key[0] = '\0';
-        if (any_block && in->rack) {
+        if (any_block && rv != in->name) {
             len = strlen(in->block ? in->block : "-");
             if (len > 250)
                 len = 250;
@@ -290,14 +314,10 @@ static enum tpx_code seal_racks(struct topo_cluster *c, struct tpx_err *err)
             key[len] = '\0';
         }
         len = strlen(key);
-        {
-            const char *rv = in->rack ? in->rack : in->name;
-            size_t rl = strlen(rv);
-            if (rl > sizeof(key) - len - 1)
-                rl = sizeof(key) - len - 1;
-            memcpy(key + len, rv, rl);
-            key[len + rl] = '\0';
-        }
+        if (rl > sizeof(key) - len - 1)
+            rl = sizeof(key) - len - 1;
+        memcpy(key + len, rv, rl);
+        key[len + rl] = '\0';
         r->rack = intern(&rnames, &nr, &rmap, key);
         if (r->rack == TOPO_NONE)
             goto oom;
@@ -401,6 +421,34 @@ out:
     return rc;
 }
 
+/*
+ * A rack where one node has a clique is an NVL72 rack (GFD labels a node only once its fabric is
+ * COMPLETED), so an accelerator node there without one is not on the fabric. Incomplete nodes
+ * lose any multi-node domain value, whichever key gave it: they must not be counted in a domain.
+ */
+static void mark_incomplete(struct topo_cluster *c)
+{
+    for (size_t k = 0; k < c->nracks; k++) {
+        const struct rack_rec *rk = &c->racks[k];
+        bool nvl_rack = false;
+
+        for (size_t j = 0; j < rk->nnodes && !nvl_rack; j++)
+            nvl_rack = c->nodes[rk->nodes[j]].info.nvl == TOPO_NVL_COMPLETED;
+        for (size_t j = 0; j < rk->nnodes && nvl_rack; j++) {
+            struct topo_node_info *in = &c->nodes[rk->nodes[j]].info;
+            if (in->nvl == TOPO_NVL_NONE && in->resource && in->accel_alloc > 0)
+                in->nvl = TOPO_NVL_INCOMPLETE;
+        }
+    }
+    for (size_t i = 0; i < c->nnodes; i++) {
+        struct topo_node_info *in = &c->nodes[i].info;
+        if (in->nvl == TOPO_NVL_INCOMPLETE && in->domain) {
+            free((char *)in->domain);
+            in->domain = NULL;
+        }
+    }
+}
+
 enum tpx_code topo_cluster_seal(struct topo_cluster *c, struct tpx_err *err)
 {
     enum tpx_code rc;
@@ -408,8 +456,10 @@ enum tpx_code topo_cluster_seal(struct topo_cluster *c, struct tpx_err *err)
     if (c->sealed)
         return TPX_OK;
     rc = seal_racks(c, err);
-    if (rc == TPX_OK)
+    if (rc == TPX_OK) {
+        mark_incomplete(c);
         rc = seal_domains(c, err);
+    }
     if (rc == TPX_OK)
         c->sealed = true;
     return rc;
@@ -485,6 +535,11 @@ const size_t *topo_cluster_rack_nodes(const struct topo_cluster *c, size_t rack,
 unsigned topo_cluster_rack_capacity(const struct topo_cluster *c, size_t rack)
 {
     return rack < c->nracks ? c->racks[rack].capacity : 0;
+}
+
+enum topo_nvl topo_cluster_node_nvl(const struct topo_cluster *c, size_t node)
+{
+    return node < c->nnodes ? c->nodes[node].info.nvl : TOPO_NVL_NONE;
 }
 
 size_t topo_cluster_block_count(const struct topo_cluster *c)

@@ -17,6 +17,16 @@
 #define TOPO_DOMAINS_PER_NODE_MAX 64
 
 /*
+ * What a node's labels say of its multi-node NVLink fabric (GFD's nvidia.com/gpu.clique, see
+ * docs/labels.md). GFD writes the clique only once NVML reports the fabric COMPLETED.
+ */
+enum topo_nvl {
+    TOPO_NVL_NONE = 0,   /* no sign of a multi-node NVLink rack */
+    TOPO_NVL_COMPLETED,  /* nvidia.com/gpu.clique present: the fabric is up */
+    TOPO_NVL_INCOMPLETE, /* an NVL72 node without a clique: it belongs to no multi-node domain */
+};
+
+/*
  * One node as the model sees it. A value type: topo_cluster_add() copies every string, so the
  * caller keeps ownership of what it passes. Strings are NULL when the node has no such label.
  */
@@ -34,6 +44,9 @@ struct topo_node_info {
     unsigned domain_size;      /* accelerators per in-node domain; 0 means all of accel_alloc */
     unsigned domains_per_node; /* in-node domains; 0 means 1 */
     bool unschedulable;        /* cordoned or not Ready: holds capacity but takes no new pods */
+    enum topo_nvl nvl;         /* the clique's word on the NVLink fabric */
+    bool rack_from_domain;     /* no rack label: the rack is the domain value up to its last '.'
+                                  (a clique's ClusterUUID, the NVL72 rack) */
 };
 
 /* Opaque: fields live in model.c. Built by _new/_add, frozen by _seal, then read-only and safe to
@@ -49,8 +62,11 @@ enum tpx_code topo_cluster_add(struct topo_cluster *c, const struct topo_node_in
                                struct tpx_err *err);
 
 /* Freeze: build the name index, racks (scoped by block: rack "r1" in block "b1" differs from "r1"
- * in "b2"; nodes without a rack label each form a rack of one, named after the node), blocks and
- * interconnect domains (one per multi-node domain value; otherwise domains_per_node per node).
+ * in "b2"; rack_from_domain takes the clique's ClusterUUID; other nodes without a rack label each
+ * form a rack of one, named after the node), blocks and interconnect domains (one per multi-node
+ * domain value; otherwise domains_per_node per node). A node with accelerators but no clique in a
+ * rack where another node has one becomes TOPO_NVL_INCOMPLETE, and an incomplete node's domain
+ * value is dropped: its fabric is not up, so it is a domain of its own.
  * After sealing only the const getters below may be used. TPX_ENOMEM. */
 enum tpx_code topo_cluster_seal(struct topo_cluster *c, struct tpx_err *err);
 
@@ -75,6 +91,9 @@ const size_t *topo_cluster_rack_nodes(const struct topo_cluster *c, size_t rack,
 
 /* Accelerators allocatable in rack r (sum over its nodes). */
 unsigned topo_cluster_rack_capacity(const struct topo_cluster *c, size_t rack);
+
+/* The node's fabric state after sealing (TOPO_NVL_INCOMPLETE also when its rack said so). */
+enum topo_nvl topo_cluster_node_nvl(const struct topo_cluster *c, size_t node);
 
 size_t topo_cluster_block_count(const struct topo_cluster *c);
 size_t topo_cluster_node_block(const struct topo_cluster *c, size_t node); /* TOPO_NONE: none */
