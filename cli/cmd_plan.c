@@ -183,15 +183,15 @@ static void print_explain(FILE *f, const struct ext_cluster_load_result *cl)
         int l = (int)strlen(topo_cluster_node(cl->cluster, i)->name);
         w = l > w ? l : w;
     }
-    fprintf(f, "%-*s  %-40s  %-40s  %-40s  %s\n", w, "NODE", "DOMAIN KEY", "RACK KEY", "BLOCK KEY",
-            "ZONE KEY");
+    fprintf(f, "%-*s  %-40s  %-40s  %-40s  %-40s  %s\n", w, "NODE", "DOMAIN KEY", "RACK KEY",
+            "BLOCK KEY", "ZONE KEY", "NOTE");
     for (size_t i = 0; i < n; i++) {
         const struct topo_label_explain *e = &cl->explain[i];
+        const char *note = topo_labels_explain_note(cl->cluster, i, e);
         fprintf(f, "%-*s", w, topo_cluster_node(cl->cluster, i)->name);
         for (int lv = 0; lv < TOPO_LEVEL_COUNT; lv++)
-            fprintf(f, lv + 1 < TOPO_LEVEL_COUNT ? "  %-40s" : "  %s",
-                    e->key[lv] ? e->key[lv] : "-");
-        fputc('\n', f);
+            fprintf(f, "  %-40s", e->key[lv] ? e->key[lv] : "-");
+        fprintf(f, "  %s\n", note ? note : "-");
     }
     if (n)
         fputc('\n', f);

@@ -9,27 +9,55 @@
 #include <string.h>
 #include <strings.h>
 
+/*
+ * The precedence tables: docs/labels.md gives each key's vendor, what it means and where that is
+ * written. topox.io keys first; within a level a finer key before a coarser one, so that a coarser
+ * group never stands in for a finer level. Values are opaque ids (topograph replaces one longer
+ * than 63 characters by an FNV-64a hash), never parsed, except GFD's clique below.
+ */
 static const char *const domain_keys[] = {
-    "topox.io/nvlink-domain",           "nvidia.com/gpu.clique",
-    "accelerator.topograph.run/domain", "network.topology.nvidia.com/accelerator",
-    "ds.coreweave.com/nvlink.domain",   "topology.k8s.aws/ultraserver-id",
+    "topox.io/nvlink-domain",
+    TOPO_LABEL_CLIQUE,                            /* GFD: NVL partition <ClusterUUID>.<CliqueID> */
+    "accelerator.topograph.run/domain",           /* topograph v1.0.0 */
+    "network.topology.nvidia.com/accelerator",    /* topograph, earlier */
+    "network.topology.kubernetes.io/accelerator", /* topograph, oldest */
+    "ds.coreweave.com/nvlink.domain",             /* CoreWeave GB200 NVLink domain */
+    "oci.oraclecloud.com/host.gpu_memory_fabric_id", /* OCI GB200 GPU memory fabric */
+    "topology.k8s.aws/ultraserver-id",               /* AWS UltraServer (HyperPod) */
 };
 static const char *const rack_keys[] = {
     "topox.io/rack",
-    "fabric.topograph.run/tier-0",
-    "network.topology.nvidia.com/leaf",
-    "topology.k8s.aws/network-node-layer-3",
-    "cloud.google.com/gce-topology-subblock",
+    "node.coreweave.cloud/rack", /* physical racks first: a leaf may serve several */
     "oci.oraclecloud.com/host.rack_id",
+    "accelerator.topograph.run/sub-domain",   /* topograph v1.0.0: a rack inside the NVL domain */
+    "fabric.topograph.run/tier-0",            /* topograph v1.0.0: switch nearest the node */
+    "network.topology.nvidia.com/tier-0",     /* topograph, tier-N generation */
+    "network.topology.nvidia.com/leaf",       /* topograph, leaf/spine/core generation */
+    "network.topology.nvidia.com/block",      /* topograph, block/spine/datacenter: the leaf */
+    "network.topology.kubernetes.io/block",   /* topograph, oldest: rack-level switch */
+    "topology.kubernetes.io/network-level-1", /* topograph, first labeler: nearest switch */
+    "topology.k8s.aws/network-node-layer-4",  /* AWS, 4-layer fabrics: the bottom layer */
+    "topology.k8s.aws/network-node-layer-3",  /* AWS, 3-layer fabrics: the bottom layer */
+    "cloud.google.com/gce-topology-subblock",
+    "oci.oraclecloud.com/rdma.local_block_id",
+    "backend.coreweave.cloud/leafgroup",
+    "crusoe.ai/pod.id",
     "volcano.sh/tor",
 };
 static const char *const block_keys[] = {
     "topox.io/block",
     "fabric.topograph.run/tier-1",
+    "network.topology.nvidia.com/tier-1",
     "network.topology.nvidia.com/spine",
+    "network.topology.kubernetes.io/spine",
+    "topology.kubernetes.io/network-level-2",
+    "topology.k8s.aws/network-node-layer-3", /* only when layer-4 took the rack */
     "topology.k8s.aws/network-node-layer-2",
     "cloud.google.com/gce-topology-block",
     "oci.oraclecloud.com/host.network_block_id",
+    "oci.oraclecloud.com/rdma.network_block_id",
+    "backend.coreweave.cloud/superpod",
+    "crusoe.ai/ib.partition.id",
 };
 static const char *const zone_keys[] = {
     "topology.kubernetes.io/zone",
@@ -113,6 +141,22 @@ static enum tpx_code read_count(const struct topo_kv *labels, size_t n, const ch
     return TPX_OK;
 }
 
+/* An NVL72 part as GFD names it (nvidia.com/gpu.product is NVML's name, e.g. "NVIDIA-GB200"). */
+static bool is_nvl_part(const char *product)
+{
+    return product && (strcasestr(product, "GB200") || strcasestr(product, "GB300"));
+}
+
+/* True when key already won a finer level than lv for this node. */
+static bool key_taken(const char *const *won, int lv, const char *key)
+{
+    for (int f = 0; f < lv; f++) {
+        if (won[f] && strcmp(won[f], key) == 0)
+            return true;
+    }
+    return false;
+}
+
 /* Guess the fabric from NVIDIA GPU Feature Discovery labels when topox.io/interconnect is absent.
  */
 static enum topo_fabric guess_fabric(const struct topo_kv *labels, size_t n, bool multinode,
@@ -143,24 +187,51 @@ enum tpx_code topo_labels_decode(const struct topo_label_config *cfg, const stru
     const char *name = out->name;
     enum tpx_code rc;
 
+    const char *note[TOPO_LEVEL_COUNT] = {NULL};
+    bool rack_from_domain = false;
+    enum topo_nvl nvl = TOPO_NVL_NONE;
+
     if (!cfg)
         cfg = topo_label_config_default();
     for (int lv = 0; lv < TOPO_LEVEL_COUNT; lv++) {
         for (size_t k = 0; k < cfg->nkeys[lv] && !val[lv]; k++) {
+            if (key_taken(won, lv, cfg->keys[lv][k]))
+                continue;
             val[lv] = kv_get(labels, nlabels, cfg->keys[lv][k]);
             if (val[lv])
                 won[lv] = cfg->keys[lv][k];
         }
     }
+    /* GFD omits the clique unless every fabric-attached GPU reports GPU_FABRIC_STATE_COMPLETED with
+     * a ClusterUUID (k8s-device-plugin internal/lm/imex.go, go-nvlib IsFabricAttached) */
+    if (kv_get(labels, nlabels, TOPO_LABEL_CLIQUE)) {
+        nvl = TOPO_NVL_COMPLETED;
+    } else if (is_nvl_part(kv_get(labels, nlabels, "nvidia.com/gpu.product"))) {
+        nvl = TOPO_NVL_INCOMPLETE;
+        if (val[TOPO_LEVEL_DOMAIN])
+            note[TOPO_LEVEL_DOMAIN] = "domain label ignored: NVL72 node without a clique";
+        val[TOPO_LEVEL_DOMAIN] = NULL;
+        won[TOPO_LEVEL_DOMAIN] = NULL;
+    }
+    if (!val[TOPO_LEVEL_RACK] && won[TOPO_LEVEL_DOMAIN] &&
+        strcmp(won[TOPO_LEVEL_DOMAIN], TOPO_LABEL_CLIQUE) == 0) {
+        rack_from_domain = true;
+        won[TOPO_LEVEL_RACK] = TOPO_LABEL_CLIQUE;
+        note[TOPO_LEVEL_RACK] = "rack: the clique's ClusterUUID (no rack label)";
+    }
     memset(out, 0, sizeof(*out));
     out->name = name;
+    out->nvl = nvl;
+    out->rack_from_domain = rack_from_domain;
     out->domain = val[TOPO_LEVEL_DOMAIN];
     out->rack = val[TOPO_LEVEL_RACK];
     out->block = val[TOPO_LEVEL_BLOCK];
     out->zone = val[TOPO_LEVEL_ZONE];
     if (explain) {
-        for (int lv = 0; lv < TOPO_LEVEL_COUNT; lv++)
+        for (int lv = 0; lv < TOPO_LEVEL_COUNT; lv++) {
             explain->key[lv] = won[lv];
+            explain->note[lv] = note[lv];
+        }
     }
     /* the first configured resource with a whole positive quantity; else the first present */
     for (size_t k = 0; k < cfg->nresources; k++) {
@@ -302,7 +373,8 @@ static void check_missing(const struct topo_cluster *c, struct warn_list *wl)
 
     for (size_t i = 0; i < n; i++) {
         const struct topo_node_info *in = topo_cluster_node(c, i);
-        const char *v[TOPO_LEVEL_COUNT] = {in->domain, in->rack, in->block, in->zone};
+        const char *rack = in->rack || !in->rack_from_domain ? in->rack : in->domain;
+        const char *v[TOPO_LEVEL_COUNT] = {in->domain, rack, in->block, in->zone};
         bool accel = in->accel_alloc > 0;
 
         accel_nodes += accel;
@@ -339,10 +411,49 @@ static void check_sizes(const struct topo_cluster *c, struct warn_list *wl)
     }
 }
 
+static void check_nvl(const struct topo_cluster *c, struct warn_list *wl)
+{
+    size_t n = 0;
+    const char *example = NULL;
+    size_t example_i = 0;
+
+    for (size_t i = 0; i < topo_cluster_node_count(c); i++) {
+        if (topo_cluster_node_nvl(c, i) != TOPO_NVL_INCOMPLETE)
+            continue;
+        if (!example) {
+            example = topo_cluster_node(c, i)->name;
+            example_i = i;
+        }
+        n++;
+    }
+    if (n == 0)
+        return;
+    warn(wl,
+         "%s missing on %zu NVL72 node%s (e.g. '%s' in rack '%s'): the NVLink fabric is not "
+         "COMPLETED there, so %s a single-node domain",
+         TOPO_LABEL_CLIQUE, n, n == 1 ? "" : "s", example,
+         topo_cluster_rack_name(c, topo_cluster_node_rack(c, example_i)),
+         n == 1 ? "it is" : "each is");
+}
+
+const char *topo_labels_explain_note(const struct topo_cluster *c, size_t i,
+                                     const struct topo_label_explain *ex)
+{
+    if (topo_cluster_node_nvl(c, i) == TOPO_NVL_INCOMPLETE)
+        return "no " TOPO_LABEL_CLIQUE
+               " on an NVL72 node: fabric not COMPLETED, single-node domain";
+    for (int lv = 0; ex && lv < TOPO_LEVEL_COUNT; lv++) {
+        if (ex->note[lv])
+            return ex->note[lv];
+    }
+    return NULL;
+}
+
 size_t topo_labels_hygiene(const struct topo_cluster *c, char ***out)
 {
     struct warn_list wl = {NULL, 0, 0};
 
+    check_nvl(c, &wl);
     check_rack_blocks(c, &wl);
     check_domains(c, &wl);
     check_missing(c, &wl);

@@ -9,6 +9,9 @@
 #include "common/err.h"
 #include "topology/model.h"
 
+/* GPU Feature Discovery's clique label, "<ClusterUUID>.<CliqueID>" (docs/labels.md). */
+#define TOPO_LABEL_CLIQUE "nvidia.com/gpu.clique"
+
 /* Prefix of every key topox owns. */
 #define TOPO_LABEL_PREFIX "topox.io/"
 /* Annotation key of the detailed JSON that `topox label` writes on its Node. */
@@ -32,10 +35,13 @@ enum topo_level {
 const char *topo_level_name(enum topo_level level);
 
 /*
- * Label keys per level, in precedence order (first present wins). The defaults are DESIGN.md's
- * table; `topox serve --config` may replace a level's list. Accelerator resource names are tried in
- * order too (nvidia.com/gpu, amd.com/gpu, huawei.com/Ascend910, huawei.com/Ascend910B, ...).
- * Borrowed strings: the config does not own them.
+ * Label keys per level, in precedence order (first present wins). The defaults are the table of
+ * docs/labels.md; `topox serve --config` may replace a level's list. Levels are read finest first
+ * (domain, rack, block, zone) and a key that won one level is skipped by the coarser ones, so a key
+ * listed under two levels (AWS network-node-layer-3: the bottom layer of a 3-layer fabric, the
+ * layer above the bottom on a 4-layer one) fills the finer one first. Accelerator resource names
+ * are tried in order too (nvidia.com/gpu, amd.com/gpu, huawei.com/Ascend910, huawei.com/Ascend910B,
+ * ...). Borrowed strings: the config does not own them.
  */
 struct topo_label_config {
     const char *const *keys[TOPO_LEVEL_COUNT];
@@ -47,9 +53,11 @@ struct topo_label_config {
 /* The built-in defaults. Static storage; never NULL. */
 const struct topo_label_config *topo_label_config_default(void);
 
-/* Which label key won for each level of one node (NULL when none was present). */
+/* Which label key won for each level of one node (NULL when none was present), and why a level
+ * is not what its key alone says (NULL: nothing to add). Static strings. */
 struct topo_label_explain {
     const char *key[TOPO_LEVEL_COUNT];
+    const char *note[TOPO_LEVEL_COUNT];
 };
 
 /*
@@ -57,8 +65,12 @@ struct topo_label_explain {
  * Kubernetes quantity such as "8"). out's strings are BORROWED from labels/alloc (copy them, e.g.
  * by topo_cluster_add(), before those go away); out->name is left to the caller. Also reads
  * topox.io/interconnect, topox.io/domain-size and topox.io/domains-per-node (else the fabric is
- * guessed from nvidia.com/gpu.* product labels, or unknown). explain may be NULL. TPX_EINVAL with a
- * message naming the label for a malformed value (e.g. a negative domain size).
+ * guessed from nvidia.com/gpu.* product labels, or unknown). GFD's clique sets out->nvl: present,
+ * the fabric is COMPLETED and, without a rack label, its ClusterUUID is the rack
+ * (out->rack_from_domain); absent on an NVL72 part (nvidia.com/gpu.product GB200 or GB300), the
+ * fabric is not COMPLETED and the node gets no multi-node domain, whichever key offers one. Values
+ * are opaque: only the clique is ever split. explain may be NULL. TPX_EINVAL with a message naming
+ * the label for a malformed value (e.g. a negative domain size).
  */
 enum tpx_code topo_labels_decode(const struct topo_label_config *cfg, const struct topo_kv *labels,
                                  size_t nlabels, const struct topo_kv *alloc, size_t nalloc,
@@ -69,10 +81,17 @@ enum tpx_code topo_labels_decode(const struct topo_label_config *cfg, const stru
  * whole non-negative number. */
 bool topo_quantity_whole(const char *s, unsigned *out);
 
+/* What --explain-labels says beside node i's keys (static text, NULL: nothing): that its NVLink
+ * fabric is not COMPLETED (topo_cluster_node_nvl(), which also knows the rack), else the first
+ * note of ex (e.g. the rack taken from the clique). ex may be NULL. */
+const char *topo_labels_explain_note(const struct topo_cluster *c, size_t i,
+                                     const struct topo_label_explain *ex);
+
 /* Hygiene warnings over a sealed cluster: a rack seen under two blocks, a multi-node domain
  * spanning two racks, nodes missing a level that others have, a domain size that disagrees with
- * the accelerator count. Each warning is one line of text; the caller frees the array and each
- * string with topo_warnings_free(). Returns the number of warnings (0 and *out NULL when clean). */
+ * the accelerator count, NVL72 nodes without a clique (their fabric is not COMPLETED). Each warning
+ * is one line of text; the caller frees the array and each string with topo_warnings_free().
+ * Returns the number of warnings (0 and *out NULL when clean). */
 size_t topo_labels_hygiene(const struct topo_cluster *c, char ***out);
 void topo_warnings_free(char **w, size_t n);
 
