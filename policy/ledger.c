@@ -218,6 +218,19 @@ static inline unsigned led_domain_size(const struct pol_ledger *l, size_t d)
     return l->d_size[d];
 }
 
+/* The domain a pod at w takes first: the lowest in-node domain in its mask, or the node's domain
+ * when the mask is 0 (a multi-node domain). Every node has at least one domain. */
+static inline size_t where_domain(const struct pol_ledger *l, const struct where *w)
+{
+    size_t nd, first = led_node_domains(l, w->node, &nd);
+
+    for (size_t b = 0; b < nd && b < 64 && w->dmask; b++) {
+        if (w->dmask & ((uint64_t)1 << b))
+            return first + b;
+    }
+    return first;
+}
+
 static const char *const scope_word[NSCOPE] = {"rack", "block", "zone"};
 
 static void displace(struct pol_ledger *l, size_t n);
@@ -872,19 +885,9 @@ static enum tpx_code ctx_init(struct ctx *x, const struct pol_ledger *l,
             for (unsigned k = u0; k < u0 + x->ppu && k < g->n; k++) {
                 const struct slot *s = &g->slots[k];
                 if (k != (unsigned)x->e.idx && s->filled && s->at.node != TOPO_NONE) {
-                    size_t first, nd;
-                    first = led_node_domains(l, s->at.node, &nd);
-                    if (s->at.dmask == 0) {
-                        x->mate_domain = first;
-                    } else {
-                        for (size_t b = 0; b < nd && b < 64; b++) {
-                            if (s->at.dmask & ((uint64_t)1 << b)) {
-                                x->mate_domain = first + b;
-                                break;
-                            }
-                        }
+                    x->mate_domain = where_domain(l, &s->at);
+                    if (s->at.dmask != 0)
                         x->mate_node = s->at.node;
-                    }
                     break;
                 }
             }
@@ -1391,15 +1394,9 @@ static int node_fit_bonus(const struct ctx *x, size_t n)
         f = node_free(l, n);
         size = alloc;
     } else {
-        size_t nd, first = led_node_domains(l, n, &nd);
         if (!pick_innode(l, n, x->e.g, x->e.g, TOPO_NONE, &m))
             return 0;
-        for (size_t k = 0; k < nd && k < 64; k++) {
-            if (m & ((uint64_t)1 << k)) {
-                dom = first + k;
-                break;
-            }
-        }
+        dom = where_domain(l, &(struct where){n, m});
         size = led_domain_size(l, dom);
         f = dom_free(l, dom);
     }
@@ -1470,17 +1467,10 @@ enum tpx_code pol_score_memo(const struct pol_ledger *l, struct pol_scope_memo *
 static void fill_out(const struct pol_ledger *l, const struct pod *p, const struct group *g,
                      struct pol_placement *out)
 {
-    size_t nd, first = led_node_domains(l, p->at.node, &nd);
-    size_t dom = first;
+    size_t dom = where_domain(l, &p->at);
     unsigned idx = p->slot >= 0 ? (unsigned)p->slot : 0;
     unsigned tp = g ? g->tp : p->accel, pp = g ? g->pp : 1;
 
-    for (size_t k = 0; k < nd && k < 64 && p->at.dmask; k++) {
-        if (p->at.dmask & ((uint64_t)1 << k)) {
-            dom = first + k;
-            break;
-        }
-    }
     memset(out, 0, sizeof(*out));
     out->node = p->at.node;
     out->node_name = topo_cluster_node(l->c, p->at.node)->name;
@@ -1503,132 +1493,173 @@ static bool place_on(const struct ctx *x, size_t n, unsigned need, size_t only, 
     return pick_innode(l, n, x->e.g, need, only, &w->dmask);
 }
 
-/* Reserve the rest of group g (first member just placed at slot k0) in its scope: first the pod's
- * TP mates in its domain, then whole TP units best-fit (fullest domain that still holds a unit). */
-static void reserve_rest(struct pol_ledger *l, struct ctx *x, struct group *g, unsigned k0)
+/* The nodes to search for group g's scope: its rack's list, or NULL for every node (*n of them),
+ * which the caller filters by scope. */
+static const size_t *scope_nodes(const struct pol_ledger *l, const struct group *g, size_t *n)
 {
-    const size_t *sof = l->scope_of[g->scope];
-    unsigned ppu = x->ppu;
-    unsigned u0 = k0 / ppu * ppu;
-    size_t dom0;
-    const struct slot *s0 = &g->slots[k0];
-    const size_t *list;
-    size_t nlist;
+    *n = l->nnodes;
+    if (g->scope == POL_SCOPE_RACK)
+        return topo_cluster_rack_nodes(l->c, g->scope_id, n);
+    return NULL;
+}
 
-    {
-        size_t nd, first = led_node_domains(l, s0->at.node, &nd);
-        dom0 = first;
-        for (size_t b = 0; b < nd && b < 64 && s0->at.dmask; b++) {
-            if (s0->at.dmask & ((uint64_t)1 << b)) {
-                dom0 = first + b;
-                break;
-            }
+/* Hold slot s of group g at w. */
+static void hold_slot(struct pol_ledger *l, const struct group *g, struct slot *s,
+                      const struct where *w)
+{
+    s->at = *w;
+    s->reserved = true;
+    account(l, w, g->g, +1, true);
+}
+
+/* Where a TP mate of the member at at0 (in domain dom0) goes: the same in-node domain of its node,
+ * or the first node of its multi-node domain in the group's scope that takes it. */
+static bool place_mate(const struct ctx *x, const struct group *g, const struct where *at0,
+                       size_t dom0, struct where *w)
+{
+    const struct pol_ledger *l = x->l;
+    const size_t *sof = l->scope_of[g->scope];
+    const size_t *nodes;
+    size_t nn;
+
+    if (!topo_cluster_domain_is_multinode(l->c, dom0))
+        return place_on(x, at0->node, x->e.g, dom0, w);
+    nodes = topo_cluster_domain_nodes(l->c, dom0, &nn);
+    for (size_t q = 0; q < nn; q++) {
+        if (sof[nodes[q]] == g->scope_id && place_on(x, nodes[q], x->e.g, TOPO_NONE, w))
+            return true;
+    }
+    return false;
+}
+
+/* Hold the TP mates of the member just placed at slot k0 in its domain, each where it fits. */
+static void reserve_mates(struct pol_ledger *l, const struct ctx *x, struct group *g, unsigned k0)
+{
+    unsigned u0 = k0 / x->ppu * x->ppu;
+    const struct where *at0 = &g->slots[k0].at;
+    size_t dom0 = where_domain(l, at0);
+
+    for (unsigned k = u0; k < u0 + x->ppu && k < g->n; k++) {
+        struct where w;
+        if (k != k0 && place_mate(x, g, at0, dom0, &w))
+            hold_slot(l, g, &g->slots[k], &w);
+    }
+}
+
+/* Multi-node domain of node n, judged once from its first node: true when its nodes in g's scope
+ * take cnt pods now; *free_accel is their free accelerators. */
+static bool multi_domain_room(const struct ctx *x, const struct group *g, size_t n, unsigned cnt,
+                              unsigned long *free_accel)
+{
+    const struct pol_ledger *l = x->l;
+    const size_t *sof = l->scope_of[g->scope];
+    size_t nn;
+    const size_t *nodes = topo_cluster_domain_nodes(l->c, led_node_domain(l, n), &nn);
+    unsigned long pods = 0;
+
+    if (nodes[0] != n)
+        return false;
+    *free_accel = 0;
+    for (size_t q = 0; q < nn; q++) {
+        if (sof[nodes[q]] == g->scope_id && !l->n_unsched[nodes[q]]) {
+            pods += node_free(l, nodes[q]) / x->e.g;
+            *free_accel += node_free(l, nodes[q]);
         }
     }
-    /* the TP mates of the first member */
-    for (unsigned k = u0; k < u0 + ppu && k < g->n; k++) {
+    return pods >= cnt;
+}
+
+/* The domain a TP unit of cnt pods of g fits best (the fullest that still holds it), over the
+ * nodes of g's scope; *node is the node it was found from. TOPO_NONE when none holds it. */
+static size_t best_unit_domain(const struct ctx *x, const struct group *g, unsigned cnt,
+                               size_t *node)
+{
+    const struct pol_ledger *l = x->l;
+    const size_t *sof = l->scope_of[g->scope];
+    size_t nlist, best = TOPO_NONE;
+    const size_t *list = scope_nodes(l, g, &nlist);
+    unsigned long best_free = 0;
+
+    for (size_t q = 0; q < nlist; q++) {
+        size_t n = list ? list[q] : q, dom;
+        unsigned long f;
         struct where w;
-        bool ok = false;
-        if (k == k0)
+        if (sof[n] != g->scope_id || l->n_unsched[n])
             continue;
-        if (!topo_cluster_domain_is_multinode(l->c, dom0)) {
-            ok = place_on(x, s0->at.node, x->e.g, dom0, &w);
+        if (node_multinode(l, n)) {
+            if (!multi_domain_room(x, g, n, cnt, &f))
+                continue;
+            dom = led_node_domain(l, n);
         } else {
-            size_t nn;
-            const size_t *nodes = topo_cluster_domain_nodes(l->c, dom0, &nn);
-            for (size_t q = 0; q < nn && !ok; q++)
-                ok = sof[nodes[q]] == g->scope_id && place_on(x, nodes[q], x->e.g, TOPO_NONE, &w);
+            if (!place_on(x, n, x->ppu > 1 ? x->e.tp : x->e.g, TOPO_NONE, &w))
+                continue;
+            dom = where_domain(l, &w);
+            f = dom_free(l, dom);
+        }
+        if (best == TOPO_NONE || f < best_free) {
+            best = dom;
+            *node = n;
+            best_free = f;
+        }
+    }
+    return best;
+}
+
+/* The fullest node of multi-node domain dom in g's scope that still takes a pod, or TOPO_NONE. */
+static size_t fullest_node(const struct ctx *x, const struct group *g, size_t dom)
+{
+    const struct pol_ledger *l = x->l;
+    const size_t *sof = l->scope_of[g->scope];
+    size_t nn, best = TOPO_NONE;
+    const size_t *nodes = topo_cluster_domain_nodes(l->c, dom, &nn);
+
+    for (size_t q = 0; q < nn; q++) {
+        unsigned f = node_free(l, nodes[q]);
+        if (sof[nodes[q]] != g->scope_id || f < x->e.g || l->n_unsched[nodes[q]])
+            continue;
+        if (best == TOPO_NONE || f < node_free(l, best))
+            best = nodes[q];
+    }
+    return best;
+}
+
+/* Hold the slots of TP unit u of g in domain dom (found from node), one pod at a time, until one
+ * does not fit. */
+static void reserve_unit(struct pol_ledger *l, const struct ctx *x, struct group *g, unsigned u,
+                         size_t dom, size_t node)
+{
+    for (unsigned k = u; k < u + x->ppu && k < g->n; k++) {
+        struct where w;
+        bool ok;
+        if (!topo_cluster_domain_is_multinode(l->c, dom)) {
+            ok = place_on(x, node, x->e.g, dom, &w);
+        } else {
+            size_t n = fullest_node(x, g, dom);
+            ok = n != TOPO_NONE && place_on(x, n, x->e.g, TOPO_NONE, &w);
         }
         if (!ok)
-            continue;
-        g->slots[k].at = w;
-        g->slots[k].reserved = true;
-        account(l, &w, g->g, +1, true);
+            break;
+        hold_slot(l, g, &g->slots[k], &w);
     }
-    /* the other units, one at a time, best fit over the domains of the scope */
-    list = NULL;
-    nlist = l->nnodes;
-    if (g->scope == POL_SCOPE_RACK)
-        list = topo_cluster_rack_nodes(l->c, g->scope_id, &nlist);
-    for (unsigned u = 0; u < g->n; u += ppu) {
-        size_t best_node = TOPO_NONE, best_dom = TOPO_NONE;
-        unsigned long best_free = 0;
-        unsigned cnt = 0;
+}
 
+/* Reserve the rest of group g (first member just placed at slot k0) in its scope: first the pod's
+ * TP mates in its domain, then the other TP units one at a time, best fit over the scope's
+ * domains. A preferred placement holds what fits: it stops at the first unit that fits nowhere. */
+static void reserve_rest(struct pol_ledger *l, const struct ctx *x, struct group *g, unsigned k0)
+{
+    unsigned u0 = k0 / x->ppu * x->ppu;
+
+    reserve_mates(l, x, g, k0);
+    for (unsigned u = 0; u < g->n; u += x->ppu) {
+        unsigned cnt = g->n - u < x->ppu ? g->n - u : x->ppu; /* pods in this unit */
+        size_t node = TOPO_NONE, dom;
         if (u == u0)
             continue;
-        for (unsigned k = u; k < u + ppu && k < g->n; k++)
-            cnt++;
-        for (size_t q0 = 0; q0 < nlist; q0++) {
-            size_t n = list ? list[q0] : q0;
-            size_t dom, nd, first;
-            unsigned long f;
-            struct where w;
-            if (sof[n] != g->scope_id || l->n_unsched[n])
-                continue;
-            first = led_node_domains(l, n, &nd);
-            if (node_multinode(l, n)) {
-                size_t nn;
-                const size_t *nodes = topo_cluster_domain_nodes(l->c, first, &nn);
-                unsigned long pods = 0;
-                if (nodes[0] != n)
-                    continue; /* judge each multi-node domain once, from its first node */
-                f = 0;
-                for (size_t q = 0; q < nn; q++) {
-                    if (sof[nodes[q]] == g->scope_id && !l->n_unsched[nodes[q]]) {
-                        pods += node_free(l, nodes[q]) / x->e.g;
-                        f += node_free(l, nodes[q]);
-                    }
-                }
-                if (pods < cnt)
-                    continue;
-                dom = first;
-            } else {
-                if (!place_on(x, n, ppu > 1 ? x->e.tp : x->e.g, TOPO_NONE, &w))
-                    continue;
-                dom = first;
-                for (size_t b = 0; b < nd && b < 64; b++) {
-                    if (w.dmask & ((uint64_t)1 << b)) {
-                        dom = first + b;
-                        break;
-                    }
-                }
-                f = dom_free(l, dom);
-            }
-            if (best_dom == TOPO_NONE || f < best_free) {
-                best_dom = dom;
-                best_node = n;
-                best_free = f;
-            }
-        }
-        if (best_dom == TOPO_NONE)
-            return; /* preferred placement: hold what fits */
-        for (unsigned k = u; k < u + ppu && k < g->n; k++) {
-            struct where w;
-            bool ok = false;
-            if (!topo_cluster_domain_is_multinode(l->c, best_dom)) {
-                ok = place_on(x, best_node, x->e.g, best_dom, &w);
-            } else {
-                size_t nn;
-                const size_t *nodes = topo_cluster_domain_nodes(l->c, best_dom, &nn);
-                size_t bq = TOPO_NONE;
-                /* fullest node of the domain that still takes the pod */
-                for (size_t q = 0; q < nn; q++) {
-                    unsigned f = node_free(l, nodes[q]);
-                    if (sof[nodes[q]] != g->scope_id || f < x->e.g || l->n_unsched[nodes[q]])
-                        continue;
-                    if (bq == TOPO_NONE || f < node_free(l, nodes[bq]))
-                        bq = q;
-                }
-                if (bq != TOPO_NONE)
-                    ok = place_on(x, nodes[bq], x->e.g, TOPO_NONE, &w);
-            }
-            if (!ok)
-                break;
-            g->slots[k].at = w;
-            g->slots[k].reserved = true;
-            account(l, &w, g->g, +1, true);
-        }
+        dom = best_unit_domain(x, g, cnt, &node);
+        if (dom == TOPO_NONE)
+            return;
+        reserve_unit(l, x, g, u, dom, node);
     }
 }
 
@@ -1887,14 +1918,13 @@ static void where_anyway(const struct pol_ledger *l, size_t n, unsigned g, struc
 static bool rehome_slot(struct pol_ledger *l, struct group *g, struct slot *s)
 {
     const size_t *sof = l->scope_of[g->scope];
-    const size_t *list = NULL;
-    size_t nlist = l->nnodes, best = TOPO_NONE;
+    const size_t *list;
+    size_t nlist, best = TOPO_NONE;
     uint64_t best_mask = 0;
 
     if (g->scope_id == TOPO_NONE)
         return false;
-    if (g->scope == POL_SCOPE_RACK)
-        list = topo_cluster_rack_nodes(l->c, g->scope_id, &nlist);
+    list = scope_nodes(l, g, &nlist);
     for (size_t q = 0; q < nlist; q++) {
         size_t n = list ? list[q] : q;
         uint64_t m = 0;
@@ -1909,10 +1939,7 @@ static bool rehome_slot(struct pol_ledger *l, struct group *g, struct slot *s)
     }
     if (best == TOPO_NONE)
         return false;
-    s->at.node = best;
-    s->at.dmask = best_mask;
-    s->reserved = true;
-    account(l, &s->at, g->g, +1, true);
+    hold_slot(l, g, s, &(struct where){best, best_mask});
     return true;
 }
 
