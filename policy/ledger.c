@@ -1696,6 +1696,15 @@ static int take_slot(struct pol_ledger *l, struct group *g, int idx, size_t node
     return slot;
 }
 
+/* What pol_commit or pol_record was asked to book. bound: pol_record (the pod is on the node). */
+struct booking {
+    const char *uid, *name;
+    size_t node;
+    time_t now;
+    unsigned ttl_s;
+    bool bound;
+};
+
 /*
  * The booking shared by pol_commit (a new placement, already judged) and pol_record (a bound pod,
  * recorded as it is): a pod record at w, its capacity (taken from its group's hold when
@@ -1703,12 +1712,12 @@ static int take_slot(struct pol_ledger *l, struct group *g, int idx, size_t node
  * group's index (TOPO_NONE when the pod has none) and *slot the member's slot; on entry they say
  * which group and slot were already found. TPX_ENOMEM leaves the ledger as it was.
  */
-static enum tpx_code book(struct pol_ledger *l, const struct ctx *x, const struct pol_workload *wl,
-                          const char *uid, const char *name, struct where w, bool use_reserved,
-                          time_t now, unsigned ttl_s, size_t *pi_out, size_t *gi, int *slot)
+static enum tpx_code book(struct pol_ledger *l, const struct ctx *x, const struct booking *b,
+                          struct where w, bool use_reserved, size_t *pi_out, size_t *gi, int *slot)
 {
+    const struct pol_workload *wl = x->wl;
     struct group *g = *gi != TOPO_NONE ? &l->groups[*gi] : NULL;
-    size_t pi = new_pod(l, uid, name);
+    size_t pi = new_pod(l, b->uid, b->name);
     struct pod *p;
 
     if (pi == TOPO_NONE)
@@ -1746,7 +1755,7 @@ static enum tpx_code book(struct pol_ledger *l, const struct ctx *x, const struc
         p->group = *gi;
         p->slot = *slot;
         g->placed++;
-        g->expires = now + (time_t)ttl_s;
+        g->expires = b->now + (time_t)b->ttl_s;
         if (*slot != NO_SLOT) {
             g->slots[*slot].at = w;
             g->slots[*slot].filled = true;
@@ -1787,71 +1796,6 @@ static bool answered_before_booking(const struct pol_ledger *l, const char *verb
     fill_out(l, p, p->group != TOPO_NONE ? &l->groups[p->group] : NULL, out);
     *rc = TPX_OK;
     return true;
-}
-
-enum tpx_code pol_commit(struct pol_ledger *l, const struct pol_workload *wl, const char *uid,
-                         const char *name, size_t node, time_t now, unsigned ttl_s,
-                         struct pol_placement *out, struct tpx_err *err)
-{
-    struct ctx x;
-    struct rcode code;
-    size_t pi = TOPO_NONE;
-    enum tpx_code rc;
-    struct pod *p;
-    struct group *g = NULL;
-    size_t gi;
-    enum pol_verdict v;
-    struct where w = {node, 0};
-    int slot = NO_SLOT;
-    bool use_reserved = false;
-
-    if (answered_before_booking(l, "commit", uid, node, out, &rc, err))
-        return rc;
-    if (ctx_init(&x, l, wl, err) != TPX_OK)
-        return err->code;
-    v = judge(&x, node, &code);
-    if (v != POL_FIT) {
-        char text[400];
-        reason_text(&x, &code, text, sizeof(text));
-        ctx_release(&x);
-        return tpx_err_set(err, TPX_EINVAL, "node '%s' no longer fits: %s",
-                           topo_cluster_node(l->c, node)->name, text);
-    }
-    gi = x.e.group;
-    if (wl->has_intent && gi != TOPO_NONE) {
-        g = &l->groups[gi];
-        slot = take_slot(l, g, x.e.idx, node, &w, &use_reserved);
-    }
-    if (!use_reserved) {
-        unsigned need = x.e.g;
-        size_t only = TOPO_NONE;
-        if (wl->has_intent && x.ppu > 1 && x.mate_domain == TOPO_NONE && !x.e.preferred)
-            need = x.e.tp;
-        if (x.mate_node == node)
-            only = x.mate_domain;
-        if (!place_on(&x, node, wl->has_intent ? need : x.e.g, only, &w) &&
-            !place_on(&x, node, x.e.g, TOPO_NONE, &w)) {
-            ctx_release(&x);
-            return tpx_err_set(err, TPX_EINVAL,
-                               "node '%s' no longer fits: node has %u free %s, pod needs %u",
-                               topo_cluster_node(l->c, node)->name, node_free(l, node),
-                               pol_accel_word(wl->resource), x.e.g);
-        }
-    }
-    if (!g)
-        gi = TOPO_NONE; /* a group found for a pod without intent is not joined */
-    if (book(l, &x, wl, uid, name, w, use_reserved, now, ttl_s, &pi, &gi, &slot) != TPX_OK) {
-        ctx_release(&x);
-        return tpx_err_set(err, TPX_ENOMEM, "commit: out of memory");
-    }
-    p = &l->pods[pi];
-    g = gi != TOPO_NONE ? &l->groups[gi] : NULL;
-    if (g && g->placed == 1 && slot != NO_SLOT && !x.invalid)
-        reserve_rest(l, &x, g, (unsigned)slot);
-    fill_out(l, p, g, out);
-    p->out = *out;
-    ctx_release(&x);
-    return TPX_OK;
 }
 
 /* --- record: a pod that is already bound ---------------------------------------------------------
@@ -1963,20 +1907,129 @@ static void displace(struct pol_ledger *l, size_t n)
     }
 }
 
+/* Where on node the pod goes now: in its TP mates' domain when they are on this node, with room
+ * for a whole TP unit when it starts one, else anywhere on the node it fits. */
+static bool place_now(const struct ctx *x, size_t node, struct where *w)
+{
+    unsigned need = x->e.g;
+    size_t only = TOPO_NONE;
+
+    /* ppu is 0 without intent or with an invalid one */
+    if (x->ppu > 1 && x->mate_domain == TOPO_NONE && !x->e.preferred)
+        need = x->e.tp;
+    if (x->mate_node == node)
+        only = x->mate_domain;
+    return place_on(x, node, need, only, w) || place_on(x, node, x->e.g, TOPO_NONE, w);
+}
+
+/*
+ * The body shared by pol_commit and pol_record once the pod is known to go on b->node: take its
+ * group slot (and the hold there), find where on the node it goes, book it, hold the rest of a
+ * new group, and fill *out. A new placement (!b->bound) that no longer fits on the node fails
+ * with TPX_EINVAL; a bound pod is where it is, so it is put on its node anyway and the holds it
+ * overbooks move. TPX_ENOMEM leaves the ledger as it was, less any hold take_slot released.
+ */
+static enum tpx_code place_and_book(struct pol_ledger *l, struct ctx *x, const struct booking *b,
+                                    struct pol_placement *out, struct tpx_err *err)
+{
+    size_t gi = x->e.group, pi = TOPO_NONE;
+    struct group *g = NULL;
+    struct where w = {b->node, 0};
+    int slot = NO_SLOT;
+    bool use_reserved = false;
+    struct pod *p;
+
+    if (x->wl->has_intent && gi != TOPO_NONE) {
+        g = &l->groups[gi];
+        slot = take_slot(l, g, x->e.idx, b->node, &w, &use_reserved);
+    }
+    if (!use_reserved && !place_now(x, b->node, &w)) {
+        if (!b->bound)
+            return tpx_err_set(err, TPX_EINVAL,
+                               "node '%s' no longer fits: node has %u free %s, pod needs %u",
+                               topo_cluster_node(l->c, b->node)->name, node_free(l, b->node),
+                               pol_accel_word(x->wl->resource), x->e.g);
+        where_anyway(l, b->node, x->e.g, &w);
+    }
+    if (!g)
+        gi = TOPO_NONE; /* a group found for a pod without intent is not joined */
+    if (book(l, x, b, w, use_reserved, &pi, &gi, &slot) != TPX_OK)
+        return tpx_err_set(err, TPX_ENOMEM, "%s: out of memory", b->bound ? "record" : "commit");
+    p = &l->pods[pi];
+    g = gi != TOPO_NONE ? &l->groups[gi] : NULL;
+    if (b->bound)
+        displace(l, b->node); /* the pod is there: holds it overbooks move elsewhere in scope */
+    if (g && g->placed == 1 && slot != NO_SLOT && !x->invalid)
+        reserve_rest(l, x, g, (unsigned)slot);
+    fill_out(l, p, g, out);
+    p->out = *out;
+    return TPX_OK;
+}
+
+enum tpx_code pol_commit(struct pol_ledger *l, const struct pol_workload *wl, const char *uid,
+                         const char *name, size_t node, time_t now, unsigned ttl_s,
+                         struct pol_placement *out, struct tpx_err *err)
+{
+    const struct booking b = {uid, name, node, now, ttl_s, false};
+    struct ctx x;
+    struct rcode code;
+    enum tpx_code rc;
+
+    if (answered_before_booking(l, "commit", uid, node, out, &rc, err))
+        return rc;
+    if (ctx_init(&x, l, wl, err) != TPX_OK)
+        return err->code;
+    if (judge(&x, node, &code) != POL_FIT) {
+        char text[400];
+        reason_text(&x, &code, text, sizeof(text));
+        rc = tpx_err_set(err, TPX_EINVAL, "node '%s' no longer fits: %s",
+                         topo_cluster_node(l->c, node)->name, text);
+    } else {
+        rc = place_and_book(l, &x, &b, out, err);
+    }
+    ctx_release(&x);
+    return rc;
+}
+
+/* What pol_record says about a bound pod before booking it: an invalid intent, an index its group
+ * has already filled, a node outside the group's scope. */
+static void warn_bound(const struct ctx *x, const struct booking *b, char *warn, size_t warn_len)
+{
+    const struct pol_ledger *l = x->l;
+    const char *who = b->name ? b->name : b->uid;
+    const struct group *g;
+    char text[POL_KEY_MAX * 2 + 160];
+
+    if (!x->wl->has_intent)
+        return;
+    if (x->invalid) {
+        snprintf(text, sizeof(text), "pod '%s': %s", who, x->invalid_msg);
+        add_warn(warn, warn_len, text);
+    }
+    if (x->e.group == TOPO_NONE)
+        return;
+    g = &l->groups[x->e.group];
+    if (x->e.idx >= 0 && g->slots[x->e.idx].filled) {
+        snprintf(text, sizeof(text), "pod '%s': index %d of group %s is already taken", who,
+                 x->e.idx, g->display);
+        add_warn(warn, warn_len, text);
+    }
+    if (g->scope_id != TOPO_NONE && l->scope_of[g->scope][b->node] != g->scope_id) {
+        snprintf(text, sizeof(text), "pod '%s' of group %s is on node '%s' outside %s %s", who,
+                 g->display, topo_cluster_node(l->c, b->node)->name, scope_word[g->scope],
+                 scope_name(l, g->scope, g->scope_id));
+        add_warn(warn, warn_len, text);
+    }
+}
+
 enum tpx_code pol_record(struct pol_ledger *l, const struct pol_workload *wl, const char *uid,
                          const char *name, size_t node, time_t now, unsigned ttl_s,
                          struct pol_placement *out, char *warn, size_t warn_len,
                          struct tpx_err *err)
 {
+    const struct booking b = {uid, name, node, now, ttl_s, true};
     struct ctx x;
-    size_t pi = TOPO_NONE;
     enum tpx_code rc;
-    struct pod *p;
-    struct group *g = NULL;
-    size_t gi;
-    struct where w = {node, 0};
-    int slot = NO_SLOT;
-    bool use_reserved = false;
     char text[POL_KEY_MAX * 2 + 160];
 
     if (warn && warn_len)
@@ -1985,59 +2038,16 @@ enum tpx_code pol_record(struct pol_ledger *l, const struct pol_workload *wl, co
         return rc;
     if (ctx_init(&x, l, wl, err) != TPX_OK)
         return err->code;
-    if (wl->has_intent && x.invalid) {
-        snprintf(text, sizeof(text), "pod '%s': %s", name ? name : uid, x.invalid_msg);
-        add_warn(warn, warn_len, text);
-    }
-    gi = x.e.group;
-    if (wl->has_intent && gi != TOPO_NONE) {
-        g = &l->groups[gi];
-        slot = take_slot(l, g, x.e.idx, node, &w, &use_reserved);
-        if (x.e.idx >= 0 && slot == NO_SLOT) {
-            snprintf(text, sizeof(text), "pod '%s': index %d of group %s is already taken",
-                     name ? name : uid, x.e.idx, g->display);
-            add_warn(warn, warn_len, text);
-        }
-        if (g->scope_id != TOPO_NONE && l->scope_of[g->scope][node] != g->scope_id) {
-            snprintf(text, sizeof(text), "pod '%s' of group %s is on node '%s' outside %s %s",
-                     name ? name : uid, g->display, topo_cluster_node(l->c, node)->name,
-                     scope_word[g->scope], scope_name(l, g->scope, g->scope_id));
-            add_warn(warn, warn_len, text);
-        }
-    }
-    if (!use_reserved) {
-        unsigned need = x.e.g;
-        size_t only = TOPO_NONE;
-        if (wl->has_intent && !x.invalid && x.ppu > 1 && x.mate_domain == TOPO_NONE &&
-            !x.e.preferred)
-            need = x.e.tp;
-        if (x.mate_node == node)
-            only = x.mate_domain;
-        if (!place_on(&x, node, need, only, &w) && !place_on(&x, node, x.e.g, TOPO_NONE, &w))
-            where_anyway(l, node, x.e.g, &w);
-    }
-    if (!g)
-        gi = TOPO_NONE; /* a group found for a pod without intent is not joined */
-    if (book(l, &x, wl, uid, name, w, use_reserved, now, ttl_s, &pi, &gi, &slot) != TPX_OK) {
-        ctx_release(&x);
-        return tpx_err_set(err, TPX_ENOMEM, "record: out of memory");
-    }
-    p = &l->pods[pi];
-    g = gi != TOPO_NONE ? &l->groups[gi] : NULL;
-    /* the pod is there: holds it overbooks move elsewhere in their scope */
-    displace(l, node);
-    if (g && g->placed == 1 && slot != NO_SLOT && !x.invalid)
-        reserve_rest(l, &x, g, (unsigned)slot);
-    if (l->node_used[node] > l->n_alloc[node]) {
+    warn_bound(&x, &b, warn, warn_len);
+    rc = place_and_book(l, &x, &b, out, err);
+    if (rc == TPX_OK && l->node_used[node] > l->n_alloc[node]) {
         snprintf(text, sizeof(text), "node '%s' has %u %s in use by its pods, %u allocatable",
                  topo_cluster_node(l->c, node)->name, l->node_used[node],
                  pol_accel_word(wl->resource), l->n_alloc[node]);
         add_warn(warn, warn_len, text);
     }
-    fill_out(l, p, g, out);
-    p->out = *out;
     ctx_release(&x);
-    return TPX_OK;
+    return rc;
 }
 
 /* --- rebase -------------------------------------------------------------------------------------

@@ -229,3 +229,31 @@ Test(pol_record, contradictions_are_recorded_with_a_warning)
     pol_ledger_free(l);
     topo_cluster_free(c);
 }
+
+/* A second pod with an index its group has filled, and a pod whose intent does not validate, are
+ * recorded too, each with its warning. */
+Test(pol_record, a_taken_index_and_an_invalid_intent_are_recorded_with_a_warning)
+{
+    struct topo_cluster *c = synth("racks=1,nodes-per-rack=4,gpus-per-node=8");
+    struct tpx_err err = TPX_ERR_INIT;
+    struct pol_ledger *l = pol_ledger_new(c, &err);
+    struct pol_workload again = member("x", 0), bad = member("bad", 0);
+    struct pol_placement out;
+    char warn[512];
+    size_t rack = 99;
+
+    cr_expect_str_empty(rec(l, "x", 0, 0));
+    cr_assert_eq(pol_record(l, &again, "x-0b", "x-0b", 1, NOW, 600, &out, warn, sizeof(warn), &err),
+                 TPX_OK, "%s", err.msg);
+    cr_expect_str_eq(warn, "pod 'x-0b': index 0 of group x is already taken");
+    cr_expect_eq(members_of(l, "x", &rack), 2, "the extra pod is still a member");
+    cr_expect_eq(pol_ledger_node_free(l, 1), 0, "its accelerators are taken");
+    bad.tp = 16; /* more than a node's 8-GPU domain */
+    cr_assert_eq(pol_record(l, &bad, "bad-0", "bad-0", 2, NOW, 600, &out, warn, sizeof(warn), &err),
+                 TPX_OK, "%s", err.msg);
+    cr_expect(strncmp(warn, "pod 'bad-0': ", 13) == 0 && strlen(warn) > 13, "%s", warn);
+    cr_expect_eq(out.node, 2);
+    cr_expect_eq(pol_ledger_node_free(l, 2), 0);
+    pol_ledger_free(l);
+    topo_cluster_free(c);
+}
