@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* policy/filter.c - pol_filter: one verdict per candidate node, and one reason text per
+ * distinct reason, interned so that 5 000 failing nodes cost a handful of strings. */
+#include "policy/policy.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy/ledger_int.h"
+
+#define RCACHE 32
+
+struct rtable {
+    struct rcode code[RCACHE];
+    unsigned idx[RCACHE];
+    size_t ncode;
+    unsigned *scope_idx; /* per scope: reason index + 1 for R_SCOPE_* (0: none yet) */
+    size_t cap;
+};
+
+static bool add_reason(struct pol_filter_result *res, struct rtable *t, const char *text,
+                       unsigned *out)
+{
+    for (size_t i = 0; i < res->nreasons; i++) {
+        if (res->nreasons <= 64 && strcmp(res->reasons[i], text) == 0) {
+            *out = (unsigned)i;
+            return true;
+        }
+    }
+    if (res->nreasons == t->cap) {
+        size_t ncap = t->cap ? t->cap * 2 : 8;
+        char **nr = realloc(res->reasons, ncap * sizeof(*nr));
+        if (!nr)
+            return false;
+        res->reasons = nr;
+        t->cap = ncap;
+    }
+    res->reasons[res->nreasons] = strdup(text);
+    if (!res->reasons[res->nreasons])
+        return false;
+    *out = (unsigned)res->nreasons++;
+    return true;
+}
+
+static bool intern_reason(const struct ctx *x, struct pol_filter_result *res, struct rtable *t,
+                          const struct rcode *rc, unsigned *out)
+{
+    char text[512];
+    bool scoped = rc->kind == R_SCOPE_DYN || rc->kind == R_SCOPE_STATIC;
+
+    if (scoped && t->scope_idx[rc->a]) {
+        *out = t->scope_idx[rc->a] - 1;
+        return true;
+    }
+    if (!scoped) {
+        for (size_t i = 0; i < t->ncode; i++) {
+            if (t->code[i].kind == rc->kind && t->code[i].a == rc->a && t->code[i].b == rc->b) {
+                *out = t->idx[i];
+                return true;
+            }
+        }
+    }
+    led_reason_text(x, rc, text, sizeof(text));
+    if (!add_reason(res, t, text, out))
+        return false;
+    if (scoped) {
+        t->scope_idx[rc->a] = *out + 1;
+    } else if (t->ncode < RCACHE) {
+        t->code[t->ncode] = *rc;
+        t->idx[t->ncode++] = *out;
+    }
+    return true;
+}
+
+enum tpx_code pol_filter(const struct pol_ledger *l, const struct pol_workload *wl,
+                         const size_t *cand, size_t n, time_t now, struct pol_filter_result *res,
+                         struct tpx_err *err)
+{
+    return pol_filter_memo(l, NULL, wl, cand, n, now, res, err);
+}
+
+enum tpx_code pol_filter_memo(const struct pol_ledger *l, struct pol_scope_memo *memo,
+                              const struct pol_workload *wl, const size_t *cand, size_t n,
+                              time_t now, struct pol_filter_result *res, struct tpx_err *err)
+{
+    struct ctx x;
+    struct rtable t = {.ncode = 0};
+    enum tpx_code rc = TPX_OK;
+
+    (void)now;
+    memset(res, 0, sizeof(*res));
+    for (size_t i = 0; i < n; i++) {
+        if (cand[i] >= l->nnodes)
+            return tpx_err_set(err, TPX_EINVAL, "filter: bad node index %zu", cand[i]);
+    }
+    if (led_ctx_init(&x, l, wl, err) != TPX_OK)
+        return err->code;
+    x.memo = memo;
+    res->verdict = calloc(n + 1, sizeof(*res->verdict));
+    res->reason = calloc(n + 1, sizeof(*res->reason));
+    t.scope_idx = calloc(l->nscopes[wl->scope] + 1, sizeof(unsigned));
+    if (!res->verdict || !res->reason || !t.scope_idx) {
+        rc = tpx_err_set(err, TPX_ENOMEM, "filter: out of memory");
+        goto out;
+    }
+    res->n = n;
+    for (size_t i = 0; i < n; i++) {
+        struct rcode code;
+        enum pol_verdict v = led_judge(&x, cand[i], &code);
+        res->verdict[i] = v;
+        if (v == POL_FIT) {
+            res->nfit++;
+            continue;
+        }
+        if (!intern_reason(&x, res, &t, &code, &res->reason[i])) {
+            rc = tpx_err_set(err, TPX_ENOMEM, "filter: out of memory");
+            goto out;
+        }
+    }
+out:
+    free(t.scope_idx);
+    led_ctx_release(&x);
+    if (rc != TPX_OK)
+        pol_filter_result_release(res);
+    return rc;
+}
+
+void pol_filter_result_release(struct pol_filter_result *res)
+{
+    if (!res)
+        return;
+    for (size_t i = 0; i < res->nreasons; i++)
+        free(res->reasons[i]);
+    free(res->reasons);
+    free(res->verdict);
+    free(res->reason);
+    memset(res, 0, sizeof(*res));
+}

@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* policy/ledger_int.h - private to policy/: the ledger's records and the helpers its pieces share
+ * (ledger.c, scope.c, judge.c, filter.c, score.c, reserve.c, book.c), as git's refs-internal.h is
+ * to refs/. Code outside policy/ uses policy/policy.h only and never includes this header
+ * (scripts/check-layering.sh). The hot helpers stay static inline here, so splitting the ledger
+ * into files costs the filter and score loops no calls. */
+#ifndef TPX_POLICY_LEDGER_INT_H
+#define TPX_POLICY_LEDGER_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy/policy.h"
+
+#define NSCOPE 3
+#define NO_SLOT (-1)
+
+/* String -> index map with tombstones (keys borrowed from the records); its code is in
+ * ledger.c. */
+struct smap {
+    const char **keys;
+    size_t *vals;
+    size_t cap;  /* power of two or 0 */
+    size_t used; /* live + tombstones */
+};
+
+/* --- records ------------------------------------------------------------------------------------
+ */
+
+/* Where one pod of a group sits or is held: node, and the domains it takes. For in-node domains
+ * dmask is a bitmask relative to the node's first domain; for a multi-node domain it is 0. */
+struct where {
+    size_t node; /* TOPO_NONE: not planned */
+    uint64_t dmask;
+};
+
+struct slot {
+    struct where at;
+    bool filled;   /* a pod is bound there */
+    bool reserved; /* capacity held for the pod that will come */
+};
+
+struct group {
+    bool live;
+    char key[POL_KEY_MAX];
+    char display[POL_KEY_MAX];
+    unsigned tp, pp, dp, g, n;
+    bool tp_explicit;
+    enum pol_scope scope;
+    size_t scope_id;
+    size_t rack; /* rack of the first placed member */
+    struct slot *slots;
+    unsigned placed;
+    time_t expires;
+};
+
+struct pod {
+    bool live;
+    char *uid;
+    char *name;
+    struct where at;
+    unsigned accel;
+    size_t group; /* TOPO_NONE: on its own */
+    int slot;     /* NO_SLOT: an extra member or no group */
+    struct pol_placement out;
+};
+
+struct pol_ledger {
+    const struct topo_cluster *c;
+    size_t nnodes, ndomains, nracks;
+    unsigned *dom_used, *dom_resv;
+    unsigned *node_used, *node_resv;
+    unsigned *rack_used, *rack_resv;
+    size_t *scope_of[NSCOPE]; /* per node */
+    size_t nscopes[NSCOPE];
+    unsigned long *scope_cap[NSCOPE];
+    unsigned max_scope_cap[NSCOPE];
+    struct group *groups;
+    size_t ngroups, groups_cap;
+    struct pod *pods;
+    size_t npods, pods_cap;
+    size_t *free_pods; /* dead pod records to reuse */
+    size_t nfree_pods;
+    struct smap gmap, pmap;
+    /* copies of the cluster's hot fields, so the per-node loops make no calls */
+    unsigned *n_alloc;
+    size_t *n_dfirst;
+    unsigned *n_dcount;
+    bool *n_multi;
+    bool any_multi; /* some domain spans nodes */
+    bool *n_unsched;
+    int *n_res; /* index into res[], -1 when the node names no resource */
+    unsigned *d_size;
+    const char *res[16];
+    size_t nres;
+    /* Bumped by every change of use or reservations (led_account(), account_external()), so a
+     * result derived from them (struct pol_scope_memo) can tell whether it still holds. */
+    unsigned long gen;
+};
+
+static inline size_t led_node_domains(const struct pol_ledger *l, size_t n, size_t *nd)
+{
+    *nd = l->n_dcount[n];
+    return l->n_dfirst[n];
+}
+
+static inline size_t led_node_domain(const struct pol_ledger *l, size_t n)
+{
+    return l->n_dfirst[n];
+}
+
+static inline unsigned led_domain_size(const struct pol_ledger *l, size_t d)
+{
+    return l->d_size[d];
+}
+
+/* The domain a pod at w takes first: the lowest in-node domain in its mask, or the node's domain
+ * when the mask is 0 (a multi-node domain). Every node has at least one domain. */
+static inline size_t where_domain(const struct pol_ledger *l, const struct where *w)
+{
+    size_t nd, first = led_node_domains(l, w->node, &nd);
+
+    for (size_t b = 0; b < nd && b < 64 && w->dmask; b++) {
+        if (w->dmask & ((uint64_t)1 << b))
+            return first + b;
+    }
+    return first;
+}
+
+static inline unsigned sat_sub(unsigned a, unsigned b)
+{
+    return a > b ? a - b : 0;
+}
+
+static inline unsigned dom_free(const struct pol_ledger *l, size_t d)
+{
+    return sat_sub(led_domain_size(l, d), l->dom_used[d] + l->dom_resv[d]);
+}
+
+static inline unsigned node_free(const struct pol_ledger *l, size_t n)
+{
+    return sat_sub(l->n_alloc[n], l->node_used[n] + l->node_resv[n]);
+}
+
+static inline bool node_multinode(const struct pol_ledger *l, size_t n)
+{
+    return topo_cluster_domain_is_multinode(l->c, led_node_domain(l, n));
+}
+
+/* --- the state of one filter, score, commit or record call --------------------------------------
+ */
+
+/* The workload as the ledger sees it: a member whose parallelism is a default inherits its
+ * group's. */
+struct eff {
+    unsigned tp, pp, dp, g, n;
+    int idx;
+    enum pol_scope scope;
+    size_t group; /* TOPO_NONE: first member or on its own */
+    bool preferred;
+};
+
+enum rkind {
+    R_NONE,
+    R_INVALID,
+    R_UNSCHED,
+    R_RESOURCE,
+    R_DOMAIN_SMALL,
+    R_NODE_SMALL,
+    R_SCOPE_STATIC,
+    R_SCOPE_DYN,
+    R_ELSEWHERE,
+    R_MATE,
+    R_NODE_FREE,
+    R_NODE_FREE_TP,
+    R_DOM_FREE,
+};
+
+struct rcode {
+    enum rkind kind;
+    unsigned a, b;
+};
+
+/* State of one filter/score/commit call. */
+struct ctx {
+    const struct pol_ledger *l;
+    const struct pol_workload *wl;
+    struct eff e;
+    bool invalid;
+    char invalid_msg[256];
+    unsigned ppu;  /* pods per TP unit: tp/g when a TP group spans pods, else 1 */
+    unsigned unit; /* accelerators per unit */
+    unsigned ndom; /* in-node domains one pod takes when g > domain size */
+    bool scopes_done;
+    struct pol_scope_memo *memo; /* the caller's, or NULL */
+    unsigned long *sc_dyn;       /* pods placeable now per scope (others' reservations held) */
+    unsigned long *sc_static;    /* pods placeable on an empty scope */
+    unsigned long *sc_free;      /* free accelerators per scope */
+    unsigned *dom_pods;          /* per multi-node domain: pods placeable now */
+    unsigned char *slot_here;    /* per node: a reserved slot of the group waits for this pod */
+    size_t mate_domain;          /* domain of the pod's placed TP mates, or TOPO_NONE */
+    size_t mate_node;            /* node of those mates when the domain is in-node */
+    int res_id;                  /* the pod's resource in l->res[]; -1 any; -2 none has it */
+};
+
+/* --- shared between the pieces (defined in the file named) --------------------------------------
+ */
+
+/* ledger.c: use (resv false) or holds (resv true) change on w's node and domains, by sign */
+void led_account(struct pol_ledger *l, const struct where *w, unsigned accel, int sign, bool resv);
+void led_release_slot(struct pol_ledger *l, struct group *g, struct slot *s);
+size_t led_new_group(struct pol_ledger *l, const char *key, const char *display, unsigned n);
+size_t led_new_pod(struct pol_ledger *l, const char *uid, const char *name);
+void led_kill_pod(struct pol_ledger *l, size_t pi);
+size_t led_group_find(const struct pol_ledger *l, const char *key); /* TOPO_NONE: none */
+size_t led_pod_find(const struct pol_ledger *l, const char *uid);   /* TOPO_NONE: none */
+
+/* scope.c: per-scope capacity for x's shape, and the names of the scopes */
+extern const char *const led_scope_word[NSCOPE];
+const char *led_scope_name(const struct pol_ledger *l, enum pol_scope k, size_t sid);
+void led_compute_scopes(struct ctx *x);
+
+/* judge.c: the call state, the rules and their reason text */
+enum tpx_code led_ctx_init(struct ctx *x, const struct pol_ledger *l, const struct pol_workload *wl,
+                           struct tpx_err *err);
+void led_ctx_release(struct ctx *x);
+bool led_pick_innode(const struct pol_ledger *l, size_t n, unsigned g, unsigned need, size_t only,
+                     uint64_t *mask);
+enum pol_verdict led_judge(struct ctx *x, size_t n, struct rcode *rc);
+void led_reason_text(const struct ctx *x, const struct rcode *rc, char *buf, size_t len);
+
+/* reserve.c: where a pod goes on a node, and the holds of a group */
+bool led_place_on(const struct ctx *x, size_t n, unsigned need, size_t only, struct where *w);
+void led_reserve_rest(struct pol_ledger *l, const struct ctx *x, struct group *g, unsigned k0);
+void led_displace(struct pol_ledger *l, size_t n);
+
+#endif

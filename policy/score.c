@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* policy/score.c - pol_score: 0..10 per candidate node that passes the rules; a reserved
+ * place first, then the scope left fullest after the whole group, then the fullest domain. */
+#include "policy/policy.h"
+
+#include "policy/ledger_int.h"
+
+/* Best-fit part inside the node: 0..3, higher when the domain the pod would take is fuller. */
+static int node_fit_bonus(const struct ctx *x, size_t n)
+{
+    const struct pol_ledger *l = x->l;
+    size_t dom = led_node_domain(l, n);
+    unsigned size, f;
+    uint64_t m;
+
+    if (topo_cluster_domain_is_multinode(l->c, dom)) {
+        unsigned alloc = l->n_alloc[n];
+        f = node_free(l, n);
+        size = alloc;
+    } else {
+        if (!led_pick_innode(l, n, x->e.g, x->e.g, TOPO_NONE, &m))
+            return 0;
+        dom = where_domain(l, &(struct where){n, m});
+        size = led_domain_size(l, dom);
+        f = dom_free(l, dom);
+    }
+    if (size == 0 || f < x->e.g)
+        return 0;
+    return (int)((3UL * (size - (f - x->e.g)) + size / 2) / size);
+}
+
+enum tpx_code pol_score(const struct pol_ledger *l, const struct pol_workload *wl,
+                        const size_t *cand, size_t n, time_t now, int *scores, struct tpx_err *err)
+{
+    return pol_score_memo(l, NULL, wl, cand, n, now, scores, err);
+}
+
+enum tpx_code pol_score_memo(const struct pol_ledger *l, struct pol_scope_memo *memo,
+                             const struct pol_workload *wl, const size_t *cand, size_t n,
+                             time_t now, int *scores, struct tpx_err *err)
+{
+    struct ctx x;
+
+    (void)now;
+    for (size_t i = 0; i < n; i++) {
+        if (cand[i] >= l->nnodes)
+            return tpx_err_set(err, TPX_EINVAL, "score: bad node index %zu", cand[i]);
+        scores[i] = 0;
+    }
+    if (!wl->has_intent)
+        return TPX_OK;
+    if (led_ctx_init(&x, l, wl, err) != TPX_OK)
+        return err->code;
+    x.memo = memo;
+    if (x.invalid) {
+        led_ctx_release(&x);
+        return TPX_OK;
+    }
+    led_compute_scopes(&x);
+    for (size_t i = 0; i < n; i++) {
+        struct rcode code;
+        size_t node = cand[i];
+        unsigned long total = (unsigned long)x.e.n * x.e.g, fr, maxcap;
+        size_t s = l->scope_of[x.e.scope][node];
+        int sc;
+
+        if (led_judge(&x, node, &code) != POL_FIT)
+            continue;
+        if (x.e.group != TOPO_NONE) {
+            /* a reserved place for this pod is the best; else fuller domains first */
+            scores[i] = x.slot_here[node] ? 10 : 4 + node_fit_bonus(&x, node);
+            continue;
+        }
+        /* first member: the scope left with the least free capacity after the whole group */
+        fr = x.sc_free[s] > total ? x.sc_free[s] - total : 0;
+        maxcap = l->max_scope_cap[x.e.scope] ? l->max_scope_cap[x.e.scope] : 1;
+        sc = 7 - (int)((7UL * fr + maxcap / 2) / maxcap);
+        if (sc < 0)
+            sc = 0;
+        scores[i] = sc + node_fit_bonus(&x, node);
+        if (scores[i] > 10)
+            scores[i] = 10;
+    }
+    led_ctx_release(&x);
+    return TPX_OK;
+}
