@@ -9,6 +9,7 @@
 #    layer owns: microhttpd.h and gnutls only in extender/http.c, curl only in kube/, libyaml only in
 #    objects/yamljson.c, hwloc only in topology/discover_hwloc.c, jansson nowhere below objects/.
 #    policy/ also never includes common/log.h (it returns reasons instead of logging).
+#    Nothing outside policy/ includes policy/ledger_int.h, the ledger's private header.
 # 2. links: each folder's CMakeLists.txt links only the libraries of the layers it may use.
 # Usage: check-layering.sh [SOURCE_DIR]; exit 1 with every violation listed, 0 when clean.
 set -u
@@ -68,6 +69,12 @@ rm -f /tmp/layering.$$
 # 1b. policy/ never logs
 hits=$(grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"common/log\.h"' policy 2>/dev/null)
 [ -z "$hits" ] || { report "policy/ must not include common/log.h:"; echo "$hits" | sed 's/^/  /'; }
+
+# 1b'. policy/ledger_int.h is the ledger's private header (git's refs-internal.h): policy/ only
+hits=$(grep -rnE --include='*.[ch]' --exclude-dir=build --exclude-dir=.git \
+    '^[[:space:]]*#[[:space:]]*include[[:space:]]*"(policy/)?ledger_int\.h"' . 2>/dev/null |
+    sed 's|^\./||' | grep -v '^policy/')
+[ -z "$hits" ] || { report "only policy/ may include policy/ledger_int.h:"; echo "$hits" | sed 's/^/  /'; }
 
 # 1c. third-party headers only where their owner is
 echo "$owners" | while IFS='|' read -r pat where; do
