@@ -170,7 +170,8 @@ static void reserve_unit(struct pol_ledger *l, const struct ctx *x, struct group
 
 /* Reserve the rest of group g (first member just placed at slot k0) in its scope: first the pod's
  * TP mates in its domain, then the other TP units one at a time, best fit over the scope's
- * domains. A preferred placement holds what fits: it stops at the first unit that fits nowhere. */
+ * domains. It holds what fits and stops at the first unit that fits nowhere (a preferred
+ * placement comes here without room for the whole group). */
 void led_reserve_rest(struct pol_ledger *l, const struct ctx *x, struct group *g, unsigned k0)
 {
     unsigned u0 = k0 / x->ppu * x->ppu;
