@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/extender/test_manifests.c - `kubectl kustomize manifests/` renders, and what it
  * renders obeys the rules: the scheduler config passes kube-scheduler's extender validation
- * (docs/extender-protocol.md section 4), RBAC grants nothing beyond the documented list, and
- * every flag handed to `topox` exists in the built binary's --help. The checkers are also run on
- * broken input, so a checker that stops checking fails here too. */
+ * (docs/extender-protocol.md section 4), RBAC grants nothing beyond the documented list, the
+ * labeler's admission policy holds it to its own Node and its own keys, the namespace is no more
+ * privileged than the labeler's /sys needs (docs/security.md), and every flag handed to `topox`
+ * exists in the built binary's --help. The checkers are also run on broken input, so a checker
+ * that stops checking fails here too. */
 #include <criterion/criterion.h>
 #include <ctype.h>
 #include <stdarg.h>
@@ -13,7 +15,9 @@
 #include <sys/wait.h>
 
 #include "common/buf.h"
+#include "objects/label_patch.h"
 #include "objects/yamljson.h"
+#include "topology/labels.h"
 
 #define MANIFESTS TPX_SOURCE_DIR "/manifests"
 
@@ -413,10 +417,12 @@ struct grant {
 };
 
 static const struct grant grants[] = {
-    {"topox-extender", "", "nodes", " get list watch ", NULL},
-    {"topox-extender", "", "pods", " get list watch ", NULL},
+    /* exactly the calls of `topox serve`: kube/watch.c lists and watches, kube/bodies.c POSTs */
+    {"topox-extender", "", "nodes", " list watch ", NULL},
+    {"topox-extender", "", "pods", " list watch ", NULL},
     {"topox-extender", "", "pods/binding", " create ", NULL},
-    {"topox-extender", "", "events", " create patch ", NULL},
+    {"topox-extender", "", "events", " create ", NULL},
+    /* cli/cmd_label.c: GET the own Node, then one merge PATCH (narrowed by the policy below) */
     {"topox-labeler", "", "nodes", " get patch ", NULL},
     {"topox-scheduler-lease", "coordination.k8s.io", "leases", " create ", NULL},
     {"topox-scheduler-lease", "coordination.k8s.io", "leases", " get update ", " topox-scheduler "},
@@ -565,6 +571,10 @@ Test(ext_manifests, the_rbac_checker_catches_extra_grants)
         "rules: [{apiGroups: [''], resources: [nodes], verbs: [get, patch, delete]}]\n",
         "kind: ClusterRole\nmetadata: {name: topox-extender}\n"
         "rules: [{apiGroups: ['*'], resources: ['*'], verbs: ['*']}]\n",
+        "kind: ClusterRole\nmetadata: {name: topox-extender}\n"
+        "rules: [{apiGroups: [''], resources: [nodes], verbs: [get, list, watch]}]\n",
+        "kind: ClusterRole\nmetadata: {name: topox-extender}\n"
+        "rules: [{apiGroups: [''], resources: [events], verbs: [create, patch]}]\n",
         "kind: Role\nmetadata: {name: topox-scheduler-lease}\n"
         "rules: [{apiGroups: [coordination.k8s.io], resources: [leases], verbs: [update]}]\n",
         "kind: ClusterRoleBinding\nmetadata: {name: x}\nroleRef: {name: cluster-admin}\n"
@@ -584,6 +594,342 @@ Test(ext_manifests, the_rbac_checker_catches_extra_grants)
         cr_expect_str_neq(problems, "", "case %zu passed the checker", i);
         ext_yaml_docs_release(&d);
     }
+}
+
+/* ---- the labeler's admission policy ----------------------------------------------------- */
+
+#define LABELER_POLICY "topox-labeler-own-node"
+
+static json_t *pod_spec(json_t *workload)
+{
+    return json_object_get(json_object_get(json_object_get(workload, "spec"), "template"), "spec");
+}
+
+static bool has_string(json_t *arr, const char *s)
+{
+    json_t *v;
+    size_t i;
+
+    json_array_foreach(arr, i, v)
+    {
+        if (json_is_string(v) && strcmp(json_string_value(v), s) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Every deciding CEL expression of the policy (match conditions, variables, validations; not the
+ * messages) in one malloc'd string, so a check can ask whether the policy speaks of a key. */
+static char *policy_cel(json_t *spec)
+{
+    static const char *const lists[] = {"matchConditions", "variables", "validations"};
+    struct tpx_buf b;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    tpx_buf_init(&b, (size_t)1 << 20);
+    tpx_buf_adds(&b, "", &err);
+    for (size_t l = 0; l < sizeof(lists) / sizeof(lists[0]); l++) {
+        json_t *e;
+        size_t i;
+
+        json_array_foreach(json_object_get(spec, lists[l]), i, e)
+        {
+            if (str(e, "expression")) {
+                tpx_buf_adds(&b, str(e, "expression"), &err);
+                tpx_buf_adds(&b, "\n", &err);
+            }
+        }
+    }
+    return tpx_buf_detach(&b, NULL);
+}
+
+/* The labeler's service-account username, from the rendered DaemonSet. */
+static void labeler_user(struct ext_yaml_docs *d, char *out, size_t size)
+{
+    json_t *ds = find(d, "DaemonSet", "topox-labeler");
+
+    snprintf(out, size, "system:serviceaccount:%s:%s",
+             S(str(json_object_get(ds, "metadata"), "namespace")),
+             S(str(pod_spec(ds), "serviceAccountName")));
+}
+
+/* The rules of manifests/labeler-policy.yaml that can be checked without an API server: the
+ * policy exists, fails closed, matches Node writes of exactly the labeler's account, compares
+ * with the token's node and speaks of every key `topox label` may and may not write; and a
+ * binding enforces it (Deny) without narrowing it. problems: "" when none. */
+static void check_labeler_policy(struct ext_yaml_docs *d, const char *user, char *problems,
+                                 size_t size)
+{
+    const struct ext_label_scope *inv = ext_label_scope_inventory();
+    json_t *vap = find(d, "ValidatingAdmissionPolicy", LABELER_POLICY);
+    json_t *spec = json_object_get(vap, "spec");
+    json_t *rules = json_object_get(json_object_get(spec, "matchConstraints"), "resourceRules");
+    json_t *conds = json_object_get(spec, "matchConditions");
+    json_t *r;
+    size_t i;
+    bool node_update = false;
+    bool bound = false;
+    char want[400];
+    char *cel;
+
+    problems[0] = '\0';
+    if (!vap) {
+        add_problem(problems, size, "no ValidatingAdmissionPolicy %s", LABELER_POLICY);
+        return;
+    }
+    if (strcmp(S(str(vap, "apiVersion")), "admissionregistration.k8s.io/v1") != 0)
+        add_problem(problems, size, "the policy is not admissionregistration.k8s.io/v1");
+    if (strcmp(S(str(spec, "failurePolicy")), "Fail") != 0)
+        add_problem(problems, size, "failurePolicy must be Fail (an error must deny)");
+    if (json_object_get(spec, "paramKind"))
+        add_problem(problems, size, "the policy takes no parameters");
+    json_array_foreach(rules, i, r)
+    {
+        json_t *ops = json_object_get(r, "operations");
+
+        if (has_string(json_object_get(r, "apiGroups"), "") &&
+            has_string(json_object_get(r, "resources"), "nodes") &&
+            (has_string(ops, "UPDATE") || has_string(ops, "*")))
+            node_update = true;
+    }
+    if (!node_update)
+        add_problem(problems, size, "the policy does not match UPDATE of nodes");
+    snprintf(want, sizeof(want), "request.userInfo.username == '%s'", user);
+    if (json_array_size(conds) != 1 ||
+        !strstr(S(str(json_array_get(conds, 0), "expression")), want))
+        add_problem(problems, size, "the one matchCondition must be %s", want);
+    cel = policy_cel(spec);
+    {
+        const char *needles[] = {"'authentication.kubernetes.io/node-name'",
+                                 "request.name",
+                                 "request.?subResource.orValue('') == ''",
+                                 "'" TOPO_LABEL_PREFIX "'",
+                                 "'" TOPO_ANNOTATION_TOPOLOGY "'",
+                                 "object.?spec == oldObject.?spec",
+                                 "object.?status == oldObject.?status",
+                                 "ownerReferences",
+                                 "finalizers"};
+
+        for (size_t n = 0; n < sizeof(needles) / sizeof(needles[0]); n++) {
+            if (!strstr(cel, needles[n]))
+                add_problem(problems, size, "the policy never mentions %s", needles[n]);
+        }
+        /* The inventory keys are an admin's, not the per-node run's (objects/label_patch.c). */
+        for (size_t k = 0; k < inv->n_only; k++) {
+            snprintf(want, sizeof(want), "'%s'", inv->only[k]);
+            if (!strstr(cel, want))
+                add_problem(problems, size, "the policy lets the labeler change %s", want);
+        }
+    }
+    free(cel);
+    for (i = 0; i < d->n; i++) {
+        json_t *bs = json_object_get(d->docs[i], "spec");
+
+        if (strcmp(kind_of(d->docs[i]), "ValidatingAdmissionPolicyBinding") != 0 ||
+            strcmp(S(str(bs, "policyName")), LABELER_POLICY) != 0)
+            continue;
+        bound = true;
+        if (!has_string(json_object_get(bs, "validationActions"), "Deny"))
+            add_problem(problems, size, "binding %s does not Deny", name_of(d->docs[i]));
+        if (json_object_get(bs, "matchResources") || json_object_get(bs, "paramRef"))
+            add_problem(problems, size, "binding %s narrows the policy", name_of(d->docs[i]));
+    }
+    if (!bound)
+        add_problem(problems, size, "no ValidatingAdmissionPolicyBinding for %s", LABELER_POLICY);
+}
+
+Test(ext_manifests, the_labeler_is_held_to_its_own_node)
+{
+    struct ext_yaml_docs d = render(MANIFESTS);
+    json_t *ds = find(&d, "DaemonSet", "topox-labeler");
+    json_t *role = find(&d, "ClusterRole", "topox-labeler");
+    json_t *rule = json_array_get(json_object_get(role, "rules"), 0);
+    char user[300];
+    char problems[4096];
+
+    cr_assert_not_null(ds);
+    labeler_user(&d, user, sizeof(user));
+    cr_expect_str_eq(user, "system:serviceaccount:topox-system:topox-labeler");
+    check_labeler_policy(&d, user, problems, sizeof(problems));
+    cr_expect_str_eq(problems, "");
+    /* The policy needs the pod's bound token (it carries the node name). */
+    cr_expect(!json_is_false(json_object_get(pod_spec(ds), "automountServiceAccountToken")));
+    /* Exactly get and patch on nodes: no update (a PUT could replace the whole Node), no list. */
+    cr_assert_not_null(role);
+    cr_expect_eq(json_array_size(json_object_get(role, "rules")), 1);
+    cr_expect_eq(json_array_size(json_object_get(rule, "verbs")), 2);
+    cr_expect(has_string(json_object_get(rule, "verbs"), "get"));
+    cr_expect(has_string(json_object_get(rule, "verbs"), "patch"));
+    ext_yaml_docs_release(&d);
+}
+
+/* Each case breaks the rendered policy or its binding in one way. */
+static void break_policy(struct ext_yaml_docs *d, int which)
+{
+    json_t *vap = find(d, "ValidatingAdmissionPolicy", LABELER_POLICY);
+    json_t *spec = json_object_get(vap, "spec");
+    json_t *bind = find(d, "ValidatingAdmissionPolicyBinding", LABELER_POLICY);
+    json_t *vars = json_object_get(spec, "variables");
+    json_t *v;
+    size_t i;
+
+    switch (which) {
+    case 0:
+        json_object_set_new(spec, "failurePolicy", json_string("Ignore"));
+        break;
+    case 1:
+        json_object_set_new(json_array_get(json_object_get(spec, "matchConditions"), 0),
+                            "expression",
+                            json_string("request.userInfo.username == "
+                                        "'system:serviceaccount:kube-system:topox-labeler'"));
+        break;
+    case 2:
+        json_object_set_new(json_object_get(bind, "spec"), "validationActions",
+                            json_pack("[s]", "Warn"));
+        break;
+    case 3: /* forget the inventory keys */
+        json_array_foreach(vars, i, v)
+        {
+            if (strstr(S(str(v, "expression")), "topox.io/rack"))
+                json_object_set_new(v, "expression", json_string("[]"));
+        }
+        break;
+    case 4:
+        json_object_set_new(json_object_get(bind, "spec"), "policyName", json_string("other"));
+        break;
+    default:
+        json_object_del(json_object_get(vap, "metadata"), "name");
+        break;
+    }
+}
+
+Test(ext_manifests, the_policy_checker_catches_each_gap)
+{
+    static const char *const needles[] = {
+        "failurePolicy must be Fail",
+        "matchCondition must be request.userInfo.username == "
+        "'system:serviceaccount:topox-system:topox-labeler'",
+        "does not Deny",
+        "lets the labeler change 'topox.io/rack'",
+        "no ValidatingAdmissionPolicyBinding",
+        "no ValidatingAdmissionPolicy " LABELER_POLICY,
+    };
+
+    for (int i = 0; i < (int)(sizeof(needles) / sizeof(needles[0])); i++) {
+        struct ext_yaml_docs d = render(MANIFESTS);
+        char user[300];
+        char problems[4096];
+
+        labeler_user(&d, user, sizeof(user));
+        break_policy(&d, i);
+        check_labeler_policy(&d, user, problems, sizeof(problems));
+        cr_expect(strstr(problems, needles[i]) != NULL, "case %d: '%s'", i, problems);
+        ext_yaml_docs_release(&d);
+    }
+}
+
+/* ---- the namespace ------------------------------------------------------------------------ */
+
+/* What of a pod spec needs more than Pod Security "restricted" (problems appended). hostPath is
+ * allowed when allow_sys: the labeler's read-only /sys, the one reason for "privileged". */
+static void check_pod_security(json_t *pod, const char *what, bool allow_sys, char *problems,
+                               size_t size)
+{
+    json_t *psc = json_object_get(pod, "securityContext");
+    json_t *vol;
+    json_t *c;
+    size_t i;
+
+    if (json_is_true(json_object_get(pod, "hostNetwork")) ||
+        json_is_true(json_object_get(pod, "hostPID")) ||
+        json_is_true(json_object_get(pod, "hostIPC")))
+        add_problem(problems, size, "%s shares a host namespace", what);
+    if (!json_is_true(json_object_get(psc, "runAsNonRoot")))
+        add_problem(problems, size, "%s does not set runAsNonRoot", what);
+    if (strcmp(S(str(json_object_get(psc, "seccompProfile"), "type")), "RuntimeDefault") != 0)
+        add_problem(problems, size, "%s has no RuntimeDefault seccomp profile", what);
+    json_array_foreach(json_object_get(pod, "volumes"), i, vol)
+    {
+        json_t *hp = json_object_get(vol, "hostPath");
+
+        if (hp && !(allow_sys && strcmp(S(str(hp, "path")), "/sys") == 0))
+            add_problem(problems, size, "%s mounts hostPath '%s'", what, S(str(hp, "path")));
+    }
+    json_array_foreach(json_object_get(pod, "containers"), i, c)
+    {
+        json_t *sc = json_object_get(c, "securityContext");
+        json_t *m;
+        size_t j;
+
+        if (json_is_true(json_object_get(sc, "privileged")) ||
+            !json_is_false(json_object_get(sc, "allowPrivilegeEscalation")))
+            add_problem(problems, size, "%s/%s may gain privileges", what, S(str(c, "name")));
+        if (!has_string(json_object_get(json_object_get(sc, "capabilities"), "drop"), "ALL") ||
+            json_object_get(json_object_get(sc, "capabilities"), "add"))
+            add_problem(problems, size, "%s/%s keeps capabilities", what, S(str(c, "name")));
+        json_array_foreach(json_object_get(c, "volumeMounts"), j, m)
+        {
+            if (strcmp(S(str(m, "mountPath")), "/sys") == 0 &&
+                !json_is_true(json_object_get(m, "readOnly")))
+                add_problem(problems, size, "%s/%s mounts /sys writable", what, S(str(c, "name")));
+        }
+    }
+}
+
+Test(ext_manifests, the_namespace_is_privileged_only_for_the_labelers_sys)
+{
+    struct ext_yaml_docs d = render(MANIFESTS);
+    json_t *ns = find(&d, "Namespace", "topox-system");
+    json_t *labels = json_object_get(json_object_get(ns, "metadata"), "labels");
+    const char *level = str(labels, "pod-security.kubernetes.io/enforce");
+    bool needs_host = false;
+    char problems[4096] = "";
+
+    cr_assert_not_null(ns);
+    for (size_t i = 0; i < d.n; i++) {
+        const char *k = kind_of(d.docs[i]);
+        json_t *pod = pod_spec(d.docs[i]);
+        char what[200];
+
+        if (strcmp(k, "Deployment") != 0 && strcmp(k, "DaemonSet") != 0)
+            continue;
+        snprintf(what, sizeof(what), "%s %s", k, name_of(d.docs[i]));
+        check_pod_security(pod, what, strcmp(what, "DaemonSet topox-labeler") == 0, problems,
+                           sizeof(problems));
+        if (json_array_size(json_object_get(pod, "volumes")) > 0) {
+            json_t *vol;
+            size_t j;
+
+            json_array_foreach(json_object_get(pod, "volumes"), j, vol)
+            {
+                if (json_object_get(vol, "hostPath"))
+                    needs_host = true;
+            }
+        }
+    }
+    cr_expect_str_eq(problems, "");
+    /* baseline forbids every hostPath volume, read-only or not (spec.volumes[*].hostPath must be
+     * unset), so the labeler's /sys needs privileged; without it, restricted would do. */
+    cr_expect_str_eq(S(level), needs_host ? "privileged" : "restricted");
+    {
+        char probe[4096] = "";
+        struct ext_yaml_docs b = {0};
+        struct tpx_err err = TPX_ERR_INIT;
+        const char *y = "spec: {hostPID: true, volumes: [{name: r, hostPath: {path: /}}],\n"
+                        "  containers: [{name: c, securityContext: {privileged: true},\n"
+                        "    volumeMounts: [{name: s, mountPath: /sys}]}]}\n";
+
+        cr_assert_eq(ext_yaml_parse(y, strlen(y), "bad.yaml", &b, &err), TPX_OK, "%s", err.msg);
+        check_pod_security(json_object_get(b.docs[0], "spec"), "p", true, probe, sizeof(probe));
+        cr_expect(strstr(probe, "p shares a host namespace") != NULL, "%s", probe);
+        cr_expect(strstr(probe, "p mounts hostPath '/'") != NULL, "%s", probe);
+        cr_expect(strstr(probe, "p/c may gain privileges") != NULL, "%s", probe);
+        cr_expect(strstr(probe, "p/c keeps capabilities") != NULL, "%s", probe);
+        cr_expect(strstr(probe, "p/c mounts /sys writable") != NULL, "%s", probe);
+        cr_expect(strstr(probe, "runAsNonRoot") != NULL, "%s", probe);
+        ext_yaml_docs_release(&b);
+    }
+    ext_yaml_docs_release(&d);
 }
 
 /* ---- flags ------------------------------------------------------------------------------- */
