@@ -126,6 +126,10 @@ func main() {
 		{"own node, topox.io labels + topology annotation", labeler, onA, admission.Update, "", "gpu-a", old, good, true, ""},
 		{"own node, no labels at all before", labeler, onA, admission.Update, "", "gpu-a", node("gpu-a", nil, nil, nil), node("gpu-a", map[string]interface{}{"topox.io/numa-nodes": "2"}, map[string]interface{}{"topox.io/topology": "{}"}, nil), true, ""},
 		{"no-op update", labeler, onA, admission.Update, "", "gpu-a", old, old, true, ""},
+		// The annotation may grow to the API server's 256 KiB limit; the cost budget must hold.
+		{"256 KiB topology annotation replaced", labeler, onA, admission.Update, "", "gpu-a",
+			node("gpu-a", base, cp(ann, map[string]interface{}{"topox.io/topology": strings.Repeat("a", 250000)}), nil),
+			node("gpu-a", base, cp(ann, map[string]interface{}{"topox.io/topology": strings.Repeat("b", 250000)}), nil), true, ""},
 		{"another node", labeler, onA, admission.Update, "", "gpu-b", node("gpu-b", base, ann, nil), node("gpu-b", cp(base, map[string]interface{}{"topox.io/x": "1"}), ann, nil), false, "may not change node 'gpu-b'"},
 		{"token without node-name", labeler, map[string][]string{"authentication.kubernetes.io/credential-id": {"JTI=1"}}, admission.Update, "", "gpu-a", old, good, false, "names no node"},
 		{"token without any extra", labeler, nil, admission.Update, "", "gpu-a", old, good, false, "names no node"},
