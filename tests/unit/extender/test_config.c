@@ -200,7 +200,7 @@ static void sample(const struct ext_setting *s, char *flag, char *yaml, size_t c
     switch (s->type) {
     case EXT_SETTING_STRING:
         snprintf(flag, cap, "/etc/topox/%s", s->key);
-        snprintf(yaml, cap, "\"%s\"", flag);
+        snprintf(yaml, cap, "\"%.*s\"", (int)(cap > 3 ? cap - 3 : 0), flag);
         return;
     case EXT_SETTING_LIST:
         snprintf(flag, cap, "%sa.example/one,b.example/two", s->names ? "block=" : "");
