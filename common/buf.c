@@ -3,6 +3,7 @@
 #include "common/buf.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +16,9 @@ void tpx_buf_init(struct tpx_buf *b, size_t cap)
     b->cap = cap;
 }
 
-/* Make room for `more` bytes plus the NUL. */
-static enum tpx_code grow(struct tpx_buf *b, size_t more, struct tpx_err *err)
+/* Make room for `more` bytes plus the NUL: the capacity doubles, or becomes exactly what is
+ * needed when `exact`. */
+static enum tpx_code grow(struct tpx_buf *b, size_t more, bool exact, struct tpx_err *err)
 {
     size_t need;
     size_t want;
@@ -27,7 +29,7 @@ static enum tpx_code grow(struct tpx_buf *b, size_t more, struct tpx_err *err)
     need = b->len + more + 1;
     if (need <= b->alloc)
         return TPX_OK;
-    want = b->alloc ? b->alloc : 256;
+    want = exact ? need : b->alloc ? b->alloc : 256;
     while (want < need)
         want = want > ((size_t)-1) / 2 ? need : want * 2;
     if (want > b->cap + 1)
@@ -42,12 +44,17 @@ static enum tpx_code grow(struct tpx_buf *b, size_t more, struct tpx_err *err)
 
 enum tpx_code tpx_buf_reserve(struct tpx_buf *b, size_t n, struct tpx_err *err)
 {
-    return grow(b, n, err);
+    return grow(b, n, false, err);
+}
+
+enum tpx_code tpx_buf_presize(struct tpx_buf *b, size_t n, struct tpx_err *err)
+{
+    return grow(b, n, true, err);
 }
 
 enum tpx_code tpx_buf_add(struct tpx_buf *b, const void *p, size_t n, struct tpx_err *err)
 {
-    if (grow(b, n, err) != TPX_OK)
+    if (grow(b, n, false, err) != TPX_OK)
         return err->code;
     if (n)
         memcpy(b->data + b->len, p, n);
@@ -71,7 +78,7 @@ enum tpx_code tpx_buf_addf(struct tpx_buf *b, struct tpx_err *err, const char *f
     va_end(ap);
     if (n < 0)
         return tpx_err_set(err, TPX_EINVAL, "bad format string '%s'", fmt);
-    if (grow(b, (size_t)n, err) != TPX_OK)
+    if (grow(b, (size_t)n, false, err) != TPX_OK)
         return err->code;
     va_start(ap, fmt);
     vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);

@@ -30,6 +30,11 @@ enum tpx_code tpx_buf_add(struct tpx_buf *b, const void *p, size_t n, struct tpx
  * many small pieces with tpx_buf_put() after one check. Same failure rules as tpx_buf_add(). */
 enum tpx_code tpx_buf_reserve(struct tpx_buf *b, size_t n, struct tpx_err *err);
 
+/* Allocate room for exactly n more bytes (and the NUL) now, when the buffer has less: for a body
+ * whose size is announced, read then without regrowth or slack. Same failure rules as
+ * tpx_buf_add(); later growth doubles from there as usual. */
+enum tpx_code tpx_buf_presize(struct tpx_buf *b, size_t n, struct tpx_err *err);
+
 /* Append n bytes into room that tpx_buf_reserve() made (the caller guarantees it). Cannot fail. */
 static inline void tpx_buf_put(struct tpx_buf *b, const void *p, size_t n)
 {

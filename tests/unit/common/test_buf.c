@@ -111,3 +111,16 @@ Test(tpx_buf, reserve_then_put_within_the_cap)
     cr_expect_str_eq(b.data, "0123456789ab");
     tpx_buf_release(&b);
 }
+
+Test(tpx_buf, presize_allocates_exactly_and_keeps_the_cap)
+{
+    struct tpx_buf b;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    tpx_buf_init(&b, 1000);
+    cr_assert_eq(tpx_buf_presize(&b, 700, &err), TPX_OK);
+    cr_expect_eq(b.alloc, 701);
+    cr_expect_eq(b.len, 0);
+    cr_expect_eq(tpx_buf_presize(&b, 1001, &err), TPX_ETOOBIG);
+    tpx_buf_release(&b);
+}
