@@ -20,6 +20,14 @@ void tpx_map_release(struct tpx_map *m)
     memset(m, 0, sizeof(*m));
 }
 
+void tpx_map_clear(struct tpx_map *m)
+{
+    if (m->slots)
+        memset(m->slots, 0, m->cap * sizeof(*m->slots));
+    m->len = 0;
+    m->used = 0;
+}
+
 static uint64_t hash_of(const struct tpx_map *m, const char *key)
 {
     return tpx_hash_keyed(&m->seed, key, strlen(key));

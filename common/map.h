@@ -48,6 +48,9 @@ void tpx_map_init(struct tpx_map *m);
  */
 void tpx_map_release(struct tpx_map *m);
 
+/* Forget every entry but keep the table, for a map that is about to be refilled. Cannot fail. */
+void tpx_map_clear(struct tpx_map *m);
+
 /* Number of live entries. */
 static inline size_t tpx_map_len(const struct tpx_map *m)
 {

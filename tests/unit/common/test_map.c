@@ -155,3 +155,24 @@ Test(tpx_map, put_replaces_the_borrowed_key)
     cr_expect_eq(k, second);
     tpx_map_release(&m);
 }
+
+Test(tpx_map, clear_keeps_the_table_and_forgets_the_entries)
+{
+    struct tpx_map m;
+    struct tpx_err err = TPX_ERR_INIT;
+    size_t cap;
+    size_t v;
+
+    tpx_map_init(&m);
+    tpx_map_clear(&m);
+    cr_assert_eq(tpx_map_put_num(&m, "a", 1, &err), TPX_OK);
+    cap = m.cap;
+    tpx_map_clear(&m);
+    cr_expect_eq(tpx_map_len(&m), 0);
+    cr_expect_eq(m.cap, cap);
+    cr_expect_not(tpx_map_get_num(&m, "a", &v));
+    cr_assert_eq(tpx_map_put_num(&m, "a", 2, &err), TPX_OK);
+    cr_expect(tpx_map_get_num(&m, "a", &v));
+    cr_expect_eq(v, 2);
+    tpx_map_release(&m);
+}
