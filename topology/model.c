@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
+#include "common/map.h"
+
 /* A node as stored: the info with its strings owned by the cluster. */
 struct node_rec {
     struct topo_node_info info;
@@ -34,20 +37,12 @@ struct rack_rec {
     unsigned capacity;
 };
 
-/* A string -> index map with open addressing; the keys are borrowed from the records. */
-struct name_map {
-    const char **keys;
-    size_t *vals;
-    size_t cap; /* power of two, 0 when empty */
-    size_t len;
-};
-
 struct topo_cluster {
     bool sealed;
     struct node_rec *nodes;
     size_t nnodes;
     size_t nodes_cap;
-    struct name_map node_index;
+    struct tpx_map node_index; /* node name (borrowed) -> index */
     struct rack_rec *racks;
     size_t nracks;
     char **blocks;
@@ -59,79 +54,20 @@ struct topo_cluster {
     size_t largest_domain; /* TOPO_NONE when there is none */
 };
 
-static uint64_t hash_str(const char *s)
+/* Index of name in m, or TOPO_NONE (also for a NULL name). */
+static size_t map_get(const struct tpx_map *m, const char *key)
 {
-    uint64_t h = 1469598103934665603ULL;
+    size_t v;
 
-    while (*s) {
-        h ^= (unsigned char)*s++;
-        h *= 1099511628211ULL;
-    }
-    return h;
+    return tpx_map_get_num(m, key, &v) ? v : TOPO_NONE;
 }
 
-static bool map_grow(struct name_map *m)
+/* Store key (borrowed from the records) -> val. false on ENOMEM. */
+static bool map_put(struct tpx_map *m, const char *key, size_t val)
 {
-    size_t ncap = m->cap ? m->cap * 2 : 64;
-    const char **keys = calloc(ncap, sizeof(*keys));
-    size_t *vals = calloc(ncap, sizeof(*vals));
+    struct tpx_err e = TPX_ERR_INIT;
 
-    if (!keys || !vals) {
-        free(keys);
-        free(vals);
-        return false;
-    }
-    for (size_t i = 0; i < m->cap; i++) {
-        if (!m->keys[i])
-            continue;
-        size_t j = hash_str(m->keys[i]) & (ncap - 1);
-        while (keys[j])
-            j = (j + 1) & (ncap - 1);
-        keys[j] = m->keys[i];
-        vals[j] = m->vals[i];
-    }
-    free(m->keys);
-    free(m->vals);
-    m->keys = keys;
-    m->vals = vals;
-    m->cap = ncap;
-    return true;
-}
-
-static size_t map_get(const struct name_map *m, const char *key)
-{
-    if (m->cap == 0 || !key)
-        return TOPO_NONE;
-    for (size_t j = hash_str(key) & (m->cap - 1);; j = (j + 1) & (m->cap - 1)) {
-        if (!m->keys[j])
-            return TOPO_NONE;
-        if (strcmp(m->keys[j], key) == 0)
-            return m->vals[j];
-    }
-}
-
-/* Insert key (borrowed) unless present. false on ENOMEM. */
-static bool map_put(struct name_map *m, const char *key, size_t val)
-{
-    size_t j;
-
-    if ((m->len + 1) * 2 > m->cap && !map_grow(m))
-        return false;
-    for (j = hash_str(key) & (m->cap - 1); m->keys[j]; j = (j + 1) & (m->cap - 1)) {
-        if (strcmp(m->keys[j], key) == 0)
-            return true;
-    }
-    m->keys[j] = key;
-    m->vals[j] = val;
-    m->len++;
-    return true;
-}
-
-static void map_release(struct name_map *m)
-{
-    free(m->keys);
-    free(m->vals);
-    memset(m, 0, sizeof(*m));
+    return tpx_map_put_num(m, key, val, &e) == TPX_OK;
 }
 
 static char *dup_or_null(const char *s, bool *oom)
@@ -185,14 +121,8 @@ enum tpx_code topo_cluster_add(struct topo_cluster *c, const struct topo_node_in
                            info->domains_per_node, TOPO_DOMAINS_PER_NODE_MAX);
     if (map_get(&c->node_index, info->name) != TOPO_NONE)
         return tpx_err_set(err, TPX_EEXIST, "cluster: duplicate node '%s'", info->name);
-    if (c->nnodes == c->nodes_cap) {
-        size_t ncap = c->nodes_cap ? c->nodes_cap * 2 : 16;
-        struct node_rec *n = realloc(c->nodes, ncap * sizeof(*n));
-        if (!n)
-            return tpx_err_set(err, TPX_ENOMEM, "cluster: out of memory");
-        c->nodes = n;
-        c->nodes_cap = ncap;
-    }
+    if (!TPX_GROW(c->nodes, c->nodes_cap, c->nnodes + 1))
+        return tpx_err_set(err, TPX_ENOMEM, "cluster: out of memory");
     r = &c->nodes[c->nnodes];
     memset(r, 0, sizeof(*r));
     r->info = *info;
@@ -211,7 +141,7 @@ enum tpx_code topo_cluster_add(struct topo_cluster *c, const struct topo_node_in
 }
 
 /* Intern name into a growable string array via map; returns its index or TOPO_NONE on ENOMEM. */
-static size_t intern(char ***arr, size_t *n, struct name_map *m, const char *name)
+static size_t intern(char ***arr, size_t *n, struct tpx_map *m, const char *name)
 {
     size_t i = map_get(m, name);
     char **na;
@@ -283,7 +213,7 @@ static const char *rack_value(const struct topo_node_info *in, size_t *len)
 
 static enum tpx_code seal_racks(struct topo_cluster *c, struct tpx_err *err)
 {
-    struct name_map rmap = {0}, bmap = {0}, zmap = {0};
+    struct tpx_map rmap = {0}, bmap = {0}, zmap = {0};
     char **rnames = NULL;
     size_t nr = 0;
     bool any_block = false;
@@ -343,15 +273,15 @@ out:
     for (size_t k = 0; k < nr; k++)
         free(rnames ? rnames[k] : NULL);
     free(rnames);
-    map_release(&rmap);
-    map_release(&bmap);
-    map_release(&zmap);
+    tpx_map_release(&rmap);
+    tpx_map_release(&bmap);
+    tpx_map_release(&zmap);
     return rc;
 }
 
 static enum tpx_code seal_domains(struct topo_cluster *c, struct tpx_err *err)
 {
-    struct name_map dmap = {0};
+    struct tpx_map dmap = {0};
     size_t total = 0;
     enum tpx_code rc = TPX_OK;
 
@@ -417,7 +347,7 @@ static enum tpx_code seal_domains(struct topo_cluster *c, struct tpx_err *err)
 oom:
     rc = tpx_err_set(err, TPX_ENOMEM, "cluster: out of memory");
 out:
-    map_release(&dmap);
+    tpx_map_release(&dmap);
     return rc;
 }
 
@@ -472,7 +402,7 @@ void topo_cluster_free(struct topo_cluster *c)
     for (size_t i = 0; i < c->nnodes; i++)
         free_info_strings(&c->nodes[i].info);
     free(c->nodes);
-    map_release(&c->node_index);
+    tpx_map_release(&c->node_index);
     for (size_t k = 0; k < c->nracks; k++) {
         free(c->racks[k].name);
         free(c->racks[k].nodes);
