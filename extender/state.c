@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define POD_BUCKETS 4096
+#include "common/map.h"
+
 #define POD_MAX 200000
 #define POD_SEEN_TTL 3600
 #define MEMOS 16
@@ -30,7 +31,6 @@ struct pod {
     time_t seen;
     time_t booked;  /* when a bind booked it here (0: the watch did, or nothing) */
     bool confirmed; /* the API server has reported it bound to node */
-    struct pod *next;
 };
 
 struct ext_state {
@@ -42,9 +42,8 @@ struct ext_state {
     atomic_bool need_sync;
     atomic_bool synced;
 
-    pthread_mutex_t pods_lock; /* pods, npods */
-    struct pod *pods[POD_BUCKETS];
-    size_t npods;
+    pthread_mutex_t pods_lock; /* pods */
+    struct tpx_map pods;       /* uid (borrowed from the entry) -> struct pod (owned) */
 
     /* Scope memos for filter and score (policy.h): each call takes one, the most recently given
      * back (likely the same pod's shape: prioritize follows filter), and gives it back before the
@@ -54,15 +53,6 @@ struct ext_state {
     size_t nhome;
     size_t nmemo;
 };
-
-static size_t hash(const char *s)
-{
-    size_t h = 1469598103934665603ULL;
-
-    while (*s)
-        h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-    return h % POD_BUCKETS;
-}
 
 static void pod_free(struct pod *p)
 {
@@ -75,27 +65,21 @@ static void pod_free(struct pod *p)
 /* pods_lock held */
 static struct pod *pod_find(struct ext_state *st, const char *uid)
 {
-    for (struct pod *p = st->pods[hash(uid)]; p; p = p->next) {
-        if (strcmp(p->uid, uid) == 0)
-            return p;
-    }
-    return NULL;
+    return tpx_map_get(&st->pods, uid);
 }
 
 /* pods_lock held: forget SEEN entries older than the TTL (never bound pods). */
 static void pods_sweep(struct ext_state *st, time_t now)
 {
-    for (size_t b = 0; b < POD_BUCKETS; b++) {
-        struct pod **pp = &st->pods[b];
-        while (*pp) {
-            struct pod *p = *pp;
-            if (p->kind == POD_SEEN && (now - p->seen > POD_SEEN_TTL || st->npods > POD_MAX)) {
-                *pp = p->next;
-                pod_free(p);
-                st->npods--;
-            } else {
-                pp = &p->next;
-            }
+    union tpx_map_val v;
+
+    for (size_t pos = 0; tpx_map_next(&st->pods, &pos, NULL, &v);) {
+        struct pod *p = v.ptr;
+
+        if (p->kind == POD_SEEN &&
+            (now - p->seen > POD_SEEN_TTL || tpx_map_len(&st->pods) > POD_MAX)) {
+            tpx_map_del(&st->pods, p->uid, NULL);
+            pod_free(p);
         }
     }
 }
@@ -104,11 +88,11 @@ static void pods_sweep(struct ext_state *st, time_t now)
 static struct pod *pod_get(struct ext_state *st, const char *uid, const char *name, time_t now)
 {
     struct pod *p = pod_find(st, uid);
-    size_t h;
+    struct tpx_err e = TPX_ERR_INIT;
 
     if (p)
         return p;
-    if (st->npods >= POD_MAX)
+    if (tpx_map_len(&st->pods) >= POD_MAX)
         pods_sweep(st, now);
     p = calloc(1, sizeof(*p));
     if (!p)
@@ -120,10 +104,10 @@ static struct pod *pod_get(struct ext_state *st, const char *uid, const char *na
         return NULL;
     }
     p->seen = now;
-    h = hash(uid);
-    p->next = st->pods[h];
-    st->pods[h] = p;
-    st->npods++;
+    if (tpx_map_put(&st->pods, p->uid, p, &e) != TPX_OK) {
+        pod_free(p);
+        return NULL;
+    }
     return p;
 }
 
@@ -170,25 +154,12 @@ static void unbook(struct ext_state *st, struct pod *p)
     p->confirmed = false;
 }
 
-/* Both locks held: unbook and forget the entry *pp. */
-static void drop_entry(struct ext_state *st, struct pod **pp)
+/* Both locks held: unbook and forget the entry p. */
+static void drop_entry(struct ext_state *st, struct pod *p)
 {
-    struct pod *p = *pp;
-
     unbook(st, p);
-    *pp = p->next;
+    tpx_map_del(&st->pods, p->uid, NULL);
     pod_free(p);
-    st->npods--;
-}
-
-/* Both locks held: the link that points at uid's entry, or NULL. */
-static struct pod **entry_link(struct ext_state *st, const char *uid)
-{
-    for (struct pod **pp = &st->pods[hash(uid)]; *pp; pp = &(*pp)->next) {
-        if (strcmp((*pp)->uid, uid) == 0)
-            return pp;
-    }
-    return NULL;
 }
 
 struct ext_state *ext_state_new(unsigned ttl_s, struct tpx_err *err)
@@ -211,18 +182,15 @@ struct ext_state *ext_state_new(unsigned ttl_s, struct tpx_err *err)
 
 void ext_state_free(struct ext_state *st)
 {
+    union tpx_map_val v;
+
     if (!st)
         return;
     pol_ledger_free(st->ledger);
     topo_cluster_free(st->cluster);
-    for (size_t b = 0; b < POD_BUCKETS; b++) {
-        struct pod *p = st->pods[b];
-        while (p) {
-            struct pod *next = p->next;
-            pod_free(p);
-            p = next;
-        }
-    }
+    for (size_t pos = 0; tpx_map_next(&st->pods, &pos, NULL, &v);)
+        pod_free(v.ptr);
+    tpx_map_release(&st->pods);
     pthread_rwlock_destroy(&st->lock);
     pthread_mutex_destroy(&st->pods_lock);
     for (size_t i = 0; i < st->nhome; i++)
@@ -236,19 +204,19 @@ void ext_state_free(struct ext_state *st)
 static void reapply_used(struct ext_state *st, struct pol_ledger *l)
 {
     const struct topo_cluster *c = pol_ledger_cluster(l);
+    union tpx_map_val v;
 
     pthread_mutex_lock(&st->pods_lock);
-    for (size_t b = 0; b < POD_BUCKETS; b++) {
-        for (struct pod *p = st->pods[b]; p; p = p->next) {
-            struct tpx_err e = TPX_ERR_INIT;
-            size_t i;
+    for (size_t pos = 0; tpx_map_next(&st->pods, &pos, NULL, &v);) {
+        const struct pod *p = v.ptr;
+        struct tpx_err e = TPX_ERR_INIT;
+        size_t i;
 
-            if (p->kind != POD_USED || !p->node)
-                continue;
-            i = topo_cluster_find(c, p->node);
-            if (i != TOPO_NONE)
-                pol_ledger_use(l, i, (int)p->accel, &e);
-        }
+        if (p->kind != POD_USED || !p->node)
+            continue;
+        i = topo_cluster_find(c, p->node);
+        if (i != TOPO_NONE)
+            pol_ledger_use(l, i, (int)p->accel, &e);
     }
     pthread_mutex_unlock(&st->pods_lock);
 }
@@ -533,28 +501,28 @@ out:
 
 bool ext_state_remove_pod(struct ext_state *st, const char *uid)
 {
-    struct pod **pp;
+    struct pod *p;
 
     pthread_rwlock_wrlock(&st->lock);
     pthread_mutex_lock(&st->pods_lock);
-    pp = entry_link(st, uid);
-    if (pp)
-        drop_entry(st, pp);
+    p = pod_find(st, uid);
+    if (p)
+        drop_entry(st, p);
     pthread_mutex_unlock(&st->pods_lock);
     pthread_rwlock_unlock(&st->lock);
-    return pp != NULL;
+    return p != NULL;
 }
 
 bool ext_state_unbind(struct ext_state *st, const char *uid)
 {
-    struct pod **pp;
+    struct pod *p;
     bool undone = false;
 
     pthread_rwlock_wrlock(&st->lock);
     pthread_mutex_lock(&st->pods_lock);
-    pp = entry_link(st, uid);
-    if (pp && !(*pp)->confirmed) {
-        drop_entry(st, pp);
+    p = pod_find(st, uid);
+    if (p && !p->confirmed) {
+        drop_entry(st, p);
         undone = true;
     }
     pthread_mutex_unlock(&st->pods_lock);
@@ -566,24 +534,19 @@ size_t ext_state_prune_pods(struct ext_state *st, bool (*listed)(void *ctx, cons
                             void *ctx, time_t booked_before)
 {
     size_t n = 0;
+    union tpx_map_val v;
 
     pthread_rwlock_wrlock(&st->lock);
     pthread_mutex_lock(&st->pods_lock);
-    for (size_t b = 0; b < POD_BUCKETS; b++) {
-        struct pod **pp = &st->pods[b];
+    for (size_t pos = 0; tpx_map_next(&st->pods, &pos, NULL, &v);) {
+        struct pod *p = v.ptr;
+        /* booked by a bind while the list ran: the list may predate the pod, and its watch
+         * event is still to come */
+        bool fresh = !p->confirmed && p->booked >= booked_before;
 
-        while (*pp) {
-            struct pod *p = *pp;
-            /* booked by a bind while the list ran: the list may predate the pod, and its watch
-             * event is still to come */
-            bool fresh = !p->confirmed && p->booked >= booked_before;
-
-            if (p->node && !fresh && !listed(ctx, p->uid)) {
-                drop_entry(st, pp);
-                n++;
-            } else {
-                pp = &p->next;
-            }
+        if (p->node && !fresh && !listed(ctx, p->uid)) {
+            drop_entry(st, p);
+            n++;
         }
     }
     pthread_mutex_unlock(&st->pods_lock);
@@ -865,7 +828,7 @@ bool ext_state_read(struct ext_state *st,
     size_t npods;
 
     pthread_mutex_lock(&st->pods_lock);
-    npods = st->npods;
+    npods = tpx_map_len(&st->pods);
     pthread_mutex_unlock(&st->pods_lock);
     pthread_rwlock_rdlock(&st->lock);
     if (st->ledger) {

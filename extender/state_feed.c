@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "common/log.h"
+#include "common/map.h"
 #include "objects/podfacts.h"
 #include "common/banned.h"
 
@@ -31,11 +32,9 @@ struct pend {
     char str[]; /* uid, name, node, group, display, resource, each NUL-terminated */
 };
 
-/* uid -> struct pend, chained, power-of-two buckets. */
+/* uid (borrowed from the entry) -> struct pend (owned). */
 struct pend_table {
-    struct pend **b;
-    size_t nb;
-    size_t n;
+    struct tpx_map m;
 };
 
 /* Nodes of a list in progress; every string of nodes[i] lives in the one block strs[i]. */
@@ -62,76 +61,25 @@ struct ext_state_feed {
 
 /* ---- pending pods ----------------------------------------------------------------------- */
 
-static size_t hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return (size_t)h;
-}
-
-static struct pend **pend_slot(struct pend_table *t, const char *uid)
-{
-    struct pend **pp;
-
-    if (!t->nb)
-        return NULL;
-    for (pp = &t->b[hash(uid) & (t->nb - 1)]; *pp; pp = &(*pp)->next) {
-        if (strcmp((*pp)->uid, uid) == 0)
-            return pp;
-    }
-    return pp;
-}
-
 static void pend_del(struct pend_table *t, const char *uid)
 {
-    struct pend **pp = pend_slot(t, uid);
-    struct pend *p = pp ? *pp : NULL;
+    union tpx_map_val old;
 
-    if (!p)
-        return;
-    *pp = p->next;
-    free(p);
-    t->n--;
+    if (tpx_map_del(&t->m, uid, &old))
+        free(old.ptr);
 }
 
 /* Take ownership of p (freed on failure), replacing an entry with the same uid. */
 static bool pend_put(struct pend_table *t, struct pend *p)
 {
-    struct pend **pp;
+    struct pend *old = tpx_map_get(&t->m, p->uid);
+    struct tpx_err e = TPX_ERR_INIT;
 
-    if (t->n + 1 > t->nb) {
-        size_t nb = t->nb ? t->nb * 2 : 64;
-        struct pend **b = calloc(nb, sizeof(*b));
-
-        if (!b) {
-            free(p);
-            return false;
-        }
-        for (size_t i = 0; i < t->nb; i++) {
-            while (t->b[i]) {
-                struct pend *q = t->b[i];
-
-                t->b[i] = q->next;
-                q->next = b[hash(q->uid) & (nb - 1)];
-                b[hash(q->uid) & (nb - 1)] = q;
-            }
-        }
-        free(t->b);
-        t->b = b;
-        t->nb = nb;
+    if (tpx_map_put(&t->m, p->uid, p, &e) != TPX_OK) {
+        free(p);
+        return false;
     }
-    pp = pend_slot(t, p->uid);
-    if (*pp) {
-        p->next = (*pp)->next;
-        free(*pp);
-        *pp = p;
-        return true;
-    }
-    p->next = NULL;
-    *pp = p;
-    t->n++;
+    free(old); /* after the put: the map pointed at its uid until then */
     return true;
 }
 
@@ -139,17 +87,15 @@ static bool pend_put(struct pend_table *t, struct pend *p)
 static struct pend *pend_detach(struct pend_table *t)
 {
     struct pend *all = NULL;
+    union tpx_map_val v;
 
-    for (size_t i = 0; i < t->nb; i++) {
-        while (t->b[i]) {
-            struct pend *q = t->b[i];
+    for (size_t pos = 0; tpx_map_next(&t->m, &pos, NULL, &v);) {
+        struct pend *q = v.ptr;
 
-            t->b[i] = q->next;
-            q->next = all;
-            all = q;
-        }
+        q->next = all;
+        all = q;
     }
-    t->n = 0;
+    tpx_map_clear(&t->m);
     return all;
 }
 
@@ -163,9 +109,7 @@ static void pend_release(struct pend_table *t)
         free(p);
         p = next;
     }
-    free(t->b);
-    t->b = NULL;
-    t->nb = 0;
+    tpx_map_release(&t->m);
 }
 
 static char *put_str(char *at, const char **field, const char *s)
@@ -653,7 +597,7 @@ void ext_state_feed_stats(const struct ext_state_feed *f, struct ext_state_feed_
 {
     out->nodes = json_object_size(f->nodes);
     out->pods = json_object_size(f->pods);
-    out->pending = f->pending.n;
+    out->pending = tpx_map_len(&f->pending.m);
     out->refused = f->refused;
     out->pruned = f->pruned;
 }
