@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "common/cmdline.h"
+#include "common/hash.h"
 
 #define EXTRA_MAX 12
 #define EXTRA_LEN 72
@@ -77,25 +78,17 @@ static void copy_str(char *dst, size_t n, const char *s)
     dst[l] = '\0';
 }
 
-/* A stable short hash (FNV-1a 64) as 16 hex digits: stands in for the controllers' sha1 keys. */
+/* A stable short hash as 16 hex digits: stands in for the controllers' sha1 keys. The fixed key,
+ * so a manifest gives the same keys in every run. */
 static void hash_key(char out[EXTRA_LEN], const char *a, const char *b, size_t idx)
 {
-    uint64_t h = 1469598103934665603ULL;
     char tail[32];
-    const char *parts[3];
+    uint64_t h;
 
-    snprintf(tail, sizeof(tail), "/%zu", idx);
-    parts[0] = a;
-    parts[1] = b;
-    parts[2] = tail;
-    for (size_t p = 0; p < 3; p++) {
-        for (const unsigned char *s = (const unsigned char *)parts[p]; *s; s++) {
-            h ^= *s;
-            h *= 1099511628211ULL;
-        }
-        h ^= '/';
-        h *= 1099511628211ULL;
-    }
+    snprintf(tail, sizeof(tail), "%zu", idx);
+    h = tpx_hash_step(&tpx_hash_fixed_key, 0, a);
+    h = tpx_hash_step(&tpx_hash_fixed_key, h, b);
+    h = tpx_hash_step(&tpx_hash_fixed_key, h, tail);
     snprintf(out, EXTRA_LEN, "%016" PRIx64, h);
 }
 

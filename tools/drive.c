@@ -28,6 +28,7 @@
 #include "common/banned.h"
 #include "common/buf.h"
 #include "common/err.h"
+#include "common/hash.h"
 #include "objects/manifest.h"
 #include "objects/yamljson.h"
 #include "topology/model.h"
@@ -417,18 +418,14 @@ static enum tpx_code post_json(struct client *c, const char *path, const json_t 
 /* --- pods and nodes ----------------------------------------------------------------------------
  */
 
-/* A stable UUID-shaped uid from the pod's namespace and name. */
+/* A stable UUID-shaped uid from the pod's namespace and name (the fixed hash key: the same in
+ * every run). */
 static void make_uid(const char *ns, const char *name, char *out, size_t n)
 {
-    uint64_t h = 1469598103934665603ULL;
-    uint64_t h2;
+    uint64_t h =
+        tpx_hash_step(&tpx_hash_fixed_key, tpx_hash_step(&tpx_hash_fixed_key, 0, ns), name);
+    uint64_t h2 = tpx_hash_step(&tpx_hash_fixed_key, h, "uid");
 
-    for (const char *p = ns; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-    h = (h ^ '/') * 1099511628211ULL;
-    for (const char *p = name; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-    h2 = (h ^ 0x9e3779b97f4a7c15ULL) * 1099511628211ULL;
     snprintf(out, n, "%08x-%04x-4%03x-8%03x-%012llx", (unsigned)(h >> 32),
              (unsigned)(h >> 16) & 0xffffu, (unsigned)h & 0xfffu, (unsigned)(h2 >> 52) & 0xfffu,
              (unsigned long long)(h2 & 0xffffffffffffULL));
