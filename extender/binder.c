@@ -16,7 +16,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/backoff.h"
 #include "common/clock.h"
+#include "common/hash.h"
 #include "common/log.h"
 
 #define DEFAULT_CLIENTS 4
@@ -26,6 +28,7 @@
 #define DEFAULT_EVENT_MAX_AGE_S 600
 #define DEFAULT_DEDUPE_S 3600
 #define DEDUPE_SLOTS 1024
+#define EVENT_BACKOFF_MS 250
 #define EVENT_BACKOFF_MAX_MS 5000
 #define SHUTDOWN_FLUSH_S 2
 
@@ -123,7 +126,10 @@ static bool wait_ms(struct ext_binder *b, unsigned long ms)
 static void *event_loop(void *arg)
 {
     struct ext_binder *b = arg;
+    struct tpx_backoff retry;
     unsigned tries = 0;
+
+    tpx_backoff_init(&retry, EVENT_BACKOFF_MS, EVENT_BACKOFF_MAX_MS, false);
 
     pthread_mutex_lock(&b->mu);
     while (!atomic_load(&b->stopping)) {
@@ -171,12 +177,7 @@ static void *event_loop(void *arg)
         if (tries == 0)
             TPX_LOG(TPX_WARN, "event not delivered, will retry", TPX_S("pod", e->pod),
                     TPX_S("ns", e->ns), TPX_S("err", err.msg));
-        {
-            unsigned long ms = 250UL << (tries < 5 ? tries : 5);
-
-            tries++;
-            wait_ms(b, ms > EVENT_BACKOFF_MAX_MS ? EVENT_BACKOFF_MAX_MS : ms);
-        }
+        wait_ms(b, tpx_backoff_ms(&retry, tries++));
     }
     pthread_mutex_unlock(&b->mu);
     return NULL;
@@ -263,17 +264,11 @@ void ext_binder_placed(struct ext_binder *b, const char *ns, const char *pod, co
         TPX_LOG(TPX_WARN, "event lost: out of memory", TPX_S("pod", pod ? pod : ""));
 }
 
-static uint64_t fnv(uint64_t h, const char *s)
-{
-    for (; s && *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return (h ^ 0xff) * 1099511628211ULL; /* a separator, so "ab"+"c" != "a"+"bc" */
-}
-
 bool ext_binder_rejected(struct ext_binder *b, const char *ns, const char *pod, const char *uid,
                          const char *group_key, const char *reason)
 {
-    uint64_t h = 1469598103934665603ULL;
+    const struct tpx_hash_key *key = tpx_hash_process_key(); /* seeded: pod names are chosen */
+    uint64_t h = 0;
     time_t now = time(NULL);
     size_t free_slot = DEDUPE_SLOTS, oldest = 0;
     bool dup = false;
@@ -281,12 +276,12 @@ bool ext_binder_rejected(struct ext_binder *b, const char *ns, const char *pod, 
     if (b->cfg.no_events)
         return false;
     if (group_key && *group_key) {
-        h = fnv(h, group_key);
+        h = tpx_hash_step(key, h, group_key);
     } else {
-        h = fnv(h, ns);
-        h = fnv(h, pod);
+        h = tpx_hash_step(key, h, ns);
+        h = tpx_hash_step(key, h, pod);
     }
-    h = fnv(h, reason);
+    h = tpx_hash_step(key, h, reason);
     pthread_mutex_lock(&b->mu);
     for (size_t i = 0; i < DEDUPE_SLOTS; i++) {
         struct seen *s = &b->seen[i];
