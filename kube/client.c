@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/backoff.h"
+#include "common/clock.h"
 #include "kube/internal.h"
 #include "objects/yamljson.h"
 #include "common/banned.h"
@@ -29,11 +31,11 @@ struct ext_kube {
     struct ext_kube_config cfg;
     CURL *h;
     char curl_err[CURL_ERROR_SIZE];
-    char *token;              /* current bearer token, or NULL */
-    struct timespec token_at; /* when token_file was last read */
+    char *token;     /* current bearer token, or NULL */
+    double token_at; /* when token_file was last read, tpx_mono_s() */
     bool (*cancelled)(void *ctx);
     void *cancel_ctx;
-    unsigned seed; /* rand_r() state for jitter */
+    struct tpx_backoff retry;
     unsigned long nreq;
 };
 
@@ -60,14 +62,6 @@ const char *ext_kube_library_version(char *buf, size_t len)
     return buf;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* ---- the client ------------------------------------------------------------------------- */
 
 static enum tpx_code load_token(struct ext_kube *k, struct tpx_err *err)
@@ -82,7 +76,7 @@ static enum tpx_code load_token(struct ext_kube *k, struct tpx_err *err)
     }
     free(k->token);
     k->token = tok;
-    clock_gettime(CLOCK_MONOTONIC, &k->token_at);
+    k->token_at = tpx_mono_s();
     return TPX_OK;
 }
 
@@ -91,9 +85,8 @@ static enum tpx_code load_token(struct ext_kube *k, struct tpx_err *err)
 static void refresh_token(struct ext_kube *k)
 {
     struct tpx_err ignore = TPX_ERR_INIT;
-    double at = (double)k->token_at.tv_sec + (double)k->token_at.tv_nsec / 1e9;
 
-    if (k->cfg.token_file && now_s() - at >= (double)k->cfg.token_reload_s)
+    if (k->cfg.token_file && tpx_mono_s() - k->token_at >= (double)k->cfg.token_reload_s)
         load_token(k, &ignore);
 }
 
@@ -180,7 +173,7 @@ struct ext_kube *ext_kube_new(const struct ext_kube_config *cfg, struct tpx_err 
         k->cfg.retries = DEFAULT_RETRIES;
     if (!k->cfg.backoff_ms)
         k->cfg.backoff_ms = DEFAULT_BACKOFF_MS;
-    k->seed = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)k;
+    tpx_backoff_init(&k->retry, k->cfg.backoff_ms, MAX_BACKOFF_MS, true);
     if (k->cfg.token_file) {
         if (load_token(k, err) != TPX_OK)
             goto fail;
@@ -398,19 +391,10 @@ out:
  * Wakes early when cancelled. */
 static void backoff(struct ext_kube *k, unsigned attempt)
 {
-    unsigned long ms = k->cfg.backoff_ms;
-    unsigned long span;
-    double end;
+    double end = tpx_mono_s() + (double)tpx_backoff_ms(&k->retry, attempt) / 1000.0;
 
-    for (unsigned i = 0; i < attempt && ms < MAX_BACKOFF_MS; i++)
-        ms *= 2;
-    if (ms > MAX_BACKOFF_MS)
-        ms = MAX_BACKOFF_MS;
-    span = ms ? ms : 1;
-    ms = ms / 2 + (unsigned long)rand_r(&k->seed) % span;
-    end = now_s() + (double)ms / 1000.0;
     while (!is_cancelled(k)) {
-        double left = end - now_s();
+        double left = end - tpx_mono_s();
         struct timespec ts;
 
         if (left <= 0)

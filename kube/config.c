@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/file.h"
 #include "kube/internal.h"
 #include "objects/yamljson.h"
 #include "common/banned.h"
@@ -77,7 +78,7 @@ enum tpx_code kube_read_trimmed(const char *path, char **out, struct tpx_err *er
     size_t len = 0;
 
     *out = NULL;
-    if (ext_read_file(path, KUBE_SMALL_FILE_CAP, &data, &len, err) != TPX_OK)
+    if (tpx_read_file(path, KUBE_SMALL_FILE_CAP, &data, &len, err) != TPX_OK)
         return err->code;
     while (len > 0 && (data[len - 1] == '\n' || data[len - 1] == '\r' || data[len - 1] == ' ' ||
                        data[len - 1] == '\t'))
