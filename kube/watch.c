@@ -30,6 +30,7 @@
 #define TRIM_HEAP() ((void)0)
 #endif
 
+#include "common/backoff.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/banned.h"
@@ -49,6 +50,7 @@ struct kind_loop {
     bool started;
     char *rv; /* resume point; NULL means LIST first */
     struct ext_watch_lines lines;
+    struct tpx_backoff retry;
     /* set by the stream callbacks, read after the stream ends */
     bool expired;
     bool broken; /* unparsable or oversized event: relist */
@@ -64,7 +66,6 @@ struct ext_watch {
     pthread_mutex_t mu; /* recursive: a wait predicate may read the stats */
     pthread_cond_t cv;
     atomic_bool stopping;
-    unsigned seed;
     struct kind_loop loops[EXT_KIND_COUNT];
 };
 
@@ -77,48 +78,29 @@ const char *ext_kind_name(enum ext_kind kind)
 
 void ext_watch_lines_init(struct ext_watch_lines *l, size_t cap)
 {
-    l->buf = NULL;
-    l->len = 0;
-    l->alloc = 0;
-    l->cap = cap;
+    tpx_buf_init(&l->part, cap);
 }
 
 void ext_watch_lines_release(struct ext_watch_lines *l)
 {
-    free(l->buf);
-    l->buf = NULL;
-    l->len = 0;
-    l->alloc = 0;
+    tpx_buf_release(&l->part);
+}
+
+static enum tpx_code too_long(const struct ext_watch_lines *l, struct tpx_err *err)
+{
+    return tpx_err_set(err, TPX_ETOOBIG, "watch event longer than %zu bytes", l->part.cap);
 }
 
 static enum tpx_code lines_append(struct ext_watch_lines *l, const char *p, size_t n,
                                   struct tpx_err *err)
 {
-    size_t want;
-    char *q;
+    struct tpx_err e = TPX_ERR_INIT;
 
-    if (n > l->cap || l->len > l->cap - n)
-        return tpx_err_set(err, TPX_ETOOBIG, "watch event longer than %zu bytes", l->cap);
-    if (l->len + n + 1 <= l->alloc) {
-        memcpy(l->buf + l->len, p, n);
-        l->len += n;
-        l->buf[l->len] = '\0';
+    if (tpx_buf_add(&l->part, p, n, &e) == TPX_OK)
         return TPX_OK;
-    }
-    want = l->alloc ? l->alloc : 4096;
-    while (want < l->len + n + 1)
-        want *= 2;
-    if (want > l->cap + 1)
-        want = l->cap + 1;
-    q = realloc(l->buf, want);
-    if (!q)
-        return tpx_err_set(err, TPX_ENOMEM, "out of memory buffering a watch event");
-    l->buf = q;
-    l->alloc = want;
-    memcpy(l->buf + l->len, p, n);
-    l->len += n;
-    l->buf[l->len] = '\0';
-    return TPX_OK;
+    if (e.code == TPX_ETOOBIG)
+        return too_long(l, err);
+    return tpx_err_set(err, e.code, "out of memory buffering a watch event");
 }
 
 enum tpx_code ext_watch_lines_feed(struct ext_watch_lines *l, const char *p, size_t n,
@@ -131,20 +113,20 @@ enum tpx_code ext_watch_lines_feed(struct ext_watch_lines *l, const char *p, siz
 
         if (!nl)
             return lines_append(l, p, take, err);
-        if (l->len == 0) {
+        if (l->part.len == 0) {
             /* The whole line is in this chunk: no copy. */
-            if (take > l->cap)
-                return tpx_err_set(err, TPX_ETOOBIG, "watch event longer than %zu bytes", l->cap);
+            if (take > l->part.cap)
+                return too_long(l, err);
             if (take > 0 && !on_line(ctx, p, take))
                 return TPX_OK;
         } else {
-            size_t total;
+            bool more;
 
             if (lines_append(l, p, take, err) != TPX_OK)
                 return err->code;
-            total = l->len;
-            l->len = 0;
-            if (!on_line(ctx, l->buf, total))
+            more = on_line(ctx, l->part.data, l->part.len);
+            tpx_buf_reset(&l->part);
+            if (!more)
                 return TPX_OK;
         }
         p += take + 1;
@@ -241,17 +223,9 @@ static void note_failure(struct kind_loop *l, const struct tpx_err *e, bool expi
 static void backoff(struct kind_loop *l, unsigned fails)
 {
     struct ext_watch *w = l->w;
-    unsigned long ms = w->cfg.backoff_min_ms;
-    struct timespec ts;
+    struct timespec ts = tpx_deadline_ms(tpx_backoff_ms(&l->retry, fails));
 
-    for (unsigned i = 0; i < fails && ms < w->cfg.backoff_max_ms; i++)
-        ms *= 2;
-    if (ms > w->cfg.backoff_max_ms)
-        ms = w->cfg.backoff_max_ms;
     pthread_mutex_lock(&w->mu);
-    /* Jitter: somewhere in [ms/2, 3ms/2), so many clients do not retry in step. */
-    ms = ms / 2 + (unsigned long)rand_r(&w->seed) % (ms ? ms : 1);
-    ts = tpx_deadline_ms(ms);
     tpx_cond_wait_stop(&w->cv, &w->mu, &ts, &w->stopping);
     pthread_mutex_unlock(&w->mu);
 }
@@ -417,7 +391,7 @@ static enum tpx_code do_watch(struct kind_loop *l, struct tpx_err *err)
     lock(w);
     l->st.watches++;
     unlock_and_signal(w);
-    l->lines.len = 0;
+    tpx_buf_reset(&l->lines.part);
     l->expired = false;
     l->broken = false;
     l->got_bytes = false;
@@ -518,7 +492,6 @@ struct ext_watch *ext_watch_start(const struct ext_kube_config *kcfg,
     w->pod_selector =
         strdup(w->cfg.pod_field_selector ? w->cfg.pod_field_selector : DEFAULT_POD_SELECTOR);
     w->cfg.pod_field_selector = NULL;
-    w->seed = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)w;
     atomic_init(&w->stopping, false);
     pthread_mutexattr_init(&ma);
     pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
@@ -535,6 +508,7 @@ struct ext_watch *ext_watch_start(const struct ext_kube_config *kcfg,
         l->w = w;
         l->kind = (enum ext_kind)i;
         ext_watch_lines_init(&l->lines, w->cfg.max_event);
+        tpx_backoff_init(&l->retry, w->cfg.backoff_min_ms, w->cfg.backoff_max_ms, true);
         if ((i == EXT_KIND_NODE && w->cfg.no_nodes) || (i == EXT_KIND_POD && w->cfg.no_pods))
             continue;
         l->k = ext_kube_new(kcfg, err);

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "common/buf.h"
 #include "common/err.h"
 #include "kube/client.h"
 
@@ -94,10 +95,7 @@ void ext_watch_stop(struct ext_watch *w);
  * on_line (without its '\n'; empty lines skipped). A line longer than cap fails with TPX_ETOOBIG.
  * Caller-allocated; release with ext_watch_lines_release(). */
 struct ext_watch_lines {
-    char *buf;
-    size_t len;
-    size_t alloc;
-    size_t cap;
+    struct tpx_buf part; /* the start of a line whose end has not come yet */
 };
 void ext_watch_lines_init(struct ext_watch_lines *l, size_t cap);
 enum tpx_code ext_watch_lines_feed(struct ext_watch_lines *l, const char *p, size_t n,
