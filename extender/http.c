@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/buf.h"
+#include "common/clock.h"
 #include "common/log.h"
 
 struct ext_http {
@@ -33,26 +35,16 @@ struct ext_http {
 };
 
 struct req {
-    char *body;
-    size_t len;
-    size_t alloc;
-    size_t dropped; /* body bytes read and thrown away once over the cap */
+    struct tpx_buf body; /* capped at max_body */
+    size_t dropped;      /* body bytes read and thrown away once over the cap */
     bool too_large;
     bool oom;
     bool answered;
     unsigned status;
-    struct timespec t0;
+    double t0; /* tpx_mono_s() at the headers */
     char method[16];
     char path[256];
 };
-
-static double since(const struct timespec *t0)
-{
-    struct timespec t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
-}
 
 static void copy_trunc(char *dst, size_t cap, const char *src)
 {
@@ -118,31 +110,16 @@ static bool client_ok(struct MHD_Connection *conn)
     return status == 0;
 }
 
-static bool body_add(struct req *r, const char *p, size_t n, size_t cap)
+static void body_add(struct req *r, const char *p, size_t n)
 {
-    if (n > cap || r->len > cap - n) {
+    struct tpx_err e = TPX_ERR_INIT;
+
+    if (tpx_buf_add(&r->body, p, n, &e) == TPX_OK)
+        return;
+    if (e.code == TPX_ETOOBIG)
         r->too_large = true;
-        return false;
-    }
-    if (r->len + n + 1 > r->alloc) {
-        size_t want = r->alloc ? r->alloc : 16384;
-        char *q;
-        while (want < r->len + n + 1)
-            want *= 2;
-        if (want > cap + 1)
-            want = cap + 1;
-        q = realloc(r->body, want);
-        if (!q) {
-            r->oom = true;
-            return false;
-        }
-        r->body = q;
-        r->alloc = want;
-    }
-    memcpy(r->body + r->len, p, n);
-    r->len += n;
-    r->body[r->len] = '\0';
-    return true;
+    else
+        r->oom = true;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -161,7 +138,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         r = calloc(1, sizeof(*r));
         if (!r)
             return MHD_NO;
-        clock_gettime(CLOCK_MONOTONIC, &r->t0);
+        r->t0 = tpx_mono_s();
+        tpx_buf_init(&r->body, h->max_body);
         copy_trunc(r->method, sizeof(r->method), method);
         copy_trunc(r->path, sizeof(r->path), url);
         *req_cls = r; /* freed only in on_completed() */
@@ -177,9 +155,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                 return queue_text(conn, r, MHD_HTTP_CONTENT_TOO_LARGE,
                                   "{\"error\":\"request body too large\"}");
             if (want > 0) {
-                r->body = malloc((size_t)want + 1);
-                if (r->body)
-                    r->alloc = (size_t)want + 1;
+                struct tpx_err ignore = TPX_ERR_INIT; /* then it grows as the body comes */
+
+                tpx_buf_presize(&r->body, (size_t)want, &ignore);
             }
         }
         return MHD_YES;
@@ -190,7 +168,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     if (*upload_size > 0) { /* a body chunk */
         if (!r->too_large && !r->oom) {
-            body_add(r, upload, *upload_size, h->max_body);
+            body_add(r, upload, *upload_size);
         } else {
             /* Over the cap without a Content-Length (chunked): MHD lets a response be queued
              * only before the body or after all of it, so the rest is read and dropped for the
@@ -215,8 +193,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                           "{\"error\":\"out of memory reading the request\"}");
     rq.method = method;
     rq.path = url;
-    rq.body = r->body ? r->body : "";
-    rq.body_len = r->len;
+    rq.body = r->body.data ? r->body.data : "";
+    rq.body_len = r->body.len;
     rq.tls_client_verified = h->require_client;
     memset(&rp, 0, sizeof(rp));
     rp.status = 500;
@@ -234,10 +212,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     if (!r)
         return;
     TPX_LOG(TPX_INFO, "http request", TPX_S("method", r->method), TPX_S("path", r->path),
-            TPX_I("status", r->answered ? r->status : 0), TPX_I("bytes_in", r->len),
-            TPX_I("dur_us", (long long)(since(&r->t0) * 1e6)),
+            TPX_I("status", r->answered ? r->status : 0), TPX_I("bytes_in", r->body.len),
+            TPX_I("dur_us", (long long)((tpx_mono_s() - r->t0) * 1e6)),
             TPX_B("completed", toe == MHD_REQUEST_TERMINATED_COMPLETED_OK));
-    free(r->body);
+    tpx_buf_release(&r->body);
     free(r);
     *req_cls = NULL;
     atomic_fetch_sub(&h->inflight, 1);
