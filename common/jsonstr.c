@@ -2,29 +2,10 @@
 /* common/jsonstr.c - runs of bytes that need nothing are copied in one piece. */
 #include "common/jsonstr.h"
 
-#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "common/utf8.h"
-
-/* Printable ASCII other than '"' and '\\': copied as it is. */
-static bool is_plain(unsigned char c)
-{
-    return (unsigned char)(c - 0x20) < 0x60 && c != '"' && c != '\\';
-}
-
-/* Length of s when it needs no escaping (and is ASCII), else SIZE_MAX. */
-static size_t plain_len(const char *s)
-{
-    const unsigned char *p = (const unsigned char *)s;
-
-    for (; *p; p++) {
-        if (!is_plain(*p))
-            return SIZE_MAX;
-    }
-    return (size_t)(p - (const unsigned char *)s);
-}
 
 /* The escape for the ASCII byte c (not plain) into esc; returns its length. */
 static size_t escape_ascii(unsigned char c, char esc[6])
@@ -68,7 +49,7 @@ static enum tpx_code escape_max(struct tpx_buf *out, const char *s, size_t n, si
         const char *rep = esc;
         size_t rlen;
 
-        if (is_plain(c)) {
+        if (tpx_json_is_plain(c)) {
             i++;
             continue;
         }
@@ -101,21 +82,6 @@ static enum tpx_code escape_max(struct tpx_buf *out, const char *s, size_t n, si
 enum tpx_code tpx_json_escape(struct tpx_buf *out, const char *s, size_t n, struct tpx_err *err)
 {
     return escape_max(out, s, n, SIZE_MAX, err);
-}
-
-enum tpx_code tpx_json_str(struct tpx_buf *out, const char *s, struct tpx_err *err)
-{
-    size_t plain = plain_len(s);
-
-    if (plain != SIZE_MAX) { /* one check, one copy */
-        if (tpx_buf_reserve(out, plain + 2, err) != TPX_OK)
-            return err->code;
-        tpx_buf_put(out, "\"", 1);
-        tpx_buf_put(out, s, plain);
-        tpx_buf_put(out, "\"", 1);
-        return TPX_OK;
-    }
-    return tpx_json_str_max(out, s, SIZE_MAX, err);
 }
 
 enum tpx_code tpx_json_str_max(struct tpx_buf *out, const char *s, size_t max, struct tpx_err *err)

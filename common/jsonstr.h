@@ -5,7 +5,9 @@
 #ifndef TPX_COMMON_JSONSTR_H
 #define TPX_COMMON_JSONSTR_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/buf.h"
 #include "common/err.h"
@@ -20,12 +22,43 @@
 /* Append the n bytes at s escaped, without quotes. */
 enum tpx_code tpx_json_escape(struct tpx_buf *out, const char *s, size_t n, struct tpx_err *err);
 
-/* Append the C string s as a quoted JSON string. A string that needs no escaping (every
- * Kubernetes object name) costs one scan and one copy. */
-enum tpx_code tpx_json_str(struct tpx_buf *out, const char *s, struct tpx_err *err);
-
 /* Like tpx_json_str(), but take at most max bytes of s, cut only between characters: a character
  * that would cross max is left out whole. */
 enum tpx_code tpx_json_str_max(struct tpx_buf *out, const char *s, size_t max, struct tpx_err *err);
+
+/* Whether byte c is copied as it is: printable ASCII other than '"' and '\\'. */
+static inline bool tpx_json_is_plain(unsigned char c)
+{
+    return (unsigned char)(c - 0x20) < 0x60 && c != '"' && c != '\\';
+}
+
+/* Length of s when it needs no escaping at all (every Kubernetes object name), else SIZE_MAX.
+ * Inline, for writers that fuse it with their own tpx_buf_reserve() on a hot path. */
+static inline size_t tpx_json_plain_len(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+
+    for (; *p; p++) {
+        if (!tpx_json_is_plain(*p))
+            return SIZE_MAX;
+    }
+    return (size_t)(p - (const unsigned char *)s);
+}
+
+/* Append the C string s as a quoted JSON string. A string that needs no escaping costs one scan
+ * and one copy (inline: this is the answer writers' inner loop). */
+static inline enum tpx_code tpx_json_str(struct tpx_buf *out, const char *s, struct tpx_err *err)
+{
+    size_t plain = tpx_json_plain_len(s);
+
+    if (plain == SIZE_MAX)
+        return tpx_json_str_max(out, s, SIZE_MAX, err);
+    if (tpx_buf_reserve(out, plain + 2, err) != TPX_OK)
+        return err->code;
+    tpx_buf_put(out, "\"", 1);
+    tpx_buf_put(out, s, plain);
+    tpx_buf_put(out, "\"", 1);
+    return TPX_OK;
+}
 
 #endif
