@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/buf.h"
+#include "common/jsonstr.h"
 
 enum tpx_log_level tpx_log_level = TPX_INFO;
 static int log_fd = 2;
@@ -45,50 +46,9 @@ bool tpx_log_parse_level(const char *s, enum tpx_log_level *out)
     return false;
 }
 
-/* Append s as a JSON string body (without quotes). */
-static void add_escaped(struct tpx_buf *b, const char *s, struct tpx_err *err)
-{
-    static const char hex[] = "0123456789abcdef";
-    const char *run = s;
-
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        char esc[7];
-        size_t n = 0;
-
-        if (c == '"' || c == '\\') {
-            esc[0] = '\\';
-            esc[1] = (char)c;
-            n = 2;
-        } else if (c == '\n') {
-            memcpy(esc, "\\n", 2);
-            n = 2;
-        } else if (c == '\t') {
-            memcpy(esc, "\\t", 2);
-            n = 2;
-        } else if (c == '\r') {
-            memcpy(esc, "\\r", 2);
-            n = 2;
-        } else if (c < 0x20) {
-            memcpy(esc, "\\u00", 4);
-            esc[4] = hex[c >> 4];
-            esc[5] = hex[c & 15];
-            n = 6;
-        }
-        if (n) {
-            tpx_buf_add(b, run, (size_t)(s - run), err);
-            tpx_buf_add(b, esc, n, err);
-            run = s + 1;
-        }
-    }
-    tpx_buf_add(b, run, (size_t)(s - run), err);
-}
-
 static void add_string(struct tpx_buf *b, const char *s, struct tpx_err *err)
 {
-    tpx_buf_add(b, "\"", 1, err);
-    add_escaped(b, s ? s : "", err);
-    tpx_buf_add(b, "\"", 1, err);
+    tpx_json_str(b, s ? s : "", err);
 }
 
 static void add_field(struct tpx_buf *b, const struct tpx_log_field *f, struct tpx_err *err)

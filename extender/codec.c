@@ -4,10 +4,12 @@
 #include "extender/codec.h"
 
 #include <jansson.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "common/jsonstr.h"
 #include "objects/podfacts.h"
 
 static char *dup_or_null(const char *s)
@@ -16,19 +18,6 @@ static char *dup_or_null(const char *s)
 }
 
 /* ---- output helpers ---- */
-
-/* Length of s when it needs no JSON escaping (the case of every Kubernetes object name), else
- * (size_t)-1. */
-static size_t plain_len(const char *s)
-{
-    const unsigned char *p = (const unsigned char *)s;
-
-    for (; *p; p++) {
-        if (*p < 0x20 || *p == '"' || *p == '\\')
-            return (size_t)-1;
-    }
-    return (size_t)(p - (const unsigned char *)s);
-}
 
 /* Room reserved: "s" for a plain s of length n. */
 static void put_quoted(struct tpx_buf *out, const char *s, size_t n)
@@ -52,64 +41,6 @@ static void put_int(struct tpx_buf *out, int v)
     if (v < 0)
         d[--n] = '-';
     tpx_buf_put(out, d + n, sizeof(d) - n);
-}
-
-enum tpx_code ext_json_str(struct tpx_buf *out, const char *s, struct tpx_err *err)
-{
-    static const char hex[] = "0123456789abcdef";
-    const char *run = s;
-    const char *p = s;
-    size_t plain = plain_len(s);
-
-    if (plain != (size_t)-1) { /* one check, one copy */
-        if (tpx_buf_reserve(out, plain + 2, err) != TPX_OK)
-            return err->code;
-        put_quoted(out, s, plain);
-        return TPX_OK;
-    }
-    if (tpx_buf_add(out, "\"", 1, err) != TPX_OK)
-        return err->code;
-    for (; *p; p++) {
-        unsigned char c = (unsigned char)*p;
-        char esc[8];
-        size_t n = 0;
-
-        if (c >= 0x20 && c != '"' && c != '\\')
-            continue;
-        if (p > run && tpx_buf_add(out, run, (size_t)(p - run), err) != TPX_OK)
-            return err->code;
-        esc[n++] = '\\';
-        switch (c) {
-        case '"':
-            esc[n++] = '"';
-            break;
-        case '\\':
-            esc[n++] = '\\';
-            break;
-        case '\n':
-            esc[n++] = 'n';
-            break;
-        case '\r':
-            esc[n++] = 'r';
-            break;
-        case '\t':
-            esc[n++] = 't';
-            break;
-        default:
-            esc[n++] = 'u';
-            esc[n++] = '0';
-            esc[n++] = '0';
-            esc[n++] = hex[c >> 4];
-            esc[n++] = hex[c & 15];
-            break;
-        }
-        if (tpx_buf_add(out, esc, n, err) != TPX_OK)
-            return err->code;
-        run = p + 1;
-    }
-    if (p > run && tpx_buf_add(out, run, (size_t)(p - run), err) != TPX_OK)
-        return err->code;
-    return tpx_buf_add(out, "\"", 1, err);
 }
 
 /* ---- pods ---- */
@@ -309,9 +240,9 @@ static enum tpx_code reason_map(const struct ext_args *a, const enum pol_verdict
         if (!first && tpx_buf_add(out, ",", 1, err) != TPX_OK)
             return err->code;
         first = false;
-        if (ext_json_str(out, a->names[i], err) != TPX_OK ||
+        if (tpx_json_str(out, a->names[i], err) != TPX_OK ||
             tpx_buf_add(out, ":", 1, err) != TPX_OK ||
-            ext_json_str(out, reason && reason[i] ? reason[i] : "rejected", err) != TPX_OK)
+            tpx_json_str(out, reason && reason[i] ? reason[i] : "rejected", err) != TPX_OK)
             return err->code;
     }
     return tpx_buf_add(out, "}", 1, err);
@@ -347,7 +278,7 @@ enum tpx_code ext_codec_filter_result(const struct ext_args *a, const enum pol_v
             if (!first && tpx_buf_add(out, ",", 1, err) != TPX_OK)
                 return err->code;
             first = false;
-            if (ext_json_str(out, a->names[i], err) != TPX_OK)
+            if (tpx_json_str(out, a->names[i], err) != TPX_OK)
                 return err->code;
         }
         if (tpx_buf_adds(out, "]", err) != TPX_OK)
@@ -367,7 +298,7 @@ enum tpx_code ext_codec_filter_error(const char *msg, struct tpx_buf *out, struc
                      "{\"Nodes\":null,\"NodeNames\":null,\"FailedNodes\":{},"
                      "\"FailedAndUnresolvableNodes\":{},\"Error\":",
                      err) != TPX_OK ||
-        ext_json_str(out, msg && *msg ? msg : "error", err) != TPX_OK)
+        tpx_json_str(out, msg && *msg ? msg : "error", err) != TPX_OK)
         return err->code;
     return tpx_buf_add(out, "}", 1, err);
 }
@@ -381,12 +312,12 @@ enum tpx_code ext_codec_priorities(const char *const *names, const int *scores, 
     if (tpx_buf_add(out, "[", 1, err) != TPX_OK)
         return err->code;
     for (size_t i = 0; i < n; i++) {
-        size_t plain = plain_len(names[i]);
+        size_t plain = tpx_json_plain_len(names[i]);
 
-        if (plain == (size_t)-1) { /* a name to escape: ext_json_str's general path */
+        if (plain == SIZE_MAX) { /* a name to escape: the general path */
             if ((i && tpx_buf_add(out, ",", 1, err) != TPX_OK) ||
                 tpx_buf_add(out, host, sizeof(host) - 1, err) != TPX_OK ||
-                ext_json_str(out, names[i], err) != TPX_OK)
+                tpx_json_str(out, names[i], err) != TPX_OK)
                 return err->code;
         } else { /* ,{"Host":"NAME" */
             if (tpx_buf_reserve(out, plain + sizeof(host) + 2, err) != TPX_OK)
@@ -453,7 +384,7 @@ void ext_bind_args_release(struct ext_bind_args *b)
 enum tpx_code ext_codec_bind_result(const char *msg, struct tpx_buf *out, struct tpx_err *err)
 {
     if (tpx_buf_adds(out, "{\"Error\":", err) != TPX_OK ||
-        ext_json_str(out, msg ? msg : "", err) != TPX_OK)
+        tpx_json_str(out, msg ? msg : "", err) != TPX_OK)
         return err->code;
     return tpx_buf_add(out, "}", 1, err);
 }
@@ -558,14 +489,14 @@ enum tpx_code ext_codec_preempt_result(const struct ext_preempt_args *p, const b
         if ((keep && !keep[i]) || v->nuids == 0)
             continue;
         if ((!first && tpx_buf_add(out, ",", 1, err) != TPX_OK) ||
-            ext_json_str(out, v->node, err) != TPX_OK ||
+            tpx_json_str(out, v->node, err) != TPX_OK ||
             tpx_buf_adds(out, ":{\"Pods\":[", err) != TPX_OK)
             return err->code;
         first = false;
         for (size_t k = 0; k < v->nuids; k++) {
             if ((k && tpx_buf_add(out, ",", 1, err) != TPX_OK) ||
                 tpx_buf_adds(out, "{\"UID\":", err) != TPX_OK ||
-                ext_json_str(out, v->uids[k], err) != TPX_OK ||
+                tpx_json_str(out, v->uids[k], err) != TPX_OK ||
                 tpx_buf_add(out, "}", 1, err) != TPX_OK)
                 return err->code;
         }

@@ -117,7 +117,4 @@ enum tpx_code ext_codec_preempt_result(const struct ext_preempt_args *p, const b
 enum tpx_code ext_codec_debug_state(const struct pol_ledger *l, size_t pods_seen,
                                     struct tpx_buf *out, struct tpx_err *err);
 
-/* Append s as a JSON string (quoted, escaped). */
-enum tpx_code ext_json_str(struct tpx_buf *out, const char *s, struct tpx_err *err);
-
 #endif

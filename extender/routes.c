@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "common/clock.h"
+#include "common/jsonstr.h"
 #include "common/log.h"
 #include "tpx_version.h"
 
@@ -37,7 +38,7 @@ static void error_json(struct ext_http_resp *rp, unsigned status, const char *ms
     struct tpx_err e = TPX_ERR_INIT;
 
     tpx_buf_init(&b, 64 * 1024);
-    if (tpx_buf_adds(&b, "{\"error\":", &e) == TPX_OK && ext_json_str(&b, msg, &e) == TPX_OK &&
+    if (tpx_buf_adds(&b, "{\"error\":", &e) == TPX_OK && tpx_json_str(&b, msg, &e) == TPX_OK &&
         tpx_buf_adds(&b, "}", &e) == TPX_OK) {
         give(rp, status, &b, NULL);
         return;
@@ -75,7 +76,7 @@ static char *reason_histogram(const struct ext_verdicts *v)
     for (size_t k = 0; k < n; k++) {
         if (k)
             tpx_buf_adds(&b, ",", &e);
-        ext_json_str(&b, seen[k] ? seen[k] : "", &e);
+        tpx_json_str(&b, seen[k] ? seen[k] : "", &e);
         tpx_buf_addf(&b, &e, ":%zu", count[k]);
     }
     if (other)
@@ -473,7 +474,7 @@ static unsigned do_get(struct ext_routes *r, const char *path, struct ext_http_r
         tpx_buf_adds(
             &b,
             ok ? "{\"status\":\"ready\",\"reason\":" : "{\"status\":\"not ready\",\"reason\":", &e);
-        ext_json_str(&b, why, &e);
+        tpx_json_str(&b, why, &e);
         tpx_buf_adds(&b, "}", &e);
         give(rp, ok ? 200 : 503, &b, NULL);
         return ok ? 200 : 503;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jsonstr.h"
 #include "common/banned.h"
 
 static const char *const vendor_names[] = {"none", "nvidia", "amd", "huawei", "intel", "habana"};
@@ -297,38 +298,12 @@ void topo_discovery_labels(const struct topo_discovery *d, struct topo_label_set
     qsort(out->v, out->n, sizeof(out->v[0]), label_cmp);
 }
 
-/* Append s as a JSON string literal. Control characters are escaped as \u00XX; bytes >= 0x80 pass
- * through (hwloc names are UTF-8 or ASCII). */
-static enum tpx_code add_json_str(struct tpx_buf *b, const char *s, struct tpx_err *err)
-{
-    if (tpx_buf_add(b, "\"", 1, err) != TPX_OK)
-        return err->code;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        char esc[8];
-        size_t n = 0;
-
-        if (*p == '"' || *p == '\\') {
-            esc[0] = '\\';
-            esc[1] = (char)*p;
-            n = 2;
-        } else if (*p < 0x20) {
-            n = (size_t)snprintf(esc, sizeof(esc), "\\u%04x", *p);
-        } else {
-            esc[0] = (char)*p;
-            n = 1;
-        }
-        if (tpx_buf_add(b, esc, n, err) != TPX_OK)
-            return err->code;
-    }
-    return tpx_buf_add(b, "\"", 1, err);
-}
-
 static enum tpx_code add_key_str(struct tpx_buf *b, const char *key, const char *val,
                                  struct tpx_err *err)
 {
     if (tpx_buf_addf(b, err, "\"%s\":", key) != TPX_OK)
         return err->code;
-    return add_json_str(b, val, err);
+    return tpx_json_str(b, val, err);
 }
 
 /* A NUMA index or null. */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jsonstr.h"
 #include "extender/codec.h"
 #include "extender/nodescan.h"
 #include "objects/podfacts.h"
@@ -407,7 +408,7 @@ Test(ext_codec, output_strings_are_escaped)
     struct tpx_err err = TPX_ERR_INIT;
 
     tpx_buf_init(&out, 4096);
-    ext_json_str(&out, "a\"b\\c\nd\x01", &err);
+    tpx_json_str(&out, "a\"b\\c\nd\x01", &err);
     cr_expect_str_eq(out.data, "\"a\\\"b\\\\c\\nd\\u0001\"");
     tpx_buf_release(&out);
 }

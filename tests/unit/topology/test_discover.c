@@ -751,7 +751,7 @@ Test(topo_discovery_annotation, json_text_with_escapes)
         "\"islands_full\":false,\"min_link_mbps\":0,\"numa_nodes\":1,\"nvswitches\":0,\"gpu_nic_"
         "affinity\":\"none\",\"accelerators\":[{"
         "\"pci\":\"0000:4e:00.0\",\"vendor\":\"nvidia\",\"pci_id\":\"10de:2330\",\"class\":"
-        "\"0302\",\"model\":\"A \\\"quoted\\\"\\\\model\\u0009\",\"osdev\":\"\",\"numa\":null,"
+        "\"0302\",\"model\":\"A \\\"quoted\\\"\\\\model\\t\",\"osdev\":\"\",\"numa\":null,"
         "\"island\":0,\"nic\":null,\"nic_affinity\":\"none\",\"primary\":true}],"
         "\"rdma_nics\":[]}");
     tpx_buf_release(&b);
