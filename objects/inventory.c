@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/file.h"
 #include "objects/yamljson.h"
 #include "topology/discover.h"
 #include "common/banned.h"
@@ -386,7 +387,7 @@ enum tpx_code ext_inventory_load(const char *path, struct ext_inventory *out, st
         char *data = NULL;
         size_t len = 0;
 
-        if (ext_read_file(path, MAX_FILE, &data, &len, err) != TPX_OK)
+        if (tpx_read_file(path, MAX_FILE, &data, &len, err) != TPX_OK)
             return err->code;
         ext_inventory_parse_csv(data, len, path, out, err);
         free(data);

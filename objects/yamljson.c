@@ -13,6 +13,7 @@
 #include <yaml.h>
 
 #include "common/buf.h"
+#include "common/jsonstr.h"
 
 /* Limits that make hostile documents fail fast instead of eating memory: a real manifest is a few
  * hundred values deep at most, and aliases may expand a document to at most ALIAS_FACTOR times its
@@ -412,40 +413,6 @@ enum tpx_code ext_yaml_parse_opts(const char *data, size_t len, const char *name
     return rc;
 }
 
-enum tpx_code ext_read_file(const char *path, size_t max_bytes, char **data, size_t *len,
-                            struct tpx_err *err)
-{
-    bool is_stdin = strcmp(path, "-") == 0;
-    FILE *f = is_stdin ? stdin : fopen(path, "rb");
-    struct tpx_buf b;
-    char chunk[65536];
-    size_t n;
-
-    *data = NULL;
-    *len = 0;
-    if (!f)
-        return tpx_err_errno(err, errno, "cannot open '%s'", path);
-    tpx_buf_init(&b, max_bytes);
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-        if (tpx_buf_add(&b, chunk, n, err) != TPX_OK) {
-            tpx_err_prefix(err, "'%s'", path);
-            break;
-        }
-    }
-    if (err->code == TPX_OK && ferror(f))
-        tpx_err_errno(err, errno, "cannot read '%s'", path);
-    if (!is_stdin)
-        fclose(f);
-    if (err->code != TPX_OK) {
-        tpx_buf_release(&b);
-        return err->code;
-    }
-    *data = tpx_buf_detach(&b, len);
-    if (!*data)
-        return tpx_err_set(err, TPX_ENOMEM, "out of memory reading '%s'", path);
-    return TPX_OK;
-}
-
 enum tpx_code ext_yaml_load_file(const char *path, size_t max_bytes, struct ext_yaml_docs *out,
                                  struct tpx_err *err)
 {
@@ -460,7 +427,7 @@ enum tpx_code ext_yaml_load_file_opts(const char *path, size_t max_bytes, unsign
     enum tpx_code rc;
 
     memset(out, 0, sizeof(*out));
-    if (ext_read_file(path, max_bytes, &data, &len, err) != TPX_OK)
+    if (tpx_read_file(path, max_bytes, &data, &len, err) != TPX_OK)
         return err->code;
     rc = ext_yaml_parse_opts(data, len, strcmp(path, "-") == 0 ? "<stdin>" : path, flags, out, err);
     free(data);
@@ -509,20 +476,11 @@ static bool plain_safe(const char *s)
  * YAML escapes). */
 static enum tpx_code dump_str(const char *s, size_t len, struct tpx_buf *out, struct tpx_err *err)
 {
-    json_t *j;
-    char *q;
-    enum tpx_code rc;
-
     if (strlen(s) == len && plain_safe(s))
         return tpx_buf_adds(out, s, err);
-    j = json_stringn(s, len);
-    q = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
-    json_decref(j);
-    if (!q)
-        return tpx_err_set(err, TPX_ENOMEM, "yaml dump: out of memory");
-    rc = tpx_buf_adds(out, q, err);
-    free(q);
-    return rc;
+    if (tpx_buf_add(out, "\"", 1, err) != TPX_OK || tpx_json_escape(out, s, len, err) != TPX_OK)
+        return err->code;
+    return tpx_buf_add(out, "\"", 1, err);
 }
 
 static bool is_block(const json_t *v)

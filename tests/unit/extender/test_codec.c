@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/file.h"
 #include "common/jsonstr.h"
 #include "extender/codec.h"
 #include "extender/nodescan.h"
@@ -21,7 +22,7 @@ static char *fixture(const char *name, size_t *len)
     struct tpx_err err = TPX_ERR_INIT;
 
     snprintf(path, sizeof(path), "%s/extender/%s", TPX_FIXTURES, name);
-    cr_assert_eq(ext_read_file(path, 1 << 20, &data, len, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(tpx_read_file(path, 1 << 20, &data, len, &err), TPX_OK, "%s", err.msg);
     return data;
 }
 
