@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "objects/podfacts.h"
 #include "objects/yamljson.h"
 
@@ -66,14 +67,8 @@ static enum tpx_code add_node(struct loader *ld, const json_t *node, const char 
         goto fail;
     if (topo_cluster_add(ld->c, &info, err) != TPX_OK)
         goto fail;
-    if (ld->nexplain == ld->aexplain) {
-        size_t na = ld->aexplain ? ld->aexplain * 2 : 64;
-        struct topo_label_explain *ne = realloc(ld->explain, na * sizeof(*ne));
-        if (!ne)
-            return tpx_err_set(err, TPX_ENOMEM, "%s: out of memory", name);
-        ld->explain = ne;
-        ld->aexplain = na;
-    }
+    if (!TPX_GROW(ld->explain, ld->aexplain, ld->nexplain + 1))
+        return tpx_err_set(err, TPX_ENOMEM, "%s: out of memory", name);
     ld->explain[ld->nexplain++] = ex;
     ld->nodes++;
     return TPX_OK;

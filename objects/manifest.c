@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "common/cmdline.h"
+#include "common/grow.h"
 #include "common/hash.h"
 
 #define EXTRA_MAX 12
@@ -149,14 +150,8 @@ static enum tpx_code add_job(struct ext_manifest *m, const json_t *obj, const ch
     struct ext_manifest_job *j;
     char full[POL_KEY_MAX];
 
-    if (m->njobs == m->ajobs) {
-        size_t na = m->ajobs ? m->ajobs * 2 : 8;
-        struct ext_manifest_job *nj = realloc(m->jobs, na * sizeof(*nj));
-        if (!nj)
-            return tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
-        m->jobs = nj;
-        m->ajobs = na;
-    }
+    if (!TPX_GROW(m->jobs, m->ajobs, m->njobs + 1))
+        return tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
     j = &m->jobs[m->njobs];
     memset(j, 0, sizeof(*j));
     snprintf(full, sizeof(full), "%.120s/%.120s", obj_ns(obj), obj_name(obj));
@@ -230,34 +225,17 @@ static enum tpx_code add_tmpl(struct ext_manifest *m, const json_t *tmpl, size_t
 /* Make room for n more pods, within EXT_MANIFEST_MAX_PODS. */
 static enum tpx_code reserve_pods(struct ext_manifest *m, unsigned long n, struct tpx_err *err)
 {
-    size_t na;
-    struct ext_manifest_pod *np;
-
     if (n > EXT_MANIFEST_MAX_PODS || m->npods + n > EXT_MANIFEST_MAX_PODS)
         return tpx_err_set(err, TPX_ETOOBIG, "more than %u pods in all", EXT_MANIFEST_MAX_PODS);
-    if (m->npods + n <= m->apods)
-        return TPX_OK;
-    na = m->apods ? m->apods : 16;
-    while (na < m->npods + n)
-        na *= 2;
-    np = realloc(m->pods, na * sizeof(*np));
-    if (!np)
+    if (!TPX_GROW(m->pods, m->apods, m->npods + n))
         return tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
-    m->pods = np;
-    m->apods = na;
     return TPX_OK;
 }
 
 static enum tpx_code new_replica(struct ext_manifest *m, struct tpx_err *err)
 {
-    if (m->nreplicas + 2 > m->areplicas) {
-        size_t na = m->areplicas ? m->areplicas * 2 : 16;
-        size_t *nr = realloc(m->replica_first_pod, na * sizeof(*nr));
-        if (!nr)
-            return tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
-        m->replica_first_pod = nr;
-        m->areplicas = na;
-    }
+    if (!TPX_GROW(m->replica_first_pod, m->areplicas, m->nreplicas + 2))
+        return tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
     m->replica_first_pod[m->nreplicas++] = m->npods;
     m->jobs[m->njobs - 1].nreplicas++;
     return TPX_OK;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/grow.h"
 #include "common/banned.h"
 
 const char *topo_hwloc_version(void)
@@ -122,30 +123,16 @@ static bool is_nvswitch(hwloc_obj_t pci)
 
 static enum tpx_code push_acc(struct scan *s, const struct acc_work *w, struct tpx_err *err)
 {
-    if (s->n_acc == s->cap_acc) {
-        size_t cap = s->cap_acc ? 2 * s->cap_acc : 16;
-        struct acc_work *p = realloc(s->acc, cap * sizeof(*p));
-
-        if (!p)
-            return tpx_err_set(err, TPX_ENOMEM, "out of memory listing accelerators");
-        s->acc = p;
-        s->cap_acc = cap;
-    }
+    if (!TPX_GROW(s->acc, s->cap_acc, s->n_acc + 1))
+        return tpx_err_set(err, TPX_ENOMEM, "out of memory listing accelerators");
     s->acc[s->n_acc++] = *w;
     return TPX_OK;
 }
 
 static enum tpx_code push_nic(struct scan *s, const struct nic_work *w, struct tpx_err *err)
 {
-    if (s->n_nic == s->cap_nic) {
-        size_t cap = s->cap_nic ? 2 * s->cap_nic : 8;
-        struct nic_work *p = realloc(s->nic, cap * sizeof(*p));
-
-        if (!p)
-            return tpx_err_set(err, TPX_ENOMEM, "out of memory listing RDMA NICs");
-        s->nic = p;
-        s->cap_nic = cap;
-    }
+    if (!TPX_GROW(s->nic, s->cap_nic, s->n_nic + 1))
+        return tpx_err_set(err, TPX_ENOMEM, "out of memory listing RDMA NICs");
     s->nic[s->n_nic++] = *w;
     return TPX_OK;
 }
