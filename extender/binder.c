@@ -20,6 +20,7 @@
 #include "common/clock.h"
 #include "common/hash.h"
 #include "common/log.h"
+#include "common/utf8.h"
 
 #define DEFAULT_CLIENTS 4
 #define MAX_CLIENTS 64
@@ -188,6 +189,18 @@ static char *dup_or_empty(const char *s)
     return strdup(s ? s : "");
 }
 
+/* A copy that is valid UTF-8 (each bad byte becomes the 3-byte U+FFFD), so jansson never refuses
+ * the Event: a message cut inside a character would otherwise be retried until it expires. */
+static char *dup_utf8(const char *s)
+{
+    size_t n = strlen(s ? s : "");
+    char *d = n < SIZE_MAX / 3 ? malloc(3 * n + 1) : NULL;
+
+    if (d)
+        tpx_utf8_clean(d, 3 * n + 1, s ? s : "");
+    return d;
+}
+
 /* Queue one event; false when out of memory. */
 static bool enqueue(struct ext_binder *b, const char *ns, const char *pod, const char *uid,
                     const char *type, const char *reason, const char *message)
@@ -200,8 +213,8 @@ static bool enqueue(struct ext_binder *b, const char *ns, const char *pod, const
     e->pod = dup_or_empty(pod);
     e->uid = uid && *uid ? strdup(uid) : NULL;
     e->type = dup_or_empty(type);
-    e->reason = dup_or_empty(reason);
-    e->message = dup_or_empty(message);
+    e->reason = dup_utf8(reason);
+    e->message = dup_utf8(message);
     e->name = event_name(b, e->pod ? e->pod : "");
     e->born = time(NULL);
     if (!e->ns || !e->pod || (uid && *uid && !e->uid) || !e->type || !e->reason || !e->message ||

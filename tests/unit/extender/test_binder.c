@@ -201,6 +201,21 @@ Test(ext_binder, warnings_are_deduplicated_per_group_and_reason)
     ext_binder_free(b);
 }
 
+Test(ext_binder, a_reason_that_is_not_utf8_is_sent_cleaned)
+{
+    struct ext_binder *b = binder(NULL);
+    char *body;
+
+    /* a byte that is no UTF-8 and a euro sign cut after two of its three bytes */
+    cr_expect(ext_binder_rejected(b, "ns", "p-0", "u0", "", "bad \xff cut \xe2\x82"));
+    cr_assert_eq(fake_api_wait_count(fake, "POST", "/events", 1, 10000), 1);
+    body = fake_api_last(fake, "POST", "/events", "body");
+    cr_assert_not_null(body);
+    cr_expect(strstr(body, "bad \xef\xbf\xbd cut \xef\xbf\xbd\xef\xbf\xbd") != NULL, "%s", body);
+    free(body);
+    ext_binder_free(b);
+}
+
 Test(ext_binder, no_events_when_switched_off)
 {
     struct ext_binder_config cfg = {.no_events = true};
