@@ -506,6 +506,41 @@ static enum tpx_code expand_lws(struct ext_manifest *m, const json_t *obj, const
     return TPX_OK;
 }
 
+/* MPIJob (kubeflow.org/v2beta1): the Worker replicas are one group, the ranks of one mpirun;
+ * the Launcher asks for no accelerators, so it is left out with a note. Only what a gang needs:
+ * the mpi-operator's job-name/job-role/replica-index labels and topox.io group annotations. */
+static enum tpx_code expand_mpijob(struct ext_manifest *m, const json_t *obj, const char *src,
+                                   struct tpx_err *err)
+{
+    const json_t *specs = json_object_get(json_object_get(obj, "spec"), "mpiReplicaSpecs");
+    const json_t *worker = json_object_get(specs, "Worker");
+    struct expander x = {m, src, 0, 0};
+    unsigned long n;
+
+    if (!json_is_object(worker)) {
+        m->err_at = specs ? specs : obj;
+        return tpx_err_set(err, TPX_EINVAL, "spec.mpiReplicaSpecs.Worker is missing");
+    }
+    if (get_count(m, worker, "replicas", 1, &n, err) != TPX_OK ||
+        add_job(m, obj, "MPIJob", src, &x.job, err) != TPX_OK ||
+        add_tmpl(m, json_object_get(worker, "template"), &x.tmpl, err) != TPX_OK ||
+        reserve_pods(m, n, err) != TPX_OK || new_replica(m, err) != TPX_OK)
+        return err->code;
+    if (json_object_get(specs, "Launcher"))
+        add_note(m, "%s: MPIJob '%s': the launcher is not placed (it asks for no accelerators)",
+                 src, obj_name(obj));
+    for (unsigned long i = 0; i < n; i++) {
+        struct ext_manifest_pod *p = new_pod(&x, "%s-worker-%lu", obj_name(obj), i);
+        extra(p, false, "training.kubeflow.org/job-name", "%.70s", obj_name(obj));
+        extra(p, false, "training.kubeflow.org/job-role", "worker");
+        extra(p, false, "training.kubeflow.org/replica-index", "%lu", i);
+        extra(p, true, "topox.io/group", "%.30s/%.30s", obj_ns(obj), obj_name(obj));
+        extra(p, true, "topox.io/group-size", "%lu", n);
+        extra(p, true, "topox.io/pod-index", "%lu", i);
+    }
+    return TPX_OK;
+}
+
 /* Prefix err with "FILE:LINE: KIND 'name'": the line where `at` (else obj) starts in file f, or
  * src ("FILE#N") when the file was parsed without positions. */
 static void prefix_at(const struct ext_manifest *m, size_t f, const json_t *at, const json_t *obj,
@@ -559,6 +594,8 @@ static enum tpx_code expand(struct ext_manifest *m, const json_t *obj, const cha
         rc = expand_jobset(m, obj, src, err);
     else if (strcmp(kind, "LeaderWorkerSet") == 0)
         rc = expand_lws(m, obj, src, err);
+    else if (strcmp(kind, "MPIJob") == 0)
+        rc = expand_mpijob(m, obj, src, err);
     else {
         add_note(m, "%s: skipped %s '%s' (no pods to place)", src, kind, obj_name(obj));
         return TPX_OK;
@@ -819,6 +856,11 @@ enum tpx_code ext_manifest_finish(struct ext_manifest *m, struct tpx_err *err)
 const struct pol_pod_facts *ext_manifest_pod_facts(const struct ext_manifest *m, size_t i)
 {
     return &m->pods[i].facts;
+}
+
+const json_t *ext_manifest_pod_template(const struct ext_manifest *m, size_t i)
+{
+    return m->tmpl_json[m->pods[i].tmpl];
 }
 
 /* --- engine info -------------------------------------------------------------------------------

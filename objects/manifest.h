@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* objects/manifest.h - job manifests (LeaderWorkerSet, Deployment, StatefulSet, Job, JobSet, Pod,
- * List) -> the pods their controllers would create, with the labels and annotations those
- * controllers put on real pods, their workloads (pol_workload_infer) and a struct pol_job per
- * object for pol_plan(). Used by `topox plan` and its fuzz target. */
+/* objects/manifest.h - job manifests (LeaderWorkerSet, Deployment, StatefulSet, Job, JobSet,
+ * MPIJob workers, Pod, List) -> the pods their controllers would create, with the labels and
+ * annotations those controllers put on real pods, their workloads (pol_workload_infer) and a struct
+ * pol_job per object for pol_plan(). Used by `topox plan` and its fuzz target. */
 #ifndef TPX_OBJECTS_MANIFEST_H
 #define TPX_OBJECTS_MANIFEST_H
 
@@ -94,6 +94,10 @@ enum tpx_code ext_manifest_finish(struct ext_manifest *m, struct tpx_err *err);
 
 /* Facts of pod i (after _finish). Borrowed until release. */
 const struct pol_pod_facts *ext_manifest_pod_facts(const struct ext_manifest *m, size_t i);
+
+/* The pod template (or Pod) pod i was made from, with its spec.resourceClaims. Borrowed until
+ * release. Valid once the pod exists (before or after _finish). */
+const json_t *ext_manifest_pod_template(const struct ext_manifest *m, size_t i);
 
 /* Engine information of pod i, read from its argv and annotations. Cannot fail. */
 void ext_manifest_engine_info(const struct ext_manifest *m, size_t i, struct ext_engine_info *out);
