@@ -321,6 +321,7 @@ int cmd_plan(int argc, char **argv)
     status = CMD_FAILED;
     if (pol_plan(l, m.pol_jobs, m.njobs, time(NULL), &res, &err) != TPX_OK)
         goto out;
+    ext_dra_reword_rejects(&m, &res);
     view = (struct ext_plan_view){cl.cluster, l, &m, &res};
     if (strcmp(o.output, "table") == 0) {
         if (ext_plan_render_table(&view, &out, &err) != TPX_OK)

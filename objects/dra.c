@@ -529,6 +529,28 @@ enum tpx_code ext_dra_manifest_domains(const struct ext_dra *d, struct ext_manif
     return TPX_OK;
 }
 
+void ext_dra_reword_rejects(const struct ext_manifest *m, struct pol_plan_result *res)
+{
+    for (size_t k = 0; k < res->nrejected; k++) {
+        struct pol_plan_reject *rj = &res->rejected[k];
+        size_t r = m->jobs[rj->job].first_replica + rj->replica;
+        const struct pol_workload *wl = &m->wl[m->replica_first_pod[r]];
+        const char *has = strstr(rj->reason, "the largest here has ");
+        const char *end = has ? strstr(has, ")") : NULL;
+        char why[512];
+
+        if (!wl->tp_source || strcmp(wl->tp_source, "ComputeDomain") != 0 || !has || !end)
+            continue;
+        snprintf(why, sizeof(why),
+                 "%.200s needs one multi-node NVLink domain (clique) with %u free GPUs for its %u "
+                 "pods; %.*s",
+                 wl->display, wl->tp, wl->group_size, (int)(end + 1 - has), has);
+        memcpy(rj->reason, why,
+               sizeof(rj->reason) < sizeof(why) ? sizeof(rj->reason) : sizeof(why));
+        rj->reason[sizeof(rj->reason) - 1] = '\0';
+    }
+}
+
 void ext_dra_release(struct ext_dra *d)
 {
     if (!d)

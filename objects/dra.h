@@ -121,6 +121,11 @@ enum tpx_code ext_dra_manifest_domains(const struct ext_dra *d, struct ext_manif
                                        void (*note)(void *ctx, const char *line), void *ctx,
                                        struct tpx_err *err);
 
+/* After pol_plan(): say a rejected ComputeDomain group's shortfall in its own words (the policy
+ * speaks of a tensor-parallel size and suggests pipeline stages, which a ComputeDomain cannot
+ * take). Cannot fail. */
+void ext_dra_reword_rejects(const struct ext_manifest *m, struct pol_plan_result *res);
+
 void ext_dra_release(struct ext_dra *d); /* safe twice */
 
 #endif
