@@ -33,7 +33,8 @@ static const char usage[] =
     "pipeline estimates per replica and the replicas that cannot be placed, with the reason.\n"
     "\n"
     "  -f, --filename FILE  job manifest, YAML or JSON, multi-document (repeatable; - is stdin):\n"
-    "                       LeaderWorkerSet, Deployment, StatefulSet, Job, JobSet, Pod, List\n"
+    "                       LeaderWorkerSet, Deployment, StatefulSet, Job, JobSet, MPIJob,\n"
+    "                       Pod, List (ResourceClaimTemplates, ComputeDomains: see docs/dra.md)\n"
     "  --nodes FILE         Node objects as `kubectl get nodes -o json|yaml` prints them\n"
     "                       (repeatable)\n"
     "  --pods FILE          bound pods (`kubectl get pods -A -o json`): their accelerators are\n"
@@ -221,7 +222,7 @@ static enum tpx_code manifest_dra(struct ext_manifest *m, struct ext_dra *dra, s
     }
     if (!dra->finished)
         ext_dra_finish(dra);
-    return ext_dra_manifest_demand(dra, m, err);
+    return ext_dra_manifest_demand(dra, m, plan_note, NULL, err);
 }
 
 static void print_explain(FILE *f, const struct ext_cluster_load_result *cl)

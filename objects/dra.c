@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "objects/manifest.h"
+#include "objects/podfacts.h"
+#include "topology/labels.h"
 
 #define LIST_DEPTH_MAX 4
 
@@ -399,6 +401,25 @@ static const struct ext_dra_domain *domain_of(const struct ext_dra *d, const cha
     return NULL;
 }
 
+/* The ComputeDomain whose channel template pod claims, or NULL. */
+static const struct ext_dra_domain *claimed_domain(const struct ext_dra *d, const json_t *pod,
+                                                   const char *ns)
+{
+    size_t i;
+    const json_t *rc;
+
+    json_array_foreach(jget(jget(pod, "spec"), "resourceClaims"), i, rc)
+    {
+        const char *tmpl = jstr(rc, "resourceClaimTemplateName");
+        const struct ext_dra_domain *c;
+        if (!tmpl)
+            tmpl = jstr(jget(rc, "source"), "resourceClaimTemplateName");
+        if (tmpl && (c = domain_of(d, ns, tmpl)) != NULL)
+            return c;
+    }
+    return NULL;
+}
+
 enum tpx_code ext_dra_pod_demand(const struct ext_dra *d, const json_t *pod, const char *ns,
                                  unsigned *accel, const struct ext_dra_domain **domain,
                                  struct tpx_err *err)
@@ -408,7 +429,7 @@ enum tpx_code ext_dra_pod_demand(const struct ext_dra *d, const json_t *pod, con
 
     *accel = 0;
     if (domain)
-        *domain = NULL;
+        *domain = claimed_domain(d, pod, ns);
     json_array_foreach(jget(jget(pod, "spec"), "resourceClaims"), i, rc)
     {
         const char *claim = jstr(rc, "resourceClaimName");
@@ -420,22 +441,20 @@ enum tpx_code ext_dra_pod_demand(const struct ext_dra *d, const json_t *pod, con
             claim = jstr(jget(rc, "source"), "resourceClaimName");
             tmpl = jstr(jget(rc, "source"), "resourceClaimTemplateName");
         }
-        if (tmpl && domain && !*domain)
-            *domain = domain_of(d, ns, tmpl);
         if (tmpl && domain_of(d, ns, tmpl))
             continue; /* a ComputeDomain channel: no GPUs */
         if (claim) {
             snprintf(what, sizeof(what), "ResourceClaim '%.200s'", claim);
             o = find_named(d->claims, ns, claim);
             if (!o)
-                return tpx_err_set(err, TPX_EINVAL, "%s is not in the snapshot or manifests", what);
+                return tpx_err_set(err, TPX_ENOENT, "%s is not in the snapshot or manifests", what);
             if (spec_demand(d, jget(o, "spec"), what, accel, err) != TPX_OK)
                 return err->code;
         } else if (tmpl) {
             snprintf(what, sizeof(what), "ResourceClaimTemplate '%.200s'", tmpl);
             o = find_named(d->templates, ns, tmpl);
             if (!o)
-                return tpx_err_set(err, TPX_EINVAL, "%s is not in the snapshot or manifests", what);
+                return tpx_err_set(err, TPX_ENOENT, "%s is not in the snapshot or manifests", what);
             if (spec_demand(d, jget(jget(o, "spec"), "spec"), what, accel, err) != TPX_OK)
                 return err->code;
         }
@@ -443,7 +462,30 @@ enum tpx_code ext_dra_pod_demand(const struct ext_dra *d, const json_t *pod, con
     return TPX_OK;
 }
 
+enum tpx_code ext_dra_extended_demand(const struct ext_dra *d, const json_t *pod, unsigned *accel,
+                                      const char **resource, struct tpx_err *err)
+{
+    *accel = 0;
+    *resource = NULL;
+    for (size_t i = 0; i < d->ncls && *accel == 0; i++) {
+        struct topo_label_config cfg = *topo_label_config_default();
+        const char *one[1];
+
+        if (!d->cls[i].accel || !d->cls[i].ext_resource)
+            continue;
+        one[0] = d->cls[i].ext_resource;
+        cfg.resources = one;
+        cfg.nresources = 1;
+        if (ext_pod_accel(pod, &cfg, accel, NULL, err) != TPX_OK)
+            return err->code;
+        if (*accel)
+            *resource = d->cls[i].ext_resource;
+    }
+    return TPX_OK;
+}
+
 enum tpx_code ext_dra_manifest_demand(const struct ext_dra *d, struct ext_manifest *m,
+                                      void (*note)(void *ctx, const char *line), void *ctx,
                                       struct tpx_err *err)
 {
     const char *res = ext_dra_resource(d);
@@ -451,11 +493,28 @@ enum tpx_code ext_dra_manifest_demand(const struct ext_dra *d, struct ext_manife
     for (size_t t = 0; t < m->ntmpl; t++) {
         struct pol_pod_facts *f = &m->tmpl[t].facts;
         unsigned extra = 0;
+        const char *ext = NULL;
 
-        if (ext_dra_pod_demand(d, m->tmpl_json[t], f->ns, &extra, NULL, err) != TPX_OK) {
+        if (ext_dra_pod_demand(d, m->tmpl_json[t], f->ns, &extra, NULL, err) == TPX_ENOENT) {
+            /* a claim made elsewhere: its GPUs, if any, are unknown here */
+            if (note) {
+                char line[400];
+                snprintf(line, sizeof(line),
+                         "pod template '%.60s': %.300s; its devices are not counted",
+                         f->name ? f->name : "?", err->msg);
+                note(ctx, line);
+            }
+            *err = (struct tpx_err)TPX_ERR_INIT;
+            extra = 0;
+        }
+        if (err->code != TPX_OK ||
+            (f->accel == 0 && extra == 0 &&
+             ext_dra_extended_demand(d, m->tmpl_json[t], &extra, &ext, err) != TPX_OK)) {
             tpx_err_prefix(err, "pod template '%s'", f->name ? f->name : "?");
             return err->code;
         }
+        if (ext)
+            f->resource = res; /* the nodes carry DRA GPUs under ext_dra_resource() */
         if (extra == 0)
             continue;
         f->accel += extra;
@@ -477,12 +536,7 @@ enum tpx_code ext_dra_manifest_domains(const struct ext_dra *d, struct ext_manif
 
         for (size_t r = 0; r < m->nreplicas; r++) {
             for (size_t i = m->replica_first_pod[r]; i < m->replica_first_pod[r + 1]; i++) {
-                const struct ext_dra_domain *got = NULL;
-                unsigned a;
-                if (ext_dra_pod_demand(d, ext_manifest_pod_template(m, i), cd->ns, &a, &got, err) !=
-                    TPX_OK)
-                    return err->code;
-                if (got != cd)
+                if (claimed_domain(d, ext_manifest_pod_template(m, i), cd->ns) != cd)
                     continue;
                 if (replica != (size_t)-1 && replica != r)
                     return tpx_err_set(err, TPX_EINVAL,

@@ -96,17 +96,26 @@ bool ext_dra_claim_allocated(const struct ext_dra *d, const char *ns, const char
  * object without one matches any) whose class is an accelerator class: exactly.count (v1) or count
  * (v1beta1), 1 by default; allocationMode All counts the class's devices on no node, so it is
  * refused. *domain (may be NULL) receives the ComputeDomain whose channel template the pod claims,
- * or NULL. TPX_EINVAL naming the claim for a claim or template that is not found, or for
- * allocationMode All.
+ * or NULL. TPX_ENOENT naming the claim for a claim or template that is not found; TPX_EINVAL
+ * for allocationMode All.
  */
 enum tpx_code ext_dra_pod_demand(const struct ext_dra *d, const json_t *pod, const char *ns,
                                  unsigned *accel, const struct ext_dra_domain **domain,
                                  struct tpx_err *err);
 
+/* Accelerators a pod asks for through an extended resource that an accelerator DeviceClass maps
+ * (spec.extendedResourceName, KEP-5004), counted as ext_pod_accel() counts resources; *resource
+ * receives that name (borrowed) or NULL. TPX_EINVAL for a bad quantity. */
+enum tpx_code ext_dra_extended_demand(const struct ext_dra *d, const json_t *pod, unsigned *accel,
+                                      const char **resource, struct tpx_err *err);
+
 /* Add each manifest template's claim demand to its facts (before ext_manifest_finish()), with
  * ext_dra_resource() as the resource when the template names none. Errors as
- * ext_dra_pod_demand(), prefixed with the template's pod name. */
+ * ext_dra_pod_demand(), prefixed with the template's pod name, except that a claim or template
+ * that is not found is a note (note may be NULL) and counts nothing. A template that asks for no
+ * accelerator the default resources know and claims none takes ext_dra_extended_demand(). */
 enum tpx_code ext_dra_manifest_demand(const struct ext_dra *d, struct ext_manifest *m,
+                                      void (*note)(void *ctx, const char *line), void *ctx,
                                       struct tpx_err *err);
 
 /*

@@ -96,7 +96,7 @@ Test(ext_dra, quickstart_template_demand_v1beta1_count)
                  err.msg);
     cr_expect_eq(accel, 2);
     /* another namespace does not see the template */
-    cr_expect_eq(ext_dra_pod_demand(&dra, pod, "elsewhere", &accel, NULL, &err), TPX_EINVAL);
+    cr_expect_eq(ext_dra_pod_demand(&dra, pod, "elsewhere", &accel, NULL, &err), TPX_ENOENT);
     cr_expect(strstr(err.msg, "ResourceClaimTemplate 'double-gpu'") != NULL, "%s", err.msg);
 }
 
@@ -165,7 +165,7 @@ Test(ext_dra, computedomain_claimants_are_one_group_in_one_domain)
     cr_assert_eq(dra.ncd, 1);
     cr_expect_eq(dra.cd[0].num_nodes, 4);
     cr_expect_str_eq(dra.cd[0].channel_template, "nvbandwidth-test-compute-domain-channel");
-    cr_assert_eq(ext_dra_manifest_demand(&dra, &m, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(ext_dra_manifest_demand(&dra, &m, NULL, NULL, &err), TPX_OK, "%s", err.msg);
     cr_assert_eq(ext_manifest_finish(&m, &err), TPX_OK, "%s", err.msg);
     cr_assert_eq(ext_dra_manifest_domains(&dra, &m, note_count, &notes, &err), TPX_OK, "%s",
                  err.msg);
@@ -178,5 +178,69 @@ Test(ext_dra, computedomain_claimants_are_one_group_in_one_domain)
         cr_expect_eq(m.wl[i].accel_per_pod, 2, "the channel claim holds no GPU");
         cr_expect_eq(m.wl[i].tp, 8, "one clique for all 8 GPUs");
     }
+    ext_manifest_release(&m);
+}
+
+/* The driver's e2e test makes a DeviceClass with a custom extendedResourceName for one GPU. */
+Test(ext_dra, extended_resource_name_of_a_device_class_is_demand)
+{
+    struct tpx_err err = TPX_ERR_INIT;
+    const char *text = "apiVersion: resource.k8s.io/v1\n"
+                       "kind: DeviceClass\n"
+                       "metadata: {name: custom-gpu}\n"
+                       "spec:\n"
+                       "  extendedResourceName: example.com/custom-gpu\n"
+                       "  selectors:\n"
+                       "  - cel: {expression: \"device.driver == 'gpu.nvidia.com' && "
+                       "device.attributes['gpu.nvidia.com'].uuid == 'GPU-1'\"}\n"
+                       "---\n"
+                       "apiVersion: v1\n"
+                       "kind: Pod\n"
+                       "metadata: {name: p}\n"
+                       "spec:\n"
+                       "  containers:\n"
+                       "  - name: c\n"
+                       "    resources: {limits: {example.com/custom-gpu: 1}}\n";
+    unsigned accel = 0;
+    const char *res = NULL;
+
+    cr_assert_eq(ext_yaml_parse(text, strlen(text), "inline", &docs[0], &err), TPX_OK, "%s",
+                 err.msg);
+    ndocs = 1;
+    cr_assert_eq(ext_dra_add_docs(&dra, docs[0].docs, docs[0].n, &err), TPX_OK, "%s", err.msg);
+    ext_dra_finish(&dra);
+    cr_assert_eq(ext_dra_extended_demand(&dra, docs[0].docs[1], &accel, &res, &err), TPX_OK, "%s",
+                 err.msg);
+    cr_expect_eq(accel, 1);
+    cr_expect_str_eq(res, "example.com/custom-gpu");
+    cr_expect_str_eq(ext_dra_resource(&dra), "example.com/custom-gpu");
+}
+
+/* A template that claims something the snapshot and manifests do not hold is a note, not an
+ * error: the pod's other requests still count. */
+Test(ext_dra, missing_claim_template_is_a_note)
+{
+    struct tpx_err err = TPX_ERR_INIT;
+    struct ext_manifest m;
+    const char *text = "apiVersion: v1\n"
+                       "kind: Pod\n"
+                       "metadata: {name: p}\n"
+                       "spec:\n"
+                       "  containers:\n"
+                       "  - name: c\n"
+                       "    resources: {limits: {nvidia.com/gpu: 2}}\n"
+                       "  resourceClaims:\n"
+                       "  - {name: x, resourceClaimTemplateName: made-elsewhere}\n";
+    int notes = 0;
+
+    ext_manifest_init(&m);
+    cr_assert_eq(ext_yaml_parse(text, strlen(text), "inline", &docs[0], &err), TPX_OK);
+    cr_assert_eq(ext_manifest_add_docs(&m, &docs[0], "inline", &err), TPX_OK, "%s", err.msg);
+    ext_dra_finish(&dra);
+    cr_assert_eq(ext_dra_manifest_demand(&dra, &m, note_count, &notes, &err), TPX_OK, "%s",
+                 err.msg);
+    cr_expect_eq(notes, 1);
+    cr_assert_eq(ext_manifest_finish(&m, &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(m.wl[0].accel_per_pod, 2);
     ext_manifest_release(&m);
 }
