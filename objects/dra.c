@@ -99,6 +99,7 @@ static enum tpx_code add_slice(struct ext_dra *d, const json_t *obj, struct tpx_
     size_t i;
     const json_t *dev;
 
+    d->finished = false; /* the devices must be sorted again */
     if (!driver)
         return tpx_err_set(err, TPX_EINVAL, "ResourceSlice '%s': spec.driver is missing",
                            sname ? sname : "?");
@@ -262,16 +263,33 @@ enum tpx_code ext_dra_add_docs(struct ext_dra *d, json_t *const *docs, size_t nd
     return TPX_OK;
 }
 
+/* Order by driver, pool and name: how claims name a device. */
+static int by_key(const void *pa, const void *pb)
+{
+    const struct ext_dra_device *a = pa, *b = pb;
+    int c = strcmp(a->driver, b->driver);
+
+    if (!c)
+        c = strcmp(a->pool, b->pool);
+    return c ? c : strcmp(a->name, b->name);
+}
+
+/* Order by node (pools on no node last), then by key. */
+static int by_node(const void *pa, const void *pb)
+{
+    const struct ext_dra_device *a = pa, *b = pb;
+    int c = !a->node || !b->node ? (a->node == NULL) - (b->node == NULL) : strcmp(a->node, b->node);
+
+    return c ? c : by_key(pa, pb);
+}
+
 static struct ext_dra_device *find_device(struct ext_dra *d, const char *driver, const char *pool,
                                           const char *name)
 {
-    for (size_t i = 0; i < d->ndev; i++) {
-        struct ext_dra_device *x = &d->dev[i];
-        if (strcmp(x->driver, driver) == 0 && strcmp(x->pool, pool) == 0 &&
-            strcmp(x->name, name) == 0)
-            return x;
-    }
-    return NULL;
+    struct ext_dra_device key = {
+        .driver = (char *)driver, .pool = (char *)pool, .name = (char *)name};
+
+    return d->ndev ? bsearch(&key, d->dev, d->ndev, sizeof(*d->dev), by_key) : NULL;
 }
 
 /* status.allocation.devices.results of a claim (empty when it is not allocated). */
@@ -285,6 +303,8 @@ void ext_dra_finish(struct ext_dra *d)
     size_t i;
     const json_t *claim;
 
+    if (d->ndev)
+        qsort(d->dev, d->ndev, sizeof(*d->dev), by_key);
     json_array_foreach(d->claims, i, claim)
     {
         size_t k;
@@ -300,17 +320,28 @@ void ext_dra_finish(struct ext_dra *d)
                 x->taken = true;
         }
     }
+    /* then by node, so a node's devices are one run that ext_dra_node_count() finds by halving */
+    if (d->ndev)
+        qsort(d->dev, d->ndev, sizeof(*d->dev), by_node);
     d->finished = true;
 }
 
 void ext_dra_node_count(const struct ext_dra *d, const char *node, unsigned *total, unsigned *taken)
 {
+    size_t lo = 0, hi = d->ndev;
+
     *total = *taken = 0;
-    for (size_t i = 0; i < d->ndev; i++) {
-        const struct ext_dra_device *x = &d->dev[i];
-        if (x->accel && x->node && strcmp(x->node, node) == 0) {
+    while (lo < hi) { /* the first device on node or after it */
+        size_t mid = lo + (hi - lo) / 2;
+        if (d->dev[mid].node && strcmp(d->dev[mid].node, node) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < d->ndev && d->dev[i].node && strcmp(d->dev[i].node, node) == 0; i++) {
+        if (d->dev[i].accel) {
             (*total)++;
-            *taken += x->taken;
+            *taken += d->dev[i].taken;
         }
     }
 }

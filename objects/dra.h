@@ -58,7 +58,7 @@ struct ext_dra {
     size_t ncd, acd;
     json_t *claims;    /* array of ResourceClaim objects */
     json_t *templates; /* array of ResourceClaimTemplate objects */
-    bool finished;
+    bool finished;     /* devices sorted and marked since the last slice came in */
 };
 
 /* Most devices one snapshot may list; more is TPX_ETOOBIG. */
@@ -72,14 +72,15 @@ void ext_dra_init(struct ext_dra *d);
 enum tpx_code ext_dra_add_docs(struct ext_dra *d, json_t *const *docs, size_t ndocs,
                                struct tpx_err *err);
 
-/* Decide which classes and devices are accelerators and mark the devices allocated claims hold.
- * Cannot fail. */
+/* Mark the devices allocated claims hold and sort the devices by node (the getters below need
+ * it; a slice added later needs another finish). O(n log n). Cannot fail. */
 void ext_dra_finish(struct ext_dra *d);
 
 /* True for the kinds ext_dra_add_docs() takes (so other loaders can skip them quietly). */
 bool ext_dra_is_kind(const char *kind);
 
-/* Accelerator devices on node: all of them (*total) and those allocated claims hold (*taken). */
+/* Accelerator devices on node: all of them (*total) and those allocated claims hold (*taken).
+ * After ext_dra_finish(); O(log n). */
 void ext_dra_node_count(const struct ext_dra *d, const char *node, unsigned *total,
                         unsigned *taken);
 

@@ -122,6 +122,13 @@ Test(ext_dra, snapshot_capacity_minus_allocated_claims)
     ext_dra_node_count(&dra, "gpu-node-a", &total, &taken);
     cr_expect_eq(total, 4);
     cr_expect_eq(taken, 4, "3 by the trainer's claim, 1 by the notebook's extended resource");
+    ext_dra_node_count(&dra, "gpu-node-b", &total, &taken);
+    cr_expect_eq(total, 4);
+    cr_expect_eq(taken, 0);
+    ext_dra_node_count(&dra, "gpu-node-0", &total, &taken); /* sorts before every node */
+    cr_expect_eq(total, 0);
+    ext_dra_node_count(&dra, "gpu-node-z", &total, &taken); /* and after */
+    cr_expect_eq(total, 0);
     cr_expect_eq(dra.dev[0].numa, -1);
     cr_expect_str_eq(dra.dev[2].pcie_root, "pci0000:40");
     cr_assert_eq(ext_cluster_load_snapshot(docs[0].docs, docs[0].n, "snap", NULL, &dra, &cl, &err),
