@@ -359,3 +359,27 @@ Test(ext_manifest, workload_errors_in_flow_annotations_and_lists)
                         "f.yaml:11: LeaderWorkerSet 'default/l': pod 'l-0': annotation "
                         "'topox.io/pipeline-scope'");
 }
+
+/* The nvbandwidth demo's MPIJob: 4 workers are one group (the ranks of one mpirun); the launcher
+ * asks for no accelerators and is left out with a note. */
+Test(ext_manifest, mpijob_workers_are_one_group)
+{
+    load(TPX_FIXTURES "/dra/dra-computedomain-nvbandwidth-mpijob-4node.yaml");
+    cr_assert_eq(m.njobs, 1);
+    cr_expect_str_eq(m.jobs[0].kind, "MPIJob");
+    cr_assert_eq(m.nreplicas, 1);
+    cr_assert_eq(replica_size(0), 4);
+    cr_expect_str_eq(m.names[3], "nvbandwidth-test-worker-3");
+    cr_expect_str_eq(label(3, "training.kubeflow.org/job-role"), "worker");
+    cr_expect_str_eq(label(3, "training.kubeflow.org/replica-index"), "3");
+    cr_expect_str_eq(annotation(3, "topox.io/group"), "default/nvbandwidth-test");
+    for (size_t i = 0; i < 4; i++) {
+        cr_expect_str_eq(m.wl[i].group, "default/default/nvbandwidth-test");
+        cr_expect_eq(m.wl[i].group_size, 4);
+        cr_expect_eq(m.wl[i].pod_index, (int)i);
+        cr_expect_eq(m.wl[i].accel_per_pod, 2);
+    }
+    cr_expect(m.nnotes >= 1);
+    cr_expect(strstr(m.notes[m.nnotes - 1], "launcher is not placed") != NULL, "%s",
+              m.notes[m.nnotes - 1]);
+}
