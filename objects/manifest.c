@@ -16,6 +16,7 @@
 #include "common/cmdline.h"
 #include "common/grow.h"
 #include "common/hash.h"
+#include "objects/dra.h"
 
 #define EXTRA_MAX 12
 #define EXTRA_LEN 72
@@ -596,6 +597,8 @@ static enum tpx_code expand(struct ext_manifest *m, const json_t *obj, const cha
         rc = expand_lws(m, obj, src, err);
     else if (strcmp(kind, "MPIJob") == 0)
         rc = expand_mpijob(m, obj, src, err);
+    else if (ext_dra_is_kind(kind))
+        return TPX_OK; /* no pods, but objects/dra.c reads it (claim demand, ComputeDomains) */
     else {
         add_note(m, "%s: skipped %s '%s' (no pods to place)", src, kind, obj_name(obj));
         return TPX_OK;
