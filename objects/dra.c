@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "objects/manifest.h"
 #include "objects/podfacts.h"
 #include "topology/labels.h"
@@ -62,23 +63,6 @@ bool ext_dra_is_kind(const char *kind)
     return false;
 }
 
-/* Grow *arr (elements of size sz) to hold one more than *n. */
-static bool grow(void **arr, size_t *n, size_t *a, size_t sz)
-{
-    void *na;
-    size_t nn;
-
-    if (*n < *a)
-        return true;
-    nn = *a ? *a * 2 : 16;
-    na = realloc(*arr, nn * sz);
-    if (!na)
-        return false;
-    *arr = na;
-    *a = nn;
-    return true;
-}
-
 /* A device attribute's value (v1: attributes.K.{string,int}; v1beta1: basic.attributes). */
 static const json_t *attr(const json_t *dev, const char *key)
 {
@@ -115,7 +99,7 @@ static enum tpx_code add_slice(struct ext_dra *d, const json_t *obj, struct tpx_
                                sname ? sname : "?", i);
         if (d->ndev >= EXT_DRA_MAX_DEVICES)
             return tpx_err_set(err, TPX_ETOOBIG, "more than %u DRA devices", EXT_DRA_MAX_DEVICES);
-        if (!grow((void **)&d->dev, &d->ndev, &d->adev, sizeof(*d->dev)))
+        if (!TPX_GROW(d->dev, d->adev, d->ndev + 1))
             return tpx_err_set(err, TPX_ENOMEM, "dra: out of memory");
         x = &d->dev[d->ndev++];
         memset(x, 0, sizeof(*x));
@@ -172,7 +156,7 @@ static enum tpx_code add_class(struct ext_dra *d, const json_t *obj, struct tpx_
 
     if (!name)
         return tpx_err_set(err, TPX_EINVAL, "DeviceClass: metadata.name is missing");
-    if (!grow((void **)&d->cls, &d->ncls, &d->acls, sizeof(*d->cls)))
+    if (!TPX_GROW(d->cls, d->acls, d->ncls + 1))
         return tpx_err_set(err, TPX_ENOMEM, "dra: out of memory");
     c = &d->cls[d->ncls++];
     memset(c, 0, sizeof(*c));
@@ -199,7 +183,7 @@ static enum tpx_code add_domain(struct ext_dra *d, const json_t *obj, struct tpx
 
     if (!tmpl)
         return TPX_OK; /* no channel: no claimant can name it */
-    if (!grow((void **)&d->cd, &d->ncd, &d->acd, sizeof(*d->cd)))
+    if (!TPX_GROW(d->cd, d->acd, d->ncd + 1))
         return tpx_err_set(err, TPX_ENOMEM, "dra: out of memory");
     c = &d->cd[d->ncd++];
     c->ns = dup_or_null(meta_str(obj, "namespace"));
