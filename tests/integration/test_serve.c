@@ -325,8 +325,12 @@ Test(serve, tp16_on_8gpu_nodes_is_unresolvable_with_the_reason)
 
 Test(serve, reserved_rack_refused_to_another_group_until_expiry)
 {
+    /* topox books reservations in whole seconds (time(NULL)): one made at second t with TTL T
+     * goes at the first filter or bind in second t + T, so it holds between T - 1 and T seconds.
+     * With 1s it could be gone by the very next call (1 run in ~40 under load, every third when
+     * the bind came at .999 s); 2s holds at least one second, ample for the filter right after. */
     const char *args[] = {"--cluster", "racks=2,nodes-per-rack=2,gpus-per-node=8",
-                          "--reservation-ttl", "1s", NULL};
+                          "--reservation-ttl", "2s", NULL};
     char names[4][32];
     size_t n = node_names(2, 2, names);
     struct server s;
@@ -361,7 +365,8 @@ Test(serve, reserved_rack_refused_to_another_group_until_expiry)
             json_object_get(json_object_get(f, "FailedAndUnresolvableNodes"), mate));
     cr_expect_not_null(why, "the refusal needs a reason");
     json_decref(f);
-    /* after the TTL the reservation is released and the node is free again */
+    /* 2.2 s after the filter, so more than 2 s after the bind: the TTL has passed, the
+     * reservation is released and the node is free again */
     nanosleep(&ts, NULL);
     f = call_json(s.port, "/filter", req, &status);
     cr_expect_eq(json_array_size(json_object_get(f, "NodeNames")), 1,
