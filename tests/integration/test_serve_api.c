@@ -51,10 +51,36 @@ static struct world *cur;
 
 static void proxy_stop(struct proxy *p);
 
+/* With TPX_TEST_LOG_DIR set, what topox has logged so far and every request the fake API server
+ * saw go to DIR/serve_api.TEST.PID.log (appended: a restart adds the next server's), to read
+ * when a run under load fails somewhere the assertion alone does not explain. */
+static void keep_log(struct world *w)
+{
+    const char *dir = getenv("TPX_TEST_LOG_DIR");
+    char path[512];
+    char *reqs;
+    FILE *f;
+
+    if (!dir || !*dir || !w->running)
+        return;
+    snprintf(path, sizeof(path), "%s/serve_api.%s.%ld.log", dir, criterion_current_test->name,
+             (long)getpid());
+    f = fopen(path, "a");
+    if (!f)
+        return;
+    server_drain(&w->srv);
+    reqs = fake_api_log(w->api);
+    fprintf(f, "== topox (pid %ld) logged:\n%s== the fake API server was asked:\n%s",
+            (long)w->srv.pid, w->srv.log ? w->srv.log : "", reqs);
+    free(reqs);
+    fclose(f);
+}
+
 static void teardown(void)
 {
     if (!cur)
         return;
+    keep_log(cur);
     if (cur->running)
         server_stop(&cur->srv);
     proxy_stop(cur->proxy);
@@ -173,6 +199,7 @@ static void stop(struct world *w)
     char why[6000];
     int status;
 
+    keep_log(w);
     w->running = false;
     status = server_stop_checked(&w->srv, why, sizeof(why));
     cr_expect_eq(status, 0, "SIGTERM must drain and exit 0, not %d; the log ends:\n%s", status,
@@ -181,6 +208,7 @@ static void stop(struct world *w)
 
 static void kill_hard(struct world *w)
 {
+    keep_log(w);
     kill(w->srv.pid, SIGKILL);
     w->running = false;
     server_stop(&w->srv);
