@@ -4,6 +4,7 @@
 #include "objects/yamljson.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,12 +16,10 @@
 #include "common/buf.h"
 #include "common/jsonstr.h"
 
-/* Limits that make hostile documents fail fast instead of eating memory: a real manifest is a few
- * hundred values deep at most, and aliases may expand a document to at most ALIAS_FACTOR times its
- * own node count (plus a little slack for small files), so a "billion laughs" stops early. */
-#define MAX_DEPTH 256
-#define ALIAS_FACTOR 4
-#define ALIAS_SLACK 100000
+/* The budgets of yamljson.h make hostile documents fail fast instead of eating memory: a real
+ * manifest is a few dozen values deep, and aliases may expand a document to at most a few times
+ * its own node count and byte length (plus slack for small files), so a "billion laughs" stops
+ * early. */
 
 /* One recorded position. seq orders the records of one address: a value freed during the parse
  * (a duplicate key's first value, a merged mapping's copy) may leave its address to a later one,
@@ -37,6 +36,8 @@ struct conv {
     const char *name;
     size_t values; /* JSON values created so far */
     size_t budget; /* most values this document may expand to */
+    size_t *bytes; /* string and key bytes made so far in the stream */
+    size_t bytes_budget;
     struct tpx_err *err;
     struct ext_yaml_docs *out; /* where marks go; NULL when positions are not recorded */
     size_t amarks;
@@ -122,7 +123,25 @@ static bool one_of(const char *s, const char *const *words)
     return false;
 }
 
-/* The YAML 1.2 core schema for plain scalars; quoted scalars are always strings. */
+static enum tpx_code too_big(struct conv *cv, yaml_node_t *node, const char *what)
+{
+    return tpx_err_set(cv->err, TPX_ETOOBIG, "%s:%zu:%zu: %s", cv->name, node->start_mark.line + 1,
+                       node->start_mark.column + 1, what);
+}
+
+/* Charge n string or key bytes made at node to the stream's byte budget. */
+static bool spend_bytes(struct conv *cv, yaml_node_t *node, size_t n)
+{
+    if (n > cv->bytes_budget - *cv->bytes) {
+        too_big(cv, node, "document expands to too many bytes (alias of a long string?)");
+        return false;
+    }
+    *cv->bytes += n;
+    return true;
+}
+
+/* The YAML 1.2 core schema for plain scalars; quoted scalars are always strings. Numbers that do
+ * not fit an int64 or a finite double keep their text (jansson has no value for them). */
 static json_t *scalar(yaml_node_t *node)
 {
     static const char *const nulls[] = {"", "~", "null", "Null", "NULL", NULL};
@@ -149,21 +168,24 @@ static json_t *scalar(yaml_node_t *node)
             return json_integer(v);
         return json_stringn(s, len); /* too large for an integer: keep the text */
     }
-    if (is_float(s))
-        return json_real(strtod(s, NULL));
+    if (is_float(s)) {
+        double d = strtod(s, NULL);
+
+        if (isfinite(d))
+            return json_real(d);
+    }
     return json_stringn(s, len);
 }
 
-static enum tpx_code too_big(struct conv *cv, yaml_node_t *node, const char *what)
-{
-    return tpx_err_set(cv->err, TPX_ETOOBIG, "%s:%zu:%zu: %s", cv->name, node->start_mark.line + 1,
-                       node->start_mark.column + 1, what);
-}
-
 /* Copy the keys of `from` (a mapping, or a sequence of mappings) into obj where obj lacks them:
- * explicit keys always win over merged ones. */
+ * explicit keys always win over merged ones. Each step and each copied key is charged to the
+ * budgets, and the depth is checked, since an anchor may name a sequence that holds itself. */
 static enum tpx_code merge_into(struct conv *cv, json_t *obj, yaml_node_t *from, unsigned depth)
 {
+    if (depth > EXT_YAML_MAX_DEPTH)
+        return too_big(cv, from, "nesting too deep (recursive alias?)");
+    if (++cv->values > cv->budget)
+        return too_big(cv, from, "document expands to too many values (alias bomb?)");
     if (from->type == YAML_SEQUENCE_NODE) {
         for (yaml_node_item_t *it = from->data.sequence.items.start;
              it < from->data.sequence.items.top; it++) {
@@ -186,11 +208,21 @@ static enum tpx_code merge_into(struct conv *cv, json_t *obj, yaml_node_t *from,
         return cv->err->code;
     json_object_foreach(src, key, val)
     {
-        if (!json_object_get(obj, key))
-            json_object_set(obj, key, val);
+        if (json_object_get(obj, key))
+            continue;
+        if (++cv->values > cv->budget) {
+            too_big(cv, from, "document expands to too many values (alias bomb?)");
+            break;
+        }
+        if (!spend_bytes(cv, from, strlen(key)))
+            break;
+        if (json_object_set(obj, key, val) != 0) {
+            tpx_err_set(cv->err, TPX_ENOMEM, "%s: out of memory", cv->name);
+            break;
+        }
     }
     json_decref(src);
-    return TPX_OK;
+    return cv->err->code;
 }
 
 static json_t *mapping(struct conv *cv, yaml_node_t *node, unsigned depth)
@@ -217,7 +249,11 @@ static json_t *mapping(struct conv *cv, yaml_node_t *node, unsigned depth)
             is_merge = k->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
                        strcmp((const char *)k->data.scalar.value, "<<") == 0;
             if (pass == 0 && !is_merge) {
-                json_t *jv = convert(cv, v, depth + 1);
+                json_t *jv;
+
+                if (!spend_bytes(cv, k, k->data.scalar.length))
+                    goto fail;
+                jv = convert(cv, v, depth + 1);
                 if (!jv)
                     goto fail;
                 if (json_object_setn_new(obj, (const char *)k->data.scalar.value,
@@ -241,7 +277,7 @@ static json_t *convert(struct conv *cv, yaml_node_t *node, unsigned depth)
 {
     json_t *v = NULL;
 
-    if (depth > MAX_DEPTH) {
+    if (depth > EXT_YAML_MAX_DEPTH) {
         too_big(cv, node, "nesting too deep (recursive alias?)");
         return NULL;
     }
@@ -251,6 +287,8 @@ static json_t *convert(struct conv *cv, yaml_node_t *node, unsigned depth)
     }
     switch (node->type) {
     case YAML_SCALAR_NODE:
+        if (!spend_bytes(cv, node, node->data.scalar.length))
+            return NULL;
         v = scalar(node);
         if (v && !record(cv, v, node)) {
             json_decref(v);
@@ -365,15 +403,21 @@ enum tpx_code ext_yaml_parse_opts(const char *data, size_t len, const char *name
     yaml_parser_t parser;
     enum tpx_code rc = TPX_OK;
     size_t amarks = 0;
+    size_t bytes = 0;
+    size_t bytes_budget = len * EXT_YAML_BYTES_FACTOR + EXT_YAML_BYTES_SLACK;
 
     memset(out, 0, sizeof(*out));
+    if (len > EXT_YAML_MAX_INPUT)
+        return tpx_err_set(err, TPX_ETOOBIG, "%s:1:1: input larger than %zu bytes", name,
+                           EXT_YAML_MAX_INPUT);
     if (!yaml_parser_initialize(&parser))
         return tpx_err_set(err, TPX_ENOMEM, "%s: cannot initialise the YAML parser", name);
     yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
     for (;;) {
         yaml_document_t doc;
         yaml_node_t *root;
-        struct conv cv = {&doc,  name, 0, 0, err, (flags & EXT_YAML_NO_POSITIONS) ? NULL : out,
+        struct conv cv = {&doc,   name,         0,   0,
+                          &bytes, bytes_budget, err, (flags & EXT_YAML_NO_POSITIONS) ? NULL : out,
                           amarks};
         json_t *j;
 
@@ -389,7 +433,8 @@ enum tpx_code ext_yaml_parse_opts(const char *data, size_t len, const char *name
             yaml_document_delete(&doc);
             break;
         }
-        cv.budget = (size_t)(doc.nodes.top - doc.nodes.start) * ALIAS_FACTOR + ALIAS_SLACK;
+        cv.budget = (size_t)(doc.nodes.top - doc.nodes.start) * EXT_YAML_VALUE_FACTOR +
+                    EXT_YAML_VALUE_SLACK;
         j = convert(&cv, root, 0);
         amarks = cv.amarks;
         yaml_document_delete(&doc);

@@ -35,9 +35,31 @@ enum ext_yaml_flag {
     EXT_YAML_NO_POSITIONS = 1u << 0,
 };
 
+/*
+ * Budgets of every parse, so that a hostile document fails fast with TPX_ETOOBIG and a
+ * "FILE:LINE:COL: what" message instead of eating the stack or the memory:
+ *   - size: at most EXT_YAML_MAX_INPUT bytes of input (1 GiB; callers cap their files lower);
+ *   - depth: values nested at most EXT_YAML_MAX_DEPTH (256) deep, merge keys included, so an
+ *     alias or `<<` that refers to its own ancestor stops there;
+ *   - values: a document expands to at most EXT_YAML_VALUE_FACTOR (4) values per node libyaml
+ *     built, plus EXT_YAML_VALUE_SLACK (100 000); every value made through an alias, every
+ *     `<<` merge step and every key a merge copies counts ("billion laughs" is refused);
+ *   - bytes: the strings and keys made (copies through aliases and merges included) total at
+ *     most EXT_YAML_BYTES_FACTOR (4) times the input length plus EXT_YAML_BYTES_SLACK (16 MiB)
+ *     over the whole stream, so one long string aliased many times is refused too.
+ * libyaml builds each document's node graph before the budgets are checked, so memory during a
+ * parse is still proportional to the input (about 100 bytes per node).
+ */
+#define EXT_YAML_MAX_INPUT ((size_t)1 << 30)
+#define EXT_YAML_MAX_DEPTH 256
+#define EXT_YAML_VALUE_FACTOR 4
+#define EXT_YAML_VALUE_SLACK 100000
+#define EXT_YAML_BYTES_FACTOR 4
+#define EXT_YAML_BYTES_SLACK ((size_t)16 << 20)
+
 /* Parse `len` bytes. `name` is used in error messages ("FILE:LINE:COL: what"). TPX_EPARSE on bad
- * YAML, TPX_ETOOBIG when nesting or alias expansion goes past the built-in limits (a "billion
- * laughs" document is refused, not expanded), TPX_ENOMEM. Records each value's position for
+ * YAML, TPX_ETOOBIG past one of the budgets above, TPX_ENOMEM. Plain scalars that read as numbers
+ * too large for int64 or a double keep their text. Records each value's position for
  * ext_yaml_pos(). */
 enum tpx_code ext_yaml_parse(const char *data, size_t len, const char *name,
                              struct ext_yaml_docs *out, struct tpx_err *err);

@@ -168,6 +168,32 @@ Test(plan, bad_yaml_exits_2_naming_file_and_line)
     run_result_release(&r);
 }
 
+/* A merge key that lists itself once overflowed the stack (SIGSEGV): now it is bad input, exit 2
+ * with one FILE:LINE line, from `plan -f` and from `serve --config --print-config` alike. */
+Test(plan, recursive_merge_key_exits_2_naming_file_and_line)
+{
+    const char *const *argvs[2];
+    char bad[128];
+    char want[160];
+
+    path_in(bad, sizeof(bad), "merge.yaml");
+    write_text(bad, "x:\n  <<: &s [*s]\n");
+    argvs[0] = (const char *[]){"plan", "-f", bad, "--cluster", "example", NULL};
+    argvs[1] = (const char *[]){"serve", "--config", bad, "--print-config", NULL};
+    snprintf(want, sizeof(want), "%s:2:", bad);
+    for (size_t i = 0; i < 2; i++) {
+        struct run_result r;
+
+        cr_assert_eq(run_topox(argvs[i], NULL, &r), 0);
+        cr_expect_eq(r.status, 2, "%s: status %d: %s", argvs[i][0], r.status, r.err);
+        expect_has(r.err, want, "stderr");
+        cr_expect_eq(r.out_len, 0, "nothing on stdout: %s", r.out);
+        cr_expect(r.err_len > 0 && strchr(r.err, '\n') == r.err + r.err_len - 1, "one line: %s",
+                  r.err);
+        run_result_release(&r);
+    }
+}
+
 /* Errors found after parsing name the line of the offending value, counted across documents. */
 Test(plan, bad_annotation_in_multi_document_file_exits_2_naming_its_line)
 {

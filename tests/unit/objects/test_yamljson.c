@@ -99,6 +99,139 @@ Test(ext_yamljson, alias_bomb_is_refused)
     tpx_buf_release(&b);
 }
 
+/* A merge key whose list holds itself: `merge_into` once recursed without end (SIGSEGV). */
+Test(ext_yamljson, recursive_merge_key_is_refused_with_its_line)
+{
+    static const char *const cases[] = {
+        "x:\n  <<: &s [*s]\n",
+        "x:\n  <<: &s [[[*s]]]\n",
+        "a: &m\n  <<: *m\n",
+        "a: &m {k: 1, <<: [*m]}\n",
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct ext_yaml_docs d;
+        struct tpx_err err = TPX_ERR_INIT;
+        enum tpx_code rc = ext_yaml_parse(cases[i], strlen(cases[i]), "m.yaml", &d, &err);
+
+        cr_expect(rc == TPX_ETOOBIG || rc == TPX_EPARSE, "case %zu: rc %d", i, rc);
+        cr_expect(strncmp(err.msg, "m.yaml:", 7) == 0, "case %zu: %s", i, err.msg);
+        cr_expect_null(d.docs, "case %zu", i);
+    }
+}
+
+/* Merge keys count against the alias budget: each level merges ten copies of the level below. */
+Test(ext_yamljson, merge_key_bomb_is_refused)
+{
+    struct tpx_buf b;
+    struct tpx_err err = TPX_ERR_INIT;
+    struct ext_yaml_docs d;
+
+    tpx_buf_init(&b, 1 << 20);
+    tpx_buf_adds(&b, "m0: &m0 {a: 1, b: 2, c: 3, d: 4, e: 5, f: 6, g: 7, h: 8, i: 9, j: 10}\n",
+                 &err);
+    for (int i = 1; i < 10; i++) {
+        tpx_buf_addf(&b, &err, "m%d: &m%d {k%d: 0, <<: [", i, i, i);
+        for (int k = 0; k < 10; k++)
+            tpx_buf_addf(&b, &err, "%s*m%d", k ? ", " : "", i - 1);
+        tpx_buf_adds(&b, "]}\n", &err);
+    }
+    cr_assert_eq(err.code, TPX_OK);
+    cr_expect_eq(ext_yaml_parse(b.data, b.len, "mbomb.yaml", &d, &err), TPX_ETOOBIG);
+    cr_expect(strstr(err.msg, "mbomb.yaml:") == err.msg, "%s", err.msg);
+    tpx_buf_release(&b);
+}
+
+/* Few nodes, many bytes: one 16 KiB string aliased 4 000 times would be 64 MB of copies. */
+Test(ext_yamljson, alias_of_a_long_string_is_refused_by_the_byte_budget)
+{
+    struct tpx_buf b;
+    struct tpx_err err = TPX_ERR_INIT;
+    struct ext_yaml_docs d;
+
+    tpx_buf_init(&b, 1 << 20);
+    tpx_buf_adds(&b, "s: &s \"", &err);
+    for (int i = 0; i < 16384 / 16; i++)
+        tpx_buf_adds(&b, "xxxxxxxxxxxxxxxx", &err);
+    tpx_buf_adds(&b, "\"\nl: [*s", &err);
+    for (int i = 1; i < 4000; i++)
+        tpx_buf_adds(&b, ",*s", &err);
+    tpx_buf_adds(&b, "]\n", &err);
+    cr_assert_eq(err.code, TPX_OK);
+    cr_expect_eq(ext_yaml_parse(b.data, b.len, "long.yaml", &d, &err), TPX_ETOOBIG);
+    cr_expect(strstr(err.msg, "too many bytes") != NULL, "%s", err.msg);
+    tpx_buf_release(&b);
+}
+
+/* Ordinary anchors stay well inside the budgets: a base mapping merged into a hundred others. */
+Test(ext_yamljson, ordinary_merges_fit_the_budgets)
+{
+    struct tpx_buf b;
+    struct tpx_err err = TPX_ERR_INIT;
+    struct ext_yaml_docs d;
+
+    tpx_buf_init(&b, 1 << 20);
+    tpx_buf_adds(&b, "base: &b {image: vllm, env: [{name: A, value: '1'}], gpus: 8}\nitems:\n",
+                 &err);
+    for (int i = 0; i < 100; i++)
+        tpx_buf_addf(&b, &err, "  - {<<: *b, name: pod-%d}\n", i);
+    cr_assert_eq(err.code, TPX_OK);
+    cr_assert_eq(ext_yaml_parse(b.data, b.len, "ok.yaml", &d, &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(json_array_size(json_object_get(d.docs[0], "items")), 100);
+    ext_yaml_docs_release(&d);
+    tpx_buf_release(&b);
+}
+
+/* Nesting deeper than EXT_YAML_MAX_DEPTH is refused, also in flow style and in JSON. */
+Test(ext_yamljson, deep_nesting_is_refused)
+{
+    struct tpx_buf b;
+    struct tpx_err err = TPX_ERR_INIT;
+    struct ext_yaml_docs d;
+
+    tpx_buf_init(&b, 1 << 20);
+    for (int i = 0; i < EXT_YAML_MAX_DEPTH + 10; i++)
+        tpx_buf_adds(&b, "[", &err);
+    for (int i = 0; i < EXT_YAML_MAX_DEPTH + 10; i++)
+        tpx_buf_adds(&b, "]", &err);
+    cr_assert_eq(err.code, TPX_OK);
+    cr_expect_eq(ext_yaml_parse(b.data, b.len, "deep.json", &d, &err), TPX_ETOOBIG);
+    cr_expect(strstr(err.msg, "too deep") != NULL, "%s", err.msg);
+    tpx_buf_release(&b);
+}
+
+/* A float that overflows a double keeps its text, as an integer too large for int64 does. */
+Test(ext_yamljson, huge_numbers_keep_their_text)
+{
+    expect_json("a: 1e999\nb: -1e999\nc: 99999999999999999999\nd: 1e-999\n",
+                "{\"a\":\"1e999\",\"b\":\"-1e999\",\"c\":\"99999999999999999999\",\"d\":0.0}");
+}
+
+/* NUL bytes inside quoted scalars survive as string bytes; raw NUL in the stream is refused. */
+Test(ext_yamljson, nul_bytes)
+{
+    struct ext_yaml_docs d;
+    struct tpx_err err = TPX_ERR_INIT;
+    static const char raw[] = "a: b\0c\n";
+
+    cr_assert_eq(ext_yaml_parse("a: \"x\\0y\"\n", 10, "n.yaml", &d, &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(json_string_length(json_object_get(d.docs[0], "a")), 3);
+    ext_yaml_docs_release(&d);
+    cr_expect_neq(ext_yaml_parse(raw, sizeof(raw) - 1, "n.yaml", &d, &err), TPX_OK);
+    cr_expect(strncmp(err.msg, "n.yaml:", 7) == 0, "%s", err.msg);
+}
+
+/* Input past EXT_YAML_MAX_INPUT is refused before libyaml sees it (no allocation of that size:
+ * the length is checked first). */
+Test(ext_yamljson, input_over_the_size_budget_is_refused)
+{
+    struct ext_yaml_docs d;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_expect_eq(ext_yaml_parse("a: 1\n", (size_t)EXT_YAML_MAX_INPUT + 1, "big.yaml", &d, &err),
+                 TPX_ETOOBIG);
+    cr_expect(strncmp(err.msg, "big.yaml:", 9) == 0, "%s", err.msg);
+}
+
 Test(ext_yamljson, real_lws_manifest_loads)
 {
     struct ext_yaml_docs d;
