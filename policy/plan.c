@@ -233,7 +233,10 @@ enum tpx_code pol_plan(struct pol_ledger *l, const struct pol_job *jobs, size_t 
                 e->bubble = e->stage_imbalance = -1.0;
                 continue;
             }
-            estimate(l, rep, j, r, (struct pol_plan_pod *)pods.p + first, pods.n - first, e);
+            /* pods.p is still NULL when every replica so far was rejected (no pointer
+             * arithmetic on NULL, even + 0) */
+            estimate(l, rep, j, r, pods.p ? (struct pol_plan_pod *)pods.p + first : NULL,
+                     pods.n - first, e);
         }
     }
     out->pods = pods.p;
