@@ -94,16 +94,38 @@ bench:
 	build/release/bench/bench_serve --go-baseline bench/go-baseline
 	build/release/bench/bench_memory
 
-# libFuzzer targets (clang): the manifest -> workload path and the extender's request decoders,
-# each for FUZZ_SECONDS, seeded with the fixtures; new inputs go to build/fuzz/corpus-*.
+# libFuzzer targets (clang, installed here when missing and root): one per decoder, each run for
+# FUZZ_SECONDS with its dictionary (fuzz/dict), its seeds (fuzz/seeds/TARGET), the crashes kept
+# in tests/fuzz/corpus/TARGET and, for some, the fixtures. New inputs go to
+# build/fuzz/corpus-TARGET, crash files to build/fuzz/crash-TARGET-*. FUZZ_TARGETS picks a subset;
+# the runs are niced so that shared cores stay usable.
+FUZZ_TARGETS ?= manifest request kubeconfig inventory watch labels hwloc cmdline
+FUZZ_NICE ?= nice -n 19
+
 fuzz:
+	@command -v clang >/dev/null 2>&1 || \
+	  { [ "$$(id -u)" -eq 0 ] && { DEBIAN_FRONTEND=noninteractive apt-get install -y -q clang >/dev/null 2>&1 || \
+	    { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q clang >/dev/null; }; }; } || \
+	  { echo "make fuzz needs clang: sudo apt-get install -y clang"; exit 1; }
 	CC=clang cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=Debug -DTPX_FUZZ=ON -DTPX_BUILD_TESTS=OFF
-	cmake --build build/fuzz -j $(JOBS) --target fuzz_manifest fuzz_request
-	mkdir -p build/fuzz/corpus-manifest build/fuzz/corpus-request
-	build/fuzz/fuzz/fuzz_manifest -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
-	  build/fuzz/corpus-manifest fuzz/corpus
-	build/fuzz/fuzz/fuzz_request -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
-	  build/fuzz/corpus-request tests/fixtures/extender
+	cmake --build build/fuzz -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
+	@failed=""; for t in $(FUZZ_TARGETS); do \
+	  case $$t in \
+	    manifest|kubeconfig) dict=yaml; len=65536; extra="" ;; \
+	    request) dict=json; len=262144; extra=tests/fixtures/extender ;; \
+	    watch) dict=json; len=262144; extra="" ;; \
+	    inventory) dict=inventory; len=65536; extra="" ;; \
+	    labels|cmdline) dict=$$t; len=16384; extra="" ;; \
+	    hwloc) dict=hwloc; len=1048576; extra=tests/fixtures/hwloc ;; \
+	  esac; \
+	  mkdir -p build/fuzz/corpus-$$t; \
+	  kept=tests/fuzz/corpus/fuzz_$$t; [ -d $$kept ] || kept=""; \
+	  echo "== fuzz_$$t for $(FUZZ_SECONDS) s"; \
+	  $(FUZZ_NICE) build/fuzz/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=$$len \
+	    -dict=fuzz/dict/$$dict.dict -artifact_prefix=build/fuzz/crash-$$t- -print_final_stats=1 \
+	    build/fuzz/corpus-$$t fuzz/seeds/fuzz_$$t $$kept $$extra || failed="$$failed $$t"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz: crashes in:$$failed (see build/fuzz/crash-*)"; exit 1; fi
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
