@@ -202,21 +202,23 @@ static enum tpx_code merge_into(struct conv *cv, json_t *obj, yaml_node_t *from,
     }
     json_t *src = convert(cv, from, depth + 1);
     const char *key;
+    size_t klen;
     json_t *val;
 
     if (!src)
         return cv->err->code;
-    json_object_foreach(src, key, val)
+    /* keys by length: a quoted key may hold a NUL ("k\0x" is not "k") */
+    json_object_keylen_foreach(src, key, klen, val)
     {
-        if (json_object_get(obj, key))
+        if (json_object_getn(obj, key, klen))
             continue;
         if (++cv->values > cv->budget) {
             too_big(cv, from, "document expands to too many values (alias bomb?)");
             break;
         }
-        if (!spend_bytes(cv, from, strlen(key)))
+        if (!spend_bytes(cv, from, klen))
             break;
-        if (json_object_set(obj, key, val) != 0) {
+        if (json_object_setn(obj, key, klen, val) != 0) {
             tpx_err_set(cv->err, TPX_ENOMEM, "%s: out of memory", cv->name);
             break;
         }

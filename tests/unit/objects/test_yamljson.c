@@ -220,6 +220,22 @@ Test(ext_yamljson, nul_bytes)
     cr_expect(strncmp(err.msg, "n.yaml:", 7) == 0, "%s", err.msg);
 }
 
+/* A merge copies keys by length: "k\0x" and "k" are two keys, in the anchor and in the merge. */
+Test(ext_yamljson, merge_keeps_keys_that_hold_a_nul)
+{
+    static const char y[] = "a: &a {\"k\\0x\": 1, k: 2}\nb: {<<: *a}\n";
+    struct ext_yaml_docs d;
+    struct tpx_err err = TPX_ERR_INIT;
+    json_t *b;
+
+    cr_assert_eq(ext_yaml_parse(y, sizeof(y) - 1, "n.yaml", &d, &err), TPX_OK, "%s", err.msg);
+    b = json_object_get(d.docs[0], "b");
+    cr_expect_eq(json_object_size(b), 2);
+    cr_expect_eq(json_integer_value(json_object_getn(b, "k\0x", 3)), 1);
+    cr_expect_eq(json_integer_value(json_object_get(b, "k")), 2);
+    ext_yaml_docs_release(&d);
+}
+
 /* Input past EXT_YAML_MAX_INPUT is refused before libyaml sees it (no allocation of that size:
  * the length is checked first). */
 Test(ext_yamljson, input_over_the_size_budget_is_refused)
