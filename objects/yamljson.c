@@ -607,14 +607,15 @@ static enum tpx_code dump_block(const json_t *v, unsigned indent, bool inline_fi
         return tpx_err_set(err, TPX_ETOOBIG, "yaml dump: nesting deeper than %d", DUMP_DEPTH_MAX);
     if (json_is_object(v)) {
         const char *key;
+        size_t klen;
         json_t *val;
-        json_object_foreach((json_t *)v, key, val)
+        /* by length: a key may hold a NUL, which dump_str() then quotes as \u0000 */
+        json_object_keylen_foreach((json_t *)v, key, klen, val)
         {
             if (!(first && inline_first) && pad(indent, out, err) != TPX_OK)
                 return err->code;
             first = false;
-            if (dump_str(key, strlen(key), out, err) != TPX_OK ||
-                tpx_buf_adds(out, ":", err) != TPX_OK ||
+            if (dump_str(key, klen, out, err) != TPX_OK || tpx_buf_adds(out, ":", err) != TPX_OK ||
                 dump_value(val, indent, false, depth, out, err) != TPX_OK)
                 return err->code;
         }

@@ -236,6 +236,29 @@ Test(ext_yamljson, merge_keeps_keys_that_hold_a_nul)
     ext_yaml_docs_release(&d);
 }
 
+/* A key that holds a NUL is written quoted and whole, so it reads back as itself. */
+Test(ext_yamljson, dump_round_trips_a_key_with_a_nul)
+{
+    static const char y[] = "\"k\\0x\": 1\n";
+    struct ext_yaml_docs d;
+    struct ext_yaml_docs back;
+    struct tpx_err err = TPX_ERR_INIT;
+    struct tpx_buf out;
+
+    cr_assert_eq(ext_yaml_parse(y, sizeof(y) - 1, "n.yaml", &d, &err), TPX_OK, "%s", err.msg);
+    tpx_buf_init(&out, 1 << 16);
+    cr_assert_eq(ext_yaml_dump(d.docs[0], &out, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(ext_yaml_parse(out.data, out.len, "back.yaml", &back, &err), TPX_OK, "%s: %s",
+                 err.msg, out.data);
+    /* not json_equal(): jansson 2.14 compares objects by C-string keys */
+    cr_expect_eq(json_object_size(back.docs[0]), 1, "dumped as %s", out.data);
+    cr_expect_eq(json_integer_value(json_object_getn(back.docs[0], "k\0x", 3)), 1, "dumped as %s",
+                 out.data);
+    ext_yaml_docs_release(&back);
+    ext_yaml_docs_release(&d);
+    tpx_buf_release(&out);
+}
+
 /* Input past EXT_YAML_MAX_INPUT is refused before libyaml sees it (no allocation of that size:
  * the length is checked first). */
 Test(ext_yamljson, input_over_the_size_budget_is_refused)
