@@ -99,7 +99,7 @@ bench:
 # in tests/fuzz/corpus/TARGET and, for some, the fixtures. New inputs go to
 # build/fuzz/corpus-TARGET, crash files to build/fuzz/crash-TARGET-*. FUZZ_TARGETS picks a subset;
 # the runs are niced so that shared cores stay usable.
-FUZZ_TARGETS ?= manifest request kubeconfig inventory watch labels hwloc cmdline
+FUZZ_TARGETS ?= manifest yaml request kubeconfig inventory watch labels hwloc cmdline
 FUZZ_NICE ?= nice -n 19
 
 fuzz:
@@ -112,6 +112,7 @@ fuzz:
 	@failed=""; for t in $(FUZZ_TARGETS); do \
 	  case $$t in \
 	    manifest|kubeconfig) dict=yaml; len=65536; extra="" ;; \
+	    yaml) dict=yaml; len=65536; extra=fuzz/seeds/fuzz_manifest ;; \
 	    request) dict=json; len=262144; extra=tests/fixtures/extender ;; \
 	    watch) dict=json; len=262144; extra="" ;; \
 	    inventory) dict=inventory; len=65536; extra="" ;; \
