@@ -196,6 +196,8 @@ enum tpx_code ext_codec_node_infos(const struct ext_args *a, const struct ext_co
 {
     const struct topo_label_config *cfg = o && o->labels ? o->labels : topo_label_config_default();
     struct topo_node_info *v = calloc(a->nodes.n ? a->nodes.n : 1, sizeof(*v));
+    /* NULL while no node has a label or a resource: no arithmetic on it then, not even + 0 */
+    const struct topo_kv *kv = a->nodes.kv;
     size_t k = 0;
 
     *out = NULL;
@@ -208,8 +210,8 @@ enum tpx_code ext_codec_node_infos(const struct ext_args *a, const struct ext_co
 
         if (!s->name || !*s->name)
             continue;
-        if (topo_labels_decode(cfg, a->nodes.kv + s->labels, s->nlabels, a->nodes.kv + s->alloc,
-                               s->nalloc, info, NULL, err) != TPX_OK) {
+        if (topo_labels_decode(cfg, kv ? kv + s->labels : NULL, s->nlabels,
+                               kv ? kv + s->alloc : NULL, s->nalloc, info, NULL, err) != TPX_OK) {
             tpx_err_prefix(err, "node '%s'", s->name);
             free(v);
             return err->code;
