@@ -98,7 +98,7 @@ bench:
 # FUZZ_SECONDS with its dictionary (fuzz/dict), its seeds (fuzz/seeds/TARGET), the crashes kept
 # in tests/fuzz/corpus/TARGET and, for some, the fixtures. New inputs go to
 # build/fuzz/corpus-TARGET, crash files to build/fuzz/crash-TARGET-*. FUZZ_TARGETS picks a subset;
-# the runs are niced so that shared cores stay usable.
+# the runs are niced so that shared cores stay usable. fuzz/lsan.supp hides libhwloc's own leaks.
 FUZZ_TARGETS ?= manifest yaml request kubeconfig inventory watch labels hwloc cmdline
 FUZZ_NICE ?= nice -n 19
 
@@ -118,11 +118,14 @@ fuzz:
 	    inventory) dict=inventory; len=65536; extra="" ;; \
 	    labels|cmdline) dict=$$t; len=16384; extra="" ;; \
 	    hwloc) dict=hwloc; len=1048576; extra=tests/fixtures/hwloc ;; \
+	  esac; san=""; \
+	  case $$t in \
+	    hwloc) san="ASAN_OPTIONS=fast_unwind_on_malloc=0 LSAN_OPTIONS=suppressions=$(CURDIR)/fuzz/lsan.supp" ;; \
 	  esac; \
 	  mkdir -p build/fuzz/corpus-$$t; \
 	  kept=tests/fuzz/corpus/fuzz_$$t; [ -d $$kept ] || kept=""; \
 	  echo "== fuzz_$$t for $(FUZZ_SECONDS) s"; \
-	  $(FUZZ_NICE) build/fuzz/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=$$len \
+	  env $$san $(FUZZ_NICE) build/fuzz/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=$$len \
 	    -dict=fuzz/dict/$$dict.dict -artifact_prefix=build/fuzz/crash-$$t- -print_final_stats=1 \
 	    build/fuzz/corpus-$$t fuzz/seeds/fuzz_$$t $$kept $$extra || failed="$$failed $$t"; \
 	done; \
