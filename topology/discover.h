@@ -131,9 +131,11 @@ enum topo_source_kind {
  * Discover one node and fill *out (caller-allocated; zeroed first; release it with
  * topo_discovery_release(), also after a failure). Runs topo_discovery_summarize().
  * Failures: TPX_EPARSE with "'PATH': hwloc X cannot read this XML: REASON" when hwloc refuses an
- * XML (e.g. format 3.0), TPX_ENOENT/TPX_EIO when the file or directory cannot be read, TPX_EIO
- * when hwloc fails otherwise, TPX_ENOMEM. TOPO_SOURCE_FSROOT sets the process environment variable
- * HWLOC_FSROOT for the duration of the load, so it is not thread-safe; the other kinds are.
+ * XML (e.g. format 3.0) or before hwloc reads one that would crash it (an object with a cpuset or
+ * nodeset but not its complete_ twin), TPX_ETOOBIG for an XML over 64 MiB, TPX_ENOENT/TPX_EIO when
+ * the file or directory cannot be read, TPX_EIO when hwloc fails otherwise, TPX_ENOMEM.
+ * TOPO_SOURCE_FSROOT sets the process environment variable HWLOC_FSROOT for the duration of the
+ * load, so it is not thread-safe; the other kinds are.
  */
 enum tpx_code topo_discover(enum topo_source_kind kind, const char *path,
                             struct topo_discovery *out, struct tpx_err *err);

@@ -7,6 +7,8 @@
 
 #include <errno.h>
 #include <hwloc.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -509,6 +511,110 @@ static enum tpx_code check_path(const char *path, bool want_dir, struct tpx_err 
 }
 
 /* hwloc refused an XML file (when it was set or loaded): say why, naming the file. */
+/* The size budget of an XML export (a DGX-2 with every PCI function is about 1 MiB). */
+#define XML_MAX_BYTES ((size_t)64 << 20)
+
+/* Which of the four set attributes one <object ...> tag has, from just after "<object" to its
+ * end; quote-aware, so a '>' inside a value does not end the tag. Returns where it stopped. */
+static const char *object_sets(const char *p, const char *end, bool has[4])
+{
+    static const char *const names[4] = {"cpuset", "complete_cpuset", "nodeset",
+                                         "complete_nodeset"};
+
+    for (;;) {
+        const char *name;
+        const char *close;
+        size_t len;
+
+        while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+            p++;
+        if (p >= end || *p == '>' || *p == '/')
+            return p;
+        name = p;
+        while (p < end && *p != '=' && *p != '>' && *p != '/' && *p != ' ' && *p != '\t' &&
+               *p != '\n' && *p != '\r')
+            p++;
+        len = (size_t)(p - name);
+        while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+            p++;
+        if (p + 1 >= end || *p != '=')
+            return p; /* not an attribute: hwloc's parser will say what is wrong */
+        p++;
+        while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+            p++;
+        if (p >= end || (*p != '"' && *p != '\''))
+            return p;
+        close = memchr(p + 1, *p, (size_t)(end - p - 1));
+        if (!close)
+            return end;
+        for (int i = 0; i < 4; i++) {
+            if (len == strlen(names[i]) && memcmp(name, names[i], len) == 0)
+                has[i] = true;
+        }
+        p = close + 1;
+    }
+}
+
+/*
+ * hwloc 2.9.0 crashes (a NULL complete_cpuset in hwloc_bitmap_compare_first while it sorts an
+ * object's children) on an XML object that has a cpuset but no complete_cpuset, and likewise for
+ * the nodesets (open-mpi/hwloc#783, fixed after 2.9); its exporter always writes each pair
+ * together. Refuse such a file, and one past XML_MAX_BYTES, before hwloc reads it.
+ */
+static enum tpx_code xml_precheck(const char *path, struct tpx_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    struct stat st;
+    char *data = NULL;
+    size_t n = 0;
+    size_t line = 1;
+    const char *p;
+    const char *end;
+    const char *counted;
+    enum tpx_code rc = TPX_OK;
+
+    if (!f)
+        return tpx_err_errno(err, errno, "'%s'", path);
+    if (fstat(fileno(f), &st) != 0) {
+        rc = tpx_err_errno(err, errno, "'%s'", path);
+    } else if ((uintmax_t)st.st_size > XML_MAX_BYTES) {
+        rc = tpx_err_set(err, TPX_ETOOBIG, "'%s': larger than %zu bytes, not an hwloc export", path,
+                         XML_MAX_BYTES);
+    } else {
+        data = malloc((size_t)st.st_size + 1);
+        if (!data)
+            rc = tpx_err_set(err, TPX_ENOMEM, "out of memory reading '%s'", path);
+        else
+            n = fread(data, 1, (size_t)st.st_size, f);
+        if (data && ferror(f))
+            rc = tpx_err_errno(err, errno, "cannot read '%s'", path);
+    }
+    fclose(f);
+    end = data + (rc == TPX_OK ? n : 0);
+    counted = data;
+    for (p = data; rc == TPX_OK && p < end;) {
+        const char *lt = memchr(p, '<', (size_t)(end - p));
+        bool has[4] = {false, false, false, false};
+
+        if (!lt || (size_t)(end - lt) < 8)
+            break;
+        p = lt + 1;
+        if (memcmp(lt, "<object", 7) != 0 || !strchr(" \t\r\n/>", lt[7]) || lt[7] == '\0')
+            continue;
+        for (; counted < lt; counted++)
+            line += *counted == '\n';
+        p = object_sets(lt + 7, end, has);
+        if ((has[0] && !has[1]) || (has[2] && !has[3]))
+            rc = tpx_err_set(err, TPX_EPARSE,
+                             "'%s': hwloc %s cannot read this XML: line %zu: an object with a %s "
+                             "but no %s",
+                             path, HWLOC_VERSION, line, has[0] && !has[1] ? "cpuset" : "nodeset",
+                             has[0] && !has[1] ? "complete_cpuset" : "complete_nodeset");
+    }
+    free(data);
+    return rc;
+}
+
 static enum tpx_code xml_error(const char *path, int saved, struct tpx_err *err)
 {
     char ver[20];
@@ -531,6 +637,8 @@ static enum tpx_code load(hwloc_topology_t topo, enum topo_source_kind kind, con
     int saved;
 
     if (kind == TOPO_SOURCE_XML) {
+        if (xml_precheck(path, err) != TPX_OK)
+            return err->code;
         if (hwloc_topology_set_xml(topo, path) != 0 || hwloc_topology_load(topo) != 0)
             return xml_error(path, errno, err);
         return TPX_OK;

@@ -208,6 +208,51 @@ Test(topo_discover, missing_file_and_garbage_fail_cleanly)
     topo_discovery_release(&d);
 }
 
+/* hwloc 2.9.0 dereferences a NULL complete_cpuset (SIGSEGV) on an object that has a cpuset but no
+ * complete_cpuset (open-mpi/hwloc#783); fuzz_hwloc found it. Such a file is refused before hwloc
+ * reads it, naming its line; the untouched object still loads. */
+#define CPUSET_XML                                                                                 \
+    "<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n"                                        \
+    " <object type=\"Machine\" os_index=\"0\" cpuset=\"0x3\" complete_cpuset=\"0x3\" "             \
+    "allowed_cpuset=\"0x3\" nodeset=\"0x1\" complete_nodeset=\"0x1\" allowed_nodeset=\"0x1\" "     \
+    "gp_index=\"1\">\n"                                                                            \
+    "  <object type=\"NUMANode\" os_index=\"0\" cpuset=\"0x3\" complete_cpuset=\"0x3\" "           \
+    "nodeset=\"0x1\" complete_nodeset=\"0x1\" gp_index=\"2\" local_memory=\"1000\"/>\n"            \
+    "  <object type=\"PU\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\" "                 \
+    "nodeset=\"0x1\" complete_nodeset=\"0x1\" gp_index=\"3\"/>\n"                                  \
+    "  <object type=\"PU\" os_index=\"1\" cpuset=\"0x2\" %s=\"0x2\" nodeset=\"0x1\" "              \
+    "complete_nodeset=\"0x1\" gp_index=\"4\"/>\n"                                                  \
+    " </object>\n</topology>\n"
+
+Test(topo_discover, object_with_a_cpuset_but_no_complete_cpuset_is_refused)
+{
+    static const struct {
+        const char *attr;
+        enum tpx_code want;
+    } cases[] = {{"complete_cpuset", TPX_OK}, {"complete_cp8set", TPX_EPARSE}};
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char path[] = "/tmp/topox-discover-XXXXXX";
+        struct topo_discovery d;
+        struct tpx_err err = TPX_ERR_INIT;
+        FILE *f;
+        int fd = mkstemp(path);
+
+        cr_assert_geq(fd, 0);
+        f = fdopen(fd, "w");
+        cr_assert_not_null(f);
+        fprintf(f, CPUSET_XML, cases[i].attr);
+        fclose(f);
+        cr_expect_eq(topo_discover(TOPO_SOURCE_XML, path, &d, &err), cases[i].want, "%s: %s",
+                     cases[i].attr, err.msg);
+        if (cases[i].want != TPX_OK)
+            cr_expect(strstr(err.msg, "line 6: an object with a cpuset but no complete_cpuset"),
+                      "%s", err.msg);
+        topo_discovery_release(&d);
+        unlink(path);
+    }
+}
+
 /* The captured sysfs tree of a 4-package Intel server. SOURCES.md says it has no RDMA NICs, but
  * its /sys/class/infiniband holds qib0 (a QLogic InfiniBand HCA, PCI 1077 class 0c06 at 43:00.0),
  * which is an RDMA NIC: hwloc and this test count it. */
