@@ -519,15 +519,63 @@ static bool plain_safe(const char *s)
     return true;
 }
 
-/* A plain scalar when that reads back the same, else a double-quoted one (JSON escapes are valid
- * YAML escapes). */
+/* Append JSON-escaped text q (tpx_json_escape(), no quotes) to out inside YAML double quotes. JSON
+ * escapes are YAML escapes, but JSON leaves some characters raw that YAML reads otherwise: NEL
+ * (U+0085), LS and PS (U+2028, U+2029) are line breaks there, folded into a space, and DEL, the
+ * other C1 controls, U+FEFF, U+FFFE and U+FFFF are not allowed in a YAML stream at all. Those are
+ * escaped as \uXXXX. */
+static enum tpx_code add_yaml_quoted(const char *q, struct tpx_buf *out, struct tpx_err *err)
+{
+    const unsigned char *p = (const unsigned char *)q;
+    const unsigned char *run = p;
+
+    for (; *p; p++) {
+        unsigned cp;
+        size_t n;
+
+        if (p[0] == 0x7f) {
+            cp = 0x7f;
+            n = 1;
+        } else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+            cp = p[1];
+            n = 2;
+        } else if (p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9)) {
+            cp = 0x2000u | (p[2] - 0x80u);
+            n = 3;
+        } else if (p[0] == 0xef && ((p[1] == 0xbb && p[2] == 0xbf) ||
+                                    (p[1] == 0xbf && (p[2] == 0xbe || p[2] == 0xbf)))) {
+            cp = 0xf000u | ((p[1] & 0x3fu) << 6) | (p[2] & 0x3fu);
+            n = 3;
+        } else {
+            continue;
+        }
+        if (tpx_buf_add(out, (const char *)run, (size_t)(p - run), err) != TPX_OK ||
+            tpx_buf_addf(out, err, "\\u%04x", cp) != TPX_OK)
+            return err->code;
+        p += n - 1;
+        run = p + 1;
+    }
+    return tpx_buf_add(out, (const char *)run, (size_t)(p - run), err);
+}
+
+/* A plain scalar when that reads back the same, else a double-quoted one. */
 static enum tpx_code dump_str(const char *s, size_t len, struct tpx_buf *out, struct tpx_err *err)
 {
+    struct tpx_buf q;
+    enum tpx_code rc;
+
     if (strlen(s) == len && plain_safe(s))
         return tpx_buf_adds(out, s, err);
-    if (tpx_buf_add(out, "\"", 1, err) != TPX_OK || tpx_json_escape(out, s, len, err) != TPX_OK)
-        return err->code;
-    return tpx_buf_add(out, "\"", 1, err);
+    tpx_buf_init(&q, out->cap);
+    rc = tpx_json_escape(&q, s, len, err);
+    if (rc == TPX_OK)
+        rc = tpx_buf_add(out, "\"", 1, err);
+    if (rc == TPX_OK)
+        rc = add_yaml_quoted(q.data ? q.data : "", out, err);
+    if (rc == TPX_OK)
+        rc = tpx_buf_add(out, "\"", 1, err);
+    tpx_buf_release(&q);
+    return rc;
 }
 
 static bool is_block(const json_t *v)

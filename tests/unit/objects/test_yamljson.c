@@ -259,6 +259,39 @@ Test(ext_yamljson, dump_round_trips_a_key_with_a_nul)
     tpx_buf_release(&out);
 }
 
+/* Characters that JSON leaves raw but YAML reads otherwise (NEL, LS and PS are line breaks, folded
+ * into a space; DEL, C1 controls, U+FEFF and U+FFFE are not allowed) are escaped by the dump. */
+Test(ext_yamljson, dump_escapes_what_yaml_would_fold_or_refuse)
+{
+    static const char *const cases[] = {
+        "ser\xc2\x85ving",
+        "a\xe2\x80\xa8"
+        "b\xe2\x80\xa9"
+        "c",
+        "del\x7f",
+        "c1\xc2\x80\xc2\x9f",
+        "bom\xef\xbb\xbfx",
+        "nc\xef\xbf\xbe\xef\xbf\xbf",
+        "\xc3\xa9t\xc3\xa9 \xf0\x9f\x98\x80",
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_t *v = json_pack("{ss}", "k", cases[i]);
+        struct ext_yaml_docs back;
+        struct tpx_err err = TPX_ERR_INIT;
+        struct tpx_buf out;
+
+        cr_assert_not_null(v, "case %zu", i);
+        tpx_buf_init(&out, 1 << 16);
+        cr_assert_eq(ext_yaml_dump(v, &out, &err), TPX_OK, "%s", err.msg);
+        cr_assert_eq(ext_yaml_parse(out.data, out.len, "back.yaml", &back, &err), TPX_OK,
+                     "case %zu: %s: %s", i, err.msg, out.data);
+        cr_expect(json_equal(v, back.docs[0]), "case %zu dumped as %s", i, out.data);
+        ext_yaml_docs_release(&back);
+        tpx_buf_release(&out);
+        json_decref(v);
+    }
+}
+
 /* Input past EXT_YAML_MAX_INPUT is refused before libyaml sees it (no allocation of that size:
  * the length is checked first). */
 Test(ext_yamljson, input_over_the_size_budget_is_refused)
