@@ -170,7 +170,17 @@ struct ext_state *ext_state_new(unsigned ttl_s, struct tpx_err *err)
         tpx_err_set(err, TPX_ENOMEM, "out of memory for the extender state");
         return NULL;
     }
-    pthread_rwlock_init(&st->lock, NULL);
+    {
+        /* glibc's default rwlock prefers readers: a steady stream of filters and /debug/state
+         * reads could starve binds and watch updates past the scheduler's bind timeout. No
+         * path takes the read lock twice, so the non-recursive writer-preferring kind is safe. */
+        pthread_rwlockattr_t attr;
+
+        pthread_rwlockattr_init(&attr);
+        pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+        pthread_rwlock_init(&st->lock, &attr);
+        pthread_rwlockattr_destroy(&attr);
+    }
     pthread_mutex_init(&st->pods_lock, NULL);
     pthread_mutex_init(&st->memo_lock, NULL);
     st->ttl_s = ttl_s;
