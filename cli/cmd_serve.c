@@ -45,7 +45,8 @@ static void usage_line(FILE *f, const char *flag, const char *metavar, const cha
 {
     char left[64];
 
-    snprintf(left, sizeof(left), "%s%s%s", flag, metavar ? " " : "", metavar ? metavar : "");
+    snprintf(left, sizeof(left), "%s%s%s", flag, metavar && metavar[0] != '[' ? " " : "",
+             metavar ? metavar : "");
     fprintf(f, "  %-24s ", left);
     for (const char *p = help; *p; p++) {
         fputc(*p, f);
@@ -93,10 +94,28 @@ static struct option *long_options(void)
     o[n++] = (struct option){"config", required_argument, NULL, OPT_CONFIG};
     o[n++] = (struct option){"print-config", no_argument, NULL, OPT_PRINT};
     o[n++] = (struct option){"help", no_argument, NULL, 'h'};
-    for (size_t i = 0; i < ext_serve_nsettings; i++)
-        o[n++] = (struct option){ext_serve_settings[i].flag, required_argument, NULL,
-                                 OPT_SETTING + (int)i};
+    for (size_t i = 0; i < ext_serve_nsettings; i++) /* "[=BOOL]": a switch, --flag=false */
+        o[n++] = (struct option){ext_serve_settings[i].flag,
+                                 ext_serve_settings[i].metavar[0] == '[' ? optional_argument
+                                                                         : required_argument,
+                                 NULL, OPT_SETTING + (int)i};
     return o; /* calloc left the terminating {NULL, 0, NULL, 0} */
+}
+
+/* Anyone who can reach a non-loopback listener can rewrite placements: it needs TLS and client
+ * certificates, or an explicit --insecure-listen (and then one warning line). */
+static enum tpx_code check_listen(const struct ext_serve_config *cfg, struct tpx_err *err)
+{
+    if (ext_http_is_loopback(cfg->listen) || (cfg->tls_cert && cfg->client_ca))
+        return TPX_OK;
+    if (!cfg->insecure_listen)
+        return tpx_err_set(err, TPX_EINVAL,
+                           "--listen '%s' is not loopback: give --tls-cert, --tls-key and "
+                           "--client-ca, or --insecure-listen",
+                           cfg->listen);
+    TPX_LOG(TPX_WARN, "insecure listener: any client that reaches it can filter and bind",
+            TPX_S("listen", cfg->listen));
+    return TPX_OK;
 }
 
 static char *read_pem(const char *path, struct tpx_err *err)
@@ -239,7 +258,8 @@ int cmd_serve(int argc, char **argv)
         else if (c == OPT_PRINT)
             print = true;
         else
-            flags[nflags++] = (struct flag_val){&ext_serve_settings[c - OPT_SETTING], optarg};
+            flags[nflags++] =
+                (struct flag_val){&ext_serve_settings[c - OPT_SETTING], optarg ? optarg : "true"};
     }
     if (ext_serve_config_init(&cfg, &err) != TPX_OK ||
         (config_path && ext_serve_config_load(&cfg, config_path, &err) != TPX_OK)) {
@@ -266,6 +286,11 @@ int cmd_serve(int argc, char **argv)
     sigaddset(&sigs, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
+    if (check_listen(&cfg, &err) != TPX_OK) {
+        fprintf(stderr, "topox serve: %s\n", err.msg);
+        status = CMD_USAGE;
+        goto out;
+    }
     cert = read_pem(cfg.tls_cert, &err);
     key = read_pem(cfg.tls_key, &err);
     ca = read_pem(cfg.client_ca, &err);
@@ -302,6 +327,12 @@ int cmd_serve(int argc, char **argv)
     hc.tls_cert_pem = cert;
     hc.tls_key_pem = key;
     hc.client_ca_pem = ca;
+    hc.max_conns = cfg.max_conns;
+    hc.max_conns_per_ip = cfg.max_conns_per_ip;
+    hc.request_timeout_s = cfg.request_timeout_s;
+    hc.tls_priorities = cfg.tls_priorities;
+    hc.client_allow = (const char *const *)cfg.client_allow;
+    hc.nclient_allow = cfg.nclient_allow;
     http = ext_http_start(&hc, ext_routes_handle, &routes, &err);
     if (!http)
         goto fail;

@@ -44,9 +44,16 @@ struct ext_serve_config {
     unsigned drain_s;                       /* 10: how long SIGTERM waits for requests in flight */
     char *kubeconfig;                       /* --kubeconfig; NULL: $KUBECONFIG, then in-cluster */
     enum ext_cluster_source cluster_source; /* auto */
-    unsigned bind_timeout_s;    /* 4: one Binding POST (the scheduler's timeout is 5 s) */
-    unsigned api_backoff_max_s; /* 30: longest wait between watch retries */
-    bool events;                /* true: Normal/Warning Events on pods (needs the API) */
+    unsigned bind_timeout_s;          /* 4: one Binding POST (the scheduler's timeout is 5 s) */
+    unsigned api_backoff_max_s;       /* 30: longest wait between watch retries */
+    bool events;                      /* true: Normal/Warning Events on pods (needs the API) */
+    unsigned max_conns;               /* 1000: open connections in all */
+    unsigned max_conns_per_ip;        /* 64: open connections per client address; 0: no limit */
+    unsigned request_timeout_s;       /* 15: from a request's start until its body is in */
+    char *tls_priorities;             /* GnuTLS priority string; TLS 1.2 and 1.3 only */
+    char *client_allow[EXT_MAX_LIST]; /* client certificate CNs/SANs let in; none: any */
+    size_t nclient_allow;
+    bool insecure_listen; /* false: a non-loopback --listen needs --tls-cert and --client-ca */
 
     /* derived by ext_serve_config_labels(): borrowed views of the lists above */
     const char *key_ptrs[TOPO_LEVEL_COUNT][EXT_MAX_LIST];

@@ -6,8 +6,10 @@
 
 #include <arpa/inet.h>
 #include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,11 +20,38 @@
 #include <unistd.h>
 
 #include "common/buf.h"
+#include "common/cgroup.h"
 #include "common/clock.h"
 #include "common/log.h"
 
+/* One open connection, for the whole-request deadline (MHD_OPTION_CONNECTION_TIMEOUT is only an
+ * idle timeout: a client that trickles a byte now and then, or sends headers and never the body,
+ * would hold its connection for ever). Linked in ext_http.conns under conns_lock while open. */
+struct ext_http;
+
+struct conn {
+    struct conn *next, **pprev;
+    struct ext_http *owner;
+    MHD_socket fd;
+    struct timespec t0; /* when the current request started (the connection opened, or the
+                           previous request ended) */
+    unsigned limit_s;   /* the deadline: t0 + limit_s */
+    bool reading;       /* counting: headers or body still arriving */
+    bool cut;           /* shut down by the watchdog */
+};
+
 struct ext_http {
     struct MHD_Daemon *d;
+    pthread_mutex_t conns_lock;
+    pthread_cond_t wake;
+    struct conn *conns;
+    pthread_t watchdog;
+    bool watchdog_started;
+    bool stopping;
+    unsigned request_timeout_s;
+    unsigned idle_timeout_s;
+    char **allow;
+    size_t nallow;
     ext_http_handler_fn *fn;
     void *ctx;
     size_t max_body;
@@ -32,6 +61,7 @@ struct ext_http {
     char *cert;
     char *key;
     char *ca;
+    char *prio;
 };
 
 struct req {
@@ -92,6 +122,50 @@ static enum MHD_Result queue_text(struct MHD_Connection *conn, struct req *r, un
     return queue(conn, r, status, b, strlen(b), NULL, NULL);
 }
 
+/* Whether the peer certificate's CN or one of its subject alternative names is in the list. */
+static bool cert_allowed(const gnutls_datum_t *der, char *const *allow, size_t nallow)
+{
+    gnutls_x509_crt_t crt;
+    char name[512];
+    size_t len;
+    bool ok = false;
+
+    if (gnutls_x509_crt_init(&crt) < 0)
+        return false;
+    if (gnutls_x509_crt_import(crt, der, GNUTLS_X509_FMT_DER) < 0)
+        goto out;
+    for (unsigned i = 0; !ok; i++) { /* every CN of the subject */
+        len = sizeof(name);
+        if (gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, i, 0, name, &len) < 0)
+            break;
+        for (size_t k = 0; k < nallow && !ok; k++)
+            ok = strlen(allow[k]) == len && memcmp(allow[k], name, len) == 0;
+    }
+    for (unsigned i = 0; !ok; i++) { /* DNS, URI, e-mail and IP SANs as text */
+        unsigned critical = 0;
+        int type;
+
+        len = sizeof(name);
+        type = gnutls_x509_crt_get_subject_alt_name(crt, i, name, &len, &critical);
+        if (type == GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE)
+            break;
+        if (type < 0)
+            continue;
+        if (type == GNUTLS_SAN_IPADDRESS) {
+            char ip[INET6_ADDRSTRLEN];
+            if (!inet_ntop(len == 4 ? AF_INET : AF_INET6, name, ip, sizeof(ip)))
+                continue;
+            len = strlen(ip);
+            memcpy(name, ip, len + 1);
+        }
+        for (size_t k = 0; k < nallow && !ok; k++)
+            ok = strlen(allow[k]) == len && memcmp(allow[k], name, len) == 0;
+    }
+out:
+    gnutls_x509_crt_deinit(crt);
+    return ok;
+}
+
 /* With a client CA: the peer must have presented a certificate that verifies against it. */
 static bool client_ok(struct MHD_Connection *conn)
 {
@@ -108,6 +182,118 @@ static bool client_ok(struct MHD_Connection *conn)
     if (gnutls_certificate_verify_peers2(s, &status) < 0)
         return false;
     return status == 0;
+}
+
+/* A verified client certificate that is also on the allow-list (when there is one). */
+static bool client_allowed(struct ext_http *h, struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    const gnutls_datum_t *peers;
+    unsigned int n = 0;
+
+    if (!h->nallow)
+        return true;
+    if (!ci || !ci->tls_session)
+        return false;
+    peers = gnutls_certificate_get_peers((gnutls_session_t)ci->tls_session, &n);
+    return peers && n > 0 && cert_allowed(&peers[0], h->allow, h->nallow);
+}
+
+/* The connection's clock. start: a request begins (the connection opened or the previous request
+ * ended; after one, the idle time MHD allows comes on top); !start: the body is in, the handler
+ * runs, and the deadline no longer applies. */
+static void conn_reading(struct MHD_Connection *mc, bool start)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    struct ext_http *h;
+    struct conn *c;
+
+    if (!ci || !ci->socket_context)
+        return;
+    c = ci->socket_context;
+    h = c->owner;
+    pthread_mutex_lock(&h->conns_lock);
+    c->reading = start;
+    if (start) {
+        clock_gettime(CLOCK_MONOTONIC, &c->t0);
+        c->limit_s = h->request_timeout_s + h->idle_timeout_s;
+    }
+    pthread_mutex_unlock(&h->conns_lock);
+}
+
+/* MHD_OPTION_NOTIFY_CONNECTION: link each connection in while it is open. MHD calls CLOSED
+ * before it closes the socket, so the watchdog never shuts down a reused descriptor. */
+static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    struct ext_http *h = cls;
+    struct conn *c = *socket_context;
+
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+        c = calloc(1, sizeof(*c));
+        if (!c || !ci)
+            return free(c); /* untracked: only MHD's idle timeout applies to it */
+        c->owner = h;
+        c->fd = ci->connect_fd;
+        c->reading = true;
+        c->limit_s = h->request_timeout_s;
+        clock_gettime(CLOCK_MONOTONIC, &c->t0);
+        pthread_mutex_lock(&h->conns_lock);
+        c->next = h->conns;
+        if (c->next)
+            c->next->pprev = &c->next;
+        c->pprev = &h->conns;
+        h->conns = c;
+        pthread_mutex_unlock(&h->conns_lock);
+        *socket_context = c;
+        return;
+    }
+    if (!c)
+        return;
+    pthread_mutex_lock(&h->conns_lock);
+    *c->pprev = c->next;
+    if (c->next)
+        c->next->pprev = c->pprev;
+    pthread_mutex_unlock(&h->conns_lock);
+    free(c);
+    *socket_context = NULL;
+}
+
+/* Once a second: shut down every connection whose request is still arriving past its deadline.
+ * shutdown(2), not close(2): MHD sees the end of the stream, answers nothing and closes the
+ * descriptor itself, so it is never closed twice. */
+static void *watchdog(void *arg)
+{
+    struct ext_http *h = arg;
+
+    pthread_mutex_lock(&h->conns_lock);
+    while (!h->stopping) {
+        struct timespec now, until;
+        size_t cut = 0;
+
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        for (struct conn *c = h->conns; c; c = c->next) {
+            if (!c->reading || c->cut || now.tv_sec - c->t0.tv_sec < (time_t)c->limit_s)
+                continue;
+            shutdown(c->fd, SHUT_RDWR);
+            c->cut = true;
+            cut++;
+        }
+        if (cut)
+            TPX_LOG(TPX_WARN, "requests past the request timeout: connections closed",
+                    TPX_I("count", (long long)cut),
+                    TPX_I("timeout_s", (long long)h->request_timeout_s));
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 1;
+        pthread_cond_timedwait(&h->wake, &h->conns_lock, &until);
+    }
+    pthread_mutex_unlock(&h->conns_lock);
+    return NULL;
 }
 
 static void body_add(struct req *r, const char *p, size_t n)
@@ -148,6 +334,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             return queue_text(conn, r, MHD_HTTP_FORBIDDEN,
                               "{\"error\":\"a client certificate signed by the configured CA is "
                               "required\"}");
+        if (h->require_client && !client_allowed(h, conn))
+            return queue_text(conn, r, MHD_HTTP_FORBIDDEN,
+                              "{\"error\":\"the client certificate's CN and SANs are not on the "
+                              "allow-list (--client-allow)\"}");
         cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl) {
             unsigned long long want = strtoull(cl, NULL, 10);
@@ -185,6 +375,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *upload_size = 0;
         return MHD_YES;
     }
+    conn_reading(conn, false); /* the whole body is in: the deadline no longer applies */
     if (r->too_large)
         return queue_text(conn, r, MHD_HTTP_CONTENT_TOO_LARGE,
                           "{\"error\":\"request body too large\"}");
@@ -208,9 +399,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     struct ext_http *h = cls;
     struct req *r = *req_cls;
 
-    (void)conn;
-    if (!r)
+    if (!r) {
+        conn_reading(conn, true);
         return;
+    }
     TPX_LOG(TPX_INFO, "http request", TPX_S("method", r->method), TPX_S("path", r->path),
             TPX_I("status", r->answered ? r->status : 0), TPX_I("bytes_in", r->body.len),
             TPX_I("dur_us", (long long)((tpx_mono_s() - r->t0) * 1e6)),
@@ -219,14 +411,40 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     free(r);
     *req_cls = NULL;
     atomic_fetch_sub(&h->inflight, 1);
+    conn_reading(conn, true); /* a keep-alive connection: the next request's clock starts now */
 }
+
+/* At most this many MHD messages a second: a flood of refused connections ("reached connection
+ * limit", one message each) must not turn into a flood of log lines, nor block every pool thread
+ * on a slow stderr. The count of those left out goes with the first line of the next second. */
+#define LOG_PER_SECOND 10
+
+static atomic_llong log_second;
+static atomic_uint log_count;
+static atomic_uint log_dropped;
 
 static void on_log(void *cls, const char *fmt, va_list ap)
 {
     char msg[512];
     size_t n;
+    struct timespec t;
+    long long sec, seen;
+    unsigned dropped = 0;
 
     (void)cls;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    sec = (long long)t.tv_sec;
+    seen = atomic_load(&log_second);
+    if (seen != sec && atomic_compare_exchange_strong(&log_second, &seen, sec)) {
+        atomic_store(&log_count, 0);
+        dropped = atomic_exchange(&log_dropped, 0);
+    }
+    if (atomic_fetch_add(&log_count, 1) >= LOG_PER_SECOND) {
+        atomic_fetch_add(&log_dropped, 1);
+        return;
+    }
+    if (dropped)
+        TPX_LOG(TPX_WARN, "http server: messages left out", TPX_I("count", (long long)dropped));
     vsnprintf(msg, sizeof(msg), fmt, ap);
     n = strlen(msg);
     while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
@@ -287,6 +505,78 @@ static enum tpx_code parse_listen(const char *listen, struct sockaddr_storage *s
     return TPX_OK;
 }
 
+/* A bad priority string would only fail at the first handshake inside MHD: check it here, with
+ * GnuTLS's own position of the error. */
+static enum tpx_code check_priorities(const char *prio, struct tpx_err *err)
+{
+    gnutls_priority_t p;
+    const char *at = NULL;
+    int rc = gnutls_priority_init(&p, prio, &at);
+
+    if (rc < 0)
+        return tpx_err_set(err, TPX_EINVAL, "bad TLS priority string '%s' at '%s': %s", prio,
+                           at ? at : "", gnutls_strerror(rc));
+    gnutls_priority_deinit(p);
+    return TPX_OK;
+}
+
+static enum tpx_code copy_allow(struct ext_http *h, const struct ext_http_config *cfg,
+                                struct tpx_err *err)
+{
+    if (!cfg->nclient_allow)
+        return TPX_OK;
+    if (!cfg->client_ca_pem)
+        return tpx_err_set(err, TPX_EINVAL, "a client allow-list needs a client CA");
+    h->allow = calloc(cfg->nclient_allow, sizeof(*h->allow));
+    if (!h->allow)
+        return tpx_err_set(err, TPX_ENOMEM, "out of memory");
+    for (size_t i = 0; i < cfg->nclient_allow; i++) {
+        h->allow[i] = strdup(cfg->client_allow[i]);
+        if (!h->allow[i])
+            return tpx_err_set(err, TPX_ENOMEM, "out of memory");
+        h->nallow++;
+    }
+    return TPX_OK;
+}
+
+/* The watchdog stopped (or never started) and the daemon gone: free the rest. */
+static void free_http(struct ext_http *h)
+{
+    if (h->watchdog_started) {
+        pthread_mutex_lock(&h->conns_lock);
+        h->stopping = true;
+        pthread_cond_signal(&h->wake);
+        pthread_mutex_unlock(&h->conns_lock);
+        pthread_join(h->watchdog, NULL);
+    }
+    pthread_cond_destroy(&h->wake);
+    pthread_mutex_destroy(&h->conns_lock);
+    for (size_t i = 0; i < h->nallow; i++)
+        free(h->allow[i]);
+    free(h->allow);
+    free(h->prio);
+    free(h->cert);
+    free(h->key);
+    free(h->ca);
+    free(h);
+}
+
+bool ext_http_is_loopback(const char *listen)
+{
+    struct sockaddr_storage ss;
+    struct tpx_err err = TPX_ERR_INIT;
+    unsigned port;
+    bool v6 = false;
+
+    if (!listen || listen[0] == ':') /* ":PORT" is every address */
+        return false;
+    if (parse_listen(listen, &ss, &v6, &port, &err) != TPX_OK)
+        return false;
+    if (v6)
+        return IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)&ss)->sin6_addr);
+    return (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
+}
+
 struct ext_http *ext_http_start(const struct ext_http_config *cfg, ext_http_handler_fn *fn,
                                 void *ctx, struct tpx_err *err)
 {
@@ -304,7 +594,7 @@ struct ext_http *ext_http_start(const struct ext_http_config *cfg, ext_http_hand
     bool v6 = false;
     bool tls = cfg->tls_cert_pem || cfg->tls_key_pem;
     const union MHD_DaemonInfo *di;
-    struct MHD_OptionItem opts[16];
+    struct MHD_OptionItem opts[24];
     size_t no = 0;
 
     if (parse_listen(cfg->listen, &ss, &v6, &port, err) != TPX_OK)
@@ -325,19 +615,30 @@ struct ext_http *ext_http_start(const struct ext_http_config *cfg, ext_http_hand
     h->fn = fn;
     h->ctx = ctx;
     h->max_body = cfg->max_body;
+    h->request_timeout_s = cfg->request_timeout_s ? cfg->request_timeout_s : 15;
+    h->idle_timeout_s = cfg->conn_timeout_s ? cfg->conn_timeout_s : 120;
     atomic_init(&h->inflight, 0);
-    if (threads == 0) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = n < 2 ? 2 : n > 64 ? 64 : (unsigned)n;
+    pthread_mutex_init(&h->conns_lock, NULL);
+    pthread_cond_init(&h->wake, NULL);
+    if (threads == 0) { /* the cgroup's CPU quota, not the host's CPUs */
+        unsigned n = tpx_cpus_available();
+        threads = n < 2 ? 2 : n > 64 ? 64 : n;
     }
+    if (copy_allow(h, cfg, err) != TPX_OK)
+        goto fail;
     if (v6)
         flags |= MHD_USE_IPv6;
     /* the logger first, so MHD never writes to stderr itself */
     opts[no++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_log, NULL};
     opts[no++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &ss};
     opts[no++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, threads, NULL};
-    opts[no++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT,
-                                         cfg->conn_timeout_s ? cfg->conn_timeout_s : 120, NULL};
+    opts[no++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT, h->idle_timeout_s, NULL};
+    opts[no++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT,
+                                         cfg->max_conns ? cfg->max_conns : 1000, NULL};
+    if (cfg->max_conns_per_ip)
+        opts[no++] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+                                             cfg->max_conns_per_ip, NULL};
+    opts[no++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, h};
     /* bigger per-connection buffers: a 30 MB body arrives in fewer, larger chunks */
     opts[no++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, 256 * 1024, NULL};
     opts[no++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, h};
@@ -349,7 +650,16 @@ struct ext_http *ext_http_start(const struct ext_http_config *cfg, ext_http_hand
             tpx_err_set(err, TPX_ENOMEM, "out of memory");
             goto fail;
         }
+        if (check_priorities(cfg->tls_priorities ? cfg->tls_priorities : EXT_HTTP_TLS_PRIORITIES,
+                             err) != TPX_OK)
+            goto fail;
+        h->prio = strdup(cfg->tls_priorities ? cfg->tls_priorities : EXT_HTTP_TLS_PRIORITIES);
+        if (!h->prio) {
+            tpx_err_set(err, TPX_ENOMEM, "out of memory");
+            goto fail;
+        }
         flags |= MHD_USE_TLS;
+        opts[no++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_PRIORITIES, 0, h->prio};
         opts[no++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, h->cert};
         opts[no++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, h->key};
         if (h->ca) {
@@ -369,12 +679,16 @@ struct ext_http *ext_http_start(const struct ext_http_config *cfg, ext_http_hand
     }
     di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
     h->port = di ? di->port : port;
+    if (pthread_create(&h->watchdog, NULL, watchdog, h) != 0) {
+        tpx_err_set(err, TPX_ENOMEM, "cannot start the request-timeout thread");
+        goto fail;
+    }
+    h->watchdog_started = true;
     return h;
 fail:
-    free(h->cert);
-    free(h->key);
-    free(h->ca);
-    free(h);
+    if (h->d)
+        MHD_stop_daemon(h->d);
+    free_http(h);
     return NULL;
 }
 
@@ -401,12 +715,10 @@ void ext_http_stop(struct ext_http *h, unsigned drain_ms)
         nanosleep(&ts, NULL);
     }
     MHD_stop_daemon(h->d);
+    h->d = NULL;
     /* MHD's threads drop the quiesced socket with some delay: it may be closed only once the
      * daemon has stopped (MHD_quiesce_daemon's documentation). */
     if (fd != MHD_INVALID_SOCKET)
         close(fd);
-    free(h->cert);
-    free(h->key);
-    free(h->ca);
-    free(h);
+    free_http(h);
 }

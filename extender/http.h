@@ -42,8 +42,21 @@ struct ext_http_config {
     unsigned conn_timeout_s;  /* idle keep-alive connections are closed after this; 0: 120 */
     const char *tls_cert_pem; /* PEM text (not paths); all NULL: plain HTTP */
     const char *tls_key_pem;
-    const char *client_ca_pem; /* non-NULL: require a client certificate signed by it */
+    const char *client_ca_pem;  /* non-NULL: require a client certificate signed by it */
+    unsigned max_conns;         /* open connections in all; over it new ones are closed; 0: 1000 */
+    unsigned max_conns_per_ip;  /* open connections per client address; 0: no such limit */
+    unsigned request_timeout_s; /* from a request's start until its body is in; 0: 15 */
+    const char *tls_priorities; /* GnuTLS priority string; NULL: EXT_HTTP_TLS_PRIORITIES */
+    const char *const *client_allow; /* with a client CA: the certificate's CN or one of its
+                                        SANs must be one of these (403 otherwise); none: any */
+    size_t nclient_allow;
 };
+
+/* TLS 1.3 and 1.2 only, with GnuTLS's SECURE128 ciphers and groups. */
+#define EXT_HTTP_TLS_PRIORITIES "SECURE128:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+
+/* Whether a listen address ("ADDR:PORT") binds only loopback: 127.0.0.0/8, ::1, localhost. */
+bool ext_http_is_loopback(const char *listen);
 
 struct ext_http;
 

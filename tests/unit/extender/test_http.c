@@ -77,7 +77,8 @@ static long call(CURL *h, unsigned port, const char *path, const char *body, siz
 
 static struct ext_http *start(size_t max_body)
 {
-    struct ext_http_config cfg = {"127.0.0.1:0", max_body, 2, 10, NULL, NULL, NULL};
+    struct ext_http_config cfg = {
+        .listen = "127.0.0.1:0", .max_body = max_body, .threads = 2, .conn_timeout_s = 10};
     struct tpx_err err = TPX_ERR_INIT;
     struct ext_http *h = ext_http_start(&cfg, echo, NULL, &err);
 
@@ -128,7 +129,8 @@ Test(ext_http, bad_listen_addresses_are_errors)
     static const char *const bad[] = {"nohostport", "127.0.0.1:99999", "[::1", "1.2.3.4:x"};
 
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        struct ext_http_config cfg = {bad[i], 1000, 1, 10, NULL, NULL, NULL};
+        struct ext_http_config cfg = {
+            .listen = bad[i], .max_body = 1000, .threads = 1, .conn_timeout_s = 10};
         struct tpx_err err = TPX_ERR_INIT;
         cr_expect_null(ext_http_start(&cfg, echo, NULL, &err), "accepted '%s'", bad[i]);
         cr_expect_str_not_empty(err.msg);
@@ -164,4 +166,16 @@ Test(ext_http, stop_drains_a_request_in_flight)
     ext_http_stop(h, 5000);
     pthread_join(t, NULL);
     cr_expect_eq(s.status, 200, "the request in flight must be answered");
+}
+
+Test(ext_http, loopback_addresses)
+{
+    static const char *const yes[] = {"127.0.0.1:8888", "127.1.2.3:0", "[::1]:8888", "localhost:1"};
+    static const char *const no[] = {"0.0.0.0:8888", ":8888", "[::]:8888",
+                                     "10.0.0.1:80",  "",      "nonsense"};
+
+    for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+        cr_expect(ext_http_is_loopback(yes[i]), "'%s' is loopback", yes[i]);
+    for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+        cr_expect(!ext_http_is_loopback(no[i]), "'%s' is not loopback", no[i]);
 }

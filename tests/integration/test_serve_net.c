@@ -1,0 +1,366 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* tests/integration/test_serve_net.c - `topox serve` against a hostile network (issue 12, findings
+ * 5 and 11): half-open requests, slow uploads, non-loopback listeners, TLS versions, and the
+ * client-certificate allow-list. Certificates are throwaway ones made with openssl per run.
+ * Loopback only: the flood comes from 127.0.0.2, the honest client from 127.0.0.1. */
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static struct server *running;
+
+static void teardown(void)
+{
+    if (running && running->pid > 0)
+        server_stop(running);
+    running = NULL;
+}
+
+TestSuite(serve_net, .fini = teardown);
+
+static void start(struct server *s, const char *const *args)
+{
+    int rc = server_start(args, s);
+
+    running = s;
+    cr_assert_eq(rc, 0, "topox serve did not start:\n%s", s->log ? s->log : "");
+}
+
+static void stop(struct server *s)
+{
+    char why[4000];
+    int status = server_stop_checked(s, why, sizeof(why));
+
+    cr_expect_eq(status, 0, "SIGTERM must exit 0, not %d; the log ends:\n%s", status, why);
+    running = NULL;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* A non-blocking TCP connection from src to 127.0.0.1:port; -1 when the kernel refuses one. */
+static int open_from(const char *src, int port)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+    if (fd < 0)
+        return -1;
+    inet_pton(AF_INET, src, &a.sin_addr);
+    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+        close(fd);
+        return -1;
+    }
+    a.sin_port = htons((uint16_t)port);
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0 && errno != EINPROGRESS) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static const char half_open[] = "POST /filter HTTP/1.1\r\nHost: topox\r\nContent-Type: "
+                                "application/json\r\nContent-Length: 100000\r\n\r\n{";
+
+/* Send the headers once the connection is up (waits at most 2 s for it). */
+static void send_headers(int fd)
+{
+    struct pollfd p = {.fd = fd, .events = POLLOUT};
+
+    if (poll(&p, 1, 2000) == 1 && !(p.revents & (POLLERR | POLLHUP)))
+        (void)!send(fd, half_open, sizeof(half_open) - 1, MSG_NOSIGNAL);
+}
+
+static long healthz_within(int port, double *took)
+{
+    double t0 = now_s();
+    long status = http_call("GET", port, "/healthz", NULL, NULL);
+
+    *took = now_s() - t0;
+    return status;
+}
+
+Test(serve_net, two_thousand_half_open_requests_do_not_starve_healthz, .timeout = 120)
+{
+    enum { N = 2000 };
+    static int fds[N];
+    struct rlimit rl;
+    struct server s;
+    const char *args[] = {"--cluster", "example", NULL};
+    size_t opened = 0;
+    double took;
+    long status;
+
+    cr_assert_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    if (rl.rlim_cur < N + 256 && rl.rlim_max >= N + 256) {
+        rl.rlim_cur = N + 256;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    cr_assert_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    cr_assert_geq(rl.rlim_cur, N + 256, "need %d descriptors, have %llu", N + 256,
+                  (unsigned long long)rl.rlim_cur);
+    start(&s, args);
+    for (size_t i = 0; i < N; i++) {
+        fds[i] = open_from("127.0.0.2", s.port);
+        if (fds[i] >= 0)
+            opened++;
+    }
+    cr_assert_geq(opened, N * 9 / 10, "only %zu connections opened", opened);
+    for (size_t i = 0; i < N; i++)
+        if (fds[i] >= 0)
+            send_headers(fds[i]);
+    server_drain(&s);
+    status = healthz_within(s.port, &took);
+    cr_expect_eq(status, 200, "/healthz got %ld with %zu half-open requests", status, opened);
+    cr_expect_lt(took, 5.0, "/healthz took %.1f s with %zu half-open requests", took, opened);
+    for (size_t i = 0; i < N; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    stop(&s);
+}
+
+/* Seconds until the server closes fd (at most limit; limit when it never does). */
+static double closed_after(int fd, double limit)
+{
+    double t0 = now_s();
+    char buf[512];
+
+    while (now_s() - t0 < limit) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        ssize_t n;
+
+        if (poll(&p, 1, 200) <= 0)
+            continue;
+        n = recv(fd, buf, sizeof(buf), 0);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+            return now_s() - t0;
+    }
+    return limit;
+}
+
+Test(serve_net, a_request_whose_body_never_comes_is_closed_at_the_request_timeout, .timeout = 60)
+{
+    struct server s;
+    const char *args[] = {"--cluster", "example", "--request-timeout", "2s", NULL};
+    int fd, trickle;
+    double t;
+
+    start(&s, args);
+    fd = open_from("127.0.0.1", s.port);
+    trickle = open_from("127.0.0.1", s.port);
+    cr_assert(fd >= 0 && trickle >= 0);
+    send_headers(fd);
+    send_headers(trickle);
+    /* the trickler keeps MHD's idle timer fresh: only a whole-request deadline stops it */
+    for (int i = 0; i < 5; i++) {
+        struct timespec ts = {0, 700 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        (void)!send(trickle, " ", 1, MSG_NOSIGNAL);
+    }
+    t = closed_after(fd, 8.0);
+    cr_expect_lt(t, 8.0, "a request without its body stayed open past 2 s + 8 s");
+    cr_expect_lt(closed_after(trickle, 8.0), 8.0, "a trickled body stayed open");
+    server_drain(&s);
+    cr_expect(strstr(s.log, "request timeout") != NULL, "no log line for the cut:\n%s", s.log);
+    cr_expect_eq(http_call("GET", s.port, "/healthz", NULL, NULL), 200);
+    close(fd);
+    close(trickle);
+    stop(&s);
+}
+
+Test(serve_net, a_non_loopback_listener_needs_tls_and_client_certs_or_insecure_listen,
+     .timeout = 60)
+{
+    const char *bare[] = {"serve", "--cluster", "example", "--listen", "0.0.0.0:0", NULL};
+    const char *plain_tls[] = {"serve",      "--cluster",    "example",   "--listen",     ":0",
+                               "--tls-cert", "/nonexistent", "--tls-key", "/nonexistent", NULL};
+    const char *insecure[] = {"--cluster", "example",           "--listen",
+                              "0.0.0.0:0", "--insecure-listen", NULL};
+    struct run_result r;
+    struct server s;
+
+    cr_assert_eq(run_topox(bare, NULL, &r), 0);
+    cr_expect_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, "--insecure-listen") != NULL, "%s", r.err);
+    run_result_release(&r);
+    cr_assert_eq(run_topox(plain_tls, NULL, &r), 0);
+    cr_expect_eq(r.status, 2, "TLS without client certificates is not enough: exit %d: %s",
+                 r.status, r.err);
+    run_result_release(&r);
+    start(&s, insecure);
+    cr_expect(strstr(s.log, "insecure listener") != NULL, "no warning:\n%s", s.log);
+    cr_expect_eq(http_call("GET", s.port, "/healthz", NULL, NULL), 200);
+    stop(&s);
+}
+
+/* ---- TLS ---- */
+
+static char tls_dir[] = "/tmp/tpx-tls-XXXXXX";
+
+static void sh(const char *cmd)
+{
+    int rc = system(cmd);
+
+    cr_assert_eq(rc, 0, "failed (%d): %s", rc, cmd);
+}
+
+/* A CA, a server certificate for 127.0.0.1, and client certificates: "kube-scheduler" (CN),
+ * "other" with the SAN DNS:kube-scheduler, and "intruder". */
+static void make_certs(void)
+{
+    char cmd[4096];
+
+    cr_assert_not_null(mkdtemp(tls_dir));
+    snprintf(cmd, sizeof(cmd),
+             "set -e; cd %s; exec 2>openssl.log; "
+             "openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 1 "
+             "-subj /CN=test-ca; "
+             "mk() { openssl req -newkey rsa:2048 -nodes -keyout $1.key -out $1.csr -subj "
+             "/CN=$2; printf '%%s\\n' \"$3\" > $1.ext; "
+             "openssl x509 -req -in $1.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
+             "-out $1.pem -days 1 -extfile $1.ext; }; "
+             "mk server localhost 'subjectAltName=IP:127.0.0.1,DNS:localhost'; "
+             "mk sched kube-scheduler 'extendedKeyUsage=clientAuth'; "
+             "mk other other 'subjectAltName=DNS:kube-scheduler'; "
+             "mk intruder intruder 'extendedKeyUsage=clientAuth'",
+             tls_dir);
+    sh(cmd);
+}
+
+static void remove_certs(void)
+{
+    char cmd[256];
+
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", tls_dir);
+    (void)!system(cmd);
+}
+
+static size_t discard(char *data, size_t size, size_t nmemb, void *userdata)
+{
+    (void)data;
+    (void)userdata;
+    return size * nmemb;
+}
+
+/* GET /healthz over TLS with the client certificate `who` (NULL: none), at most TLS max_tls
+ * (a CURL_SSLVERSION_MAX_* value, 0: any). The HTTP status, or 0 when the handshake failed. */
+static long tls_get(int port, const char *who, long max_tls)
+{
+    CURL *h = curl_easy_init();
+    char url[128], path[512];
+    long status = 0;
+
+    snprintf(url, sizeof(url), "https://127.0.0.1:%d/healthz", port);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT, 20L);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
+    snprintf(path, sizeof(path), "%s/ca.pem", tls_dir);
+    curl_easy_setopt(h, CURLOPT_CAINFO, path);
+    if (who) {
+        snprintf(path, sizeof(path), "%s/%s.pem", tls_dir, who);
+        curl_easy_setopt(h, CURLOPT_SSLCERT, path);
+        snprintf(path, sizeof(path), "%s/%s.key", tls_dir, who);
+        curl_easy_setopt(h, CURLOPT_SSLKEY, path);
+    }
+    if (max_tls) {
+        curl_easy_setopt(h, CURLOPT_SSLVERSION, CURL_SSLVERSION_TLSv1 | max_tls);
+        /* let the client offer old versions at all: the server must be the one to refuse */
+        curl_easy_setopt(h, CURLOPT_SSL_CIPHER_LIST, "DEFAULT:@SECLEVEL=0");
+    }
+    if (curl_easy_perform(h) == CURLE_OK)
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_cleanup(h);
+    return status;
+}
+
+static void start_tls(struct server *s, const char *allow, const char *prio)
+{
+    char cert[256], key[256], ca[256];
+    const char *args[16] = {"--cluster", "example", "--tls-cert",  cert,
+                            "--tls-key", key,       "--client-ca", ca};
+    size_t n = 8;
+
+    snprintf(cert, sizeof(cert), "%s/server.pem", tls_dir);
+    snprintf(key, sizeof(key), "%s/server.key", tls_dir);
+    snprintf(ca, sizeof(ca), "%s/ca.pem", tls_dir);
+    if (allow) {
+        args[n++] = "--client-allow";
+        args[n++] = allow;
+    }
+    if (prio) {
+        args[n++] = "--tls-priorities";
+        args[n++] = prio;
+    }
+    args[n] = NULL;
+    start(s, args);
+}
+
+Test(serve_net, tls_1_1_is_refused_unless_the_priority_string_allows_it, .init = make_certs,
+     .fini = remove_certs, .timeout = 120)
+{
+    struct server s;
+
+    start_tls(&s, NULL, "NORMAL:+VERS-TLS1.1:+VERS-TLS1.0");
+    cr_assert_eq(tls_get(s.port, "sched", 0), 200, "TLS 1.3 with a client certificate");
+    cr_expect_eq(tls_get(s.port, "sched", CURL_SSLVERSION_MAX_TLSv1_1), 200,
+                 "the client cannot do TLS 1.1 here, so the next check proves nothing");
+    stop(&s);
+    start_tls(&s, NULL, NULL);
+    cr_expect_eq(tls_get(s.port, "sched", 0), 200);
+    cr_expect_eq(tls_get(s.port, "sched", CURL_SSLVERSION_MAX_TLSv1_2), 200);
+    cr_expect_eq(tls_get(s.port, "sched", CURL_SSLVERSION_MAX_TLSv1_1), 0,
+                 "the default priorities must refuse TLS 1.1");
+    stop(&s);
+}
+
+Test(serve_net, a_bad_priority_string_is_a_startup_error, .init = make_certs, .fini = remove_certs,
+     .timeout = 60)
+{
+    char cert[256], key[256];
+    const char *args[] = {"serve",     "--cluster", "example",          "--tls-cert",   cert,
+                          "--tls-key", key,         "--tls-priorities", "NORMAL:+NOPE", NULL};
+    struct run_result r;
+
+    snprintf(cert, sizeof(cert), "%s/server.pem", tls_dir);
+    snprintf(key, sizeof(key), "%s/server.key", tls_dir);
+    cr_assert_eq(run_topox(args, NULL, &r), 0);
+    cr_expect_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, "priority") != NULL, "%s", r.err);
+    run_result_release(&r);
+}
+
+Test(serve_net, only_allowed_client_certificates_get_in, .init = make_certs, .fini = remove_certs,
+     .timeout = 120)
+{
+    struct server s;
+
+    start_tls(&s, "kube-scheduler,spare.example", NULL);
+    cr_expect_eq(tls_get(s.port, "sched", 0), 200, "CN kube-scheduler is on the list");
+    cr_expect_eq(tls_get(s.port, "other", 0), 200, "SAN DNS:kube-scheduler is on the list");
+    cr_expect_eq(tls_get(s.port, "intruder", 0), 403, "CN intruder is not");
+    cr_expect_neq(tls_get(s.port, NULL, 0), 200, "no certificate at all");
+    stop(&s);
+    start_tls(&s, NULL, NULL);
+    cr_expect_eq(tls_get(s.port, "intruder", 0), 200, "without a list any signed certificate");
+    stop(&s);
+}
