@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "common/log.h"
 #include "extender/binder.h"
@@ -128,6 +130,61 @@ static char *read_pem(const char *path, struct tpx_err *err)
     if (ext_read_file(path, 1024 * 1024, &data, &len, err) != TPX_OK)
         return NULL;
     return data;
+}
+
+/* What identifies a version of the TLS files: a Secret volume swaps a symlink, so the inode
+ * changes; an edit in place changes the time or the size. */
+struct tls_files_id {
+    struct stat st[3];
+};
+
+static void tls_files_stat(const struct ext_serve_config *cfg, struct tls_files_id *id)
+{
+    const char *paths[3] = {cfg->tls_cert, cfg->tls_key, cfg->client_ca};
+
+    memset(id, 0, sizeof(*id));
+    for (int i = 0; i < 3; i++)
+        if (paths[i] && stat(paths[i], &id->st[i]) != 0)
+            memset(&id->st[i], 0, sizeof(id->st[i]));
+}
+
+static bool tls_files_changed(const struct tls_files_id *a, const struct tls_files_id *b)
+{
+    for (int i = 0; i < 3; i++) {
+        const struct stat *x = &a->st[i], *y = &b->st[i];
+
+        if (x->st_dev != y->st_dev || x->st_ino != y->st_ino || x->st_size != y->st_size ||
+            x->st_mtim.tv_sec != y->st_mtim.tv_sec || x->st_mtim.tv_nsec != y->st_mtim.tv_nsec)
+            return true;
+    }
+    return false;
+}
+
+/* The files changed since *last: read them and hand them to the server. A failure (a half-written
+ * pair, a bad file) is one log line and the old certificates keep serving; the next change
+ * tries again. */
+static void tls_reload_if_changed(const struct ext_serve_config *cfg, struct ext_http *http,
+                                  struct tls_files_id *last)
+{
+    struct tls_files_id now;
+    struct tpx_err err = TPX_ERR_INIT;
+    char *cert, *key, *ca;
+
+    tls_files_stat(cfg, &now);
+    if (!tls_files_changed(last, &now))
+        return;
+    *last = now;
+    cert = read_pem(cfg->tls_cert, &err);
+    key = read_pem(cfg->tls_key, &err);
+    ca = read_pem(cfg->client_ca, &err);
+    if (err.code == TPX_OK && ext_http_reload_tls(http, cert, key, ca, &err) == TPX_OK)
+        TPX_LOG(TPX_INFO, "tls certificates reloaded", TPX_S("cert", cfg->tls_cert));
+    else
+        TPX_LOG(TPX_WARN, "tls reload failed: the old certificates keep serving",
+                TPX_S("err", err.msg));
+    free(cert);
+    free(key);
+    free(ca);
 }
 
 static struct topo_cluster *load_cluster(struct ext_serve_config *cfg, struct tpx_err *err)
@@ -347,8 +404,16 @@ int cmd_serve(int argc, char **argv)
                 TPX_S("cluster_source", use_api ? "api" : "file"),
                 TPX_S("api_server", kcfg.server ? kcfg.server : ""));
     }
-    while (sigwait(&sigs, &sig) != 0)
-        ;
+    {
+        struct tls_files_id tls_id;
+        struct timespec tick = {cfg.tls_reload_s ? (time_t)cfg.tls_reload_s : 3600, 0};
+
+        tls_files_stat(&cfg, &tls_id);
+        while ((sig = sigtimedwait(&sigs, NULL, &tick)) <= 0) {
+            if (cert && cfg.tls_reload_s)
+                tls_reload_if_changed(&cfg, http, &tls_id);
+        }
+    }
     TPX_LOG(TPX_INFO, "shutting down", TPX_I("signal", sig));
     ext_http_stop(http, cfg.drain_s * 1000);
     http = NULL;

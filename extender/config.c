@@ -99,6 +99,16 @@ const struct ext_setting ext_serve_settings[] = {
      .def = "SECURE128:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2",
      .help = "GnuTLS priority string (default: TLS 1.3 and 1.2 only,\n"
              "SECURE128:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2)"},
+    {.key = "tlsReloadInterval",
+     .path = "tls.reloadInterval",
+     .flag = "tls-reload-interval",
+     .metavar = "DUR",
+     .type = EXT_SETTING_DURATION,
+     .offset = FIELD(tls_reload_s),
+     .def = "10s",
+     .max = 3600,
+     .help = "look for changed TLS files this often and serve the new ones\n"
+             "(default 10s; 0s: never)"},
     {.key = "insecureListen",
      .flag = "insecure-listen",
      .metavar = "[=BOOL]", /* a switch: the value is optional */

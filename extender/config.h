@@ -53,7 +53,8 @@ struct ext_serve_config {
     char *tls_priorities;             /* GnuTLS priority string; TLS 1.2 and 1.3 only */
     char *client_allow[EXT_MAX_LIST]; /* client certificate CNs/SANs let in; none: any */
     size_t nclient_allow;
-    bool insecure_listen; /* false: a non-loopback --listen needs --tls-cert and --client-ca */
+    bool insecure_listen;  /* false: a non-loopback --listen needs --tls-cert and --client-ca */
+    unsigned tls_reload_s; /* 10: how often to look for new TLS files; 0: never */
 
     /* derived by ext_serve_config_labels(): borrowed views of the lists above */
     const char *key_ptrs[TOPO_LEVEL_COUNT][EXT_MAX_LIST];

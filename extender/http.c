@@ -50,6 +50,13 @@ struct ext_http {
     bool stopping;
     unsigned request_timeout_s;
     unsigned idle_timeout_s;
+    struct sockaddr_storage addr;
+    bool v6;
+    unsigned threads;
+    unsigned max_conns;
+    unsigned max_conns_per_ip;
+    struct MHD_Daemon *retiring; /* after a TLS reload: the old daemon, stopped at retire_at */
+    time_t retire_at;
     char **allow;
     size_t nallow;
     ext_http_handler_fn *fn;
@@ -267,6 +274,8 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
 /* Once a second: shut down every connection whose request is still arriving past its deadline.
  * shutdown(2), not close(2): MHD sees the end of the stream, answers nothing and closes the
  * descriptor itself, so it is never closed twice. */
+static void stop_retiring(struct ext_http *h, bool only_when_due);
+
 static void *watchdog(void *arg)
 {
     struct ext_http *h = arg;
@@ -288,6 +297,12 @@ static void *watchdog(void *arg)
             TPX_LOG(TPX_WARN, "requests past the request timeout: connections closed",
                     TPX_I("count", (long long)cut),
                     TPX_I("timeout_s", (long long)h->request_timeout_s));
+        if (h->retiring && now.tv_sec >= h->retire_at) {
+            pthread_mutex_unlock(&h->conns_lock);
+            stop_retiring(h, true);
+            pthread_mutex_lock(&h->conns_lock);
+            continue;
+        }
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_sec += 1;
         pthread_cond_timedwait(&h->wake, &h->conns_lock, &until);
@@ -577,11 +592,10 @@ bool ext_http_is_loopback(const char *listen)
     return (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
 }
 
-struct ext_http *ext_http_start(const struct ext_http_config *cfg, ext_http_handler_fn *fn,
-                                void *ctx, struct tpx_err *err)
+/* A new daemon from h's settings: on the address (fd invalid) or on a listen socket a quiesced
+ * daemon handed over. NULL when MHD refuses (it has logged why through on_log). */
+static struct MHD_Daemon *open_daemon(struct ext_http *h, MHD_socket fd)
 {
-    struct sockaddr_storage ss;
-    struct ext_http *h;
     /* poll(), not epoll: with epoll, MHD_quiesce_daemon() (ext_http_stop) removes the listen
      * socket from each pool thread's epoll set from the stopping thread, while a pool thread
      * woken by a connection may remove it too; the loser gets ENOENT and MHD aborts ("Failed to
@@ -589,13 +603,92 @@ struct ext_http *ext_http_start(const struct ext_http_config *cfg, ext_http_hand
      * load). With poll() each pool thread is told through its ITC and drops it itself. */
     unsigned flags =
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
-    unsigned threads = cfg->threads;
-    unsigned port = 0;
-    bool v6 = false;
-    bool tls = cfg->tls_cert_pem || cfg->tls_key_pem;
-    const union MHD_DaemonInfo *di;
     struct MHD_OptionItem opts[24];
     size_t no = 0;
+
+    if (h->v6)
+        flags |= MHD_USE_IPv6;
+    /* the logger first, so MHD never writes to stderr itself */
+    opts[no++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_log, NULL};
+    if (fd == MHD_INVALID_SOCKET)
+        opts[no++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &h->addr};
+    else
+        opts[no++] = (struct MHD_OptionItem){MHD_OPTION_LISTEN_SOCKET, fd, NULL};
+    opts[no++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, h->threads, NULL};
+    opts[no++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT, h->idle_timeout_s, NULL};
+    opts[no++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, h->max_conns, NULL};
+    if (h->max_conns_per_ip)
+        opts[no++] =
+            (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT, h->max_conns_per_ip, NULL};
+    opts[no++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, h};
+    /* bigger per-connection buffers: a 30 MB body arrives in fewer, larger chunks */
+    opts[no++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, 256 * 1024, NULL};
+    opts[no++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, h};
+    if (h->cert) {
+        flags |= MHD_USE_TLS;
+        opts[no++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_PRIORITIES, 0, h->prio};
+        opts[no++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, h->cert};
+        opts[no++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, h->key};
+        if (h->ca)
+            opts[no++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_TRUST, 0, h->ca};
+    }
+    opts[no++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+    return MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_ARRAY, opts,
+                            MHD_OPTION_END);
+}
+
+/* The certificate and key load together and the CA holds at least one certificate: checked
+ * before the running daemon is touched, so a bad file never takes the listener down. */
+static enum tpx_code check_tls(const char *cert, const char *key, const char *ca,
+                               struct tpx_err *err)
+{
+    gnutls_certificate_credentials_t cr;
+    gnutls_datum_t c = {(unsigned char *)(uintptr_t)cert, (unsigned)strlen(cert)};
+    gnutls_datum_t k = {(unsigned char *)(uintptr_t)key, (unsigned)strlen(key)};
+    int rc;
+
+    if (gnutls_certificate_allocate_credentials(&cr) < 0)
+        return tpx_err_set(err, TPX_ENOMEM, "out of memory for TLS credentials");
+    rc = gnutls_certificate_set_x509_key_mem(cr, &c, &k, GNUTLS_X509_FMT_PEM);
+    if (rc < 0) {
+        gnutls_certificate_free_credentials(cr);
+        return tpx_err_set(err, TPX_EINVAL, "TLS certificate and key do not load: %s",
+                           gnutls_strerror(rc));
+    }
+    if (ca) {
+        gnutls_datum_t a = {(unsigned char *)(uintptr_t)ca, (unsigned)strlen(ca)};
+        rc = gnutls_certificate_set_x509_trust_mem(cr, &a, GNUTLS_X509_FMT_PEM);
+        if (rc <= 0) {
+            gnutls_certificate_free_credentials(cr);
+            return tpx_err_set(err, TPX_EINVAL, "client CA holds no certificate%s%s",
+                               rc < 0 ? ": " : "", rc < 0 ? gnutls_strerror(rc) : "");
+        }
+    }
+    gnutls_certificate_free_credentials(cr);
+    return TPX_OK;
+}
+
+/* Replace *slot with a copy of text (NULL: NULL). The old copy is freed. */
+static enum tpx_code replace_str(char **slot, const char *text, struct tpx_err *err)
+{
+    char *copy = NULL;
+
+    if (text && !(copy = strdup(text)))
+        return tpx_err_set(err, TPX_ENOMEM, "out of memory");
+    free(*slot);
+    *slot = copy;
+    return TPX_OK;
+}
+
+struct ext_http *ext_http_start(const struct ext_http_config *cfg, ext_http_handler_fn *fn,
+                                void *ctx, struct tpx_err *err)
+{
+    struct ext_http *h;
+    unsigned port = 0;
+    bool tls = cfg->tls_cert_pem || cfg->tls_key_pem;
+    const union MHD_DaemonInfo *di;
+    struct sockaddr_storage ss;
+    bool v6 = false;
 
     if (parse_listen(cfg->listen, &ss, &v6, &port, err) != TPX_OK)
         return NULL;
@@ -614,62 +707,36 @@ struct ext_http *ext_http_start(const struct ext_http_config *cfg, ext_http_hand
     }
     h->fn = fn;
     h->ctx = ctx;
+    h->addr = ss;
+    h->v6 = v6;
     h->max_body = cfg->max_body;
     h->request_timeout_s = cfg->request_timeout_s ? cfg->request_timeout_s : 15;
     h->idle_timeout_s = cfg->conn_timeout_s ? cfg->conn_timeout_s : 120;
+    h->max_conns = cfg->max_conns ? cfg->max_conns : 1000;
+    h->max_conns_per_ip = cfg->max_conns_per_ip;
+    h->threads = cfg->threads;
     atomic_init(&h->inflight, 0);
     pthread_mutex_init(&h->conns_lock, NULL);
     pthread_cond_init(&h->wake, NULL);
-    if (threads == 0) { /* the cgroup's CPU quota, not the host's CPUs */
+    if (h->threads == 0) { /* the cgroup's CPU quota, not the host's CPUs */
         unsigned n = tpx_cpus_available();
-        threads = n < 2 ? 2 : n > 64 ? 64 : n;
+        h->threads = n < 2 ? 2 : n > 64 ? 64 : n;
     }
     if (copy_allow(h, cfg, err) != TPX_OK)
         goto fail;
-    if (v6)
-        flags |= MHD_USE_IPv6;
-    /* the logger first, so MHD never writes to stderr itself */
-    opts[no++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_log, NULL};
-    opts[no++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &ss};
-    opts[no++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, threads, NULL};
-    opts[no++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT, h->idle_timeout_s, NULL};
-    opts[no++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT,
-                                         cfg->max_conns ? cfg->max_conns : 1000, NULL};
-    if (cfg->max_conns_per_ip)
-        opts[no++] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-                                             cfg->max_conns_per_ip, NULL};
-    opts[no++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, h};
-    /* bigger per-connection buffers: a 30 MB body arrives in fewer, larger chunks */
-    opts[no++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, 256 * 1024, NULL};
-    opts[no++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, h};
     if (tls) {
-        h->cert = strdup(cfg->tls_cert_pem);
-        h->key = strdup(cfg->tls_key_pem);
-        h->ca = cfg->client_ca_pem ? strdup(cfg->client_ca_pem) : NULL;
-        if (!h->cert || !h->key || (cfg->client_ca_pem && !h->ca)) {
-            tpx_err_set(err, TPX_ENOMEM, "out of memory");
+        const char *prio = cfg->tls_priorities ? cfg->tls_priorities : EXT_HTTP_TLS_PRIORITIES;
+
+        if (check_priorities(prio, err) != TPX_OK ||
+            check_tls(cfg->tls_cert_pem, cfg->tls_key_pem, cfg->client_ca_pem, err) != TPX_OK ||
+            replace_str(&h->prio, prio, err) != TPX_OK ||
+            replace_str(&h->cert, cfg->tls_cert_pem, err) != TPX_OK ||
+            replace_str(&h->key, cfg->tls_key_pem, err) != TPX_OK ||
+            replace_str(&h->ca, cfg->client_ca_pem, err) != TPX_OK)
             goto fail;
-        }
-        if (check_priorities(cfg->tls_priorities ? cfg->tls_priorities : EXT_HTTP_TLS_PRIORITIES,
-                             err) != TPX_OK)
-            goto fail;
-        h->prio = strdup(cfg->tls_priorities ? cfg->tls_priorities : EXT_HTTP_TLS_PRIORITIES);
-        if (!h->prio) {
-            tpx_err_set(err, TPX_ENOMEM, "out of memory");
-            goto fail;
-        }
-        flags |= MHD_USE_TLS;
-        opts[no++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_PRIORITIES, 0, h->prio};
-        opts[no++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, h->cert};
-        opts[no++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, h->key};
-        if (h->ca) {
-            opts[no++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_TRUST, 0, h->ca};
-            h->require_client = true;
-        }
+        h->require_client = h->ca != NULL;
     }
-    opts[no++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
-    h->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_ARRAY, opts,
-                            MHD_OPTION_END);
+    h->d = open_daemon(h, MHD_INVALID_SOCKET);
     if (!h->d) {
         tpx_err_set(err, TPX_EIO,
                     "cannot listen on '%s' (address in use, bad TLS files, or no "
@@ -690,6 +757,88 @@ fail:
         MHD_stop_daemon(h->d);
     free_http(h);
     return NULL;
+}
+
+/* Take the retiring daemon (if any) out under the lock and stop it outside: its connections'
+ * CLOSED notifications take the lock. */
+static void stop_retiring(struct ext_http *h, bool only_when_due)
+{
+    struct MHD_Daemon *old = NULL;
+    struct timespec now;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    pthread_mutex_lock(&h->conns_lock);
+    if (h->retiring && (!only_when_due || now.tv_sec >= h->retire_at)) {
+        old = h->retiring;
+        h->retiring = NULL;
+    }
+    pthread_mutex_unlock(&h->conns_lock);
+    if (old)
+        MHD_stop_daemon(old); /* quiesced: it does not close the listen socket */
+}
+
+static void free_three(char *v[3])
+{
+    for (int i = 0; i < 3; i++)
+        free(v[i]);
+}
+
+/* Exchange the PEM texts h serves with v's. */
+static void swap_tls(struct ext_http *h, char *v[3])
+{
+    char *old[3] = {h->cert, h->key, h->ca};
+
+    h->cert = v[0];
+    h->key = v[1];
+    h->ca = v[2];
+    memcpy(v, old, sizeof(old));
+}
+
+enum tpx_code ext_http_reload_tls(struct ext_http *h, const char *cert_pem, const char *key_pem,
+                                  const char *ca_pem, struct tpx_err *err)
+{
+    struct MHD_Daemon *fresh;
+    struct timespec now;
+    MHD_socket fd;
+    char *keep[3];
+
+    if (!h->cert)
+        return tpx_err_set(err, TPX_EINVAL, "not serving TLS: nothing to reload");
+    if (!cert_pem || !key_pem || (h->ca && !ca_pem))
+        return tpx_err_set(err, TPX_EINVAL, "reload needs a certificate, a key and a client CA");
+    if (check_tls(cert_pem, key_pem, ca_pem, err) != TPX_OK)
+        return err->code;
+    keep[0] = strdup(cert_pem);
+    keep[1] = strdup(key_pem);
+    keep[2] = h->ca ? strdup(ca_pem) : NULL;
+    if (!keep[0] || !keep[1] || (h->ca && !keep[2])) {
+        free_three(keep);
+        return tpx_err_set(err, TPX_ENOMEM, "out of memory");
+    }
+    swap_tls(h, keep);       /* h: the new files; keep: the old ones */
+    stop_retiring(h, false); /* at most one old daemon at a time */
+    /* The new daemon takes over the listen socket; connections that arrive in between wait in
+     * the kernel's backlog. The old one keeps serving what it has until it retires. */
+    fd = MHD_quiesce_daemon(h->d);
+    fresh = fd == MHD_INVALID_SOCKET ? NULL : open_daemon(h, fd);
+    if (!fresh) {
+        /* cannot happen with checked files; put the old certificates back on the socket */
+        swap_tls(h, keep);
+        fresh = fd == MHD_INVALID_SOCKET ? NULL : open_daemon(h, fd);
+        if (!fresh) {
+            free_three(keep);
+            return tpx_err_set(err, TPX_EIO, "TLS reload: cannot restart the listener");
+        }
+        tpx_err_set(err, TPX_EIO, "TLS reload: the new certificates do not start; kept the old");
+    }
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    pthread_mutex_lock(&h->conns_lock);
+    h->retiring = h->d;
+    h->retire_at = now.tv_sec + (time_t)h->request_timeout_s + 5;
+    h->d = fresh;
+    pthread_mutex_unlock(&h->conns_lock);
+    free_three(keep);
+    return err->code;
 }
 
 const char *ext_http_library_version(void)
@@ -714,6 +863,7 @@ void ext_http_stop(struct ext_http *h, unsigned drain_ms)
         struct timespec ts = {0, 5 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
+    stop_retiring(h, false);
     MHD_stop_daemon(h->d);
     h->d = NULL;
     /* MHD's threads drop the quiesced socket with some delay: it may be closed only once the

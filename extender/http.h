@@ -65,6 +65,15 @@ struct ext_http;
 struct ext_http *ext_http_start(const struct ext_http_config *cfg, ext_http_handler_fn *fn,
                                 void *ctx, struct tpx_err *err);
 
+/* New TLS certificate, key and client CA (PEM text, copied; ca_pem must be given when a client
+ * CA was). MHD 0.9.75 cannot change the certificate of a running daemon, so a new daemon takes
+ * over the listen socket (nothing is refused meanwhile: connections wait in the backlog) and the
+ * old one finishes what it has, and is stopped a request timeout (+5 s) later. The files are
+ * checked first: on TPX_EINVAL (they do not load) the old certificates keep serving. Call from
+ * one thread (the one that calls ext_http_stop()). */
+enum tpx_code ext_http_reload_tls(struct ext_http *h, const char *cert_pem, const char *key_pem,
+                                  const char *ca_pem, struct tpx_err *err);
+
 /* The port actually bound (useful after port 0). */
 unsigned ext_http_port(const struct ext_http *h);
 

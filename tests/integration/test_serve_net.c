@@ -223,15 +223,14 @@ static void sh(const char *cmd)
     cr_assert_eq(rc, 0, "failed (%d): %s", rc, cmd);
 }
 
-/* A CA, a server certificate for 127.0.0.1, and client certificates: "kube-scheduler" (CN),
- * "other" with the SAN DNS:kube-scheduler, and "intruder". */
-static void make_certs(void)
+/* In dir: a CA, a server certificate for 127.0.0.1, and client certificates: "sched" (CN
+ * kube-scheduler), "other" (CN other, SAN DNS:kube-scheduler) and "intruder". */
+static void make_set(const char *dir)
 {
     char cmd[4096];
 
-    cr_assert_not_null(mkdtemp(tls_dir));
     snprintf(cmd, sizeof(cmd),
-             "set -e; cd %s; exec 2>openssl.log; "
+             "set -e; mkdir -p %s; cd %s; exec 2>openssl.log; "
              "openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 1 "
              "-subj /CN=test-ca; "
              "mk() { openssl req -newkey rsa:2048 -nodes -keyout $1.key -out $1.csr -subj "
@@ -242,8 +241,14 @@ static void make_certs(void)
              "mk sched kube-scheduler 'extendedKeyUsage=clientAuth'; "
              "mk other other 'subjectAltName=DNS:kube-scheduler'; "
              "mk intruder intruder 'extendedKeyUsage=clientAuth'",
-             tls_dir);
+             dir, dir);
     sh(cmd);
+}
+
+static void make_certs(void)
+{
+    cr_assert_not_null(mkdtemp(tls_dir));
+    make_set(tls_dir);
 }
 
 static void remove_certs(void)
@@ -263,7 +268,7 @@ static size_t discard(char *data, size_t size, size_t nmemb, void *userdata)
 
 /* GET /healthz over TLS with the client certificate `who` (NULL: none), at most TLS max_tls
  * (a CURL_SSLVERSION_MAX_* value, 0: any). The HTTP status, or 0 when the handshake failed. */
-static long tls_get(int port, const char *who, long max_tls)
+static long tls_get_in(const char *dir, int port, const char *who, long max_tls)
 {
     CURL *h = curl_easy_init();
     char url[128], path[512];
@@ -274,12 +279,12 @@ static long tls_get(int port, const char *who, long max_tls)
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_TIMEOUT, 20L);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
-    snprintf(path, sizeof(path), "%s/ca.pem", tls_dir);
+    snprintf(path, sizeof(path), "%s/ca.pem", dir);
     curl_easy_setopt(h, CURLOPT_CAINFO, path);
     if (who) {
-        snprintf(path, sizeof(path), "%s/%s.pem", tls_dir, who);
+        snprintf(path, sizeof(path), "%s/%s.pem", dir, who);
         curl_easy_setopt(h, CURLOPT_SSLCERT, path);
-        snprintf(path, sizeof(path), "%s/%s.key", tls_dir, who);
+        snprintf(path, sizeof(path), "%s/%s.key", dir, who);
         curl_easy_setopt(h, CURLOPT_SSLKEY, path);
     }
     if (max_tls) {
@@ -293,12 +298,19 @@ static long tls_get(int port, const char *who, long max_tls)
     return status;
 }
 
+static long tls_get(int port, const char *who, long max_tls)
+{
+    return tls_get_in(tls_dir, port, who, max_tls);
+}
+
 static void start_tls(struct server *s, const char *allow, const char *prio)
 {
     char cert[256], key[256], ca[256];
-    const char *args[16] = {"--cluster", "example", "--tls-cert",  cert,
-                            "--tls-key", key,       "--client-ca", ca};
-    size_t n = 8;
+    const char *args[16] = {"--cluster",   "example",   "--tls-cert",
+                            cert,          "--tls-key", key,
+                            "--client-ca", ca,          "--tls-reload-interval",
+                            "1s"};
+    size_t n = 10;
 
     snprintf(cert, sizeof(cert), "%s/server.pem", tls_dir);
     snprintf(key, sizeof(key), "%s/server.key", tls_dir);
@@ -362,5 +374,41 @@ Test(serve_net, only_allowed_client_certificates_get_in, .init = make_certs, .fi
     stop(&s);
     start_tls(&s, NULL, NULL);
     cr_expect_eq(tls_get(s.port, "intruder", 0), 200, "without a list any signed certificate");
+    stop(&s);
+}
+
+Test(serve_net, new_certificate_files_are_served_without_a_restart, .init = make_certs,
+     .fini = remove_certs, .timeout = 120)
+{
+    char next[300], cmd[1200];
+    struct server s;
+    long old_status, new_status = 0;
+    double t0;
+
+    start_tls(&s, NULL, NULL);
+    cr_assert_eq(tls_get(s.port, "sched", 0), 200);
+    snprintf(next, sizeof(next), "%s/next", tls_dir);
+    make_set(next);
+    cr_expect_eq(tls_get_in(next, s.port, "sched", 0), 0, "the new CA is not served yet");
+    /* a key that does not match the certificate first: the old pair must keep serving */
+    snprintf(cmd, sizeof(cmd), "cd %s && cp next/server.key k.tmp && mv k.tmp server.key", tls_dir);
+    sh(cmd);
+    sleep(3);
+    cr_expect_eq(tls_get(s.port, "sched", 0), 200, "a key that does not match broke the server");
+    server_drain(&s);
+    cr_expect(strstr(s.log, "tls reload failed") != NULL, "no log line:\n%s", s.log);
+    /* then the rest of the new set, each file swapped in by rename as a Secret volume does */
+    snprintf(cmd, sizeof(cmd),
+             "cd %s && for f in server.pem ca.pem; do cp next/$f $f.tmp && mv $f.tmp $f; done",
+             tls_dir);
+    sh(cmd);
+    t0 = now_s();
+    while (now_s() - t0 < 10 && (new_status = tls_get_in(next, s.port, "sched", 0)) != 200)
+        usleep(200 * 1000);
+    cr_expect_eq(new_status, 200, "the new certificates are not served 10 s after the change");
+    old_status = tls_get(s.port, "sched", 0);
+    cr_expect_neq(old_status, 200, "the old CA's client still gets in");
+    server_drain(&s);
+    cr_expect(strstr(s.log, "tls certificates reloaded") != NULL, "no log line:\n%s", s.log);
     stop(&s);
 }
