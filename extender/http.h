@@ -3,6 +3,8 @@
  * TLS with client-certificate checks): it collects each request body under a hard cap (413 past
  * it), hands complete requests to one handler, logs one access line per request, and drains on
  * stop. It knows nothing about the extender protocol: routes.c does. Only http.c sees MHD.
+ * Limits: connections in all and per client address, and a whole-request deadline (a watchdog
+ * thread shuts down connections whose headers and body are not in by then).
  *
  * Threads: the handler is called from MHD's pool threads, concurrently. */
 #ifndef TPX_EXTENDER_HTTP_H
