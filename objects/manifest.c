@@ -17,8 +17,10 @@
 #include "common/grow.h"
 #include "common/hash.h"
 
-#define EXTRA_MAX 12
+#define EXTRA_MAX 20
 #define EXTRA_LEN 72
+#define ENV_MAX 8
+#define ENV_LEN 192
 #define LIST_DEPTH_MAX 4
 
 struct ext_manifest_pod {
@@ -29,7 +31,13 @@ struct ext_manifest_pod {
     size_t nea; /* extra annotations: extra[nel, nel + nea) */
     const char *ekey[EXTRA_MAX];
     char eval[EXTRA_MAX][EXTRA_LEN];
+    size_t ninj; /* env the operator injects into every container, in front of the own env */
+    const char *ikey[ENV_MAX];
+    char ival[ENV_MAX][ENV_LEN];
+    bool ival_unknown[ENV_MAX]; /* valueFrom (status.podIP): NULL value */
     struct topo_kv *kv;
+    struct ext_manifest_env *env; /* the whole env, built by _finish() */
+    size_t nenv;
     struct pol_pod_facts facts;
 };
 
@@ -279,6 +287,27 @@ static void extra(struct ext_manifest_pod *p, bool annotation, const char *key, 
         p->nel++;
 }
 
+/* An env var the controller puts at the front of every container's env, replacing one of the same
+ * name (LWS addEnvVarsIfNotExists); value NULL: a valueFrom the plan cannot know. */
+static void inject(struct ext_manifest_pod *p, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void inject(struct ext_manifest_pod *p, const char *key, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (p->ninj >= ENV_MAX)
+        return;
+    p->ikey[p->ninj] = key;
+    p->ival_unknown[p->ninj] = fmt == NULL;
+    p->ival[p->ninj][0] = '\0';
+    if (fmt) {
+        va_start(ap, fmt);
+        vsnprintf(p->ival[p->ninj], ENV_LEN, fmt, ap);
+        va_end(ap);
+    }
+    p->ninj++;
+}
+
 /* --- kinds -------------------------------------------------------------------------------------
  */
 
@@ -444,19 +473,43 @@ static enum tpx_code expand_jobset(struct ext_manifest *m, const json_t *obj, co
     return TPX_OK;
 }
 
-static enum tpx_code expand_lws(struct ext_manifest *m, const json_t *obj, const char *src,
-                                struct tpx_err *err)
+/* Labels an owning object adds to every pod of an LWS it creates (a DisaggregatedSet's role,
+ * slice, name, revision). */
+struct owner_labels {
+    size_t n;
+    const char *key[6];
+    char val[6][EXTRA_LEN];
+};
+
+/*
+ * The pods of one LeaderWorkerSet spec (leaderworkerset.x-k8s.io/v1, kubernetes-sigs/lws
+ * api/leaderworkerset/v1/leaderworkerset_types.go, pkg/webhooks/pod_webhook.go,
+ * pkg/utils/pod/pod_utils.go): groups `<lws>-<g>` (leader) and `<lws>-<g>-<w>`, the
+ * leaderworkerset.sigs.k8s.io/{name,group-index,worker-index,group-key} labels, the size (and
+ * leader-name on workers) annotations, subGroupPolicy's subgroup-index/subgroup-key labels and
+ * subgroup-size (and, on the leader, subgroup-policy-type) annotations, and the env AddLWSVariables
+ * puts in front of every container's env: LWS_LEADER_ADDRESS `<lws>-<g>.<subdomain>.<ns>`,
+ * LWS_GROUP_SIZE, LWS_WORKER_INDEX. The hash keys are stand-ins (FNV-1a, not sha1). The
+ * caller has added the job; m->err_at names the bad value on error.
+ */
+static enum tpx_code lws_pods(struct ext_manifest *m, struct expander *x, const json_t *obj,
+                              const char *name, const json_t *spec, const struct owner_labels *ol,
+                              struct tpx_err *err)
 {
-    const json_t *spec = json_object_get(obj, "spec");
     const json_t *lwt = json_object_get(spec, "leaderWorkerTemplate");
     const json_t *lt = json_object_get(lwt, "leaderTemplate");
     const json_t *wt = json_object_get(lwt, "workerTemplate");
-    const char *name = obj_name(obj);
-    struct expander x = {m, src, 0, 0};
+    const json_t *sgp = json_object_get(lwt, "subGroupPolicy");
+    const char *sgtype = json_string_value(json_object_get(sgp, "subGroupPolicyType"));
+    const char *sdpol = json_string_value(
+        json_object_get(json_object_get(spec, "networkConfig"), "subdomainPolicy"));
+    bool leader_excluded = sgtype && strcmp(sgtype, "LeaderExcluded") == 0;
+    bool per_replica = sdpol && strcmp(sdpol, "UniquePerReplica") == 0;
     size_t leader_tmpl;
     size_t worker_tmpl;
     unsigned long groups;
     unsigned long size;
+    unsigned long sgs = 0;
 
     if (!json_is_object(lwt) || !json_is_object(wt)) {
         if (lwt)
@@ -466,16 +519,21 @@ static enum tpx_code expand_lws(struct ext_manifest *m, const json_t *obj, const
         return tpx_err_set(err, TPX_EINVAL, "spec.leaderWorkerTemplate.workerTemplate is missing");
     }
     if (get_count(m, spec, "replicas", 1, &groups, err) != TPX_OK ||
-        get_count(m, lwt, "size", 1, &size, err) != TPX_OK)
+        get_count(m, lwt, "size", 1, &size, err) != TPX_OK ||
+        (sgp && get_count(m, sgp, "subGroupSize", 0, &sgs, err) != TPX_OK))
         return err->code;
     if (size == 0) {
         m->err_at = json_object_get(lwt, "size");
         return tpx_err_set(err, TPX_EINVAL, "leaderWorkerTemplate.size must be at least 1");
     }
+    if (sgs > size) {
+        m->err_at = json_object_get(sgp, "subGroupSize");
+        return tpx_err_set(err, TPX_EINVAL,
+                           "subGroupPolicy.subGroupSize %lu is more than the size %lu", sgs, size);
+    }
     if (groups && size > EXT_MANIFEST_MAX_PODS / groups)
         return tpx_err_set(err, TPX_ETOOBIG, "more than %u pods in all", EXT_MANIFEST_MAX_PODS);
-    if (add_job(m, obj, "LeaderWorkerSet", src, &x.job, err) != TPX_OK ||
-        add_tmpl(m, wt, &worker_tmpl, err) != TPX_OK)
+    if (add_tmpl(m, wt, &worker_tmpl, err) != TPX_OK)
         return err->code;
     leader_tmpl = worker_tmpl;
     if (lt && add_tmpl(m, lt, &leader_tmpl, err) != TPX_OK) {
@@ -486,24 +544,486 @@ static enum tpx_code expand_lws(struct ext_manifest *m, const json_t *obj, const
         return err->code;
     for (unsigned long g = 0; g < groups; g++) {
         char key[EXTRA_LEN];
+        char leader[96];
 
         hash_key(key, obj_ns(obj), name, g);
+        snprintf(leader, sizeof(leader), "%.60s-%lu", name, g);
         if (new_replica(m, err) != TPX_OK)
             return err->code;
         for (unsigned long w = 0; w < size; w++) {
             struct ext_manifest_pod *p;
-            x.tmpl = w == 0 ? leader_tmpl : worker_tmpl;
-            p = w == 0 ? new_pod(&x, "%s-%lu", name, g) : new_pod(&x, "%s-%lu-%lu", name, g, w);
+            bool in_sub = sgs > 0 && !(w == 0 && leader_excluded);
+            unsigned long sub = 0;
+
+            /* pod_webhook.go getSubGroupIndex: the leader is the extra pod of subgroup 0 when
+             * size-1 (not size) divides by subGroupSize */
+            if (in_sub && w > 0)
+                sub = ((size - 1) % sgs == 0 && size % sgs != 0) ? (w - 1) / sgs : w / sgs;
+            x->tmpl = w == 0 ? leader_tmpl : worker_tmpl;
+            p = w == 0 ? new_pod(x, "%s", leader) : new_pod(x, "%s-%lu", leader, w);
             extra(p, false, "leaderworkerset.sigs.k8s.io/name", "%.70s", name);
             extra(p, false, "leaderworkerset.sigs.k8s.io/group-index", "%lu", g);
             extra(p, false, "leaderworkerset.sigs.k8s.io/worker-index", "%lu", w);
             extra(p, false, "leaderworkerset.sigs.k8s.io/group-key", "%s", key);
+            if (in_sub) {
+                char skey[EXTRA_LEN];
+                hash_key(skey, leader, "subgroup", sub);
+                extra(p, false, "leaderworkerset.sigs.k8s.io/subgroup-index", "%lu", sub);
+                extra(p, false, "leaderworkerset.sigs.k8s.io/subgroup-key", "%s", skey);
+            }
+            for (size_t l = 0; ol && l < ol->n; l++)
+                extra(p, false, ol->key[l], "%s", ol->val[l]);
             extra(p, true, "leaderworkerset.sigs.k8s.io/size", "%lu", size);
             if (w > 0)
-                extra(p, true, "leaderworkerset.sigs.k8s.io/leader-name", "%.30s-%lu", name, g);
+                extra(p, true, "leaderworkerset.sigs.k8s.io/leader-name", "%s", leader);
+            if (sgs > 0)
+                extra(p, true, "leaderworkerset.sigs.k8s.io/subgroup-size", "%lu", sgs);
+            if (sgs > 0 && w == 0)
+                extra(p, true, "leaderworkerset.sigs.k8s.io/subgroup-policy-type", "%s",
+                      leader_excluded ? "LeaderExcluded" : "LeaderWorker");
+            inject(p, "LWS_LEADER_ADDRESS", "%s.%.60s.%.60s", leader, per_replica ? leader : name,
+                   obj_ns(obj));
+            inject(p, "LWS_GROUP_SIZE", "%lu", size);
+            inject(p, "LWS_WORKER_INDEX", "%lu", w);
         }
     }
     return TPX_OK;
+}
+
+static enum tpx_code expand_lws(struct ext_manifest *m, const json_t *obj, const char *src,
+                                struct tpx_err *err)
+{
+    struct expander x = {m, src, 0, 0};
+
+    if (add_job(m, obj, "LeaderWorkerSet", src, &x.job, err) != TPX_OK)
+        return err->code;
+    return lws_pods(m, &x, obj, obj_name(obj), json_object_get(obj, "spec"), NULL, err);
+}
+
+/*
+ * DisaggregatedSet (disaggregatedset.x-k8s.io/v1, kubernetes-sigs/lws
+ * pkg/controllers/disaggregatedset/lws_manager.go, distribution.go,
+ * pkg/utils/disaggregatedset/utils.go): for each of `slices` (default 1) and each role, one LWS
+ * `<ds>-<slice>-<revision>-<role>` with the role's spec.replicas (per slice), its pods labelled
+ * app `<ds>-<slice>-<role>` and disaggregatedset.x-k8s.io/{role,slice,name,revision}. The
+ * revision (sha256 of the role templates upstream) is a stand-in hash. One job; each LWS group
+ * is a replica.
+ */
+static enum tpx_code expand_disaggregatedset(struct ext_manifest *m, const json_t *obj,
+                                             const char *src, struct tpx_err *err)
+{
+    const json_t *spec = json_object_get(obj, "spec");
+    const json_t *roles = json_object_get(spec, "roles");
+    const char *ds = obj_name(obj);
+    struct expander x = {m, src, 0, 0};
+    char rev[EXTRA_LEN];
+    unsigned long slices;
+    size_t r;
+    const json_t *role;
+
+    if (!json_is_array(roles) || json_array_size(roles) == 0) {
+        if (roles)
+            m->err_at = roles;
+        return tpx_err_set(err, TPX_EINVAL, "spec.roles is missing or empty");
+    }
+    if (get_count(m, spec, "slices", 1, &slices, err) != TPX_OK ||
+        add_job(m, obj, "DisaggregatedSet", src, &x.job, err) != TPX_OK)
+        return err->code;
+    hash_key(rev, obj_ns(obj), ds, 0);
+    rev[8] = '\0';
+    for (unsigned long sl = 0; sl < slices; sl++) {
+        json_array_foreach(roles, r, role)
+        {
+            const char *rn = json_string_value(json_object_get(role, "name"));
+            struct owner_labels ol = {
+                5,
+                {"app", "disaggregatedset.x-k8s.io/role", "disaggregatedset.x-k8s.io/slice",
+                 "disaggregatedset.x-k8s.io/name", "disaggregatedset.x-k8s.io/revision"},
+                {{0}}};
+            char lws[POL_KEY_MAX];
+
+            m->err_at = role;
+            if (!rn)
+                return tpx_err_set(err, TPX_EINVAL, "roles[%zu]: name is missing", r);
+            snprintf(ol.val[0], EXTRA_LEN, "%.30s-%lu-%.18s", ds, sl, rn);
+            snprintf(ol.val[1], EXTRA_LEN, "%.70s", rn);
+            snprintf(ol.val[2], EXTRA_LEN, "%lu", sl);
+            snprintf(ol.val[3], EXTRA_LEN, "%.70s", ds);
+            snprintf(ol.val[4], EXTRA_LEN, "%s", rev);
+            snprintf(lws, sizeof(lws), "%.80s-%lu-%s-%.60s", ds, sl, rev, rn);
+            if (lws_pods(m, &x, obj, lws, json_object_get(role, "spec"), &ol, err) != TPX_OK) {
+                tpx_err_prefix(err, "role '%s'", rn);
+                return err->code;
+            }
+        }
+    }
+    return TPX_OK;
+}
+
+/* Keep an object built here alive until release (its strings are borrowed by the facts). */
+static json_t *keep(struct ext_manifest *m, json_t *o, struct tpx_err *err)
+{
+    json_t **nm;
+
+    if (!o) {
+        tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
+        return NULL;
+    }
+    nm = realloc(m->made, (m->nmade + 1) * sizeof(*nm));
+    if (!nm) {
+        json_decref(o);
+        tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
+        return NULL;
+    }
+    m->made = nm;
+    m->made[m->nmade++] = o;
+    return o;
+}
+
+/* The object of kind `kind` named `name` among the documents of the file being read, or NULL. */
+static const json_t *same_file_object(const struct ext_manifest *m, const char *kind,
+                                      const char *name)
+{
+    const struct ext_yaml_docs *d = &m->files[m->nfiles - 1];
+
+    for (size_t i = 0; i < d->n; i++) {
+        const char *k = json_string_value(json_object_get(d->docs[i], "kind"));
+        if (k && strcmp(k, kind) == 0 && strcmp(obj_name(d->docs[i]), name) == 0)
+            return d->docs[i];
+    }
+    return NULL;
+}
+
+/* The text of a file the container reads at `path`, when a volumeMount of it holds a ConfigMap
+ * of this manifest (mountPath a directory prefix of path, or subPath's exact file); NULL when
+ * not found. Borrowed from the ConfigMap. */
+static const char *configmap_file(const struct ext_manifest *m, const json_t *pod_spec,
+                                  const json_t *container, const char *path)
+{
+    size_t i;
+    const json_t *vm;
+
+    json_array_foreach(json_object_get(container, "volumeMounts"), i, vm)
+    {
+        const char *mp = json_string_value(json_object_get(vm, "mountPath"));
+        const char *vn = json_string_value(json_object_get(vm, "name"));
+        const char *sub = json_string_value(json_object_get(vm, "subPath"));
+        const char *key;
+        size_t l;
+        size_t k;
+        const json_t *v;
+
+        if (!mp || !vn)
+            continue;
+        l = strlen(mp);
+        while (l > 1 && mp[l - 1] == '/')
+            l--;
+        if (sub ? strcmp(mp, path) != 0 : (strncmp(mp, path, l) != 0 || path[l] != '/'))
+            continue;
+        key = sub ? sub : path + l + 1;
+        json_array_foreach(json_object_get(pod_spec, "volumes"), k, v)
+        {
+            const char *cm =
+                json_string_value(json_object_get(json_object_get(v, "configMap"), "name"));
+            const json_t *obj;
+            const char *n = json_string_value(json_object_get(v, "name"));
+            if (!cm || !n || strcmp(n, vn) != 0)
+                continue;
+            obj = same_file_object(m, "ConfigMap", cm);
+            return obj ? json_string_value(json_object_get(json_object_get(obj, "data"), key))
+                       : NULL;
+        }
+    }
+    return NULL;
+}
+
+/*
+ * TensorRT-LLM's --extra-engine-args file (LLM API options YAML: tensor_parallel_size,
+ * pipeline_parallel_size, moe_expert_parallel_size), read from a ConfigMap of the same manifest,
+ * becomes topox.io/{tensor,pipeline,expert}-parallel-size annotations on the pod template tmpl
+ * (when the template does not set them itself), plus topox.io/engine-args naming the file. The
+ * operator passes the file path on; the engine reads the sizes from it.
+ */
+static void engine_args_file(struct ext_manifest *m, const json_t *pod_spec, json_t *container,
+                             json_t *tmpl, const char *dgd)
+{
+    static const struct {
+        const char *key;
+        const char *annotation;
+    } sizes[] = {
+        {"tensor_parallel_size", "topox.io/tensor-parallel-size"},
+        {"pipeline_parallel_size", "topox.io/pipeline-parallel-size"},
+        {"moe_expert_parallel_size", "topox.io/expert-parallel-size"},
+    };
+    const json_t *args = json_object_get(container, "args");
+    const char *path = NULL;
+    const char *text;
+    struct ext_yaml_docs d = {0};
+    struct tpx_err err = TPX_ERR_INIT;
+    json_t *ann;
+    size_t i;
+    const json_t *a;
+
+    json_array_foreach(args, i, a)
+    {
+        const char *s = json_string_value(a);
+        if (s && strcmp(s, "--extra-engine-args") == 0)
+            path = json_string_value(json_array_get(args, i + 1));
+        else if (s && strncmp(s, "--extra-engine-args=", 20) == 0)
+            path = s + 20;
+    }
+    if (!path)
+        return;
+    text = configmap_file(m, pod_spec, container, path);
+    if (!text) {
+        add_note(m,
+                 "DynamoGraphDeployment '%s': --extra-engine-args %s is not in a ConfigMap of "
+                 "this manifest; its sizes are not read",
+                 dgd, path);
+        return;
+    }
+    if (ext_yaml_parse(text, strlen(text), path, &d, &err) != TPX_OK || d.n != 1 ||
+        !json_is_object(d.docs[0])) {
+        add_note(m, "DynamoGraphDeployment '%s': --extra-engine-args %s is not a YAML mapping", dgd,
+                 path);
+        ext_yaml_docs_release(&d);
+        return;
+    }
+    ann = json_object_get(json_object_get(tmpl, "metadata"), "annotations");
+    for (size_t k = 0; ann && k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+        char buf[64];
+        const char *v = ext_json_scalar(json_object_get(d.docs[0], sizes[k].key), buf, sizeof(buf));
+        if (v && !json_object_get(ann, sizes[k].annotation))
+            json_object_set_new(ann, sizes[k].annotation, json_string(v));
+    }
+    if (ann)
+        json_object_set_new(ann, "topox.io/engine-args", json_string(path));
+    ext_yaml_docs_release(&d);
+}
+
+static bool is_python(const char *c)
+{
+    return c && strncmp(c, "python", 6) == 0 && strspn(c + 6, "0123456789.") == strlen(c + 6);
+}
+
+/* Join the strings of array a with spaces into buf (a Go strings.Join). */
+static void join(const json_t *a, char *buf, size_t len)
+{
+    size_t i;
+    const json_t *s;
+    size_t at = 0;
+
+    buf[0] = '\0';
+    json_array_foreach(a, i, s)
+    {
+        const char *t = json_string_value(s);
+        int n;
+        if (!t)
+            continue;
+        n = snprintf(buf + at, len - at, "%s%s", at ? " " : "", t);
+        if (n < 0 || (size_t)n >= len - at)
+            return;
+        at += (size_t)n;
+    }
+}
+
+/*
+ * How the Dynamo operator rewrites the main container of a multinode service for its backend
+ * (deploy/cloud/operator/internal/dynamo/backend_sglang.go, backend_trtllm.go), with the LWS
+ * deployer's names: SGLang gets `--dist-init-addr $(LWS_LEADER_ADDRESS):29500 --nnodes N
+ * --node-rank R` appended (R 0 on the leader, $(LWS_WORKER_INDEX) on workers); TensorRT-LLM's
+ * leader becomes `/bin/sh -c "... mpirun --oversubscribe -n N*gpus -H <hosts> ... bash -c
+ * 'source /opt/dynamo/venv/bin/activate && trtllm-llmapi-launch <args>'"` and its workers run
+ * sshd; both get OMPI_MCA_orte_keep_fqdn_hostnames=1.
+ */
+static void dynamo_multinode(json_t *c, const char *framework, bool leader, unsigned long nodes,
+                             unsigned long gpus)
+{
+    json_t *cmd = json_object_get(c, "command");
+    json_t *args = json_object_get(c, "args");
+
+    if (framework && strcmp(framework, "sglang") == 0) {
+        char n[24];
+        if (!is_python(json_string_value(json_array_get(cmd, 0))))
+            return; /* the operator edits a `sh -c` python line in place; not done here */
+        snprintf(n, sizeof(n), "%lu", nodes);
+        if (!json_is_array(args)) {
+            args = json_array();
+            json_object_set_new(c, "args", args);
+        }
+        json_array_append_new(args, json_string("--dist-init-addr"));
+        json_array_append_new(args, json_string("$(LWS_LEADER_ADDRESS):29500"));
+        json_array_append_new(args, json_string("--nnodes"));
+        json_array_append_new(args, json_string(n));
+        json_array_append_new(args, json_string("--node-rank"));
+        json_array_append_new(args, json_string(leader ? "0" : "$(LWS_WORKER_INDEX)"));
+    } else if (framework && strcmp(framework, "trtllm") == 0) {
+        json_t *env = json_object_get(c, "env");
+        char orig[2048];
+        char hosts[512] = "${LWS_LEADER_ADDRESS}";
+        char line[3072];
+
+        if (!json_is_array(env)) {
+            env = json_array();
+            json_object_set_new(c, "env", env);
+        }
+        json_array_append_new(
+            env, json_pack("{s:s,s:s}", "name", "OMPI_MCA_orte_keep_fqdn_hostnames", "value", "1"));
+        join(json_array_size(args) ? args : cmd, orig, sizeof(orig));
+        for (unsigned long i = 1; i < nodes && strlen(hosts) + 32 < sizeof(hosts); i++) {
+            size_t l = strlen(hosts);
+            snprintf(hosts + l, sizeof(hosts) - l, ",${LWS_WORKER_%lu_ADDRESS}", i);
+        }
+        if (leader)
+            snprintf(line, sizeof(line),
+                     "mkdir -p ~/.ssh && cp /ssh-pk/private.key ~/.ssh/id_rsa && mpirun "
+                     "--oversubscribe -n %lu -H %s --mca pml ob1 --mca plm_rsh_args \"-p 2222 -o "
+                     "StrictHostKeyChecking=no -i ~/.ssh/id_rsa\" bash -c 'source "
+                     "/opt/dynamo/venv/bin/activate && trtllm-llmapi-launch %s'",
+                     nodes * gpus, hosts, orig);
+        else
+            snprintf(line, sizeof(line),
+                     "mkdir -p ~/.ssh ~/.ssh/host_keys ~/.ssh/run && "
+                     "/usr/sbin/sshd -D -f ~/.ssh/sshd_config");
+        json_object_set_new(c, "command", json_pack("[s,s]", "/bin/sh", "-c"));
+        json_object_set_new(c, "args", json_pack("[s]", line));
+    }
+}
+
+/* A service's pod template as the Dynamo operator builds it: extraPodSpec with its mainContainer
+ * (named "main" when unnamed) asking for resources.limits.gpu (or requests.gpu) nvidia.com/gpu,
+ * the graph's spec.envs and the service's envs in front of the container's env. */
+static json_t *dynamo_template(struct ext_manifest *m, const json_t *dgd, const char *svcname,
+                               const json_t *svc, bool leader, unsigned long nodes,
+                               struct tpx_err *err)
+{
+    const json_t *eps = json_object_get(svc, "extraPodSpec");
+    const json_t *res = json_object_get(svc, "resources");
+    const char *framework =
+        json_string_value(json_object_get(json_object_get(dgd, "spec"), "backendFramework"));
+    const json_t *gpu = json_object_get(json_object_get(res, "requests"), "gpu");
+    json_t *t = json_pack("{s:{s:{s:s,s:s},s:{}},s:{}}", "metadata", "labels",
+                          "nvidia.com/dynamo-graph-deployment-name", obj_name(dgd),
+                          "nvidia.com/dynamo-component", svcname, "annotations", "spec");
+    json_t *spec;
+    json_t *c;
+    json_t *env;
+    char buf[64];
+    const char *g;
+    unsigned long gpus = 0;
+
+    if (!keep(m, t, err))
+        return NULL;
+    spec = json_object_get(t, "spec");
+    if (json_is_object(eps)) {
+        json_t *cp = json_deep_copy(eps);
+        json_object_update(spec, cp);
+        json_decref(cp);
+    }
+    json_object_del(spec, "mainContainer");
+    c = json_deep_copy(json_object_get(eps, "mainContainer"));
+    if (!c)
+        c = json_object();
+    if (!json_string_value(json_object_get(c, "name")))
+        json_object_set_new(c, "name", json_string("main"));
+    if (!gpu)
+        gpu = json_object_get(json_object_get(res, "limits"), "gpu");
+    g = ext_json_scalar(gpu, buf, sizeof(buf));
+    if (g) {
+        json_t *r = json_object_get(c, "resources");
+        if (!json_is_object(r)) {
+            r = json_object();
+            json_object_set_new(c, "resources", r);
+        }
+        json_object_set_new(r, "limits", json_pack("{s:s}", "nvidia.com/gpu", g));
+        gpus = strtoul(g, NULL, 10);
+    }
+    env = json_array();
+    json_array_extend(env, json_object_get(json_object_get(dgd, "spec"), "envs"));
+    json_array_extend(env, json_object_get(svc, "envs"));
+    json_array_extend(env, json_object_get(c, "env"));
+    json_object_set_new(c, "env", env);
+    if (framework && strcmp(framework, "trtllm") == 0 && leader)
+        engine_args_file(m, spec, c, t, obj_name(dgd));
+    if (nodes > 1)
+        dynamo_multinode(c, framework, leader, nodes, gpus);
+    if (json_object_set_new(spec, "containers", json_pack("[o]", c)) != 0) {
+        tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
+        return NULL;
+    }
+    return t;
+}
+
+/*
+ * DynamoGraphDeployment (nvidia.com/v1alpha1, ai-dynamo/dynamo deploy/cloud/operator:
+ * api/v1alpha1, internal/dynamo/graph.go and backend_*.go). Each service gives `replicas`
+ * instances; a service with multinode.nodeCount N > 1 is expanded as the LWS the operator's LWS
+ * deployer creates, `<dgd>-<service>` of size N (leader and workers as dynamo_multinode()
+ * rewrites them), else each instance is one pod `<dgd>-<service>-<i>`. With Grove (the
+ * operator's default deployer) the pods are named by Grove instead, with the same count,
+ * resources and group.
+ */
+static enum tpx_code expand_dgd(struct ext_manifest *m, const json_t *obj, const char *src,
+                                struct tpx_err *err)
+{
+    const json_t *svcs = json_object_get(json_object_get(obj, "spec"), "services");
+    const char *api = json_string_value(json_object_get(obj, "apiVersion"));
+    struct expander x = {m, src, 0, 0};
+    const char *sname;
+    const json_t *svc;
+
+    if (!json_is_object(svcs) || json_object_size(svcs) == 0) {
+        if (svcs)
+            m->err_at = svcs;
+        return tpx_err_set(err, TPX_EINVAL, "spec.services is missing or empty");
+    }
+    if (api && strcmp(api, "nvidia.com/v1alpha1") != 0)
+        add_note(m, "%s: DynamoGraphDeployment '%s' is %s; read as nvidia.com/v1alpha1", src,
+                 obj_name(obj), api);
+    if (add_job(m, obj, "DynamoGraphDeployment", src, &x.job, err) != TPX_OK)
+        return err->code;
+    json_object_foreach((json_t *)svcs, sname, svc)
+    {
+        char name[POL_KEY_MAX];
+        unsigned long replicas;
+        unsigned long nodes;
+        json_t *lt;
+
+        m->err_at = svc;
+        snprintf(name, sizeof(name), "%.100s-%.100s", obj_name(obj), sname);
+        for (char *c = name; *c; c++)
+            *c = (char)tolower((unsigned char)*c);
+        if (get_count(m, svc, "replicas", 1, &replicas, err) != TPX_OK ||
+            get_count(m, json_object_get(svc, "multinode"), "nodeCount", 1, &nodes, err) != TPX_OK)
+            goto fail;
+        lt = dynamo_template(m, obj, sname, svc, true, nodes, err);
+        if (!lt)
+            goto fail;
+        if (nodes > 1) {
+            json_t *wt = dynamo_template(m, obj, sname, svc, false, nodes, err);
+            json_t *lws =
+                wt ? keep(m,
+                          json_pack("{s:I,s:{s:I,s:O,s:O}}", "replicas", (json_int_t)replicas,
+                                    "leaderWorkerTemplate", "size", (json_int_t)nodes,
+                                    "leaderTemplate", lt, "workerTemplate", wt),
+                          err)
+                   : NULL;
+            if (!lws || lws_pods(m, &x, obj, name, lws, NULL, err) != TPX_OK)
+                goto fail;
+            continue;
+        }
+        if (add_tmpl(m, lt, &x.tmpl, err) != TPX_OK || reserve_pods(m, replicas, err) != TPX_OK)
+            goto fail;
+        for (unsigned long i = 0; i < replicas; i++) {
+            if (new_replica(m, err) != TPX_OK)
+                goto fail;
+            new_pod(&x, "%s-%lu", name, i);
+        }
+    }
+    return TPX_OK;
+fail:
+    tpx_err_prefix(err, "service '%s'", sname);
+    return err->code;
 }
 
 /* Prefix err with "FILE:LINE: KIND 'name'": the line where `at` (else obj) starts in file f, or
@@ -559,6 +1079,10 @@ static enum tpx_code expand(struct ext_manifest *m, const json_t *obj, const cha
         rc = expand_jobset(m, obj, src, err);
     else if (strcmp(kind, "LeaderWorkerSet") == 0)
         rc = expand_lws(m, obj, src, err);
+    else if (strcmp(kind, "DynamoGraphDeployment") == 0)
+        rc = expand_dgd(m, obj, src, err);
+    else if (strcmp(kind, "DisaggregatedSet") == 0)
+        rc = expand_disaggregatedset(m, obj, src, err);
     else {
         add_note(m, "%s: skipped %s '%s' (no pods to place)", src, kind, obj_name(obj));
         return TPX_OK;
@@ -611,6 +1135,58 @@ enum tpx_code ext_manifest_add_file(struct ext_manifest *m, const char *path, st
 /* --- finish ------------------------------------------------------------------------------------
  */
 
+static bool is_injected(const struct ext_manifest_pod *p, const char *name)
+{
+    for (size_t k = 0; k < p->ninj; k++) {
+        if (strcmp(p->ikey[k], name) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Each container's env as the pod will carry it, containers in order: what the controller
+ * injects first (replacing variables of the same name), then the container's own; a value that
+ * is not a plain `value` (valueFrom, a non-scalar) is NULL. Strings are borrowed from the
+ * template's JSON or from p. */
+static enum tpx_code build_env(struct ext_manifest *m, struct ext_manifest_pod *p,
+                               struct tpx_err *err)
+{
+    const json_t *cs =
+        json_object_get(json_object_get(m->tmpl_json[p->tmpl], "spec"), "containers");
+    size_t n = 0;
+    size_t i;
+    const json_t *c;
+
+    json_array_foreach(cs, i, c)
+    {
+        const json_t *env = json_object_get(c, "env");
+        n += p->ninj + (json_is_array(env) ? json_array_size(env) : 0);
+    }
+    p->env = calloc(n + 1, sizeof(*p->env));
+    if (!p->env)
+        return tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
+    json_array_foreach(cs, i, c)
+    {
+        size_t j;
+        const json_t *e;
+
+        for (size_t k = 0; k < p->ninj; k++)
+            p->env[p->nenv++] =
+                (struct ext_manifest_env){p->ikey[k], p->ival_unknown[k] ? NULL : p->ival[k]};
+        json_array_foreach(json_object_get(c, "env"), j, e)
+        {
+            const char *name = json_string_value(json_object_get(e, "name"));
+            if (!name || is_injected(p, name))
+                continue;
+            p->env[p->nenv++] = (struct ext_manifest_env){
+                name, json_object_get(e, "valueFrom")
+                          ? NULL
+                          : json_string_value(json_object_get(e, "value"))};
+        }
+    }
+    return TPX_OK;
+}
+
 static enum tpx_code build_facts(struct ext_manifest *m, size_t i, struct tpx_err *err)
 {
     struct ext_manifest_pod *p = &m->pods[i];
@@ -630,6 +1206,8 @@ static enum tpx_code build_facts(struct ext_manifest *m, size_t i, struct tpx_er
         p->kv[k++] = (struct topo_kv){p->ekey[e], p->eval[e]};
     for (size_t e = 0; e < t->nannotations; e++)
         p->kv[k++] = t->annotations[e];
+    if (build_env(m, p, err) != TPX_OK)
+        return err->code;
     p->facts = *t;
     p->facts.name = p->name;
     p->facts.ns = NULL;
@@ -821,6 +1399,13 @@ const struct pol_pod_facts *ext_manifest_pod_facts(const struct ext_manifest *m,
     return &m->pods[i].facts;
 }
 
+const struct ext_manifest_env *ext_manifest_pod_env(const struct ext_manifest *m, size_t i,
+                                                    size_t *n)
+{
+    *n = m->pods[i].nenv;
+    return m->pods[i].env;
+}
+
 /* --- engine info -------------------------------------------------------------------------------
  */
 
@@ -905,14 +1490,19 @@ void ext_manifest_release(struct ext_manifest *m)
 {
     if (!m)
         return;
-    for (size_t i = 0; i < m->npods; i++)
+    for (size_t i = 0; i < m->npods; i++) {
         free(m->pods[i].kv);
+        free(m->pods[i].env);
+    }
     free(m->pods);
     for (size_t i = 0; i < m->ntmpl; i++)
         ext_pod_facts_release(&m->tmpl[i]);
     free(m->tmpl);
     free(m->tmpl_json);
     free(m->tmpl_file);
+    for (size_t i = 0; i < m->nmade; i++)
+        json_decref(m->made[i]);
+    free(m->made);
     for (size_t i = 0; i < m->nfiles; i++) {
         ext_yaml_docs_release(&m->files[i]);
         free(m->fnames[i]);

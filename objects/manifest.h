@@ -65,6 +65,8 @@ struct ext_manifest {
     size_t *tmpl_file;        /* ntmpl: index into files */
     size_t ntmpl;
     const json_t *err_at; /* while expanding: the value an error is about */
+    json_t **made;        /* objects built from a custom kind (Dynamo services), owned */
+    size_t nmade;
     struct ext_manifest_pod *pods;
     size_t apods;
     struct pol_job_replica *pol_replicas;
@@ -94,6 +96,20 @@ enum tpx_code ext_manifest_finish(struct ext_manifest *m, struct tpx_err *err);
 
 /* Facts of pod i (after _finish). Borrowed until release. */
 const struct pol_pod_facts *ext_manifest_pod_facts(const struct ext_manifest *m, size_t i);
+
+/* One variable of a container's env: value NULL when the plan cannot know it (valueFrom).
+ * Laid out as common/envexpand.h's struct tpx_env_var, which pol_pod_facts.env will carry. */
+struct ext_manifest_env {
+    const char *name;
+    const char *value;
+};
+
+/* The env of pod i (after _finish): every container's, containers in order, each with what its
+ * operator injects in front (LWS_LEADER_ADDRESS, LWS_GROUP_SIZE, LWS_WORKER_INDEX; RBG_*)
+ * replacing the container's own of the same name, then the container's own. *n entries;
+ * borrowed until release. */
+const struct ext_manifest_env *ext_manifest_pod_env(const struct ext_manifest *m, size_t i,
+                                                    size_t *n);
 
 /* Engine information of pod i, read from its argv and annotations. Cannot fail. */
 void ext_manifest_engine_info(const struct ext_manifest *m, size_t i, struct ext_engine_info *out);

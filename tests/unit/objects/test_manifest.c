@@ -359,3 +359,196 @@ Test(ext_manifest, workload_errors_in_flow_annotations_and_lists)
                         "f.yaml:11: LeaderWorkerSet 'default/l': pod 'l-0': annotation "
                         "'topox.io/pipeline-scope'");
 }
+
+static size_t pod_named(const char *name)
+{
+    for (size_t i = 0; i < m.npods; i++) {
+        if (strcmp(m.names[i], name) == 0)
+            return i;
+    }
+    cr_assert_fail("no pod '%s'", name);
+    return 0;
+}
+
+/* The value of env var name in pod i's first container that sets it; "(unknown)" for valueFrom. */
+static const char *env(size_t pod, const char *name)
+{
+    size_t n;
+    const struct ext_manifest_env *e = ext_manifest_pod_env(&m, pod, &n);
+
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(e[i].name, name) == 0)
+            return e[i].value ? e[i].value : "(unknown)";
+    }
+    return NULL;
+}
+
+static bool argv_has(size_t pod, const char *needle)
+{
+    const struct pol_pod_facts *f = ext_manifest_pod_facts(&m, pod);
+
+    for (size_t i = 0; i < f->nargv; i++) {
+        if (strstr(f->argv[i], needle))
+            return true;
+    }
+    return false;
+}
+
+Test(ext_manifest, lws_env_in_front_of_every_container_and_subgroups)
+{
+    load_yaml("apiVersion: leaderworkerset.x-k8s.io/v1\n"
+              "kind: LeaderWorkerSet\n"
+              "metadata: {name: wide, namespace: llm}\n"
+              "spec:\n"
+              "  replicas: 1\n"
+              "  leaderWorkerTemplate:\n"
+              "    size: 5\n"
+              "    subGroupPolicy: {subGroupPolicyType: LeaderExcluded, subGroupSize: 2}\n"
+              "    workerTemplate:\n"
+              "      spec:\n"
+              "        containers:\n"
+              "        - name: a\n"
+              "          env:\n"
+              "          - {name: LWS_GROUP_SIZE, value: '99'}\n"
+              "          - {name: DP_SIZE_LOCAL, value: '8'}\n"
+              "          - name: POD_IP\n"
+              "            valueFrom: {fieldRef: {fieldPath: status.podIP}}\n"
+              "        - name: b\n");
+    cr_assert_eq(m.npods, 5);
+    cr_assert_eq(m.nreplicas, 1);
+    /* pod_utils.go addEnvVarsIfNotExists: the three in front, the user's LWS_GROUP_SIZE gone */
+    size_t n;
+    const struct ext_manifest_env *e = ext_manifest_pod_env(&m, 3, &n);
+    cr_assert_eq(n, 8); /* a: 3 + DP_SIZE_LOCAL + POD_IP; b: 3 */
+    cr_expect_str_eq(e[0].name, "LWS_LEADER_ADDRESS");
+    cr_expect_str_eq(e[0].value, "wide-0.wide.llm");
+    cr_expect_str_eq(e[1].name, "LWS_GROUP_SIZE");
+    cr_expect_str_eq(e[1].value, "5");
+    cr_expect_str_eq(e[2].name, "LWS_WORKER_INDEX");
+    cr_expect_str_eq(e[2].value, "3");
+    cr_expect_str_eq(e[3].name, "DP_SIZE_LOCAL");
+    cr_expect_null(e[4].value); /* valueFrom */
+    cr_expect_str_eq(e[5].name, "LWS_LEADER_ADDRESS");
+    /* LeaderExcluded: the leader is in no subgroup; workers 1,2 -> 0 and 3,4 -> 1 */
+    cr_expect_null(label(0, "leaderworkerset.sigs.k8s.io/subgroup-index"));
+    cr_expect_str_eq(annotation(0, "leaderworkerset.sigs.k8s.io/subgroup-policy-type"),
+                     "LeaderExcluded");
+    cr_expect_str_eq(label(1, "leaderworkerset.sigs.k8s.io/subgroup-index"), "0");
+    cr_expect_str_eq(label(2, "leaderworkerset.sigs.k8s.io/subgroup-index"), "0");
+    cr_expect_str_eq(label(3, "leaderworkerset.sigs.k8s.io/subgroup-index"), "1");
+    cr_expect_str_eq(label(4, "leaderworkerset.sigs.k8s.io/subgroup-index"), "1");
+    cr_expect_str_eq(label(3, "leaderworkerset.sigs.k8s.io/subgroup-key"),
+                     label(4, "leaderworkerset.sigs.k8s.io/subgroup-key"));
+    cr_expect_str_neq(label(2, "leaderworkerset.sigs.k8s.io/subgroup-key"),
+                      label(3, "leaderworkerset.sigs.k8s.io/subgroup-key"));
+    cr_expect_str_eq(annotation(4, "leaderworkerset.sigs.k8s.io/subgroup-size"), "2");
+}
+
+Test(ext_manifest, lws_subgroups_with_the_leader_and_per_replica_subdomain)
+{
+    load_yaml("kind: LeaderWorkerSet\n"
+              "metadata: {name: s}\n"
+              "spec:\n"
+              "  networkConfig: {subdomainPolicy: UniquePerReplica}\n"
+              "  replicas: 2\n"
+              "  leaderWorkerTemplate:\n"
+              "    size: 4\n"
+              "    subGroupPolicy: {subGroupSize: 2}\n"
+              "    workerTemplate: {spec: {containers: [{name: a}]}}\n");
+    cr_assert_eq(m.npods, 8);
+    /* size divides by 2: (0,1) (2,3) */
+    cr_expect_str_eq(label(0, "leaderworkerset.sigs.k8s.io/subgroup-index"), "0");
+    cr_expect_str_eq(label(1, "leaderworkerset.sigs.k8s.io/subgroup-index"), "0");
+    cr_expect_str_eq(label(2, "leaderworkerset.sigs.k8s.io/subgroup-index"), "1");
+    cr_expect_str_eq(annotation(0, "leaderworkerset.sigs.k8s.io/subgroup-policy-type"),
+                     "LeaderWorker");
+    cr_expect_str_eq(env(5, "LWS_LEADER_ADDRESS"), "s-1.s-1.default");
+    cr_expect_str_eq(env(5, "LWS_WORKER_INDEX"), "1");
+}
+
+Test(ext_manifest, upstream_wide_ep_lws_gets_the_lws_env)
+{
+    load(TPX_SOURCE_DIR
+         "/tests/fixtures/manifests/llm-d-wide-ep-lws-prefill-vllm-deepseek-r1-dp16-ep.yaml");
+    cr_assert_eq(m.npods, 2);
+    cr_expect_str_eq(env(1, "LWS_GROUP_SIZE"), "2");
+    cr_expect_str_eq(env(1, "LWS_WORKER_INDEX"), "1");
+    cr_expect_str_eq(env(1, "DP_SIZE_LOCAL"), "8");
+    cr_expect_str_eq(env(1, "TP_SIZE"), "1");
+}
+
+Test(ext_manifest, upstream_disaggregatedset_slices_of_role_lwss)
+{
+    load(TPX_SOURCE_DIR
+         "/tests/fixtures/manifests/lws-disaggregatedset-sample-prefill-decode.yaml");
+    cr_assert_eq(m.njobs, 1);
+    cr_expect_str_eq(m.jobs[0].kind, "DisaggregatedSet");
+    /* 2 slices x (prefill, decode) x 2 replicas of an LWS of size 1 */
+    cr_assert_eq(m.nreplicas, 8);
+    cr_assert_eq(m.npods, 8);
+    const char *lws = label(0, "leaderworkerset.sigs.k8s.io/name");
+    cr_assert_not_null(lws);
+    cr_expect(strncmp(lws, "disaggregatedset-sample-0-", 26) == 0, "%s", lws);
+    cr_expect(strcmp(lws + strlen(lws) - 8, "-prefill") == 0, "%s", lws);
+    cr_expect_str_eq(label(0, "disaggregatedset.x-k8s.io/role"), "prefill");
+    cr_expect_str_eq(label(0, "disaggregatedset.x-k8s.io/slice"), "0");
+    cr_expect_str_eq(label(0, "disaggregatedset.x-k8s.io/name"), "disaggregatedset-sample");
+    cr_expect_str_eq(label(0, "app"), "disaggregatedset-sample-0-prefill");
+    cr_expect_str_eq(label(0, "role"), "prefill");
+    cr_expect_str_eq(label(2, "disaggregatedset.x-k8s.io/role"), "decode");
+    cr_expect_str_eq(label(4, "disaggregatedset.x-k8s.io/slice"), "1");
+    cr_expect_str_eq(label(0, "disaggregatedset.x-k8s.io/revision"),
+                     label(7, "disaggregatedset.x-k8s.io/revision"));
+    cr_expect_str_eq(env(1, "LWS_GROUP_SIZE"), "1");
+}
+
+Test(ext_manifest, upstream_dynamo_sglang_multinode_is_an_lws_of_two_4gpu_pods)
+{
+    load(TPX_SOURCE_DIR
+         "/tests/fixtures/manifests/dynamo-dgd-sglang-disagg-multinode-tp8-2x4gpu.yaml");
+    cr_assert_eq(m.njobs, 1);
+    cr_expect_str_eq(m.jobs[0].kind, "DynamoGraphDeployment");
+    cr_assert_eq(m.npods, 5); /* Frontend + 2 decode + 2 prefill */
+    cr_assert_eq(m.nreplicas, 3);
+    size_t fe = pod_named("sglang-disagg-multinode-frontend-0");
+    size_t l = pod_named("sglang-disagg-multinode-prefill-0");
+    size_t w = pod_named("sglang-disagg-multinode-prefill-0-1");
+    cr_expect_eq(m.wl[fe].accel_per_pod, 0);
+    cr_expect_eq(m.wl[l].accel_per_pod, 4);
+    cr_expect_eq(m.wl[w].accel_per_pod, 4);
+    cr_expect_eq(m.wl[l].tp, 8);
+    cr_expect_eq(m.wl[w].tp, 8);
+    cr_expect_eq(m.wl[l].group_size, 2);
+    cr_expect_str_eq(m.wl[l].group, m.wl[w].group);
+    cr_expect_eq(m.wl[w].pod_index, 1);
+    /* backend_sglang.go: the multinode flags appended to the python args */
+    cr_expect(argv_has(l, "$(LWS_LEADER_ADDRESS):29500"));
+    cr_expect(argv_has(w, "$(LWS_WORKER_INDEX)"));
+    cr_expect_str_eq(env(w, "LWS_WORKER_INDEX"), "1");
+    cr_expect_str_eq(env(w, "GLOO_SOCKET_IFNAME"), "eth0");
+    cr_expect_str_eq(env(w, "HF_TOKEN"), "(unknown)");
+    cr_expect_str_eq(label(l, "nvidia.com/dynamo-component"), "prefill");
+}
+
+Test(ext_manifest, upstream_dynamo_trtllm_reads_the_engine_args_configmap)
+{
+    load(TPX_SOURCE_DIR
+         "/tests/fixtures/manifests/dynamo-dgd-trtllm-disagg-multinode-tp8-2x4gpu.yaml");
+    cr_assert_eq(m.npods, 5);
+    size_t l = pod_named("trtllm-disagg-tp8-decode-0");
+    size_t w = pod_named("trtllm-disagg-tp8-decode-0-1");
+    cr_expect_str_eq(annotation(l, "topox.io/tensor-parallel-size"), "8");
+    cr_expect_str_eq(annotation(l, "topox.io/expert-parallel-size"), "1");
+    cr_expect_str_eq(annotation(l, "topox.io/engine-args"), "/workspace/decode.yaml");
+    cr_expect_null(annotation(w, "topox.io/tensor-parallel-size"));
+    cr_expect_eq(m.wl[l].tp, 8);
+    cr_expect_eq(m.wl[w].tp, 8); /* shared from the leader */
+    cr_expect_eq(m.wl[l].accel_per_pod, 4);
+    /* backend_trtllm.go: mpirun over 2 x 4 GPUs on the leader, sshd on the worker */
+    cr_expect(argv_has(
+        l, "mpirun --oversubscribe -n 8 -H ${LWS_LEADER_ADDRESS},${LWS_WORKER_1_ADDRESS}"));
+    cr_expect(argv_has(l, "trtllm-llmapi-launch --model-path Qwen/Qwen3-0.6B"));
+    cr_expect(argv_has(w, "/usr/sbin/sshd"));
+    cr_expect_str_eq(env(w, "OMPI_MCA_orte_keep_fqdn_hostnames"), "1");
+    cr_expect_str_eq(env(w, "OMPI_ALLOW_RUN_AS_ROOT"), "1");
+}
