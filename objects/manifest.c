@@ -19,7 +19,7 @@
 
 #define EXTRA_MAX 20
 #define EXTRA_LEN 72
-#define ENV_MAX 8
+#define ENV_MAX 12
 #define ENV_LEN 192
 #define LIST_DEPTH_MAX 4
 
@@ -1026,6 +1026,197 @@ fail:
     return err->code;
 }
 
+/* patch merged into base (both objects, base owned): objects recursively, `containers` and
+ * `initContainers` element by element by name, anything else replaced; the strategic merge
+ * patch RBG applies, for the fields a pod template patch uses. */
+static void merge_patch(json_t *base, const json_t *patch)
+{
+    const char *k;
+    json_t *v;
+
+    json_object_foreach((json_t *)patch, k, v)
+    {
+        json_t *b = json_object_get(base, k);
+        if (json_is_object(v) && json_is_object(b)) {
+            merge_patch(b, v);
+        } else if (json_is_array(v) && json_is_array(b) &&
+                   (strcmp(k, "containers") == 0 || strcmp(k, "initContainers") == 0)) {
+            size_t i;
+            json_t *pc;
+            json_array_foreach(v, i, pc)
+            {
+                const char *n = json_string_value(json_object_get(pc, "name"));
+                size_t j;
+                json_t *bc;
+                bool merged = false;
+                json_array_foreach(b, j, bc)
+                {
+                    const char *bn = json_string_value(json_object_get(bc, "name"));
+                    if (n && bn && strcmp(n, bn) == 0 && json_is_object(pc)) {
+                        merge_patch(bc, pc);
+                        merged = true;
+                        break;
+                    }
+                }
+                if (!merged)
+                    json_array_append(b, pc);
+            }
+        } else {
+            json_object_set(base, k, v);
+        }
+    }
+}
+
+/* RBG's env (api/workloads/constants/env.go; pkg discovery InjectEnv, InjectLeaderWorkerSetEnv:
+ * sorted by name, in front of the user's). fieldRef values name labels RBG itself sets, so they
+ * are given as the kubelet would resolve them. */
+static void rbg_env(struct ext_manifest_pod *p, const char *rbg, const char *role,
+                    unsigned long index, bool lwp, const char *instance, unsigned long comp,
+                    unsigned long size, const char *svc, const char *ns)
+{
+    if (lwp) {
+        inject(p, "RBG_COMPONENT_INDEX", "%lu", comp);
+        inject(p, "RBG_COMPONENT_NAME", "%s", comp == 0 ? "leader" : "worker");
+    }
+    inject(p, "RBG_GROUP_NAME", "%s", rbg);
+    inject(p, "RBG_ROLE_INDEX", "%lu", index);
+    if (lwp)
+        inject(p, "RBG_ROLE_INSTANCE_NAME", "%s", instance);
+    inject(p, "RBG_ROLE_NAME", "%s", role);
+    if (lwp) {
+        inject(p, "RBG_LWP_LEADER_ADDRESS", "$(RBG_ROLE_INSTANCE_NAME)-0.%s.%s", svc, ns);
+        inject(p, "RBG_LWP_WORKER_INDEX", "%lu", comp);
+        inject(p, "RBG_LWP_GROUP_SIZE", "%lu", size);
+    }
+}
+
+/* The leader or worker template of a leaderWorkerPattern: template with leaderTemplatePatch or
+ * workerTemplatePatch merged in. NULL with *err. */
+static json_t *rbg_lwp_template(struct ext_manifest *m, const json_t *lwp, bool leader,
+                                struct tpx_err *err)
+{
+    const json_t *patch =
+        json_object_get(lwp, leader ? "leaderTemplatePatch" : "workerTemplatePatch");
+    json_t *t = keep(m, json_deep_copy(json_object_get(lwp, "template")), err);
+
+    if (t && json_is_object(patch))
+        merge_patch(t, patch);
+    return t;
+}
+
+/*
+ * RoleBasedGroup (workloads.x-k8s.io/v1alpha2, sgl-project/rbg api/workloads/v1alpha2 and
+ * api/workloads/constants): each role gives `replicas` instances. standalonePattern: one pod
+ * `<rbg>-<role>-<i>` per instance. leaderWorkerPattern (size N): a RoleInstance
+ * `<rbg>-<role>-<i>` of N pods `<instance>-<k>` (k 0 the leader, the host name
+ * RBG_LWP_LEADER_ADDRESS points at), the leader/worker patches merged into the template. Pods
+ * carry the rbg.workloads.x-k8s.io/{group-name,role-name,role-instance-name,
+ * role-instance-index,component-name,component-index,component-size} labels and the RBG_* env.
+ * Other patterns are skipped with a note.
+ */
+static enum tpx_code expand_rbg(struct ext_manifest *m, const json_t *obj, const char *src,
+                                struct tpx_err *err)
+{
+    const json_t *roles = json_object_get(json_object_get(obj, "spec"), "roles");
+    const char *api = json_string_value(json_object_get(obj, "apiVersion"));
+    const char *rbg = obj_name(obj);
+    struct expander x = {m, src, 0, 0};
+    size_t r;
+    const json_t *role;
+
+    if (!json_is_array(roles) || json_array_size(roles) == 0) {
+        if (roles)
+            m->err_at = roles;
+        return tpx_err_set(err, TPX_EINVAL, "spec.roles is missing or empty");
+    }
+    if (api && strcmp(api, "workloads.x-k8s.io/v1alpha2") != 0)
+        add_note(m, "%s: RoleBasedGroup '%s' is %s; read as workloads.x-k8s.io/v1alpha2", src, rbg,
+                 api);
+    if (add_job(m, obj, "RoleBasedGroup", src, &x.job, err) != TPX_OK)
+        return err->code;
+    json_array_foreach(roles, r, role)
+    {
+        const char *rn = json_string_value(json_object_get(role, "name"));
+        const json_t *sp = json_object_get(role, "standalonePattern");
+        const json_t *lwp = json_object_get(role, "leaderWorkerPattern");
+        char svc[POL_KEY_MAX];
+        unsigned long reps;
+        unsigned long size = 1;
+        size_t lt;
+        size_t wt;
+
+        m->err_at = role;
+        if (!rn)
+            return tpx_err_set(err, TPX_EINVAL, "roles[%zu]: name is missing", r);
+        snprintf(svc, sizeof(svc), "s-%.100s-%.100s", rbg, rn);
+        if (get_count(m, role, "replicas", 1, &reps, err) != TPX_OK ||
+            (lwp && get_count(m, lwp, "size", 1, &size, err) != TPX_OK))
+            goto fail;
+        if (!sp && !lwp) {
+            add_note(m,
+                     "%s: RoleBasedGroup '%s' role '%s': no standalonePattern or "
+                     "leaderWorkerPattern; skipped",
+                     src, rbg, rn);
+            continue;
+        }
+        if (size == 0 || (reps && size > EXT_MANIFEST_MAX_PODS / reps)) {
+            tpx_err_set(err, TPX_EINVAL, "leaderWorkerPattern.size %lu is out of range", size);
+            goto fail;
+        }
+        if (sp) {
+            if (add_tmpl(m, json_object_get(sp, "template"), &lt, err) != TPX_OK)
+                goto fail;
+            wt = lt;
+        } else {
+            json_t *l = rbg_lwp_template(m, lwp, true, err);
+            json_t *w = l ? rbg_lwp_template(m, lwp, false, err) : NULL;
+            if (!w || add_tmpl(m, l, &lt, err) != TPX_OK || add_tmpl(m, w, &wt, err) != TPX_OK)
+                goto fail;
+        }
+        if (reserve_pods(m, reps * size, err) != TPX_OK)
+            goto fail;
+        for (unsigned long i = 0; i < reps; i++) {
+            char inst[192];
+            char gkey[EXTRA_LEN];
+            int gl;
+
+            snprintf(inst, sizeof(inst), "%.80s-%.80s-%lu", rbg, rn, i);
+            gl = snprintf(gkey, sizeof(gkey), "%.60s/%.120s", obj_ns(obj), inst);
+            if (gl < 0 || (size_t)gl >= sizeof(gkey))
+                hash_key(gkey, obj_ns(obj), inst, 0); /* too long to read back: a hash */
+            if (new_replica(m, err) != TPX_OK)
+                return err->code;
+            for (unsigned long k = 0; k < size; k++) {
+                struct ext_manifest_pod *p;
+
+                x.tmpl = k == 0 ? lt : wt;
+                p = sp ? new_pod(&x, "%s", inst) : new_pod(&x, "%s-%lu", inst, k);
+                extra(p, false, "rbg.workloads.x-k8s.io/group-name", "%.70s", rbg);
+                extra(p, false, "rbg.workloads.x-k8s.io/role-name", "%.70s", rn);
+                if (lwp) {
+                    extra(p, false, "rbg.workloads.x-k8s.io/role-instance-name", "%.70s", inst);
+                    extra(p, false, "rbg.workloads.x-k8s.io/role-instance-index", "%lu", i);
+                    extra(p, false, "rbg.workloads.x-k8s.io/component-name", "%s",
+                          k == 0 ? "leader" : "worker");
+                    extra(p, false, "rbg.workloads.x-k8s.io/component-index", "%lu", k);
+                    extra(p, false, "rbg.workloads.x-k8s.io/component-size", "%lu", size);
+                    /* policy reads no RBG label as a group: topox's own annotations */
+                    extra(p, true, "topox.io/group", "%s", gkey);
+                    extra(p, true, "topox.io/group-size", "%lu", size);
+                    extra(p, true, "topox.io/pod-index", "%lu", k);
+                } else {
+                    extra(p, false, "apps.kubernetes.io/pod-index", "%lu", i);
+                }
+                rbg_env(p, rbg, rn, i, lwp != NULL, inst, k, size, svc, obj_ns(obj));
+            }
+        }
+    }
+    return TPX_OK;
+fail:
+    tpx_err_prefix(err, "role '%s'", json_string_value(json_object_get(role, "name")));
+    return err->code;
+}
+
 /* Prefix err with "FILE:LINE: KIND 'name'": the line where `at` (else obj) starts in file f, or
  * src ("FILE#N") when the file was parsed without positions. */
 static void prefix_at(const struct ext_manifest *m, size_t f, const json_t *at, const json_t *obj,
@@ -1081,6 +1272,8 @@ static enum tpx_code expand(struct ext_manifest *m, const json_t *obj, const cha
         rc = expand_lws(m, obj, src, err);
     else if (strcmp(kind, "DynamoGraphDeployment") == 0)
         rc = expand_dgd(m, obj, src, err);
+    else if (strcmp(kind, "RoleBasedGroup") == 0)
+        rc = expand_rbg(m, obj, src, err);
     else if (strcmp(kind, "DisaggregatedSet") == 0)
         rc = expand_disaggregatedset(m, obj, src, err);
     else {

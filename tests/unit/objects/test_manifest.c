@@ -552,3 +552,38 @@ Test(ext_manifest, upstream_dynamo_trtllm_reads_the_engine_args_configmap)
     cr_expect_str_eq(env(w, "OMPI_MCA_orte_keep_fqdn_hostnames"), "1");
     cr_expect_str_eq(env(w, "OMPI_ALLOW_RUN_AS_ROOT"), "1");
 }
+
+Test(ext_manifest, upstream_rbg_router_and_leader_worker_instances_with_rbg_env)
+{
+    load(TPX_SOURCE_DIR
+         "/tests/fixtures/manifests/rbg-rolebasedgroup-sglang-pd-disagg-leader-worker-tp.yaml");
+    cr_assert_eq(m.njobs, 1);
+    cr_expect_str_eq(m.jobs[0].kind, "RoleBasedGroup");
+    /* router 1, prefill 2 x 4, decode 4 x 2 */
+    cr_assert_eq(m.npods, 17);
+    cr_assert_eq(m.nreplicas, 7);
+    size_t rt = pod_named("pd-disagg-lws-router-0");
+    size_t l = pod_named("pd-disagg-lws-prefill-1-0");
+    size_t w = pod_named("pd-disagg-lws-prefill-1-3");
+    cr_expect_str_eq(env(rt, "RBG_ROLE_NAME"), "router");
+    cr_expect_null(env(rt, "RBG_LWP_GROUP_SIZE"));
+    cr_expect_str_eq(label(l, "role"), "leader"); /* leaderTemplatePatch */
+    cr_expect_str_eq(label(w, "role"), "worker");
+    cr_expect_str_eq(label(w, "app"), "llm-inference-tp");
+    cr_expect_str_eq(label(w, "rbg.workloads.x-k8s.io/role-instance-name"),
+                     "pd-disagg-lws-prefill-1");
+    cr_expect_str_eq(label(w, "rbg.workloads.x-k8s.io/component-index"), "3");
+    cr_expect_str_eq(env(w, "RBG_LWP_GROUP_SIZE"), "4");
+    cr_expect_str_eq(env(w, "RBG_LWP_WORKER_INDEX"), "3");
+    cr_expect_str_eq(env(w, "RBG_LWP_LEADER_ADDRESS"),
+                     "$(RBG_ROLE_INSTANCE_NAME)-0.s-pd-disagg-lws-prefill.default");
+    cr_expect_str_eq(env(w, "RBG_ROLE_INSTANCE_NAME"), "pd-disagg-lws-prefill-1");
+    cr_expect_eq(m.wl[w].group_size, 4);
+    cr_expect_eq(m.wl[w].pod_index, 3);
+    cr_expect_str_eq(m.wl[l].group, m.wl[w].group);
+    cr_expect_eq(m.wl[l].tp, 4);
+    cr_expect_eq(m.wl[l].accel_per_pod, 1);
+    size_t d = pod_named("pd-disagg-lws-decode-3-1");
+    cr_expect_eq(m.wl[d].tp, 2);
+    cr_expect_eq(m.wl[d].group_size, 2);
+}
