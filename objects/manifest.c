@@ -23,6 +23,13 @@
 #define ENV_LEN 192
 #define LIST_DEPTH_MAX 4
 
+/* Where a controller puts the env it injects. */
+enum inj_mode {
+    INJ_FRONT_ALL = 0, /* in front of every container's env, replacing same names (LWS, RBG) */
+    INJ_APPEND_ALL,    /* after every container's env (Kubeflow training-operator) */
+    INJ_APPEND_FIRST,  /* after the first container's env only (mpi-operator) */
+};
+
 struct ext_manifest_pod {
     size_t tmpl;
     size_t job;
@@ -35,6 +42,7 @@ struct ext_manifest_pod {
     const char *ikey[ENV_MAX];
     char ival[ENV_MAX][ENV_LEN];
     bool ival_unknown[ENV_MAX]; /* valueFrom (status.podIP): NULL value */
+    enum inj_mode inj_mode;
     struct topo_kv *kv;
     struct ext_manifest_env *env; /* the whole env, built by _finish() */
     size_t nenv;
@@ -1217,6 +1225,222 @@ fail:
     return err->code;
 }
 
+/* The pod template and replicas of replica spec `type` (Master, Worker, Launcher) of a Kubeflow
+ * job; false when absent. */
+static bool replica_spec(const json_t *specs, const char *type, const json_t **rs)
+{
+    *rs = json_object_get(specs, type);
+    return json_is_object(*rs);
+}
+
+/* Kubeflow's labels on every pod (kubeflow/common for training-operator; mpi-operator's
+ * defaultLabels): job-name and operator-name, replica-type (training-operator only),
+ * replica-index (not on an MPI launcher), job-role (a PyTorchJob's master-0, every MPI pod). */
+static void kubeflow_labels(struct ext_manifest_pod *p, const char *job, bool mpi,
+                            const char *rtype, unsigned long index, bool role_label)
+{
+    extra(p, false, "training.kubeflow.org/job-name", "%.70s", job);
+    extra(p, false, "training.kubeflow.org/operator-name", "%s",
+          mpi ? "mpi-operator" : "pytorchjob-controller");
+    if (!mpi)
+        extra(p, false, "training.kubeflow.org/replica-type", "%s", rtype);
+    if (!mpi || strcmp(rtype, "launcher") != 0)
+        extra(p, false, "training.kubeflow.org/replica-index", "%lu", index);
+    if (role_label)
+        extra(p, false, "training.kubeflow.org/job-role", "%s", rtype);
+}
+
+/* The port named `name` of the container named `container` in template t, or def. */
+static unsigned long named_port(const json_t *t, const char *container, const char *name,
+                                unsigned long def)
+{
+    size_t i;
+    const json_t *c;
+
+    json_array_foreach(json_object_get(json_object_get(t, "spec"), "containers"), i, c)
+    {
+        size_t k;
+        const json_t *pt;
+        const char *cn = json_string_value(json_object_get(c, "name"));
+        if (!cn || strcmp(cn, container) != 0)
+            continue;
+        json_array_foreach(json_object_get(c, "ports"), k, pt)
+        {
+            const char *pn = json_string_value(json_object_get(pt, "name"));
+            if (pn && strcmp(pn, name) == 0 &&
+                json_is_integer(json_object_get(pt, "containerPort")))
+                return (unsigned long)json_integer_value(json_object_get(pt, "containerPort"));
+        }
+    }
+    return def;
+}
+
+/*
+ * PyTorchJob (kubeflow.org/v1, kubeflow/training-operator pkg/controller.v1/pytorch envvar.go,
+ * elastic.go): pods `<job>-master-0` and `<job>-worker-<i>`, the training.kubeflow.org labels,
+ * and after every container's env PYTHONUNBUFFERED=0, then with a Master MASTER_PORT (its
+ * `pytorchjob-port`, default 23456), MASTER_ADDR, WORLD_SIZE (all replicas) and RANK (workers
+ * from 1), then with an elasticPolicy PET_RDZV_ENDPOINT, PET_RDZV_BACKEND, PET_NNODES,
+ * PET_MAX_RESTARTS, PET_N_PROC_PER_NODE. The whole job is one group (one torch world): policy
+ * reads it from topox.io/group, group-size and pod-index (the rank).
+ */
+static enum tpx_code expand_pytorchjob(struct ext_manifest *m, const json_t *obj, const char *src,
+                                       struct tpx_err *err)
+{
+    const json_t *spec = json_object_get(obj, "spec");
+    const json_t *specs = json_object_get(spec, "pytorchReplicaSpecs");
+    const json_t *ep = json_object_get(spec, "elasticPolicy");
+    const char *job = obj_name(obj);
+    static const char *const types[] = {"Master", "Worker"};
+    struct expander x = {m, src, 0, 0};
+    unsigned long n[2] = {0, 0};
+    size_t t[2] = {0, 0};
+    const json_t *rs[2];
+    bool has[2];
+    unsigned long port = 23456;
+    char gkey[EXTRA_LEN];
+
+    for (size_t k = 0; k < 2; k++) {
+        has[k] = replica_spec(specs, types[k], &rs[k]);
+        if (has[k] && (get_count(m, rs[k], "replicas", 1, &n[k], err) != TPX_OK ||
+                       add_tmpl(m, json_object_get(rs[k], "template"), &t[k], err) != TPX_OK)) {
+            tpx_err_prefix(err, "pytorchReplicaSpecs.%s", types[k]);
+            return err->code;
+        }
+    }
+    if (!has[0] && !has[1]) {
+        m->err_at = specs ? specs : spec;
+        return tpx_err_set(err, TPX_EINVAL, "spec.pytorchReplicaSpecs has no Master or Worker");
+    }
+    if (has[0])
+        port = named_port(json_object_get(rs[0], "template"), "pytorch", "pytorchjob-port", port);
+    if (add_job(m, obj, "PyTorchJob", src, &x.job, err) != TPX_OK ||
+        reserve_pods(m, n[0] + n[1], err) != TPX_OK || new_replica(m, err) != TPX_OK)
+        return err->code;
+    snprintf(gkey, sizeof(gkey), "%.30s/%.40s", obj_ns(obj), job);
+    for (size_t k = 0; k < 2; k++) {
+        for (unsigned long i = 0; has[k] && i < n[k]; i++) {
+            unsigned long rank = k == 1 && has[0] ? n[0] + i : i;
+            struct ext_manifest_pod *p;
+            char buf[64];
+
+            x.tmpl = t[k];
+            p = new_pod(&x, "%s-%s-%lu", job, k == 0 ? "master" : "worker", i);
+            p->inj_mode = INJ_APPEND_ALL;
+            kubeflow_labels(p, job, false, k == 0 ? "master" : "worker", i, k == 0 && i == 0);
+            extra(p, true, "topox.io/group", "%s", gkey);
+            extra(p, true, "topox.io/group-size", "%lu", n[0] + n[1]);
+            extra(p, true, "topox.io/pod-index", "%lu", rank);
+            inject(p, "PYTHONUNBUFFERED", "0");
+            if (has[0]) {
+                inject(p, "MASTER_PORT", "%lu", port);
+                inject(p, "MASTER_ADDR", "%.70s-master-0", job);
+                inject(p, "WORLD_SIZE", "%lu", n[0] + n[1]);
+                inject(p, "RANK", "%lu", k == 1 ? i + 1 : i);
+            }
+            if (!ep)
+                continue;
+            {
+                const char *host = json_string_value(json_object_get(ep, "rdzvHost"));
+                const char *be = json_string_value(json_object_get(ep, "rdzvBackend"));
+                const char *mn = ext_json_scalar(json_object_get(ep, "minReplicas"), buf, 32);
+                const char *mx = ext_json_scalar(json_object_get(ep, "maxReplicas"), buf + 32, 32);
+                char rp[32];
+                const char *rport = ext_json_scalar(json_object_get(ep, "rdzvPort"), rp, 32);
+                char mr[32];
+                const char *maxr = ext_json_scalar(json_object_get(ep, "maxRestarts"), mr, 32);
+                char np[32];
+                const char *nproc = ext_json_scalar(json_object_get(ep, "nProcPerNode"), np, 32);
+
+                if (host)
+                    inject(p, "PET_RDZV_ENDPOINT", "%.60s:%s", host, rport ? rport : "");
+                else
+                    inject(p, "PET_RDZV_ENDPOINT", "%.60s-worker-0:%s", job, rport ? rport : "");
+                inject(p, "PET_RDZV_BACKEND", "%s", be ? be : "c10d");
+                if (mn || mx)
+                    inject(p, "PET_NNODES", "%s:%s", mn ? mn : "", mx ? mx : "");
+                else
+                    inject(p, "PET_NNODES", "%lu", n[1]);
+                if (maxr)
+                    inject(p, "PET_MAX_RESTARTS", "%s", maxr);
+                if (nproc)
+                    inject(p, "PET_N_PROC_PER_NODE", "%s", nproc);
+            }
+        }
+    }
+    return TPX_OK;
+}
+
+/*
+ * MPIJob (kubeflow.org/v2beta1, kubeflow/mpi-operator pkg/controller/mpi_job_controller.go):
+ * the launcher `<job>-launcher` (a Job's pod upstream, with a generated suffix) is a replica of
+ * its own; the workers `<job>-worker-<i>` are one group. Labels training.kubeflow.org/
+ * {operator-name mpi-operator, job-name, job-role, replica-index}; after the first container's
+ * env, K_MPI_JOB_ROLE, and on the launcher OpenMPI's OMPI_MCA_orte_keep_fqdn_hostnames,
+ * OMPI_MCA_orte_default_hostfile, OMPI_MCA_plm_rsh_args and OMPI_MCA_orte_set_default_slots
+ * (slotsPerWorker, default 1).
+ */
+static enum tpx_code expand_mpijob(struct ext_manifest *m, const json_t *obj, const char *src,
+                                   struct tpx_err *err)
+{
+    const json_t *spec = json_object_get(obj, "spec");
+    const json_t *specs = json_object_get(spec, "mpiReplicaSpecs");
+    const char *job = obj_name(obj);
+    struct expander x = {m, src, 0, 0};
+    const json_t *lrs;
+    const json_t *wrs;
+    bool hl = replica_spec(specs, "Launcher", &lrs);
+    bool hw = replica_spec(specs, "Worker", &wrs);
+    unsigned long nl = 0;
+    unsigned long nw = 0;
+    unsigned long slots;
+    size_t lt = 0;
+    size_t wt = 0;
+    char gkey[EXTRA_LEN];
+
+    if (!hl && !hw) {
+        m->err_at = specs ? specs : spec;
+        return tpx_err_set(err, TPX_EINVAL, "spec.mpiReplicaSpecs has no Launcher or Worker");
+    }
+    if (get_count(m, spec, "slotsPerWorker", 1, &slots, err) != TPX_OK ||
+        (hl && (get_count(m, lrs, "replicas", 1, &nl, err) != TPX_OK ||
+                add_tmpl(m, json_object_get(lrs, "template"), &lt, err) != TPX_OK)) ||
+        (hw && (get_count(m, wrs, "replicas", 1, &nw, err) != TPX_OK ||
+                add_tmpl(m, json_object_get(wrs, "template"), &wt, err) != TPX_OK)) ||
+        add_job(m, obj, "MPIJob", src, &x.job, err) != TPX_OK ||
+        reserve_pods(m, nl + nw, err) != TPX_OK)
+        return err->code;
+    snprintf(gkey, sizeof(gkey), "%.30s/%.40s", obj_ns(obj), job);
+    if (nl) {
+        struct ext_manifest_pod *p;
+        x.tmpl = lt;
+        if (new_replica(m, err) != TPX_OK)
+            return err->code;
+        p = new_pod(&x, "%s-launcher", job);
+        p->inj_mode = INJ_APPEND_FIRST;
+        kubeflow_labels(p, job, true, "launcher", 0, true);
+        inject(p, "K_MPI_JOB_ROLE", "launcher");
+        inject(p, "OMPI_MCA_orte_keep_fqdn_hostnames", "true");
+        inject(p, "OMPI_MCA_orte_default_hostfile", "/etc/mpi/hostfile");
+        inject(p, "OMPI_MCA_plm_rsh_args", "-o ConnectionAttempts=10");
+        inject(p, "OMPI_MCA_orte_set_default_slots", "%lu", slots);
+    }
+    if (nw && new_replica(m, err) != TPX_OK)
+        return err->code;
+    for (unsigned long i = 0; i < nw; i++) {
+        struct ext_manifest_pod *p;
+        x.tmpl = wt;
+        p = new_pod(&x, "%s-worker-%lu", job, i);
+        p->inj_mode = INJ_APPEND_FIRST;
+        kubeflow_labels(p, job, true, "worker", i, true);
+        extra(p, true, "topox.io/group", "%s", gkey);
+        extra(p, true, "topox.io/group-size", "%lu", nw);
+        extra(p, true, "topox.io/pod-index", "%lu", i);
+        inject(p, "K_MPI_JOB_ROLE", "worker");
+    }
+    return TPX_OK;
+}
+
 /* Prefix err with "FILE:LINE: KIND 'name'": the line where `at` (else obj) starts in file f, or
  * src ("FILE#N") when the file was parsed without positions. */
 static void prefix_at(const struct ext_manifest *m, size_t f, const json_t *at, const json_t *obj,
@@ -1272,6 +1496,10 @@ static enum tpx_code expand(struct ext_manifest *m, const json_t *obj, const cha
         rc = expand_lws(m, obj, src, err);
     else if (strcmp(kind, "DynamoGraphDeployment") == 0)
         rc = expand_dgd(m, obj, src, err);
+    else if (strcmp(kind, "PyTorchJob") == 0)
+        rc = expand_pytorchjob(m, obj, src, err);
+    else if (strcmp(kind, "MPIJob") == 0)
+        rc = expand_mpijob(m, obj, src, err);
     else if (strcmp(kind, "RoleBasedGroup") == 0)
         rc = expand_rbg(m, obj, src, err);
     else if (strcmp(kind, "DisaggregatedSet") == 0)
@@ -1363,19 +1591,25 @@ static enum tpx_code build_env(struct ext_manifest *m, struct ext_manifest_pod *
         size_t j;
         const json_t *e;
 
-        for (size_t k = 0; k < p->ninj; k++)
+        bool front = p->inj_mode == INJ_FRONT_ALL;
+        bool here = p->inj_mode != INJ_APPEND_FIRST || i == 0;
+
+        for (size_t k = 0; front && k < p->ninj; k++)
             p->env[p->nenv++] =
                 (struct ext_manifest_env){p->ikey[k], p->ival_unknown[k] ? NULL : p->ival[k]};
         json_array_foreach(json_object_get(c, "env"), j, e)
         {
             const char *name = json_string_value(json_object_get(e, "name"));
-            if (!name || is_injected(p, name))
+            if (!name || (front && is_injected(p, name)))
                 continue;
             p->env[p->nenv++] = (struct ext_manifest_env){
                 name, json_object_get(e, "valueFrom")
                           ? NULL
                           : json_string_value(json_object_get(e, "value"))};
         }
+        for (size_t k = 0; !front && here && k < p->ninj; k++)
+            p->env[p->nenv++] =
+                (struct ext_manifest_env){p->ikey[k], p->ival_unknown[k] ? NULL : p->ival[k]};
     }
     return TPX_OK;
 }

@@ -587,3 +587,97 @@ Test(ext_manifest, upstream_rbg_router_and_leader_worker_instances_with_rbg_env)
     cr_expect_eq(m.wl[d].tp, 2);
     cr_expect_eq(m.wl[d].group_size, 2);
 }
+
+Test(ext_manifest, pytorchjob_master_and_workers_are_one_world_with_the_operator_env)
+{
+    load_yaml("apiVersion: kubeflow.org/v1\n"
+              "kind: PyTorchJob\n"
+              "metadata: {name: mg}\n"
+              "spec:\n"
+              "  elasticPolicy: {rdzvBackend: etcd, rdzvHost: etcd, rdzvPort: 2379,\n"
+              "                  minReplicas: 1, maxReplicas: 8, maxRestarts: 3}\n"
+              "  pytorchReplicaSpecs:\n"
+              "    Master:\n"
+              "      replicas: 1\n"
+              "      template:\n"
+              "        spec:\n"
+              "          containers:\n"
+              "          - name: pytorch\n"
+              "            ports: [{name: pytorchjob-port, containerPort: 29500}]\n"
+              "            env: [{name: NCCL_DEBUG, value: INFO}]\n"
+              "            command: [torchrun, --nproc_per_node=8, --nnodes=3,\n"
+              "                      pretrain_gpt.py, --tensor-model-parallel-size=8]\n"
+              "            resources: {limits: {nvidia.com/gpu: 8}}\n"
+              "    Worker:\n"
+              "      replicas: 2\n"
+              "      template:\n"
+              "        spec:\n"
+              "          containers:\n"
+              "          - name: pytorch\n"
+              "            command: [torchrun, --nproc_per_node=8, --nnodes=3,\n"
+              "                      pretrain_gpt.py, --tensor-model-parallel-size=8]\n"
+              "            resources: {limits: {nvidia.com/gpu: 8}}\n");
+    cr_assert_eq(m.npods, 3);
+    cr_assert_eq(m.nreplicas, 1);
+    cr_expect_str_eq(m.names[0], "mg-master-0");
+    cr_expect_str_eq(m.names[2], "mg-worker-1");
+    cr_expect_str_eq(label(0, "training.kubeflow.org/job-role"), "master");
+    cr_expect_str_eq(label(2, "training.kubeflow.org/replica-type"), "worker");
+    cr_expect_str_eq(label(2, "training.kubeflow.org/replica-index"), "1");
+    size_t n;
+    const struct ext_manifest_env *e = ext_manifest_pod_env(&m, 0, &n);
+    cr_assert_geq(n, 2);
+    cr_expect_str_eq(e[0].name, "NCCL_DEBUG"); /* the operator appends */
+    cr_expect_str_eq(e[1].name, "PYTHONUNBUFFERED");
+    cr_expect_str_eq(env(0, "MASTER_PORT"), "29500");
+    cr_expect_str_eq(env(2, "MASTER_ADDR"), "mg-master-0");
+    cr_expect_str_eq(env(2, "WORLD_SIZE"), "3");
+    cr_expect_str_eq(env(2, "RANK"), "2");
+    cr_expect_str_eq(env(1, "PET_RDZV_ENDPOINT"), "etcd:2379");
+    cr_expect_str_eq(env(1, "PET_RDZV_BACKEND"), "etcd");
+    cr_expect_str_eq(env(1, "PET_NNODES"), "1:8");
+    cr_expect_str_eq(env(1, "PET_MAX_RESTARTS"), "3");
+    cr_expect_eq(m.wl[2].group_size, 3);
+    cr_expect_eq(m.wl[2].pod_index, 2);
+    cr_expect_str_eq(m.wl[0].group, m.wl[2].group);
+    cr_expect_eq(m.wl[1].accel_per_pod, 8);
+}
+
+Test(ext_manifest, upstream_pytorchjob_envsubst_template_is_bad_input_naming_the_line)
+{
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_eq(ext_manifest_add_file(&m,
+                                       TPX_SOURCE_DIR "/tests/fixtures/manifests/"
+                                                      "kubeflow-pytorchjob-megatron-gpt3-tp-pp-"
+                                                      "envsubst.yaml",
+                                       &err),
+                 TPX_EINVAL);
+    cr_expect(strstr(err.msg, "PyTorchJob 'megatron'") != NULL, "%s", err.msg);
+    cr_expect(strstr(err.msg, "${NUM_NODES}") != NULL, "%s", err.msg);
+}
+
+Test(ext_manifest, upstream_mpijob_launcher_alone_workers_one_group)
+{
+    load(TPX_SOURCE_DIR
+         "/tests/fixtures/manifests/dra-computedomain-nvbandwidth-mpijob-4node.yaml");
+    cr_assert_eq(m.njobs, 1);
+    cr_expect_str_eq(m.jobs[0].kind, "MPIJob");
+    cr_assert_eq(m.npods, 5);
+    cr_assert_eq(m.nreplicas, 2);
+    cr_expect_str_eq(m.names[0], "nvbandwidth-test-launcher");
+    cr_expect_str_eq(m.names[4], "nvbandwidth-test-worker-3");
+    cr_expect_eq(m.wl[0].accel_per_pod, 0);
+    cr_expect_eq(m.wl[4].accel_per_pod, 2);
+    cr_expect_eq(m.wl[4].group_size, 4);
+    cr_expect_eq(m.wl[4].pod_index, 3);
+    cr_expect_str_eq(label(0, "training.kubeflow.org/job-role"), "launcher");
+    cr_expect_null(label(0, "training.kubeflow.org/replica-index"));
+    cr_expect_str_eq(label(4, "training.kubeflow.org/replica-index"), "3");
+    cr_expect_str_eq(label(4, "mpi-memcpy-dra-test-replica"), "mpi-worker");
+    cr_expect_str_eq(env(0, "OMPI_MCA_orte_set_default_slots"), "2");
+    cr_expect_str_eq(env(0, "K_MPI_JOB_ROLE"), "launcher");
+    cr_expect_str_eq(env(3, "K_MPI_JOB_ROLE"), "worker");
+    cr_expect_null(env(3, "OMPI_MCA_orte_default_hostfile"));
+    cr_expect(argv_has(0, "mpirun"));
+}
