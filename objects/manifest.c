@@ -1441,6 +1441,209 @@ static enum tpx_code expand_mpijob(struct ext_manifest *m, const json_t *obj, co
     return TPX_OK;
 }
 
+/* The container named `name` in pod spec ps, or NULL. */
+static json_t *container_named(const json_t *ps, const char *name)
+{
+    size_t i;
+    json_t *c;
+
+    json_array_foreach(json_object_get(ps, "containers"), i, c)
+    {
+        const char *n = json_string_value(json_object_get(c, "name"));
+        if (n && strcmp(n, name) == 0)
+            return c;
+    }
+    return NULL;
+}
+
+/* What one LLMInferenceService workload (the main one or spec.prefill) reads. */
+struct llmisvc_par {
+    unsigned long tensor, pipeline, data, data_local;
+    bool expert;
+    const char *model;
+};
+
+/* The `vllm serve` line of KServe's well-known worker-data-parallel preset
+ * (config/llmisvcconfig/config-llm-worker-data-parallel.yaml), rendered with spec.parallelism;
+ * the preset's RoCE/DNS probing before it is left out. */
+static void llmisvc_command(json_t *c, const struct llmisvc_par *par, bool leader)
+{
+    char line[1024];
+    char tp[48] = "";
+
+    if (json_array_size(json_object_get(c, "command")) ||
+        json_array_size(json_object_get(c, "args")))
+        return; /* the user's own command wins over the preset's */
+    if (par->tensor)
+        snprintf(tp, sizeof(tp), " --tensor-parallel-size %lu", par->tensor);
+    snprintf(
+        line, sizeof(line),
+        "START_RANK=%s; exec vllm serve /mnt/models --served-model-name %.100s --port 8000%s%s "
+        "--data-parallel-size %lu --data-parallel-size-local %lu --data-parallel-address "
+        "${DP_ADDRESS} --data-parallel-rpc-port 5555 --data-parallel-start-rank $START_RANK%s "
+        "${VLLM_ADDITIONAL_ARGS}",
+        leader ? "0" : "$(( ${LWS_WORKER_INDEX:-0} * DATA_LOCAL ))",
+        par->model ? par->model : "model", par->expert ? " --enable-expert-parallel" : "", tp,
+        par->data ? par->data : 1, par->data_local ? par->data_local : 1,
+        leader ? "" : " --headless");
+    if (!leader) {
+        /* DATA_LOCAL stands for the preset's {{ or .Spec.Parallelism.DataLocal 1 }} */
+        char *at = strstr(line, "DATA_LOCAL");
+        char n[24];
+        int l = snprintf(n, sizeof(n), "%lu", par->data_local ? par->data_local : 1);
+        if (at && l > 0) {
+            memmove(at + l, at + 10, strlen(at + 10) + 1);
+            memcpy(at, n, (size_t)l);
+        }
+    }
+    json_object_set_new(c, "command", json_pack("[s,s,s]", "/bin/bash", "-c", line));
+}
+
+/* A KServe pod template: the user's pod spec with the preset's `main` container command and
+ * env (HOME, VLLM_LOGGING_LEVEL, HF_HUB_CACHE, unless the user sets them) and the labels of
+ * expectedMainMultiNodeLWS. */
+static json_t *llmisvc_template(struct ext_manifest *m, const json_t *ps, const char *name,
+                                const struct llmisvc_par *par, bool leader, bool multinode,
+                                const char *role, struct tpx_err *err)
+{
+    static const char *const preset_env[][2] = {
+        {"HOME", "/home"}, {"VLLM_LOGGING_LEVEL", "INFO"}, {"HF_HUB_CACHE", "/models"}};
+    json_t *t = keep(m,
+                     json_pack("{s:{s:{s:s,s:s,s:s}},s:O}", "metadata", "labels",
+                               "app.kubernetes.io/component",
+                               leader ? "llminferenceservice-workload-leader"
+                                      : "llminferenceservice-workload-worker",
+                               "app.kubernetes.io/name", name, "app.kubernetes.io/part-of",
+                               "llminferenceservice", "spec", ps),
+                     err);
+    json_t *spec;
+    json_t *c;
+    json_t *env;
+
+    if (!t)
+        return NULL;
+    spec = json_deep_copy(ps);
+    json_object_set_new(t, "spec", spec ? spec : json_object());
+    spec = json_object_get(t, "spec");
+    if (leader) {
+        json_t *l = json_object_get(json_object_get(t, "metadata"), "labels");
+        json_object_set_new(l, "kserve.io/component", json_string("workload"));
+        json_object_set_new(l, "llm-d.ai/role", json_string(role));
+    }
+    c = container_named(spec, "main");
+    if (!c)
+        return t;
+    if (multinode)
+        llmisvc_command(c, par, leader);
+    env = json_object_get(c, "env");
+    if (!json_is_array(env)) {
+        env = json_array();
+        json_object_set_new(c, "env", env);
+    }
+    for (size_t k = 0; k < 3; k++) {
+        bool set = false;
+        size_t i;
+        json_t *e;
+        json_array_foreach(env, i, e)
+        {
+            const char *n = json_string_value(json_object_get(e, "name"));
+            set = set || (n && strcmp(n, preset_env[k][0]) == 0);
+        }
+        if (!set)
+            json_array_insert_new(
+                env, k,
+                json_pack("{s:s,s:s}", "name", preset_env[k][0], "value", preset_env[k][1]));
+    }
+    return t;
+}
+
+/* One workload of an LLMInferenceService (spec, or spec.prefill): with a worker, the LWS
+ * `<name>-kserve-mn[-prefill]` of size pipeline (when set) else data / dataLocal; without one,
+ * `replicas` pods `<name>-kserve[-prefill]-<i>`. */
+static enum tpx_code llmisvc_workload(struct ext_manifest *m, struct expander *x, const json_t *obj,
+                                      const json_t *w, const char *model, bool prefill,
+                                      struct tpx_err *err)
+{
+    const json_t *parj = json_object_get(w, "parallelism");
+    const json_t *tmpl = json_object_get(w, "template");
+    const json_t *worker = json_object_get(w, "worker");
+    const char *name = obj_name(obj);
+    const char *role = prefill ? "prefill" : "decode";
+    struct llmisvc_par par = {0, 0, 0, 0, false, model};
+    unsigned long replicas;
+    unsigned long size = 1;
+    char lws[POL_KEY_MAX];
+
+    if (get_count(m, w, "replicas", 1, &replicas, err) != TPX_OK ||
+        get_count(m, parj, "tensor", 0, &par.tensor, err) != TPX_OK ||
+        get_count(m, parj, "pipeline", 0, &par.pipeline, err) != TPX_OK ||
+        get_count(m, parj, "data", 0, &par.data, err) != TPX_OK ||
+        get_count(m, parj, "dataLocal", 0, &par.data_local, err) != TPX_OK)
+        return err->code;
+    par.expert = json_is_true(json_object_get(parj, "expert"));
+    if (!tmpl && !worker)
+        return TPX_OK;
+    if (worker) {
+        json_t *lt =
+            llmisvc_template(m, tmpl ? tmpl : worker, name, &par, tmpl != NULL, true, role, err);
+        json_t *wt = lt ? llmisvc_template(m, worker, name, &par, false, true, role, err) : NULL;
+        json_t *spec;
+
+        if (par.pipeline > 1)
+            size = par.pipeline;
+        else if (par.data && par.data_local && par.data >= par.data_local)
+            size = par.data / par.data_local;
+        spec = wt ? keep(m,
+                         json_pack("{s:I,s:{s:I,s:O,s:O}}", "replicas", (json_int_t)replicas,
+                                   "leaderWorkerTemplate", "size", (json_int_t)size,
+                                   "leaderTemplate", lt, "workerTemplate", wt),
+                         err)
+                  : NULL;
+        snprintf(lws, sizeof(lws), "%.120s-kserve-mn%s", name, prefill ? "-prefill" : "");
+        return spec ? lws_pods(m, x, obj, lws, spec, NULL, err) : err->code;
+    }
+    {
+        json_t *t = llmisvc_template(m, tmpl, name, &par, true, false, role, err);
+        if (!t || add_tmpl(m, t, &x->tmpl, err) != TPX_OK ||
+            reserve_pods(m, replicas, err) != TPX_OK)
+            return err->code;
+        for (unsigned long i = 0; i < replicas; i++) {
+            if (new_replica(m, err) != TPX_OK)
+                return err->code;
+            new_pod(x, "%.120s-kserve%s-%lu", name, prefill ? "-prefill" : "", i);
+        }
+    }
+    return TPX_OK;
+}
+
+/*
+ * LLMInferenceService (serving.kserve.io/v1alpha2, kserve/kserve pkg/controller/llmisvc and
+ * config/llmisvcconfig): the main workload (spec) and spec.prefill, each as llmisvc_workload()
+ * expands it; the router, scheduler and gateway make no GPU pods. v1alpha1 is read the same.
+ */
+static enum tpx_code expand_llmisvc(struct ext_manifest *m, const json_t *obj, const char *src,
+                                    struct tpx_err *err)
+{
+    const json_t *spec = json_object_get(obj, "spec");
+    const char *api = json_string_value(json_object_get(obj, "apiVersion"));
+    const char *model = json_string_value(json_object_get(json_object_get(spec, "model"), "name"));
+    struct expander x = {m, src, 0, 0};
+
+    if (api && strcmp(api, "serving.kserve.io/v1alpha2") != 0)
+        add_note(m, "%s: LLMInferenceService '%s' is %s; read as serving.kserve.io/v1alpha2", src,
+                 obj_name(obj), api);
+    if (add_job(m, obj, "LLMInferenceService", src, &x.job, err) != TPX_OK ||
+        llmisvc_workload(m, &x, obj, spec, model, false, err) != TPX_OK)
+        return err->code;
+    if (json_is_object(json_object_get(spec, "prefill")) &&
+        llmisvc_workload(m, &x, obj, json_object_get(spec, "prefill"), model, true, err) !=
+            TPX_OK) {
+        tpx_err_prefix(err, "prefill");
+        return err->code;
+    }
+    return TPX_OK;
+}
+
 /* Prefix err with "FILE:LINE: KIND 'name'": the line where `at` (else obj) starts in file f, or
  * src ("FILE#N") when the file was parsed without positions. */
 static void prefix_at(const struct ext_manifest *m, size_t f, const json_t *at, const json_t *obj,
@@ -1500,6 +1703,8 @@ static enum tpx_code expand(struct ext_manifest *m, const json_t *obj, const cha
         rc = expand_pytorchjob(m, obj, src, err);
     else if (strcmp(kind, "MPIJob") == 0)
         rc = expand_mpijob(m, obj, src, err);
+    else if (strcmp(kind, "LLMInferenceService") == 0)
+        rc = expand_llmisvc(m, obj, src, err);
     else if (strcmp(kind, "RoleBasedGroup") == 0)
         rc = expand_rbg(m, obj, src, err);
     else if (strcmp(kind, "DisaggregatedSet") == 0)

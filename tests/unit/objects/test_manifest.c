@@ -681,3 +681,31 @@ Test(ext_manifest, upstream_mpijob_launcher_alone_workers_one_group)
     cr_expect_null(env(3, "OMPI_MCA_orte_default_hostfile"));
     cr_expect(argv_has(0, "mpirun"));
 }
+
+Test(ext_manifest, upstream_kserve_llmisvc_dp32_is_an_lws_of_four_8gpu_pods)
+{
+    load(TPX_SOURCE_DIR
+         "/tests/fixtures/manifests/kserve-llmisvc-dp32-ep-deepseek-r1-deepep-ht.yaml");
+    cr_assert_eq(m.njobs, 1);
+    cr_expect_str_eq(m.jobs[0].kind, "LLMInferenceService");
+    /* data 32 / dataLocal 8 = 4 pods of 8 GPUs */
+    cr_assert_eq(m.npods, 4);
+    cr_assert_eq(m.nreplicas, 1);
+    cr_expect_str_eq(m.names[0], "deepseek-r1-0528-kserve-mn-0");
+    cr_expect_str_eq(m.names[3], "deepseek-r1-0528-kserve-mn-0-3");
+    cr_expect_eq(m.wl[3].accel_per_pod, 8);
+    cr_expect_eq(m.wl[3].group_size, 4);
+    cr_expect_str_eq(label(0, "llm-d.ai/role"), "decode");
+    cr_expect_str_eq(label(0, "app.kubernetes.io/component"),
+                     "llminferenceservice-workload-leader");
+    cr_expect_str_eq(label(1, "app.kubernetes.io/component"),
+                     "llminferenceservice-workload-worker");
+    cr_expect(argv_has(0, "--data-parallel-size 32 --data-parallel-size-local 8"));
+    cr_expect(argv_has(0, "--enable-expert-parallel --tensor-parallel-size 1"));
+    cr_expect(argv_has(0, "--data-parallel-start-rank $START_RANK ${VLLM_ADDITIONAL_ARGS}"));
+    cr_expect(argv_has(2, "START_RANK=$(( ${LWS_WORKER_INDEX:-0} * 8 ))"));
+    cr_expect(argv_has(2, "--headless"));
+    cr_expect_str_eq(env(2, "LWS_WORKER_INDEX"), "2");
+    cr_expect_str_eq(env(2, "VLLM_ALL2ALL_BACKEND"), "deepep_high_throughput");
+    cr_expect_str_eq(env(2, "HF_HUB_CACHE"), "/models");
+}
