@@ -25,9 +25,10 @@
 
 /* Where a controller puts the env it injects. */
 enum inj_mode {
-    INJ_FRONT_ALL = 0, /* in front of every container's env, replacing same names (LWS, RBG) */
-    INJ_APPEND_ALL,    /* after every container's env (Kubeflow training-operator) */
-    INJ_APPEND_FIRST,  /* after the first container's env only (mpi-operator) */
+    INJ_FRONT_ALL = 0,  /* in front of every container's env, replacing same names (LWS, RBG) */
+    INJ_APPEND_ALL,     /* after every container's env (Kubeflow training-operator) */
+    INJ_APPEND_FIRST,   /* after the first container's env only (mpi-operator) */
+    INJ_APPEND_REPLACE, /* after every container's env, replacing same names (Grove) */
 };
 
 struct ext_manifest_pod {
@@ -1644,6 +1645,272 @@ static enum tpx_code expand_llmisvc(struct ext_manifest *m, const json_t *obj, c
     return TPX_OK;
 }
 
+/* A Grove topologyConstraint's pack.required (or preferred) domain as topox's pipeline scope:
+ * rack, block and zone are topox's; NULL for the others (host, numa, region, datacenter). */
+static const char *grove_scope(const json_t *tc, const char **domain)
+{
+    static const char *const known[] = {"rack", "block", "zone"};
+    const json_t *pack = json_object_get(tc, "pack");
+    const char *d = json_string_value(json_object_get(pack, "required"));
+
+    if (!d)
+        d = json_string_value(json_object_get(pack, "preferred"));
+    *domain = d;
+    for (size_t i = 0; d && i < sizeof(known) / sizeof(known[0]); i++) {
+        if (strcmp(d, known[i]) == 0)
+            return known[i];
+    }
+    return NULL;
+}
+
+/* The clique template named `name` of a PodCliqueSet template, or NULL. */
+static const json_t *grove_clique(const json_t *cliques, const char *name)
+{
+    size_t i;
+    const json_t *c;
+
+    json_array_foreach(cliques, i, c)
+    {
+        const char *n = json_string_value(json_object_get(c, "name"));
+        if (n && strcmp(n, name) == 0)
+            return c;
+    }
+    return NULL;
+}
+
+/* A clique's pod template: its labels and annotations, spec.podSpec. Owned by m. */
+static enum tpx_code grove_tmpl(struct ext_manifest *m, const json_t *cl, size_t *out,
+                                struct tpx_err *err)
+{
+    const json_t *labels = json_object_get(cl, "labels");
+    const json_t *ann = json_object_get(cl, "annotations");
+    json_t *t =
+        keep(m,
+             json_pack("{s:{s:o,s:o},s:O?}", "metadata", "labels",
+                       json_is_object(labels) ? json_deep_copy(labels) : json_object(),
+                       "annotations", json_is_object(ann) ? json_deep_copy(ann) : json_object(),
+                       "spec", json_object_get(json_object_get(cl, "spec"), "podSpec")),
+             err);
+
+    return t ? add_tmpl(m, t, out, err) : err->code;
+}
+
+/* Grove's labels and env on pod k of PodClique pclq (api/common labels; the env of
+ * docs/user-guide naming-and-env-vars). pcsg NULL for a standalone clique. */
+static void grove_pod(struct ext_manifest_pod *p, const char *pcs, unsigned long r,
+                      const char *pclq, unsigned long k, const char *pcsg, unsigned long j,
+                      unsigned long pcsg_pods, const char *ns)
+{
+    p->inj_mode = INJ_APPEND_REPLACE;
+    extra(p, false, "app.kubernetes.io/managed-by", "grove-operator");
+    extra(p, false, "app.kubernetes.io/part-of", "%.70s", pcs);
+    extra(p, false, "grove.io/podclique", "%.70s", pclq);
+    extra(p, false, "grove.io/podcliqueset-replica-index", "%lu", r);
+    extra(p, false, "grove.io/podgang", "%.60s-%lu", pcs, r);
+    if (pcsg) {
+        extra(p, false, "grove.io/podcliquescalinggroup", "%.70s", pcsg);
+        extra(p, false, "grove.io/podcliquescalinggroup-replica-index", "%lu", j);
+    }
+    inject(p, "GROVE_PCS_NAME", "%s", pcs);
+    inject(p, "GROVE_PCS_INDEX", "%lu", r);
+    inject(p, "GROVE_PCLQ_NAME", "%s", pclq);
+    inject(p, "GROVE_HEADLESS_SERVICE", "%.80s-%lu.%.60s.svc.cluster.local", pcs, r, ns);
+    inject(p, "GROVE_PCLQ_POD_INDEX", "%lu", k);
+    if (pcsg) {
+        inject(p, "GROVE_PCSG_NAME", "%s", pcsg);
+        inject(p, "GROVE_PCSG_TEMPLATE_NUM_PODS", "%lu", pcsg_pods);
+        inject(p, "GROVE_PCSG_INDEX", "%lu", j);
+    }
+}
+
+/*
+ * PodCliqueSet (grove.io/v1alpha1, ai-dynamo/grove operator/api and docs/user-guide): for each of
+ * `replicas` r, each PodCliqueScalingGroup g (replicas R) gives R model instances, each the
+ * cliques of g.cliqueNames as PodCliques `<pcs>-<r>-<g>-<j>-<clique>`; a clique in no scaling
+ * group is a standalone PodClique `<pcs>-<r>-<clique>`. Pod k of a PodClique is named by its
+ * host name `<pclq>-<k>` (Grove gives the pod itself a random suffix). An instance of a scaling
+ * group is one group (topox.io/group, group-size, pod-index across its cliques); a standalone
+ * clique's pods stand alone. The scaling group's (else the set's) topologyConstraint
+ * pack.required rack/block/zone becomes topox.io/pipeline-scope; other domains are a note.
+ */
+static enum tpx_code expand_pcs(struct ext_manifest *m, const json_t *obj, const char *src,
+                                struct tpx_err *err)
+{
+    const json_t *spec = json_object_get(obj, "spec");
+    const json_t *tmpl = json_object_get(spec, "template");
+    const json_t *cliques = json_object_get(tmpl, "cliques");
+    const json_t *sgs = json_object_get(tmpl, "podCliqueScalingGroups");
+    const char *pcs = obj_name(obj);
+    const char *pcs_dom = NULL;
+    const char *pcs_scope = grove_scope(json_object_get(tmpl, "topologyConstraint"), &pcs_dom);
+    struct expander x = {m, src, 0, 0};
+    unsigned long reps;
+    size_t *ct;
+    size_t i;
+    const json_t *cl;
+    enum tpx_code rc = TPX_OK;
+
+    if (!json_is_array(cliques) || json_array_size(cliques) == 0) {
+        m->err_at = cliques ? cliques : tmpl ? tmpl : spec;
+        return tpx_err_set(err, TPX_EINVAL, "spec.template.cliques is missing or empty");
+    }
+    if (get_count(m, spec, "replicas", 1, &reps, err) != TPX_OK ||
+        add_job(m, obj, "PodCliqueSet", src, &x.job, err) != TPX_OK)
+        return err->code;
+    ct = calloc(json_array_size(cliques), sizeof(*ct));
+    if (!ct)
+        return tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
+    json_array_foreach(cliques, i, cl)
+    {
+        m->err_at = cl;
+        if (grove_tmpl(m, cl, &ct[i], err) != TPX_OK) {
+            rc = err->code;
+            goto out;
+        }
+    }
+    for (unsigned long r = 0; r < reps; r++) {
+        size_t g;
+        const json_t *sg;
+
+        /* standalone cliques: those no scaling group names */
+        json_array_foreach(cliques, i, cl)
+        {
+            const char *cn = json_string_value(json_object_get(cl, "name"));
+            bool grouped = false;
+            unsigned long n;
+            char pclq[192];
+            size_t gg;
+            const json_t *s2;
+
+            json_array_foreach(sgs, gg, s2)
+            {
+                size_t q;
+                const json_t *nm;
+                json_array_foreach(json_object_get(s2, "cliqueNames"), q, nm)
+                {
+                    grouped = grouped || (cn && json_string_value(nm) &&
+                                          strcmp(cn, json_string_value(nm)) == 0);
+                }
+            }
+            if (grouped || !cn)
+                continue;
+            m->err_at = cl;
+            if (get_count(m, json_object_get(cl, "spec"), "replicas", 1, &n, err) != TPX_OK ||
+                reserve_pods(m, n, err) != TPX_OK) {
+                rc = err->code;
+                goto out;
+            }
+            snprintf(pclq, sizeof(pclq), "%.80s-%lu-%.80s", pcs, r, cn);
+            x.tmpl = ct[i];
+            for (unsigned long k = 0; k < n; k++) {
+                if (new_replica(m, err) != TPX_OK) {
+                    rc = err->code;
+                    goto out;
+                }
+                grove_pod(new_pod(&x, "%s-%lu", pclq, k), pcs, r, pclq, k, NULL, 0, 0, obj_ns(obj));
+            }
+        }
+        json_array_foreach(sgs, g, sg)
+        {
+            const char *gn = json_string_value(json_object_get(sg, "name"));
+            const char *dom = NULL;
+            const char *scope = grove_scope(json_object_get(sg, "topologyConstraint"), &dom);
+            unsigned long sreps;
+            unsigned long total = 0;
+            char pcsg[192];
+            size_t q;
+            const json_t *nm;
+
+            m->err_at = sg;
+            if (!gn || get_count(m, sg, "replicas", 1, &sreps, err) != TPX_OK) {
+                rc = gn ? err->code
+                        : tpx_err_set(err, TPX_EINVAL,
+                                      "podCliqueScalingGroups[%zu]: name is "
+                                      "missing",
+                                      g);
+                goto out;
+            }
+            if (!dom) {
+                scope = pcs_scope;
+                dom = pcs_dom;
+            }
+            if (dom && !scope && r == 0)
+                add_note(m,
+                         "%s: PodCliqueSet '%s' scaling group '%s': pack %s is no level topox "
+                         "places by; kept as a constraint it does not check",
+                         src, pcs, gn, dom);
+            snprintf(pcsg, sizeof(pcsg), "%.80s-%lu-%.80s", pcs, r, gn);
+            json_array_foreach(json_object_get(sg, "cliqueNames"), q, nm)
+            {
+                const json_t *c =
+                    grove_clique(cliques, json_string_value(nm) ? json_string_value(nm) : "");
+                unsigned long n;
+                if (!c) {
+                    rc = tpx_err_set(err, TPX_EINVAL, "scaling group '%s': no clique '%s'", gn,
+                                     json_string_value(nm) ? json_string_value(nm) : "?");
+                    goto out;
+                }
+                if (get_count(m, json_object_get(c, "spec"), "replicas", 1, &n, err) != TPX_OK) {
+                    rc = err->code;
+                    goto out;
+                }
+                total += n;
+            }
+            if (sreps && total > EXT_MANIFEST_MAX_PODS / sreps) {
+                rc = tpx_err_set(err, TPX_ETOOBIG, "more than %u pods in all",
+                                 EXT_MANIFEST_MAX_PODS);
+                goto out;
+            }
+            if (reserve_pods(m, sreps * total, err) != TPX_OK) {
+                rc = err->code;
+                goto out;
+            }
+            for (unsigned long j = 0; j < sreps; j++) {
+                char gkey[EXTRA_LEN];
+                int gl;
+                unsigned long idx = 0;
+
+                gl = snprintf(gkey, sizeof(gkey), "%.60s/%.150s-%lu", obj_ns(obj), pcsg, j);
+                if (gl < 0 || (size_t)gl >= sizeof(gkey))
+                    hash_key(gkey, obj_ns(obj), pcsg, j);
+                if (total && new_replica(m, err) != TPX_OK) {
+                    rc = err->code;
+                    goto out;
+                }
+                json_array_foreach(json_object_get(sg, "cliqueNames"), q, nm)
+                {
+                    const char *cn = json_string_value(nm);
+                    const json_t *c = grove_clique(cliques, cn);
+                    unsigned long n;
+                    char pclq[256];
+                    size_t ci;
+                    const json_t *cc;
+
+                    (void)get_count(m, json_object_get(c, "spec"), "replicas", 1, &n, err);
+                    json_array_foreach(cliques, ci, cc)
+                    {
+                        if (cc == c)
+                            x.tmpl = ct[ci];
+                    }
+                    snprintf(pclq, sizeof(pclq), "%.150s-%lu-%.80s", pcsg, j, cn);
+                    for (unsigned long k = 0; k < n; k++, idx++) {
+                        struct ext_manifest_pod *p = new_pod(&x, "%s-%lu", pclq, k);
+                        grove_pod(p, pcs, r, pclq, k, pcsg, j, total, obj_ns(obj));
+                        extra(p, true, "topox.io/group", "%s", gkey);
+                        extra(p, true, "topox.io/group-size", "%lu", total);
+                        extra(p, true, "topox.io/pod-index", "%lu", idx);
+                        if (scope)
+                            extra(p, true, "topox.io/pipeline-scope", "%s", scope);
+                    }
+                }
+            }
+        }
+    }
+out:
+    free(ct);
+    return rc;
+}
+
 /* Prefix err with "FILE:LINE: KIND 'name'": the line where `at` (else obj) starts in file f, or
  * src ("FILE#N") when the file was parsed without positions. */
 static void prefix_at(const struct ext_manifest *m, size_t f, const json_t *at, const json_t *obj,
@@ -1705,6 +1972,8 @@ static enum tpx_code expand(struct ext_manifest *m, const json_t *obj, const cha
         rc = expand_mpijob(m, obj, src, err);
     else if (strcmp(kind, "LLMInferenceService") == 0)
         rc = expand_llmisvc(m, obj, src, err);
+    else if (strcmp(kind, "PodCliqueSet") == 0)
+        rc = expand_pcs(m, obj, src, err);
     else if (strcmp(kind, "RoleBasedGroup") == 0)
         rc = expand_rbg(m, obj, src, err);
     else if (strcmp(kind, "DisaggregatedSet") == 0)
@@ -1805,7 +2074,7 @@ static enum tpx_code build_env(struct ext_manifest *m, struct ext_manifest_pod *
         json_array_foreach(json_object_get(c, "env"), j, e)
         {
             const char *name = json_string_value(json_object_get(e, "name"));
-            if (!name || (front && is_injected(p, name)))
+            if (!name || ((front || p->inj_mode == INJ_APPEND_REPLACE) && is_injected(p, name)))
                 continue;
             p->env[p->nenv++] = (struct ext_manifest_env){
                 name, json_object_get(e, "valueFrom")

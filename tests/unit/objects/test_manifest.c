@@ -709,3 +709,30 @@ Test(ext_manifest, upstream_kserve_llmisvc_dp32_is_an_lws_of_four_8gpu_pods)
     cr_expect_str_eq(env(2, "VLLM_ALL2ALL_BACKEND"), "deepep_high_throughput");
     cr_expect_str_eq(env(2, "HF_HUB_CACHE"), "/models");
 }
+
+Test(ext_manifest, upstream_grove_pcs_scaling_group_instances_are_groups_packed_by_rack)
+{
+    load(TPX_SOURCE_DIR
+         "/tests/fixtures/manifests/grove-podcliqueset-tas-hierarchy-prefill-decode.yaml");
+    cr_assert_eq(m.njobs, 1);
+    cr_expect_str_eq(m.jobs[0].kind, "PodCliqueSet");
+    /* 2 instances of inference-group, each prefill x2 + decode x2 */
+    cr_assert_eq(m.npods, 8);
+    cr_assert_eq(m.nreplicas, 2);
+    size_t p0 = pod_named("tas-hierarchy-0-inference-group-0-prefill-0");
+    size_t d1 = pod_named("tas-hierarchy-0-inference-group-1-decode-1");
+    cr_expect_str_eq(label(p0, "grove.io/podcliquescalinggroup"),
+                     "tas-hierarchy-0-inference-group");
+    cr_expect_str_eq(label(d1, "grove.io/podcliquescalinggroup-replica-index"), "1");
+    cr_expect_str_eq(label(d1, "grove.io/podclique"), "tas-hierarchy-0-inference-group-1-decode");
+    cr_expect_str_eq(label(d1, "kai.scheduler/queue"), "test");
+    cr_expect_str_eq(env(d1, "GROVE_PCSG_TEMPLATE_NUM_PODS"), "4");
+    cr_expect_str_eq(env(d1, "GROVE_PCLQ_POD_INDEX"), "1");
+    cr_expect_str_eq(env(d1, "GROVE_HEADLESS_SERVICE"),
+                     "tas-hierarchy-0.default.svc.cluster.local");
+    cr_expect_eq(m.wl[d1].group_size, 4);
+    cr_expect_eq(m.wl[d1].pod_index, 3);
+    cr_expect_eq(m.wl[d1].scope, POL_SCOPE_RACK);
+    cr_expect_str_eq(annotation(d1, "topox.io/pipeline-scope"), "rack");
+    cr_expect_str_neq(m.wl[p0].group, m.wl[d1].group);
+}
