@@ -16,6 +16,7 @@
 #include "common/cmdline.h"
 #include "common/grow.h"
 #include "common/hash.h"
+#include "topology/labels.h"
 
 #define EXTRA_MAX 20
 #define EXTRA_LEN 72
@@ -1911,6 +1912,155 @@ out:
     return rc;
 }
 
+/*
+ * PodGroup (scheduling.k8s.io v1alpha2 in Kubernetes 1.36, v1beta1 in 1.37; KEP-4671 gang
+ * scheduling, KEP-5732 topology-aware workload scheduling): no pods of its own; kept for
+ * workload_groups(). Other versions are read the same, with a note.
+ */
+static enum tpx_code read_podgroup(struct ext_manifest *m, const json_t *obj, const char *src,
+                                   struct tpx_err *err)
+{
+    const char *api = json_string_value(json_object_get(obj, "apiVersion"));
+    const json_t **np;
+
+    if (!api || (strcmp(api, "scheduling.k8s.io/v1alpha2") != 0 &&
+                 strcmp(api, "scheduling.k8s.io/v1beta1") != 0))
+        add_note(m, "%s: PodGroup '%s' is %s; read as scheduling.k8s.io/v1alpha2", src,
+                 obj_name(obj), api ? api : "(no apiVersion)");
+    np = realloc((void *)m->podgroups, (m->npodgroups + 1) * sizeof(*np));
+    if (!np)
+        return tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
+    m->podgroups = np;
+    m->podgroups[m->npodgroups++] = obj;
+    return TPX_OK;
+}
+
+/* The pipeline scope a topology key names: the level whose label keys in topology/labels.c's
+ * defaults hold it (rack, block, zone); NULL for the NVLink domain level and unknown keys. */
+static const char *key_scope(const char *key)
+{
+    const struct topo_label_config *cfg = topo_label_config_default();
+
+    for (int l = TOPO_LEVEL_DOMAIN; l < TOPO_LEVEL_COUNT; l++) {
+        for (size_t k = 0; k < cfg->nkeys[l]; k++) {
+            if (strcmp(cfg->keys[l][k], key) == 0)
+                return l == TOPO_LEVEL_DOMAIN ? NULL : topo_level_name((enum topo_level)l);
+        }
+    }
+    return NULL;
+}
+
+struct pg_ref {
+    const char *name; /* spec.schedulingGroup.podGroupName */
+    size_t pod;
+};
+
+static int pg_ref_cmp(const void *a, const void *b)
+{
+    const struct pg_ref *x = a;
+    const struct pg_ref *y = b;
+    int c = strcmp(x->name, y->name);
+
+    return c ? c : (x->pod > y->pod) - (x->pod < y->pod);
+}
+
+static const char *pod_group_name(const struct ext_manifest *m, size_t i)
+{
+    const json_t *t = m->tmpl_json[m->pods[i].tmpl];
+
+    return json_string_value(json_object_get(
+        json_object_get(json_object_get(t, "spec"), "schedulingGroup"), "podGroupName"));
+}
+
+/* The scope the topology keys of PodGroup obj set (NULL: none), with a note for other keys. */
+static const char *podgroup_scope(struct ext_manifest *m, const json_t *obj, const char *pg)
+{
+    const char *scope = NULL;
+    size_t k;
+    const json_t *tc;
+
+    json_array_foreach(
+        json_object_get(json_object_get(json_object_get(obj, "spec"), "schedulingConstraints"),
+                        "topology"),
+        k, tc)
+    {
+        const char *key = json_string_value(json_object_get(tc, "key"));
+        const char *sc = key ? key_scope(key) : NULL;
+        if (sc && !scope)
+            scope = sc;
+        else if (key && !sc)
+            add_note(m,
+                     "PodGroup '%s': topology key '%s' is no rack, block or zone label topox "
+                     "reads; kept as a constraint it does not check",
+                     pg, key);
+    }
+    return scope;
+}
+
+/*
+ * The Workload API's groups: a pod whose template sets spec.schedulingGroup.podGroupName is in
+ * that PodGroup (topox.io/group `<ns>/<name>`, group-size the pods of this manifest in it,
+ * pod-index their order), and the PodGroup's schedulingConstraints.topology[].key, when it is a
+ * label key topox reads for a rack, block or zone, sets topox.io/pipeline-scope; any other key
+ * is kept as a note. Run once by _finish() before the facts are built; O(n log n).
+ */
+static enum tpx_code workload_groups(struct ext_manifest *m, struct tpx_err *err)
+{
+    struct pg_ref *refs;
+    size_t n = 0;
+
+    for (size_t i = 0; i < m->npods; i++)
+        n += pod_group_name(m, i) != NULL;
+    if (n == 0)
+        return TPX_OK;
+    refs = malloc(n * sizeof(*refs));
+    if (!refs)
+        return tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
+    n = 0;
+    for (size_t i = 0; i < m->npods; i++) {
+        const char *pg = pod_group_name(m, i);
+        if (pg)
+            refs[n++] = (struct pg_ref){pg, i};
+    }
+    qsort(refs, n, sizeof(*refs), pg_ref_cmp);
+    for (size_t a = 0, b; a < n; a = b) {
+        const char *pg = refs[a].name;
+        const char *scope = NULL;
+        const json_t *obj = NULL;
+        const char *job = m->jobs[m->pods[refs[a].pod].job].name; /* "ns/name" */
+        char ns[POL_KEY_MAX];
+        char gkey[EXTRA_LEN];
+        int gl;
+
+        for (b = a; b < n && strcmp(refs[b].name, pg) == 0; b++)
+            ;
+        for (size_t g = 0; g < m->npodgroups && !obj; g++) {
+            if (strcmp(obj_name(m->podgroups[g]), pg) == 0)
+                obj = m->podgroups[g];
+        }
+        if (obj)
+            scope = podgroup_scope(m, obj, pg);
+        else
+            add_note(m, "pod '%s': PodGroup '%s' is not in this manifest; grouped by its name only",
+                     m->pods[refs[a].pod].name, pg);
+        copy_str(ns, sizeof(ns), job);
+        ns[strcspn(ns, "/")] = '\0';
+        gl = snprintf(gkey, sizeof(gkey), "%.60s/%.200s", ns, pg);
+        if (gl < 0 || (size_t)gl >= sizeof(gkey))
+            hash_key(gkey, ns, pg, 0);
+        for (size_t k = a; k < b; k++) {
+            struct ext_manifest_pod *p = &m->pods[refs[k].pod];
+            extra(p, true, "topox.io/group", "%s", gkey);
+            extra(p, true, "topox.io/group-size", "%zu", b - a);
+            extra(p, true, "topox.io/pod-index", "%zu", k - a);
+            if (scope)
+                extra(p, true, "topox.io/pipeline-scope", "%s", scope);
+        }
+    }
+    free(refs);
+    return TPX_OK;
+}
+
 /* Prefix err with "FILE:LINE: KIND 'name'": the line where `at` (else obj) starts in file f, or
  * src ("FILE#N") when the file was parsed without positions. */
 static void prefix_at(const struct ext_manifest *m, size_t f, const json_t *at, const json_t *obj,
@@ -1974,6 +2124,8 @@ static enum tpx_code expand(struct ext_manifest *m, const json_t *obj, const cha
         rc = expand_llmisvc(m, obj, src, err);
     else if (strcmp(kind, "PodCliqueSet") == 0)
         rc = expand_pcs(m, obj, src, err);
+    else if (strcmp(kind, "PodGroup") == 0)
+        return read_podgroup(m, obj, src, err);
     else if (strcmp(kind, "RoleBasedGroup") == 0)
         rc = expand_rbg(m, obj, src, err);
     else if (strcmp(kind, "DisaggregatedSet") == 0)
@@ -2265,6 +2417,8 @@ enum tpx_code ext_manifest_finish(struct ext_manifest *m, struct tpx_err *err)
     if (!m->wl || !m->names || !m->pol_jobs || !m->pol_replicas)
         return tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
     m->replica_first_pod[m->nreplicas] = m->npods;
+    if (workload_groups(m, err) != TPX_OK)
+        return err->code;
     for (size_t i = 0; i < m->npods; i++) {
         struct ext_manifest_pod *p = &m->pods[i];
         if (build_facts(m, i, err) != TPX_OK)
@@ -2404,6 +2558,7 @@ void ext_manifest_release(struct ext_manifest *m)
     for (size_t i = 0; i < m->nmade; i++)
         json_decref(m->made[i]);
     free(m->made);
+    free((void *)m->podgroups);
     for (size_t i = 0; i < m->nfiles; i++) {
         ext_yaml_docs_release(&m->files[i]);
         free(m->fnames[i]);

@@ -67,6 +67,8 @@ struct ext_manifest {
     const json_t *err_at; /* while expanding: the value an error is about */
     json_t **made;        /* objects built from a custom kind (Dynamo services), owned */
     size_t nmade;
+    const json_t **podgroups; /* scheduling.k8s.io PodGroups read, borrowed from files */
+    size_t npodgroups;
     struct ext_manifest_pod *pods;
     size_t apods;
     struct pol_job_replica *pol_replicas;

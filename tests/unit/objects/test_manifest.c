@@ -736,3 +736,72 @@ Test(ext_manifest, upstream_grove_pcs_scaling_group_instances_are_groups_packed_
     cr_expect_str_eq(annotation(d1, "topox.io/pipeline-scope"), "rack");
     cr_expect_str_neq(m.wl[p0].group, m.wl[d1].group);
 }
+
+static void add_yaml(const char *y)
+{
+    struct ext_yaml_docs d;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_eq(ext_yaml_parse(y, strlen(y), "p.yaml", &d, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(ext_manifest_add_docs(&m, &d, "p.yaml", &err), TPX_OK, "%s", err.msg);
+}
+
+static bool has_note(const char *needle)
+{
+    for (size_t i = 0; i < m.nnotes; i++) {
+        if (strstr(m.notes[i], needle))
+            return true;
+    }
+    return false;
+}
+
+Test(ext_manifest, upstream_podgroup_groups_pods_by_scheduling_group_unknown_key_is_a_note)
+{
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_eq(ext_manifest_add_file(&m,
+                                       TPX_SOURCE_DIR "/tests/fixtures/manifests/"
+                                                      "k8s-podgroup-gang-topology-rack-jobset-"
+                                                      "tas.yaml",
+                                       &err),
+                 TPX_OK, "%s", err.msg);
+    add_yaml("kind: Job\n"
+             "metadata: {name: w}\n"
+             "spec:\n"
+             "  parallelism: 4\n"
+             "  template:\n"
+             "    spec:\n"
+             "      schedulingGroup: {podGroupName: js-abc-workers-def}\n"
+             "      containers: [{name: a, resources: {limits: {nvidia.com/gpu: 8}}}]\n");
+    cr_assert_eq(ext_manifest_finish(&m, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(m.npods, 4);
+    cr_expect_str_eq(annotation(0, "topox.io/group"), "default/js-abc-workers-def");
+    cr_expect_str_eq(m.wl[3].group, m.wl[0].group);
+    cr_expect_eq(m.wl[3].group_size, 4);
+    cr_expect_eq(m.wl[3].pod_index, 3);
+    cr_expect_null(annotation(0, "topox.io/pipeline-scope"));
+    cr_expect(has_note("topology key 'topology.example.com/rack'"));
+}
+
+Test(ext_manifest, podgroup_topology_key_topox_reads_sets_the_pipeline_scope)
+{
+    load_yaml("apiVersion: scheduling.k8s.io/v1beta1\n"
+              "kind: PodGroup\n"
+              "metadata: {name: pg, namespace: ml}\n"
+              "spec:\n"
+              "  schedulingPolicy: {gang: {minCount: 2}}\n"
+              "  schedulingConstraints: {topology: [{key: topology.kubernetes.io/zone}]}\n"
+              "---\n"
+              "kind: Pod\n"
+              "metadata: {name: a, namespace: ml}\n"
+              "spec: {schedulingGroup: {podGroupName: pg}, containers: [{name: c}]}\n"
+              "---\n"
+              "kind: Pod\n"
+              "metadata: {name: b, namespace: ml}\n"
+              "spec: {schedulingGroup: {podGroupName: pg}, containers: [{name: c}]}\n");
+    cr_assert_eq(m.npods, 2);
+    cr_expect_str_eq(annotation(1, "topox.io/group"), "ml/pg");
+    cr_expect_eq(m.wl[1].group_size, 2);
+    cr_expect_eq(m.wl[1].pod_index, 1);
+    cr_expect_eq(m.wl[1].scope, POL_SCOPE_ZONE);
+}
