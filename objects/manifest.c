@@ -977,7 +977,6 @@ static enum tpx_code expand_dgd(struct ext_manifest *m, const json_t *obj, const
                                 struct tpx_err *err)
 {
     const json_t *svcs = json_object_get(json_object_get(obj, "spec"), "services");
-    const char *api = json_string_value(json_object_get(obj, "apiVersion"));
     struct expander x = {m, src, 0, 0};
     const char *sname;
     const json_t *svc;
@@ -987,9 +986,6 @@ static enum tpx_code expand_dgd(struct ext_manifest *m, const json_t *obj, const
             m->err_at = svcs;
         return tpx_err_set(err, TPX_EINVAL, "spec.services is missing or empty");
     }
-    if (api && strcmp(api, "nvidia.com/v1alpha1") != 0)
-        add_note(m, "%s: DynamoGraphDeployment '%s' is %s; read as nvidia.com/v1alpha1", src,
-                 obj_name(obj), api);
     if (add_job(m, obj, "DynamoGraphDeployment", src, &x.job, err) != TPX_OK)
         return err->code;
     json_object_foreach((json_t *)svcs, sname, svc)
@@ -1128,7 +1124,6 @@ static enum tpx_code expand_rbg(struct ext_manifest *m, const json_t *obj, const
                                 struct tpx_err *err)
 {
     const json_t *roles = json_object_get(json_object_get(obj, "spec"), "roles");
-    const char *api = json_string_value(json_object_get(obj, "apiVersion"));
     const char *rbg = obj_name(obj);
     struct expander x = {m, src, 0, 0};
     size_t r;
@@ -1139,9 +1134,6 @@ static enum tpx_code expand_rbg(struct ext_manifest *m, const json_t *obj, const
             m->err_at = roles;
         return tpx_err_set(err, TPX_EINVAL, "spec.roles is missing or empty");
     }
-    if (api && strcmp(api, "workloads.x-k8s.io/v1alpha2") != 0)
-        add_note(m, "%s: RoleBasedGroup '%s' is %s; read as workloads.x-k8s.io/v1alpha2", src, rbg,
-                 api);
     if (add_job(m, obj, "RoleBasedGroup", src, &x.job, err) != TPX_OK)
         return err->code;
     json_array_foreach(roles, r, role)
@@ -1627,13 +1619,9 @@ static enum tpx_code expand_llmisvc(struct ext_manifest *m, const json_t *obj, c
                                     struct tpx_err *err)
 {
     const json_t *spec = json_object_get(obj, "spec");
-    const char *api = json_string_value(json_object_get(obj, "apiVersion"));
     const char *model = json_string_value(json_object_get(json_object_get(spec, "model"), "name"));
     struct expander x = {m, src, 0, 0};
 
-    if (api && strcmp(api, "serving.kserve.io/v1alpha2") != 0)
-        add_note(m, "%s: LLMInferenceService '%s' is %s; read as serving.kserve.io/v1alpha2", src,
-                 obj_name(obj), api);
     if (add_job(m, obj, "LLMInferenceService", src, &x.job, err) != TPX_OK ||
         llmisvc_workload(m, &x, obj, spec, model, false, err) != TPX_OK)
         return err->code;
@@ -1917,16 +1905,10 @@ out:
  * scheduling, KEP-5732 topology-aware workload scheduling): no pods of its own; kept for
  * workload_groups(). Other versions are read the same, with a note.
  */
-static enum tpx_code read_podgroup(struct ext_manifest *m, const json_t *obj, const char *src,
-                                   struct tpx_err *err)
+static enum tpx_code read_podgroup(struct ext_manifest *m, const json_t *obj, struct tpx_err *err)
 {
-    const char *api = json_string_value(json_object_get(obj, "apiVersion"));
     const json_t **np;
 
-    if (!api || (strcmp(api, "scheduling.k8s.io/v1alpha2") != 0 &&
-                 strcmp(api, "scheduling.k8s.io/v1beta1") != 0))
-        add_note(m, "%s: PodGroup '%s' is %s; read as scheduling.k8s.io/v1alpha2", src,
-                 obj_name(obj), api ? api : "(no apiVersion)");
     np = realloc((void *)m->podgroups, (m->npodgroups + 1) * sizeof(*np));
     if (!np)
         return tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
@@ -2075,6 +2057,42 @@ static void prefix_at(const struct ext_manifest *m, size_t f, const json_t *at, 
         tpx_err_prefix(err, "%s: %s '%s'", src, kind ? kind : "?", obj_name(obj));
 }
 
+/* The API versions each expansion was written from (docs/workloads.md "Kinds read"). Another
+ * version of a kind is read by the same rules, with a note. */
+static const struct {
+    const char *kind;
+    const char *versions[2];
+} written_from[] = {
+    {"LeaderWorkerSet", {"leaderworkerset.x-k8s.io/v1"}},
+    {"DisaggregatedSet", {"disaggregatedset.x-k8s.io/v1"}},
+    {"DynamoGraphDeployment", {"nvidia.com/v1alpha1"}},
+    {"PodCliqueSet", {"grove.io/v1alpha1"}},
+    {"LLMInferenceService", {"serving.kserve.io/v1alpha2"}},
+    {"RoleBasedGroup", {"workloads.x-k8s.io/v1alpha2"}},
+    {"PyTorchJob", {"kubeflow.org/v1"}},
+    {"MPIJob", {"kubeflow.org/v2beta1"}},
+    {"TrainJob", {"trainer.kubeflow.org/v1alpha1"}},
+    {"PodGroup", {"scheduling.k8s.io/v1alpha2", "scheduling.k8s.io/v1beta1"}},
+};
+
+static void check_version(struct ext_manifest *m, const json_t *obj, const char *kind,
+                          const char *src)
+{
+    const char *api = json_string_value(json_object_get(obj, "apiVersion"));
+
+    for (size_t i = 0; i < sizeof(written_from) / sizeof(written_from[0]); i++) {
+        if (strcmp(written_from[i].kind, kind) != 0)
+            continue;
+        for (size_t v = 0; v < 2 && written_from[i].versions[v]; v++) {
+            if (api && strcmp(api, written_from[i].versions[v]) == 0)
+                return;
+        }
+        add_note(m, "%s: %s '%s' is %s; read as %s", src, kind, obj_name(obj),
+                 api ? api : "(no apiVersion)", written_from[i].versions[0]);
+        return;
+    }
+}
+
 static enum tpx_code expand(struct ext_manifest *m, const json_t *obj, const char *src,
                             unsigned depth, struct tpx_err *err)
 {
@@ -2103,6 +2121,7 @@ static enum tpx_code expand(struct ext_manifest *m, const json_t *obj, const cha
         return TPX_OK;
     }
     m->err_at = obj;
+    check_version(m, obj, kind, src);
     if (strcmp(kind, "Pod") == 0)
         rc = expand_pod(m, obj, src, err);
     else if (strcmp(kind, "Deployment") == 0 || strcmp(kind, "StatefulSet") == 0 ||
@@ -2125,7 +2144,7 @@ static enum tpx_code expand(struct ext_manifest *m, const json_t *obj, const cha
     else if (strcmp(kind, "PodCliqueSet") == 0)
         rc = expand_pcs(m, obj, src, err);
     else if (strcmp(kind, "PodGroup") == 0)
-        return read_podgroup(m, obj, src, err);
+        return read_podgroup(m, obj, err);
     else if (strcmp(kind, "RoleBasedGroup") == 0)
         rc = expand_rbg(m, obj, src, err);
     else if (strcmp(kind, "DisaggregatedSet") == 0)

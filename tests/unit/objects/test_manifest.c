@@ -805,3 +805,18 @@ Test(ext_manifest, podgroup_topology_key_topox_reads_sets_the_pipeline_scope)
     cr_expect_eq(m.wl[1].pod_index, 1);
     cr_expect_eq(m.wl[1].scope, POL_SCOPE_ZONE);
 }
+
+Test(ext_manifest, another_api_version_is_read_by_the_same_rules_with_a_note)
+{
+    load_yaml("apiVersion: workloads.x-k8s.io/v1alpha3\n"
+              "kind: RoleBasedGroup\n"
+              "metadata: {name: r}\n"
+              "spec:\n"
+              "  roles:\n"
+              "  - name: x\n"
+              "    replicas: 2\n"
+              "    standalonePattern: {template: {spec: {containers: [{name: c}]}}}\n");
+    cr_expect_eq(m.npods, 2);
+    cr_expect(has_note("RoleBasedGroup 'r' is workloads.x-k8s.io/v1alpha3; read as "
+                       "workloads.x-k8s.io/v1alpha2"));
+}
