@@ -2427,8 +2427,10 @@ enum tpx_code ext_manifest_finish(struct ext_manifest *m, struct tpx_err *err)
 {
     if (m->npods == 0)
         return tpx_err_set(err, TPX_EINVAL,
-                           "no pods to place (kinds: LeaderWorkerSet, "
-                           "Deployment, StatefulSet, Job, JobSet, Pod, List)");
+                           "no pods to place (kinds: LeaderWorkerSet, Deployment, "
+                           "StatefulSet, Job, JobSet, Pod, List, DisaggregatedSet, "
+                           "DynamoGraphDeployment, PodCliqueSet, LLMInferenceService, "
+                           "RoleBasedGroup, PyTorchJob, MPIJob)");
     m->wl = calloc(m->npods, sizeof(*m->wl));
     m->names = calloc(m->npods, sizeof(*m->names));
     m->pol_jobs = calloc(m->njobs, sizeof(*m->pol_jobs));

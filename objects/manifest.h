@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* objects/manifest.h - job manifests (LeaderWorkerSet, Deployment, StatefulSet, Job, JobSet, Pod,
- * List) -> the pods their controllers would create, with the labels and annotations those
- * controllers put on real pods, their workloads (pol_workload_infer) and a struct pol_job per
- * object for pol_plan(). Used by `topox plan` and its fuzz target. */
+ * List, and the operators' kinds: DisaggregatedSet, DynamoGraphDeployment, PodCliqueSet,
+ * LLMInferenceService, RoleBasedGroup, PyTorchJob, MPIJob, with PodGroups of the Workload API)
+ * -> the pods their controllers would create, with the labels, annotations, container env,
+ * command and resources those controllers put on real pods, their workloads
+ * (pol_workload_infer) and a struct pol_job per object for pol_plan(). The API version each
+ * expansion was written from is in docs/workloads.md ("Kinds read"). Used by `topox plan` and
+ * its fuzz target. */
 #ifndef TPX_OBJECTS_MANIFEST_H
 #define TPX_OBJECTS_MANIFEST_H
 
