@@ -2043,6 +2043,181 @@ static enum tpx_code workload_groups(struct ext_manifest *m, struct tpx_err *err
     return TPX_OK;
 }
 
+/* Set env var name of container c to value (a string, or NULL for a valueFrom placeholder
+ * dropped later), in place when c has it, else appended: the trainer's apply.UpsertEnvVar. */
+static void upsert_env(json_t *c, const char *name, const char *value)
+{
+    json_t *env = json_object_get(c, "env");
+    json_t *e = value ? json_pack("{s:s,s:s}", "name", name, "value", value)
+                      : json_pack("{s:s,s:{}}", "name", name, "valueFrom");
+    size_t i;
+    json_t *old;
+
+    if (!e)
+        return;
+    if (!json_is_array(env)) {
+        env = json_array();
+        json_object_set_new(c, "env", env);
+    }
+    json_array_foreach(env, i, old)
+    {
+        const char *n = json_string_value(json_object_get(old, "name"));
+        if (n && strcmp(n, name) == 0) {
+            json_array_set_new(env, i, e);
+            return;
+        }
+    }
+    json_array_append_new(env, e);
+}
+
+/* The trainer's replicated job of a runtime's JobSet spec: the one labelled
+ * trainer.kubeflow.org/trainjob-ancestor-step: trainer, else the one named "node". */
+static json_t *trainer_rjob(json_t *jsspec)
+{
+    size_t i;
+    json_t *rj;
+    json_t *named = NULL;
+
+    json_array_foreach(json_object_get(jsspec, "replicatedJobs"), i, rj)
+    {
+        const char *n = json_string_value(json_object_get(rj, "name"));
+        const char *a = json_string_value(json_object_get(
+            json_object_get(json_object_get(json_object_get(rj, "template"), "metadata"), "labels"),
+            "trainer.kubeflow.org/trainjob-ancestor-step"));
+        if (a && strcmp(a, "trainer") == 0)
+            return rj;
+        if (n && strcmp(n, "node") == 0)
+            named = rj;
+    }
+    return named;
+}
+
+/*
+ * TrainJob (trainer.kubeflow.org/v1alpha1, kubeflow/trainer pkg/runtime/framework/plugins/torch
+ * torch.go, pkg/runtime/core): the JobSet `<trainjob>` its runtime (spec.runtimeRef, a
+ * ClusterTrainingRuntime or TrainingRuntime of this manifest) templates, the trainer's
+ * replicated job run on trainer.numNodes (else the runtime's mlPolicy.numNodes) pods, its `node`
+ * container taking trainer.image, command, args, env and resourcesPerNode; with the torch
+ * policy, the PET_NNODES, PET_NPROC_PER_NODE (trainer.numProcPerNode, else the policy's, else
+ * "auto"), PET_NODE_RANK (the completion index), PET_MASTER_ADDR `<trainjob>-node-0-0.<trainjob>`
+ * and PET_MASTER_PORT 29400 env. A runtime not in the manifest gives a note and no pods.
+ */
+static enum tpx_code expand_trainjob(struct ext_manifest *m, const json_t *obj, const char *src,
+                                     struct tpx_err *err)
+{
+    const json_t *spec = json_object_get(obj, "spec");
+    const json_t *ref = json_object_get(spec, "runtimeRef");
+    const json_t *tr = json_object_get(spec, "trainer");
+    const char *rname = json_string_value(json_object_get(ref, "name"));
+    const char *rkind = json_string_value(json_object_get(ref, "kind"));
+    const char *tj = obj_name(obj);
+    const json_t *rt;
+    const json_t *torch;
+    json_t *js;
+    json_t *jsspec;
+    json_t *rj;
+    json_t *c;
+    unsigned long nodes;
+    char buf[64];
+    char np[64];
+    const char *npp;
+    size_t first;
+    size_t job;
+
+    if (!rname) {
+        m->err_at = ref ? ref : spec;
+        return tpx_err_set(err, TPX_EINVAL, "spec.runtimeRef.name is missing");
+    }
+    rt = same_file_object(m, rkind ? rkind : "ClusterTrainingRuntime", rname);
+    if (!rt) {
+        add_note(m, "%s: TrainJob '%s': runtime %s '%s' is not in this manifest; no pods to place",
+                 src, tj, rkind ? rkind : "ClusterTrainingRuntime", rname);
+        return TPX_OK;
+    }
+    torch = json_object_get(json_object_get(json_object_get(rt, "spec"), "mlPolicy"), "torch");
+    js = keep(m,
+              json_pack("{s:s,s:{s:s,s:s},s:O?}", "kind", "JobSet", "metadata", "name", tj,
+                        "namespace", obj_ns(obj), "spec",
+                        json_object_get(json_object_get(json_object_get(rt, "spec"), "template"),
+                                        "spec")),
+              err);
+    if (!js)
+        return err->code;
+    jsspec = json_deep_copy(json_object_get(js, "spec"));
+    json_object_set_new(js, "spec", jsspec ? jsspec : json_object());
+    jsspec = json_object_get(js, "spec");
+    rj = trainer_rjob(jsspec);
+    c = container_named(
+        json_object_get(
+            json_object_get(json_object_get(json_object_get(rj, "template"), "spec"), "template"),
+            "spec"),
+        "node");
+    if (get_count(m, tr, "numNodes", 0, &nodes, err) != TPX_OK)
+        return err->code;
+    if (!nodes && get_count(m, json_object_get(json_object_get(rt, "spec"), "mlPolicy"), "numNodes",
+                            1, &nodes, err) != TPX_OK)
+        return err->code;
+    if (rj) {
+        json_t *jt = json_object_get(json_object_get(rj, "template"), "spec");
+        json_object_set_new(jt, "parallelism", json_integer((json_int_t)nodes));
+        json_object_set_new(jt, "completions", json_integer((json_int_t)nodes));
+        /* JobSet's webhook defaults it; PET_NODE_RANK reads the completion index */
+        if (!json_object_get(jt, "completionMode"))
+            json_object_set_new(jt, "completionMode", json_string("Indexed"));
+    }
+    if (c && tr) {
+        static const char *const keys[] = {"image", "command", "args"};
+        size_t k;
+        json_t *e;
+        for (size_t q = 0; q < 3; q++) {
+            if (json_object_get(tr, keys[q]))
+                json_object_set(c, keys[q], json_object_get(tr, keys[q]));
+        }
+        if (json_is_object(json_object_get(tr, "resourcesPerNode")))
+            json_object_set(c, "resources", json_object_get(tr, "resourcesPerNode"));
+        json_array_foreach(json_object_get(tr, "env"), k, e)
+        {
+            const char *n = json_string_value(json_object_get(e, "name"));
+            if (n)
+                upsert_env(c, n, json_string_value(json_object_get(e, "value")));
+        }
+    }
+    npp = ext_json_scalar(json_object_get(tr, "numProcPerNode"), np, sizeof(np));
+    if (!npp)
+        npp = ext_json_scalar(json_object_get(torch, "numProcPerNode"), np, sizeof(np));
+    if (c && torch) {
+        snprintf(buf, sizeof(buf), "%lu", nodes);
+        upsert_env(c, "PET_NNODES", buf);
+        upsert_env(c, "PET_NPROC_PER_NODE", npp ? npp : "auto");
+        upsert_env(c, "PET_NODE_RANK", NULL);
+        {
+            char addr[POL_KEY_MAX];
+            snprintf(addr, sizeof(addr), "%.100s-node-0-0.%.100s", tj, tj);
+            upsert_env(c, "PET_MASTER_ADDR", addr);
+        }
+        upsert_env(c, "PET_MASTER_PORT", "29400");
+    }
+    first = m->npods;
+    job = m->njobs;
+    if (expand_jobset(m, js, src, err) != TPX_OK)
+        return err->code;
+    copy_str(m->jobs[job].kind, sizeof(m->jobs[job].kind), "TrainJob");
+    for (size_t p = first; c && torch && p < m->npods; p++) {
+        const struct ext_manifest_pod *pp = &m->pods[p];
+        const char *idx = NULL;
+        for (size_t e = 0; e < pp->nel; e++) {
+            if (strcmp(pp->ekey[e], "batch.kubernetes.io/job-completion-index") == 0)
+                idx = pp->eval[e];
+        }
+        /* the fieldRef to the completion index, resolved as the kubelet would */
+        if (idx && strncmp(pp->name, tj, strlen(tj)) == 0) {
+            m->pods[p].inj_mode = INJ_APPEND_REPLACE;
+            inject(&m->pods[p], "PET_NODE_RANK", "%s", idx);
+        }
+    }
+    return TPX_OK;
+}
+
 /* Prefix err with "FILE:LINE: KIND 'name'": the line where `at` (else obj) starts in file f, or
  * src ("FILE#N") when the file was parsed without positions. */
 static void prefix_at(const struct ext_manifest *m, size_t f, const json_t *at, const json_t *obj,
@@ -2135,6 +2310,8 @@ static enum tpx_code expand(struct ext_manifest *m, const json_t *obj, const cha
         rc = expand_lws(m, obj, src, err);
     else if (strcmp(kind, "DynamoGraphDeployment") == 0)
         rc = expand_dgd(m, obj, src, err);
+    else if (strcmp(kind, "TrainJob") == 0)
+        rc = expand_trainjob(m, obj, src, err);
     else if (strcmp(kind, "PyTorchJob") == 0)
         rc = expand_pytorchjob(m, obj, src, err);
     else if (strcmp(kind, "MPIJob") == 0)
@@ -2430,7 +2607,7 @@ enum tpx_code ext_manifest_finish(struct ext_manifest *m, struct tpx_err *err)
                            "no pods to place (kinds: LeaderWorkerSet, Deployment, "
                            "StatefulSet, Job, JobSet, Pod, List, DisaggregatedSet, "
                            "DynamoGraphDeployment, PodCliqueSet, LLMInferenceService, "
-                           "RoleBasedGroup, PyTorchJob, MPIJob)");
+                           "RoleBasedGroup, PyTorchJob, TrainJob, MPIJob)");
     m->wl = calloc(m->npods, sizeof(*m->wl));
     m->names = calloc(m->npods, sizeof(*m->names));
     m->pol_jobs = calloc(m->njobs, sizeof(*m->pol_jobs));

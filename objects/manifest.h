@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* objects/manifest.h - job manifests (LeaderWorkerSet, Deployment, StatefulSet, Job, JobSet, Pod,
  * List, and the operators' kinds: DisaggregatedSet, DynamoGraphDeployment, PodCliqueSet,
- * LLMInferenceService, RoleBasedGroup, PyTorchJob, MPIJob, with PodGroups of the Workload API)
+ * LLMInferenceService, RoleBasedGroup, PyTorchJob, TrainJob, MPIJob, with PodGroups of the Workload
+ * API)
  * -> the pods their controllers would create, with the labels, annotations, container env,
  * command and resources those controllers put on real pods, their workloads
  * (pol_workload_infer) and a struct pol_job per object for pol_plan(). The API version each

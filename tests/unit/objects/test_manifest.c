@@ -820,3 +820,67 @@ Test(ext_manifest, another_api_version_is_read_by_the_same_rules_with_a_note)
     cr_expect(has_note("RoleBasedGroup 'r' is workloads.x-k8s.io/v1alpha3; read as "
                        "workloads.x-k8s.io/v1alpha2"));
 }
+
+Test(ext_manifest, trainjob_is_its_runtimes_jobset_with_the_torch_env)
+{
+    load_yaml("apiVersion: trainer.kubeflow.org/v1alpha1\n"
+              "kind: ClusterTrainingRuntime\n"
+              "metadata: {name: torch-distributed}\n"
+              "spec:\n"
+              "  mlPolicy: {numNodes: 1, torch: {numProcPerNode: auto}}\n"
+              "  template:\n"
+              "    spec:\n"
+              "      replicatedJobs:\n"
+              "      - name: node\n"
+              "        template:\n"
+              "          metadata:\n"
+              "            labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}\n"
+              "          spec:\n"
+              "            template:\n"
+              "              spec:\n"
+              "                containers:\n"
+              "                - {name: node, image: pytorch, command: [torchrun, train.py]}\n"
+              "---\n"
+              "apiVersion: trainer.kubeflow.org/v1alpha1\n"
+              "kind: TrainJob\n"
+              "metadata: {name: tj, namespace: ml}\n"
+              "spec:\n"
+              "  runtimeRef: {name: torch-distributed}\n"
+              "  trainer:\n"
+              "    numNodes: 3\n"
+              "    numProcPerNode: 8\n"
+              "    env: [{name: NCCL_DEBUG, value: INFO}]\n"
+              "    resourcesPerNode: {limits: {nvidia.com/gpu: 8}}\n");
+    cr_assert_eq(m.njobs, 1);
+    cr_expect_str_eq(m.jobs[0].kind, "TrainJob");
+    cr_expect_str_eq(m.jobs[0].name, "ml/tj");
+    cr_assert_eq(m.npods, 3);
+    cr_assert_eq(m.nreplicas, 1);
+    cr_expect_str_eq(m.names[0], "tj-node-0-0");
+    cr_expect_str_eq(m.names[2], "tj-node-0-2");
+    cr_expect_eq(m.wl[2].accel_per_pod, 8);
+    cr_expect_eq(replica_size(0), 3);
+    cr_expect_str_eq(m.wl[0].group, m.wl[2].group); /* one JobSet job */
+    cr_expect_str_eq(label(2, "jobset.sigs.k8s.io/jobset-name"), "tj");
+    cr_expect_str_eq(label(2, "batch.kubernetes.io/job-completion-index"), "2");
+    cr_expect_str_eq(env(2, "PET_NNODES"), "3");
+    cr_expect_str_eq(env(2, "PET_NPROC_PER_NODE"), "8");
+    cr_expect_str_eq(env(2, "PET_NODE_RANK"), "2");
+    cr_expect_str_eq(env(2, "PET_MASTER_ADDR"), "tj-node-0-0.tj");
+    cr_expect_str_eq(env(2, "PET_MASTER_PORT"), "29400");
+    cr_expect_str_eq(env(2, "NCCL_DEBUG"), "INFO");
+}
+
+Test(ext_manifest, trainjob_without_its_runtime_is_a_note)
+{
+    struct ext_yaml_docs d;
+    struct tpx_err err = TPX_ERR_INIT;
+    const char *y = "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"
+                    "metadata: {name: tj}\nspec: {runtimeRef: {name: torch-distributed}}\n";
+
+    cr_assert_eq(ext_yaml_parse(y, strlen(y), "p.yaml", &d, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(ext_manifest_add_docs(&m, &d, "p.yaml", &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(m.npods, 0);
+    cr_expect(
+        has_note("runtime ClusterTrainingRuntime 'torch-distributed' is not in this manifest"));
+}
