@@ -1103,7 +1103,14 @@ static json_t *rbg_lwp_template(struct ext_manifest *m, const json_t *lwp, bool 
 {
     const json_t *patch =
         json_object_get(lwp, leader ? "leaderTemplatePatch" : "workerTemplatePatch");
-    json_t *t = keep(m, json_deep_copy(json_object_get(lwp, "template")), err);
+    json_t *t;
+
+    if (!json_is_object(json_object_get(lwp, "template"))) {
+        m->err_at = lwp;
+        tpx_err_set(err, TPX_EINVAL, "leaderWorkerPattern.template is missing");
+        return NULL;
+    }
+    t = keep(m, json_deep_copy(json_object_get(lwp, "template")), err);
 
     if (t && json_is_object(patch))
         merge_patch(t, patch);
@@ -2422,12 +2429,21 @@ static enum tpx_code build_env(struct ext_manifest *m, struct ext_manifest_pod *
         json_array_foreach(json_object_get(c, "env"), j, e)
         {
             const char *name = json_string_value(json_object_get(e, "name"));
+            const json_t *v = json_object_get(e, "value");
+            const char *val = json_string_value(v);
             if (!name || ((front || p->inj_mode == INJ_APPEND_REPLACE) && is_injected(p, name)))
                 continue;
-            p->env[p->nenv++] = (struct ext_manifest_env){
-                name, json_object_get(e, "valueFrom")
-                          ? NULL
-                          : json_string_value(json_object_get(e, "value"))};
+            if (!val && v && !json_object_get(e, "valueFrom")) {
+                /* an unquoted number or boolean: the kubelet gets its text */
+                char buf[64];
+                const char *t = ext_json_scalar(v, buf, sizeof(buf));
+                json_t *sv = t ? keep(m, json_string(t), err) : NULL;
+                if (t && !sv)
+                    return err->code;
+                val = json_string_value(sv);
+            }
+            p->env[p->nenv++] =
+                (struct ext_manifest_env){name, json_object_get(e, "valueFrom") ? NULL : val};
         }
         for (size_t k = 0; !front && here && k < p->ninj; k++)
             p->env[p->nenv++] =

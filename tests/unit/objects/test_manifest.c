@@ -884,3 +884,34 @@ Test(ext_manifest, trainjob_without_its_runtime_is_a_note)
     cr_expect(
         has_note("runtime ClusterTrainingRuntime 'torch-distributed' is not in this manifest"));
 }
+
+Test(ext_manifest, env_numbers_are_their_text_value_from_is_unknown)
+{
+    load_yaml("kind: Pod\n"
+              "metadata: {name: p}\n"
+              "spec:\n"
+              "  containers:\n"
+              "  - name: c\n"
+              "    env:\n"
+              "    - {name: TP, value: 8}\n"
+              "    - {name: ON, value: true}\n"
+              "    - {name: IP, valueFrom: {fieldRef: {fieldPath: status.podIP}}}\n");
+    cr_expect_str_eq(env(0, "TP"), "8");
+    cr_expect_str_eq(env(0, "ON"), "true");
+    cr_expect_str_eq(env(0, "IP"), "(unknown)");
+}
+
+Test(ext_manifest, rbg_leader_worker_pattern_without_template_is_bad_input)
+{
+    struct ext_yaml_docs d;
+    struct tpx_err err = TPX_ERR_INIT;
+    const char *y = "apiVersion: workloads.x-k8s.io/v1alpha2\nkind: RoleBasedGroup\n"
+                    "metadata: {name: r}\n"
+                    "spec: {roles: [{name: x, leaderWorkerPattern: {size: 2}}]}\n";
+
+    cr_assert_eq(ext_yaml_parse(y, strlen(y), "p.yaml", &d, &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(ext_manifest_add_docs(&m, &d, "p.yaml", &err), TPX_EINVAL);
+    cr_expect(strstr(err.msg, "p.yaml:4: RoleBasedGroup 'r': role 'x': "
+                              "leaderWorkerPattern.template is missing") != NULL,
+              "%s", err.msg);
+}
