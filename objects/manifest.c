@@ -499,7 +499,7 @@ struct owner_labels {
  * leader-name on workers) annotations, subGroupPolicy's subgroup-index/subgroup-key labels and
  * subgroup-size (and, on the leader, subgroup-policy-type) annotations, and the env AddLWSVariables
  * puts in front of every container's env: LWS_LEADER_ADDRESS `<lws>-<g>.<subdomain>.<ns>`,
- * LWS_GROUP_SIZE, LWS_WORKER_INDEX. The hash keys are stand-ins (FNV-1a, not sha1). The
+ * LWS_GROUP_SIZE, LWS_WORKER_INDEX. The hash keys are stand-ins (hash_key(), not sha1). The
  * caller has added the job; m->err_at names the bad value on error.
  */
 static enum tpx_code lws_pods(struct ext_manifest *m, struct expander *x, const json_t *obj,
