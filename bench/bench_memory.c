@@ -22,6 +22,7 @@
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/buf.h"
 #include "objects/podfacts.h"
 #include "extender/state.h"
 #include "fake_apiserver.h"
@@ -48,39 +50,39 @@ static double now(void)
 
 /* ---- a growing text buffer (bench code: aborts on out-of-memory) -------------------------- */
 
-struct text {
-    char *p;
-    size_t len, cap;
-};
+/* Append printf-style to a growing text; the bench aborts when memory runs out. */
+static void text_addf(struct tpx_buf *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
-static void text_addf(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void text_addf(struct text *t, const char *fmt, ...)
+static void text_addf(struct tpx_buf *t, const char *fmt, ...)
 {
+    struct tpx_err err = TPX_ERR_INIT;
+    char small[512];
     va_list ap;
     int n;
 
-    for (;;) {
-        va_start(ap, fmt);
-        n = vsnprintf(t->p ? t->p + t->len : NULL, t->p ? t->cap - t->len : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0)
+    va_start(ap, fmt);
+    n = vsnprintf(small, sizeof(small), fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        abort();
+    if ((size_t)n < sizeof(small)) {
+        if (tpx_buf_add(t, small, (size_t)n, &err) != TPX_OK)
             abort();
-        if (t->p && t->len + (size_t)n < t->cap) {
-            t->len += (size_t)n;
-            return;
-        }
-        t->cap = (t->cap + (size_t)n + 1) * 2;
-        t->p = realloc(t->p, t->cap);
-        if (!t->p)
-            abort();
+        return;
     }
+    if (tpx_buf_reserve(t, (size_t)n + 1, &err) != TPX_OK)
+        abort();
+    va_start(ap, fmt);
+    vsnprintf(t->data + t->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    t->len += (size_t)n;
 }
 
 /* ---- generated objects -------------------------------------------------------------------- */
 
 /* One Node object as the API server lists it (~2.5 KB). */
-static void node_json(struct text *t, const struct topo_cluster *c, size_t i)
+static void node_json(struct tpx_buf *t, const struct topo_cluster *c, size_t i)
 {
     const struct topo_node_info *info = topo_cluster_node(c, i);
     struct topo_kv kv[16];
@@ -167,7 +169,7 @@ static enum pod_kind pod_where(const struct pod_plan *pl, size_t i, size_t *node
     return POD_DAEMON;
 }
 
-static void pod_status(struct text *t, size_t i, size_t node)
+static void pod_status(struct tpx_buf *t, size_t i, size_t node)
 {
     text_addf(t,
               "\"status\":{\"phase\":\"Running\",\"hostIP\":\"10.%zu.%zu.10\",\"podIP\":"
@@ -179,7 +181,7 @@ static void pod_status(struct text *t, size_t i, size_t node)
 }
 
 /* One Pod object (~2 KB for LWS members, ~1.2 KB for the others), bound to its node. */
-static void pod_json(struct text *t, const struct topo_cluster *c, const struct pod_plan *pl,
+static void pod_json(struct tpx_buf *t, const struct topo_cluster *c, const struct pod_plan *pl,
                      size_t i)
 {
     size_t node;
@@ -341,29 +343,20 @@ static void *drain_log(void *arg)
     return NULL;
 }
 
-struct grow {
-    char *p;
-    size_t len;
-};
-
+/* libcurl write callback: append to a tpx_buf (uncapped: the bench reads its own server). */
 static size_t keep(char *d, size_t s, size_t n, void *ud)
 {
-    struct grow *g = ud;
-    char *q = realloc(g->p, g->len + s * n + 1);
+    struct tpx_err err = TPX_ERR_INIT;
 
-    if (!q)
-        return 0;
-    memcpy(q + g->len, d, s * n);
-    g->p = q;
-    g->len += s * n;
-    g->p[g->len] = '\0';
-    return s * n;
+    return tpx_buf_add(ud, d, s * n, &err) == TPX_OK ? s * n : 0;
 }
 
 static long get(int port, const char *path, char **body)
 {
     CURL *h = curl_easy_init();
-    struct grow g = {NULL, 0};
+    struct tpx_buf g;
+
+    tpx_buf_init(&g, SIZE_MAX);
     char url[128];
     long st = 0;
 
@@ -377,9 +370,9 @@ static long get(int port, const char *path, char **body)
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &st);
     curl_easy_cleanup(h);
     if (body)
-        *body = g.p;
+        *body = tpx_buf_detach(&g, NULL);
     else
-        free(g.p);
+        tpx_buf_release(&g);
     return st;
 }
 
@@ -396,7 +389,9 @@ static double metric(const char *text, const char *name)
 static int run_binary(const struct topo_cluster *c, const struct pod_plan *pl)
 {
     struct fake_api *api = fake_api_start(BENCH_FIXTURES);
-    struct text t = {0};
+    struct tpx_buf t;
+
+    tpx_buf_init(&t, SIZE_MAX);
     size_t nodes = topo_cluster_node_count(c), pods = pl->lws + pl->gpu + pl->daemon;
     char kc[] = "/tmp/bench-memory-kc-XXXXXX";
     int fd, p[2], port = 0;
@@ -424,8 +419,8 @@ static int run_binary(const struct topo_cluster *c, const struct pod_plan *pl)
     }
     text_addf(&t, "]}");
     node_bytes = t.len;
-    fake_api_set_list(api, "/api/v1/nodes", t.p);
-    t.len = 0;
+    fake_api_set_list(api, "/api/v1/nodes", t.data);
+    tpx_buf_reset(&t);
     text_addf(&t, "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":"
                   "{\"resourceVersion\":\"6000\"},\"items\":[");
     for (size_t i = 0; i < pods; i++) {
@@ -435,8 +430,8 @@ static int run_binary(const struct topo_cluster *c, const struct pod_plan *pl)
     }
     text_addf(&t, "]}");
     pod_bytes = t.len;
-    fake_api_set_list(api, "/api/v1/pods", t.p);
-    free(t.p);
+    fake_api_set_list(api, "/api/v1/pods", t.data);
+    tpx_buf_release(&t);
 
     fd = mkstemp(kc);
     f = fd >= 0 ? fdopen(fd, "w") : NULL;
@@ -542,7 +537,9 @@ static int run_in_process(struct topo_cluster *c, const struct pod_plan *pl)
     struct mem m0, m1, m2;
     struct topo_node_info *infos;
     json_t **docs;
-    struct text t = {0};
+    struct tpx_buf t;
+
+    tpx_buf_init(&t, SIZE_MAX);
     size_t refused = 0, tracked = 0, with_wl = 0;
     double t0, t_nodes, t_pods;
 
@@ -562,9 +559,9 @@ static int run_in_process(struct topo_cluster *c, const struct pod_plan *pl)
         json_error_t je;
         struct tpx_err ne = TPX_ERR_INIT;
 
-        t.len = 0;
+        tpx_buf_reset(&t);
         node_json(&t, c, i);
-        docs[i] = json_loadb(t.p, t.len, 0, &je);
+        docs[i] = json_loadb(t.data, t.len, 0, &je);
         if (!docs[i] || ext_node_from_json(docs[i], cfg, &infos[i], NULL, &ne) != TPX_OK) {
             fprintf(stderr, "bench_memory: node %zu: %s\n", i, docs[i] ? ne.msg : je.text);
             return 1;
@@ -591,9 +588,9 @@ static int run_in_process(struct topo_cluster *c, const struct pod_plan *pl)
         bool has_wl;
         const char *uid, *name, *node;
 
-        t.len = 0;
+        tpx_buf_reset(&t);
         pod_json(&t, c, pl, i);
-        pod = json_loadb(t.p, t.len, 0, &je);
+        pod = json_loadb(t.data, t.len, 0, &je);
         if (!pod) {
             fprintf(stderr, "bench_memory: pod %zu: %s\n", i, je.text);
             return 1;
@@ -617,7 +614,7 @@ static int run_in_process(struct topo_cluster *c, const struct pod_plan *pl)
         json_decref(pod);
     }
     t_pods = now() - t0;
-    free(t.p);
+    tpx_buf_release(&t);
     ext_state_read(st, count_pods, &tracked);
     m2 = self_mem();
     printf("| in process (extender/state as the watch feeds it): %zu nodes, %zu pods (%zu LWS "

@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/buf.h"
 #include "extender/nodescan.h"
 #include "topology/synthetic.h"
 
@@ -184,30 +186,21 @@ static void *names_worker(void *arg)
     return NULL;
 }
 
-struct grow {
-    char *p;
-    size_t len;
-};
-
+/* libcurl write callback: append to a tpx_buf (uncapped: the bench reads its own server). */
 static size_t keep(char *d, size_t s, size_t n, void *ud)
 {
-    struct grow *g = ud;
-    char *q = realloc(g->p, g->len + s * n + 1);
+    struct tpx_err err = TPX_ERR_INIT;
 
-    if (!q)
-        return 0;
-    memcpy(q + g->len, d, s * n);
-    g->p = q;
-    g->len += s * n;
-    g->p[g->len] = '\0';
-    return s * n;
+    return tpx_buf_add(ud, d, s * n, &err) == TPX_OK ? s * n : 0;
 }
 
 /* Server-side latency quantiles from the /metrics histogram (upper bucket bounds). */
 static void server_quantiles(const char *verb)
 {
     CURL *h = curl_easy_init();
-    struct grow g = {NULL, 0};
+    struct tpx_buf g;
+
+    tpx_buf_init(&g, SIZE_MAX);
     char url[128], pat[96];
     double le[32];
     unsigned long long cnt[32];
@@ -221,7 +214,7 @@ static void server_quantiles(const char *verb)
     curl_easy_perform(h);
     curl_easy_cleanup(h);
     snprintf(pat, sizeof(pat), "topox_request_duration_seconds_bucket{verb=\"%s\",le=\"", verb);
-    for (p = g.p; p && (p = strstr(p, pat)) && nb < 32; p++) {
+    for (p = g.data; p && (p = strstr(p, pat)) && nb < 32; p++) {
         const char *v = p + strlen(pat);
         le[nb] = strncmp(v, "+Inf", 4) == 0 ? 1e9 : atof(v);
         cnt[nb++] = strtoull(strstr(v, "} ") + 2, NULL, 10);
@@ -239,7 +232,7 @@ static void server_quantiles(const char *verb)
                " (%llu calls) |\n",
                verb, q50 * 1e3, q99 * 1e3, total);
     }
-    free(g.p);
+    tpx_buf_release(&g);
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -377,7 +370,9 @@ static double cpu_s(pid_t pid)
 static long filter_fit_count(int port)
 {
     CURL *h = curl_easy_init();
-    struct grow g = {NULL, 0};
+    struct tpx_buf g;
+
+    tpx_buf_init(&g, SIZE_MAX);
     char url[128];
     long n = -1;
     json_t *res;
@@ -389,13 +384,13 @@ static long filter_fit_count(int port)
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, keep);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &g);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    if (curl_easy_perform(h) == CURLE_OK && g.p) {
-        res = json_loads(g.p, 0, NULL);
+    if (curl_easy_perform(h) == CURLE_OK && g.data) {
+        res = json_loads(g.data, 0, NULL);
         if (json_is_array(json_object_get(res, "NodeNames")))
             n = (long)json_array_size(json_object_get(res, "NodeNames"));
         json_decref(res);
     }
-    free(g.p);
+    tpx_buf_release(&g);
     curl_easy_cleanup(h);
     return n;
 }

@@ -16,6 +16,7 @@
 #include "cli/args.h"
 #include "common/buf.h"
 #include "objects/cluster_load.h"
+#include "objects/dra.h"
 #include "objects/manifest.h"
 #include "cli/plan_render.h"
 #include "objects/yamljson.h"
@@ -23,7 +24,8 @@
 #include "topology/synthetic.h"
 
 static const char usage[] =
-    "usage: topox plan -f FILE... (--nodes FILE... [--pods FILE] | --cluster SPEC)\n"
+    "usage: topox plan -f FILE... (--nodes FILE... [--pods FILE] | --snapshot FILE |\n"
+    "                  --cluster SPEC)\n"
     "                  [-o table|json|yaml] [--record] [--svg FILE] [--explain-labels]\n"
     "\n"
     "Dry-run: place every pod of the job manifests on the cluster through the same filter, score\n"
@@ -31,11 +33,16 @@ static const char usage[] =
     "pipeline estimates per replica and the replicas that cannot be placed, with the reason.\n"
     "\n"
     "  -f, --filename FILE  job manifest, YAML or JSON, multi-document (repeatable; - is stdin):\n"
-    "                       LeaderWorkerSet, Deployment, StatefulSet, Job, JobSet, Pod, List\n"
+    "                       LeaderWorkerSet, Deployment, StatefulSet, Job, JobSet, MPIJob,\n"
+    "                       Pod, List (ResourceClaimTemplates, ComputeDomains: see docs/dra.md)\n"
     "  --nodes FILE         Node objects as `kubectl get nodes -o json|yaml` prints them\n"
     "                       (repeatable)\n"
     "  --pods FILE          bound pods (`kubectl get pods -A -o json`): their accelerators are\n"
     "                       taken\n"
+    "  --snapshot FILE      one List of Node, Pod, ResourceSlice, ResourceClaim, DeviceClass\n"
+    "                       and PodGroup objects (`kubectl get nodes,pods,resourceslices,\n"
+    "                       resourceclaims,deviceclasses -A -o json`): GPUs from DRA\n"
+    "                       ResourceSlices, minus those allocated claims and bound pods hold\n"
     "  --cluster SPEC       a synthetic cluster instead (see `topox cluster --help`); \"example\"\n"
     "                       is 4 racks x 4 nodes x 8 GPUs on NVSwitch\n"
     "  -o, --output FMT     table (default), json or yaml\n"
@@ -56,6 +63,7 @@ struct plan_opts {
     const char *nodes[MAX_FILES];
     size_t nnodes;
     const char *pods;
+    const char *snapshot;
     const char *cluster;
     const char *output;
     const char *svg;
@@ -65,12 +73,13 @@ struct plan_opts {
 
 static int parse(int argc, char **argv, struct plan_opts *o)
 {
-    enum { OPT_NODES = 256, OPT_PODS, OPT_CLUSTER, OPT_RECORD, OPT_SVG, OPT_EXPLAIN };
+    enum { OPT_NODES = 256, OPT_PODS, OPT_CLUSTER, OPT_RECORD, OPT_SVG, OPT_EXPLAIN, OPT_SNAPSHOT };
     static const struct option opts[] = {
         {"filename", required_argument, NULL, 'f'},
         {"nodes", required_argument, NULL, OPT_NODES},
         {"pods", required_argument, NULL, OPT_PODS},
         {"cluster", required_argument, NULL, OPT_CLUSTER},
+        {"snapshot", required_argument, NULL, OPT_SNAPSHOT},
         {"output", required_argument, NULL, 'o'},
         {"record", no_argument, NULL, OPT_RECORD},
         {"svg", required_argument, NULL, OPT_SVG},
@@ -104,6 +113,9 @@ static int parse(int argc, char **argv, struct plan_opts *o)
         case OPT_CLUSTER:
             o->cluster = optarg;
             break;
+        case OPT_SNAPSHOT:
+            o->snapshot = optarg;
+            break;
         case 'o':
             o->output = optarg;
             break;
@@ -123,8 +135,10 @@ static int parse(int argc, char **argv, struct plan_opts *o)
         fprintf(stderr, "topox plan: -o '%s': use table, json or yaml\n", o->output);
         return CMD_USAGE;
     }
-    if ((o->nnodes > 0) == (o->cluster != NULL)) {
-        fprintf(stderr, "topox plan: give either --nodes FILE or --cluster SPEC\n%s", usage);
+    if ((o->nnodes > 0) + (o->cluster != NULL) + (o->snapshot != NULL) != 1) {
+        fprintf(stderr,
+                "topox plan: give one of --nodes FILE, --snapshot FILE or --cluster SPEC\n%s",
+                usage);
         return CMD_USAGE;
     }
     if (o->pods && !o->nnodes) {
@@ -172,6 +186,43 @@ static enum tpx_code load_synthetic(const char *spec, struct ext_cluster_load_re
     }
     out->nwarnings = topo_labels_hygiene(out->cluster, &out->warnings);
     return TPX_OK;
+}
+
+/* A snapshot: its DRA objects, then the Nodes with their DRA devices. */
+static enum tpx_code load_snapshot(const char *path, struct ext_yaml_docs *d, struct ext_dra *dra,
+                                   struct ext_cluster_load_result *out, struct tpx_err *err)
+{
+    const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+
+    memset(out, 0, sizeof(*out));
+    if (ext_yaml_load_file(path, EXT_CLUSTER_MAX_FILE, d, err) != TPX_OK)
+        return err->code;
+    if (ext_dra_add_docs(dra, d->docs, d->n, err) != TPX_OK) {
+        tpx_err_prefix(err, "%s", name);
+        return err->code;
+    }
+    ext_dra_finish(dra);
+    return ext_cluster_load_snapshot(d->docs, d->n, name, NULL, dra, out, err);
+}
+
+static void plan_note(void *ctx, const char *line)
+{
+    (void)ctx;
+    fprintf(stderr, "topox plan: note: %s\n", line);
+}
+
+/* The DRA side of the job: claim demand of the templates, ComputeDomain groups. */
+static enum tpx_code manifest_dra(struct ext_manifest *m, struct ext_dra *dra, struct tpx_err *err)
+{
+    for (size_t f = 0; f < m->nfiles; f++) {
+        if (ext_dra_add_docs(dra, m->files[f].docs, m->files[f].n, err) != TPX_OK) {
+            tpx_err_prefix(err, "%s", m->fnames[f]);
+            return err->code;
+        }
+    }
+    if (!dra->finished)
+        ext_dra_finish(dra);
+    return ext_dra_manifest_demand(dra, m, plan_note, NULL, err);
 }
 
 static void print_explain(FILE *f, const struct ext_cluster_load_result *cl)
@@ -222,6 +273,8 @@ int cmd_plan(int argc, char **argv)
     struct tpx_err err = TPX_ERR_INIT;
     struct tpx_buf out;
     struct ext_plan_view view;
+    struct ext_yaml_docs snap = {0};
+    struct ext_dra dra;
     FILE *explain_to;
     int status;
 
@@ -231,10 +284,12 @@ int cmd_plan(int argc, char **argv)
     memset(&cl, 0, sizeof(cl));
     memset(&res, 0, sizeof(res));
     ext_manifest_init(&m);
+    ext_dra_init(&dra);
     tpx_buf_init(&out, (size_t)1 << 30);
     status = CMD_USAGE; /* bad input until the plan exists */
-    if (o.cluster ? load_synthetic(o.cluster, &cl, &err) != TPX_OK
-                  : ext_cluster_load(o.nodes, o.nnodes, NULL, &cl, &err) != TPX_OK)
+    if (o.cluster    ? load_synthetic(o.cluster, &cl, &err) != TPX_OK
+        : o.snapshot ? load_snapshot(o.snapshot, &snap, &dra, &cl, &err) != TPX_OK
+                     : ext_cluster_load(o.nodes, o.nnodes, NULL, &cl, &err) != TPX_OK)
         goto out;
     for (size_t i = 0; i < cl.nwarnings; i++)
         fprintf(stderr, "topox plan: warning: %s\n", cl.warnings[i]);
@@ -251,7 +306,8 @@ int cmd_plan(int argc, char **argv)
     }
     for (size_t i = 0; i < m.nnotes; i++)
         fprintf(stderr, "topox plan: note: %s\n", m.notes[i]);
-    if (ext_manifest_finish(&m, &err) != TPX_OK)
+    if (manifest_dra(&m, &dra, &err) != TPX_OK || ext_manifest_finish(&m, &err) != TPX_OK ||
+        ext_dra_manifest_domains(&dra, &m, plan_note, NULL, &err) != TPX_OK)
         goto out;
     l = pol_ledger_new(cl.cluster, &err);
     if (!l) {
@@ -260,9 +316,13 @@ int cmd_plan(int argc, char **argv)
     }
     if (o.pods && ext_cluster_apply_pods(l, o.pods, NULL, NULL, &err) != TPX_OK)
         goto out;
+    if (o.snapshot && ext_cluster_apply_snapshot(l, snap.docs, snap.n, o.snapshot, NULL, &dra, NULL,
+                                                 &err) != TPX_OK)
+        goto out;
     status = CMD_FAILED;
     if (pol_plan(l, m.pol_jobs, m.njobs, time(NULL), &res, &err) != TPX_OK)
         goto out;
+    ext_dra_reword_rejects(&m, &res);
     view = (struct ext_plan_view){cl.cluster, l, &m, &res};
     if (strcmp(o.output, "table") == 0) {
         if (ext_plan_render_table(&view, &out, &err) != TPX_OK)
@@ -313,5 +373,7 @@ out:
     pol_ledger_free(l);
     ext_manifest_release(&m);
     ext_cluster_load_release(&cl);
+    ext_dra_release(&dra);
+    ext_yaml_docs_release(&snap);
     return status;
 }

@@ -24,7 +24,9 @@ static enum tpx_code grow(struct tpx_buf *b, size_t more, bool exact, struct tpx
     size_t want;
     char *p;
 
-    if (more > b->cap || b->len > b->cap - more)
+    /* the NUL needs a byte too, so SIZE_MAX itself is never reachable (cap may be SIZE_MAX: no
+     * limit but the address space) */
+    if (more > b->cap || b->len > b->cap - more || b->len + more == (size_t)-1)
         return tpx_err_set(err, TPX_ETOOBIG, "buffer limit of %zu bytes exceeded", b->cap);
     need = b->len + more + 1;
     if (need <= b->alloc)
@@ -32,7 +34,7 @@ static enum tpx_code grow(struct tpx_buf *b, size_t more, bool exact, struct tpx
     want = exact ? need : b->alloc ? b->alloc : 256;
     while (want < need)
         want = want > ((size_t)-1) / 2 ? need : want * 2;
-    if (want > b->cap + 1)
+    if (b->cap != (size_t)-1 && want > b->cap + 1)
         want = b->cap + 1;
     p = realloc(b->data, want);
     if (!p)

@@ -292,8 +292,13 @@ struct ext_http *ext_http_start(const struct ext_http_config *cfg, ext_http_hand
 {
     struct sockaddr_storage ss;
     struct ext_http *h;
+    /* poll(), not epoll: with epoll, MHD_quiesce_daemon() (ext_http_stop) removes the listen
+     * socket from each pool thread's epoll set from the stopping thread, while a pool thread
+     * woken by a connection may remove it too; the loser gets ENOENT and MHD aborts ("Failed to
+     * remove listen FD from epoll set", exit 134 on SIGTERM: 1 stop in a few hundred under
+     * load). With poll() each pool thread is told through its ITC and drops it itself. */
     unsigned flags =
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
     unsigned threads = cfg->threads;
     unsigned port = 0;
     bool v6 = false;

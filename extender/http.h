@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* extender/http.h - the HTTP/1.1 server (libmicrohttpd: epoll + thread pool, keep-alive, optional
+/* extender/http.h - the HTTP/1.1 server (libmicrohttpd: poll() + thread pool, keep-alive, optional
  * TLS with client-certificate checks): it collects each request body under a hard cap (413 past
  * it), hands complete requests to one handler, logs one access line per request, and drains on
  * stop. It knows nothing about the extender protocol: routes.c does. Only http.c sees MHD.

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "objects/dra.h"
 #include "objects/podfacts.h"
 #include "objects/yamljson.h"
 
@@ -22,6 +23,7 @@ struct loader {
     size_t nwarn;
     size_t nodes;
     const struct ext_yaml_docs *pos; /* the file being read, for "FILE:LINE:"; NULL: none */
+    const struct ext_dra *dra;       /* a snapshot's ResourceSlices; NULL: none */
 };
 
 /* Prefix err with "name:LINE" where v starts in pos (just "name" without a position). */
@@ -65,6 +67,16 @@ static enum tpx_code add_node(struct loader *ld, const json_t *node, const char 
     memset(&info, 0, sizeof(info));
     if (ext_node_from_json(node, ld->cfg, &info, &ex, err) != TPX_OK)
         goto fail;
+    if (ld->dra) {
+        unsigned total, taken;
+        /* DRA devices stand for the GPUs: allocatable need not list them (docs/dra.md) */
+        ext_dra_node_count(ld->dra, info.name, &total, &taken);
+        if (total) {
+            info.accel_alloc = total;
+            if (!info.resource)
+                info.resource = ext_dra_resource(ld->dra);
+        }
+    }
     if (topo_cluster_add(ld->c, &info, err) != TPX_OK)
         goto fail;
     if (!TPX_GROW(ld->explain, ld->aexplain, ld->nexplain + 1))
@@ -102,6 +114,9 @@ static enum tpx_code add_doc(struct loader *ld, const json_t *doc, const char *n
     if (!kind && json_is_object(json_object_get(doc, "metadata")) &&
         json_is_object(json_object_get(doc, "status")))
         return add_node(ld, doc, name, err); /* items of a NodeList may omit kind */
+    if (ld->dra && (ext_dra_is_kind(kind) ||
+                    (kind && (strcmp(kind, "Pod") == 0 || strcmp(kind, "PodGroup") == 0))))
+        return TPX_OK; /* the rest of a snapshot */
     note(ld, "%s: skipped %s '%s' (not a Node)", name, kind ? kind : "an object",
          json_string_value(json_object_get(json_object_get(doc, "metadata"), "name"))
              ? json_string_value(json_object_get(json_object_get(doc, "metadata"), "name"))
@@ -157,14 +172,16 @@ static enum tpx_code loader_init(struct loader *ld, const struct topo_label_conf
     return ld->c ? TPX_OK : err->code;
 }
 
-enum tpx_code ext_cluster_load_docs(json_t *const *docs, size_t ndocs, const char *name,
-                                    const struct topo_label_config *cfg,
-                                    struct ext_cluster_load_result *out, struct tpx_err *err)
+enum tpx_code ext_cluster_load_snapshot(json_t *const *docs, size_t ndocs, const char *name,
+                                        const struct topo_label_config *cfg,
+                                        const struct ext_dra *dra,
+                                        struct ext_cluster_load_result *out, struct tpx_err *err)
 {
     struct loader ld;
 
     if (loader_init(&ld, cfg, out, err) != TPX_OK)
         return err->code;
+    ld.dra = dra;
     for (size_t i = 0; i < ndocs; i++) {
         if (add_doc(&ld, docs[i], name, 0, err) != TPX_OK)
             goto fail;
@@ -175,6 +192,13 @@ enum tpx_code ext_cluster_load_docs(json_t *const *docs, size_t ndocs, const cha
 fail:
     loader_release(&ld);
     return err->code;
+}
+
+enum tpx_code ext_cluster_load_docs(json_t *const *docs, size_t ndocs, const char *name,
+                                    const struct topo_label_config *cfg,
+                                    struct ext_cluster_load_result *out, struct tpx_err *err)
+{
+    return ext_cluster_load_snapshot(docs, ndocs, name, cfg, NULL, out, err);
 }
 
 enum tpx_code ext_cluster_load(const char *const *paths, size_t npaths,
@@ -223,10 +247,32 @@ void ext_cluster_load_release(struct ext_cluster_load_result *r)
 /* --- pods --------------------------------------------------------------------------------------
  */
 
-static enum tpx_code apply_pod(struct pol_ledger *l, const json_t *pod, const char *name,
-                               const struct ext_yaml_docs *pos, const struct topo_label_config *cfg,
+struct pods_in {
+    const char *name;
+    const struct ext_yaml_docs *pos;
+    const struct topo_label_config *cfg;
+    const struct ext_dra *dra;
+};
+
+/* A bound pod whose extended resource an allocated claim of the snapshot serves (KEP-5004): the
+ * claim's devices are counted already. */
+static bool served_by_claim(const struct ext_dra *dra, const json_t *pod)
+{
+    const char *claim = json_string_value(json_object_get(
+        json_object_get(json_object_get(pod, "status"), "extendedResourceClaimStatus"),
+        "resourceClaimName"));
+    const char *ns =
+        json_string_value(json_object_get(json_object_get(pod, "metadata"), "namespace"));
+
+    return dra && claim && ext_dra_claim_allocated(dra, ns, claim);
+}
+
+static enum tpx_code apply_pod(struct pol_ledger *l, const json_t *pod, const struct pods_in *in,
                                size_t *applied, struct tpx_err *err)
 {
+    const char *name = in->name;
+    const struct ext_yaml_docs *pos = in->pos;
+    const struct topo_label_config *cfg = in->cfg;
     const char *node = json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
     const char *phase = json_string_value(json_object_get(json_object_get(pod, "status"), "phase"));
     unsigned accel = 0;
@@ -235,6 +281,8 @@ static enum tpx_code apply_pod(struct pol_ledger *l, const json_t *pod, const ch
     if (!node || !*node)
         return TPX_OK;
     if (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0))
+        return TPX_OK;
+    if (served_by_claim(in->dra, pod))
         return TPX_OK;
     if (ext_pod_accel(pod, cfg, &accel, NULL, err) != TPX_OK) {
         const char *pn =
@@ -256,8 +304,7 @@ static enum tpx_code apply_pod(struct pol_ledger *l, const json_t *pod, const ch
     return TPX_OK;
 }
 
-static enum tpx_code apply_doc(struct pol_ledger *l, const json_t *doc, const char *name,
-                               const struct ext_yaml_docs *pos, const struct topo_label_config *cfg,
+static enum tpx_code apply_doc(struct pol_ledger *l, const json_t *doc, const struct pods_in *in,
                                size_t *applied, struct tpx_err *err)
 {
     const json_t *items = json_object_get(doc, "items");
@@ -269,26 +316,23 @@ static enum tpx_code apply_doc(struct pol_ledger *l, const json_t *doc, const ch
         json_array_foreach(items, i, it)
         {
             const char *k = json_string_value(json_object_get(it, "kind"));
-            if ((!k || strcmp(k, "Pod") == 0) &&
-                apply_pod(l, it, name, pos, cfg, applied, err) != TPX_OK)
+            if ((!k || strcmp(k, "Pod") == 0) && apply_pod(l, it, in, applied, err) != TPX_OK)
                 return err->code;
         }
         return TPX_OK;
     }
     if (kind && strcmp(kind, "Pod") == 0)
-        return apply_pod(l, doc, name, pos, cfg, applied, err);
+        return apply_pod(l, doc, in, applied, err);
     return TPX_OK;
 }
 
 static enum tpx_code apply_docs(struct pol_ledger *l, json_t *const *docs, size_t ndocs,
-                                const char *name, const struct ext_yaml_docs *pos,
-                                const struct topo_label_config *cfg, size_t *applied,
-                                struct tpx_err *err)
+                                const struct pods_in *in, size_t *applied, struct tpx_err *err)
 {
     size_t count = 0;
 
     for (size_t i = 0; i < ndocs; i++) {
-        if (apply_doc(l, docs[i], name, pos, cfg, &count, err) != TPX_OK)
+        if (apply_doc(l, docs[i], in, &count, err) != TPX_OK)
             return err->code;
     }
     if (applied)
@@ -300,7 +344,28 @@ enum tpx_code ext_cluster_apply_pods_docs(struct pol_ledger *l, json_t *const *d
                                           const char *name, const struct topo_label_config *cfg,
                                           size_t *applied, struct tpx_err *err)
 {
-    return apply_docs(l, docs, ndocs, name, NULL, cfg, applied, err);
+    struct pods_in in = {name, NULL, cfg, NULL};
+
+    return apply_docs(l, docs, ndocs, &in, applied, err);
+}
+
+enum tpx_code ext_cluster_apply_snapshot(struct pol_ledger *l, json_t *const *docs, size_t ndocs,
+                                         const char *name, const struct topo_label_config *cfg,
+                                         const struct ext_dra *dra, size_t *applied,
+                                         struct tpx_err *err)
+{
+    const struct topo_cluster *c = pol_ledger_cluster(l);
+    struct pods_in in = {name, NULL, cfg, dra};
+
+    for (size_t i = 0; i < topo_cluster_node_count(c); i++) {
+        unsigned total, taken;
+        ext_dra_node_count(dra, topo_cluster_node(c, i)->name, &total, &taken);
+        if (taken && pol_ledger_use(l, i, (int)taken, err) != TPX_OK) {
+            tpx_err_prefix(err, "%s: node '%s'", name, topo_cluster_node(c, i)->name);
+            return err->code;
+        }
+    }
+    return apply_docs(l, docs, ndocs, &in, applied, err);
 }
 
 enum tpx_code ext_cluster_apply_pods(struct pol_ledger *l, const char *path,
@@ -312,8 +377,10 @@ enum tpx_code ext_cluster_apply_pods(struct pol_ledger *l, const char *path,
 
     if (ext_yaml_load_file(path, EXT_CLUSTER_MAX_FILE, &d, err) != TPX_OK)
         return err->code;
-    rc = apply_docs(l, d.docs, d.n, strcmp(path, "-") == 0 ? "<stdin>" : path, &d, cfg, applied,
-                    err);
+    {
+        struct pods_in in = {strcmp(path, "-") == 0 ? "<stdin>" : path, &d, cfg, NULL};
+        rc = apply_docs(l, d.docs, d.n, &in, applied, err);
+    }
     ext_yaml_docs_release(&d);
     return rc;
 }

@@ -47,6 +47,20 @@ enum tpx_code ext_cluster_load_docs(json_t *const *docs, size_t ndocs, const cha
                                     const struct topo_label_config *cfg,
                                     struct ext_cluster_load_result *out, struct tpx_err *err);
 
+struct ext_dra;
+
+/*
+ * A snapshot (`kubectl get nodes,pods,resourceslices,resourceclaims,deviceclasses -A -o json`):
+ * the Nodes as ext_cluster_load_docs() reads them, where a node with accelerator devices in dra
+ * (finished) has those as its allocatable accelerators, under the node's own resource name or
+ * ext_dra_resource(). The snapshot's other kinds (Pod, PodGroup, the DRA kinds) are skipped
+ * without a note.
+ */
+enum tpx_code ext_cluster_load_snapshot(json_t *const *docs, size_t ndocs, const char *name,
+                                        const struct topo_label_config *cfg,
+                                        const struct ext_dra *dra,
+                                        struct ext_cluster_load_result *out, struct tpx_err *err);
+
 void ext_cluster_load_release(struct ext_cluster_load_result *r); /* safe twice */
 
 /*
@@ -64,6 +78,15 @@ enum tpx_code ext_cluster_apply_pods(struct pol_ledger *l, const char *path,
 enum tpx_code ext_cluster_apply_pods_docs(struct pol_ledger *l, json_t *const *docs, size_t ndocs,
                                           const char *name, const struct topo_label_config *cfg,
                                           size_t *applied, struct tpx_err *err);
+
+/* Account a snapshot's usage: on each node the accelerator devices that allocated claims hold,
+ * then the bound pods as ext_cluster_apply_pods_docs() does, except a pod whose extended resource
+ * an allocated claim of the snapshot serves (status.extendedResourceClaimStatus): that claim
+ * counted it. */
+enum tpx_code ext_cluster_apply_snapshot(struct pol_ledger *l, json_t *const *docs, size_t ndocs,
+                                         const char *name, const struct topo_label_config *cfg,
+                                         const struct ext_dra *dra, size_t *applied,
+                                         struct tpx_err *err);
 
 /*
  * A sealed cluster as the NodeList `kubectl get nodes -o json` would print for it (apiVersion v1,

@@ -17,6 +17,7 @@
 #include "common/grow.h"
 #include "common/hash.h"
 #include "topology/labels.h"
+#include "objects/dra.h"
 
 #define EXTRA_MAX 20
 #define EXTRA_LEN 72
@@ -1375,7 +1376,8 @@ static enum tpx_code expand_pytorchjob(struct ext_manifest *m, const json_t *obj
 /*
  * MPIJob (kubeflow.org/v2beta1, kubeflow/mpi-operator pkg/controller/mpi_job_controller.go):
  * the launcher `<job>-launcher` (a Job's pod upstream, with a generated suffix) is a replica of
- * its own; the workers `<job>-worker-<i>` are one group. Labels training.kubeflow.org/
+ * its own when it asks for accelerators, else it is left out with a note; the workers
+ * `<job>-worker-<i>` are one group. Labels training.kubeflow.org/
  * {operator-name mpi-operator, job-name, job-role, replica-index}; after the first container's
  * env, K_MPI_JOB_ROLE, and on the launcher OpenMPI's OMPI_MCA_orte_keep_fqdn_hostnames,
  * OMPI_MCA_orte_default_hostfile, OMPI_MCA_plm_rsh_args and OMPI_MCA_orte_set_default_slots
@@ -1412,6 +1414,13 @@ static enum tpx_code expand_mpijob(struct ext_manifest *m, const json_t *obj, co
         reserve_pods(m, nl + nw, err) != TPX_OK)
         return err->code;
     snprintf(gkey, sizeof(gkey), "%.30s/%.40s", obj_ns(obj), job);
+    if (nl && m->tmpl[lt].facts.accel == 0) {
+        /* a launcher that asks for no accelerators has nothing to place (objects/dra.c and the
+         * plan then see the workers only) */
+        add_note(m, "%s: MPIJob '%s': the launcher is not placed (it asks for no accelerators)",
+                 src, job);
+        nl = 0;
+    }
     if (nl) {
         struct ext_manifest_pod *p;
         x.tmpl = lt;
@@ -2333,6 +2342,8 @@ static enum tpx_code expand(struct ext_manifest *m, const json_t *obj, const cha
         rc = expand_rbg(m, obj, src, err);
     else if (strcmp(kind, "DisaggregatedSet") == 0)
         rc = expand_disaggregatedset(m, obj, src, err);
+    else if (ext_dra_is_kind(kind))
+        return TPX_OK; /* no pods, but objects/dra.c reads it (claim demand, ComputeDomains) */
     else {
         add_note(m, "%s: skipped %s '%s' (no pods to place)", src, kind, obj_name(obj));
         return TPX_OK;
@@ -2673,6 +2684,11 @@ const struct ext_manifest_env *ext_manifest_pod_env(const struct ext_manifest *m
 {
     *n = m->pods[i].nenv;
     return m->pods[i].env;
+}
+
+const json_t *ext_manifest_pod_template(const struct ext_manifest *m, size_t i)
+{
+    return m->tmpl_json[m->pods[i].tmpl];
 }
 
 /* --- engine info -------------------------------------------------------------------------------

@@ -117,6 +117,9 @@ struct ext_manifest_env {
  * borrowed until release. */
 const struct ext_manifest_env *ext_manifest_pod_env(const struct ext_manifest *m, size_t i,
                                                     size_t *n);
+/* The pod template (or Pod) pod i was made from, with its spec.resourceClaims. Borrowed until
+ * release. Valid once the pod exists (before or after _finish). */
+const json_t *ext_manifest_pod_template(const struct ext_manifest *m, size_t i);
 
 /* Engine information of pod i, read from its argv and annotations. Cannot fail. */
 void ext_manifest_engine_info(const struct ext_manifest *m, size_t i, struct ext_engine_info *out);

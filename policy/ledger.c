@@ -15,109 +15,32 @@
 
 #include "policy/ledger_int.h"
 
-/* --- string -> index map with tombstones (keys borrowed from the records) -----------------------
- */
+/* --- the two indexes: group key -> group, pod UID -> pod ---------------------------------------
+ * common/map's seeded map (keys borrowed from the records), so UIDs and group keys a tenant picks
+ * cannot be made to collide. */
 
-static const char tomb_key[] = "";
-
-static uint64_t hash_str(const char *s)
+static size_t map_get(const struct tpx_map *m, const char *key)
 {
-    uint64_t h = 1469598103934665603ULL;
+    size_t v;
 
-    while (*s) {
-        h ^= (unsigned char)*s++;
-        h *= 1099511628211ULL;
-    }
-    return h;
+    return tpx_map_get_num(m, key, &v) ? v : TOPO_NONE;
 }
 
-static size_t smap_get(const struct smap *m, const char *key)
+static bool map_put(struct tpx_map *m, const char *key, size_t val)
 {
-    if (!m->cap || !key)
-        return TOPO_NONE;
-    for (size_t j = hash_str(key) & (m->cap - 1);; j = (j + 1) & (m->cap - 1)) {
-        if (!m->keys[j])
-            return TOPO_NONE;
-        if (m->keys[j] != tomb_key && strcmp(m->keys[j], key) == 0)
-            return m->vals[j];
-    }
-}
+    struct tpx_err err = TPX_ERR_INIT;
 
-static bool smap_rehash(struct smap *m, size_t ncap)
-{
-    const char **keys = calloc(ncap, sizeof(*keys));
-    size_t *vals = calloc(ncap, sizeof(*vals));
-    size_t used = 0;
-
-    if (!keys || !vals) {
-        free(keys);
-        free(vals);
-        return false;
-    }
-    for (size_t i = 0; i < m->cap; i++) {
-        size_t j;
-        if (!m->keys[i] || m->keys[i] == tomb_key)
-            continue;
-        for (j = hash_str(m->keys[i]) & (ncap - 1); keys[j]; j = (j + 1) & (ncap - 1))
-            ;
-        keys[j] = m->keys[i];
-        vals[j] = m->vals[i];
-        used++;
-    }
-    free(m->keys);
-    free(m->vals);
-    m->keys = keys;
-    m->vals = vals;
-    m->cap = ncap;
-    m->used = used;
-    return true;
-}
-
-static bool smap_put(struct smap *m, const char *key, size_t val)
-{
-    size_t j;
-
-    if ((m->used + 1) * 2 > m->cap && !smap_rehash(m, m->cap ? m->cap * 2 : 64))
-        return false;
-    for (j = hash_str(key) & (m->cap - 1); m->keys[j]; j = (j + 1) & (m->cap - 1)) {
-        if (m->keys[j] != tomb_key && strcmp(m->keys[j], key) == 0) {
-            m->vals[j] = val;
-            return true;
-        }
-    }
-    m->keys[j] = key;
-    m->vals[j] = val;
-    m->used++;
-    return true;
-}
-
-static void smap_del(struct smap *m, const char *key)
-{
-    if (!m->cap)
-        return;
-    for (size_t j = hash_str(key) & (m->cap - 1); m->keys[j]; j = (j + 1) & (m->cap - 1)) {
-        if (m->keys[j] != tomb_key && strcmp(m->keys[j], key) == 0) {
-            m->keys[j] = tomb_key;
-            return;
-        }
-    }
-}
-
-static void smap_release(struct smap *m)
-{
-    free(m->keys);
-    free(m->vals);
-    memset(m, 0, sizeof(*m));
+    return tpx_map_put_num(m, key, val, &err) == TPX_OK;
 }
 
 size_t led_group_find(const struct pol_ledger *l, const char *key)
 {
-    return smap_get(&l->gmap, key);
+    return map_get(&l->gmap, key);
 }
 
 size_t led_pod_find(const struct pol_ledger *l, const char *uid)
 {
-    return smap_get(&l->pmap, uid);
+    return map_get(&l->pmap, uid);
 }
 
 /* --- capacity -----------------------------------------------------------------------------------
@@ -332,8 +255,8 @@ void pol_ledger_free(struct pol_ledger *l)
     }
     free(l->pods);
     free(l->free_pods);
-    smap_release(&l->gmap);
-    smap_release(&l->pmap);
+    tpx_map_release(&l->gmap);
+    tpx_map_release(&l->pmap);
     free(l);
 }
 
@@ -363,7 +286,7 @@ static void drop_group(struct pol_ledger *l, size_t gi)
 
     for (unsigned k = 0; k < g->n; k++)
         led_release_slot(l, g, &g->slots[k]);
-    smap_del(&l->gmap, g->key);
+    tpx_map_del(&l->gmap, g->key, NULL);
     group_release(g);
 }
 
@@ -387,9 +310,9 @@ size_t led_new_group(struct pol_ledger *l, const char *key, const char *display,
             l->groups = ng;
             l->groups_cap = ncap;
             /* the map borrows keys from the records, which just moved */
-            smap_release(&l->gmap);
+            tpx_map_clear(&l->gmap);
             for (size_t i = 0; i < l->ngroups; i++) {
-                if (l->groups[i].live && !smap_put(&l->gmap, l->groups[i].key, i))
+                if (l->groups[i].live && !map_put(&l->gmap, l->groups[i].key, i))
                     return TOPO_NONE;
             }
         }
@@ -408,7 +331,7 @@ size_t led_new_group(struct pol_ledger *l, const char *key, const char *display,
     g->live = true;
     g->rack = TOPO_NONE;
     g->scope_id = TOPO_NONE;
-    if (!smap_put(&l->gmap, g->key, gi)) {
+    if (!map_put(&l->gmap, g->key, gi)) {
         group_release(g);
         return TOPO_NONE;
     }
@@ -447,7 +370,7 @@ size_t led_new_pod(struct pol_ledger *l, const char *uid, const char *name)
     p->name = strdup(name ? name : uid);
     p->group = TOPO_NONE;
     p->slot = NO_SLOT;
-    if (!p->uid || !p->name || !smap_put(&l->pmap, p->uid, pi)) {
+    if (!p->uid || !p->name || !map_put(&l->pmap, p->uid, pi)) {
         free(p->uid);
         free(p->name);
         p->uid = p->name = NULL;
@@ -462,14 +385,14 @@ void led_kill_pod(struct pol_ledger *l, size_t pi)
 {
     struct pod *p = &l->pods[pi];
 
-    smap_del(&l->pmap, p->uid);
+    tpx_map_del(&l->pmap, p->uid, NULL);
     p->live = false;
     l->free_pods[l->nfree_pods++] = pi;
 }
 
 bool pol_ledger_forget_pod(struct pol_ledger *l, const char *uid)
 {
-    size_t pi = smap_get(&l->pmap, uid);
+    size_t pi = map_get(&l->pmap, uid);
     struct pod *p;
 
     if (pi == TOPO_NONE)
@@ -643,7 +566,7 @@ struct pol_ledger *pol_ledger_rebase(const struct pol_ledger *l, const struct to
         p->slot = op->slot;
         led_account(n, &w, p->accel, +1, false);
         if (op->group != TOPO_NONE) {
-            size_t ngi = smap_get(&n->gmap, l->groups[op->group].key);
+            size_t ngi = map_get(&n->gmap, l->groups[op->group].key);
             struct group *ng = &n->groups[ngi];
             p->group = ngi;
             ng->placed++;

@@ -11,19 +11,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/map.h"
 #include "policy/policy.h"
 
 #define NSCOPE 3
 #define NO_SLOT (-1)
-
-/* String -> index map with tombstones (keys borrowed from the records); its code is in
- * ledger.c. */
-struct smap {
-    const char **keys;
-    size_t *vals;
-    size_t cap;  /* power of two or 0 */
-    size_t used; /* live + tombstones */
-};
 
 /* --- records ------------------------------------------------------------------------------------
  */
@@ -82,7 +74,7 @@ struct pol_ledger {
     size_t npods, pods_cap;
     size_t *free_pods; /* dead pod records to reuse */
     size_t nfree_pods;
-    struct smap gmap, pmap;
+    struct tpx_map gmap, pmap; /* group key -> group index, pod UID -> pod index */
     /* copies of the cluster's hot fields, so the per-node loops make no calls */
     unsigned *n_alloc;
     size_t *n_dfirst;

@@ -180,6 +180,22 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+int server_wait_log(struct server *s, const char *needle, long timeout_ms)
+{
+    double deadline = now_s() + (double)timeout_ms / 1000.0;
+
+    for (;;) {
+        struct pollfd p = {s->err_fd, POLLIN, 0};
+
+        server_drain(s);
+        if (s->log && strstr(s->log, needle))
+            return 1;
+        if (s->err_fd < 0 || now_s() >= deadline)
+            return 0;
+        poll(&p, 1, 50);
+    }
+}
+
 int server_start(const char *const *args, struct server *s)
 {
     const char *const head[] = {"serve", "--listen", "127.0.0.1:0"};

@@ -42,6 +42,11 @@ int server_start(const char *const *args, struct server *s);
 /* Read what the server has logged since the last call, without blocking. */
 void server_drain(struct server *s);
 
+/* Read its log until needle appears in it (1) or timeout_ms pass (0). For a line the server
+ * writes after the change a test can see: once the change shows, its line may still be on the
+ * way, so one server_drain() right after is a race. */
+int server_wait_log(struct server *s, const char *needle, long timeout_ms);
+
 /* SIGTERM, wait; returns the exit status (128 + signal when killed). Frees s->log. */
 int server_stop(struct server *s);
 

@@ -2,8 +2,10 @@
 /* tests/integration/test_plan.c - the real `topox plan` and `topox cluster` on fixtures: table and
  * picture, JSON/YAML, records, exit codes 0 / 3 / 2 (file:line, also for errors found after
  * parsing), --explain-labels, --svg, --pods, stdin, and the NodeList round trip through
- * `plan --nodes`. */
+ * `plan --nodes`; `plan --snapshot` with DRA ResourceSlices and claims, and a ComputeDomain
+ * placed whole inside one clique of an NVL72-like snapshot, or rejected with the shortfall. */
 #include <criterion/criterion.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -428,4 +430,107 @@ Test(plan, dynamo_tp8_over_two_4gpu_pods_lands_on_one_8gpu_node)
 
     expect_two_pods_per_node("dynamo-dgd-sglang-disagg-multinode-tp8-2x4gpu.yaml", sglang);
     expect_two_pods_per_node("dynamo-dgd-trtllm-disagg-multinode-tp8-2x4gpu.yaml", trtllm);
+}
+
+#define DRA_FIX TPX_FIXTURES "/dra/"
+
+Test(plan, snapshot_dra_held_gpus_steer_the_job_to_the_free_node)
+{
+    struct run_result r;
+
+    cr_assert_eq(
+        run_topox((const char *[]){"plan", "-f", DRA_FIX "gpu-test-count.yaml", "--snapshot",
+                                   DRA_FIX "snapshot-two-nodes.json", "-o", "json", NULL},
+                  NULL, &r),
+        0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    expect_has(r.out, "\"node\": \"gpu-node-b\"", "plan");
+    cr_expect(strstr(r.out, "\"node\": \"gpu-node-a\"") == NULL, "gpu-node-a's GPUs are claimed");
+    run_result_release(&r);
+}
+
+/* An NVL72-like snapshot: 2 racks of 18 nodes with 4 GPUs, each rack one clique. */
+static void nvl72_snapshot(char *path, size_t n)
+{
+    struct run_result gen;
+
+    path_in(path, n, "nvl72.json");
+    cr_assert_eq(run_topox((const char *[]){"cluster", "--spec",
+                                            "racks=2,nodes-per-rack=18,gpus-per-node=4,"
+                                            "domain-nodes=18",
+                                            "-o", "json", NULL},
+                           NULL, &gen),
+                 0);
+    cr_assert_eq(gen.status, 0, "%s", gen.err);
+    write_text(path, gen.out);
+    run_result_release(&gen);
+}
+
+Test(plan, snapshot_computedomain_placed_inside_one_clique)
+{
+    struct run_result r;
+    char snap[128];
+    json_t *plan;
+    json_error_t je;
+    size_t i;
+    json_t *p;
+    const char *domain = NULL;
+
+    nvl72_snapshot(snap, sizeof(snap));
+    cr_assert_eq(
+        run_topox((const char *[]){"plan", "-f",
+                                   DRA_FIX "dra-computedomain-nvbandwidth-mpijob-4node.yaml",
+                                   "--snapshot", snap, "-o", "json", NULL},
+                  NULL, &r),
+        0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    plan = json_loads(r.out, 0, &je);
+    cr_assert_not_null(plan, "%s", je.text);
+    cr_expect_eq(json_array_size(json_object_get(plan, "placements")), 4);
+    json_array_foreach(json_object_get(plan, "placements"), i, p)
+    {
+        const char *d = json_string_value(json_object_get(p, "domain"));
+        cr_assert_not_null(d);
+        if (!domain)
+            domain = d;
+        cr_expect_str_eq(d, domain, "every claimant in one clique");
+    }
+    json_decref(plan);
+    run_result_release(&r);
+}
+
+Test(plan, snapshot_computedomain_rejected_with_the_shortfall)
+{
+    struct run_result r;
+    char snap[128];
+    char job[128];
+    FILE *in;
+    char buf[8192];
+    size_t len;
+    char *at;
+
+    nvl72_snapshot(snap, sizeof(snap));
+    /* 20 workers of 4 GPUs: 80 GPUs, more than a clique of 72 holds */
+    in = fopen(DRA_FIX "dra-computedomain-nvbandwidth-mpijob-4node.yaml", "r");
+    cr_assert_not_null(in);
+    len = fread(buf, 1, sizeof(buf) - 1, in);
+    fclose(in);
+    buf[len] = '\0';
+    at = strstr(buf, "nvidia.com/gpu: 2");
+    cr_assert_not_null(at);
+    at[16] = '4';
+    at = strstr(buf, "replicas: 4");
+    cr_assert_not_null(at);
+    memmove(at + 12, at + 11, strlen(at + 11) + 1);
+    memcpy(at, "replicas: 20", 12);
+    path_in(job, sizeof(job), "cd-too-big.yaml");
+    write_text(job, buf);
+    cr_assert_eq(run_topox((const char *[]){"plan", "-f", job, "--snapshot", snap, NULL}, NULL, &r),
+                 0);
+    cr_expect_eq(r.status, 3, "%s%s", r.out, r.err);
+    expect_has(r.out, "nvbandwidth-test-compute-domain", "rejection");
+    expect_has(r.out, "clique) with 80 free GPUs for its 20 pods; the largest here has 72",
+               "the shortfall");
+    expect_has(r.err, "numNodes is 4 but 20 pods", "note");
+    run_result_release(&r);
 }

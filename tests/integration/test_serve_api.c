@@ -51,10 +51,36 @@ static struct world *cur;
 
 static void proxy_stop(struct proxy *p);
 
+/* With TPX_TEST_LOG_DIR set, what topox has logged so far and every request the fake API server
+ * saw go to DIR/serve_api.TEST.PID.log (appended: a restart adds the next server's), to read
+ * when a run under load fails somewhere the assertion alone does not explain. */
+static void keep_log(struct world *w)
+{
+    const char *dir = getenv("TPX_TEST_LOG_DIR");
+    char path[512];
+    char *reqs;
+    FILE *f;
+
+    if (!dir || !*dir || !w->running)
+        return;
+    snprintf(path, sizeof(path), "%s/serve_api.%s.%ld.log", dir, criterion_current_test->name,
+             (long)getpid());
+    f = fopen(path, "a");
+    if (!f)
+        return;
+    server_drain(&w->srv);
+    reqs = fake_api_log(w->api);
+    fprintf(f, "== topox (pid %ld) logged:\n%s== the fake API server was asked:\n%s",
+            (long)w->srv.pid, w->srv.log ? w->srv.log : "", reqs);
+    free(reqs);
+    fclose(f);
+}
+
 static void teardown(void)
 {
     if (!cur)
         return;
+    keep_log(cur);
     if (cur->running)
         server_stop(&cur->srv);
     proxy_stop(cur->proxy);
@@ -173,6 +199,7 @@ static void stop(struct world *w)
     char why[6000];
     int status;
 
+    keep_log(w);
     w->running = false;
     status = server_stop_checked(&w->srv, why, sizeof(why));
     cr_expect_eq(status, 0, "SIGTERM must drain and exit 0, not %d; the log ends:\n%s", status,
@@ -181,6 +208,7 @@ static void stop(struct world *w)
 
 static void kill_hard(struct world *w)
 {
+    keep_log(w);
     kill(w->srv.pid, SIGKILL);
     w->running = false;
     server_stop(&w->srv);
@@ -191,7 +219,8 @@ static long get(struct world *w, const char *path, char **resp)
     return http_call("GET", w->srv.port, path, NULL, resp);
 }
 
-/* Poll /readyz until 200 (up to 30 s); returns the last status. */
+/* Poll /readyz until 200 (up to 30 s); returns the last status. When it never came, what the
+ * server logged meanwhile is read into w->srv.log, for the failure message. */
 static long wait_ready(struct world *w)
 {
     long st = 0;
@@ -201,6 +230,8 @@ static long wait_ready(struct world *w)
         if (st != 200)
             sleep_ms(100);
     }
+    if (st != 200)
+        server_drain(&w->srv);
     return st;
 }
 
@@ -429,13 +460,15 @@ static void *pump_loop(void *arg)
 
         if (rc < 0 && errno != EINTR)
             break;
-        for (int i = 0; i < 2 && rc > 0; i++) {
+        for (int i = 0; i < 2 && rc > 0 && !done; i++) {
             ssize_t n;
 
             if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
                 continue;
             n = read(fds[i].fd, buf, sizeof(buf));
-            if (n <= 0 || write(fds[1 - i].fd, buf, (size_t)n) != n)
+            /* MSG_NOSIGNAL: this process does not ignore SIGPIPE, and a write to a side that
+             * was reset (read() above may have taken the error) would kill the test */
+            if (n <= 0 || send(fds[1 - i].fd, buf, (size_t)n, MSG_NOSIGNAL) != n)
                 done = true;
         }
         if (done)
@@ -907,9 +940,9 @@ Test(serve_api, a_pod_deleted_during_a_watch_gap_is_released_by_the_relist, .tim
     for (i = 0; i < 300 && free_gpus(w) != total; i++)
         sleep_ms(100);
     cr_expect_eq(free_gpus(w), total, "the relist must release the deleted pod's 8 GPUs");
-    server_drain(&w->srv);
-    cr_expect(w->srv.log && strstr(w->srv.log, "relist: released pods no longer listed"),
-              "the log says why");
+    /* the line is written after the release, which /debug/state may show first: wait for it */
+    cr_expect(server_wait_log(&w->srv, "relist: released pods no longer listed", 10000),
+              "the log says why:\n%s", str_or(w->srv.log, ""));
     stop(w);
 }
 

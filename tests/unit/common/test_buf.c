@@ -2,6 +2,7 @@
 /* tests/unit/common/test_buf.c - growth, the hard cap, detach and release. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "common/buf.h"
@@ -122,5 +123,23 @@ Test(tpx_buf, presize_allocates_exactly_and_keeps_the_cap)
     cr_expect_eq(b.alloc, 701);
     cr_expect_eq(b.len, 0);
     cr_expect_eq(tpx_buf_presize(&b, 1001, &err), TPX_ETOOBIG);
+    tpx_buf_release(&b);
+}
+
+/* cap SIZE_MAX means "no limit": the capacity must not wrap to 0 bytes (it used to, so the first
+ * append wrote past a 1-byte block), and a length of SIZE_MAX is still refused. */
+Test(tpx_buf, no_cap_grows_like_any_other)
+{
+    static const char piece[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    struct tpx_buf b;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    tpx_buf_init(&b, SIZE_MAX);
+    for (int i = 0; i < 100; i++)
+        cr_assert_eq(tpx_buf_add(&b, piece, sizeof(piece) - 1, &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(b.len, 100 * (sizeof(piece) - 1));
+    cr_expect_geq(b.alloc, b.len + 1);
+    cr_expect_eq(b.data[b.len], '\0');
+    cr_expect_eq(tpx_buf_reserve(&b, SIZE_MAX - b.len, &err), TPX_ETOOBIG);
     tpx_buf_release(&b);
 }

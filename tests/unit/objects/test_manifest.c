@@ -383,6 +383,15 @@ static const char *env(size_t pod, const char *name)
     return NULL;
 }
 
+static bool has_note(const char *needle)
+{
+    for (size_t i = 0; i < m.nnotes; i++) {
+        if (strstr(m.notes[i], needle))
+            return true;
+    }
+    return false;
+}
+
 static bool argv_has(size_t pod, const char *needle)
 {
     const struct pol_pod_facts *f = ext_manifest_pod_facts(&m, pod);
@@ -657,29 +666,57 @@ Test(ext_manifest, upstream_pytorchjob_envsubst_template_is_bad_input_naming_the
     cr_expect(strstr(err.msg, "${NUM_NODES}") != NULL, "%s", err.msg);
 }
 
-Test(ext_manifest, upstream_mpijob_launcher_alone_workers_one_group)
+Test(ext_manifest, upstream_mpijob_workers_one_group_with_the_operator_env)
 {
     load(TPX_SOURCE_DIR
          "/tests/fixtures/manifests/dra-computedomain-nvbandwidth-mpijob-4node.yaml");
     cr_assert_eq(m.njobs, 1);
     cr_expect_str_eq(m.jobs[0].kind, "MPIJob");
-    cr_assert_eq(m.npods, 5);
-    cr_assert_eq(m.nreplicas, 2);
-    cr_expect_str_eq(m.names[0], "nvbandwidth-test-launcher");
-    cr_expect_str_eq(m.names[4], "nvbandwidth-test-worker-3");
-    cr_expect_eq(m.wl[0].accel_per_pod, 0);
-    cr_expect_eq(m.wl[4].accel_per_pod, 2);
-    cr_expect_eq(m.wl[4].group_size, 4);
-    cr_expect_eq(m.wl[4].pod_index, 3);
-    cr_expect_str_eq(label(0, "training.kubeflow.org/job-role"), "launcher");
-    cr_expect_null(label(0, "training.kubeflow.org/replica-index"));
-    cr_expect_str_eq(label(4, "training.kubeflow.org/replica-index"), "3");
-    cr_expect_str_eq(label(4, "mpi-memcpy-dra-test-replica"), "mpi-worker");
-    cr_expect_str_eq(env(0, "OMPI_MCA_orte_set_default_slots"), "2");
-    cr_expect_str_eq(env(0, "K_MPI_JOB_ROLE"), "launcher");
+    /* the launcher asks for no GPUs: left out with a note */
+    cr_assert_eq(m.npods, 4);
+    cr_assert_eq(m.nreplicas, 1);
+    cr_expect_str_eq(m.names[3], "nvbandwidth-test-worker-3");
+    cr_expect_eq(m.wl[3].accel_per_pod, 2);
+    cr_expect_eq(m.wl[3].group_size, 4);
+    cr_expect_eq(m.wl[3].pod_index, 3);
+    cr_expect_str_eq(label(3, "training.kubeflow.org/replica-index"), "3");
+    cr_expect_str_eq(label(3, "training.kubeflow.org/operator-name"), "mpi-operator");
+    cr_expect_str_eq(label(3, "mpi-memcpy-dra-test-replica"), "mpi-worker");
     cr_expect_str_eq(env(3, "K_MPI_JOB_ROLE"), "worker");
     cr_expect_null(env(3, "OMPI_MCA_orte_default_hostfile"));
-    cr_expect(argv_has(0, "mpirun"));
+    cr_expect(has_note("the launcher is not placed"));
+}
+
+Test(ext_manifest, mpijob_launcher_with_gpus_is_a_replica_of_its_own)
+{
+    load_yaml("apiVersion: kubeflow.org/v2beta1\n"
+              "kind: MPIJob\n"
+              "metadata: {name: j}\n"
+              "spec:\n"
+              "  slotsPerWorker: 8\n"
+              "  mpiReplicaSpecs:\n"
+              "    Launcher:\n"
+              "      replicas: 1\n"
+              "      template:\n"
+              "        spec:\n"
+              "          containers:\n"
+              "          - {name: l, command: [mpirun, -np, '16'],\n"
+              "             resources: {limits: {nvidia.com/gpu: 8}}}\n"
+              "    Worker:\n"
+              "      replicas: 2\n"
+              "      template:\n"
+              "        spec:\n"
+              "          containers: [{name: w, resources: {limits: {nvidia.com/gpu: 8}}}]\n");
+    cr_assert_eq(m.npods, 3);
+    cr_assert_eq(m.nreplicas, 2);
+    cr_expect_str_eq(m.names[0], "j-launcher");
+    cr_expect_str_eq(label(0, "training.kubeflow.org/job-role"), "launcher");
+    cr_expect_null(label(0, "training.kubeflow.org/replica-index"));
+    cr_expect_str_eq(env(0, "K_MPI_JOB_ROLE"), "launcher");
+    cr_expect_str_eq(env(0, "OMPI_MCA_orte_set_default_slots"), "8");
+    cr_expect_str_eq(env(0, "OMPI_MCA_orte_default_hostfile"), "/etc/mpi/hostfile");
+    cr_expect_str_eq(m.names[2], "j-worker-1");
+    cr_expect_eq(m.wl[2].group_size, 2);
 }
 
 Test(ext_manifest, upstream_kserve_llmisvc_dp32_is_an_lws_of_four_8gpu_pods)
@@ -744,15 +781,6 @@ static void add_yaml(const char *y)
 
     cr_assert_eq(ext_yaml_parse(y, strlen(y), "p.yaml", &d, &err), TPX_OK, "%s", err.msg);
     cr_assert_eq(ext_manifest_add_docs(&m, &d, "p.yaml", &err), TPX_OK, "%s", err.msg);
-}
-
-static bool has_note(const char *needle)
-{
-    for (size_t i = 0; i < m.nnotes; i++) {
-        if (strstr(m.notes[i], needle))
-            return true;
-    }
-    return false;
 }
 
 Test(ext_manifest, upstream_podgroup_groups_pods_by_scheduling_group_unknown_key_is_a_note)
@@ -914,4 +942,28 @@ Test(ext_manifest, rbg_leader_worker_pattern_without_template_is_bad_input)
     cr_expect(strstr(err.msg, "p.yaml:4: RoleBasedGroup 'r': role 'x': "
                               "leaderWorkerPattern.template is missing") != NULL,
               "%s", err.msg);
+}
+
+/* The nvbandwidth demo's MPIJob: 4 workers are one group (the ranks of one mpirun); the launcher
+ * asks for no accelerators and is left out with a note. */
+Test(ext_manifest, mpijob_workers_are_one_group)
+{
+    load(TPX_FIXTURES "/dra/dra-computedomain-nvbandwidth-mpijob-4node.yaml");
+    cr_assert_eq(m.njobs, 1);
+    cr_expect_str_eq(m.jobs[0].kind, "MPIJob");
+    cr_assert_eq(m.nreplicas, 1);
+    cr_assert_eq(replica_size(0), 4);
+    cr_expect_str_eq(m.names[3], "nvbandwidth-test-worker-3");
+    cr_expect_str_eq(label(3, "training.kubeflow.org/job-role"), "worker");
+    cr_expect_str_eq(label(3, "training.kubeflow.org/replica-index"), "3");
+    cr_expect_str_eq(annotation(3, "topox.io/group"), "default/nvbandwidth-test");
+    for (size_t i = 0; i < 4; i++) {
+        cr_expect_str_eq(m.wl[i].group, "default/default/nvbandwidth-test");
+        cr_expect_eq(m.wl[i].group_size, 4);
+        cr_expect_eq(m.wl[i].pod_index, (int)i);
+        cr_expect_eq(m.wl[i].accel_per_pod, 2);
+    }
+    cr_expect(m.nnotes >= 1);
+    cr_expect(strstr(m.notes[m.nnotes - 1], "launcher is not placed") != NULL, "%s",
+              m.notes[m.nnotes - 1]);
 }

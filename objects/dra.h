@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* objects/dra.h - GPUs that Dynamic Resource Allocation hands out (resource.k8s.io v1, v1beta1,
+ * v1beta2): ResourceSlices give each node its accelerator devices, allocated ResourceClaims take
+ * some of them, DeviceClasses say which devices are accelerators, ResourceClaimTemplates and claims
+ * give a pod's demand, and NVIDIA ComputeDomains (resource.nvidia.com) make their claimants one
+ * group that must share one multi-node NVLink domain. Pure parsing into plain records; the rules
+ * are in docs/dra.md. Reentrant: no globals. */
+#ifndef TPX_OBJECTS_DRA_H
+#define TPX_OBJECTS_DRA_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/err.h"
+#include "policy/policy.h"
+
+struct ext_manifest;
+
+/* One device of a ResourceSlice. Strings are owned by the struct ext_dra. */
+struct ext_dra_device {
+    char *node;      /* spec.nodeName; NULL for a pool that is not node-local */
+    char *driver;    /* spec.driver */
+    char *pool;      /* spec.pool.name */
+    char *name;      /* devices[].name */
+    char *pcie_root; /* attribute resource.kubernetes.io/pcieRoot, NULL when absent */
+    long numa;       /* attribute resource.kubernetes.io/numaNode or numaNode; -1 when absent */
+    bool accel;      /* counted as an accelerator (docs/dra.md: the rule) */
+    bool taken;      /* named by an allocated claim's status.allocation.devices.results */
+};
+
+struct ext_dra_class {
+    char *name;
+    char *driver;       /* the driver its CEL selectors name ("device.driver == '...'"), or NULL */
+    char *ext_resource; /* spec.extendedResourceName (KEP-5004), or NULL */
+    bool accel;
+};
+
+/* A ComputeDomain: its claimants are the pods whose resourceClaims name channel_template. */
+struct ext_dra_domain {
+    char *ns;
+    char *name;
+    char *channel_template; /* spec.channel.resourceClaimTemplate.name */
+    unsigned num_nodes;     /* spec.numNodes; 0 when not set */
+};
+
+/*
+ * What a snapshot and job manifests say about DRA. Caller-allocated: ext_dra_init(), then
+ * ext_dra_add_docs() any number of times, then ext_dra_finish() once; free with
+ * ext_dra_release(). Claims and templates are kept as new references to their JSON objects.
+ */
+struct ext_dra {
+    struct ext_dra_device *dev;
+    size_t ndev, adev;
+    struct ext_dra_class *cls;
+    size_t ncls, acls;
+    struct ext_dra_domain *cd;
+    size_t ncd, acd;
+    json_t *claims;    /* array of ResourceClaim objects */
+    json_t *templates; /* array of ResourceClaimTemplate objects */
+    bool finished;     /* devices sorted and marked since the last slice came in */
+};
+
+/* Most devices one snapshot may list; more is TPX_ETOOBIG. */
+#define EXT_DRA_MAX_DEVICES 1000000u
+
+void ext_dra_init(struct ext_dra *d);
+
+/* Take every DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate and ComputeDomain
+ * in docs (Lists are opened); other kinds are left alone. TPX_EINVAL naming the object for a
+ * slice without a driver or a device without a name; TPX_ETOOBIG; TPX_ENOMEM. */
+enum tpx_code ext_dra_add_docs(struct ext_dra *d, json_t *const *docs, size_t ndocs,
+                               struct tpx_err *err);
+
+/* Mark the devices allocated claims hold and sort the devices by node (the getters below need
+ * it; a slice added later needs another finish). O(n log n). Cannot fail. */
+void ext_dra_finish(struct ext_dra *d);
+
+/* True for the kinds ext_dra_add_docs() takes (so other loaders can skip them quietly). */
+bool ext_dra_is_kind(const char *kind);
+
+/* Accelerator devices on node: all of them (*total) and those allocated claims hold (*taken).
+ * After ext_dra_finish(); O(log n). */
+void ext_dra_node_count(const struct ext_dra *d, const char *node, unsigned *total,
+                        unsigned *taken);
+
+/* The resource name DRA accelerators go by on nodes: the extendedResourceName of the first
+ * accelerator DeviceClass, else "nvidia.com/gpu". Borrowed until release. */
+const char *ext_dra_resource(const struct ext_dra *d);
+
+/* Whether the claim ns/name is in the snapshot and allocated. */
+bool ext_dra_claim_allocated(const struct ext_dra *d, const char *ns, const char *name);
+
+/*
+ * Accelerators a pod or pod template asks for through its claims: for each spec.resourceClaims
+ * entry, the requests of the named ResourceClaim or ResourceClaimTemplate (in ns; a NULL ns or an
+ * object without one matches any) whose class is an accelerator class: exactly.count (v1) or count
+ * (v1beta1), 1 by default; allocationMode All counts the class's devices on no node, so it is
+ * refused. *domain (may be NULL) receives the ComputeDomain whose channel template the pod claims,
+ * or NULL. TPX_ENOENT naming the claim for a claim or template that is not found; TPX_EINVAL
+ * for allocationMode All.
+ */
+enum tpx_code ext_dra_pod_demand(const struct ext_dra *d, const json_t *pod, const char *ns,
+                                 unsigned *accel, const struct ext_dra_domain **domain,
+                                 struct tpx_err *err);
+
+/* Accelerators a pod asks for through an extended resource that an accelerator DeviceClass maps
+ * (spec.extendedResourceName, KEP-5004), counted as ext_pod_accel() counts resources; *resource
+ * receives that name (borrowed) or NULL. TPX_EINVAL for a bad quantity. */
+enum tpx_code ext_dra_extended_demand(const struct ext_dra *d, const json_t *pod, unsigned *accel,
+                                      const char **resource, struct tpx_err *err);
+
+/* Add each manifest template's claim demand to its facts (before ext_manifest_finish()), with
+ * ext_dra_resource() as the resource when the template names none. Errors as
+ * ext_dra_pod_demand(), prefixed with the template's pod name, except that a claim or template
+ * that is not found is a note (note may be NULL) and counts nothing. A template that asks for no
+ * accelerator the default resources know and claims none takes ext_dra_extended_demand(). */
+enum tpx_code ext_dra_manifest_demand(const struct ext_dra *d, struct ext_manifest *m,
+                                      void (*note)(void *ctx, const char *line), void *ctx,
+                                      struct tpx_err *err);
+
+/*
+ * After ext_manifest_finish(): make the claimants of each ComputeDomain one group that must share
+ * one multi-node interconnect domain (its tensor-parallel size is the whole group: every
+ * accelerator of every claimant), like an LWS group, in the order the manifest lists them.
+ * Claimants must be the pods of one replica (an MPIJob's workers, an Indexed Job, an LWS
+ * group). note(ctx, line) receives a line when numNodes differs from the claimants. TPX_EINVAL
+ * when a domain's claimants span replicas.
+ */
+enum tpx_code ext_dra_manifest_domains(const struct ext_dra *d, struct ext_manifest *m,
+                                       void (*note)(void *ctx, const char *line), void *ctx,
+                                       struct tpx_err *err);
+
+/* After pol_plan(): say a rejected ComputeDomain group's shortfall in its own words (the policy
+ * speaks of a tensor-parallel size and suggests pipeline stages, which a ComputeDomain cannot
+ * take). Cannot fail. */
+void ext_dra_reword_rejects(const struct ext_manifest *m, struct pol_plan_result *res);
+
+void ext_dra_release(struct ext_dra *d); /* safe twice */
+
+#endif
