@@ -11,6 +11,8 @@
 #    policy/ also never includes common/log.h (it returns reasons instead of logging).
 #    Nothing outside policy/ includes policy/ledger_int.h, the ledger's private header.
 # 2. links: each folder's CMakeLists.txt links only the libraries of the layers it may use.
+# 3. shape: no file in policy/ over 900 lines, no source file over 1,400.
+# 4. one hash: no FNV/djb2 constant outside common/hash.c.
 # Usage: check-layering.sh [SOURCE_DIR]; exit 1 with every violation listed, 0 when clean.
 set -u
 root=${1:-$(dirname "$0")/..}
@@ -133,6 +135,21 @@ for layer in $layers; do
     done
     : "$first"
 done
+
+# 3. shape: no file in policy/ over 900 lines, no source file over 1,400 (issue 9), so a module
+#    that grows past its job is split before it becomes the next grab-bag.
+for f in $(find $layers tools bench fuzz -name '*.[ch]' 2>/dev/null | sort); do
+    n=$(wc -l <"$f")
+    limit=1400
+    case $f in policy/*) limit=900 ;; esac
+    [ "$n" -le "$limit" ] || report "$f has $n lines (at most $limit here): split it by responsibility"
+done
+
+# 4. one hash function: common/hash.c (keyed SipHash). An FNV or djb2 constant anywhere else in the
+#    product, its tools or benches is a second, unseeded hash.
+hits=$(grep -rnE '1099511628211|14695981039346656037|1469598103934665603|2166136261|16777619|5381[^0-9]' \
+    --include='*.c' --include='*.h' $layers tools bench fuzz 2>/dev/null | grep -v '^common/hash\.c:')
+[ -z "$hits" ] || { report "a hash function outside common/hash.c:"; echo "$hits" | sed 's/^/  /'; }
 
 if [ "$fail" -eq 0 ]; then
     echo "layering: ok (cli -> extender -> kube -> objects -> policy -> topology -> common; third-party headers only where they belong; links follow the layers)"
