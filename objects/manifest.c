@@ -3,6 +3,7 @@
  * JSON is read once per object and once per pod template; each pod then costs a small kv array
  * and pol_workload_infer(), so a 1 000-replica job expands in well under a millisecond per pod. */
 #include "objects/manifest.h"
+#include "objects/manifest_int.h"
 
 #include <ctype.h>
 #include <inttypes.h>
@@ -16,40 +17,15 @@
 #include "common/cmdline.h"
 #include "common/grow.h"
 #include "common/hash.h"
+#include "topology/labels.h"
 #include "objects/dra.h"
-
-#define EXTRA_MAX 12
-#define EXTRA_LEN 72
-#define LIST_DEPTH_MAX 4
-
-struct ext_manifest_pod {
-    size_t tmpl;
-    size_t job;
-    char name[POL_KEY_MAX];
-    size_t nel; /* extra labels: extra[0, nel) */
-    size_t nea; /* extra annotations: extra[nel, nel + nea) */
-    const char *ekey[EXTRA_MAX];
-    char eval[EXTRA_MAX][EXTRA_LEN];
-    struct topo_kv *kv;
-    struct pol_pod_facts facts;
-};
-
-/* What one controller expansion writes into each of its pods. */
-struct expander {
-    struct ext_manifest *m;
-    const char *src;
-    size_t job;
-    size_t tmpl;
-};
 
 void ext_manifest_init(struct ext_manifest *m)
 {
     memset(m, 0, sizeof(*m));
 }
 
-static void add_note(struct ext_manifest *m, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void add_note(struct ext_manifest *m, const char *fmt, ...)
+void ext_mf_add_note(struct ext_manifest *m, const char *fmt, ...)
 {
     char line[512];
     va_list ap;
@@ -70,7 +46,7 @@ static void add_note(struct ext_manifest *m, const char *fmt, ...)
 }
 
 /* Bounded copy that always terminates (STYLE: no truncation warnings from snprintf). */
-static void copy_str(char *dst, size_t n, const char *s)
+void ext_mf_copy_str(char *dst, size_t n, const char *s)
 {
     size_t l = strlen(s);
 
@@ -82,7 +58,7 @@ static void copy_str(char *dst, size_t n, const char *s)
 
 /* A stable short hash as 16 hex digits: stands in for the controllers' sha1 keys. The fixed key,
  * so a manifest gives the same keys in every run. */
-static void hash_key(char out[EXTRA_LEN], const char *a, const char *b, size_t idx)
+void ext_mf_hash_key(char out[EXTRA_LEN], const char *a, const char *b, size_t idx)
 {
     char tail[32];
     uint64_t h;
@@ -94,13 +70,13 @@ static void hash_key(char out[EXTRA_LEN], const char *a, const char *b, size_t i
     snprintf(out, EXTRA_LEN, "%016" PRIx64, h);
 }
 
-static const char *obj_name(const json_t *o)
+const char *ext_mf_obj_name(const json_t *o)
 {
     const char *n = json_string_value(json_object_get(json_object_get(o, "metadata"), "name"));
     return n ? n : "";
 }
 
-static const char *obj_ns(const json_t *o)
+const char *ext_mf_obj_ns(const json_t *o)
 {
     const char *n = json_string_value(json_object_get(json_object_get(o, "metadata"), "namespace"));
     return n && *n ? n : "default";
@@ -108,7 +84,7 @@ static const char *obj_ns(const json_t *o)
 
 /* An optional non-negative integer field (JSON number or numeric string). On error m->err_at is
  * the field's value. */
-static enum tpx_code get_count(struct ext_manifest *m, const json_t *obj, const char *key,
+enum tpx_code ext_mf_get_count(struct ext_manifest *m, const json_t *obj, const char *key,
                                unsigned long def, unsigned long *out, struct tpx_err *err)
 {
     const json_t *v = json_object_get(obj, key);
@@ -145,7 +121,7 @@ static enum tpx_code get_count(struct ext_manifest *m, const json_t *obj, const 
     return TPX_OK;
 }
 
-static enum tpx_code add_job(struct ext_manifest *m, const json_t *obj, const char *kind,
+enum tpx_code ext_mf_add_job(struct ext_manifest *m, const json_t *obj, const char *kind,
                              const char *src, size_t *job, struct tpx_err *err)
 {
     struct ext_manifest_job *j;
@@ -155,10 +131,10 @@ static enum tpx_code add_job(struct ext_manifest *m, const json_t *obj, const ch
         return tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
     j = &m->jobs[m->njobs];
     memset(j, 0, sizeof(*j));
-    snprintf(full, sizeof(full), "%.120s/%.120s", obj_ns(obj), obj_name(obj));
-    copy_str(j->name, sizeof(j->name), full);
-    copy_str(j->kind, sizeof(j->kind), kind);
-    copy_str(j->source, sizeof(j->source), src);
+    snprintf(full, sizeof(full), "%.120s/%.120s", ext_mf_obj_ns(obj), ext_mf_obj_name(obj));
+    ext_mf_copy_str(j->name, sizeof(j->name), full);
+    ext_mf_copy_str(j->kind, sizeof(j->kind), kind);
+    ext_mf_copy_str(j->source, sizeof(j->source), src);
     j->first_replica = m->nreplicas;
     *job = m->njobs++;
     return TPX_OK;
@@ -189,7 +165,7 @@ static const json_t *named_container(const json_t *tmpl, const char *msg)
     return NULL;
 }
 
-static enum tpx_code add_tmpl(struct ext_manifest *m, const json_t *tmpl, size_t *out,
+enum tpx_code ext_mf_add_tmpl(struct ext_manifest *m, const json_t *tmpl, size_t *out,
                               struct tpx_err *err)
 {
     struct ext_pod_facts *nt;
@@ -224,7 +200,7 @@ static enum tpx_code add_tmpl(struct ext_manifest *m, const json_t *tmpl, size_t
 }
 
 /* Make room for n more pods, within EXT_MANIFEST_MAX_PODS. */
-static enum tpx_code reserve_pods(struct ext_manifest *m, unsigned long n, struct tpx_err *err)
+enum tpx_code ext_mf_reserve_pods(struct ext_manifest *m, unsigned long n, struct tpx_err *err)
 {
     if (n > EXT_MANIFEST_MAX_PODS || m->npods + n > EXT_MANIFEST_MAX_PODS)
         return tpx_err_set(err, TPX_ETOOBIG, "more than %u pods in all", EXT_MANIFEST_MAX_PODS);
@@ -233,7 +209,7 @@ static enum tpx_code reserve_pods(struct ext_manifest *m, unsigned long n, struc
     return TPX_OK;
 }
 
-static enum tpx_code new_replica(struct ext_manifest *m, struct tpx_err *err)
+enum tpx_code ext_mf_new_replica(struct ext_manifest *m, struct tpx_err *err)
 {
     if (!TPX_GROW(m->replica_first_pod, m->areplicas, m->nreplicas + 2))
         return tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
@@ -242,10 +218,8 @@ static enum tpx_code new_replica(struct ext_manifest *m, struct tpx_err *err)
     return TPX_OK;
 }
 
-/* Append one pod (room reserved by reserve_pods()). */
-static struct ext_manifest_pod *new_pod(struct expander *x, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static struct ext_manifest_pod *new_pod(struct expander *x, const char *fmt, ...)
+/* Append one pod (room reserved by ext_mf_reserve_pods()). */
+struct ext_manifest_pod *ext_mf_new_pod(struct expander *x, const char *fmt, ...)
 {
     struct ext_manifest_pod *p = &x->m->pods[x->m->npods++];
     va_list ap;
@@ -260,9 +234,7 @@ static struct ext_manifest_pod *new_pod(struct expander *x, const char *fmt, ...
 }
 
 /* Extra labels must be added before extra annotations. */
-static void extra(struct ext_manifest_pod *p, bool annotation, const char *key, const char *fmt,
-                  ...) __attribute__((format(printf, 4, 5)));
-static void extra(struct ext_manifest_pod *p, bool annotation, const char *key, const char *fmt,
+void ext_mf_extra(struct ext_manifest_pod *p, bool annotation, const char *key, const char *fmt,
                   ...)
 {
     size_t i = p->nel + p->nea;
@@ -280,6 +252,25 @@ static void extra(struct ext_manifest_pod *p, bool annotation, const char *key, 
         p->nel++;
 }
 
+/* An env var the controller puts at the front of every container's env, replacing one of the same
+ * name (LWS addEnvVarsIfNotExists); value NULL: a valueFrom the plan cannot know. */
+void ext_mf_inject(struct ext_manifest_pod *p, const char *key, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (p->ninj >= ENV_MAX)
+        return;
+    p->ikey[p->ninj] = key;
+    p->ival_unknown[p->ninj] = fmt == NULL;
+    p->ival[p->ninj][0] = '\0';
+    if (fmt) {
+        va_start(ap, fmt);
+        vsnprintf(p->ival[p->ninj], ENV_LEN, fmt, ap);
+        va_end(ap);
+    }
+    p->ninj++;
+}
+
 /* --- kinds -------------------------------------------------------------------------------------
  */
 
@@ -288,11 +279,11 @@ static enum tpx_code expand_pod(struct ext_manifest *m, const json_t *obj, const
 {
     struct expander x = {m, src, 0, 0};
 
-    if (add_job(m, obj, "Pod", src, &x.job, err) != TPX_OK ||
-        add_tmpl(m, obj, &x.tmpl, err) != TPX_OK || reserve_pods(m, 1, err) != TPX_OK ||
-        new_replica(m, err) != TPX_OK)
+    if (ext_mf_add_job(m, obj, "Pod", src, &x.job, err) != TPX_OK ||
+        ext_mf_add_tmpl(m, obj, &x.tmpl, err) != TPX_OK ||
+        ext_mf_reserve_pods(m, 1, err) != TPX_OK || ext_mf_new_replica(m, err) != TPX_OK)
         return err->code;
-    new_pod(&x, "%s", obj_name(obj)[0] ? obj_name(obj) : "pod");
+    ext_mf_new_pod(&x, "%s", ext_mf_obj_name(obj)[0] ? ext_mf_obj_name(obj) : "pod");
     return TPX_OK;
 }
 
@@ -309,7 +300,7 @@ static enum tpx_code expand_replicated(struct ext_manifest *m, const json_t *obj
     unsigned long replicas;
     unsigned long group = 1;
 
-    if (get_count(m, spec, "replicas", 1, &replicas, err) != TPX_OK)
+    if (ext_mf_get_count(m, spec, "replicas", 1, &replicas, err) != TPX_OK)
         return err->code;
     if (gs) {
         char *end;
@@ -317,18 +308,19 @@ static enum tpx_code expand_replicated(struct ext_manifest *m, const json_t *obj
         if (*end || group == 0)
             group = 1; /* pol_workload_infer() reports the malformed value */
     }
-    if (add_job(m, obj, kind, src, &x.job, err) != TPX_OK ||
-        add_tmpl(m, tmpl, &x.tmpl, err) != TPX_OK || reserve_pods(m, replicas, err) != TPX_OK)
+    if (ext_mf_add_job(m, obj, kind, src, &x.job, err) != TPX_OK ||
+        ext_mf_add_tmpl(m, tmpl, &x.tmpl, err) != TPX_OK ||
+        ext_mf_reserve_pods(m, replicas, err) != TPX_OK)
         return err->code;
     for (unsigned long i = 0; i < replicas; i++) {
         struct ext_manifest_pod *p;
-        if (i % group == 0 && new_replica(m, err) != TPX_OK)
+        if (i % group == 0 && ext_mf_new_replica(m, err) != TPX_OK)
             return err->code;
-        p = new_pod(&x, "%s-%lu", obj_name(obj), i);
+        p = ext_mf_new_pod(&x, "%s-%lu", ext_mf_obj_name(obj), i);
         if (group > 1) {
-            extra(p, true, "topox.io/group", "%.30s/%.24s-%lu", obj_ns(obj), obj_name(obj),
-                  i / group);
-            extra(p, true, "topox.io/pod-index", "%lu", i % group);
+            ext_mf_extra(p, true, "topox.io/group", "%.30s/%.24s-%lu", ext_mf_obj_ns(obj),
+                         ext_mf_obj_name(obj), i / group);
+            ext_mf_extra(p, true, "topox.io/pod-index", "%lu", i % group);
         }
     }
     return TPX_OK;
@@ -342,8 +334,8 @@ static enum tpx_code job_width(struct ext_manifest *m, const json_t *jspec, unsi
     unsigned long comp;
     const char *mode = json_string_value(json_object_get(jspec, "completionMode"));
 
-    if (get_count(m, jspec, "parallelism", 1, &par, err) != TPX_OK ||
-        get_count(m, jspec, "completions", par, &comp, err) != TPX_OK)
+    if (ext_mf_get_count(m, jspec, "parallelism", 1, &par, err) != TPX_OK ||
+        ext_mf_get_count(m, jspec, "completions", par, &comp, err) != TPX_OK)
         return err->code;
     *n = par < comp ? par : comp;
     *indexed = mode && strcmp(mode, "Indexed") == 0;
@@ -360,32 +352,32 @@ static enum tpx_code expand_job(struct ext_manifest *m, const json_t *obj, const
     bool indexed;
 
     if (job_width(m, spec, &n, &indexed, err) != TPX_OK ||
-        add_job(m, obj, "Job", src, &x.job, err) != TPX_OK ||
-        add_tmpl(m, json_object_get(spec, "template"), &x.tmpl, err) != TPX_OK ||
-        reserve_pods(m, n, err) != TPX_OK)
+        ext_mf_add_job(m, obj, "Job", src, &x.job, err) != TPX_OK ||
+        ext_mf_add_tmpl(m, json_object_get(spec, "template"), &x.tmpl, err) != TPX_OK ||
+        ext_mf_reserve_pods(m, n, err) != TPX_OK)
         return err->code;
-    hash_key(uid, obj_ns(obj), obj_name(obj), 0);
+    ext_mf_hash_key(uid, ext_mf_obj_ns(obj), ext_mf_obj_name(obj), 0);
     /* an Indexed Job is one group (its indexes are ranks); otherwise each pod stands alone */
     for (unsigned long i = 0; i < n; i++) {
         struct ext_manifest_pod *p;
-        if ((!indexed || i == 0) && new_replica(m, err) != TPX_OK)
+        if ((!indexed || i == 0) && ext_mf_new_replica(m, err) != TPX_OK)
             return err->code;
-        p = new_pod(&x, "%s-%lu", obj_name(obj), i);
-        extra(p, false, "batch.kubernetes.io/job-name", "%.70s", obj_name(obj));
-        extra(p, false, "batch.kubernetes.io/controller-uid", "%s", uid);
+        p = ext_mf_new_pod(&x, "%s-%lu", ext_mf_obj_name(obj), i);
+        ext_mf_extra(p, false, "batch.kubernetes.io/job-name", "%.70s", ext_mf_obj_name(obj));
+        ext_mf_extra(p, false, "batch.kubernetes.io/controller-uid", "%s", uid);
         if (indexed) {
-            extra(p, false, "batch.kubernetes.io/job-completion-index", "%lu", i);
-            extra(p, true, "batch.kubernetes.io/job-completion-index", "%lu", i);
+            ext_mf_extra(p, false, "batch.kubernetes.io/job-completion-index", "%lu", i);
+            ext_mf_extra(p, true, "batch.kubernetes.io/job-completion-index", "%lu", i);
         }
     }
     return TPX_OK;
 }
 
-static enum tpx_code expand_jobset(struct ext_manifest *m, const json_t *obj, const char *src,
+enum tpx_code ext_mf_expand_jobset(struct ext_manifest *m, const json_t *obj, const char *src,
                                    struct tpx_err *err)
 {
     const json_t *rjs = json_object_get(json_object_get(obj, "spec"), "replicatedJobs");
-    const char *js = obj_name(obj);
+    const char *js = ext_mf_obj_name(obj);
     struct expander x = {m, src, 0, 0};
     size_t r;
     const json_t *rj;
@@ -395,7 +387,7 @@ static enum tpx_code expand_jobset(struct ext_manifest *m, const json_t *obj, co
             m->err_at = rjs;
         return tpx_err_set(err, TPX_EINVAL, "spec.replicatedJobs is missing or empty");
     }
-    if (add_job(m, obj, "JobSet", src, &x.job, err) != TPX_OK)
+    if (ext_mf_add_job(m, obj, "JobSet", src, &x.job, err) != TPX_OK)
         return err->code;
     json_array_foreach(rjs, r, rj)
     {
@@ -408,56 +400,72 @@ static enum tpx_code expand_jobset(struct ext_manifest *m, const json_t *obj, co
         m->err_at = rj;
         if (!rjname)
             return tpx_err_set(err, TPX_EINVAL, "replicatedJobs[%zu]: name is missing", r);
-        if (get_count(m, rj, "replicas", 1, &reps, err) != TPX_OK ||
+        if (ext_mf_get_count(m, rj, "replicas", 1, &reps, err) != TPX_OK ||
             job_width(m, jspec, &n, &indexed, err) != TPX_OK ||
-            add_tmpl(m, json_object_get(jspec, "template"), &x.tmpl, err) != TPX_OK) {
+            ext_mf_add_tmpl(m, json_object_get(jspec, "template"), &x.tmpl, err) != TPX_OK) {
             tpx_err_prefix(err, "replicatedJobs '%s'", rjname);
             return err->code;
         }
         if (reps && n > EXT_MANIFEST_MAX_PODS / reps)
             return tpx_err_set(err, TPX_ETOOBIG, "more than %u pods in all", EXT_MANIFEST_MAX_PODS);
-        if (reserve_pods(m, reps * n, err) != TPX_OK)
+        if (ext_mf_reserve_pods(m, reps * n, err) != TPX_OK)
             return err->code;
         for (unsigned long j = 0; j < reps; j++) {
             char jobname[POL_KEY_MAX];
             char key[EXTRA_LEN];
 
             snprintf(jobname, sizeof(jobname), "%.80s-%.80s-%lu", js, rjname, j);
-            hash_key(key, obj_ns(obj), jobname, 0);
-            if (new_replica(m, err) != TPX_OK)
+            ext_mf_hash_key(key, ext_mf_obj_ns(obj), jobname, 0);
+            if (ext_mf_new_replica(m, err) != TPX_OK)
                 return err->code;
             for (unsigned long i = 0; i < n; i++) {
-                struct ext_manifest_pod *p = new_pod(&x, "%s-%lu", jobname, i);
-                extra(p, false, "jobset.sigs.k8s.io/jobset-name", "%.70s", js);
-                extra(p, false, "jobset.sigs.k8s.io/replicatedjob-name", "%.70s", rjname);
-                extra(p, false, "jobset.sigs.k8s.io/job-index", "%lu", j);
-                extra(p, false, "jobset.sigs.k8s.io/job-key", "%s", key);
-                extra(p, false, "batch.kubernetes.io/job-name", "%.70s", jobname);
+                struct ext_manifest_pod *p = ext_mf_new_pod(&x, "%s-%lu", jobname, i);
+                ext_mf_extra(p, false, "jobset.sigs.k8s.io/jobset-name", "%.70s", js);
+                ext_mf_extra(p, false, "jobset.sigs.k8s.io/replicatedjob-name", "%.70s", rjname);
+                ext_mf_extra(p, false, "jobset.sigs.k8s.io/job-index", "%lu", j);
+                ext_mf_extra(p, false, "jobset.sigs.k8s.io/job-key", "%s", key);
+                ext_mf_extra(p, false, "batch.kubernetes.io/job-name", "%.70s", jobname);
                 if (indexed)
-                    extra(p, false, "batch.kubernetes.io/job-completion-index", "%lu", i);
-                extra(p, true, "jobset.sigs.k8s.io/job-key", "%s", key);
-                extra(p, true, "jobset.sigs.k8s.io/replicatedjob-replicas", "%lu", reps);
+                    ext_mf_extra(p, false, "batch.kubernetes.io/job-completion-index", "%lu", i);
+                ext_mf_extra(p, true, "jobset.sigs.k8s.io/job-key", "%s", key);
+                ext_mf_extra(p, true, "jobset.sigs.k8s.io/replicatedjob-replicas", "%lu", reps);
                 if (indexed)
-                    extra(p, true, "batch.kubernetes.io/job-completion-index", "%lu", i);
+                    ext_mf_extra(p, true, "batch.kubernetes.io/job-completion-index", "%lu", i);
             }
         }
     }
     return TPX_OK;
 }
 
-static enum tpx_code expand_lws(struct ext_manifest *m, const json_t *obj, const char *src,
-                                struct tpx_err *err)
+/*
+ * The pods of one LeaderWorkerSet spec (leaderworkerset.x-k8s.io/v1, kubernetes-sigs/lws
+ * api/leaderworkerset/v1/leaderworkerset_types.go, pkg/webhooks/pod_webhook.go,
+ * pkg/utils/pod/pod_utils.go): groups `<lws>-<g>` (leader) and `<lws>-<g>-<w>`, the
+ * leaderworkerset.sigs.k8s.io/{name,group-index,worker-index,group-key} labels, the size (and
+ * leader-name on workers) annotations, subGroupPolicy's subgroup-index/subgroup-key labels and
+ * subgroup-size (and, on the leader, subgroup-policy-type) annotations, and the env AddLWSVariables
+ * puts in front of every container's env: LWS_LEADER_ADDRESS `<lws>-<g>.<subdomain>.<ns>`,
+ * LWS_GROUP_SIZE, LWS_WORKER_INDEX. The hash keys are stand-ins (ext_mf_hash_key(), not sha1). The
+ * caller has added the job; m->err_at names the bad value on error.
+ */
+enum tpx_code ext_mf_lws_pods(struct ext_manifest *m, struct expander *x, const json_t *obj,
+                              const char *name, const json_t *spec, const struct owner_labels *ol,
+                              struct tpx_err *err)
 {
-    const json_t *spec = json_object_get(obj, "spec");
     const json_t *lwt = json_object_get(spec, "leaderWorkerTemplate");
     const json_t *lt = json_object_get(lwt, "leaderTemplate");
     const json_t *wt = json_object_get(lwt, "workerTemplate");
-    const char *name = obj_name(obj);
-    struct expander x = {m, src, 0, 0};
+    const json_t *sgp = json_object_get(lwt, "subGroupPolicy");
+    const char *sgtype = json_string_value(json_object_get(sgp, "subGroupPolicyType"));
+    const char *sdpol = json_string_value(
+        json_object_get(json_object_get(spec, "networkConfig"), "subdomainPolicy"));
+    bool leader_excluded = sgtype && strcmp(sgtype, "LeaderExcluded") == 0;
+    bool per_replica = sdpol && strcmp(sdpol, "UniquePerReplica") == 0;
     size_t leader_tmpl;
     size_t worker_tmpl;
     unsigned long groups;
     unsigned long size;
+    unsigned long sgs = 0;
 
     if (!json_is_object(lwt) || !json_is_object(wt)) {
         if (lwt)
@@ -466,80 +474,136 @@ static enum tpx_code expand_lws(struct ext_manifest *m, const json_t *obj, const
             m->err_at = spec;
         return tpx_err_set(err, TPX_EINVAL, "spec.leaderWorkerTemplate.workerTemplate is missing");
     }
-    if (get_count(m, spec, "replicas", 1, &groups, err) != TPX_OK ||
-        get_count(m, lwt, "size", 1, &size, err) != TPX_OK)
+    if (ext_mf_get_count(m, spec, "replicas", 1, &groups, err) != TPX_OK ||
+        ext_mf_get_count(m, lwt, "size", 1, &size, err) != TPX_OK ||
+        (sgp && ext_mf_get_count(m, sgp, "subGroupSize", 0, &sgs, err) != TPX_OK))
         return err->code;
     if (size == 0) {
         m->err_at = json_object_get(lwt, "size");
         return tpx_err_set(err, TPX_EINVAL, "leaderWorkerTemplate.size must be at least 1");
     }
+    if (sgs > size) {
+        m->err_at = json_object_get(sgp, "subGroupSize");
+        return tpx_err_set(err, TPX_EINVAL,
+                           "subGroupPolicy.subGroupSize %lu is more than the size %lu", sgs, size);
+    }
     if (groups && size > EXT_MANIFEST_MAX_PODS / groups)
         return tpx_err_set(err, TPX_ETOOBIG, "more than %u pods in all", EXT_MANIFEST_MAX_PODS);
-    if (add_job(m, obj, "LeaderWorkerSet", src, &x.job, err) != TPX_OK ||
-        add_tmpl(m, wt, &worker_tmpl, err) != TPX_OK)
+    if (ext_mf_add_tmpl(m, wt, &worker_tmpl, err) != TPX_OK)
         return err->code;
     leader_tmpl = worker_tmpl;
-    if (lt && add_tmpl(m, lt, &leader_tmpl, err) != TPX_OK) {
+    if (lt && ext_mf_add_tmpl(m, lt, &leader_tmpl, err) != TPX_OK) {
         tpx_err_prefix(err, "leaderTemplate");
         return err->code;
     }
-    if (reserve_pods(m, groups * size, err) != TPX_OK)
+    if (ext_mf_reserve_pods(m, groups * size, err) != TPX_OK)
         return err->code;
     for (unsigned long g = 0; g < groups; g++) {
         char key[EXTRA_LEN];
+        char leader[96];
 
-        hash_key(key, obj_ns(obj), name, g);
-        if (new_replica(m, err) != TPX_OK)
+        ext_mf_hash_key(key, ext_mf_obj_ns(obj), name, g);
+        snprintf(leader, sizeof(leader), "%.60s-%lu", name, g);
+        if (ext_mf_new_replica(m, err) != TPX_OK)
             return err->code;
         for (unsigned long w = 0; w < size; w++) {
             struct ext_manifest_pod *p;
-            x.tmpl = w == 0 ? leader_tmpl : worker_tmpl;
-            p = w == 0 ? new_pod(&x, "%s-%lu", name, g) : new_pod(&x, "%s-%lu-%lu", name, g, w);
-            extra(p, false, "leaderworkerset.sigs.k8s.io/name", "%.70s", name);
-            extra(p, false, "leaderworkerset.sigs.k8s.io/group-index", "%lu", g);
-            extra(p, false, "leaderworkerset.sigs.k8s.io/worker-index", "%lu", w);
-            extra(p, false, "leaderworkerset.sigs.k8s.io/group-key", "%s", key);
-            extra(p, true, "leaderworkerset.sigs.k8s.io/size", "%lu", size);
+            bool in_sub = sgs > 0 && !(w == 0 && leader_excluded);
+            unsigned long sub = 0;
+
+            /* pod_webhook.go getSubGroupIndex: the leader is the extra pod of subgroup 0 when
+             * size-1 (not size) divides by subGroupSize */
+            if (in_sub && w > 0)
+                sub = ((size - 1) % sgs == 0 && size % sgs != 0) ? (w - 1) / sgs : w / sgs;
+            x->tmpl = w == 0 ? leader_tmpl : worker_tmpl;
+            p = w == 0 ? ext_mf_new_pod(x, "%s", leader) : ext_mf_new_pod(x, "%s-%lu", leader, w);
+            ext_mf_extra(p, false, "leaderworkerset.sigs.k8s.io/name", "%.70s", name);
+            ext_mf_extra(p, false, "leaderworkerset.sigs.k8s.io/group-index", "%lu", g);
+            ext_mf_extra(p, false, "leaderworkerset.sigs.k8s.io/worker-index", "%lu", w);
+            ext_mf_extra(p, false, "leaderworkerset.sigs.k8s.io/group-key", "%s", key);
+            if (in_sub) {
+                char skey[EXTRA_LEN];
+                ext_mf_hash_key(skey, leader, "subgroup", sub);
+                ext_mf_extra(p, false, "leaderworkerset.sigs.k8s.io/subgroup-index", "%lu", sub);
+                ext_mf_extra(p, false, "leaderworkerset.sigs.k8s.io/subgroup-key", "%s", skey);
+            }
+            for (size_t l = 0; ol && l < ol->n; l++)
+                ext_mf_extra(p, false, ol->key[l], "%s", ol->val[l]);
+            ext_mf_extra(p, true, "leaderworkerset.sigs.k8s.io/size", "%lu", size);
             if (w > 0)
-                extra(p, true, "leaderworkerset.sigs.k8s.io/leader-name", "%.30s-%lu", name, g);
+                ext_mf_extra(p, true, "leaderworkerset.sigs.k8s.io/leader-name", "%s", leader);
+            if (sgs > 0)
+                ext_mf_extra(p, true, "leaderworkerset.sigs.k8s.io/subgroup-size", "%lu", sgs);
+            if (sgs > 0 && w == 0)
+                ext_mf_extra(p, true, "leaderworkerset.sigs.k8s.io/subgroup-policy-type", "%s",
+                             leader_excluded ? "LeaderExcluded" : "LeaderWorker");
+            ext_mf_inject(p, "LWS_LEADER_ADDRESS", "%s.%.60s.%.60s", leader,
+                          per_replica ? leader : name, ext_mf_obj_ns(obj));
+            ext_mf_inject(p, "LWS_GROUP_SIZE", "%lu", size);
+            ext_mf_inject(p, "LWS_WORKER_INDEX", "%lu", w);
         }
     }
     return TPX_OK;
 }
 
-/* MPIJob (kubeflow.org/v2beta1): the Worker replicas are one group, the ranks of one mpirun;
- * the Launcher asks for no accelerators, so it is left out with a note. Only what a gang needs:
- * the mpi-operator's job-name/job-role/replica-index labels and topox.io group annotations. */
-static enum tpx_code expand_mpijob(struct ext_manifest *m, const json_t *obj, const char *src,
-                                   struct tpx_err *err)
+static enum tpx_code expand_lws(struct ext_manifest *m, const json_t *obj, const char *src,
+                                struct tpx_err *err)
 {
-    const json_t *specs = json_object_get(json_object_get(obj, "spec"), "mpiReplicaSpecs");
-    const json_t *worker = json_object_get(specs, "Worker");
     struct expander x = {m, src, 0, 0};
-    unsigned long n;
 
-    if (!json_is_object(worker)) {
-        m->err_at = specs ? specs : obj;
-        return tpx_err_set(err, TPX_EINVAL, "spec.mpiReplicaSpecs.Worker is missing");
-    }
-    if (get_count(m, worker, "replicas", 1, &n, err) != TPX_OK ||
-        add_job(m, obj, "MPIJob", src, &x.job, err) != TPX_OK ||
-        add_tmpl(m, json_object_get(worker, "template"), &x.tmpl, err) != TPX_OK ||
-        reserve_pods(m, n, err) != TPX_OK || new_replica(m, err) != TPX_OK)
+    if (ext_mf_add_job(m, obj, "LeaderWorkerSet", src, &x.job, err) != TPX_OK)
         return err->code;
-    if (json_object_get(specs, "Launcher"))
-        add_note(m, "%s: MPIJob '%s': the launcher is not placed (it asks for no accelerators)",
-                 src, obj_name(obj));
-    for (unsigned long i = 0; i < n; i++) {
-        struct ext_manifest_pod *p = new_pod(&x, "%s-worker-%lu", obj_name(obj), i);
-        extra(p, false, "training.kubeflow.org/job-name", "%.70s", obj_name(obj));
-        extra(p, false, "training.kubeflow.org/job-role", "worker");
-        extra(p, false, "training.kubeflow.org/replica-index", "%lu", i);
-        extra(p, true, "topox.io/group", "%.30s/%.30s", obj_ns(obj), obj_name(obj));
-        extra(p, true, "topox.io/group-size", "%lu", n);
-        extra(p, true, "topox.io/pod-index", "%lu", i);
+    return ext_mf_lws_pods(m, &x, obj, ext_mf_obj_name(obj), json_object_get(obj, "spec"), NULL,
+                           err);
+}
+
+/* Keep an object built here alive until release (its strings are borrowed by the facts). */
+json_t *ext_mf_keep(struct ext_manifest *m, json_t *o, struct tpx_err *err)
+{
+    json_t **nm;
+
+    if (!o) {
+        tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
+        return NULL;
     }
-    return TPX_OK;
+    nm = realloc(m->made, (m->nmade + 1) * sizeof(*nm));
+    if (!nm) {
+        json_decref(o);
+        tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
+        return NULL;
+    }
+    m->made = nm;
+    m->made[m->nmade++] = o;
+    return o;
+}
+
+/* The object of kind `kind` named `name` among the documents of the file being read, or NULL. */
+const json_t *ext_mf_same_file_object(const struct ext_manifest *m, const char *kind,
+                                      const char *name)
+{
+    const struct ext_yaml_docs *d = &m->files[m->nfiles - 1];
+
+    for (size_t i = 0; i < d->n; i++) {
+        const char *k = json_string_value(json_object_get(d->docs[i], "kind"));
+        if (k && strcmp(k, kind) == 0 && strcmp(ext_mf_obj_name(d->docs[i]), name) == 0)
+            return d->docs[i];
+    }
+    return NULL;
+}
+
+/* The container named `name` in pod spec ps, or NULL. */
+json_t *ext_mf_container_named(const json_t *ps, const char *name)
+{
+    size_t i;
+    json_t *c;
+
+    json_array_foreach(json_object_get(ps, "containers"), i, c)
+    {
+        const char *n = json_string_value(json_object_get(c, "name"));
+        if (n && strcmp(n, name) == 0)
+            return c;
+    }
+    return NULL;
 }
 
 /* Prefix err with "FILE:LINE: KIND 'name'": the line where `at` (else obj) starts in file f, or
@@ -551,9 +615,46 @@ static void prefix_at(const struct ext_manifest *m, size_t f, const json_t *at, 
     unsigned line;
 
     if (ext_yaml_pos(&m->files[f], at, &line, NULL) || ext_yaml_pos(&m->files[f], obj, &line, NULL))
-        tpx_err_prefix(err, "%s:%u: %s '%s'", m->fnames[f], line, kind ? kind : "?", obj_name(obj));
+        tpx_err_prefix(err, "%s:%u: %s '%s'", m->fnames[f], line, kind ? kind : "?",
+                       ext_mf_obj_name(obj));
     else
-        tpx_err_prefix(err, "%s: %s '%s'", src, kind ? kind : "?", obj_name(obj));
+        tpx_err_prefix(err, "%s: %s '%s'", src, kind ? kind : "?", ext_mf_obj_name(obj));
+}
+
+/* The API versions each expansion was written from (docs/workloads.md "Kinds read"). Another
+ * version of a kind is read by the same rules, with a note. */
+static const struct {
+    const char *kind;
+    const char *versions[2];
+} written_from[] = {
+    {"LeaderWorkerSet", {"leaderworkerset.x-k8s.io/v1"}},
+    {"DisaggregatedSet", {"disaggregatedset.x-k8s.io/v1"}},
+    {"DynamoGraphDeployment", {"nvidia.com/v1alpha1"}},
+    {"PodCliqueSet", {"grove.io/v1alpha1"}},
+    {"LLMInferenceService", {"serving.kserve.io/v1alpha2"}},
+    {"RoleBasedGroup", {"workloads.x-k8s.io/v1alpha2"}},
+    {"PyTorchJob", {"kubeflow.org/v1"}},
+    {"MPIJob", {"kubeflow.org/v2beta1"}},
+    {"TrainJob", {"trainer.kubeflow.org/v1alpha1"}},
+    {"PodGroup", {"scheduling.k8s.io/v1alpha2", "scheduling.k8s.io/v1beta1"}},
+};
+
+static void check_version(struct ext_manifest *m, const json_t *obj, const char *kind,
+                          const char *src)
+{
+    const char *api = json_string_value(json_object_get(obj, "apiVersion"));
+
+    for (size_t i = 0; i < sizeof(written_from) / sizeof(written_from[0]); i++) {
+        if (strcmp(written_from[i].kind, kind) != 0)
+            continue;
+        for (size_t v = 0; v < 2 && written_from[i].versions[v]; v++) {
+            if (api && strcmp(api, written_from[i].versions[v]) == 0)
+                return;
+        }
+        ext_mf_add_note(m, "%s: %s '%s' is %s; read as %s", src, kind, ext_mf_obj_name(obj),
+                        api ? api : "(no apiVersion)", written_from[i].versions[0]);
+        return;
+    }
 }
 
 static enum tpx_code expand(struct ext_manifest *m, const json_t *obj, const char *src,
@@ -563,11 +664,11 @@ static enum tpx_code expand(struct ext_manifest *m, const json_t *obj, const cha
     enum tpx_code rc;
 
     if (!json_is_object(obj)) {
-        add_note(m, "%s: skipped a document that is not an object", src);
+        ext_mf_add_note(m, "%s: skipped a document that is not an object", src);
         return TPX_OK;
     }
     if (!kind) {
-        add_note(m, "%s: skipped an object without a kind", src);
+        ext_mf_add_note(m, "%s: skipped an object without a kind", src);
         return TPX_OK;
     }
     if (strcmp(kind, "List") == 0 ||
@@ -584,6 +685,7 @@ static enum tpx_code expand(struct ext_manifest *m, const json_t *obj, const cha
         return TPX_OK;
     }
     m->err_at = obj;
+    check_version(m, obj, kind, src);
     if (strcmp(kind, "Pod") == 0)
         rc = expand_pod(m, obj, src, err);
     else if (strcmp(kind, "Deployment") == 0 || strcmp(kind, "StatefulSet") == 0 ||
@@ -592,15 +694,32 @@ static enum tpx_code expand(struct ext_manifest *m, const json_t *obj, const cha
     else if (strcmp(kind, "Job") == 0)
         rc = expand_job(m, obj, src, err);
     else if (strcmp(kind, "JobSet") == 0)
-        rc = expand_jobset(m, obj, src, err);
+        rc = ext_mf_expand_jobset(m, obj, src, err);
     else if (strcmp(kind, "LeaderWorkerSet") == 0)
         rc = expand_lws(m, obj, src, err);
+    else if (strcmp(kind, "DynamoGraphDeployment") == 0)
+        rc = ext_mf_expand_dgd(m, obj, src, err);
+    else if (strcmp(kind, "TrainJob") == 0)
+        rc = ext_mf_expand_trainjob(m, obj, src, err);
+    else if (strcmp(kind, "PyTorchJob") == 0)
+        rc = ext_mf_expand_pytorchjob(m, obj, src, err);
     else if (strcmp(kind, "MPIJob") == 0)
-        rc = expand_mpijob(m, obj, src, err);
+        rc = ext_mf_expand_mpijob(m, obj, src, err);
+    else if (strcmp(kind, "LLMInferenceService") == 0)
+        rc = ext_mf_expand_llmisvc(m, obj, src, err);
+    else if (strcmp(kind, "PodCliqueSet") == 0)
+        rc = ext_mf_expand_pcs(m, obj, src, err);
+    else if (strcmp(kind, "PodGroup") == 0)
+        return ext_mf_read_podgroup(m, obj, err);
+    else if (strcmp(kind, "RoleBasedGroup") == 0)
+        rc = ext_mf_expand_rbg(m, obj, src, err);
+    else if (strcmp(kind, "DisaggregatedSet") == 0)
+        rc = ext_mf_expand_disaggregatedset(m, obj, src, err);
     else if (ext_dra_is_kind(kind))
         return TPX_OK; /* no pods, but objects/dra.c reads it (claim demand, ComputeDomains) */
     else {
-        add_note(m, "%s: skipped %s '%s' (no pods to place)", src, kind, obj_name(obj));
+        ext_mf_add_note(m, "%s: skipped %s '%s' (no pods to place)", src, kind,
+                        ext_mf_obj_name(obj));
         return TPX_OK;
     }
     if (rc != TPX_OK)
@@ -632,7 +751,7 @@ enum tpx_code ext_manifest_add_docs(struct ext_manifest *m, struct ext_yaml_docs
         char src[POL_KEY_MAX];
         snprintf(src, sizeof(src), "%.200s#%zu", name, i + 1);
         if (d->n == 1)
-            copy_str(src, sizeof(src), name);
+            ext_mf_copy_str(src, sizeof(src), name);
         if (expand(m, d->docs[i], src, 0, err) != TPX_OK)
             return err->code;
     }
@@ -650,6 +769,73 @@ enum tpx_code ext_manifest_add_file(struct ext_manifest *m, const char *path, st
 
 /* --- finish ------------------------------------------------------------------------------------
  */
+
+static bool is_injected(const struct ext_manifest_pod *p, const char *name)
+{
+    for (size_t k = 0; k < p->ninj; k++) {
+        if (strcmp(p->ikey[k], name) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Each container's env as the pod will carry it, containers in order: what the controller
+ * injects first (replacing variables of the same name), then the container's own; a value that
+ * is not a plain `value` (valueFrom, a non-scalar) is NULL. Strings are borrowed from the
+ * template's JSON or from p. */
+static enum tpx_code build_env(struct ext_manifest *m, struct ext_manifest_pod *p,
+                               struct tpx_err *err)
+{
+    const json_t *cs =
+        json_object_get(json_object_get(m->tmpl_json[p->tmpl], "spec"), "containers");
+    size_t n = 0;
+    size_t i;
+    const json_t *c;
+
+    json_array_foreach(cs, i, c)
+    {
+        const json_t *env = json_object_get(c, "env");
+        n += p->ninj + (json_is_array(env) ? json_array_size(env) : 0);
+    }
+    p->env = calloc(n + 1, sizeof(*p->env));
+    if (!p->env)
+        return tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
+    json_array_foreach(cs, i, c)
+    {
+        size_t j;
+        const json_t *e;
+
+        bool front = p->inj_mode == INJ_FRONT_ALL;
+        bool here = p->inj_mode != INJ_APPEND_FIRST || i == 0;
+
+        for (size_t k = 0; front && k < p->ninj; k++)
+            p->env[p->nenv++] =
+                (struct ext_manifest_env){p->ikey[k], p->ival_unknown[k] ? NULL : p->ival[k]};
+        json_array_foreach(json_object_get(c, "env"), j, e)
+        {
+            const char *name = json_string_value(json_object_get(e, "name"));
+            const json_t *v = json_object_get(e, "value");
+            const char *val = json_string_value(v);
+            if (!name || ((front || p->inj_mode == INJ_APPEND_REPLACE) && is_injected(p, name)))
+                continue;
+            if (!val && v && !json_object_get(e, "valueFrom")) {
+                /* an unquoted number or boolean: the kubelet gets its text */
+                char buf[64];
+                const char *t = ext_json_scalar(v, buf, sizeof(buf));
+                json_t *sv = t ? ext_mf_keep(m, json_string(t), err) : NULL;
+                if (t && !sv)
+                    return err->code;
+                val = json_string_value(sv);
+            }
+            p->env[p->nenv++] =
+                (struct ext_manifest_env){name, json_object_get(e, "valueFrom") ? NULL : val};
+        }
+        for (size_t k = 0; !front && here && k < p->ninj; k++)
+            p->env[p->nenv++] =
+                (struct ext_manifest_env){p->ikey[k], p->ival_unknown[k] ? NULL : p->ival[k]};
+    }
+    return TPX_OK;
+}
 
 static enum tpx_code build_facts(struct ext_manifest *m, size_t i, struct tpx_err *err)
 {
@@ -670,6 +856,8 @@ static enum tpx_code build_facts(struct ext_manifest *m, size_t i, struct tpx_er
         p->kv[k++] = (struct topo_kv){p->ekey[e], p->eval[e]};
     for (size_t e = 0; e < t->nannotations; e++)
         p->kv[k++] = t->annotations[e];
+    if (build_env(m, p, err) != TPX_OK)
+        return err->code;
     p->facts = *t;
     p->facts.name = p->name;
     p->facts.ns = NULL;
@@ -817,8 +1005,10 @@ enum tpx_code ext_manifest_finish(struct ext_manifest *m, struct tpx_err *err)
 {
     if (m->npods == 0)
         return tpx_err_set(err, TPX_EINVAL,
-                           "no pods to place (kinds: LeaderWorkerSet, "
-                           "Deployment, StatefulSet, Job, JobSet, Pod, List)");
+                           "no pods to place (kinds: LeaderWorkerSet, Deployment, "
+                           "StatefulSet, Job, JobSet, Pod, List, DisaggregatedSet, "
+                           "DynamoGraphDeployment, PodCliqueSet, LLMInferenceService, "
+                           "RoleBasedGroup, PyTorchJob, TrainJob, MPIJob)");
     m->wl = calloc(m->npods, sizeof(*m->wl));
     m->names = calloc(m->npods, sizeof(*m->names));
     m->pol_jobs = calloc(m->njobs, sizeof(*m->pol_jobs));
@@ -826,6 +1016,8 @@ enum tpx_code ext_manifest_finish(struct ext_manifest *m, struct tpx_err *err)
     if (!m->wl || !m->names || !m->pol_jobs || !m->pol_replicas)
         return tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
     m->replica_first_pod[m->nreplicas] = m->npods;
+    if (ext_mf_workload_groups(m, err) != TPX_OK)
+        return err->code;
     for (size_t i = 0; i < m->npods; i++) {
         struct ext_manifest_pod *p = &m->pods[i];
         if (build_facts(m, i, err) != TPX_OK)
@@ -861,6 +1053,13 @@ const struct pol_pod_facts *ext_manifest_pod_facts(const struct ext_manifest *m,
     return &m->pods[i].facts;
 }
 
+const struct ext_manifest_env *ext_manifest_pod_env(const struct ext_manifest *m, size_t i,
+                                                    size_t *n)
+{
+    *n = m->pods[i].nenv;
+    return m->pods[i].env;
+}
+
 const json_t *ext_manifest_pod_template(const struct ext_manifest *m, size_t i)
 {
     return m->tmpl_json[m->pods[i].tmpl];
@@ -893,10 +1092,10 @@ static void set_engine_field(struct ext_engine_info *e, enum engine_field field,
 
     switch (field) {
     case EF_DTYPE:
-        copy_str(e->dtype, sizeof(e->dtype), v);
+        ext_mf_copy_str(e->dtype, sizeof(e->dtype), v);
         return;
     case EF_QUANTIZATION:
-        copy_str(e->quantization, sizeof(e->quantization), v);
+        ext_mf_copy_str(e->quantization, sizeof(e->quantization), v);
         return;
     case EF_MAX_MODEL_LEN:
         num = &e->max_model_len;
@@ -950,14 +1149,20 @@ void ext_manifest_release(struct ext_manifest *m)
 {
     if (!m)
         return;
-    for (size_t i = 0; i < m->npods; i++)
+    for (size_t i = 0; i < m->npods; i++) {
         free(m->pods[i].kv);
+        free(m->pods[i].env);
+    }
     free(m->pods);
     for (size_t i = 0; i < m->ntmpl; i++)
         ext_pod_facts_release(&m->tmpl[i]);
     free(m->tmpl);
     free(m->tmpl_json);
     free(m->tmpl_file);
+    for (size_t i = 0; i < m->nmade; i++)
+        json_decref(m->made[i]);
+    free(m->made);
+    free((void *)m->podgroups);
     for (size_t i = 0; i < m->nfiles; i++) {
         ext_yaml_docs_release(&m->files[i]);
         free(m->fnames[i]);

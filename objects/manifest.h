@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* objects/manifest.h - job manifests (LeaderWorkerSet, Deployment, StatefulSet, Job, JobSet,
- * MPIJob workers, Pod, List) -> the pods their controllers would create, with the labels and
- * annotations those controllers put on real pods, their workloads (pol_workload_infer) and a struct
- * pol_job per object for pol_plan(). Used by `topox plan` and its fuzz target. */
+/* objects/manifest.h - job manifests (LeaderWorkerSet, Deployment, StatefulSet, Job, JobSet, Pod,
+ * List, and the operators' kinds: DisaggregatedSet, DynamoGraphDeployment, PodCliqueSet,
+ * LLMInferenceService, RoleBasedGroup, PyTorchJob, TrainJob, MPIJob, with PodGroups of the Workload
+ * API)
+ * -> the pods their controllers would create, with the labels, annotations, container env,
+ * command and resources those controllers put on real pods, their workloads
+ * (pol_workload_infer) and a struct pol_job per object for pol_plan(). The API version each
+ * expansion was written from is in docs/workloads.md ("Kinds read"). Used by `topox plan` and
+ * its fuzz target. */
 #ifndef TPX_OBJECTS_MANIFEST_H
 #define TPX_OBJECTS_MANIFEST_H
 
@@ -65,6 +70,10 @@ struct ext_manifest {
     size_t *tmpl_file;        /* ntmpl: index into files */
     size_t ntmpl;
     const json_t *err_at; /* while expanding: the value an error is about */
+    json_t **made;        /* objects built from a custom kind (Dynamo services), owned */
+    size_t nmade;
+    const json_t **podgroups; /* scheduling.k8s.io PodGroups read, borrowed from files */
+    size_t npodgroups;
     struct ext_manifest_pod *pods;
     size_t apods;
     struct pol_job_replica *pol_replicas;
@@ -95,6 +104,19 @@ enum tpx_code ext_manifest_finish(struct ext_manifest *m, struct tpx_err *err);
 /* Facts of pod i (after _finish). Borrowed until release. */
 const struct pol_pod_facts *ext_manifest_pod_facts(const struct ext_manifest *m, size_t i);
 
+/* One variable of a container's env: value NULL when the plan cannot know it (valueFrom).
+ * Laid out as common/envexpand.h's struct tpx_env_var, which pol_pod_facts.env will carry. */
+struct ext_manifest_env {
+    const char *name;
+    const char *value;
+};
+
+/* The env of pod i (after _finish): every container's, containers in order, each with what its
+ * operator injects in front (LWS_LEADER_ADDRESS, LWS_GROUP_SIZE, LWS_WORKER_INDEX; RBG_*)
+ * replacing the container's own of the same name, then the container's own. *n entries;
+ * borrowed until release. */
+const struct ext_manifest_env *ext_manifest_pod_env(const struct ext_manifest *m, size_t i,
+                                                    size_t *n);
 /* The pod template (or Pod) pod i was made from, with its spec.resourceClaims. Borrowed until
  * release. Valid once the pod exists (before or after _finish). */
 const json_t *ext_manifest_pod_template(const struct ext_manifest *m, size_t i);

@@ -393,6 +393,71 @@ Test(plan, cluster_yaml_round_trip_through_plan_nodes)
     round_trip("yaml");
 }
 
+/* The node `"node": "..."` placed pod in plan -o json output out, into node (n bytes). */
+static void node_of(const char *out, const char *pod, char *node, size_t n)
+{
+    char key[128];
+    const char *p;
+    size_t l;
+
+    snprintf(key, sizeof(key), "\"pod\": \"%s\"", pod);
+    p = strstr(out, key);
+    cr_assert_not_null(p, "no placement of %s", pod);
+    p = strstr(p, "\"node\": \"");
+    cr_assert_not_null(p, "no node for %s", pod);
+    p += strlen("\"node\": \"");
+    l = strcspn(p, "\"");
+    cr_assert_lt(l, n);
+    memcpy(node, p, l);
+    node[l] = '\0';
+}
+
+/* Dynamo's TP8 over two 4-GPU pods (multinode.nodeCount 2), SGLang (--tp-size 8) and TRT-LLM
+ * (tensor_parallel_size 8 in the --extra-engine-args ConfigMap): on 8-GPU nodes the planner puts
+ * both pods of each worker on one node, so TP stays inside one NVSwitch domain. */
+static void expect_two_pods_per_node(const char *fixture, const char *const pods[2][2])
+{
+    char path[512];
+    struct run_result r;
+    char a[64];
+    char b[64];
+    char first[64];
+
+    snprintf(path, sizeof(path), "%s/tests/fixtures/manifests/%s", TPX_SOURCE_DIR, fixture);
+    cr_assert_eq(
+        run_topox((const char *[]){"plan", "-f", path, "--cluster",
+                                   "racks=1,nodes-per-rack=4,gpus-per-node=8", "-o", "json", NULL},
+                  NULL, &r),
+        0);
+    cr_expect_eq(r.status, 0, "%s: %s", fixture, r.err);
+    expect_has(r.out, "\"rejected\": []", fixture);
+    for (size_t i = 0; i < 2; i++) {
+        node_of(r.out, pods[i][0], a, sizeof(a));
+        node_of(r.out, pods[i][1], b, sizeof(b));
+        cr_expect_str_eq(a, b, "%s and %s on one node", pods[i][0], pods[i][1]);
+        if (i == 0)
+            memcpy(first, a, sizeof(first));
+        else
+            cr_expect_str_neq(a, first, "prefill and decode each fill a node");
+    }
+    run_result_release(&r);
+}
+
+Test(plan, dynamo_tp8_over_two_4gpu_pods_lands_on_one_8gpu_node)
+{
+    static const char *const sglang[2][2] = {
+        {"sglang-disagg-multinode-decode-0", "sglang-disagg-multinode-decode-0-1"},
+        {"sglang-disagg-multinode-prefill-0", "sglang-disagg-multinode-prefill-0-1"},
+    };
+    static const char *const trtllm[2][2] = {
+        {"trtllm-disagg-tp8-prefill-0", "trtllm-disagg-tp8-prefill-0-1"},
+        {"trtllm-disagg-tp8-decode-0", "trtllm-disagg-tp8-decode-0-1"},
+    };
+
+    expect_two_pods_per_node("dynamo-dgd-sglang-disagg-multinode-tp8-2x4gpu.yaml", sglang);
+    expect_two_pods_per_node("dynamo-dgd-trtllm-disagg-multinode-tp8-2x4gpu.yaml", trtllm);
+}
+
 #define DRA_FIX TPX_FIXTURES "/dra/"
 
 Test(plan, snapshot_dra_held_gpus_steer_the_job_to_the_free_node)

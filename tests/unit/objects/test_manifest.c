@@ -360,6 +360,590 @@ Test(ext_manifest, workload_errors_in_flow_annotations_and_lists)
                         "'topox.io/pipeline-scope'");
 }
 
+static size_t pod_named(const char *name)
+{
+    for (size_t i = 0; i < m.npods; i++) {
+        if (strcmp(m.names[i], name) == 0)
+            return i;
+    }
+    cr_assert_fail("no pod '%s'", name);
+    return 0;
+}
+
+/* The value of env var name in pod i's first container that sets it; "(unknown)" for valueFrom. */
+static const char *env(size_t pod, const char *name)
+{
+    size_t n;
+    const struct ext_manifest_env *e = ext_manifest_pod_env(&m, pod, &n);
+
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(e[i].name, name) == 0)
+            return e[i].value ? e[i].value : "(unknown)";
+    }
+    return NULL;
+}
+
+static bool has_note(const char *needle)
+{
+    for (size_t i = 0; i < m.nnotes; i++) {
+        if (strstr(m.notes[i], needle))
+            return true;
+    }
+    return false;
+}
+
+static bool argv_has(size_t pod, const char *needle)
+{
+    const struct pol_pod_facts *f = ext_manifest_pod_facts(&m, pod);
+
+    for (size_t i = 0; i < f->nargv; i++) {
+        if (strstr(f->argv[i], needle))
+            return true;
+    }
+    return false;
+}
+
+Test(ext_manifest, lws_env_in_front_of_every_container_and_subgroups)
+{
+    load_yaml("apiVersion: leaderworkerset.x-k8s.io/v1\n"
+              "kind: LeaderWorkerSet\n"
+              "metadata: {name: wide, namespace: llm}\n"
+              "spec:\n"
+              "  replicas: 1\n"
+              "  leaderWorkerTemplate:\n"
+              "    size: 5\n"
+              "    subGroupPolicy: {subGroupPolicyType: LeaderExcluded, subGroupSize: 2}\n"
+              "    workerTemplate:\n"
+              "      spec:\n"
+              "        containers:\n"
+              "        - name: a\n"
+              "          env:\n"
+              "          - {name: LWS_GROUP_SIZE, value: '99'}\n"
+              "          - {name: DP_SIZE_LOCAL, value: '8'}\n"
+              "          - name: POD_IP\n"
+              "            valueFrom: {fieldRef: {fieldPath: status.podIP}}\n"
+              "        - name: b\n");
+    cr_assert_eq(m.npods, 5);
+    cr_assert_eq(m.nreplicas, 1);
+    /* pod_utils.go addEnvVarsIfNotExists: the three in front, the user's LWS_GROUP_SIZE gone */
+    size_t n;
+    const struct ext_manifest_env *e = ext_manifest_pod_env(&m, 3, &n);
+    cr_assert_eq(n, 8); /* a: 3 + DP_SIZE_LOCAL + POD_IP; b: 3 */
+    cr_expect_str_eq(e[0].name, "LWS_LEADER_ADDRESS");
+    cr_expect_str_eq(e[0].value, "wide-0.wide.llm");
+    cr_expect_str_eq(e[1].name, "LWS_GROUP_SIZE");
+    cr_expect_str_eq(e[1].value, "5");
+    cr_expect_str_eq(e[2].name, "LWS_WORKER_INDEX");
+    cr_expect_str_eq(e[2].value, "3");
+    cr_expect_str_eq(e[3].name, "DP_SIZE_LOCAL");
+    cr_expect_null(e[4].value); /* valueFrom */
+    cr_expect_str_eq(e[5].name, "LWS_LEADER_ADDRESS");
+    /* LeaderExcluded: the leader is in no subgroup; workers 1,2 -> 0 and 3,4 -> 1 */
+    cr_expect_null(label(0, "leaderworkerset.sigs.k8s.io/subgroup-index"));
+    cr_expect_str_eq(annotation(0, "leaderworkerset.sigs.k8s.io/subgroup-policy-type"),
+                     "LeaderExcluded");
+    cr_expect_str_eq(label(1, "leaderworkerset.sigs.k8s.io/subgroup-index"), "0");
+    cr_expect_str_eq(label(2, "leaderworkerset.sigs.k8s.io/subgroup-index"), "0");
+    cr_expect_str_eq(label(3, "leaderworkerset.sigs.k8s.io/subgroup-index"), "1");
+    cr_expect_str_eq(label(4, "leaderworkerset.sigs.k8s.io/subgroup-index"), "1");
+    cr_expect_str_eq(label(3, "leaderworkerset.sigs.k8s.io/subgroup-key"),
+                     label(4, "leaderworkerset.sigs.k8s.io/subgroup-key"));
+    cr_expect_str_neq(label(2, "leaderworkerset.sigs.k8s.io/subgroup-key"),
+                      label(3, "leaderworkerset.sigs.k8s.io/subgroup-key"));
+    cr_expect_str_eq(annotation(4, "leaderworkerset.sigs.k8s.io/subgroup-size"), "2");
+}
+
+Test(ext_manifest, lws_subgroups_with_the_leader_and_per_replica_subdomain)
+{
+    load_yaml("kind: LeaderWorkerSet\n"
+              "metadata: {name: s}\n"
+              "spec:\n"
+              "  networkConfig: {subdomainPolicy: UniquePerReplica}\n"
+              "  replicas: 2\n"
+              "  leaderWorkerTemplate:\n"
+              "    size: 4\n"
+              "    subGroupPolicy: {subGroupSize: 2}\n"
+              "    workerTemplate: {spec: {containers: [{name: a}]}}\n");
+    cr_assert_eq(m.npods, 8);
+    /* size divides by 2: (0,1) (2,3) */
+    cr_expect_str_eq(label(0, "leaderworkerset.sigs.k8s.io/subgroup-index"), "0");
+    cr_expect_str_eq(label(1, "leaderworkerset.sigs.k8s.io/subgroup-index"), "0");
+    cr_expect_str_eq(label(2, "leaderworkerset.sigs.k8s.io/subgroup-index"), "1");
+    cr_expect_str_eq(annotation(0, "leaderworkerset.sigs.k8s.io/subgroup-policy-type"),
+                     "LeaderWorker");
+    cr_expect_str_eq(env(5, "LWS_LEADER_ADDRESS"), "s-1.s-1.default");
+    cr_expect_str_eq(env(5, "LWS_WORKER_INDEX"), "1");
+}
+
+Test(ext_manifest, upstream_wide_ep_lws_gets_the_lws_env)
+{
+    load(TPX_SOURCE_DIR
+         "/tests/fixtures/manifests/llm-d-wide-ep-lws-prefill-vllm-deepseek-r1-dp16-ep.yaml");
+    cr_assert_eq(m.npods, 2);
+    cr_expect_str_eq(env(1, "LWS_GROUP_SIZE"), "2");
+    cr_expect_str_eq(env(1, "LWS_WORKER_INDEX"), "1");
+    cr_expect_str_eq(env(1, "DP_SIZE_LOCAL"), "8");
+    cr_expect_str_eq(env(1, "TP_SIZE"), "1");
+}
+
+Test(ext_manifest, upstream_disaggregatedset_slices_of_role_lwss)
+{
+    load(TPX_SOURCE_DIR
+         "/tests/fixtures/manifests/lws-disaggregatedset-sample-prefill-decode.yaml");
+    cr_assert_eq(m.njobs, 1);
+    cr_expect_str_eq(m.jobs[0].kind, "DisaggregatedSet");
+    /* 2 slices x (prefill, decode) x 2 replicas of an LWS of size 1 */
+    cr_assert_eq(m.nreplicas, 8);
+    cr_assert_eq(m.npods, 8);
+    const char *lws = label(0, "leaderworkerset.sigs.k8s.io/name");
+    cr_assert_not_null(lws);
+    cr_expect(strncmp(lws, "disaggregatedset-sample-0-", 26) == 0, "%s", lws);
+    cr_expect(strcmp(lws + strlen(lws) - 8, "-prefill") == 0, "%s", lws);
+    cr_expect_str_eq(label(0, "disaggregatedset.x-k8s.io/role"), "prefill");
+    cr_expect_str_eq(label(0, "disaggregatedset.x-k8s.io/slice"), "0");
+    cr_expect_str_eq(label(0, "disaggregatedset.x-k8s.io/name"), "disaggregatedset-sample");
+    cr_expect_str_eq(label(0, "app"), "disaggregatedset-sample-0-prefill");
+    cr_expect_str_eq(label(0, "role"), "prefill");
+    cr_expect_str_eq(label(2, "disaggregatedset.x-k8s.io/role"), "decode");
+    cr_expect_str_eq(label(4, "disaggregatedset.x-k8s.io/slice"), "1");
+    cr_expect_str_eq(label(0, "disaggregatedset.x-k8s.io/revision"),
+                     label(7, "disaggregatedset.x-k8s.io/revision"));
+    cr_expect_str_eq(env(1, "LWS_GROUP_SIZE"), "1");
+}
+
+Test(ext_manifest, upstream_dynamo_sglang_multinode_is_an_lws_of_two_4gpu_pods)
+{
+    load(TPX_SOURCE_DIR
+         "/tests/fixtures/manifests/dynamo-dgd-sglang-disagg-multinode-tp8-2x4gpu.yaml");
+    cr_assert_eq(m.njobs, 1);
+    cr_expect_str_eq(m.jobs[0].kind, "DynamoGraphDeployment");
+    cr_assert_eq(m.npods, 5); /* Frontend + 2 decode + 2 prefill */
+    cr_assert_eq(m.nreplicas, 3);
+    size_t fe = pod_named("sglang-disagg-multinode-frontend-0");
+    size_t l = pod_named("sglang-disagg-multinode-prefill-0");
+    size_t w = pod_named("sglang-disagg-multinode-prefill-0-1");
+    cr_expect_eq(m.wl[fe].accel_per_pod, 0);
+    cr_expect_eq(m.wl[l].accel_per_pod, 4);
+    cr_expect_eq(m.wl[w].accel_per_pod, 4);
+    cr_expect_eq(m.wl[l].tp, 8);
+    cr_expect_eq(m.wl[w].tp, 8);
+    cr_expect_eq(m.wl[l].group_size, 2);
+    cr_expect_str_eq(m.wl[l].group, m.wl[w].group);
+    cr_expect_eq(m.wl[w].pod_index, 1);
+    /* backend_sglang.go: the multinode flags appended to the python args */
+    cr_expect(argv_has(l, "$(LWS_LEADER_ADDRESS):29500"));
+    cr_expect(argv_has(w, "$(LWS_WORKER_INDEX)"));
+    cr_expect_str_eq(env(w, "LWS_WORKER_INDEX"), "1");
+    cr_expect_str_eq(env(w, "GLOO_SOCKET_IFNAME"), "eth0");
+    cr_expect_str_eq(env(w, "HF_TOKEN"), "(unknown)");
+    cr_expect_str_eq(label(l, "nvidia.com/dynamo-component"), "prefill");
+}
+
+Test(ext_manifest, upstream_dynamo_trtllm_reads_the_engine_args_configmap)
+{
+    load(TPX_SOURCE_DIR
+         "/tests/fixtures/manifests/dynamo-dgd-trtllm-disagg-multinode-tp8-2x4gpu.yaml");
+    cr_assert_eq(m.npods, 5);
+    size_t l = pod_named("trtllm-disagg-tp8-decode-0");
+    size_t w = pod_named("trtllm-disagg-tp8-decode-0-1");
+    cr_expect_str_eq(annotation(l, "topox.io/tensor-parallel-size"), "8");
+    cr_expect_str_eq(annotation(l, "topox.io/expert-parallel-size"), "1");
+    cr_expect_str_eq(annotation(l, "topox.io/engine-args"), "/workspace/decode.yaml");
+    cr_expect_null(annotation(w, "topox.io/tensor-parallel-size"));
+    cr_expect_eq(m.wl[l].tp, 8);
+    cr_expect_eq(m.wl[w].tp, 8); /* shared from the leader */
+    cr_expect_eq(m.wl[l].accel_per_pod, 4);
+    /* backend_trtllm.go: mpirun over 2 x 4 GPUs on the leader, sshd on the worker */
+    cr_expect(argv_has(
+        l, "mpirun --oversubscribe -n 8 -H ${LWS_LEADER_ADDRESS},${LWS_WORKER_1_ADDRESS}"));
+    cr_expect(argv_has(l, "trtllm-llmapi-launch --model-path Qwen/Qwen3-0.6B"));
+    cr_expect(argv_has(w, "/usr/sbin/sshd"));
+    cr_expect_str_eq(env(w, "OMPI_MCA_orte_keep_fqdn_hostnames"), "1");
+    cr_expect_str_eq(env(w, "OMPI_ALLOW_RUN_AS_ROOT"), "1");
+}
+
+Test(ext_manifest, upstream_rbg_router_and_leader_worker_instances_with_rbg_env)
+{
+    load(TPX_SOURCE_DIR
+         "/tests/fixtures/manifests/rbg-rolebasedgroup-sglang-pd-disagg-leader-worker-tp.yaml");
+    cr_assert_eq(m.njobs, 1);
+    cr_expect_str_eq(m.jobs[0].kind, "RoleBasedGroup");
+    /* router 1, prefill 2 x 4, decode 4 x 2 */
+    cr_assert_eq(m.npods, 17);
+    cr_assert_eq(m.nreplicas, 7);
+    size_t rt = pod_named("pd-disagg-lws-router-0");
+    size_t l = pod_named("pd-disagg-lws-prefill-1-0");
+    size_t w = pod_named("pd-disagg-lws-prefill-1-3");
+    cr_expect_str_eq(env(rt, "RBG_ROLE_NAME"), "router");
+    cr_expect_null(env(rt, "RBG_LWP_GROUP_SIZE"));
+    cr_expect_str_eq(label(l, "role"), "leader"); /* leaderTemplatePatch */
+    cr_expect_str_eq(label(w, "role"), "worker");
+    cr_expect_str_eq(label(w, "app"), "llm-inference-tp");
+    cr_expect_str_eq(label(w, "rbg.workloads.x-k8s.io/role-instance-name"),
+                     "pd-disagg-lws-prefill-1");
+    cr_expect_str_eq(label(w, "rbg.workloads.x-k8s.io/component-index"), "3");
+    cr_expect_str_eq(env(w, "RBG_LWP_GROUP_SIZE"), "4");
+    cr_expect_str_eq(env(w, "RBG_LWP_WORKER_INDEX"), "3");
+    cr_expect_str_eq(env(w, "RBG_LWP_LEADER_ADDRESS"),
+                     "$(RBG_ROLE_INSTANCE_NAME)-0.s-pd-disagg-lws-prefill.default");
+    cr_expect_str_eq(env(w, "RBG_ROLE_INSTANCE_NAME"), "pd-disagg-lws-prefill-1");
+    cr_expect_eq(m.wl[w].group_size, 4);
+    cr_expect_eq(m.wl[w].pod_index, 3);
+    cr_expect_str_eq(m.wl[l].group, m.wl[w].group);
+    cr_expect_eq(m.wl[l].tp, 4);
+    cr_expect_eq(m.wl[l].accel_per_pod, 1);
+    size_t d = pod_named("pd-disagg-lws-decode-3-1");
+    cr_expect_eq(m.wl[d].tp, 2);
+    cr_expect_eq(m.wl[d].group_size, 2);
+}
+
+Test(ext_manifest, pytorchjob_master_and_workers_are_one_world_with_the_operator_env)
+{
+    load_yaml("apiVersion: kubeflow.org/v1\n"
+              "kind: PyTorchJob\n"
+              "metadata: {name: mg}\n"
+              "spec:\n"
+              "  elasticPolicy: {rdzvBackend: etcd, rdzvHost: etcd, rdzvPort: 2379,\n"
+              "                  minReplicas: 1, maxReplicas: 8, maxRestarts: 3}\n"
+              "  pytorchReplicaSpecs:\n"
+              "    Master:\n"
+              "      replicas: 1\n"
+              "      template:\n"
+              "        spec:\n"
+              "          containers:\n"
+              "          - name: pytorch\n"
+              "            ports: [{name: pytorchjob-port, containerPort: 29500}]\n"
+              "            env: [{name: NCCL_DEBUG, value: INFO}]\n"
+              "            command: [torchrun, --nproc_per_node=8, --nnodes=3,\n"
+              "                      pretrain_gpt.py, --tensor-model-parallel-size=8]\n"
+              "            resources: {limits: {nvidia.com/gpu: 8}}\n"
+              "    Worker:\n"
+              "      replicas: 2\n"
+              "      template:\n"
+              "        spec:\n"
+              "          containers:\n"
+              "          - name: pytorch\n"
+              "            command: [torchrun, --nproc_per_node=8, --nnodes=3,\n"
+              "                      pretrain_gpt.py, --tensor-model-parallel-size=8]\n"
+              "            resources: {limits: {nvidia.com/gpu: 8}}\n");
+    cr_assert_eq(m.npods, 3);
+    cr_assert_eq(m.nreplicas, 1);
+    cr_expect_str_eq(m.names[0], "mg-master-0");
+    cr_expect_str_eq(m.names[2], "mg-worker-1");
+    cr_expect_str_eq(label(0, "training.kubeflow.org/job-role"), "master");
+    cr_expect_str_eq(label(2, "training.kubeflow.org/replica-type"), "worker");
+    cr_expect_str_eq(label(2, "training.kubeflow.org/replica-index"), "1");
+    size_t n;
+    const struct ext_manifest_env *e = ext_manifest_pod_env(&m, 0, &n);
+    cr_assert_geq(n, 2);
+    cr_expect_str_eq(e[0].name, "NCCL_DEBUG"); /* the operator appends */
+    cr_expect_str_eq(e[1].name, "PYTHONUNBUFFERED");
+    cr_expect_str_eq(env(0, "MASTER_PORT"), "29500");
+    cr_expect_str_eq(env(2, "MASTER_ADDR"), "mg-master-0");
+    cr_expect_str_eq(env(2, "WORLD_SIZE"), "3");
+    cr_expect_str_eq(env(2, "RANK"), "2");
+    cr_expect_str_eq(env(1, "PET_RDZV_ENDPOINT"), "etcd:2379");
+    cr_expect_str_eq(env(1, "PET_RDZV_BACKEND"), "etcd");
+    cr_expect_str_eq(env(1, "PET_NNODES"), "1:8");
+    cr_expect_str_eq(env(1, "PET_MAX_RESTARTS"), "3");
+    cr_expect_eq(m.wl[2].group_size, 3);
+    cr_expect_eq(m.wl[2].pod_index, 2);
+    cr_expect_str_eq(m.wl[0].group, m.wl[2].group);
+    cr_expect_eq(m.wl[1].accel_per_pod, 8);
+}
+
+Test(ext_manifest, upstream_pytorchjob_envsubst_template_is_bad_input_naming_the_line)
+{
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_eq(ext_manifest_add_file(&m,
+                                       TPX_SOURCE_DIR "/tests/fixtures/manifests/"
+                                                      "kubeflow-pytorchjob-megatron-gpt3-tp-pp-"
+                                                      "envsubst.yaml",
+                                       &err),
+                 TPX_EINVAL);
+    cr_expect(strstr(err.msg, "PyTorchJob 'megatron'") != NULL, "%s", err.msg);
+    cr_expect(strstr(err.msg, "${NUM_NODES}") != NULL, "%s", err.msg);
+}
+
+Test(ext_manifest, upstream_mpijob_workers_one_group_with_the_operator_env)
+{
+    load(TPX_SOURCE_DIR
+         "/tests/fixtures/manifests/dra-computedomain-nvbandwidth-mpijob-4node.yaml");
+    cr_assert_eq(m.njobs, 1);
+    cr_expect_str_eq(m.jobs[0].kind, "MPIJob");
+    /* the launcher asks for no GPUs: left out with a note */
+    cr_assert_eq(m.npods, 4);
+    cr_assert_eq(m.nreplicas, 1);
+    cr_expect_str_eq(m.names[3], "nvbandwidth-test-worker-3");
+    cr_expect_eq(m.wl[3].accel_per_pod, 2);
+    cr_expect_eq(m.wl[3].group_size, 4);
+    cr_expect_eq(m.wl[3].pod_index, 3);
+    cr_expect_str_eq(label(3, "training.kubeflow.org/replica-index"), "3");
+    cr_expect_str_eq(label(3, "training.kubeflow.org/operator-name"), "mpi-operator");
+    cr_expect_str_eq(label(3, "mpi-memcpy-dra-test-replica"), "mpi-worker");
+    cr_expect_str_eq(env(3, "K_MPI_JOB_ROLE"), "worker");
+    cr_expect_null(env(3, "OMPI_MCA_orte_default_hostfile"));
+    cr_expect(has_note("the launcher is not placed"));
+}
+
+Test(ext_manifest, mpijob_launcher_with_gpus_is_a_replica_of_its_own)
+{
+    load_yaml("apiVersion: kubeflow.org/v2beta1\n"
+              "kind: MPIJob\n"
+              "metadata: {name: j}\n"
+              "spec:\n"
+              "  slotsPerWorker: 8\n"
+              "  mpiReplicaSpecs:\n"
+              "    Launcher:\n"
+              "      replicas: 1\n"
+              "      template:\n"
+              "        spec:\n"
+              "          containers:\n"
+              "          - {name: l, command: [mpirun, -np, '16'],\n"
+              "             resources: {limits: {nvidia.com/gpu: 8}}}\n"
+              "    Worker:\n"
+              "      replicas: 2\n"
+              "      template:\n"
+              "        spec:\n"
+              "          containers: [{name: w, resources: {limits: {nvidia.com/gpu: 8}}}]\n");
+    cr_assert_eq(m.npods, 3);
+    cr_assert_eq(m.nreplicas, 2);
+    cr_expect_str_eq(m.names[0], "j-launcher");
+    cr_expect_str_eq(label(0, "training.kubeflow.org/job-role"), "launcher");
+    cr_expect_null(label(0, "training.kubeflow.org/replica-index"));
+    cr_expect_str_eq(env(0, "K_MPI_JOB_ROLE"), "launcher");
+    cr_expect_str_eq(env(0, "OMPI_MCA_orte_set_default_slots"), "8");
+    cr_expect_str_eq(env(0, "OMPI_MCA_orte_default_hostfile"), "/etc/mpi/hostfile");
+    cr_expect_str_eq(m.names[2], "j-worker-1");
+    cr_expect_eq(m.wl[2].group_size, 2);
+}
+
+Test(ext_manifest, upstream_kserve_llmisvc_dp32_is_an_lws_of_four_8gpu_pods)
+{
+    load(TPX_SOURCE_DIR
+         "/tests/fixtures/manifests/kserve-llmisvc-dp32-ep-deepseek-r1-deepep-ht.yaml");
+    cr_assert_eq(m.njobs, 1);
+    cr_expect_str_eq(m.jobs[0].kind, "LLMInferenceService");
+    /* data 32 / dataLocal 8 = 4 pods of 8 GPUs */
+    cr_assert_eq(m.npods, 4);
+    cr_assert_eq(m.nreplicas, 1);
+    cr_expect_str_eq(m.names[0], "deepseek-r1-0528-kserve-mn-0");
+    cr_expect_str_eq(m.names[3], "deepseek-r1-0528-kserve-mn-0-3");
+    cr_expect_eq(m.wl[3].accel_per_pod, 8);
+    cr_expect_eq(m.wl[3].group_size, 4);
+    cr_expect_str_eq(label(0, "llm-d.ai/role"), "decode");
+    cr_expect_str_eq(label(0, "app.kubernetes.io/component"),
+                     "llminferenceservice-workload-leader");
+    cr_expect_str_eq(label(1, "app.kubernetes.io/component"),
+                     "llminferenceservice-workload-worker");
+    cr_expect(argv_has(0, "--data-parallel-size 32 --data-parallel-size-local 8"));
+    cr_expect(argv_has(0, "--enable-expert-parallel --tensor-parallel-size 1"));
+    cr_expect(argv_has(0, "--data-parallel-start-rank $START_RANK ${VLLM_ADDITIONAL_ARGS}"));
+    cr_expect(argv_has(2, "START_RANK=$(( ${LWS_WORKER_INDEX:-0} * 8 ))"));
+    cr_expect(argv_has(2, "--headless"));
+    cr_expect_str_eq(env(2, "LWS_WORKER_INDEX"), "2");
+    cr_expect_str_eq(env(2, "VLLM_ALL2ALL_BACKEND"), "deepep_high_throughput");
+    cr_expect_str_eq(env(2, "HF_HUB_CACHE"), "/models");
+}
+
+Test(ext_manifest, upstream_grove_pcs_scaling_group_instances_are_groups_packed_by_rack)
+{
+    load(TPX_SOURCE_DIR
+         "/tests/fixtures/manifests/grove-podcliqueset-tas-hierarchy-prefill-decode.yaml");
+    cr_assert_eq(m.njobs, 1);
+    cr_expect_str_eq(m.jobs[0].kind, "PodCliqueSet");
+    /* 2 instances of inference-group, each prefill x2 + decode x2 */
+    cr_assert_eq(m.npods, 8);
+    cr_assert_eq(m.nreplicas, 2);
+    size_t p0 = pod_named("tas-hierarchy-0-inference-group-0-prefill-0");
+    size_t d1 = pod_named("tas-hierarchy-0-inference-group-1-decode-1");
+    cr_expect_str_eq(label(p0, "grove.io/podcliquescalinggroup"),
+                     "tas-hierarchy-0-inference-group");
+    cr_expect_str_eq(label(d1, "grove.io/podcliquescalinggroup-replica-index"), "1");
+    cr_expect_str_eq(label(d1, "grove.io/podclique"), "tas-hierarchy-0-inference-group-1-decode");
+    cr_expect_str_eq(label(d1, "kai.scheduler/queue"), "test");
+    cr_expect_str_eq(env(d1, "GROVE_PCSG_TEMPLATE_NUM_PODS"), "4");
+    cr_expect_str_eq(env(d1, "GROVE_PCLQ_POD_INDEX"), "1");
+    cr_expect_str_eq(env(d1, "GROVE_HEADLESS_SERVICE"),
+                     "tas-hierarchy-0.default.svc.cluster.local");
+    cr_expect_eq(m.wl[d1].group_size, 4);
+    cr_expect_eq(m.wl[d1].pod_index, 3);
+    cr_expect_eq(m.wl[d1].scope, POL_SCOPE_RACK);
+    cr_expect_str_eq(annotation(d1, "topox.io/pipeline-scope"), "rack");
+    cr_expect_str_neq(m.wl[p0].group, m.wl[d1].group);
+}
+
+static void add_yaml(const char *y)
+{
+    struct ext_yaml_docs d;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_eq(ext_yaml_parse(y, strlen(y), "p.yaml", &d, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(ext_manifest_add_docs(&m, &d, "p.yaml", &err), TPX_OK, "%s", err.msg);
+}
+
+Test(ext_manifest, upstream_podgroup_groups_pods_by_scheduling_group_unknown_key_is_a_note)
+{
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_eq(ext_manifest_add_file(&m,
+                                       TPX_SOURCE_DIR "/tests/fixtures/manifests/"
+                                                      "k8s-podgroup-gang-topology-rack-jobset-"
+                                                      "tas.yaml",
+                                       &err),
+                 TPX_OK, "%s", err.msg);
+    add_yaml("kind: Job\n"
+             "metadata: {name: w}\n"
+             "spec:\n"
+             "  parallelism: 4\n"
+             "  template:\n"
+             "    spec:\n"
+             "      schedulingGroup: {podGroupName: js-abc-workers-def}\n"
+             "      containers: [{name: a, resources: {limits: {nvidia.com/gpu: 8}}}]\n");
+    cr_assert_eq(ext_manifest_finish(&m, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(m.npods, 4);
+    cr_expect_str_eq(annotation(0, "topox.io/group"), "default/js-abc-workers-def");
+    cr_expect_str_eq(m.wl[3].group, m.wl[0].group);
+    cr_expect_eq(m.wl[3].group_size, 4);
+    cr_expect_eq(m.wl[3].pod_index, 3);
+    cr_expect_null(annotation(0, "topox.io/pipeline-scope"));
+    cr_expect(has_note("topology key 'topology.example.com/rack'"));
+}
+
+Test(ext_manifest, podgroup_topology_key_topox_reads_sets_the_pipeline_scope)
+{
+    load_yaml("apiVersion: scheduling.k8s.io/v1beta1\n"
+              "kind: PodGroup\n"
+              "metadata: {name: pg, namespace: ml}\n"
+              "spec:\n"
+              "  schedulingPolicy: {gang: {minCount: 2}}\n"
+              "  schedulingConstraints: {topology: [{key: topology.kubernetes.io/zone}]}\n"
+              "---\n"
+              "kind: Pod\n"
+              "metadata: {name: a, namespace: ml}\n"
+              "spec: {schedulingGroup: {podGroupName: pg}, containers: [{name: c}]}\n"
+              "---\n"
+              "kind: Pod\n"
+              "metadata: {name: b, namespace: ml}\n"
+              "spec: {schedulingGroup: {podGroupName: pg}, containers: [{name: c}]}\n");
+    cr_assert_eq(m.npods, 2);
+    cr_expect_str_eq(annotation(1, "topox.io/group"), "ml/pg");
+    cr_expect_eq(m.wl[1].group_size, 2);
+    cr_expect_eq(m.wl[1].pod_index, 1);
+    cr_expect_eq(m.wl[1].scope, POL_SCOPE_ZONE);
+}
+
+Test(ext_manifest, another_api_version_is_read_by_the_same_rules_with_a_note)
+{
+    load_yaml("apiVersion: workloads.x-k8s.io/v1alpha3\n"
+              "kind: RoleBasedGroup\n"
+              "metadata: {name: r}\n"
+              "spec:\n"
+              "  roles:\n"
+              "  - name: x\n"
+              "    replicas: 2\n"
+              "    standalonePattern: {template: {spec: {containers: [{name: c}]}}}\n");
+    cr_expect_eq(m.npods, 2);
+    cr_expect(has_note("RoleBasedGroup 'r' is workloads.x-k8s.io/v1alpha3; read as "
+                       "workloads.x-k8s.io/v1alpha2"));
+}
+
+Test(ext_manifest, trainjob_is_its_runtimes_jobset_with_the_torch_env)
+{
+    load_yaml("apiVersion: trainer.kubeflow.org/v1alpha1\n"
+              "kind: ClusterTrainingRuntime\n"
+              "metadata: {name: torch-distributed}\n"
+              "spec:\n"
+              "  mlPolicy: {numNodes: 1, torch: {numProcPerNode: auto}}\n"
+              "  template:\n"
+              "    spec:\n"
+              "      replicatedJobs:\n"
+              "      - name: node\n"
+              "        template:\n"
+              "          metadata:\n"
+              "            labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}\n"
+              "          spec:\n"
+              "            template:\n"
+              "              spec:\n"
+              "                containers:\n"
+              "                - {name: node, image: pytorch, command: [torchrun, train.py]}\n"
+              "---\n"
+              "apiVersion: trainer.kubeflow.org/v1alpha1\n"
+              "kind: TrainJob\n"
+              "metadata: {name: tj, namespace: ml}\n"
+              "spec:\n"
+              "  runtimeRef: {name: torch-distributed}\n"
+              "  trainer:\n"
+              "    numNodes: 3\n"
+              "    numProcPerNode: 8\n"
+              "    env: [{name: NCCL_DEBUG, value: INFO}]\n"
+              "    resourcesPerNode: {limits: {nvidia.com/gpu: 8}}\n");
+    cr_assert_eq(m.njobs, 1);
+    cr_expect_str_eq(m.jobs[0].kind, "TrainJob");
+    cr_expect_str_eq(m.jobs[0].name, "ml/tj");
+    cr_assert_eq(m.npods, 3);
+    cr_assert_eq(m.nreplicas, 1);
+    cr_expect_str_eq(m.names[0], "tj-node-0-0");
+    cr_expect_str_eq(m.names[2], "tj-node-0-2");
+    cr_expect_eq(m.wl[2].accel_per_pod, 8);
+    cr_expect_eq(replica_size(0), 3);
+    cr_expect_str_eq(m.wl[0].group, m.wl[2].group); /* one JobSet job */
+    cr_expect_str_eq(label(2, "jobset.sigs.k8s.io/jobset-name"), "tj");
+    cr_expect_str_eq(label(2, "batch.kubernetes.io/job-completion-index"), "2");
+    cr_expect_str_eq(env(2, "PET_NNODES"), "3");
+    cr_expect_str_eq(env(2, "PET_NPROC_PER_NODE"), "8");
+    cr_expect_str_eq(env(2, "PET_NODE_RANK"), "2");
+    cr_expect_str_eq(env(2, "PET_MASTER_ADDR"), "tj-node-0-0.tj");
+    cr_expect_str_eq(env(2, "PET_MASTER_PORT"), "29400");
+    cr_expect_str_eq(env(2, "NCCL_DEBUG"), "INFO");
+}
+
+Test(ext_manifest, trainjob_without_its_runtime_is_a_note)
+{
+    struct ext_yaml_docs d;
+    struct tpx_err err = TPX_ERR_INIT;
+    const char *y = "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"
+                    "metadata: {name: tj}\nspec: {runtimeRef: {name: torch-distributed}}\n";
+
+    cr_assert_eq(ext_yaml_parse(y, strlen(y), "p.yaml", &d, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(ext_manifest_add_docs(&m, &d, "p.yaml", &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(m.npods, 0);
+    cr_expect(
+        has_note("runtime ClusterTrainingRuntime 'torch-distributed' is not in this manifest"));
+}
+
+Test(ext_manifest, env_numbers_are_their_text_value_from_is_unknown)
+{
+    load_yaml("kind: Pod\n"
+              "metadata: {name: p}\n"
+              "spec:\n"
+              "  containers:\n"
+              "  - name: c\n"
+              "    env:\n"
+              "    - {name: TP, value: 8}\n"
+              "    - {name: ON, value: true}\n"
+              "    - {name: IP, valueFrom: {fieldRef: {fieldPath: status.podIP}}}\n");
+    cr_expect_str_eq(env(0, "TP"), "8");
+    cr_expect_str_eq(env(0, "ON"), "true");
+    cr_expect_str_eq(env(0, "IP"), "(unknown)");
+}
+
+Test(ext_manifest, rbg_leader_worker_pattern_without_template_is_bad_input)
+{
+    struct ext_yaml_docs d;
+    struct tpx_err err = TPX_ERR_INIT;
+    const char *y = "apiVersion: workloads.x-k8s.io/v1alpha2\nkind: RoleBasedGroup\n"
+                    "metadata: {name: r}\n"
+                    "spec: {roles: [{name: x, leaderWorkerPattern: {size: 2}}]}\n";
+
+    cr_assert_eq(ext_yaml_parse(y, strlen(y), "p.yaml", &d, &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(ext_manifest_add_docs(&m, &d, "p.yaml", &err), TPX_EINVAL);
+    cr_expect(strstr(err.msg, "p.yaml:4: RoleBasedGroup 'r': role 'x': "
+                              "leaderWorkerPattern.template is missing") != NULL,
+              "%s", err.msg);
+}
+
 /* The nvbandwidth demo's MPIJob: 4 workers are one group (the ranks of one mpirun); the launcher
  * asks for no accelerators and is left out with a note. */
 Test(ext_manifest, mpijob_workers_are_one_group)
