@@ -1,0 +1,12 @@
+// SPDX-License-Identifier: Apache-2.0
+// kube-apiserver, built from k8s.io/kubernetes at the version go.mod pins.
+package main
+
+import (
+	"os"
+
+	"k8s.io/component-base/cli"
+	"k8s.io/kubernetes/cmd/kube-apiserver/app"
+)
+
+func main() { os.Exit(cli.Run(app.NewAPIServerCommand())) }
