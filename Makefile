@@ -8,6 +8,8 @@
 #   make bench   build the release preset and run the benchmarks in bench/
 #   make fuzz    build the libFuzzer targets with clang and run each for FUZZ_SECONDS
 #   make format  clang-format every C file in place
+#   make e2e     build the real control plane from Go modules (e2e/), run the scenarios against it
+#   make e2e-up CLUSTER=SPEC / make e2e-down   the same cluster, left running for you (README)
 #
 # PRESET selects the CMake preset for run/test (dev: ASan+UBSan, -Werror; release; tsan).
 PRESET ?= dev
@@ -20,7 +22,8 @@ FUZZ_SECONDS ?= 60
 DEB_PACKAGES = build-essential cmake pkg-config git libmicrohttpd-dev libjansson-dev \
 	libcurl4-openssl-dev libhwloc-dev libyaml-dev libcriterion-dev libgnutls28-dev clang-format
 
-.PHONY: all deps configure build run test test-tsan image bench fuzz format clean
+.PHONY: all deps configure build run test test-tsan image bench fuzz format clean \
+	e2e e2e-deps e2e-build e2e-up e2e-down
 
 all: build
 
@@ -71,6 +74,32 @@ test-tsan: deps
 	cmake --preset tsan
 	cmake --build build/tsan -j $(JOBS)
 	ctest --preset tsan -j $(JOBS)
+
+# The real control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl,
+# the LeaderWorkerSet controller) built from the Go modules e2e/go.mod pins, into build/e2e/bin.
+E2E_DEB_PACKAGES = openssl jq curl
+CLUSTER ?= racks=4,nodes-per-rack=3,gpus-per-node=8
+
+e2e-deps:
+	@missing=""; for p in $(E2E_DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  [ "$$(id -u)" -eq 0 ] || { echo "e2e needs:$$missing (sudo apt-get install -y$$missing)"; exit 1; }; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing >/dev/null; \
+	fi
+
+e2e-build: e2e-deps
+	e2e/build.sh
+
+e2e-up: build e2e-build
+	e2e/up.sh '$(CLUSTER)'
+
+e2e-down:
+	e2e/down.sh
+
+e2e: build e2e-build
+	CLUSTER='$(CLUSTER)' e2e/run.sh
 
 # The image is built without .git, so the commit travels in .git-commit (ignored by git).
 image:

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The real control plane for make e2e: see e2e/README.md.
+// The real control plane for make e2e (README.md, "Try topox against a real scheduler").
 module topox/e2e
 
 go 1.26.0
