@@ -125,6 +125,14 @@ recreated_and_bound() { # NS POD OLD-UID
     [ "${u%% *}" != "$3" ] && [ -n "${u#* }" ]
 }
 
+# leaders_only NS NAME: a 4-group LWS whose workers are held back; wait until the 4 leaders are bound
+leaders_only() {
+    ns "$1"
+    lws "$2" 4 8 2 hold | kc -n "$1" apply -f - >/dev/null
+    wait_for 30 "8 pods" pods_are "$1" 8 || fail "LWS made $(count_pods "$1") pods" || return 1
+    wait_for "$WAIT" "4 leaders bound" bound_is "$1" 4 || fail "$(count_bound "$1")/4 leaders bound" || return 1
+}
+
 DETAIL=""
 fail() { DETAIL=$*; return 1; }
 
@@ -202,10 +210,7 @@ s2() {
 
 s4_title="SIGKILL topox between two pods of a group, restart: no group leaves its rack"
 s4() {
-    ns s4
-    lws kill 4 8 2 hold | kc -n s4 apply -f - >/dev/null
-    wait_for 30 "8 pods" pods_are s4 8 || fail "LWS made $(count_pods s4) pods" || return 1
-    wait_for "$WAIT" "4 leaders bound" bound_is s4 4 || fail "$(count_bound s4)/4 leaders bound" || return 1
+    leaders_only s4 kill || return 1
     local before
     before=$(pods s4 | awk -F'\t' '$3 == 0 { print $2, $5 }' | sort)
     stop topox KILL
@@ -242,10 +247,7 @@ s5() {
 
 s10_title="kube-apiserver restarted mid-run (etcd compacted): topox relists and stays correct"
 s10() {
-    ns s10
-    lws mid 4 8 2 hold | kc -n s10 apply -f - >/dev/null
-    wait_for 30 "8 pods" pods_are s10 8 || fail "LWS made $(count_pods s10) pods" || return 1
-    wait_for "$WAIT" "4 leaders bound" bound_is s10 4 || fail "$(count_bound s10)/4 leaders bound" || return 1
+    leaders_only s10 mid || return 1
     local rev relists
     relists=$(grep -c 'watch expired, relisting' "$LOGS/topox.log" || true)
     stop kube-apiserver
@@ -307,9 +309,11 @@ EOF
 
 s9_title="the labeler patches its own Node; patching another Node is refused"
 s9() {
-    kc -n topox-system create token topox-labeler --duration=1h >"$E/topox-labeler.token"
-    sed "s#topox-scheduler.token#topox-labeler.token#" "$E/topox-scheduler.kubeconfig" >"$E/topox-labeler.kubeconfig"
     local node=r04-n03 other=r04-n02
+    # As the DaemonSet pod's projected token would, the token names the node it runs on.
+    kc -n topox-system create token topox-labeler --duration=1h --bound-object-kind=Node \
+        --bound-object-name="$node" >"$E/topox-labeler.token"
+    sed "s#topox-scheduler.token#topox-labeler.token#" "$E/topox-scheduler.kubeconfig" >"$E/topox-labeler.kubeconfig"
     NODE_NAME=$node "$TOPOX" label --kubeconfig "$E/topox-labeler.kubeconfig" --interconnect nvswitch \
         --topology-xml "$ROOT/tests/fixtures/hwloc/nvidia-dgx2h-16xV100-12nvswitch.xml" >>"$LOGS/scenarios.log" 2>&1 ||
         fail "topox label could not patch its own Node $node: see $LOGS/scenarios.log" || return 1
