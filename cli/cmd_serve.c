@@ -373,6 +373,7 @@ int cmd_serve(int argc, char **argv)
     routes.metrics = metrics;
     routes.opts.labels = &cfg.label_cfg; /* filled by start_api(); the watch reads it too */
     routes.opts.default_scope = cfg.pipeline_scope;
+    routes.opts.max_candidates = cfg.max_candidates;
     routes.bind_mode = cfg.bind_mode;
     routes.max_response = cfg.max_body + 1024 * 1024;
     routes.binder = binder;

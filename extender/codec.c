@@ -131,6 +131,13 @@ static enum tpx_code decode_pod_span(const char *body, const struct ext_span *sp
 
 /* ---- ExtenderArgs ---- */
 
+#define DEFAULT_MAX_CANDIDATES 100000
+
+static size_t max_candidates(const struct ext_codec_opts *o)
+{
+    return o && o->max_candidates ? o->max_candidates : DEFAULT_MAX_CANDIDATES;
+}
+
 enum tpx_code ext_codec_decode_args(const char *body, size_t len, const struct ext_codec_opts *o,
                                     struct ext_args *a, struct tpx_err *err)
 {
@@ -153,8 +160,8 @@ enum tpx_code ext_codec_decode_args(const char *body, size_t len, const struct e
     if (decode_pod_span(body, &sp[0], o, &a->pod, err) != TPX_OK)
         return err->code;
     if (!sp[2].null) {
-        if (ext_scan_string_array(body + sp[2].off, sp[2].len, &a->names, &a->nnames, err) !=
-            TPX_OK) {
+        if (ext_scan_node_names(body + sp[2].off, sp[2].len, max_candidates(o), &a->names,
+                                &a->nnames, err) != TPX_OK) {
             tpx_err_prefix(err, "NodeNames");
             goto fail;
         }
@@ -165,6 +172,11 @@ enum tpx_code ext_codec_decode_args(const char *body, size_t len, const struct e
         a->nodes_off = sp[1].off;
         if (ext_scan_nodelist(body + sp[1].off, sp[1].len, &a->nodes, err) != TPX_OK) {
             tpx_err_prefix(err, "Nodes");
+            goto fail;
+        }
+        if (a->nodes.n > max_candidates(o)) {
+            tpx_err_set(err, TPX_ETOOBIG, "Nodes: more than %zu candidate nodes",
+                        max_candidates(o));
             goto fail;
         }
         a->nnames = a->nodes.n;

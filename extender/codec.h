@@ -22,6 +22,7 @@
 struct ext_codec_opts {
     const struct topo_label_config *labels; /* NULL: topo_label_config_default() */
     enum pol_scope default_scope;           /* when the pod has no topox.io/pipeline-scope */
+    size_t max_candidates;                  /* NodeNames or Nodes entries; 0: 100000 */
 };
 
 /* One decoded pod. Strings are owned (ext_pod_release()). */
@@ -46,7 +47,9 @@ struct ext_args {
 };
 
 /* Decode a filter/prioritize body. TPX_EPARSE (with the byte offset) for malformed JSON or a
- * missing/non-object Pod; TPX_ENOMEM. body must outlive *a. */
+ * missing/non-object Pod; TPX_EINVAL for a NodeNames entry that is not a node name (empty, over
+ * 253 bytes, a NUL or control byte); TPX_ETOOBIG for more than o->max_candidates nodes;
+ * TPX_ENOMEM. body must outlive *a. */
 enum tpx_code ext_codec_decode_args(const char *body, size_t len, const struct ext_codec_opts *o,
                                     struct ext_args *a, struct tpx_err *err);
 void ext_args_release(struct ext_args *a);

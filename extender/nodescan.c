@@ -532,8 +532,21 @@ enum tpx_code ext_scan_object_keys(const char *p, size_t len, const char *const 
     return at_end(&s);
 }
 
-enum tpx_code ext_scan_string_array(const char *p, size_t len, char ***out, size_t *n,
-                                    struct tpx_err *err)
+/* A decoded name holds a NUL or a control byte. Called only for strings with an escape: a raw
+ * control byte is already refused by string_tok(), so plain names pay nothing. */
+static bool has_control(const char *d, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if ((unsigned char)d[i] < 0x20 || d[i] == 0x7f)
+            return true;
+    }
+    return false;
+}
+
+/* names: NodeNames (issue 12, item 6): each entry 1..EXT_SCAN_NAME_MAX bytes decoded, with no NUL
+ * or control byte (TPX_EINVAL naming the entry); more than max entries is TPX_ETOOBIG. */
+static enum tpx_code string_array(const char *p, size_t len, bool names, size_t max, char ***out,
+                                  size_t *n, struct tpx_err *err)
 {
     struct scan s = {p, len, 0, 1, err};
     struct span {
@@ -558,6 +571,18 @@ enum tpx_code ext_scan_string_array(const char *p, size_t len, char ***out, size
         if (string_tok(&s, &raw, &rawlen, &esc) != TPX_OK) {
             free(sp);
             return err->code;
+        }
+        if (names && count == max) {
+            free(sp);
+            return tpx_err_set(err, TPX_ETOOBIG, "more than %zu candidate nodes", max);
+        }
+        /* escaped names are measured once decoded, below; a \u escape is 6 raw bytes */
+        if (names && (rawlen == 0 || rawlen > (esc ? 6 : 1) * EXT_SCAN_NAME_MAX)) {
+            free(sp);
+            return tpx_err_set(err, TPX_EINVAL,
+                               "entry %zu is not a node name: %s (a DNS subdomain of at most %d "
+                               "characters)",
+                               count, rawlen ? "too long" : "empty", EXT_SCAN_NAME_MAX);
         }
         if (count == nalloc) {
             nalloc = nalloc ? nalloc * 2 : 256;
@@ -588,7 +613,17 @@ enum tpx_code ext_scan_string_array(const char *p, size_t len, char ***out, size
         rawlen = sp[i].len & ~esc_bit;
         v[i] = d;
         if (sp[i].len & esc_bit) {
-            d += decode(p + sp[i].raw, rawlen, d) + 1;
+            size_t dl = decode(p + sp[i].raw, rawlen, d);
+
+            if (names && (dl == 0 || dl > EXT_SCAN_NAME_MAX || has_control(d, dl))) {
+                free(sp);
+                free(v);
+                return tpx_err_set(err, TPX_EINVAL, "entry %zu is not a node name: %s", i,
+                                   dl == 0                  ? "empty"
+                                   : dl > EXT_SCAN_NAME_MAX ? "too long"
+                                                            : "it holds a NUL or control byte");
+            }
+            d += dl + 1;
         } else {
             memcpy(d, p + sp[i].raw, rawlen);
             d[rawlen] = '\0';
@@ -599,6 +634,18 @@ enum tpx_code ext_scan_string_array(const char *p, size_t len, char ***out, size
     *out = v;
     *n = count;
     return TPX_OK;
+}
+
+enum tpx_code ext_scan_string_array(const char *p, size_t len, char ***out, size_t *n,
+                                    struct tpx_err *err)
+{
+    return string_array(p, len, false, 0, out, n, err);
+}
+
+enum tpx_code ext_scan_node_names(const char *p, size_t len, size_t max, char ***out, size_t *n,
+                                  struct tpx_err *err)
+{
+    return string_array(p, len, true, max, out, n, err);
 }
 
 /* ---- NodeList ---- */
@@ -688,6 +735,9 @@ static enum tpx_code metadata(struct nl *l, struct ext_scan_node *n)
             if (string_tok(s, &vraw, &vlen, &vesc) != TPX_OK)
                 return s->err->code;
             n->name = take_string(l, vraw, vlen, vesc);
+            /* a NUL would cut the name short: refuse it, never truncate (issue 12, item 6) */
+            if (vesc && has_control(n->name, (size_t)(l->arena_pos - n->name) - 1))
+                return fail(s, "a NUL or control byte in a node name");
         } else if (key_is(s->b + kraw, klen, "labels") && (peek(s) == '{' || peek(s) == 'n')) {
             if (string_map(l, &n->labels, &n->nlabels) != TPX_OK)
                 return s->err->code;

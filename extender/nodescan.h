@@ -50,6 +50,15 @@ enum tpx_code ext_scan_object_keys(const char *p, size_t len, const char *const 
 enum tpx_code ext_scan_string_array(const char *p, size_t len, char ***out, size_t *n,
                                     struct tpx_err *err);
 
+/* NodeNames: the same, for candidate node names (issue 12, item 6). Each entry must be 1..
+ * EXT_SCAN_NAME_MAX bytes once decoded and hold no NUL or control byte: TPX_EINVAL naming the
+ * entry. More than max entries: TPX_ETOOBIG, before anything is allocated for the rest. Escaped
+ * entries are checked after decoding; plain ones cannot hold control bytes (string_tok refuses
+ * them), so the common case costs no extra pass. */
+#define EXT_SCAN_NAME_MAX 253
+enum tpx_code ext_scan_node_names(const char *p, size_t len, size_t max, char ***out, size_t *n,
+                                  struct tpx_err *err);
+
 /* One Node object of a NodeList, as the filter needs it. Strings point into the result's arena. */
 struct ext_scan_node {
     size_t off; /* the item's bytes in the scanned input (relative to the p given) */

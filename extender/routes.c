@@ -137,22 +137,32 @@ static void log_decision(const char *verb, const struct ext_pod *pod, size_t in,
     free(hist);
 }
 
-/* Full Node objects refresh the cache (changed nodes rebuild the snapshot). */
-static void refresh_nodes(struct ext_routes *r, const struct ext_args *a)
+/* Which state a filter or prioritize reads (issue 12, item 4: only topox decides what state
+ * changes). Node objects in a request never change the watch-fed cache: with a cluster loaded
+ * they only name the candidates, and the cache says what each node is; without one (no --nodes,
+ * --cluster or watch), they make a throwaway state for this request alone, *tmp (free it with
+ * ext_state_free()). Names mode ignores Nodes altogether. */
+static struct ext_state *request_state(struct ext_routes *r, const struct ext_args *a,
+                                       struct ext_state **tmp, struct tpx_err *e)
 {
     struct topo_node_info *infos = NULL;
-    struct tpx_err e = TPX_ERR_INIT;
     size_t n = 0;
-    bool changed = false;
 
-    if (ext_codec_node_infos(a, &r->opts, &infos, &n, &e) != TPX_OK ||
-        ext_state_upsert_nodes(r->state, infos, n, &changed, &e) != TPX_OK) {
-        TPX_LOG(TPX_WARN, "node refresh failed; using the cached view", TPX_S("err", e.msg),
-                TPX_S("code", tpx_code_name(e.code)));
-    } else if (changed) {
-        TPX_LOG(TPX_INFO, "cluster view refreshed from Node objects", TPX_I("nodes", n));
+    *tmp = NULL;
+    if (!a->full_nodes || ext_state_has_cluster(r->state))
+        return r->state;
+    *tmp = ext_state_new(60, e);
+    if (!*tmp)
+        return NULL;
+    if (ext_codec_node_infos(a, &r->opts, &infos, &n, e) != TPX_OK ||
+        ext_state_upsert_nodes(*tmp, infos, n, NULL, e) != TPX_OK) {
+        free(infos);
+        ext_state_free(*tmp);
+        *tmp = NULL;
+        return NULL;
     }
     free(infos);
+    return *tmp;
 }
 
 /* A pod with intent that no node can take: one Warning per group and reason (binder.c dedupes).
@@ -187,6 +197,17 @@ static void warn_rejected(struct ext_routes *r, const struct ext_pod *pod,
                         fixed ? fixed : seen[best]);
 }
 
+/* The status for a request that did not decode: a node name that is not one is 400, too many
+ * candidates 413 (issue 12, items 3 and 6); malformed JSON keeps the verb's usual answer. */
+static unsigned decode_status(const struct tpx_err *e, unsigned otherwise)
+{
+    if (e->code == TPX_EINVAL)
+        return 400;
+    if (e->code == TPX_ETOOBIG)
+        return 413;
+    return otherwise;
+}
+
 static unsigned do_filter(struct ext_routes *r, const struct ext_http_req *rq,
                           struct ext_http_resp *rp)
 {
@@ -195,6 +216,7 @@ static unsigned do_filter(struct ext_routes *r, const struct ext_http_req *rq,
     struct ext_verdicts v;
     struct tpx_err e = TPX_ERR_INIT;
     struct tpx_buf b;
+    struct ext_state *st = NULL, *tmp = NULL;
     enum pol_verdict *all = NULL;
     const char **why = NULL;
     const enum pol_verdict *verdict = NULL;
@@ -204,13 +226,13 @@ static unsigned do_filter(struct ext_routes *r, const struct ext_http_req *rq,
     memset(&v, 0, sizeof(v));
     tpx_buf_init(&b, r->max_response);
     if (ext_codec_decode_args(rq->body, rq->body_len, &r->opts, &a, &e) != TPX_OK) {
+        unsigned status = decode_status(&e, 200);
+
         TPX_LOG(TPX_WARN, "bad filter request", TPX_S("err", e.msg));
         ext_codec_filter_error(e.msg, &b, &e);
-        give(rp, 200, &b, NULL);
-        return 200;
+        give(rp, status, &b, NULL);
+        return status;
     }
-    if (a.full_nodes)
-        refresh_nodes(r, &a);
     if (a.pod.infer_failed) {
         /* DESIGN.md filter rule 1: an unreadable intent rejects every node, with the reason */
         all = malloc((a.nnames ? a.nnames : 1) * sizeof(*all));
@@ -230,8 +252,9 @@ static unsigned do_filter(struct ext_routes *r, const struct ext_http_req *rq,
             warn_rejected(r, &a.pod, NULL, a.pod.msg);
     } else if (a.pod.wl.has_intent) {
         ext_state_remember_pod(r->state, a.pod.uid, a.pod.name, &a.pod.wl, time(NULL));
-        if (ext_state_filter(r->state, &a.pod.wl, (const char *const *)a.names, a.nnames,
-                             time(NULL), &v, &e) != TPX_OK)
+        st = request_state(r, &a, &tmp, &e);
+        if (!st || ext_state_filter(st, &a.pod.wl, (const char *const *)a.names, a.nnames,
+                                    time(NULL), &v, &e) != TPX_OK)
             goto fail;
         verdict = v.verdict;
         reason = v.reason;
@@ -246,6 +269,8 @@ static unsigned do_filter(struct ext_routes *r, const struct ext_http_req *rq,
          * topox learns what the pod requests (a bind carries no resources) */
         if (a.pod.wl.accel_per_pod > 0)
             ext_state_remember_pod(r->state, a.pod.uid, a.pod.name, &a.pod.wl, time(NULL));
+        else
+            ext_state_note_filtered(r->state, a.pod.uid, a.pod.name, time(NULL));
     }
     if (ext_codec_filter_result(&a, verdict, reason, &b, &e) != TPX_OK)
         goto fail;
@@ -254,6 +279,7 @@ static unsigned do_filter(struct ext_routes *r, const struct ext_http_req *rq,
     free(all);
     free(why);
     ext_verdicts_release(&v);
+    ext_state_free(tmp);
     ext_args_release(&a);
     return 200;
 fail:
@@ -267,6 +293,7 @@ fail:
     free(all);
     free(why);
     ext_verdicts_release(&v);
+    ext_state_free(tmp);
     ext_args_release(&a);
     return 200;
 }
@@ -278,28 +305,34 @@ static unsigned do_prioritize(struct ext_routes *r, const struct ext_http_req *r
     struct ext_args a;
     struct tpx_err e = TPX_ERR_INIT;
     struct tpx_buf b;
+    struct ext_state *st = NULL, *tmp = NULL;
     int *scores = NULL;
 
     tpx_buf_init(&b, r->max_response);
     if (ext_codec_decode_args(rq->body, rq->body_len, &r->opts, &a, &e) != TPX_OK) {
+        unsigned status = decode_status(&e, 400);
+
         TPX_LOG(TPX_WARN, "bad prioritize request", TPX_S("err", e.msg));
-        error_json(rp, 400, e.msg);
-        return 400;
+        error_json(rp, status, e.msg);
+        return status;
     }
     scores = calloc(a.nnames ? a.nnames : 1, sizeof(*scores));
     if (!scores) {
         tpx_err_set(&e, TPX_ENOMEM, "out of memory");
         goto fail;
     }
-    if (a.pod.wl.has_intent && !a.pod.infer_failed &&
-        ext_state_score(r->state, &a.pod.wl, (const char *const *)a.names, a.nnames, time(NULL),
-                        scores, &e) != TPX_OK)
-        goto fail;
+    if (a.pod.wl.has_intent && !a.pod.infer_failed) {
+        st = request_state(r, &a, &tmp, &e);
+        if (!st || ext_state_score(st, &a.pod.wl, (const char *const *)a.names, a.nnames,
+                                   time(NULL), scores, &e) != TPX_OK)
+            goto fail;
+    }
     if (ext_codec_priorities((const char *const *)a.names, scores, a.nnames, &b, &e) != TPX_OK)
         goto fail;
     log_decision("prioritize", &a.pod, a.nnames, a.nnames, NULL, t0, NULL);
     give(rp, 200, &b, NULL);
     free(scores);
+    ext_state_free(tmp);
     ext_args_release(&a);
     return 200;
 fail:
@@ -308,6 +341,7 @@ fail:
     tpx_buf_release(&b);
     error_json(rp, 500, e.msg);
     free(scores);
+    ext_state_free(tmp);
     ext_args_release(&a);
     return 500;
 }
@@ -330,6 +364,12 @@ static unsigned do_bind(struct ext_routes *r, const struct ext_http_req *rq,
         tpx_err_set(&e, TPX_ENOTSUP,
                     "bind mode 'api' needs the Kubernetes API (--kubeconfig, $KUBECONFIG or "
                     "in-cluster), which this server was started without");
+    } else if (!ext_state_was_filtered(r->state, ba.pod_uid, time(NULL))) {
+        /* issue 12, item 4: only a pod this process decided on is booked (or bound) */
+        tpx_err_set(&e, TPX_EINVAL,
+                    "pod '%s/%s' (uid '%s') was not filtered by this topox within the "
+                    "reservation TTL; refusing to bind it",
+                    ba.pod_ns ? ba.pod_ns : "", ba.pod_name ? ba.pod_name : "", ba.pod_uid);
     } else if (ext_state_bind(r->state, ba.pod_uid, ba.pod_name, ba.node, time(NULL), &where, &e) ==
                    TPX_OK &&
                r->bind_mode == EXT_BIND_API) {

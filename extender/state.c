@@ -29,8 +29,9 @@ struct pod {
     enum pod_kind kind;
     unsigned accel;
     time_t seen;
-    time_t booked;  /* when a bind booked it here (0: the watch did, or nothing) */
-    bool confirmed; /* the API server has reported it bound to node */
+    time_t filtered; /* when this process last filtered it (0: never): bind needs it */
+    time_t booked;   /* when a bind booked it here (0: the watch did, or nothing) */
+    bool confirmed;  /* the API server has reported it bound to node */
 };
 
 struct ext_state {
@@ -607,7 +608,48 @@ void ext_state_remember_pod(struct ext_state *st, const char *uid, const char *n
         p->has_wl = true;
         p->seen = now;
     }
+    if (p)
+        p->filtered = now;
     pthread_mutex_unlock(&st->pods_lock);
+}
+
+void ext_state_note_filtered(struct ext_state *st, const char *uid, const char *name, time_t now)
+{
+    struct pod *p;
+
+    if (!uid || !*uid)
+        return;
+    pthread_mutex_lock(&st->pods_lock);
+    p = pod_get(st, uid, name, now);
+    if (p)
+        p->filtered = now;
+    pthread_mutex_unlock(&st->pods_lock);
+}
+
+bool ext_state_was_filtered(struct ext_state *st, const char *uid, time_t now)
+{
+    struct pod *p;
+    bool ok = false;
+
+    if (!uid || !*uid)
+        return false;
+    pthread_mutex_lock(&st->pods_lock);
+    p = pod_find(st, uid);
+    /* <= ttl: a bind arrives right after its filter; the TTL is what a reservation lives */
+    if (p && p->filtered && now >= p->filtered && now - p->filtered <= (time_t)st->ttl_s)
+        ok = true;
+    pthread_mutex_unlock(&st->pods_lock);
+    return ok;
+}
+
+bool ext_state_has_cluster(struct ext_state *st)
+{
+    bool ok;
+
+    pthread_rwlock_rdlock(&st->lock);
+    ok = st->cluster != NULL;
+    pthread_rwlock_unlock(&st->lock);
+    return ok;
 }
 
 size_t ext_state_expire(struct ext_state *st, time_t now)

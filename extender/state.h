@@ -87,6 +87,15 @@ bool ext_state_ready(struct ext_state *st, const char **why);
 void ext_state_remember_pod(struct ext_state *st, const char *uid, const char *name,
                             const struct pol_workload *wl, time_t now);
 
+/* The pod uid went through /filter here, without a workload to remember (no intent, no
+ * accelerators): only the time is kept, for ext_state_was_filtered(). */
+void ext_state_note_filtered(struct ext_state *st, const char *uid, const char *name, time_t now);
+/* true when this process filtered pod uid (ext_state_remember_pod() or _note_filtered()) within
+ * the reservation TTL before now. /bind accepts no other pod (issue 12, item 4). */
+bool ext_state_was_filtered(struct ext_state *st, const char *uid, time_t now);
+/* true when a cluster is loaded (--nodes, --cluster or the watch), whether or not it is synced. */
+bool ext_state_has_cluster(struct ext_state *st);
+
 /* Per input name: a verdict and a reason (borrowed until ext_verdicts_release()). */
 struct ext_verdicts {
     size_t n;

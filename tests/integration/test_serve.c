@@ -126,6 +126,21 @@ static char *args_json(const char *pod, char names[][32], size_t n)
     return out;
 }
 
+/* ExtenderArgs with full Node objects (nodeCacheCapable false): {"Pod":POD,"Nodes":{items}}.
+ * items is borrowed. Free the result. */
+static char *full_args(const char *pod, json_t *items)
+{
+    json_t *req = json_pack("{s:{s:{},s:O},s:n}", "Nodes", "metadata", "items", items, "NodeNames");
+    char *body = json_dumps(req, JSON_COMPACT);
+    size_t len = strlen(body) + strlen(pod) + 16;
+    char *full = malloc(len);
+
+    snprintf(full, len, "{\"Pod\":%s,%s", pod, body + 1);
+    free(body);
+    json_decref(req);
+    return full;
+}
+
 /* What the scheduler does for one pod: filter, prioritize the survivors (skipped with one, as
  * upstream does), bind the best. Returns the chosen node (static storage) or NULL when filter
  * left nothing; *filter_out (may be NULL) receives the filter answer. */
@@ -380,14 +395,15 @@ Test(serve, reserved_rack_refused_to_another_group_until_expiry)
     stop(&s);
 }
 
-/* NCC=false: full Node objects in, surviving objects out; the server had no cluster before. */
-Test(serve, full_node_objects_refresh_the_cache_and_come_back)
+/* NCC=false: full Node objects in, surviving objects out; the server had no cluster before, and
+ * has none after: the objects are used for that request only. */
+Test(serve, full_node_objects_serve_one_request_and_come_back)
 {
     const char *args[] = {NULL};
     struct server s;
-    json_t *items = json_array(), *req, *f, *got;
+    json_t *items = json_array(), *f, *got;
     char *pod = pod_json("solo-0", "s-0", "solo", 0, 1, 8, 1, 8);
-    char *body, *full, *resp = NULL;
+    char *full, *resp = NULL;
     long status;
 
     start(&s, args);
@@ -404,10 +420,7 @@ Test(serve, full_node_objects_refresh_the_cache_and_come_back)
                              "spec", "status", "allocatable", "nvidia.com/gpu", "8", "cpu", "96",
                              "conditions", "type", "Ready", "status", "True"));
     }
-    req = json_pack("{s:{s:{},s:o},s:n}", "Nodes", "metadata", "items", items, "NodeNames");
-    body = json_dumps(req, JSON_COMPACT);
-    full = malloc(strlen(body) + strlen(pod) + 16);
-    sprintf(full, "{\"Pod\":%s,%s", pod, body + 1);
+    full = full_args(pod, items);
     f = call_json(s.port, "/filter", full, &status);
     cr_expect_eq(status, 200);
     cr_expect_str_eq(json_string_value(json_object_get(f, "Error")), "");
@@ -417,15 +430,100 @@ Test(serve, full_node_objects_refresh_the_cache_and_come_back)
     cr_expect(json_equal(json_array_get(got, 0), json_array_get(items, 0)),
               "surviving Node objects must come back unchanged");
     json_decref(f);
+    /* issue 12 item 4: the objects served this request only; what topox knows is unchanged */
     status = http_call("GET", s.port, "/readyz", NULL, NULL);
-    cr_expect_eq(status, 200, "ready once Node objects arrived");
+    cr_expect_eq(status, 503, "Node objects in a request never load a cluster");
+    status = http_call("GET", s.port, "/debug/state", NULL, &resp);
+    cr_expect_eq(status, 503, "%s", resp ? resp : "");
+    free(resp);
+    json_decref(items);
+    free(full);
+    free(pod);
+    stop(&s);
+}
+
+/* issue 12 item 4: a /filter with full Nodes never rewrites the cached cluster: a made-up node in
+ * a new rack is not in /debug/state afterwards, and the known nodes keep the cache's labels. */
+Test(serve, full_nodes_in_a_request_never_overwrite_the_cache)
+{
+    const char *args[] = {"--cluster", "racks=1,nodes-per-rack=2,gpus-per-node=8", NULL};
+    struct server s;
+    json_t *items = json_array(), *f;
+    char *pod = pod_json("solo-0", "s-0", "solo", 0, 1, 8, 1, 8);
+    char *full, *resp = NULL;
+    const char *names[] = {"r01-n01", "evil-n1"};
+    long status;
+
+    start(&s, args);
+    for (int i = 0; i < 2; i++)
+        json_array_append_new(items, json_pack("{s:{s:s,s:{s:s,s:s}},s:{},s:{s:{s:s}}}", "metadata",
+                                               "name", names[i], "labels", "topox.io/rack", "r99",
+                                               "topox.io/interconnect", "nvswitch", "spec",
+                                               "status", "allocatable", "nvidia.com/gpu", "64"));
+    full = full_args(pod, items);
+    f = call_json(s.port, "/filter", full, &status);
+    cr_expect_eq(status, 200);
+    cr_expect_str_eq(
+        json_string_value(json_object_get(json_object_get(f, "FailedNodes"), "evil-n1")),
+        "unknown node (not in topox's cluster view)");
+    json_decref(f);
     status = http_call("GET", s.port, "/debug/state", NULL, &resp);
     cr_expect_eq(status, 200);
-    cr_expect(strstr(resp, "\"nodes\":4") != NULL, "%s", resp);
+    cr_expect(resp && strstr(resp, "evil-n1") == NULL, "the fake node stayed: %s", resp);
+    cr_expect(resp && strstr(resp, "r99") == NULL, "the fake rack stayed: %s", resp);
+    cr_expect(resp && strstr(resp, "\"nodes\":2") != NULL, "%s", resp);
     free(resp);
-    json_decref(req);
-    free(body);
+    json_decref(items);
     free(full);
+    free(pod);
+    stop(&s);
+}
+
+/* issue 12, items 4, 6 and 3: /bind books only pods this process filtered; a node name that is
+ * not one is 400, too many candidates 413. */
+Test(serve, bind_needs_a_filter_and_bad_names_are_refused)
+{
+    const char *args[] = {"--cluster", "racks=1,nodes-per-rack=2,gpus-per-node=8",
+                          "--max-candidates", "2", NULL};
+    struct server s;
+    char names[3][32] = {"r01-n01", "r01-n02", "r01-n03"};
+    char *pod = pod_json("web", "w-1", NULL, 0, 0, 0, 0, 0);
+    char *req;
+    const char *err;
+    long status;
+    json_t *j;
+
+    start(&s, args);
+    j = call_json(s.port, "/bind",
+                  "{\"PodName\":\"ghost\",\"PodNamespace\":\"llm\",\"PodUID\":\"g-1\","
+                  "\"Node\":\"r01-n01\"}",
+                  &status);
+    err = json_string_value(json_object_get(j, "Error"));
+    cr_expect(err && strstr(err, "was not filtered by this topox"), "%s", err ? err : "(none)");
+    json_decref(j);
+    /* filtered first (a pod without intent), the same bind is accepted */
+    req = args_json(pod, names, 2);
+    cr_expect_eq(http_call("POST", s.port, "/filter", req, NULL), 200);
+    free(req);
+    j = call_json(s.port, "/bind",
+                  "{\"PodName\":\"web\",\"PodNamespace\":\"llm\",\"PodUID\":\"w-1\","
+                  "\"Node\":\"r01-n01\"}",
+                  &status);
+    cr_expect_str_eq(json_string_value(json_object_get(j, "Error")), "");
+    json_decref(j);
+    /* three candidates over a cap of two: 413 */
+    req = args_json(pod, names, 3);
+    cr_expect_eq(http_call("POST", s.port, "/filter", req, NULL), 413);
+    free(req);
+    /* a NUL inside a name: 400 with a message, never truncated to r01-n01 */
+    req = malloc(strlen(pod) + 64);
+    sprintf(req, "{\"Pod\":%s,\"NodeNames\":[\"r01-n01\\u0000evil\"]}", pod);
+    j = call_json(s.port, "/filter", req, &status);
+    cr_expect_eq(status, 400);
+    err = json_string_value(json_object_get(j, "Error"));
+    cr_expect(err && strstr(err, "NUL or control byte"), "%s", err ? err : "(none)");
+    json_decref(j);
+    free(req);
     free(pod);
     stop(&s);
 }

@@ -452,3 +452,88 @@ Test(ext_codec, full_gke_node_matches_the_jansson_decoder)
     json_decref(req);
     ext_yaml_docs_release(&docs);
 }
+
+/* issue 12, item 6: a NodeNames entry is a node name or the request is refused (never truncated:
+ * "r01-n01\u0000evil" used to pass as r01-n01). */
+Test(ext_codec, node_names_refuse_nul_control_empty_and_long)
+{
+    static const struct {
+        const char *names;
+        enum tpx_code want;
+        const char *msg;
+    } cases[] = {
+        {"[\"r01-n01\",\"r01-n02\"]", TPX_OK, NULL},
+        {"[\"r01-n01\\u0000evil\"]", TPX_EINVAL, "NUL or control byte"},
+        {"[\"r01\\n01\"]", TPX_EINVAL, "NUL or control byte"},
+        {"[\"r01\\u007f\"]", TPX_EINVAL, "NUL or control byte"},
+        {"[\"ok\",\"\"]", TPX_EINVAL, "entry 1 is not a node name: empty"},
+        {"[\"\\u0072\"]", TPX_OK, NULL},
+    };
+    struct ext_args a;
+    struct tpx_err err = TPX_ERR_INIT;
+    char body[1024];
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        enum tpx_code rc;
+
+        snprintf(body, sizeof(body), "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":%s}",
+                 cases[i].names);
+        tpx_err_clear(&err);
+        rc = ext_codec_decode_args(body, strlen(body), NULL, &a, &err);
+        cr_expect_eq(rc, cases[i].want, "case %zu: %s", i, err.msg);
+        if (cases[i].msg)
+            cr_expect(strstr(err.msg, cases[i].msg) != NULL, "case %zu: %s", i, err.msg);
+        if (rc == TPX_OK)
+            ext_args_release(&a);
+    }
+}
+
+Test(ext_codec, node_names_over_253_bytes_and_over_the_candidate_cap)
+{
+    struct ext_codec_opts o = {.max_candidates = 3};
+    struct ext_args a;
+    struct tpx_err err = TPX_ERR_INIT;
+    char body[2048], name[300];
+
+    memset(name, 'a', 254);
+    name[254] = '\0';
+    snprintf(body, sizeof(body), "{\"Pod\":{},\"NodeNames\":[\"%s\"]}", name);
+    cr_expect_eq(ext_codec_decode_args(body, strlen(body), NULL, &a, &err), TPX_EINVAL);
+    cr_expect(strstr(err.msg, "too long") != NULL, "%s", err.msg);
+    name[253] = '\0'; /* 253 is the longest DNS subdomain */
+    snprintf(body, sizeof(body), "{\"Pod\":{},\"NodeNames\":[\"%s\"]}", name);
+    tpx_err_clear(&err);
+    cr_assert_eq(ext_codec_decode_args(body, strlen(body), NULL, &a, &err), TPX_OK, "%s", err.msg);
+    ext_args_release(&a);
+    /* the same name escaped: measured once decoded */
+    snprintf(body, sizeof(body), "{\"Pod\":{},\"NodeNames\":[\"\\u0061%s\"]}", name);
+    tpx_err_clear(&err);
+    cr_expect_eq(ext_codec_decode_args(body, strlen(body), NULL, &a, &err), TPX_EINVAL);
+    cr_expect(strstr(err.msg, "too long") != NULL, "%s", err.msg);
+
+    snprintf(body, sizeof(body), "{\"Pod\":{},\"NodeNames\":[\"a\",\"b\",\"c\"]}");
+    tpx_err_clear(&err);
+    cr_assert_eq(ext_codec_decode_args(body, strlen(body), &o, &a, &err), TPX_OK, "%s", err.msg);
+    ext_args_release(&a);
+    snprintf(body, sizeof(body), "{\"Pod\":{},\"NodeNames\":[\"a\",\"b\",\"c\",\"d\"]}");
+    tpx_err_clear(&err);
+    cr_expect_eq(ext_codec_decode_args(body, strlen(body), &o, &a, &err), TPX_ETOOBIG);
+    cr_expect(strstr(err.msg, "more than 3 candidate nodes") != NULL, "%s", err.msg);
+    snprintf(
+        body, sizeof(body),
+        "{\"Pod\":{},\"Nodes\":{\"items\":[{\"metadata\":{\"name\":\"a\"}},{\"metadata\":"
+        "{\"name\":\"b\"}},{\"metadata\":{\"name\":\"c\"}},{\"metadata\":{\"name\":\"d\"}}]}}");
+    tpx_err_clear(&err);
+    cr_expect_eq(ext_codec_decode_args(body, strlen(body), &o, &a, &err), TPX_ETOOBIG);
+}
+
+/* Full Node objects: metadata.name with a NUL is refused, never cut short. */
+Test(ext_codec, full_node_name_with_nul_is_refused)
+{
+    static const char nl[] = "{\"items\":[{\"metadata\":{\"name\":\"r01-n01\\u0000evil\"}}]}";
+    struct ext_scan_nodes nodes;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_expect_neq(ext_scan_nodelist(nl, strlen(nl), &nodes, &err), TPX_OK);
+    cr_expect(strstr(err.msg, "NUL or control byte in a node name") != NULL, "%s", err.msg);
+}

@@ -90,7 +90,8 @@ Test(ext_config, defaults)
     cr_assert_eq(ext_serve_config_init(&c, &err), TPX_OK);
     cr_expect_str_eq(c.listen, "127.0.0.1:8888");
     cr_expect_eq(c.reservation_ttl_s, 600);
-    cr_expect_eq(c.max_body, (size_t)256 << 20);
+    cr_expect_eq(c.max_body, (size_t)64 << 20);
+    cr_expect_eq(c.max_candidates, 100000);
     cr_expect_eq(c.bind_mode, EXT_BIND_RECORD);
     cr_expect_eq(c.pipeline_scope, POL_SCOPE_RACK);
     ext_serve_config_release(&c);
