@@ -362,6 +362,7 @@ int cmd_serve(int argc, char **argv)
         goto fail;
     if (cluster && ext_state_set_cluster(state, cluster, &err) != TPX_OK)
         goto fail;
+    ext_state_set_scheduler(state, cfg.scheduler_name);
     if (start_api(&cfg, state, &kcfg, &use_api, &feed, &watch, &binder, &err) != TPX_OK)
         goto fail;
     if (!cluster && !use_api)
@@ -374,6 +375,7 @@ int cmd_serve(int argc, char **argv)
     routes.opts.labels = &cfg.label_cfg; /* filled by start_api(); the watch reads it too */
     routes.opts.default_scope = cfg.pipeline_scope;
     routes.opts.max_candidates = cfg.max_candidates;
+    routes.scheduler_name = cfg.scheduler_name;
     routes.bind_mode = cfg.bind_mode;
     routes.max_response = cfg.max_body + 1024 * 1024;
     routes.binder = binder;

@@ -38,6 +38,7 @@ struct ext_serve_config {
     size_t max_body;                        /* 64 MiB */
     unsigned max_candidates;                /* 100000: NodeNames or Nodes per request */
     enum ext_bind_mode bind_mode;           /* record */
+    char *scheduler_name;                   /* "topox-scheduler" */
     char *nodes_file;                       /* --nodes */
     char *cluster_spec;                     /* --cluster */
     unsigned threads;                       /* 0: CPUs */

@@ -370,6 +370,12 @@ static unsigned do_bind(struct ext_routes *r, const struct ext_http_req *rq,
                     "pod '%s/%s' (uid '%s') was not filtered by this topox within the "
                     "reservation TTL; refusing to bind it",
                     ba.pod_ns ? ba.pod_ns : "", ba.pod_name ? ba.pod_name : "", ba.pod_uid);
+    } else if (r->bind_mode == EXT_BIND_API && ext_state_is_foreign(r->state, ba.pod_uid)) {
+        tpx_err_set(&e, TPX_EINVAL,
+                    "pod '%s/%s' (uid '%s') is not for scheduler '%s' according to the watch; "
+                    "refusing to create its Binding",
+                    ba.pod_ns ? ba.pod_ns : "", ba.pod_name ? ba.pod_name : "", ba.pod_uid,
+                    r->scheduler_name ? r->scheduler_name : "");
     } else if (ext_state_bind(r->state, ba.pod_uid, ba.pod_name, ba.node, time(NULL), &where, &e) ==
                    TPX_OK &&
                r->bind_mode == EXT_BIND_API) {

@@ -30,6 +30,7 @@ struct pod {
     unsigned accel;
     time_t seen;
     time_t filtered; /* when this process last filtered it (0: never): bind needs it */
+    bool foreign;    /* the watch saw it pending with another schedulerName than ours */
     time_t booked;   /* when a bind booked it here (0: the watch did, or nothing) */
     bool confirmed;  /* the API server has reported it bound to node */
 };
@@ -43,8 +44,9 @@ struct ext_state {
     atomic_bool need_sync;
     atomic_bool synced;
 
-    pthread_mutex_t pods_lock; /* pods */
-    struct tpx_map pods;       /* uid (borrowed from the entry) -> struct pod (owned) */
+    pthread_mutex_t pods_lock;                       /* pods, scheduler_name */
+    char scheduler_name[EXT_SCHEDULER_NAME_MAX + 1]; /* "" until ext_state_set_scheduler() */
+    struct tpx_map pods; /* uid (borrowed from the entry) -> struct pod (owned) */
 
     /* Scope memos for filter and score (policy.h): each call takes one, the most recently given
      * back (likely the same pod's shape: prioritize follows filter), and gives it back before the
@@ -640,6 +642,52 @@ bool ext_state_was_filtered(struct ext_state *st, const char *uid, time_t now)
         ok = true;
     pthread_mutex_unlock(&st->pods_lock);
     return ok;
+}
+
+void ext_state_set_scheduler(struct ext_state *st, const char *name)
+{
+    size_t n = name ? strlen(name) : 0;
+
+    if (n > EXT_SCHEDULER_NAME_MAX)
+        n = EXT_SCHEDULER_NAME_MAX; /* config.c refuses longer names; this only keeps it safe */
+    pthread_mutex_lock(&st->pods_lock);
+    memcpy(st->scheduler_name, name ? name : "", n);
+    st->scheduler_name[n] = '\0';
+    pthread_mutex_unlock(&st->pods_lock);
+}
+
+void ext_state_note_scheduler(struct ext_state *st, const char *uid, const char *name,
+                              const char *scheduler, time_t now)
+{
+    struct pod *p;
+
+    if (!uid || !*uid || !scheduler)
+        return;
+    pthread_mutex_lock(&st->pods_lock);
+    if (st->scheduler_name[0]) {
+        bool foreign = strcmp(scheduler, st->scheduler_name) != 0;
+
+        /* an entry only for a foreign pod, or one that already has one: a pod of ours gets its
+         * entry from the filter, and the table stays as small as before for it */
+        p = foreign ? pod_get(st, uid, name, now) : pod_find(st, uid);
+        if (p)
+            p->foreign = foreign;
+    }
+    pthread_mutex_unlock(&st->pods_lock);
+}
+
+bool ext_state_is_foreign(struct ext_state *st, const char *uid)
+{
+    struct pod *p;
+    bool yes;
+
+    if (!uid || !*uid)
+        return false;
+    pthread_mutex_lock(&st->pods_lock);
+    p = pod_find(st, uid);
+    yes = p && p->foreign;
+    pthread_mutex_unlock(&st->pods_lock);
+    return yes;
 }
 
 bool ext_state_has_cluster(struct ext_state *st)

@@ -93,6 +93,18 @@ void ext_state_note_filtered(struct ext_state *st, const char *uid, const char *
 /* true when this process filtered pod uid (ext_state_remember_pod() or _note_filtered()) within
  * the reservation TTL before now. /bind accepts no other pod (issue 12, item 4). */
 bool ext_state_was_filtered(struct ext_state *st, const char *uid, time_t now);
+/* The schedulerName this extender serves (copied; at most EXT_SCHEDULER_NAME_MAX bytes). */
+#define EXT_SCHEDULER_NAME_MAX 253
+void ext_state_set_scheduler(struct ext_state *st, const char *name);
+/* The watch saw pod uid, not yet bound, with spec.schedulerName scheduler (NULL: none given,
+ * ignored). A pod of another scheduler than the one given to ext_state_set_scheduler() is
+ * remembered as foreign. */
+void ext_state_note_scheduler(struct ext_state *st, const char *uid, const char *name,
+                              const char *scheduler, time_t now);
+/* true when the watch saw pod uid pending with another schedulerName: --bind-mode=api refuses to
+ * create its Binding. A pod the watch has not reported yet is not foreign (the bind may race the
+ * watch event; it still needs a filter, and the API server refuses a uid that does not exist). */
+bool ext_state_is_foreign(struct ext_state *st, const char *uid);
 /* true when a cluster is loaded (--nodes, --cluster or the watch), whether or not it is synced. */
 bool ext_state_has_cluster(struct ext_state *st);
 

@@ -351,8 +351,14 @@ static void apply_pod(struct ext_state_feed *f, json_t *pod)
         drop_pod(f, uid);
         return;
     }
-    if (!node)
-        return; /* not bound yet: the scheduler will ask about it */
+    if (!node) {
+        /* not bound yet: the scheduler will ask about it, and bind (api mode) checks that it is
+         * ours */
+        json_t *sn = json_object_get(json_object_get(pod, "spec"), "schedulerName");
+
+        ext_state_note_scheduler(f->st, uid, name, json_string_value(sn), time(NULL));
+        return;
+    }
     memset(&store, 0, sizeof(store));
     if (ext_pod_facts_from_json_cfg(pod, f->cfg, &store, &e) != TPX_OK) {
         refuse(f, "pod", name, &e);

@@ -879,6 +879,37 @@ Test(serve_api, api_refusals_are_clear_errors_and_give_the_capacity_back, .timeo
     stop(w);
 }
 
+/* issue 12, item 4: in api mode topox creates a Binding only for a pod it filtered, and never for
+ * a pod that the watch reports for another scheduler. */
+Test(serve_api, binds_only_its_own_filtered_pods, .timeout = 120)
+{
+    struct world *w = world_new(false);
+    const char *args[] = {NULL};
+    json_t *other, *unfiltered;
+    char *err = NULL, *posted;
+    const char *node;
+
+    other = add_pod(w, "llm", "other", "other-1", NULL, 0, 1, 8, 1);
+    json_object_set_new(json_object_get(other, "spec"), "schedulerName",
+                        json_string("default-scheduler"));
+    unfiltered = add_pod(w, "llm", "unfiltered", "unf-1", NULL, 0, 1, 8, 1);
+    push_pods(w);
+    start(w, args);
+    cr_assert_eq(wait_ready(w), 200, "never ready:\n%s", w->srv.log);
+    node = schedule(w, other, &err);
+    cr_assert_not_null(node);
+    cr_expect(strstr(err, "not for scheduler 'topox-scheduler'") != NULL, "%s", err);
+    free(err);
+    err = bind_call(w, unfiltered, node_name(1, 1));
+    cr_expect(strstr(err, "was not filtered by this topox") != NULL, "%s", err);
+    free(err);
+    posted = fake_api_last(w->api, "POST", "/binding", "body");
+    cr_expect_null(posted, "no Binding may be POSTed: %s", posted ? posted : "");
+    free(posted);
+    cr_expect_eq(free_gpus(w), NNODES * 8, "a refused bind books nothing");
+    stop(w);
+}
+
 Test(serve_api, a_rejected_group_gets_one_warning, .timeout = 120)
 {
     struct world *w = world_new(false);

@@ -559,3 +559,31 @@ Test(ext_state, a_relist_prunes_bound_pods_it_lacks_but_not_binds_made_during_it
     cr_expect(!ext_state_remove_pod(st, "gone-booked"), "its entry is gone too");
     ext_state_free(st);
 }
+
+/* issue 12, item 4: what /bind checks before it books anything. */
+Test(ext_state, bind_checks_filtered_within_the_ttl_and_foreign_pods)
+{
+    char names[64][64];
+    size_t n;
+    struct ext_state *st = state_with("racks=1,nodes-per-rack=2", names, &n);
+    struct pol_workload wl = wl_of("solo", 8, 1, 1, 0);
+
+    cr_expect_not(ext_state_was_filtered(st, "u-1", 1000));
+    ext_state_remember_pod(st, "u-1", "p1", &wl, 1000);
+    cr_expect(ext_state_was_filtered(st, "u-1", 1000));
+    cr_expect(ext_state_was_filtered(st, "u-1", 1600), "the TTL (600 s) is inclusive");
+    cr_expect_not(ext_state_was_filtered(st, "u-1", 1601), "past the TTL");
+    ext_state_note_filtered(st, "u-2", "p2", 1000);
+    cr_expect(ext_state_was_filtered(st, "u-2", 1000));
+    cr_expect_not(ext_state_was_filtered(st, NULL, 1000));
+
+    ext_state_set_scheduler(st, "topox-scheduler");
+    ext_state_note_scheduler(st, "u-3", "p3", "default-scheduler", 1000);
+    ext_state_note_scheduler(st, "u-2", "p2", "topox-scheduler", 1000);
+    ext_state_note_scheduler(st, "u-4", "p4", NULL, 1000);
+    cr_expect(ext_state_is_foreign(st, "u-3"));
+    cr_expect_not(ext_state_is_foreign(st, "u-2"));
+    cr_expect_not(ext_state_is_foreign(st, "u-4"));
+    cr_expect_not(ext_state_is_foreign(st, "never-seen"));
+    ext_state_free(st);
+}
