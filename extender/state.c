@@ -29,10 +29,12 @@ struct pod {
     enum pod_kind kind;
     unsigned accel;
     time_t seen;
-    time_t filtered; /* when this process last filtered it (0: never): bind needs it */
-    bool foreign;    /* the watch saw it pending with another schedulerName than ours */
-    time_t booked;   /* when a bind booked it here (0: the watch did, or nothing) */
-    bool confirmed;  /* the API server has reported it bound to node */
+    time_t filtered;      /* when this process last filtered it (0: never): bind needs it */
+    bool foreign;         /* the watch saw it pending with another schedulerName than ours */
+    time_t booked;        /* when a bind booked it here (0: the watch did, or nothing) */
+    bool confirmed;       /* the API server has reported it bound to node */
+    struct pod *lru_prev; /* on the SEEN list (see lru_push) */
+    struct pod *lru_next;
 };
 
 struct ext_state {
@@ -46,6 +48,9 @@ struct ext_state {
 
     pthread_mutex_t pods_lock;                       /* pods, scheduler_name */
     char scheduler_name[EXT_SCHEDULER_NAME_MAX + 1]; /* "" until ext_state_set_scheduler() */
+    size_t pod_max;                                  /* entries; 0 until first used: POD_MAX */
+    struct pod *lru_head;                            /* SEEN entries, most recent first */
+    struct pod *lru_tail;
     struct tpx_map pods; /* uid (borrowed from the entry) -> struct pod (owned) */
 
     /* Scope memos for filter and score (policy.h): each call takes one, the most recently given
@@ -71,32 +76,93 @@ static struct pod *pod_find(struct ext_state *st, const char *uid)
     return tpx_map_get(&st->pods, uid);
 }
 
-/* pods_lock held: forget SEEN entries older than the TTL (never bound pods). */
-static void pods_sweep(struct ext_state *st, time_t now)
+/* The LRU list of SEEN entries (pods filtered, not bound): most recent at lru_head. Bound pods
+ * (POD_COMMITTED, POD_USED) are facts and never on it, so a flood of made-up UIDs can evict
+ * only other SEEN entries, and a new UID never scans the table (issue 12, item 8). Invariant:
+ * an entry is on the list exactly when its kind is POD_SEEN. pods_lock held for all of these. */
+static void lru_unlink(struct ext_state *st, struct pod *p)
 {
-    union tpx_map_val v;
+    if (p->lru_prev)
+        p->lru_prev->lru_next = p->lru_next;
+    else
+        st->lru_head = p->lru_next;
+    if (p->lru_next)
+        p->lru_next->lru_prev = p->lru_prev;
+    else
+        st->lru_tail = p->lru_prev;
+    p->lru_prev = p->lru_next = NULL;
+}
 
-    for (size_t pos = 0; tpx_map_next(&st->pods, &pos, NULL, &v);) {
-        struct pod *p = v.ptr;
+static void lru_push(struct ext_state *st, struct pod *p)
+{
+    p->lru_prev = NULL;
+    p->lru_next = st->lru_head;
+    if (st->lru_head)
+        st->lru_head->lru_prev = p;
+    else
+        st->lru_tail = p;
+    st->lru_head = p;
+}
 
-        if (p->kind == POD_SEEN &&
-            (now - p->seen > POD_SEEN_TTL || tpx_map_len(&st->pods) > POD_MAX)) {
-            tpx_map_del(&st->pods, p->uid, NULL);
-            pod_free(p);
-        }
+/* A SEEN entry was used again: to the front. */
+static void lru_touch(struct ext_state *st, struct pod *p)
+{
+    if (p->kind == POD_SEEN && st->lru_head != p) {
+        lru_unlink(st, p);
+        lru_push(st, p);
     }
 }
 
-/* pods_lock held */
-static struct pod *pod_get(struct ext_state *st, const char *uid, const char *name, time_t now)
+static void set_kind(struct ext_state *st, struct pod *p, enum pod_kind kind)
+{
+    if (p->kind == POD_SEEN && kind != POD_SEEN)
+        lru_unlink(st, p);
+    else if (p->kind != POD_SEEN && kind == POD_SEEN)
+        lru_push(st, p);
+    p->kind = kind;
+}
+
+static size_t pod_limit(const struct ext_state *st)
+{
+    return st->pod_max ? st->pod_max : POD_MAX;
+}
+
+/* Forget SEEN entries from the LRU end: those older than the TTL, and, when the table is full,
+ * down to the low-water mark. Each eviction is O(1); facts are never touched. */
+static void pods_sweep(struct ext_state *st, time_t now)
+{
+    size_t low = pod_limit(st) - pod_limit(st) / 8;
+
+    while (st->lru_tail) {
+        struct pod *p = st->lru_tail;
+        bool full = tpx_map_len(&st->pods) > low;
+
+        if (!full && now - p->seen <= POD_SEEN_TTL)
+            break;
+        lru_unlink(st, p);
+        tpx_map_del(&st->pods, p->uid, NULL);
+        pod_free(p);
+    }
+}
+
+/* pods_lock held. fact: the caller records what the API server or a bind says (never refused
+ * for space: such entries are bounded by the cluster's real pods); otherwise a filter's note,
+ * which gets NULL when the table is full of facts. A new entry is SEEN, at the LRU front. */
+static struct pod *pod_get(struct ext_state *st, const char *uid, const char *name, time_t now,
+                           bool fact)
 {
     struct pod *p = pod_find(st, uid);
     struct tpx_err e = TPX_ERR_INIT;
 
-    if (p)
+    if (p) {
+        lru_touch(st, p);
         return p;
-    if (tpx_map_len(&st->pods) >= POD_MAX)
+    }
+    if (tpx_map_len(&st->pods) >= pod_limit(st) ||
+        (st->lru_tail && now - st->lru_tail->seen > POD_SEEN_TTL))
         pods_sweep(st, now);
+    if (!fact && tpx_map_len(&st->pods) >= pod_limit(st))
+        return NULL;
     p = calloc(1, sizeof(*p));
     if (!p)
         return NULL;
@@ -111,7 +177,15 @@ static struct pod *pod_get(struct ext_state *st, const char *uid, const char *na
         pod_free(p);
         return NULL;
     }
+    lru_push(st, p);
     return p;
+}
+
+void ext_state_set_pod_max(struct ext_state *st, size_t max)
+{
+    pthread_mutex_lock(&st->pods_lock);
+    st->pod_max = max ? max : POD_MAX;
+    pthread_mutex_unlock(&st->pods_lock);
 }
 
 /* A memo for one call, or NULL when all are out (the call then computes without one). */
@@ -152,7 +226,7 @@ static void unbook(struct ext_state *st, struct pod *p)
     }
     free(p->node);
     p->node = NULL;
-    p->kind = POD_SEEN;
+    set_kind(st, p, POD_SEEN);
     p->booked = 0;
     p->confirmed = false;
 }
@@ -161,6 +235,7 @@ static void unbook(struct ext_state *st, struct pod *p)
 static void drop_entry(struct ext_state *st, struct pod *p)
 {
     unbook(st, p);
+    lru_unlink(st, p);
     tpx_map_del(&st->pods, p->uid, NULL);
     pod_free(p);
 }
@@ -433,14 +508,14 @@ static enum tpx_code place(struct ext_state *st, struct pod *p, size_t i, time_t
             free(copy);
             return err->code;
         }
-        p->kind = POD_COMMITTED;
+        set_kind(st, p, POD_COMMITTED);
     } else {
         p->accel = p->has_wl ? p->wl.accel_per_pod : p->accel;
         if (p->accel && pol_ledger_use(st->ledger, i, (int)p->accel, err) != TPX_OK) {
             free(copy);
             return err->code;
         }
-        p->kind = POD_USED;
+        set_kind(st, p, POD_USED);
     }
     p->node = copy;
     return TPX_OK;
@@ -477,7 +552,7 @@ enum tpx_code ext_state_record_pod(struct ext_state *st, const char *uid, const 
         rc = tpx_err_set(err, TPX_ENOENT, "node '%s' is not known", node_name);
         goto out;
     }
-    p = pod_get(st, uid, name, now);
+    p = pod_get(st, uid, name, now, true);
     if (!p) {
         rc = tpx_err_set(err, TPX_ENOMEM, "out of memory");
         goto out;
@@ -604,7 +679,7 @@ void ext_state_remember_pod(struct ext_state *st, const char *uid, const char *n
     if (!uid || !*uid)
         return;
     pthread_mutex_lock(&st->pods_lock);
-    p = pod_get(st, uid, name, now);
+    p = pod_get(st, uid, name, now, false);
     if (p && p->kind == POD_SEEN) {
         p->wl = *wl;
         p->has_wl = true;
@@ -622,7 +697,9 @@ void ext_state_note_filtered(struct ext_state *st, const char *uid, const char *
     if (!uid || !*uid)
         return;
     pthread_mutex_lock(&st->pods_lock);
-    p = pod_get(st, uid, name, now);
+    p = pod_get(st, uid, name, now, false);
+    if (p && p->kind == POD_SEEN)
+        p->seen = now;
     if (p)
         p->filtered = now;
     pthread_mutex_unlock(&st->pods_lock);
@@ -669,7 +746,7 @@ void ext_state_note_scheduler(struct ext_state *st, const char *uid, const char 
 
         /* an entry only for a foreign pod, or one that already has one: a pod of ours gets its
          * entry from the filter, and the table stays as small as before for it */
-        p = foreign ? pod_get(st, uid, name, now) : pod_find(st, uid);
+        p = foreign ? pod_get(st, uid, name, now, false) : pod_find(st, uid);
         if (p)
             p->foreign = foreign;
     }
@@ -893,7 +970,7 @@ enum tpx_code ext_state_bind(struct ext_state *st, const char *uid, const char *
     p = pod_find(st, uid);
     out->known = p && p->has_wl;
     if (!p) {
-        p = pod_get(st, uid, name, now);
+        p = pod_get(st, uid, name, now, true);
         if (!p) {
             rc = tpx_err_set(err, TPX_ENOMEM, "out of memory");
             goto out;

@@ -82,10 +82,15 @@ void ext_state_mark_synced(struct ext_state *st);
 /* true when ready; otherwise *why (static text) says what is missing. */
 bool ext_state_ready(struct ext_state *st, const char **why);
 
-/* Remember what pod uid asked for (at filter time), so bind can commit it. Copied. Old entries
- * are forgotten after an hour or when the table is full. */
+/* Remember what pod uid asked for (at filter time), so bind can commit it. Copied. Entries of
+ * pods not bound are kept in LRU order: forgotten after an hour, or, when the table is full
+ * (200 000 entries), the least recently used go, down to 7/8 of it. Bound pods are never
+ * evicted for room, and when the table holds only those a new filter is not remembered. */
 void ext_state_remember_pod(struct ext_state *st, const char *uid, const char *name,
                             const struct pol_workload *wl, time_t now);
+
+/* The pod table's size (0: 200 000). For tests and for small deployments. */
+void ext_state_set_pod_max(struct ext_state *st, size_t max);
 
 /* The pod uid went through /filter here, without a workload to remember (no intent, no
  * accelerators): only the time is kept, for ext_state_was_filtered(). */

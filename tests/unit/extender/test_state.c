@@ -587,3 +587,60 @@ Test(ext_state, bind_checks_filtered_within_the_ttl_and_foreign_pods)
     cr_expect_not(ext_state_is_foreign(st, "never-seen"));
     ext_state_free(st);
 }
+
+/* issue 12, item 8: a flood of made-up UIDs evicts only other filtered-not-bound entries, least
+ * recently used first, and never a bound pod's facts. */
+Test(ext_state, pod_table_flood_evicts_lru_never_bound_pods)
+{
+    char names[64][64];
+    size_t n;
+    struct ext_state *st = state_with("racks=1,nodes-per-rack=2,gpus-per-node=8", names, &n);
+    struct pol_workload wl = wl_of("solo", 1, 1, 1, 0);
+    struct tpx_err err = TPX_ERR_INIT;
+    char uid[32];
+
+    ext_state_set_pod_max(st, 64);
+    for (int i = 0; i < 8; i++) {
+        snprintf(uid, sizeof(uid), "real-%d", i);
+        cr_assert_eq(ext_state_upsert_pod(st, uid, uid, names[i % 2], 1, NULL, &err), TPX_OK, "%s",
+                     err.msg);
+    }
+    ext_state_remember_pod(st, "kept", "kept", &wl, 1000);
+    for (int i = 0; i < 10000; i++) {
+        snprintf(uid, sizeof(uid), "fake-%d", i);
+        ext_state_remember_pod(st, uid, uid, &wl, 1000);
+        if (i % 16 == 0)
+            ext_state_note_filtered(st, "kept", "kept", 1000); /* used again: stays */
+    }
+    cr_expect(ext_state_was_filtered(st, "fake-9999", 1000), "the newest is remembered");
+    cr_expect_not(ext_state_was_filtered(st, "fake-0", 1000), "the oldest went first");
+    cr_expect(ext_state_was_filtered(st, "kept", 1000), "a recently used entry stays");
+    for (int i = 0; i < 8; i++) {
+        snprintf(uid, sizeof(uid), "real-%d", i);
+        cr_expect(ext_state_remove_pod(st, uid), "bound pod %s was evicted", uid);
+    }
+    ext_state_free(st);
+}
+
+Test(ext_state, pod_table_full_of_bound_pods_remembers_no_new_filter)
+{
+    char names[64][64];
+    size_t n;
+    struct ext_state *st = state_with("racks=1,nodes-per-rack=2,gpus-per-node=8", names, &n);
+    struct tpx_err err = TPX_ERR_INIT;
+    char uid[32];
+
+    ext_state_set_pod_max(st, 4);
+    for (int i = 0; i < 6; i++) { /* facts are taken even past the limit */
+        snprintf(uid, sizeof(uid), "real-%d", i);
+        cr_assert_eq(ext_state_upsert_pod(st, uid, uid, names[i % 2], 1, NULL, &err), TPX_OK, "%s",
+                     err.msg);
+    }
+    ext_state_note_filtered(st, "fake", "fake", 1000);
+    cr_expect_not(ext_state_was_filtered(st, "fake", 1000));
+    for (int i = 0; i < 6; i++) {
+        snprintf(uid, sizeof(uid), "real-%d", i);
+        cr_expect(ext_state_remove_pod(st, uid), "%s", uid);
+    }
+    ext_state_free(st);
+}
