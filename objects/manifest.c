@@ -885,8 +885,13 @@ static void share_parallelism(struct pol_workload *wl, size_t n)
         if (&wl[i] == donor)
             continue;
         if (!wl[i].tp_explicit) {
+            bool own_placement = wl[i].layout.placement_ann;
             wl[i].tp = donor->tp;
             wl[i].dp = donor->dp;
+            wl[i].layout = donor->layout; /* ep, certainty, sources */
+            wl[i].layout.placement_ann = own_placement;
+            if (!donor->layout.certain && !own_placement)
+                wl[i].preferred = donor->preferred;
             wl[i].tp_explicit = true;
             wl[i].tp_source = donor->tp_source;
             wl[i].has_intent = wl[i].has_intent || donor->has_intent;
