@@ -374,6 +374,7 @@ int cmd_serve(int argc, char **argv)
     routes.opts.labels = &cfg.label_cfg; /* filled by start_api(); the watch reads it too */
     routes.opts.default_scope = cfg.pipeline_scope;
     routes.bind_mode = cfg.bind_mode;
+    routes.uncertain = cfg.uncertain;
     routes.max_response = cfg.max_body + 1024 * 1024;
     routes.binder = binder;
     memset(&hc, 0, sizeof(hc));

@@ -19,6 +19,9 @@ struct reason_count {
     unsigned long long n;
 };
 
+#define UNCERTAIN_SLOTS 4096 /* groups remembered for "once per group" */
+static const char *const uncertain_actions[] = {"prefer", "reject", "ignore"};
+
 struct ext_metrics {
     pthread_mutex_t lock;
     unsigned long long requests[EXT_VERB_COUNT][NSTATUS];
@@ -27,6 +30,8 @@ struct ext_metrics {
     unsigned long long count[EXT_VERB_COUNT];
     struct reason_count reasons[MAX_REASONS + 4];
     size_t nreasons;
+    unsigned long long uncertain[3];                    /* by action: prefer, reject, ignore */
+    unsigned long long uncertain_seen[UNCERTAIN_SLOTS]; /* hashes of groups already counted */
 };
 
 const char *ext_verb_name(enum ext_verb v)
@@ -142,6 +147,27 @@ static enum tpx_code label(struct tpx_buf *out, const char *s, struct tpx_err *e
     return TPX_OK;
 }
 
+bool ext_metrics_uncertain(struct ext_metrics *m, const char *group_key, const char *action)
+{
+    unsigned long long h = 1469598103934665603ULL;
+    size_t a = 0;
+    bool first;
+
+    for (const char *p = group_key ? group_key : ""; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    h |= 1; /* 0 marks a free slot */
+    while (a < 2 && strcmp(uncertain_actions[a], action ? action : "prefer") != 0)
+        a++;
+    pthread_mutex_lock(&m->lock);
+    first = m->uncertain_seen[h % UNCERTAIN_SLOTS] != h;
+    if (first) {
+        m->uncertain_seen[h % UNCERTAIN_SLOTS] = h;
+        m->uncertain[a]++;
+    }
+    pthread_mutex_unlock(&m->lock);
+    return first;
+}
+
 enum tpx_code ext_metrics_render(struct ext_metrics *m, struct tpx_buf *out, struct tpx_err *err)
 {
     enum tpx_code rc = TPX_OK;
@@ -196,6 +222,16 @@ enum tpx_code ext_metrics_render(struct ext_metrics *m, struct tpx_buf *out, str
         if (rc == TPX_OK)
             rc = tpx_buf_addf(out, err, "\"} %llu\n", m->reasons[i].n);
     }
+    if (rc == TPX_OK)
+        rc =
+            tpx_buf_adds(out,
+                         "# HELP topox_uncertain_layouts_total Groups whose layout topox could not "
+                         "read for certain (unknown or inconsistent engine flags), by what serve "
+                         "did.\n# TYPE topox_uncertain_layouts_total counter\n",
+                         err);
+    for (size_t a = 0; a < 3 && rc == TPX_OK; a++)
+        rc = tpx_buf_addf(out, err, "topox_uncertain_layouts_total{action=\"%s\"} %llu\n",
+                          uncertain_actions[a], m->uncertain[a]);
     pthread_mutex_unlock(&m->lock);
     return rc;
 }

@@ -194,8 +194,14 @@ void pol_workload_uncertain(struct pol_workload *wl, enum pol_uncertain mode)
         return;
     switch (mode) {
     case POL_UNCERTAIN_REJECT:
+        /* judged as written: the sizes as read where they are known */
         if (!wl->layout.placement_ann)
             wl->preferred = false;
+        if (wl->layout.tp && wl->layout.pp && wl->layout.dp) {
+            wl->tp = wl->layout.tp;
+            wl->pp = wl->layout.pp;
+            wl->dp = wl->layout.dp;
+        }
         break;
     case POL_UNCERTAIN_IGNORE:
         wl->has_intent = false;
