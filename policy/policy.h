@@ -336,10 +336,35 @@ struct pol_plan_reject {
     char reason[512];
 };
 
+/* One class of traffic of a placed replica and the level it lands on (docs/workloads.md). */
+enum pol_traffic_kind { POL_TRAFFIC_TP = 0, POL_TRAFFIC_EP, POL_TRAFFIC_PP };
+enum pol_traffic_level {
+    POL_LEVEL_NODE = 0, /* inside one node */
+    POL_LEVEL_DOMAIN,   /* inside one multi-node NVLink domain */
+    POL_LEVEL_RACK,     /* over RDMA inside one rack */
+    POL_LEVEL_WIDER,    /* over RDMA across racks */
+};
+struct pol_traffic {
+    enum pol_traffic_kind kind;
+    unsigned ranks; /* ranks (stages for PP) in one group of this traffic */
+    enum pol_traffic_level level;
+    const char *where; /* the node, domain or rack, borrowed from the cluster; NULL for WIDER */
+};
+#define POL_TRAFFIC_MAX 3
+
+/* "EP all-to-all", "TP all-reduce", "PP point-to-point". Static text. */
+const char *pol_traffic_kind_name(enum pol_traffic_kind k);
+/* "EP all-to-all, 16 ranks, inside NVLink domain cafe.1", "... over RDMA inside rack r01". */
+void pol_traffic_text(const struct pol_traffic *t, char *buf, size_t len);
+
 struct pol_plan_estimate {
     size_t job;
     size_t replica;
     unsigned tp, pp, dp;
+    unsigned ep;  /* expert-parallel size, 1 when off */
+    bool certain; /* the layout was read for certain (the certainty rule) */
+    struct pol_traffic traffic[POL_TRAFFIC_MAX]; /* of a placed replica: TP, EP, PP when > 1 */
+    size_t ntraffic;
     unsigned accel;             /* accelerators in the replica */
     unsigned nodes;             /* distinct nodes it landed on (0 if rejected) */
     enum topo_fabric tp_fabric; /* the interconnect each TP group runs on */
