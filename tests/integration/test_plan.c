@@ -691,3 +691,42 @@ Test(plan, uncertain_layout_warns_with_file_line_and_exits_0)
     expect_has(r.out, "1 of 1 replicas placed", "table");
     run_result_release(&r);
 }
+
+/* The EP rule: each wide-EP replica (4 pods x 4 GPUs, EP 16) keeps its all-to-all inside one
+ * NVLink domain while one has room, here three 6-node cliques in a rack (without the EP
+ * preference the second replica took the rest of clique-1 and half of clique-2). */
+Test(plan, ep_groups_prefer_one_nvlink_domain_each)
+{
+    char path[128];
+    struct run_result r;
+    size_t inside = 0;
+
+    path_in(path, sizeof(path), "ep3.yaml");
+    write_text(path, "apiVersion: leaderworkerset.x-k8s.io/v1\n"
+                     "kind: LeaderWorkerSet\n"
+                     "metadata: {name: wide-ep}\n"
+                     "spec:\n"
+                     "  replicas: 3\n"
+                     "  leaderWorkerTemplate:\n"
+                     "    size: 4\n"
+                     "    workerTemplate:\n"
+                     "      spec:\n"
+                     "        containers:\n"
+                     "        - name: vllm\n"
+                     "          command: [sh, -c, \"vllm serve m -tp 1 -dp $((LWS_GROUP_SIZE * 4)) "
+                     "-dpl 4 --enable-expert-parallel\"]\n"
+                     "          resources: {limits: {nvidia.com/gpu: 4}}\n");
+    cr_assert_eq(run_topox((const char *[]){"plan", "-f", path, "--cluster",
+                                            "racks=2,nodes-per-rack=18,gpus-per-node=4,domain-"
+                                            "nodes=6,interconnect=nvlink",
+                                            NULL},
+                           NULL, &r),
+                 0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    for (const char *p = r.out; (p = strstr(p, "EP all-to-all, 16 ranks, inside NVLink domain"));
+         p++)
+        inside++;
+    cr_expect_eq(inside, 3, "%s", r.out);
+    cr_expect_null(strstr(r.out, "EP all-to-all, 16 ranks, over RDMA"), "%s", r.out);
+    run_result_release(&r);
+}
