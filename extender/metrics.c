@@ -147,7 +147,8 @@ static enum tpx_code label(struct tpx_buf *out, const char *s, struct tpx_err *e
     return TPX_OK;
 }
 
-bool ext_metrics_uncertain(struct ext_metrics *m, const char *group_key, const char *action)
+bool ext_metrics_layout_seen(struct ext_metrics *m, const char *group_key, bool certain,
+                             const char *action)
 {
     unsigned long long h = 1469598103934665603ULL;
     size_t a = 0;
@@ -162,7 +163,8 @@ bool ext_metrics_uncertain(struct ext_metrics *m, const char *group_key, const c
     first = m->uncertain_seen[h % UNCERTAIN_SLOTS] != h;
     if (first) {
         m->uncertain_seen[h % UNCERTAIN_SLOTS] = h;
-        m->uncertain[a]++;
+        if (!certain)
+            m->uncertain[a]++;
     }
     pthread_mutex_unlock(&m->lock);
     return first;

@@ -198,13 +198,22 @@ static const char *uncertain_action(enum pol_uncertain u)
 static void apply_uncertain(struct ext_routes *r, struct ext_pod *pod, bool note)
 {
     const struct pol_layout *lay = &pod->wl.layout;
+    const char *key = pod->wl.group[0] ? pod->wl.group : pod->uid;
     char msg[512];
 
-    if (pod->infer_failed || pod->wl.accel_per_pod == 0 || lay->certain)
+    if (pod->infer_failed || pod->wl.accel_per_pod == 0)
         return;
+    if (lay->certain) {
+        /* the layout read from flags, once per group */
+        if (note && lay->read[0] &&
+            ext_metrics_layout_seen(r->metrics, key, true, uncertain_action(r->uncertain)))
+            TPX_LOG(TPX_INFO, "layout", TPX_S("group", pod->wl.display), TPX_S("read", lay->read),
+                    TPX_I("tp", pod->wl.tp), TPX_I("pp", pod->wl.pp), TPX_I("dp", pod->wl.dp),
+                    TPX_I("ep", lay->ep));
+        return;
+    }
     pol_workload_uncertain(&pod->wl, r->uncertain);
-    if (!note || !ext_metrics_uncertain(r->metrics, pod->wl.group[0] ? pod->wl.group : pod->uid,
-                                        uncertain_action(r->uncertain)))
+    if (!note || !ext_metrics_layout_seen(r->metrics, key, false, uncertain_action(r->uncertain)))
         return;
     snprintf(msg, sizeof(msg), "layout not certain (%s): %s; %s", lay->why, lay->read,
              r->uncertain == POL_UNCERTAIN_REJECT   ? "judged as written (uncertain: reject)"
