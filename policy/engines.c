@@ -278,9 +278,16 @@ static enum tpx_code env_build(const struct pol_pod_facts *f, struct envset *es,
 {
     size_t k;
 
+    size_t need = 1024;
+
     memset(es, 0, sizeof(*es));
+    /* room for every value expanded a few times over; what does not fit is unknown */
+    for (size_t i = 0; i < f->nenv && need < ENV_STORE; i++)
+        need += f->env[i].value ? 2 * strlen(f->env[i].value) + 64 : 0;
+    if (need > ENV_STORE)
+        need = ENV_STORE;
     es->v = calloc(f->nenv + ENV_INJECTED_MAX + 1, sizeof(*es->v));
-    es->store = malloc(ENV_STORE);
+    es->store = malloc(need);
     if (!es->v || !es->store) {
         free(es->v);
         free(es->store);
@@ -292,7 +299,7 @@ static enum tpx_code env_build(const struct pol_pod_facts *f, struct envset *es,
         if (f->env[i].name)
             es->v[k++] = f->env[i];
     }
-    es->n = tpx_env_resolve_list(es->v, k, es->store, ENV_STORE);
+    es->n = tpx_env_resolve_list(es->v, k, es->store, need);
     return TPX_OK;
 }
 
