@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
+
 static const double buckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
                                  0.025,  0.05,    0.1,    0.25,  0.5,    1.0,   2.5};
 #define NBUCKETS (sizeof(buckets) / sizeof(buckets[0]))
@@ -150,12 +152,11 @@ static enum tpx_code label(struct tpx_buf *out, const char *s, struct tpx_err *e
 bool ext_metrics_layout_seen(struct ext_metrics *m, const char *group_key, bool certain,
                              const char *action)
 {
-    unsigned long long h = 1469598103934665603ULL;
+    /* seeded: group names are chosen by whoever creates pods */
+    unsigned long long h = tpx_hash_step(tpx_hash_process_key(), 0, group_key ? group_key : "");
     size_t a = 0;
     bool first;
 
-    for (const char *p = group_key ? group_key : ""; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
     h |= 1; /* 0 marks a free slot */
     while (a < 2 && strcmp(uncertain_actions[a], action ? action : "prefer") != 0)
         a++;
