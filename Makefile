@@ -128,7 +128,7 @@ bench:
 # in tests/fuzz/corpus/TARGET and, for some, the fixtures. New inputs go to
 # build/fuzz/corpus-TARGET, crash files to build/fuzz/crash-TARGET-*. FUZZ_TARGETS picks a subset;
 # the runs are niced so that shared cores stay usable. fuzz/lsan.supp hides libhwloc's own leaks.
-FUZZ_TARGETS ?= manifest yaml request kubeconfig inventory watch labels hwloc cmdline
+FUZZ_TARGETS ?= manifest yaml request kubeconfig inventory watch labels hwloc cmdline envexpand
 FUZZ_NICE ?= nice -n 19
 
 fuzz:
@@ -146,6 +146,7 @@ fuzz:
 	    watch) dict=json; len=262144; extra="" ;; \
 	    inventory) dict=inventory; len=65536; extra="" ;; \
 	    labels|cmdline) dict=$$t; len=16384; extra="" ;; \
+	    envexpand) dict=envexpand; len=8192; extra="" ;; \
 	    hwloc) dict=hwloc; len=1048576; extra=tests/fixtures/hwloc ;; \
 	  esac; san=""; \
 	  case $$t in \

@@ -263,6 +263,46 @@ static enum tpx_code write_file(const char *path, const struct tpx_buf *b, struc
     return TPX_OK;
 }
 
+/* The certainty rule: a layout read from engine flags that are unknown or do not add up is
+ * planned as preferred (never rejected for it); say so once per job, with where each size was
+ * read. Exit status stays 0 for it. */
+static void warn_uncertain(const struct ext_manifest *m)
+{
+    static const char *const sizes[POL_NSIZES] = {"tp", "pp", "dp", "ep"};
+
+    for (size_t j = 0; j < m->njobs; j++) {
+        const struct ext_manifest_job *job = &m->jobs[j];
+        size_t nunc = 0, first = 0;
+        const struct pol_workload *w = NULL;
+
+        for (size_t r = job->first_replica; r < job->first_replica + job->nreplicas; r++) {
+            const struct pol_workload *x = &m->wl[m->replica_first_pod[r]];
+            if (x->has_intent && !x->layout.certain && nunc++ == 0) {
+                w = x;
+                first = m->replica_first_pod[r];
+            }
+        }
+        if (!w)
+            continue;
+        fprintf(stderr,
+                "topox plan: warning: %s %s '%s': layout not certain (%s), %zu of %zu "
+                "replica%s placed as preferred (score only); read: %s\n",
+                job->source, job->kind, job->name, w->layout.why, nunc, job->nreplicas,
+                job->nreplicas == 1 ? "" : "s", w->layout.read[0] ? w->layout.read : "-");
+        for (size_t k = 0; k < POL_NSIZES; k++) {
+            const struct pol_size_origin *o = &w->layout.origin[k];
+            char where[POL_KEY_MAX + 16];
+            if (o->src == POL_SRC_DEFAULT || o->src == POL_SRC_DERIVED)
+                continue;
+            ext_manifest_value_source(m, first, o->argi,
+                                      o->src == POL_SRC_ANNOTATION ? o->what : NULL, where,
+                                      sizeof(where));
+            fprintf(stderr, "topox plan: warning:   %s: %s: %s %s\n", sizes[k], where,
+                    o->what ? o->what : "?", o->unknown ? "(unknown)" : pol_src_name(o->src));
+        }
+    }
+}
+
 int cmd_plan(int argc, char **argv)
 {
     struct plan_opts o;
@@ -309,6 +349,7 @@ int cmd_plan(int argc, char **argv)
     if (manifest_dra(&m, &dra, &err) != TPX_OK || ext_manifest_finish(&m, &err) != TPX_OK ||
         ext_dra_manifest_domains(&dra, &m, plan_note, NULL, &err) != TPX_OK)
         goto out;
+    warn_uncertain(&m);
     l = pol_ledger_new(cl.cluster, &err);
     if (!l) {
         status = CMD_FAILED;

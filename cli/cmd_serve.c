@@ -377,6 +377,7 @@ int cmd_serve(int argc, char **argv)
     routes.opts.max_candidates = cfg.max_candidates;
     routes.scheduler_name = cfg.scheduler_name;
     routes.bind_mode = cfg.bind_mode;
+    routes.uncertain = cfg.uncertain;
     routes.max_response = cfg.max_body + 1024 * 1024;
     routes.binder = binder;
     memset(&hc, 0, sizeof(hc));

@@ -232,6 +232,37 @@ static enum tpx_code render_picture(const struct ext_plan_view *v, char **map, s
     return tpx_buf_adds(out, "\n", err);
 }
 
+/* The replica's first pod's workload (what its layout was read from). */
+static const struct pol_workload *replica_wl(const struct ext_plan_view *v,
+                                             const struct pol_plan_estimate *e)
+{
+    size_t g = global_replica(v, e->job, e->replica);
+    size_t first = v->manifest->replica_first_pod[g];
+
+    return first < v->manifest->npods ? &v->manifest->wl[first] : NULL;
+}
+
+/* "      ep 16, layout certain; traffic: EP all-to-all, 16 ranks, inside ..." */
+static enum tpx_code render_layout(const struct ext_plan_view *v, const struct pol_plan_estimate *e,
+                                   struct tpx_buf *out, struct tpx_err *err)
+{
+    const struct pol_workload *w = replica_wl(v, e);
+
+    if (tpx_buf_addf(out, err, "      ep %u, layout %s", e->ep,
+                     e->certain ? "certain" : "uncertain (placed as preferred)") != TPX_OK)
+        return err->code;
+    if (w && w->layout.engine && w->layout.engine[0] &&
+        tpx_buf_addf(out, err, " from %s flags", w->layout.engine) != TPX_OK)
+        return err->code;
+    for (size_t t = 0; t < e->ntraffic; t++) {
+        char text[POL_KEY_MAX];
+        pol_traffic_text(&e->traffic[t], text, sizeof(text));
+        if (tpx_buf_addf(out, err, "%s%s", t == 0 ? "; traffic: " : "; ", text) != TPX_OK)
+            return err->code;
+    }
+    return tpx_buf_adds(out, "\n", err);
+}
+
 static enum tpx_code render_estimates(const struct ext_plan_view *v, struct tpx_buf *out,
                                       struct tpx_err *err)
 {
@@ -268,6 +299,8 @@ static enum tpx_code render_estimates(const struct ext_plan_view *v, struct tpx_
                 accel_word(v), e->nodes, e->nodes == 1 ? "" : "s", topo_fabric_name(e->tp_fabric),
                 e->tp_multinode ? " (multi-node domain)" : " (inside one node)", bubble, imb,
                 dominant(e, NULL)) != TPX_OK)
+            return err->code;
+        if (render_layout(v, e, out, err) != TPX_OK)
             return err->code;
     }
     return TPX_OK;
@@ -319,6 +352,9 @@ static json_t *count_or_null(unsigned long x)
     return x ? json_integer((json_int_t)x) : json_null();
 }
 
+static json_t *estimate_base(const struct ext_plan_view *v, const struct pol_plan_estimate *e);
+static json_t *traffic_of(const struct pol_plan_estimate *e);
+
 static json_t *record_of(const struct ext_plan_view *v, const struct pol_plan_estimate *e)
 {
     size_t g = global_replica(v, e->job, e->replica);
@@ -329,9 +365,11 @@ static json_t *record_of(const struct ext_plan_view *v, const struct pol_plan_es
     const char *dom = dominant(e, &transfer);
     const char *rej = find_reject(v, e->job, e->replica);
 
+    json_t *rec;
+
     ext_manifest_engine_info(v->manifest, first, &ei);
     precision = ei.quantization[0] ? ei.quantization : ei.dtype[0] ? ei.dtype : "unknown";
-    return json_pack(
+    rec = json_pack(
         "{s:s, s:i, s:{s:o, s:s}, s:{s:i, s:i, s:s}, s:{s:i, s:i, s:o}, s:{s:o, s:o, s:o},"
         " s:{s:o, s:o, s:o}, s:s, s:o}",
         "replica", v->manifest->jobs[e->job].name, "index", (json_int_t)e->replica, "model",
@@ -346,6 +384,17 @@ static json_t *record_of(const struct ext_plan_view *v, const struct pol_plan_es
         "stage_imbalance", num_or_null(e->stage_imbalance, e->stage_imbalance >= 0),
         "inter_stage_transfer_est", num_or_null(transfer, true), "status", rej ? "rejected" : dom,
         "rejected", rej ? json_string(rej) : json_null());
+    if (rec) {
+        json_t *par = json_object_get(rec, "parallelism");
+        if (json_object_set_new(par, "data_parallel_size", json_integer(e->dp)) != 0 ||
+            json_object_set_new(par, "expert_parallel_size", json_integer(e->ep)) != 0 ||
+            json_object_set_new(par, "certain", json_boolean(e->certain)) != 0 ||
+            json_object_set_new(rec, "traffic", traffic_of(e)) != 0) {
+            json_decref(rec);
+            return NULL;
+        }
+    }
+    return rec;
 }
 
 static json_t *placement_of(const struct ext_plan_view *v, const struct pol_plan_pod *p)
@@ -357,7 +406,72 @@ static json_t *placement_of(const struct ext_plan_view *v, const struct pol_plan
                      p->where.domain, "rack", p->where.rack);
 }
 
+static const char *level_name(enum pol_traffic_level l)
+{
+    static const char *const names[] = {"node", "nvlink-domain", "rack", "wider"};
+    return (unsigned)l < 4 ? names[l] : "wider";
+}
+
+/* traffic[]: {kind, ranks, level, where, text} per class of traffic of a placed replica. */
+static json_t *traffic_of(const struct pol_plan_estimate *e)
+{
+    json_t *arr = json_array();
+
+    for (size_t t = 0; arr && t < e->ntraffic; t++) {
+        char text[POL_KEY_MAX];
+        json_t *o;
+        pol_traffic_text(&e->traffic[t], text, sizeof(text));
+        o = json_pack("{s:s, s:i, s:s, s:s?, s:s}", "kind",
+                      pol_traffic_kind_name(e->traffic[t].kind), "ranks",
+                      (json_int_t)e->traffic[t].ranks, "level", level_name(e->traffic[t].level),
+                      "where", e->traffic[t].where, "text", text);
+        if (!o || json_array_append_new(arr, o) != 0) {
+            json_decref(arr);
+            return NULL;
+        }
+    }
+    return arr;
+}
+
+/* Where each size of the replica's layout came from: {tp: {source, what}, ...}. */
+static json_t *sources_of(const struct ext_plan_view *v, const struct pol_plan_estimate *e)
+{
+    static const char *const sizes[POL_NSIZES] = {"tp", "pp", "dp", "ep"};
+    const struct pol_workload *w = replica_wl(v, e);
+    json_t *o = json_object();
+
+    for (size_t k = 0; w && o && k < POL_NSIZES; k++) {
+        const struct pol_size_origin *so = &w->layout.origin[k];
+        json_t *one = json_pack("{s:s, s:s?, s:b}", "source", pol_src_name(so->src), "what",
+                                so->what, "unknown", so->unknown);
+        if (!one || json_object_set_new(o, sizes[k], one) != 0) {
+            json_decref(o);
+            return NULL;
+        }
+    }
+    return o;
+}
+
 static json_t *estimate_of(const struct ext_plan_view *v, const struct pol_plan_estimate *e)
+{
+    json_t *o = estimate_base(v, e);
+    const struct pol_workload *w = replica_wl(v, e);
+
+    if (o && (json_object_set_new(o, "ep", json_integer(e->ep)) != 0 ||
+              json_object_set_new(o, "certain", json_boolean(e->certain)) != 0 ||
+              json_object_set_new(
+                  o, "engine", json_string(w && w->layout.engine ? w->layout.engine : "")) != 0 ||
+              json_object_set_new(o, "sources", sources_of(v, e)) != 0 ||
+              (!e->certain && w &&
+               json_object_set_new(o, "uncertain", json_string(w->layout.why)) != 0) ||
+              json_object_set_new(o, "traffic", traffic_of(e)) != 0)) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+static json_t *estimate_base(const struct ext_plan_view *v, const struct pol_plan_estimate *e)
 {
     return json_pack("{s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:b, s:o, s:o, s:o, s:o, s:s}",
                      "job", v->manifest->jobs[e->job].name, "replica", (json_int_t)e->replica, "tp",

@@ -277,8 +277,8 @@ void ext_binder_placed(struct ext_binder *b, const char *ns, const char *pod, co
         TPX_LOG(TPX_WARN, "event lost: out of memory", TPX_S("pod", pod ? pod : ""));
 }
 
-bool ext_binder_rejected(struct ext_binder *b, const char *ns, const char *pod, const char *uid,
-                         const char *group_key, const char *reason)
+static bool warn_once(struct ext_binder *b, const char *ns, const char *pod, const char *uid,
+                      const char *group_key, const char *event_reason, const char *reason)
 {
     const struct tpx_hash_key *key = tpx_hash_process_key(); /* seeded: pod names are chosen */
     uint64_t h = 0;
@@ -321,7 +321,19 @@ bool ext_binder_rejected(struct ext_binder *b, const char *ns, const char *pod, 
     pthread_mutex_unlock(&b->mu);
     if (dup)
         return false;
-    return enqueue(b, ns, pod, uid, "Warning", "GroupRejected", reason);
+    return enqueue(b, ns, pod, uid, "Warning", event_reason, reason);
+}
+
+bool ext_binder_rejected(struct ext_binder *b, const char *ns, const char *pod, const char *uid,
+                         const char *group_key, const char *reason)
+{
+    return warn_once(b, ns, pod, uid, group_key, "GroupRejected", reason);
+}
+
+bool ext_binder_uncertain(struct ext_binder *b, const char *ns, const char *pod, const char *uid,
+                          const char *group_key, const char *message)
+{
+    return warn_once(b, ns, pod, uid, group_key, "UncertainLayout", message);
 }
 
 /* ---- binds ------------------------------------------------------------------------------ */

@@ -61,6 +61,11 @@ void ext_binder_placed(struct ext_binder *b, const char *ns, const char *pod, co
 bool ext_binder_rejected(struct ext_binder *b, const char *ns, const char *pod, const char *uid,
                          const char *group_key, const char *reason);
 
+/* The same, as a Warning "UncertainLayout": the group's layout could not be read for certain and
+ * is placed as the `uncertain` setting says; message says what was read and why. */
+bool ext_binder_uncertain(struct ext_binder *b, const char *ns, const char *pod, const char *uid,
+                          const char *group_key, const char *message);
+
 /* "llm/vllm group 0" -> "vllm/0"; any other text is copied as it is. Cannot fail; truncates to
  * len - 1 bytes. Public for tests. */
 void ext_binder_replica_name(const char *display, char *out, size_t len);

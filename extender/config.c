@@ -22,7 +22,8 @@
 
 /* ENUM fields are written as int: every enum here is int-sized (checked below). */
 _Static_assert(sizeof(enum pol_scope) == sizeof(int) && sizeof(enum ext_bind_mode) == sizeof(int) &&
-                   sizeof(enum ext_cluster_source) == sizeof(int),
+                   sizeof(enum ext_cluster_source) == sizeof(int) &&
+                   sizeof(enum pol_uncertain) == sizeof(int),
                "enum settings are stored as int");
 
 static const struct ext_setting_name levels[TOPO_LEVEL_COUNT] = {
@@ -35,6 +36,9 @@ static const struct ext_setting_name scopes[] = {
     {"rack", POL_SCOPE_RACK}, {"block", POL_SCOPE_BLOCK}, {"zone", POL_SCOPE_ZONE}};
 static const struct ext_setting_name bind_modes[] = {{"record", EXT_BIND_RECORD},
                                                      {"api", EXT_BIND_API}};
+static const struct ext_setting_name uncertain_modes[] = {{"prefer", POL_UNCERTAIN_PREFER},
+                                                          {"reject", POL_UNCERTAIN_REJECT},
+                                                          {"ignore", POL_UNCERTAIN_IGNORE}};
 static const struct ext_setting_name sources[] = {
     {"auto", EXT_SOURCE_AUTO}, {"api", EXT_SOURCE_API}, {"file", EXT_SOURCE_FILE}};
 
@@ -171,6 +175,16 @@ const struct ext_setting ext_serve_settings[] = {
      .names = scopes,
      .nnames = COUNT(scopes),
      .help = "default scope of a replica: rack (default), block or zone"},
+    {.key = "uncertain",
+     .flag = "uncertain",
+     .metavar = "MODE",
+     .type = EXT_SETTING_ENUM,
+     .offset = FIELD(uncertain),
+     .def = "prefer",
+     .names = uncertain_modes,
+     .nnames = COUNT(uncertain_modes),
+     .help = "a layout topox cannot read for certain: prefer (default: score only, never\n"
+             "reject), reject (judge it as written) or ignore (no topology intent)"},
     {.key = "reservationTTL",
      .flag = "reservation-ttl",
      .metavar = "DUR",

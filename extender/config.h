@@ -57,6 +57,7 @@ struct ext_serve_config {
     size_t nclient_allow;
     bool insecure_listen;  /* false: a non-loopback --listen needs --tls-cert and --client-ca */
     unsigned tls_reload_s; /* 10: how often to look for new TLS files; 0: never */
+    enum pol_uncertain uncertain; /* prefer: what an uncertain layout gets (docs/workloads.md) */
 
     /* derived by ext_serve_config_labels(): borrowed views of the lists above */
     const char *key_ptrs[TOPO_LEVEL_COUNT][EXT_MAX_LIST];

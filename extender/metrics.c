@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
+
 static const double buckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
                                  0.025,  0.05,    0.1,    0.25,  0.5,    1.0,   2.5};
 #define NBUCKETS (sizeof(buckets) / sizeof(buckets[0]))
@@ -19,6 +21,9 @@ struct reason_count {
     unsigned long long n;
 };
 
+#define UNCERTAIN_SLOTS 4096 /* groups remembered for "once per group" */
+static const char *const uncertain_actions[] = {"prefer", "reject", "ignore"};
+
 struct ext_metrics {
     pthread_mutex_t lock;
     unsigned long long requests[EXT_VERB_COUNT][NSTATUS];
@@ -27,6 +32,8 @@ struct ext_metrics {
     unsigned long long count[EXT_VERB_COUNT];
     struct reason_count reasons[MAX_REASONS + 4];
     size_t nreasons;
+    unsigned long long uncertain[3];                    /* by action: prefer, reject, ignore */
+    unsigned long long uncertain_seen[UNCERTAIN_SLOTS]; /* hashes of groups already counted */
 };
 
 const char *ext_verb_name(enum ext_verb v)
@@ -142,6 +149,28 @@ static enum tpx_code label(struct tpx_buf *out, const char *s, struct tpx_err *e
     return TPX_OK;
 }
 
+bool ext_metrics_layout_seen(struct ext_metrics *m, const char *group_key, bool certain,
+                             const char *action)
+{
+    /* seeded: group names are chosen by whoever creates pods */
+    unsigned long long h = tpx_hash_step(tpx_hash_process_key(), 0, group_key ? group_key : "");
+    size_t a = 0;
+    bool first;
+
+    h |= 1; /* 0 marks a free slot */
+    while (a < 2 && strcmp(uncertain_actions[a], action ? action : "prefer") != 0)
+        a++;
+    pthread_mutex_lock(&m->lock);
+    first = m->uncertain_seen[h % UNCERTAIN_SLOTS] != h;
+    if (first) {
+        m->uncertain_seen[h % UNCERTAIN_SLOTS] = h;
+        if (!certain)
+            m->uncertain[a]++;
+    }
+    pthread_mutex_unlock(&m->lock);
+    return first;
+}
+
 enum tpx_code ext_metrics_render(struct ext_metrics *m, struct tpx_buf *out, struct tpx_err *err)
 {
     enum tpx_code rc = TPX_OK;
@@ -196,6 +225,16 @@ enum tpx_code ext_metrics_render(struct ext_metrics *m, struct tpx_buf *out, str
         if (rc == TPX_OK)
             rc = tpx_buf_addf(out, err, "\"} %llu\n", m->reasons[i].n);
     }
+    if (rc == TPX_OK)
+        rc =
+            tpx_buf_adds(out,
+                         "# HELP topox_uncertain_layouts_total Groups whose layout topox could not "
+                         "read for certain (unknown or inconsistent engine flags), by what serve "
+                         "did.\n# TYPE topox_uncertain_layouts_total counter\n",
+                         err);
+    for (size_t a = 0; a < 3 && rc == TPX_OK; a++)
+        rc = tpx_buf_addf(out, err, "topox_uncertain_layouts_total{action=\"%s\"} %llu\n",
+                          uncertain_actions[a], m->uncertain[a]);
     pthread_mutex_unlock(&m->lock);
     return rc;
 }

@@ -8,6 +8,7 @@
 #ifndef TPX_EXTENDER_METRICS_H
 #define TPX_EXTENDER_METRICS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "common/buf.h"
@@ -39,6 +40,14 @@ void ext_metrics_request(struct ext_metrics *m, enum ext_verb v, unsigned status
  * fit). Reasons are kept verbatim up to a bounded number of distinct strings, then "other". */
 void ext_metrics_verdict(struct ext_metrics *m, const char *verdict, const char *reason,
                          size_t count);
+
+/* A group's layout was read (the certainty rule, docs/workloads.md): true the first time for
+ * group_key (the pod's own key when the group is ""), false after, so the caller logs the layout
+ * once per group; an uncertain one (certain false) is counted in
+ * topox_uncertain_layouts_total{action} once per group. Remembers a bounded number of recent
+ * groups (older ones may be logged and counted again). */
+bool ext_metrics_layout_seen(struct ext_metrics *m, const char *group_key, bool certain,
+                             const char *action);
 
 /* Append every counter and histogram in the text format. */
 enum tpx_code ext_metrics_render(struct ext_metrics *m, struct tpx_buf *out, struct tpx_err *err);

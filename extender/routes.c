@@ -208,6 +208,45 @@ static unsigned decode_status(const struct tpx_err *e, unsigned otherwise)
     return otherwise;
 }
 
+static const char *uncertain_action(enum pol_uncertain u)
+{
+    return u == POL_UNCERTAIN_REJECT ? "reject" : u == POL_UNCERTAIN_IGNORE ? "ignore" : "prefer";
+}
+
+/* The certainty rule (docs/workloads.md): a layout read from engine flags that are unknown or do
+ * not add up is placed as the `uncertain` setting says (preferred by default: never rejected for
+ * a layout reason). Once per group: a log line with what was read, the metric, a Warning Event. */
+static void apply_uncertain(struct ext_routes *r, struct ext_pod *pod, bool note)
+{
+    const struct pol_layout *lay = &pod->wl.layout;
+    const char *key = pod->wl.group[0] ? pod->wl.group : pod->uid;
+    char msg[512];
+
+    if (pod->infer_failed || pod->wl.accel_per_pod == 0)
+        return;
+    if (lay->certain) {
+        /* the layout read from flags, once per group */
+        if (note && lay->read[0] &&
+            ext_metrics_layout_seen(r->metrics, key, true, uncertain_action(r->uncertain)))
+            TPX_LOG(TPX_INFO, "layout", TPX_S("group", pod->wl.display), TPX_S("read", lay->read),
+                    TPX_I("tp", pod->wl.tp), TPX_I("pp", pod->wl.pp), TPX_I("dp", pod->wl.dp),
+                    TPX_I("ep", lay->ep));
+        return;
+    }
+    pol_workload_uncertain(&pod->wl, r->uncertain);
+    if (!note || !ext_metrics_layout_seen(r->metrics, key, false, uncertain_action(r->uncertain)))
+        return;
+    snprintf(msg, sizeof(msg), "layout not certain (%s): %s; %s", lay->why, lay->read,
+             r->uncertain == POL_UNCERTAIN_REJECT   ? "judged as written (uncertain: reject)"
+             : r->uncertain == POL_UNCERTAIN_IGNORE ? "placed without topology (uncertain: ignore)"
+                                                    : "placed as preferred, scored only");
+    TPX_LOG(TPX_WARN, "uncertain layout", TPX_S("pod", pod->name ? pod->name : ""),
+            TPX_S("group", pod->wl.display), TPX_S("read", lay->read), TPX_S("why", lay->why),
+            TPX_S("action", uncertain_action(r->uncertain)));
+    if (r->binder && pod->ns && pod->name)
+        ext_binder_uncertain(r->binder, pod->ns, pod->name, pod->uid, pod->wl.group, msg);
+}
+
 static unsigned do_filter(struct ext_routes *r, const struct ext_http_req *rq,
                           struct ext_http_resp *rp)
 {
@@ -233,6 +272,7 @@ static unsigned do_filter(struct ext_routes *r, const struct ext_http_req *rq,
         give(rp, status, &b, NULL);
         return status;
     }
+    apply_uncertain(r, &a.pod, true);
     if (a.pod.infer_failed) {
         /* DESIGN.md filter rule 1: an unreadable intent rejects every node, with the reason */
         all = malloc((a.nnames ? a.nnames : 1) * sizeof(*all));
@@ -316,6 +356,7 @@ static unsigned do_prioritize(struct ext_routes *r, const struct ext_http_req *r
         error_json(rp, status, e.msg);
         return status;
     }
+    apply_uncertain(r, &a.pod, false);
     scores = calloc(a.nnames ? a.nnames : 1, sizeof(*scores));
     if (!scores) {
         tpx_err_set(&e, TPX_ENOMEM, "out of memory");
@@ -426,6 +467,7 @@ static unsigned do_preempt(struct ext_routes *r, const struct ext_http_req *rq,
         error_json(rp, 400, e.msg);
         return 400;
     }
+    apply_uncertain(r, &pa.pod, false);
     names = malloc((pa.n ? pa.n : 1) * sizeof(*names));
     keep = calloc(pa.n ? pa.n : 1, sizeof(*keep));
     if (!names || !keep) {

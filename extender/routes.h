@@ -24,10 +24,11 @@ struct ext_routes {
     struct ext_metrics *metrics;
     struct ext_codec_opts opts;
     enum ext_bind_mode bind_mode;
-    size_t max_response;        /* cap on a response body */
-    const char *scheduler_name; /* the schedulerName served (for messages; borrowed) */
-    struct ext_binder *binder;  /* the API server: Bindings (bind mode api) and Events; NULL:
-                                 * none (api mode then answers bind with an Error) */
+    size_t max_response;          /* cap on a response body */
+    const char *scheduler_name;   /* the schedulerName served (for messages; borrowed) */
+    struct ext_binder *binder;    /* the API server: Bindings (bind mode api) and Events; NULL:
+                                   * none (api mode then answers bind with an Error) */
+    enum pol_uncertain uncertain; /* what a layout topox cannot read for certain gets */
 };
 
 /* The ext_http_handler_fn for http.c; ctx is a struct ext_routes. Thread-safe. */

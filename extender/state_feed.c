@@ -25,10 +25,10 @@ struct pend {
     struct pend *next;
     const char *uid, *name, *node, *group, *display, *resource; /* all inside str */
     const char *tp_source;
-    unsigned accel, tp, pp, dp, accel_per_pod, group_size, num_ubatches, model_layers;
+    unsigned accel, tp, pp, dp, ep, accel_per_pod, group_size, num_ubatches, model_layers;
     int pod_index;
     enum pol_scope scope;
-    bool has_wl, has_intent, preferred, tp_explicit, pp_explicit, size_explicit;
+    bool has_wl, has_intent, preferred, tp_explicit, pp_explicit, size_explicit, certain;
     char str[]; /* uid, name, node, group, display, resource, each NUL-terminated */
 };
 
@@ -159,6 +159,8 @@ static struct pend *pend_pack(const char *uid, const char *name, const char *nod
         p->tp_source = wl->tp_source;
         p->pp_explicit = wl->pp_explicit;
         p->size_explicit = wl->size_explicit;
+        p->ep = wl->layout.ep;
+        p->certain = wl->layout.certain;
     }
     return p;
 }
@@ -193,6 +195,11 @@ static void pend_unpack(const struct pend *p, struct pol_workload *wl)
     wl->tp_source = p->tp_source;
     wl->pp_explicit = p->pp_explicit;
     wl->size_explicit = p->size_explicit;
+    wl->layout.ep = p->ep;
+    wl->layout.certain = p->certain;
+    wl->layout.engine = "";
+    for (size_t k = 0; k < POL_NSIZES; k++)
+        wl->layout.origin[k].argi = -1;
     copy_key(wl->resource, sizeof(wl->resource), p->resource);
 }
 

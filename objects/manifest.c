@@ -885,8 +885,13 @@ static void share_parallelism(struct pol_workload *wl, size_t n)
         if (&wl[i] == donor)
             continue;
         if (!wl[i].tp_explicit) {
+            bool own_placement = wl[i].layout.placement_ann;
             wl[i].tp = donor->tp;
             wl[i].dp = donor->dp;
+            wl[i].layout = donor->layout; /* ep, certainty, sources */
+            wl[i].layout.placement_ann = own_placement;
+            if (!donor->layout.certain && !own_placement)
+                wl[i].preferred = donor->preferred;
             wl[i].tp_explicit = true;
             wl[i].tp_source = donor->tp_source;
             wl[i].has_intent = wl[i].has_intent || donor->has_intent;
@@ -971,6 +976,42 @@ static void place_of(const struct ext_manifest *m, const struct ext_manifest_pod
         snprintf(out, len, "%.200s:%u", m->fnames[f], line);
     else
         snprintf(out, len, "%s", m->jobs[p->job].source);
+}
+
+void ext_manifest_value_source(const struct ext_manifest *m, size_t i, int argi,
+                               const char *annotation, char *out, size_t len)
+{
+    static const char *const parts[] = {"command", "args"};
+    const struct ext_manifest_pod *p;
+    const json_t *tmpl;
+    const json_t *v = NULL;
+    size_t k;
+    const json_t *c;
+
+    if (!len)
+        return;
+    out[0] = '\0';
+    if (i >= m->npods)
+        return;
+    p = &m->pods[i];
+    tmpl = m->tmpl_json[p->tmpl];
+    if (annotation)
+        v = json_object_get(json_object_get(json_object_get(tmpl, "metadata"), "annotations"),
+                            annotation);
+    /* argv strings are borrowed from the template: the same pointer is the same element */
+    json_array_foreach(json_object_get(json_object_get(tmpl, "spec"), "containers"), k, c)
+    {
+        for (size_t q = 0; q < 2 && !v && argi >= 0 && (size_t)argi < p->facts.nargv; q++) {
+            size_t j;
+            const json_t *a;
+            json_array_foreach(json_object_get(c, parts[q]), j, a)
+            {
+                if (json_is_string(a) && json_string_value(a) == p->facts.argv[argi])
+                    v = a;
+            }
+        }
+    }
+    place_of(m, p, v ? v : tmpl, out, len);
 }
 
 void ext_manifest_replica_source(const struct ext_manifest *m, size_t r, char *out, size_t len)

@@ -130,6 +130,13 @@ void ext_manifest_engine_info(const struct ext_manifest *m, size_t i, struct ext
  * no position is known. For messages about a rejected replica. */
 void ext_manifest_replica_source(const struct ext_manifest *m, size_t r, char *out, size_t len);
 
+/* Where one value of pod i is written, as "FILE:LINE" into out: the annotation's value when
+ * annotation is not NULL and the template has it, else argv element argi (struct
+ * pol_size_origin.argi) of the pod's facts, else the template; "FILE#DOC" when no position is
+ * known. For `plan`'s warnings about uncertain layouts. */
+void ext_manifest_value_source(const struct ext_manifest *m, size_t i, int argi,
+                               const char *annotation, char *out, size_t len);
+
 void ext_manifest_release(struct ext_manifest *m); /* safe twice */
 
 #endif

@@ -66,6 +66,7 @@ void ext_pod_facts_release(struct ext_pod_facts *store)
     free(store->owned);
     free(store->kv);
     free((void *)store->argv);
+    free(store->env);
     memset(store, 0, sizeof(*store));
 }
 
@@ -83,6 +84,53 @@ static size_t count_argv(const json_t *containers)
         n += json_is_array(args) ? json_array_size(args) : 0;
     }
     return n;
+}
+
+static size_t count_env(const json_t *containers)
+{
+    size_t n = 0;
+    size_t i;
+    const json_t *c;
+
+    json_array_foreach(containers, i, c)
+    {
+        const json_t *env = json_object_get(c, "env");
+        n += json_is_array(env) ? json_array_size(env) : 0;
+    }
+    return n;
+}
+
+/* Each container's env in order: a `value` is kept (a number too, formatted), valueFrom or any
+ * other form gives a NULL value (unknown here), an entry without a name is skipped. */
+static enum tpx_code add_env(struct ext_pod_facts *s, const json_t *containers, struct tpx_err *err)
+{
+    size_t i;
+    const json_t *c;
+    size_t n = 0;
+
+    json_array_foreach(containers, i, c)
+    {
+        size_t j;
+        const json_t *e;
+        json_array_foreach(json_object_get(c, "env"), j, e)
+        {
+            const char *name = json_string_value(json_object_get(e, "name"));
+            const json_t *v = json_object_get(e, "value");
+            const char *val = NULL;
+
+            if (!name)
+                continue;
+            if (v && !json_object_get(e, "valueFrom")) {
+                val = keep_scalar(s, v, err);
+                if (err->code != TPX_OK)
+                    return err->code;
+            }
+            s->env[n++] = (struct tpx_env_var){name, val};
+        }
+    }
+    s->facts.env = s->env;
+    s->facts.nenv = n;
+    return TPX_OK;
 }
 
 static enum tpx_code add_kv(struct ext_pod_facts *s, size_t *n, const json_t *obj, bool *bad,
@@ -250,6 +298,11 @@ static enum tpx_code fill(const json_t *pod, const struct topo_label_config *cfg
     }
     s->facts.argv = s->argv;
     s->facts.nargv = n;
+    s->env = calloc(count_env(containers) + 1, sizeof(*s->env));
+    if (!s->env)
+        return tpx_err_set(err, TPX_ENOMEM, "pod facts: out of memory");
+    if (add_env(s, containers, err) != TPX_OK)
+        return err->code;
     return ext_pod_accel(pod, cfg, &s->facts.accel, &s->facts.resource, err);
 }
 

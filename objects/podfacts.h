@@ -25,13 +25,15 @@ struct ext_pod_facts {
     struct pol_pod_facts facts;
     struct topo_kv *kv; /* labels, then annotations */
     const char **argv;
-    char **owned; /* formatted scalars */
+    struct tpx_env_var *env; /* every container's env, in order (facts.env points here) */
+    char **owned;            /* formatted scalars */
     size_t nowned;
 };
 
 /*
  * Read a Pod, or a pod template ({metadata, spec}), into *store. Labels and annotations become kv
- * pairs; argv is every container's command then args, in order; accelerators are max(sum over
+ * pairs; argv is every container's command then args, in order; env is every container's env
+ * (name and value; valueFrom entries have a NULL value); accelerators are max(sum over
  * containers, max over init containers) of each container's request (its limit when it has no
  * request) for the first resource of cfg->resources any container asks for (cfg NULL: the
  * defaults of topo_label_config_default()). TPX_EINVAL with a message naming the container and

@@ -64,6 +64,93 @@ static size_t pick_best(const struct pol_ledger *l, const struct pol_workload *w
     return best;
 }
 
+const char *pol_traffic_kind_name(enum pol_traffic_kind k)
+{
+    return k == POL_TRAFFIC_EP   ? "EP all-to-all"
+           : k == POL_TRAFFIC_PP ? "PP point-to-point"
+                                 : "TP all-reduce";
+}
+
+void pol_traffic_text(const struct pol_traffic *t, char *buf, size_t len)
+{
+    const char *unit = t->kind == POL_TRAFFIC_PP ? "stages" : "ranks";
+
+    switch (t->level) {
+    case POL_LEVEL_NODE:
+        snprintf(buf, len, "%s, %u %s, inside node %s", pol_traffic_kind_name(t->kind), t->ranks,
+                 unit, t->where ? t->where : "?");
+        break;
+    case POL_LEVEL_DOMAIN:
+        snprintf(buf, len, "%s, %u %s, inside NVLink domain %s", pol_traffic_kind_name(t->kind),
+                 t->ranks, unit, t->where ? t->where : "?");
+        break;
+    case POL_LEVEL_RACK:
+        snprintf(buf, len, "%s, %u %s, over RDMA inside rack %s", pol_traffic_kind_name(t->kind),
+                 t->ranks, unit, t->where ? t->where : "?");
+        break;
+    default:
+        snprintf(buf, len, "%s, %u %s, over RDMA across racks", pol_traffic_kind_name(t->kind),
+                 t->ranks, unit);
+        break;
+    }
+}
+
+/* The tightest level holding every pod of placed[0, n). */
+static void land(const struct topo_cluster *c, const struct pol_plan_pod *placed, size_t n,
+                 struct pol_traffic *t)
+{
+    bool node = true, dom = true, rack = true;
+    size_t d0 = topo_cluster_node_domain(c, placed[0].where.node);
+
+    for (size_t k = 1; k < n; k++) {
+        node = node && placed[k].where.node == placed[0].where.node;
+        dom = dom && topo_cluster_node_domain(c, placed[k].where.node) == d0;
+        rack = rack && topo_cluster_node_rack(c, placed[k].where.node) ==
+                           topo_cluster_node_rack(c, placed[0].where.node);
+    }
+    if (node) {
+        t->level = POL_LEVEL_NODE;
+        t->where = placed[0].where.node_name;
+    } else if (dom && topo_cluster_domain_is_multinode(c, d0)) {
+        t->level = POL_LEVEL_DOMAIN;
+        t->where = placed[0].where.domain;
+    } else if (rack) {
+        t->level = POL_LEVEL_RACK;
+        t->where = placed[0].where.rack;
+    } else {
+        t->level = POL_LEVEL_WIDER;
+        t->where = NULL;
+    }
+}
+
+/* TP groups, the EP group of stage 0 and the pipeline of a placed replica. */
+static void traffic(const struct topo_cluster *c, const struct pol_workload *w0,
+                    const struct pol_plan_pod *placed, size_t nplaced, struct pol_plan_estimate *e)
+{
+    size_t n0 = 0;
+
+    if (nplaced == 0)
+        return;
+    while (n0 < nplaced && placed[n0].where.stage == placed[0].where.stage)
+        n0++;
+    if (w0->tp > 1) {
+        /* the first TP group: the pods holding ranks [0, tp) */
+        size_t nt = 0;
+        while (nt < nplaced && placed[nt].where.rank_first < w0->tp)
+            nt++;
+        e->traffic[e->ntraffic] = (struct pol_traffic){POL_TRAFFIC_TP, w0->tp, 0, NULL};
+        land(c, placed, nt ? nt : 1, &e->traffic[e->ntraffic++]);
+    }
+    if (w0->layout.ep > 1) {
+        e->traffic[e->ntraffic] = (struct pol_traffic){POL_TRAFFIC_EP, w0->layout.ep, 0, NULL};
+        land(c, placed, n0, &e->traffic[e->ntraffic++]);
+    }
+    if (w0->pp > 1) {
+        e->traffic[e->ntraffic] = (struct pol_traffic){POL_TRAFFIC_PP, w0->pp, 0, NULL};
+        land(c, placed, nplaced, &e->traffic[e->ntraffic++]);
+    }
+}
+
 static void estimate(const struct pol_ledger *l, const struct pol_job_replica *rep, size_t job,
                      size_t r, const struct pol_plan_pod *placed, size_t nplaced,
                      struct pol_plan_estimate *e)
@@ -77,6 +164,8 @@ static void estimate(const struct pol_ledger *l, const struct pol_job_replica *r
     e->tp = w0->tp;
     e->pp = w0->pp;
     e->dp = w0->dp;
+    e->ep = w0->layout.ep ? w0->layout.ep : 1;
+    e->certain = w0->layout.certain || !w0->has_intent;
     for (size_t k = 0; k < rep->npods; k++)
         e->accel += rep->pods[k].accel_per_pod;
     e->num_ubatches = w0->num_ubatches;
@@ -94,6 +183,7 @@ static void estimate(const struct pol_ledger *l, const struct pol_job_replica *r
         if (topo_cluster_domain_is_multinode(c, dom) && w0->accel_per_pod < w0->tp)
             e->tp_multinode = true;
     }
+    traffic(c, w0, placed, nplaced, e);
 }
 
 enum tpx_code pol_plan(struct pol_ledger *l, const struct pol_job *jobs, size_t njobs, time_t now,

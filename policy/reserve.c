@@ -176,12 +176,24 @@ void led_reserve_rest(struct pol_ledger *l, const struct ctx *x, struct group *g
 {
     unsigned u0 = k0 / x->ppu * x->ppu;
 
+    /* an EP group spanning pods prefers the first member's multi-node NVLink domain
+     * (docs/workloads.md): its units go there while it has room, then best fit as for TP */
+    const struct where *at0 = &g->slots[k0].at;
+    size_t dom0 = where_domain(l, at0);
+    bool ep_pref =
+        x->ppu == 1 && x->wl->layout.ep > x->e.g && topo_cluster_domain_is_multinode(l->c, dom0);
+
     reserve_mates(l, x, g, k0);
     for (unsigned u = 0; u < g->n; u += x->ppu) {
         unsigned cnt = g->n - u < x->ppu ? g->n - u : x->ppu; /* pods in this unit */
         size_t node = TOPO_NONE, dom;
+        struct where w;
         if (u == u0)
             continue;
+        if (ep_pref && place_mate(x, g, at0, dom0, &w)) {
+            hold_slot(l, g, &g->slots[u], &w);
+            continue;
+        }
         dom = best_unit_domain(x, g, cnt, &node);
         if (dom == TOPO_NONE)
             return;

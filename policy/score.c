@@ -29,6 +29,25 @@ static int node_fit_bonus(const struct ctx *x, size_t n)
     return (int)((3UL * (size - (f - x->e.g)) + size / 2) / size);
 }
 
+/* An EP group spanning pods (docs/workloads.md) prefers, as its first member's place, a
+ * multi-node NVLink domain that holds the whole EP group now: +2. */
+static int ep_domain_bonus(const struct ctx *x, size_t n)
+{
+    const struct pol_ledger *l = x->l;
+    size_t dom = led_node_domain(l, n), nn;
+    const size_t *nodes;
+    unsigned long f = 0;
+
+    if (x->wl->layout.ep <= x->e.g || !topo_cluster_domain_is_multinode(l->c, dom))
+        return 0;
+    nodes = topo_cluster_domain_nodes(l->c, dom, &nn);
+    for (size_t q = 0; q < nn && f < x->wl->layout.ep; q++) {
+        if (!l->n_unsched[nodes[q]])
+            f += node_free(l, nodes[q]) / x->e.g * x->e.g;
+    }
+    return f >= x->wl->layout.ep ? 2 : 0;
+}
+
 enum tpx_code pol_score(const struct pol_ledger *l, const struct pol_workload *wl,
                         const size_t *cand, size_t n, time_t now, int *scores, struct tpx_err *err)
 {
@@ -77,7 +96,7 @@ enum tpx_code pol_score_memo(const struct pol_ledger *l, struct pol_scope_memo *
         sc = 7 - (int)((7UL * fr + maxcap / 2) / maxcap);
         if (sc < 0)
             sc = 0;
-        scores[i] = sc + node_fit_bonus(&x, node);
+        scores[i] = sc + node_fit_bonus(&x, node) + ep_domain_bonus(&x, node);
         if (scores[i] > 10)
             scores[i] = 10;
     }

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/cmdline.h"
+#include "policy/engines.h"
 
 #define ANN "topox.io/"
 #define LWS "leaderworkerset.sigs.k8s.io/"
@@ -62,96 +62,6 @@ static enum tpx_code ann_count(const struct pol_pod_facts *f, const char *key, b
     if (found)
         *found = true;
     return TPX_OK;
-}
-
-/* --- engine flags ------------------------------------------------------------------------------
- */
-
-enum flag_field { F_TP, F_PP, F_DP, F_NNODES };
-enum engine { ENG_ANY, ENG_VLLM, ENG_SGLANG };
-
-static const struct {
-    const char *name; /* long options with dashes: tpx_cmdline_flag() folds underscores */
-    enum flag_field field;
-    enum engine engine;
-} flags[] = {
-    {"--tensor-parallel-size", F_TP, ENG_ANY},
-    {"-tp", F_TP, ENG_VLLM},
-    {"--tp-size", F_TP, ENG_SGLANG},
-    {"--tp", F_TP, ENG_SGLANG},
-    {"--pipeline-parallel-size", F_PP, ENG_ANY},
-    {"-pp", F_PP, ENG_VLLM},
-    {"--pp-size", F_PP, ENG_SGLANG},
-    {"--data-parallel-size", F_DP, ENG_ANY},
-    {"-dp", F_DP, ENG_VLLM},
-    {"--dp-size", F_DP, ENG_SGLANG},
-    {"--dp", F_DP, ENG_SGLANG},
-    {"--nnodes", F_NNODES, ENG_ANY},
-};
-
-struct flag_found {
-    unsigned val[4];
-    bool set[4];
-    bool unknown[4]; /* present, but with an unexpanded $(VAR) value */
-    bool sglang;
-    bool vllm;
-};
-
-static enum tpx_code set_flag(struct flag_found *ff, size_t k, const struct tpx_cmdline_value *v,
-                              struct tpx_err *err)
-{
-    unsigned x;
-    enum flag_field fld = flags[k].field;
-
-    if (v->text[0] == '$' || (v->tok->flags & TPX_CMDLINE_EXPANDS)) {
-        /* $(VAR), ${VAR:-d}, `cmd`: the value is not known here */
-        ff->unknown[fld] = true;
-        ff->set[fld] = false;
-        return TPX_OK;
-    }
-    if (!parse_count(v->text, false, &x))
-        return tpx_err_set(err, TPX_EINVAL, "flag '%s': '%s' is not a positive whole number",
-                           flags[k].name, v->text);
-    ff->val[fld] = x;
-    ff->set[fld] = true;
-    ff->unknown[fld] = false;
-    if (flags[k].engine == ENG_SGLANG)
-        ff->sglang = true;
-    return TPX_OK;
-}
-
-/* Every occurrence counts, in order: the last one wins, and a bad one is an error even when a
- * later one is good, as with argparse. A flag without a value is ignored. */
-static enum tpx_code scan_argv(const struct pol_pod_facts *f, struct flag_found *ff,
-                               struct tpx_err *err)
-{
-    struct tpx_cmdline cl;
-    enum tpx_code rc = TPX_OK;
-
-    memset(ff, 0, sizeof(*ff));
-    for (size_t a = 0; a < f->nargv; a++) {
-        if (f->argv[a] && strstr(f->argv[a], "sglang"))
-            ff->sglang = true;
-        if (f->argv[a] && strstr(f->argv[a], "vllm"))
-            ff->vllm = true;
-    }
-    tpx_cmdline_init(&cl);
-    rc = tpx_cmdline_split(&cl, f->argv, f->nargv, err);
-    for (size_t i = 0; i < cl.ntok && rc == TPX_OK; i++) {
-        struct tpx_cmdline_value v;
-
-        if (cl.tok[i].text[0] != '-')
-            continue;
-        for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++) {
-            if (!tpx_cmdline_flag(&cl, i, flags[k].name, &v))
-                continue;
-            if (v.text)
-                rc = set_flag(ff, k, &v, err);
-            break;
-        }
-    }
-    tpx_cmdline_release(&cl);
-    return rc;
 }
 
 /* --- inference ---------------------------------------------------------------------------------
@@ -220,23 +130,112 @@ static void infer_group(const struct pol_pod_facts *f, struct pol_workload *wl, 
     set_str(wl->display, "%s/%s", ns, pod);
 }
 
+const char *pol_src_name(enum pol_src src)
+{
+    switch (src) {
+    case POL_SRC_ANNOTATION:
+        return "annotation";
+    case POL_SRC_FLAG:
+        return "flag";
+    case POL_SRC_ENV:
+        return "env";
+    case POL_SRC_DERIVED:
+        return "derived";
+    default:
+        return "default";
+    }
+}
+
+static void origin_ann(struct pol_workload *wl, enum pol_size s, const char *key)
+{
+    wl->layout.origin[s] = (struct pol_size_origin){POL_SRC_ANNOTATION, key, -1, false};
+}
+
+/* The certainty rule's test: is the layout wl holds consistent with the pod's accelerators? */
+static bool adds_up(const struct pol_workload *wl, char *why, size_t len)
+{
+    unsigned long total = (unsigned long)wl->tp * wl->pp * wl->dp;
+    unsigned g = wl->accel_per_pod;
+    size_t used = strlen(why);
+
+    if (g == 0)
+        return true; /* no accelerators: no intent, nothing to judge */
+    if (g % wl->tp != 0 && wl->tp % g != 0) {
+        snprintf(why + used, len - used, "pods of %u do not align with tp %u; ", g, wl->tp);
+        return false;
+    }
+    if (wl->group_size > 0 && total != (unsigned long)wl->group_size * g) {
+        snprintf(why + used, len - used,
+                 "tp %u x pp %u x dp %u = %lu, but the group has %u pods x %u = %lu; ", wl->tp,
+                 wl->pp, wl->dp, total, wl->group_size, g, (unsigned long)wl->group_size * g);
+        return false;
+    }
+    return true;
+}
+
+/* An uncertain layout is still scored: give it the most it can be sure of, consistent with
+ * the pod's accelerators (tp that aligns with the pod, else the pod's own), one stage. */
+static void fallback_layout(struct pol_workload *wl)
+{
+    unsigned g = wl->accel_per_pod ? wl->accel_per_pod : 1;
+    unsigned n = wl->group_size ? wl->group_size : 1;
+
+    if (wl->tp == 0 || g % wl->tp != 0 || (unsigned long)n * g % wl->tp != 0)
+        wl->tp = g;
+    wl->pp = 1;
+    wl->dp = (unsigned)((unsigned long)n * g / wl->tp);
+    if (wl->dp == 0)
+        wl->dp = 1;
+}
+
+void pol_workload_uncertain(struct pol_workload *wl, enum pol_uncertain mode)
+{
+    if (!wl->has_intent || wl->layout.certain)
+        return;
+    switch (mode) {
+    case POL_UNCERTAIN_REJECT:
+        /* judged as written: the sizes as read where they are known */
+        if (!wl->layout.placement_ann)
+            wl->preferred = false;
+        if (wl->layout.tp && wl->layout.pp && wl->layout.dp) {
+            wl->tp = wl->layout.tp;
+            wl->pp = wl->layout.pp;
+            wl->dp = wl->layout.dp;
+        }
+        break;
+    case POL_UNCERTAIN_IGNORE:
+        wl->has_intent = false;
+        break;
+    default:
+        if (!wl->layout.placement_ann)
+            wl->preferred = true;
+        break;
+    }
+}
+
 enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workload *wl,
                                  struct tpx_err *err)
 {
-    struct flag_found ff;
-    unsigned tp = 0, pp = 0, dp = 0, gsize = 0, idx = 0, v = 0;
-    bool tp_ann = false, pp_ann = false, dp_ann = false, gs_ann = false, idx_ann = false;
-    bool grouped, any_ann, any_flag;
+    struct pol_engine_layout el;
+    unsigned tp = 0, pp = 0, dp = 0, ep = 0, gsize = 0, idx = 0, v = 0;
+    bool tp_ann = false, pp_ann = false, dp_ann = false, ep_ann = false, gs_ann = false;
+    bool idx_ann = false;
+    bool grouped, any_ann, flags_used;
     const char *s;
 
     memset(wl, 0, sizeof(*wl));
     wl->pod_index = -1;
     wl->accel_per_pod = f->accel;
+    wl->layout.ep = 1;
+    wl->layout.engine = "";
+    for (size_t k = 0; k < POL_NSIZES; k++)
+        wl->layout.origin[k].argi = -1;
     if (f->resource)
         snprintf(wl->resource, sizeof(wl->resource), "%s", f->resource);
     if (ann_count(f, ANN "tensor-parallel-size", false, &tp, &tp_ann, err) ||
         ann_count(f, ANN "pipeline-parallel-size", false, &pp, &pp_ann, err) ||
         ann_count(f, ANN "data-parallel-size", false, &dp, &dp_ann, err) ||
+        ann_count(f, ANN "expert-parallel-size", false, &ep, &ep_ann, err) ||
         ann_count(f, ANN "group-size", false, &gsize, &gs_ann, err) ||
         ann_count(f, ANN "pod-index", true, &idx, &idx_ann, err) ||
         ann_count(f, ANN "num-ubatches", false, &wl->num_ubatches, NULL, err) ||
@@ -258,6 +257,7 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
     }
     s = kv_get(f->annotations, f->nannotations, ANN "placement");
     if (s) {
+        wl->layout.placement_ann = true;
         if (strcmp(s, "preferred") == 0)
             wl->preferred = true;
         else if (strcmp(s, "required") != 0)
@@ -266,29 +266,59 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
                                "preferred",
                                s);
     }
-    if (scan_argv(f, &ff, err) != TPX_OK)
+    if (pol_engine_read(f, &el, err) != TPX_OK)
         return err->code;
+    flags_used = el.any && !tp_ann;
+    wl->layout.engine = el.engine;
+    snprintf(wl->layout.read, sizeof(wl->layout.read), "%s", el.any ? el.read : "");
 
-    /* parallelism: annotation, then flag, then default */
+    /* parallelism: annotation, then the engine's flags, then defaults */
     wl->tp_source = "default";
+    wl->tp = f->accel ? f->accel : 1;
+    wl->pp = 1;
+    wl->dp = 1;
+    if (el.any) {
+        wl->tp = el.tp ? el.tp : wl->tp;
+        wl->pp = el.pp ? el.pp : 1;
+        wl->dp = el.dp ? el.dp : 1;
+        wl->layout.ep = el.ep ? el.ep : 1;
+        memcpy(wl->layout.origin, el.origin, sizeof(el.origin));
+        wl->layout.accel = el.accel;
+        wl->tp_explicit = true;
+        wl->pp_explicit = el.origin[POL_SIZE_PP].src != POL_SRC_DEFAULT;
+        wl->tp_source = el.engine[0] == 's' ? "sglang flag" : "vllm flag";
+        if (el.engine[0] && strcmp(el.engine, "sglang") != 0 && strcmp(el.engine, "vllm") != 0)
+            wl->tp_source = "engine flag";
+    }
     if (tp_ann) {
         wl->tp = tp;
         wl->tp_explicit = true;
         wl->tp_source = "annotation";
-    } else if (ff.set[F_TP]) {
-        wl->tp = ff.val[F_TP];
-        wl->tp_explicit = true;
-        wl->tp_source = ff.sglang ? "sglang flag" : "vllm flag";
-    } else {
-        wl->tp = f->accel ? f->accel : 1;
+        origin_ann(wl, POL_SIZE_TP, ANN "tensor-parallel-size");
     }
-    wl->pp = pp_ann ? pp : ff.set[F_PP] ? ff.val[F_PP] : 1;
-    wl->pp_explicit = pp_ann || ff.set[F_PP];
-    wl->dp = dp_ann ? dp : ff.set[F_DP] ? ff.val[F_DP] : 1;
+    if (pp_ann) {
+        wl->pp = pp;
+        wl->pp_explicit = true;
+        origin_ann(wl, POL_SIZE_PP, ANN "pipeline-parallel-size");
+    }
+    if (dp_ann) {
+        wl->dp = dp;
+        origin_ann(wl, POL_SIZE_DP, ANN "data-parallel-size");
+    }
+    if (ep_ann) {
+        wl->layout.ep = ep;
+        origin_ann(wl, POL_SIZE_EP, ANN "expert-parallel-size");
+    }
+    wl->layout.accel = wl->tp * wl->pp * wl->dp;
+    wl->layout.tp = wl->layout.origin[POL_SIZE_TP].unknown ? 0 : wl->tp;
+    wl->layout.pp = wl->layout.origin[POL_SIZE_PP].unknown ? 0 : wl->pp;
+    wl->layout.dp = wl->layout.origin[POL_SIZE_DP].unknown ? 0 : wl->dp;
+    if (wl->layout.origin[POL_SIZE_EP].unknown)
+        wl->layout.ep = 0;
 
     infer_group(f, wl, &grouped);
 
-    /* group size: annotation, LWS size, SGLang --nnodes, else derived */
+    /* group size: annotation, LWS size, --nnodes and the like, else derived */
     if (gs_ann) {
         wl->group_size = gsize;
         wl->size_explicit = true;
@@ -296,8 +326,8 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
                parse_count(s, false, &v)) {
         wl->group_size = v;
         wl->size_explicit = true;
-    } else if (ff.set[F_NNODES]) {
-        wl->group_size = ff.val[F_NNODES];
+    } else if (el.any && el.pods) {
+        wl->group_size = el.pods;
         wl->size_explicit = true;
     } else if (f->accel > 0) {
         unsigned long total = (unsigned long)wl->tp * wl->pp * wl->dp;
@@ -326,9 +356,38 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
         wl->pod_index = 0;
 
     any_ann = has_prefix_key(f->annotations, f->nannotations, ANN);
-    any_flag = ff.set[F_TP] || ff.set[F_PP] || ff.set[F_DP] || ff.unknown[F_TP] ||
-               ff.unknown[F_PP] || ff.set[F_NNODES] || ff.unknown[F_NNODES];
-    wl->has_intent = f->accel > 0 && (any_ann || grouped || any_flag);
+    wl->has_intent = f->accel > 0 && (any_ann || grouped || el.any);
+
+    /* the certainty rule: annotations are the user's word; flags must be all known and agree
+     * with the pod's accelerators; defaults are consistent by construction */
+    wl->layout.certain = true;
+    if (flags_used) {
+        snprintf(wl->layout.why, sizeof(wl->layout.why), "%s", el.why);
+        if (el.unknown || el.inconsistent)
+            wl->layout.certain = false;
+        if (el.per_pod && el.per_pod != f->accel) {
+            size_t used = strlen(wl->layout.why);
+            snprintf(wl->layout.why + used, sizeof(wl->layout.why) - used,
+                     "the flags say %u accelerators per pod, the pod requests %u; ", el.per_pod,
+                     f->accel);
+            wl->layout.certain = false;
+        }
+        if (el.pods_unknown && !wl->size_explicit)
+            wl->layout.certain = false;
+        if (wl->layout.certain && wl->has_intent &&
+            !adds_up(wl, wl->layout.why, sizeof(wl->layout.why)))
+            wl->layout.certain = false;
+    }
+    if (!wl->layout.certain && wl->has_intent) {
+        size_t n = strlen(wl->layout.why);
+        while (n >= 2 && wl->layout.why[n - 2] == ';')
+            wl->layout.why[(n -= 2)] = '\0';
+        fallback_layout(wl);
+        wl->layout.accel = wl->tp * wl->pp * wl->dp;
+        pol_workload_uncertain(wl, POL_UNCERTAIN_PREFER);
+    } else {
+        wl->layout.why[0] = '\0';
+    }
     return TPX_OK;
 }
 

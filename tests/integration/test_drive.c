@@ -139,3 +139,46 @@ Test(drive, help_usage_and_bad_input)
     expect_has(r.err, "--ncc: 'maybe' is not true or false", "bad --ncc");
     run_result_release(&r);
 }
+
+/* Through serve, as kube-scheduler sends them: the wide-EP (GB200) and DP-attention fixtures are
+ * placed whole, the EP group of 4 pods x 4 GPUs inside one NVLink domain of an NVL72-like
+ * cluster (every pod's DOMAIN column names the same clique). */
+Test(drive, wide_ep_and_dp_attention_fixtures_placed_whole)
+{
+    const char *gb200[] = {"--topox",
+                           TOPOX_BIN,
+                           "-f",
+                           TPX_FIXTURES
+                           "/manifests/"
+                           "llm-d-wide-ep-lws-gke-a4x-prefill-vllm-dp16-gb200-4x4gpu.yaml",
+                           "--cluster",
+                           "racks=2,nodes-per-rack=18,gpus-per-node=4,domain-nodes=18",
+                           NULL};
+    const char *sgl[] = {
+        "--topox",   TOPOX_BIN,
+        "-f",        TPX_FIXTURES "/manifests/sglang-lws-pd-prefill-deepseek-dp-attention.yaml",
+        "--cluster", "example",
+        NULL};
+    struct run_result r;
+    const char *p;
+    char clique[32] = "";
+    size_t n = 0;
+
+    cr_assert_eq(run_program(TOPOX_DRIVE_BIN, gb200, NULL, &r), 0);
+    cr_expect_eq(r.status, 0, "stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    expect_has(r.out, "4/4 pods bound", "summary");
+    for (p = r.out; (p = strstr(p, " clique-")) != NULL; p++, n++) {
+        char c[32];
+        sscanf(p + 1, "%31s", c);
+        if (!clique[0])
+            snprintf(clique, sizeof(clique), "%s", c);
+        cr_expect_str_eq(c, clique, "every EP rank in one NVLink domain:\n%s", r.out);
+    }
+    cr_expect_eq(n, 4, "%s", r.out);
+    run_result_release(&r);
+    cr_assert_eq(run_program(TOPOX_DRIVE_BIN, sgl, NULL, &r), 0);
+    cr_expect_eq(r.status, 0, "stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    expect_has(r.out, "2/2 pods bound", "summary");
+    expect_has(r.out, "2/2 pods placed", "one group, whole");
+    run_result_release(&r);
+}

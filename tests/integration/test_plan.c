@@ -560,3 +560,173 @@ Test(plan, snapshot_computedomain_rejected_with_the_shortfall)
     expect_has(r.err, "numNodes is 4 but 20 pods", "note");
     run_result_release(&r);
 }
+
+/* --- layouts of the 2026 serving stacks (docs/workloads.md) ------------------------------------
+ */
+
+/* `topox plan -o json` of fixture `name` on cluster `spec`: exit 0, and every needle in out. */
+static void expect_layout(const char *name, const char *spec, const char *const *needles)
+{
+    char path[512];
+    struct run_result r;
+
+    snprintf(path, sizeof(path), "%s/manifests/%s", TPX_FIXTURES, name);
+    cr_assert_eq(
+        run_topox((const char *[]){"plan", "-f", path, "--cluster", spec, "-o", "json", NULL}, NULL,
+                  &r),
+        0);
+    cr_expect_eq(r.status, 0, "%s: %s", name, r.err);
+    for (size_t i = 0; needles[i]; i++)
+        expect_has(r.out, needles[i], name);
+    run_result_release(&r);
+}
+
+/* SGLang --tp 16 --dp-size 16 --enable-dp-attention --moe-a2a-backend deepep
+ * --moe-dense-tp-size 1 over 2 pods x 8: no dense all-reduce group larger than one rank, dp 16,
+ * EP 16 (deepep forces ep = tp) over RDMA inside one rack. */
+Test(plan, sglang_dp_attention_prefill_layout)
+{
+    expect_layout("sglang-lws-pd-prefill-deepseek-dp-attention.yaml", "example",
+                  (const char *[]){
+                      "\"tp\": 1,", "\"pp\": 1,", "\"dp\": 16,", "\"ep\": 16,", "\"certain\": true",
+                      "\"engine\": \"sglang\"", "\"accelerators\": 16,", "\"nodes\": 2,",
+                      "EP all-to-all, 16 ranks, over RDMA inside rack r0", "\"placed\": 1", NULL});
+}
+
+/* llm-d wide-EP on H100: --tensor-parallel-size $TP_SIZE (env 1), --data-parallel-size
+ * $((LWS_GROUP_SIZE * DP_SIZE_LOCAL)) (2 x 8), --enable-expert-parallel: TP 1 x DP 16, EP 16. */
+Test(plan, llm_d_wide_ep_h100_layout)
+{
+    expect_layout("llm-d-wide-ep-lws-prefill-vllm-deepseek-r1-dp16-ep.yaml", "example",
+                  (const char *[]){"\"tp\": 1,", "\"dp\": 16,", "\"ep\": 16,", "\"certain\": true",
+                                   "\"engine\": \"vllm\"", "\"source\": \"env\"",
+                                   "\"what\": \"--data-parallel-size\"",
+                                   "EP all-to-all, 16 ranks, over RDMA inside rack r0", NULL});
+}
+
+/* The same on GB200 (4 pods x 4 GPUs) on an NVL72-like cluster: the EP group lands inside one
+ * NVLink domain. */
+Test(plan, llm_d_wide_ep_gb200_lands_in_one_nvlink_domain)
+{
+    expect_layout("llm-d-wide-ep-lws-gke-a4x-prefill-vllm-dp16-gb200-4x4gpu.yaml",
+                  "racks=2,nodes-per-rack=18,gpus-per-node=4,domain-nodes=18,interconnect=nvlink",
+                  (const char *[]){"\"tp\": 1,", "\"dp\": 16,", "\"ep\": 16,", "\"certain\": true",
+                                   "\"nodes\": 4,", "\"level\": \"nvlink-domain\"",
+                                   "EP all-to-all, 16 ranks, inside NVLink domain clique-", NULL});
+}
+
+/* TensorRT-LLM through Triton's server.py on LWS (the shape of kubernetes-sigs/lws
+ * docs/examples/tensorrt-llm/lws.yaml): --pp=8 --tp=2 --gpu_per_node=8 over 2 pods x 8. */
+Test(plan, triton_trtllm_pp8_tp2_layout)
+{
+    char path[128];
+    struct run_result r;
+
+    path_in(path, sizeof(path), "trtllm.yaml");
+    write_text(path, "apiVersion: leaderworkerset.x-k8s.io/v1\n"
+                     "kind: LeaderWorkerSet\n"
+                     "metadata: {name: tensorrt}\n"
+                     "spec:\n"
+                     "  replicas: 1\n"
+                     "  leaderWorkerTemplate:\n"
+                     "    size: 2\n"
+                     "    leaderTemplate:\n"
+                     "      spec:\n"
+                     "        containers:\n"
+                     "        - name: leader\n"
+                     "          command: [sh, -c, \"./install_model.sh; python3 ./server.py leader "
+                     "--stateful_set_group_key=${GROUP_KEY} --pp=8 --tp=2 --gpu_per_node=8\"]\n"
+                     "          env:\n"
+                     "          - name: GROUP_KEY\n"
+                     "            valueFrom: {fieldRef: {fieldPath: metadata.name}}\n"
+                     "          resources: {limits: {nvidia.com/gpu: \"8\"}}\n"
+                     "    workerTemplate:\n"
+                     "      spec:\n"
+                     "        containers:\n"
+                     "        - name: worker\n"
+                     "          command: [sh, -c, \"python3 ./server.py worker\"]\n"
+                     "          resources: {limits: {nvidia.com/gpu: \"8\"}}\n");
+    cr_assert_eq(
+        run_topox((const char *[]){"plan", "-f", path, "--cluster", "example", NULL}, NULL, &r), 0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    expect_has(r.out, "tp 2 x pp 8 x dp 1 = 16 GPUs on 2 nodes", "table");
+    expect_has(r.out, "layout certain from triton-trtllm flags", "table");
+    expect_has(r.out, "PP point-to-point, 8 stages, over RDMA inside rack", "table");
+    run_result_release(&r);
+}
+
+/* The certainty rule in plan: unknown flags are a warning naming FILE:LINE of each value, the
+ * replica is placed as preferred, and the exit status is 0. */
+Test(plan, uncertain_layout_warns_with_file_line_and_exits_0)
+{
+    char path[128];
+    struct run_result r;
+
+    path_in(path, sizeof(path), "uncertain.yaml");
+    write_text(path,
+               "apiVersion: leaderworkerset.x-k8s.io/v1\n"
+               "kind: LeaderWorkerSet\n"
+               "metadata: {name: moe}\n"
+               "spec:\n"
+               "  leaderWorkerTemplate:\n"
+               "    size: 2\n"
+               "    workerTemplate:\n"
+               "      spec:\n"
+               "        containers:\n"
+               "        - name: vllm\n"
+               "          command:\n"
+               "          - sh\n"
+               "          - -c\n"
+               "          - vllm serve m --tensor-parallel-size $TP --enable-expert-parallel\n"
+               "          env: [{name: TP, valueFrom: {configMapKeyRef: {name: c, key: k}}}]\n"
+               "          resources: {limits: {nvidia.com/gpu: 8}}\n");
+    cr_assert_eq(
+        run_topox((const char *[]){"plan", "-f", path, "--cluster", "example", NULL}, NULL, &r), 0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    expect_has(r.err, "warning:", "stderr");
+    expect_has(r.err, "layout not certain", "stderr");
+    expect_has(r.err, "placed as preferred", "stderr");
+    expect_has(r.err, "uncertain.yaml:14: --tensor-parallel-size (unknown)", "stderr");
+    expect_has(r.out, "layout uncertain (placed as preferred)", "table");
+    expect_has(r.out, "1 of 1 replicas placed", "table");
+    run_result_release(&r);
+}
+
+/* The EP rule: each wide-EP replica (4 pods x 4 GPUs, EP 16) keeps its all-to-all inside one
+ * NVLink domain while one has room, here three 6-node cliques in a rack (without the EP
+ * preference the second replica took the rest of clique-1 and half of clique-2). */
+Test(plan, ep_groups_prefer_one_nvlink_domain_each)
+{
+    char path[128];
+    struct run_result r;
+    size_t inside = 0;
+
+    path_in(path, sizeof(path), "ep3.yaml");
+    write_text(path, "apiVersion: leaderworkerset.x-k8s.io/v1\n"
+                     "kind: LeaderWorkerSet\n"
+                     "metadata: {name: wide-ep}\n"
+                     "spec:\n"
+                     "  replicas: 3\n"
+                     "  leaderWorkerTemplate:\n"
+                     "    size: 4\n"
+                     "    workerTemplate:\n"
+                     "      spec:\n"
+                     "        containers:\n"
+                     "        - name: vllm\n"
+                     "          command: [sh, -c, \"vllm serve m -tp 1 -dp $((LWS_GROUP_SIZE * 4)) "
+                     "-dpl 4 --enable-expert-parallel\"]\n"
+                     "          resources: {limits: {nvidia.com/gpu: 4}}\n");
+    cr_assert_eq(run_topox((const char *[]){"plan", "-f", path, "--cluster",
+                                            "racks=2,nodes-per-rack=18,gpus-per-node=4,domain-"
+                                            "nodes=6,interconnect=nvlink",
+                                            NULL},
+                           NULL, &r),
+                 0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    for (const char *p = r.out; (p = strstr(p, "EP all-to-all, 16 ranks, inside NVLink domain"));
+         p++)
+        inside++;
+    cr_expect_eq(inside, 3, "%s", r.out);
+    cr_expect_null(strstr(r.out, "EP all-to-all, 16 ranks, over RDMA"), "%s", r.out);
+    run_result_release(&r);
+}

@@ -830,3 +830,103 @@ Test(serve, print_config_reflects_file_and_flags)
     run_result_release(&r);
     unlink(path);
 }
+
+/* pod_json() with the engine's command line as the container's args. */
+static char *pod_with_args(const char *name, const char *uid, const char *group, int index,
+                           int size, int gpus, const char *const *argv)
+{
+    char *base = pod_json(name, uid, group, index, size, 0, 0, gpus);
+    json_t *pod = json_loads(base, 0, NULL);
+    json_t *args = json_array();
+    char *s;
+
+    for (size_t i = 0; argv[i]; i++)
+        json_array_append_new(args, json_string(argv[i]));
+    json_object_set_new(
+        json_array_get(json_object_get(json_object_get(pod, "spec"), "containers"), 0), "args",
+        args);
+    s = json_dumps(pod, JSON_COMPACT);
+    json_decref(pod);
+    free(base);
+    return s;
+}
+
+static json_t *filter_of(int port, const char *pod, char names[][32], size_t n)
+{
+    char *req = args_json(pod, names, n);
+    long st;
+    json_t *f = call_json(port, "/filter", req, &st);
+
+    cr_expect_eq(st, 200);
+    free(req);
+    return f;
+}
+
+/* The certainty rule: a layout read from flags that are unknown or do not add up is never
+ * unresolvable; it is placed as preferred, counted once per group, and says so. */
+Test(serve, uncertain_layout_is_never_unresolvable)
+{
+    const char *args[] = {"--cluster", "racks=2,nodes-per-rack=2,gpus-per-node=8", NULL};
+    static const char *const unknown[] = {"vllm", "serve", "m", "-tp", "$(TP)", NULL};
+    static const char *const odd[] = {"vllm", "serve", "m", "-tp", "8", NULL}; /* 8 of 16 */
+    char names[4][32];
+    size_t n = node_names(2, 2, names);
+    struct server s;
+    char *p1 = pod_with_args("u-0", "u-0", "unk", 0, 2, 8, unknown);
+    char *p2 = pod_with_args("o-0", "o-0", "odd", 0, 2, 8, odd);
+    char *p2b = pod_with_args("o-0-1", "o-1", "odd", 1, 2, 8, odd);
+    char *resp = NULL;
+    json_t *f;
+
+    start(&s, args);
+    f = filter_of(s.port, p1, names, n);
+    cr_expect_eq(json_object_size(json_object_get(f, "FailedAndUnresolvableNodes")), 0);
+    cr_expect_eq(json_array_size(json_object_get(f, "NodeNames")), 4);
+    json_decref(f);
+    f = filter_of(s.port, p2, names, n);
+    cr_expect_eq(json_object_size(json_object_get(f, "FailedAndUnresolvableNodes")), 0);
+    json_decref(f);
+    f = filter_of(s.port, p2b, names, n);
+    json_decref(f);
+    cr_expect_eq(http_call("GET", s.port, "/metrics", NULL, &resp), 200);
+    cr_expect(strstr(resp, "topox_uncertain_layouts_total{action=\"prefer\"} 2") != NULL,
+              "once per group: %s", resp);
+    free(resp);
+    stop(&s);
+    free(p1);
+    free(p2);
+    free(p2b);
+}
+
+/* ... but dense TP16 over 8-GPU nodes read from flags is certain, and still rejected with the
+ * fix; with `uncertain: reject` the inconsistent layout is judged as written. */
+Test(serve, certain_dense_tp16_from_flags_and_uncertain_reject)
+{
+    const char *args[] = {"--cluster", "racks=2,nodes-per-rack=2,gpus-per-node=8", "--uncertain",
+                          "reject", NULL};
+    static const char *const tp16[] = {"vllm", "serve", "m", "--tensor-parallel-size", "16", NULL};
+    static const char *const odd[] = {"vllm", "serve", "m", "-tp", "8", NULL};
+    char names[4][32];
+    size_t n = node_names(2, 2, names);
+    struct server s;
+    char *p1 = pod_with_args("d-0", "d-0", "dense", 0, 2, 8, tp16);
+    char *p2 = pod_with_args("o-0", "o-0", "odd", 0, 2, 8, odd);
+    json_t *f, *un;
+    const char *why;
+
+    start(&s, args);
+    f = filter_of(s.port, p1, names, n);
+    un = json_object_get(f, "FailedAndUnresolvableNodes");
+    cr_expect_eq(json_object_size(un), 4);
+    why = json_string_value(json_object_get(un, names[0]));
+    cr_assert_not_null(why);
+    cr_expect(strstr(why, "Try tensor-parallel-size 8 with pipeline-parallel-size 2") != NULL, "%s",
+              why);
+    json_decref(f);
+    f = filter_of(s.port, p2, names, n);
+    cr_expect_eq(json_object_size(json_object_get(f, "FailedAndUnresolvableNodes")), 4);
+    json_decref(f);
+    stop(&s);
+    free(p1);
+    free(p2);
+}

@@ -1032,3 +1032,36 @@ Test(serve_api, an_api_outage_loses_nothing_and_heals_by_itself, .timeout = 300)
     cr_expect_eq(members_placed(w, "llm/lws:okey0"), 2);
     stop(w);
 }
+
+/* The certainty rule through the API: a layout with an unknown flag passes the filter (placed as
+ * preferred) and its pod gets one Warning "UncertainLayout" however often it is filtered. */
+Test(serve_api, an_uncertain_layout_passes_and_gets_one_warning, .timeout = 120)
+{
+    struct world *w = world_new(false);
+    const char *args[] = {NULL};
+    json_t *p, *other, *ann;
+    char pass[NNODES][16];
+    char *body;
+
+    start(w, args);
+    cr_assert_eq(wait_ready(w), 200, "never ready:\n%s", w->srv.log);
+    p = add_pod(w, "unsure", "moe-0", "moe-0", "moekey0", 0, 2, 8, 1);
+    ann = json_object_get(json_object_get(p, "metadata"), "annotations");
+    json_object_del(ann, "topox.io/tensor-parallel-size");
+    json_object_del(ann, "topox.io/pipeline-parallel-size");
+    json_object_set_new(
+        json_array_get(json_object_get(json_object_get(p, "spec"), "containers"), 0), "args",
+        json_pack("[s,s,s,s,s]", "vllm", "serve", "m", "-tp", "$(TP)"));
+    push_pods(w);
+    for (int i = 0; i < 3; i++)
+        cr_expect_eq(filter(w, p, pass, NULL), NNODES, "never unresolvable");
+    other = add_pod(w, "sentinel", "big2-0", "big2-0", "bigkey1", 0, 2, 16, 1);
+    cr_expect_eq(filter(w, other, pass, NULL), 0);
+    cr_assert_eq(wait_events(w, "sentinel", 1), 1, "the sentinel group's Warning");
+    cr_expect_eq(events_in(w, "unsure"), 1, "three filters of one group: one Warning");
+    body = fake_api_last(w->api, "POST", "/namespaces/unsure/events", "body");
+    cr_assert_not_null(body);
+    cr_expect(strstr(body, "UncertainLayout") && strstr(body, "placed as preferred"), "%s", body);
+    free(body);
+    stop(w);
+}

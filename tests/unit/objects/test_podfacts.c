@@ -288,3 +288,27 @@ Test(ext_podfacts, node_errors_name_the_node)
         ext_yaml_docs_release(&docs);
     }
 }
+
+Test(ext_podfacts, container_env_in_order_valuefrom_unknown)
+{
+    const json_t *pod = parse_one("spec:\n"
+                                  "  containers:\n"
+                                  "  - name: a\n"
+                                  "    env:\n"
+                                  "    - {name: DP_SIZE_LOCAL, value: 8}\n"
+                                  "    - {name: KEY, valueFrom: {fieldRef: {fieldPath: x}}}\n"
+                                  "    - {value: no-name}\n"
+                                  "  - name: b\n"
+                                  "    env: [{name: TP_SIZE, value: \"1\"}]\n");
+    struct ext_pod_facts s;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_eq(ext_pod_facts_from_json(pod, &s, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(s.facts.nenv, 3);
+    cr_expect_str_eq(s.facts.env[0].name, "DP_SIZE_LOCAL");
+    cr_expect_str_eq(s.facts.env[0].value, "8", "a number becomes its text");
+    cr_expect_str_eq(s.facts.env[1].name, "KEY");
+    cr_expect_null(s.facts.env[1].value, "valueFrom is unknown here");
+    cr_expect_str_eq(s.facts.env[2].name, "TP_SIZE");
+    ext_pod_facts_release(&s);
+}

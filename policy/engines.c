@@ -1,0 +1,767 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* policy/engines.c - one flag table per engine, and how each engine's sizes map to topox's
+ * layout (policy/engines.h, docs/workloads.md). The tables were checked against the engines'
+ * own argument parsers; each names the file it follows. */
+#include "policy/engines.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/cmdline.h"
+#include "common/envexpand.h"
+
+#define LWS "leaderworkerset.sigs.k8s.io/"
+#define RBG "rolebasedgroup.workloads.x-k8s.io/"
+
+enum fld {
+    F_TP,       /* the engine's tensor-parallel size */
+    F_PP,       /* pipeline stages */
+    F_DP,       /* data-parallel size (of the instance) */
+    F_DPL,      /* vLLM data-parallel ranks in this pod */
+    F_EP,       /* an expert-parallel size */
+    F_EP_ON,    /* vLLM --enable-expert-parallel; SGLang's old --enable-ep-moe (ep = tp) */
+    F_DPATTN,   /* SGLang --enable-dp-attention */
+    F_A2A,      /* SGLang --moe-a2a-backend NAME (anything but "none": ep = tp) */
+    F_DEEPEP,   /* SGLang's old --enable-deepep-moe (ep = tp) */
+    F_DENSE_TP, /* SGLang --moe-dense-tp-size */
+    F_NNODES,   /* pods per instance */
+    F_NPROC,    /* torchrun processes (accelerators) per pod */
+    F_GPN,      /* Triton server.py --gpu_per_node */
+    F_NSHARD,   /* TGI --num-shard */
+    F_NFIELDS
+};
+
+enum fkind { K_COUNT, K_BOOL, K_TEXT };
+
+struct flag_def {
+    const char *name; /* long options with dashes: tpx_cmdline_flag() folds '_' into '-' */
+    enum fld field;
+};
+
+static enum fkind field_kind(enum fld f)
+{
+    switch (f) {
+    case F_EP_ON:
+    case F_DPATTN:
+    case F_DEEPEP:
+        return K_BOOL;
+    case F_A2A:
+        return K_TEXT;
+    default:
+        return K_COUNT;
+    }
+}
+
+/* vLLM: vllm/engine/arg_utils.py (EngineArgs.add_cli_args: ParallelConfig's -tp, -pp, -dp,
+ * -dpl, -ep short forms) and vllm/config/parallel.py (world = tp x pp, x dp over the DP group). */
+static const struct flag_def vllm_flags[] = {
+    {"--tensor-parallel-size", F_TP},
+    {"-tp", F_TP},
+    {"--pipeline-parallel-size", F_PP},
+    {"-pp", F_PP},
+    {"--data-parallel-size", F_DP},
+    {"-dp", F_DP},
+    {"--data-parallel-size-local", F_DPL},
+    {"-dpl", F_DPL},
+    {"--enable-expert-parallel", F_EP_ON},
+    {"-ep", F_EP_ON},
+    {"--nnodes", F_NNODES},
+};
+
+/* SGLang: python/sglang/srt/server_args.py (add_cli_args: "--tensor-parallel-size", "--tp-size";
+ * "--pipeline-parallel-size", "--pp-size"; "--data-parallel-size", "--dp-size";
+ * "--expert-parallel-size", "--ep-size"; --enable-dp-attention, --moe-a2a-backend,
+ * --moe-dense-tp-size, --nnodes) and argparse's abbreviations --tp, --dp, --ep that SGLang's own
+ * docs and tests use. --enable-ep-moe and --enable-deepep-moe are the older spellings. */
+static const struct flag_def sglang_flags[] = {
+    {"--tensor-parallel-size", F_TP},
+    {"--tp-size", F_TP},
+    {"--tp", F_TP},
+    {"--pipeline-parallel-size", F_PP},
+    {"--pp-size", F_PP},
+    {"--data-parallel-size", F_DP},
+    {"--dp-size", F_DP},
+    {"--dp", F_DP},
+    {"--expert-parallel-size", F_EP},
+    {"--ep-size", F_EP},
+    {"--ep", F_EP},
+    {"--enable-dp-attention", F_DPATTN},
+    {"--moe-a2a-backend", F_A2A},
+    {"--enable-deepep-moe", F_DEEPEP},
+    {"--enable-ep-moe", F_EP_ON},
+    {"--moe-dense-tp-size", F_DENSE_TP},
+    {"--nnodes", F_NNODES},
+};
+
+/* TensorRT-LLM: tensorrt_llm/commands/serve.py (trtllm-serve's click options --tp_size,
+ * --pp_size, --ep_size, --gpus_per_node; world = tp x pp). */
+static const struct flag_def trtllm_flags[] = {
+    {"--tp-size", F_TP},
+    {"--pp-size", F_PP},
+    {"--ep-size", F_EP},
+    {"--gpus-per-node", F_GPN},
+};
+
+/* Triton's TensorRT-LLM launcher for LWS: kubernetes-sigs/lws
+ * docs/examples/tensorrt-llm/build/server.py (argparse --tp, --pp, --gpu_per_node; world =
+ * tp x pp, world / gpu_per_node pods). */
+static const struct flag_def triton_flags[] = {
+    {"--tp", F_TP},
+    {"--pp", F_PP},
+    {"--gpu-per-node", F_GPN},
+};
+
+/* LMDeploy: lmdeploy/cli/utils.py (ArgumentHelper.tp, .dp, .ep: --tp, --dp, --ep; --nnodes) and
+ * lmdeploy/pytorch/config.py (DistConfig: world = ep when ep > 1, else tp; dp splits attention). */
+static const struct flag_def lmdeploy_flags[] = {
+    {"--tp", F_TP},
+    {"--dp", F_DP},
+    {"--ep", F_EP},
+    {"--nnodes", F_NNODES},
+};
+
+/* TGI: launcher/src/main.rs (text-generation-launcher --num-shard, env NUM_SHARD). */
+static const struct flag_def tgi_flags[] = {
+    {"--num-shard", F_NSHARD},
+};
+
+/* Megatron-LM: megatron/training/arguments.py (_add_distributed_args:
+ * --tensor-model-parallel-size, --pipeline-model-parallel-size, --expert-model-parallel-size),
+ * launched by torchrun: torch/distributed/run.py (--nproc-per-node/--nproc_per_node, --nnodes);
+ * world = nproc_per_node x nnodes, dp = world / (tp x pp). */
+static const struct flag_def megatron_flags[] = {
+    {"--tensor-model-parallel-size", F_TP},
+    {"--pipeline-model-parallel-size", F_PP},
+    {"--expert-model-parallel-size", F_EP},
+    {"--nproc-per-node", F_NPROC},
+    {"--nnodes", F_NNODES},
+};
+
+/* No engine named: the spellings topox has always read, with vLLM's meanings. */
+static const struct flag_def generic_flags[] = {
+    {"--tensor-parallel-size", F_TP},
+    {"-tp", F_TP},
+    {"--tp-size", F_TP},
+    {"--tp", F_TP},
+    {"--pipeline-parallel-size", F_PP},
+    {"-pp", F_PP},
+    {"--pp-size", F_PP},
+    {"--data-parallel-size", F_DP},
+    {"-dp", F_DP},
+    {"--dp-size", F_DP},
+    {"--dp", F_DP},
+    {"--nnodes", F_NNODES},
+};
+
+enum eng { E_GENERIC, E_VLLM, E_SGLANG, E_TRTLLM, E_TRITON, E_LMDEPLOY, E_TGI, E_MEGATRON };
+
+#define TABLE(t) t, sizeof(t) / sizeof(t[0])
+static const struct {
+    const char *name;
+    const struct flag_def *flags;
+    size_t nflags;
+} engines[] = {
+    [E_GENERIC] = {"", TABLE(generic_flags)},
+    [E_VLLM] = {"vllm", TABLE(vllm_flags)},
+    [E_SGLANG] = {"sglang", TABLE(sglang_flags)},
+    [E_TRTLLM] = {"trtllm", TABLE(trtllm_flags)},
+    [E_TRITON] = {"triton-trtllm", TABLE(triton_flags)},
+    [E_LMDEPLOY] = {"lmdeploy", TABLE(lmdeploy_flags)},
+    [E_TGI] = {"tgi", TABLE(tgi_flags)},
+    [E_MEGATRON] = {"megatron", TABLE(megatron_flags)},
+};
+
+/* Words that name an engine (a program, a module, a script), first match in argv order wins. */
+static const struct {
+    const char *word; /* substring of a token */
+    enum eng e;
+} marks[] = {
+    {"sglang", E_SGLANG},
+    {"vllm", E_VLLM},
+    {"trtllm-serve", E_TRTLLM},
+    {"tensorrt_llm", E_TRTLLM},
+    {"lmdeploy", E_LMDEPLOY},
+    {"text-generation-launcher", E_TGI},
+    {"torchrun", E_MEGATRON},
+    {"torch.distributed.run", E_MEGATRON},
+    {"torch.distributed.launch", E_MEGATRON},
+    {"pretrain_gpt", E_MEGATRON},
+    {"megatron", E_MEGATRON},
+    {"--tensor-model-parallel-size", E_MEGATRON},
+    {"--gpu_per_node", E_TRITON},
+    {"launch_triton_server", E_TRITON},
+};
+
+static enum eng which_engine(const struct tpx_cmdline *cl)
+{
+    for (size_t i = 0; i < cl->ntok; i++) {
+        for (size_t k = 0; k < sizeof(marks) / sizeof(marks[0]); k++) {
+            if (strstr(cl->tok[i].text, marks[k].word))
+                return marks[k].e;
+        }
+    }
+    return E_GENERIC;
+}
+
+static const char *kv_get(const struct topo_kv *kv, size_t n, const char *key)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (kv[i].key && kv[i].value && strcmp(kv[i].key, key) == 0)
+            return kv[i].value;
+    }
+    return NULL;
+}
+
+/* Positive whole number, at most 1 000 000. */
+static bool count_of(const char *s, unsigned *out)
+{
+    unsigned long v = 0;
+
+    if (!s || *s < '0' || *s > '9')
+        return false;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        v = v * 10 + (unsigned long)(*s - '0');
+        if (v > 1000000UL)
+            return false;
+    }
+    if (*s || v == 0)
+        return false;
+    *out = (unsigned)v;
+    return true;
+}
+
+/* --- the env a container sees ------------------------------------------------------------------
+ */
+
+struct envset {
+    struct tpx_env_var *v;
+    size_t n;
+    char *store;
+};
+
+/* The variables the controllers inject, from the labels and annotations they set with them:
+ * LWS (pkg/utils/pod: LWS_LEADER_ADDRESS, LWS_GROUP_SIZE, LWS_WORKER_INDEX) and RoleBasedGroup
+ * (sgl-project/rbg api/workloads/constants/env.go: RBG_GROUP_NAME, RBG_ROLE_NAME, RBG_ROLE_INDEX,
+ * RBG_LWP_LEADER_ADDRESS, RBG_LWP_GROUP_SIZE, RBG_LWP_WORKER_INDEX). Addresses are names, never
+ * numbers: known to be set, value unknown. They come first, as the controllers put them. */
+static size_t injected(const struct pol_pod_facts *f, struct tpx_env_var *out)
+{
+    const char *size = kv_get(f->annotations, f->nannotations, LWS "size");
+    const char *widx = kv_get(f->labels, f->nlabels, LWS "worker-index");
+    const char *rbg = kv_get(f->labels, f->nlabels, RBG "name");
+    size_t n = 0;
+
+    if (size || widx || kv_get(f->labels, f->nlabels, LWS "name")) {
+        out[n++] = (struct tpx_env_var){"LWS_LEADER_ADDRESS", NULL};
+        out[n++] = (struct tpx_env_var){"LWS_GROUP_SIZE", size};
+        out[n++] = (struct tpx_env_var){"LWS_WORKER_INDEX", widx};
+    }
+    if (rbg) {
+        out[n++] = (struct tpx_env_var){"RBG_GROUP_NAME", rbg};
+        out[n++] = (struct tpx_env_var){"RBG_ROLE_NAME", kv_get(f->labels, f->nlabels, RBG "role")};
+        out[n++] = (struct tpx_env_var){
+            "RBG_ROLE_INDEX", kv_get(f->labels, f->nlabels, "apps.kubernetes.io/pod-index")};
+        out[n++] = (struct tpx_env_var){"RBG_LWP_LEADER_ADDRESS", NULL};
+        out[n++] = (struct tpx_env_var){"RBG_LWP_GROUP_SIZE", size};
+        out[n++] = (struct tpx_env_var){"RBG_LWP_WORKER_INDEX", widx};
+    }
+    return n;
+}
+
+#define ENV_INJECTED_MAX 9
+#define ENV_STORE ((size_t)64 << 10)
+
+static enum tpx_code env_build(const struct pol_pod_facts *f, struct envset *es,
+                               struct tpx_err *err)
+{
+    size_t k;
+
+    size_t need = 1024;
+
+    memset(es, 0, sizeof(*es));
+    /* room for every value expanded a few times over; what does not fit is unknown */
+    for (size_t i = 0; i < f->nenv && need < ENV_STORE; i++)
+        need += f->env[i].value ? 2 * strlen(f->env[i].value) + 64 : 0;
+    if (need > ENV_STORE)
+        need = ENV_STORE;
+    es->v = calloc(f->nenv + ENV_INJECTED_MAX + 1, sizeof(*es->v));
+    es->store = malloc(need);
+    if (!es->v || !es->store) {
+        free(es->v);
+        free(es->store);
+        memset(es, 0, sizeof(*es));
+        return tpx_err_set(err, TPX_ENOMEM, "workload: out of memory");
+    }
+    k = injected(f, es->v);
+    for (size_t i = 0; i < f->nenv; i++) {
+        if (f->env[i].name)
+            es->v[k++] = f->env[i];
+    }
+    es->n = tpx_env_resolve_list(es->v, k, es->store, need);
+    return TPX_OK;
+}
+
+static void env_release(struct envset *es)
+{
+    free(es->v);
+    free(es->store);
+    memset(es, 0, sizeof(*es));
+}
+
+/* --- reading the flags ------------------------------------------------------------------------
+ */
+
+enum fstate { S_ABSENT = 0, S_VALUE, S_UNKNOWN };
+
+struct found {
+    enum fstate st[F_NFIELDS];
+    unsigned val[F_NFIELDS];
+    bool env[F_NFIELDS];         /* the value came through the env */
+    const char *name[F_NFIELDS]; /* the spelling in the table */
+    int argi[F_NFIELDS];
+    char text[F_NFIELDS][32]; /* F_A2A's value, and what an unknown value looked like */
+};
+
+__attribute__((format(printf, 2, 3))) static void append(char *buf, const char *fmt, ...)
+{
+    size_t len = strlen(buf);
+    va_list ap;
+
+    if (len + 1 >= 192)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(buf + len, 192 - len, fmt, ap);
+    va_end(ap);
+}
+
+static void copy_text(char *dst, size_t cap, const char *src)
+{
+    size_t n = strlen(src);
+
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+/* A flag's value: literal, through the env, or unknown. */
+static enum tpx_code take(struct found *ff, const struct flag_def *d,
+                          const struct tpx_cmdline_value *v, bool kube_env, const struct envset *es,
+                          struct tpx_err *err)
+{
+    enum fld fl = d->field;
+    char buf[TPX_ENV_MAX_LEN + 1];
+    const char *text = v->text;
+    bool via_env = kube_env;
+
+    ff->name[fl] = d->name;
+    ff->argi[fl] = (int)v->tok->argi;
+    copy_text(ff->text[fl], sizeof(ff->text[fl]), text);
+    if (tpx_env_has_expansion(text) || (v->tok->flags & TPX_CMDLINE_EXPANDS)) {
+        /* a shell expands it only inside a script; anywhere else the engine gets the text */
+        if (!(v->tok->flags & TPX_CMDLINE_SCRIPT) ||
+            tpx_env_shell_expand(text, es->v, es->n, buf, sizeof(buf)) != TPX_ENV_OK) {
+            ff->st[fl] = S_UNKNOWN;
+            return TPX_OK;
+        }
+        text = buf;
+        via_env = true;
+    }
+    if (field_kind(fl) == K_TEXT) {
+        copy_text(ff->text[fl], sizeof(ff->text[fl]), text);
+        ff->st[fl] = S_VALUE;
+        ff->env[fl] = via_env;
+        return TPX_OK;
+    }
+    if (!count_of(text, &ff->val[fl])) {
+        if (via_env) {
+            ff->st[fl] = S_UNKNOWN; /* "eight" from the env: not ours to reject */
+            return TPX_OK;
+        }
+        if (fl == F_NNODES || fl == F_NPROC) {
+            ff->st[fl] = S_UNKNOWN; /* torchrun's "1:4" ranges, "gpu", "auto" */
+            return TPX_OK;
+        }
+        return tpx_err_set(err, TPX_EINVAL, "flag '%s': '%s' is not a positive whole number",
+                           d->name, v->text);
+    }
+    ff->st[fl] = S_VALUE;
+    ff->env[fl] = via_env;
+    return TPX_OK;
+}
+
+/* argv with the kubelet's $(VAR) expanded; changed[a] says element a was rewritten. */
+static enum tpx_code kube_argv(const struct pol_pod_facts *f, const struct envset *es,
+                               const char ***argv, char ***owned, bool **changed,
+                               struct tpx_err *err)
+{
+    *argv = calloc(f->nargv + 1, sizeof(**argv));
+    *owned = calloc(f->nargv + 1, sizeof(**owned));
+    *changed = calloc(f->nargv + 1, sizeof(**changed));
+    if (!*argv || !*owned || !*changed)
+        return tpx_err_set(err, TPX_ENOMEM, "workload: out of memory");
+    for (size_t a = 0; a < f->nargv; a++) {
+        const char *s = f->argv[a];
+        size_t cap;
+        char *out;
+
+        (*argv)[a] = s;
+        if (!s || !strstr(s, "$("))
+            continue;
+        cap = strlen(s) + 2 * TPX_ENV_MAX_LEN;
+        out = malloc(cap);
+        if (!out)
+            return tpx_err_set(err, TPX_ENOMEM, "workload: out of memory");
+        if (tpx_env_kube_expand(s, es->v, es->n, out, cap) != TPX_ENV_OK) {
+            free(out); /* a valueFrom variable or too long: keep the text, read as unknown */
+            continue;
+        }
+        (*changed)[a] = strcmp(out, s) != 0;
+        (*owned)[a] = out;
+        (*argv)[a] = out;
+    }
+    return TPX_OK;
+}
+
+/* Every occurrence counts, in order: the last one wins, and a bad literal is an error even when
+ * a later one is good, as with argparse. A count flag without a value is ignored. */
+static enum tpx_code scan(const struct pol_pod_facts *f, const struct envset *es, enum eng *eng,
+                          struct found *ff, struct tpx_err *err)
+{
+    struct tpx_cmdline cl;
+    const char **argv = NULL;
+    char **owned = NULL;
+    bool *changed = NULL;
+    enum tpx_code rc;
+
+    memset(ff, 0, sizeof(*ff));
+    tpx_cmdline_init(&cl);
+    rc = kube_argv(f, es, &argv, &owned, &changed, err);
+    if (rc == TPX_OK)
+        rc = tpx_cmdline_split(&cl, argv, f->nargv, err);
+    if (rc == TPX_OK)
+        *eng = which_engine(&cl);
+    for (size_t i = 0; i < cl.ntok && rc == TPX_OK; i++) {
+        const struct flag_def *t = engines[*eng].flags;
+        struct tpx_cmdline_value v;
+
+        if (cl.tok[i].text[0] != '-')
+            continue;
+        for (size_t k = 0; k < engines[*eng].nflags; k++) {
+            if (!tpx_cmdline_flag(&cl, i, t[k].name, &v))
+                continue;
+            if (field_kind(t[k].field) == K_BOOL) {
+                ff->st[t[k].field] = S_VALUE;
+                ff->val[t[k].field] = 1;
+                ff->name[t[k].field] = t[k].name;
+                ff->argi[t[k].field] = (int)cl.tok[i].argi;
+            } else if (v.text) {
+                rc = take(ff, &t[k], &v, changed[v.tok->argi], es, err);
+            }
+            break;
+        }
+    }
+    tpx_cmdline_release(&cl);
+    for (size_t a = 0; owned && a < f->nargv; a++)
+        free(owned[a]);
+    free(owned);
+    free(changed);
+    free(argv);
+    return rc;
+}
+
+/* --- the layout each engine means ------------------------------------------------------------
+ */
+
+static bool has(const struct found *ff, enum fld f)
+{
+    return ff->st[f] == S_VALUE;
+}
+
+static unsigned val_or(const struct found *ff, enum fld f, unsigned dflt)
+{
+    return ff->st[f] == S_VALUE ? ff->val[f] : dflt;
+}
+
+static void set_size(struct pol_engine_layout *o, const struct found *ff, enum pol_size s,
+                     unsigned v, enum fld from)
+{
+    switch (s) {
+    case POL_SIZE_TP:
+        o->tp = v;
+        break;
+    case POL_SIZE_PP:
+        o->pp = v;
+        break;
+    case POL_SIZE_DP:
+        o->dp = v;
+        break;
+    default:
+        o->ep = v;
+        break;
+    }
+    o->origin[s].argi = -1;
+    if (from == F_NFIELDS) {
+        o->origin[s].src = POL_SRC_DERIVED;
+    } else if (ff->st[from] == S_ABSENT) {
+        o->origin[s].src = POL_SRC_DEFAULT;
+    } else if (ff->st[from] == S_UNKNOWN) {
+        o->origin[s].src = POL_SRC_FLAG;
+        o->origin[s].unknown = true;
+        o->origin[s].what = ff->name[from];
+        o->origin[s].argi = ff->argi[from];
+    } else {
+        o->origin[s].src = ff->env[from] ? POL_SRC_ENV : POL_SRC_FLAG;
+        o->origin[s].what = ff->name[from];
+        o->origin[s].argi = ff->argi[from];
+    }
+}
+
+static void map_vllm(struct pol_engine_layout *o, const struct found *ff)
+{
+    unsigned tp = val_or(ff, F_TP, 1), pp = val_or(ff, F_PP, 1), dp = val_or(ff, F_DP, 1);
+
+    set_size(o, ff, POL_SIZE_TP, tp, F_TP);
+    set_size(o, ff, POL_SIZE_PP, pp, F_PP);
+    set_size(o, ff, POL_SIZE_DP, dp, F_DP);
+    /* MoE layers run with ep = dp x tp of a stage (vllm/config/parallel.py) */
+    set_size(o, ff, POL_SIZE_EP, has(ff, F_EP_ON) ? dp * tp : 1, F_EP_ON);
+    if (has(ff, F_EP_ON) && (ff->st[F_TP] == S_UNKNOWN || ff->st[F_DP] == S_UNKNOWN))
+        o->origin[POL_SIZE_EP].unknown = true;
+    o->accel = tp * pp * dp;
+    if (has(ff, F_DPL)) {
+        unsigned dpl = ff->val[F_DPL];
+        if (dp % dpl != 0) {
+            o->inconsistent = true;
+            append(o->why,
+                   "data-parallel-size %u is not a multiple of data-parallel-size-local "
+                   "%u; ",
+                   dp, dpl);
+        } else {
+            o->pods = dp / dpl;
+        }
+    }
+}
+
+static void map_sglang(struct pol_engine_layout *o, const struct found *ff)
+{
+    unsigned t = val_or(ff, F_TP, 1), pp = val_or(ff, F_PP, 1), d = val_or(ff, F_DP, 1);
+    unsigned ep = 1;
+    enum fld ep_from = F_EP;
+
+    if (has(ff, F_EP)) {
+        ep = ff->val[F_EP];
+    } else if ((has(ff, F_A2A) && strcmp(ff->text[F_A2A], "none") != 0) || has(ff, F_DEEPEP) ||
+               has(ff, F_EP_ON)) {
+        /* --moe-a2a-backend deepep|mooncake|... sets ep_size = tp_size (server_args.py) */
+        ep = t;
+        ep_from = has(ff, F_A2A) ? F_A2A : has(ff, F_DEEPEP) ? F_DEEPEP : F_EP_ON;
+    }
+    set_size(o, ff, POL_SIZE_PP, pp, F_PP);
+    set_size(o, ff, POL_SIZE_EP, ep, ep_from);
+    if (ep_from != F_EP && ff->st[F_TP] == S_UNKNOWN)
+        o->origin[POL_SIZE_EP].unknown = true;
+    if (has(ff, F_DPATTN)) {
+        /* the instance is tp x pp; dp divides tp: attention runs at tp / dp, dense MLP at
+         * --moe-dense-tp-size (default tp); the all-reduce group is the larger of the two */
+        unsigned attn, dense, grp;
+        if (t % d != 0) {
+            o->inconsistent = true;
+            append(o->why, "dp-size %u does not divide tp-size %u (DP-attention); ", d, t);
+            d = 1;
+        }
+        attn = t / d;
+        dense = val_or(ff, F_DENSE_TP, t);
+        grp = attn > dense ? attn : dense;
+        if (t % grp != 0) {
+            o->inconsistent = true;
+            append(o->why, "moe-dense-tp-size %u does not divide tp-size %u; ", dense, t);
+            grp = t;
+        }
+        set_size(o, ff, POL_SIZE_TP, grp,
+                 grp == dense && has(ff, F_DENSE_TP) ? F_DENSE_TP
+                 : grp == t                          ? F_TP
+                                                     : F_NFIELDS);
+        set_size(o, ff, POL_SIZE_DP, t / grp, t / grp == 1 ? F_NFIELDS : F_DP);
+        if (t / grp == 1)
+            o->origin[POL_SIZE_DP].src = POL_SRC_DERIVED;
+        o->accel = t * pp;
+    } else {
+        /* dp copies of a tp x pp model */
+        set_size(o, ff, POL_SIZE_TP, t, F_TP);
+        set_size(o, ff, POL_SIZE_DP, d, F_DP);
+        o->accel = d * t * pp;
+    }
+}
+
+static void map_lmdeploy(struct pol_engine_layout *o, const struct found *ff)
+{
+    unsigned tp = val_or(ff, F_TP, 1), ep = val_or(ff, F_EP, 1);
+    unsigned world = ep > 1 ? ep : tp;
+
+    set_size(o, ff, POL_SIZE_TP, tp, F_TP);
+    set_size(o, ff, POL_SIZE_PP, 1, F_PP);
+    set_size(o, ff, POL_SIZE_EP, ep, F_EP);
+    if (world % tp != 0) {
+        o->inconsistent = true;
+        append(o->why, "ep %u is not a multiple of tp %u; ", ep, tp);
+        world = tp;
+    }
+    set_size(o, ff, POL_SIZE_DP, world / tp, has(ff, F_DP) ? F_DP : F_NFIELDS);
+    if (has(ff, F_DP) && ff->val[F_DP] != world / tp) {
+        o->inconsistent = true;
+        append(o->why, "dp %u with tp %u and ep %u does not fill %u ranks; ", ff->val[F_DP], tp, ep,
+               world);
+    }
+    o->accel = world;
+}
+
+static void map_megatron(struct pol_engine_layout *o, const struct found *ff, unsigned g)
+{
+    unsigned tp = val_or(ff, F_TP, 1), pp = val_or(ff, F_PP, 1);
+    unsigned per = has(ff, F_NPROC) ? ff->val[F_NPROC] : g;
+    unsigned world = per * val_or(ff, F_NNODES, 1);
+
+    set_size(o, ff, POL_SIZE_TP, tp, F_TP);
+    set_size(o, ff, POL_SIZE_PP, pp, F_PP);
+    set_size(o, ff, POL_SIZE_EP, val_or(ff, F_EP, 1), F_EP);
+    if (ff->st[F_NPROC] == S_UNKNOWN || ff->st[F_NNODES] == S_UNKNOWN || world == 0) {
+        o->unknown = true;
+        set_size(o, ff, POL_SIZE_DP, 1, F_NFIELDS);
+        return;
+    }
+    if (world % (tp * pp) != 0) {
+        o->inconsistent = true;
+        append(o->why, "world %u is not a multiple of tp %u x pp %u; ", world, tp, pp);
+        set_size(o, ff, POL_SIZE_DP, 1, F_NFIELDS);
+        o->accel = tp * pp;
+        return;
+    }
+    set_size(o, ff, POL_SIZE_DP, world / (tp * pp), F_NFIELDS);
+    o->accel = world;
+    if (has(ff, F_NPROC))
+        o->per_pod = per;
+}
+
+static void map_layout(struct pol_engine_layout *o, enum eng e, const struct found *ff,
+                       const struct envset *es, unsigned g)
+{
+    switch (e) {
+    case E_SGLANG:
+        map_sglang(o, ff);
+        break;
+    case E_LMDEPLOY:
+        map_lmdeploy(o, ff);
+        break;
+    case E_MEGATRON:
+        map_megatron(o, ff, g);
+        break;
+    case E_TGI: {
+        unsigned n = 0;
+        bool found = false;
+        enum fld from = F_NSHARD;
+        if (has(ff, F_NSHARD)) {
+            n = ff->val[F_NSHARD];
+        } else {
+            /* clap reads NUM_SHARD from the env when the flag is absent */
+            for (size_t i = es->n; i-- > 0 && !found;) {
+                if (strcmp(es->v[i].name, "NUM_SHARD") == 0) {
+                    found = true;
+                    if (!count_of(es->v[i].value, &n))
+                        o->unknown = true;
+                }
+            }
+        }
+        set_size(o, ff, POL_SIZE_TP, n ? n : g, from);
+        if (!has(ff, F_NSHARD) && n)
+            o->origin[POL_SIZE_TP].src = POL_SRC_ENV;
+        set_size(o, ff, POL_SIZE_PP, 1, F_PP);
+        set_size(o, ff, POL_SIZE_DP, 1, F_DP);
+        set_size(o, ff, POL_SIZE_EP, 1, F_EP);
+        o->accel = n ? n : g;
+        o->pods = 1;
+        o->any = o->any || found;
+        break;
+    }
+    case E_TRTLLM:
+    case E_TRITON: {
+        unsigned tp = val_or(ff, F_TP, 1), pp = val_or(ff, F_PP, 1);
+        set_size(o, ff, POL_SIZE_TP, tp, F_TP);
+        set_size(o, ff, POL_SIZE_PP, pp, F_PP);
+        set_size(o, ff, POL_SIZE_DP, 1, F_DP);
+        /* MoE: moe_tp x moe_ep = tp (tensorrt_llm/llmapi/llm_args.py) */
+        set_size(o, ff, POL_SIZE_EP, val_or(ff, F_EP, 1), F_EP);
+        if (o->ep > tp || tp % o->ep != 0) {
+            o->inconsistent = true;
+            append(o->why, "ep_size %u does not divide tp_size %u; ", o->ep, tp);
+        }
+        o->accel = tp * pp;
+        if (has(ff, F_GPN)) {
+            o->per_pod = ff->val[F_GPN];
+            if (o->accel % o->per_pod == 0)
+                o->pods = o->accel / o->per_pod;
+        }
+        break;
+    }
+    default:
+        map_vllm(o, ff);
+        break;
+    }
+    if (has(ff, F_NNODES) && e != E_MEGATRON)
+        o->pods = ff->val[F_NNODES];
+    if (ff->st[F_NNODES] == S_UNKNOWN)
+        o->pods_unknown = true;
+    if (e == E_MEGATRON && has(ff, F_NNODES))
+        o->pods = ff->val[F_NNODES];
+}
+
+static bool is_size_field(enum fld f)
+{
+    return f != F_NNODES && f != F_NPROC && f != F_GPN;
+}
+
+enum tpx_code pol_engine_read(const struct pol_pod_facts *f, struct pol_engine_layout *out,
+                              struct tpx_err *err)
+{
+    struct envset es;
+    struct found ff;
+    enum eng e = E_GENERIC;
+    enum tpx_code rc;
+
+    memset(out, 0, sizeof(*out));
+    for (size_t s = 0; s < POL_NSIZES; s++)
+        out->origin[s].argi = -1;
+    if (env_build(f, &es, err) != TPX_OK)
+        return err->code;
+    rc = scan(f, &es, &e, &ff, err);
+    if (rc != TPX_OK) {
+        env_release(&es);
+        return rc;
+    }
+    out->engine = engines[e].name;
+    append(out->read, "%s", e == E_GENERIC ? "flags" : engines[e].name);
+    for (size_t k = 0; k < F_NFIELDS; k++) {
+        if (ff.st[k] == S_ABSENT)
+            continue;
+        if (is_size_field((enum fld)k) || k == F_NNODES)
+            out->any = true;
+        if (ff.st[k] == S_UNKNOWN) {
+            if (is_size_field((enum fld)k))
+                out->unknown = true;
+            append(out->read, " %s %s(unknown)", ff.name[k], ff.text[k]);
+            append(out->why, "%s '%s' is not known at scheduling time; ", ff.name[k], ff.text[k]);
+        } else if (field_kind((enum fld)k) == K_BOOL) {
+            append(out->read, " %s", ff.name[k]);
+        } else if (field_kind((enum fld)k) == K_TEXT) {
+            append(out->read, " %s %s", ff.name[k], ff.text[k]);
+        } else {
+            append(out->read, " %s %u%s", ff.name[k], ff.val[k], ff.env[k] ? "(env)" : "");
+        }
+    }
+    if (out->any || e == E_TGI)
+        map_layout(out, e, &ff, &es, f->accel);
+    env_release(&es);
+    return TPX_OK;
+}
