@@ -810,7 +810,7 @@ static enum tpx_code build_env(struct ext_manifest *m, struct ext_manifest_pod *
 
         for (size_t k = 0; front && k < p->ninj; k++)
             p->env[p->nenv++] =
-                (struct ext_manifest_env){p->ikey[k], p->ival_unknown[k] ? NULL : p->ival[k]};
+                (struct tpx_env_var){p->ikey[k], p->ival_unknown[k] ? NULL : p->ival[k]};
         json_array_foreach(json_object_get(c, "env"), j, e)
         {
             const char *name = json_string_value(json_object_get(e, "name"));
@@ -828,11 +828,11 @@ static enum tpx_code build_env(struct ext_manifest *m, struct ext_manifest_pod *
                 val = json_string_value(sv);
             }
             p->env[p->nenv++] =
-                (struct ext_manifest_env){name, json_object_get(e, "valueFrom") ? NULL : val};
+                (struct tpx_env_var){name, json_object_get(e, "valueFrom") ? NULL : val};
         }
         for (size_t k = 0; !front && here && k < p->ninj; k++)
             p->env[p->nenv++] =
-                (struct ext_manifest_env){p->ikey[k], p->ival_unknown[k] ? NULL : p->ival[k]};
+                (struct tpx_env_var){p->ikey[k], p->ival_unknown[k] ? NULL : p->ival[k]};
     }
     return TPX_OK;
 }
@@ -859,6 +859,10 @@ static enum tpx_code build_facts(struct ext_manifest *m, size_t i, struct tpx_er
     if (build_env(m, p, err) != TPX_OK)
         return err->code;
     p->facts = *t;
+    /* the env as the operator leaves it (LWS_*, RBG_*, PET_* ... injected), which the engine reader
+     * resolves flag values from */
+    p->facts.env = p->env;
+    p->facts.nenv = p->nenv;
     p->facts.name = p->name;
     p->facts.ns = NULL;
     p->facts.uid = p->name;
@@ -1094,8 +1098,7 @@ const struct pol_pod_facts *ext_manifest_pod_facts(const struct ext_manifest *m,
     return &m->pods[i].facts;
 }
 
-const struct ext_manifest_env *ext_manifest_pod_env(const struct ext_manifest *m, size_t i,
-                                                    size_t *n)
+const struct tpx_env_var *ext_manifest_pod_env(const struct ext_manifest *m, size_t i, size_t *n)
 {
     *n = m->pods[i].nenv;
     return m->pods[i].env;

@@ -14,6 +14,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "common/envexpand.h"
 #include "common/err.h"
 #include "objects/podfacts.h"
 #include "objects/yamljson.h"
@@ -104,19 +105,12 @@ enum tpx_code ext_manifest_finish(struct ext_manifest *m, struct tpx_err *err);
 /* Facts of pod i (after _finish). Borrowed until release. */
 const struct pol_pod_facts *ext_manifest_pod_facts(const struct ext_manifest *m, size_t i);
 
-/* One variable of a container's env: value NULL when the plan cannot know it (valueFrom).
- * Laid out as common/envexpand.h's struct tpx_env_var, which pol_pod_facts.env will carry. */
-struct ext_manifest_env {
-    const char *name;
-    const char *value;
-};
-
 /* The env of pod i (after _finish): every container's, containers in order, each with what its
  * operator injects in front (LWS_LEADER_ADDRESS, LWS_GROUP_SIZE, LWS_WORKER_INDEX; RBG_*)
  * replacing the container's own of the same name, then the container's own. *n entries;
- * borrowed until release. */
-const struct ext_manifest_env *ext_manifest_pod_env(const struct ext_manifest *m, size_t i,
-                                                    size_t *n);
+ * borrowed until release. A value is NULL when the plan cannot know it (valueFrom). The same list
+ * is the pod's pol_pod_facts.env, which the engine reader resolves flag values from. */
+const struct tpx_env_var *ext_manifest_pod_env(const struct ext_manifest *m, size_t i, size_t *n);
 /* The pod template (or Pod) pod i was made from, with its spec.resourceClaims. Borrowed until
  * release. Valid once the pod exists (before or after _finish). */
 const json_t *ext_manifest_pod_template(const struct ext_manifest *m, size_t i);

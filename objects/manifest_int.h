@@ -41,7 +41,7 @@ struct ext_manifest_pod {
     bool ival_unknown[ENV_MAX]; /* valueFrom (status.podIP): NULL value */
     enum inj_mode inj_mode;
     struct topo_kv *kv;
-    struct ext_manifest_env *env; /* the whole env, built by _finish() */
+    struct tpx_env_var *env; /* the whole env, built by _finish() */
     size_t nenv;
     struct pol_pod_facts facts;
 };

@@ -374,7 +374,7 @@ static size_t pod_named(const char *name)
 static const char *env(size_t pod, const char *name)
 {
     size_t n;
-    const struct ext_manifest_env *e = ext_manifest_pod_env(&m, pod, &n);
+    const struct tpx_env_var *e = ext_manifest_pod_env(&m, pod, &n);
 
     for (size_t i = 0; i < n; i++) {
         if (strcmp(e[i].name, name) == 0)
@@ -427,7 +427,7 @@ Test(ext_manifest, lws_env_in_front_of_every_container_and_subgroups)
     cr_assert_eq(m.nreplicas, 1);
     /* pod_utils.go addEnvVarsIfNotExists: the three in front, the user's LWS_GROUP_SIZE gone */
     size_t n;
-    const struct ext_manifest_env *e = ext_manifest_pod_env(&m, 3, &n);
+    const struct tpx_env_var *e = ext_manifest_pod_env(&m, 3, &n);
     cr_assert_eq(n, 8); /* a: 3 + DP_SIZE_LOCAL + POD_IP; b: 3 */
     cr_expect_str_eq(e[0].name, "LWS_LEADER_ADDRESS");
     cr_expect_str_eq(e[0].value, "wide-0.wide.llm");
@@ -634,7 +634,7 @@ Test(ext_manifest, pytorchjob_master_and_workers_are_one_world_with_the_operator
     cr_expect_str_eq(label(2, "training.kubeflow.org/replica-type"), "worker");
     cr_expect_str_eq(label(2, "training.kubeflow.org/replica-index"), "1");
     size_t n;
-    const struct ext_manifest_env *e = ext_manifest_pod_env(&m, 0, &n);
+    const struct tpx_env_var *e = ext_manifest_pod_env(&m, 0, &n);
     cr_assert_geq(n, 2);
     cr_expect_str_eq(e[0].name, "NCCL_DEBUG"); /* the operator appends */
     cr_expect_str_eq(e[1].name, "PYTHONUNBUFFERED");
