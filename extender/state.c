@@ -222,7 +222,7 @@ static void unbook(struct ext_state *st, struct pod *p)
     } else if (st->ledger && p->kind == POD_USED && p->node && p->accel) {
         size_t i = topo_cluster_find(st->cluster, p->node);
         if (i != TOPO_NONE)
-            pol_ledger_use(st->ledger, i, -(int)p->accel, &e);
+            pol_ledger_use(st->ledger, i, -(int64_t)p->accel, &e);
     }
     free(p->node);
     p->node = NULL;
@@ -304,7 +304,7 @@ static void reapply_used(struct ext_state *st, struct pol_ledger *l)
             continue;
         i = topo_cluster_find(c, p->node);
         if (i != TOPO_NONE)
-            pol_ledger_use(l, i, (int)p->accel, &e);
+            pol_ledger_use(l, i, (int64_t)p->accel, &e);
     }
     pthread_mutex_unlock(&st->pods_lock);
 }
@@ -511,7 +511,7 @@ static enum tpx_code place(struct ext_state *st, struct pod *p, size_t i, time_t
         set_kind(st, p, POD_COMMITTED);
     } else {
         p->accel = p->has_wl ? p->wl.accel_per_pod : p->accel;
-        if (p->accel && pol_ledger_use(st->ledger, i, (int)p->accel, err) != TPX_OK) {
+        if (p->accel && pol_ledger_use(st->ledger, i, (int64_t)p->accel, err) != TPX_OK) {
             free(copy);
             return err->code;
         }
@@ -565,7 +565,7 @@ enum tpx_code ext_state_record_pod(struct ext_state *st, const char *uid, const 
         /* Already counted here, maybe with 0 (a bind of a pod never seen at filter time): the
          * watch knows what it really uses, so count the difference. */
         if (accel != p->accel)
-            rc = pol_ledger_use(st->ledger, i, (int)accel - (int)p->accel, err);
+            rc = pol_ledger_use(st->ledger, i, (int64_t)accel - (int64_t)p->accel, err);
         if (rc == TPX_OK) {
             p->accel = accel;
             p->confirmed = true;

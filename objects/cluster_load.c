@@ -296,7 +296,7 @@ static enum tpx_code apply_pod(struct pol_ledger *l, const json_t *pod, const st
     idx = topo_cluster_find(pol_ledger_cluster(l), node);
     if (idx == TOPO_NONE)
         return TPX_OK;
-    if (pol_ledger_use(l, idx, (int)accel, err) != TPX_OK) {
+    if (pol_ledger_use(l, idx, (int64_t)accel, err) != TPX_OK) {
         prefix_at(pos, pod, name, err);
         return err->code;
     }
@@ -360,7 +360,7 @@ enum tpx_code ext_cluster_apply_snapshot(struct pol_ledger *l, json_t *const *do
     for (size_t i = 0; i < topo_cluster_node_count(c); i++) {
         unsigned total, taken;
         ext_dra_node_count(dra, topo_cluster_node(c, i)->name, &total, &taken);
-        if (taken && pol_ledger_use(l, i, (int)taken, err) != TPX_OK) {
+        if (taken && pol_ledger_use(l, i, (int64_t)taken, err) != TPX_OK) {
             tpx_err_prefix(err, "%s: node '%s'", name, topo_cluster_node(c, i)->name);
             return err->code;
         }

@@ -177,6 +177,9 @@ static enum tpx_code container_qty(const json_t *c, const char *res, unsigned *o
                                "container '%s': %s '%s': '%s' is not a whole number of devices",
                                name ? name : "?", where[w], res, t ? t : "(not a scalar)");
         }
+        if (*out > TOPO_ACCEL_MAX)
+            return tpx_err_set(err, TPX_EINVAL, "pod requests %s '%s' of more than %u devices",
+                               where[w], res, TOPO_ACCEL_MAX);
         return TPX_OK;
     }
     return TPX_OK;
@@ -200,6 +203,9 @@ static enum tpx_code sum_resource(const json_t *spec, const char *res, unsigned 
         if (json_object_get(json_object_get(json_object_get(c, "resources"), "requests"), res) ||
             json_object_get(json_object_get(json_object_get(c, "resources"), "limits"), res))
             *seen = true;
+        if (q > TOPO_ACCEL_MAX - sum)
+            return tpx_err_set(err, TPX_EINVAL, "pod requests more than %u '%s' in all",
+                               TOPO_ACCEL_MAX, res);
         sum += q;
     }
     json_array_foreach(json_object_get(spec, "initContainers"), i, c)

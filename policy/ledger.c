@@ -8,6 +8,7 @@
  * O(nodes + domains) with a handful of allocations. */
 #include "policy/policy.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,19 +90,22 @@ void led_account(struct pol_ledger *l, const struct where *w, unsigned accel, in
     }
 }
 
-/* Use not placed by us: fill in-node domains in order (removal from the last used one). */
-static void account_external(struct pol_ledger *l, size_t node, int accel)
+/* Use not placed by us: fill in-node domains in order (removal from the last used one). The
+ * magnitude is taken in unsigned 64-bit arithmetic (no negation of a signed value) and clamped to
+ * what the counters can hold, so no delta wraps them or frees what another pod uses. */
+static void account_external(struct pol_ledger *l, size_t node, int64_t accel)
 {
     size_t nd, first = led_node_domains(l, node, &nd);
     size_t rack = topo_cluster_node_rack(l->c, node);
+    uint64_t mag = accel < 0 ? UINT64_C(0) - (uint64_t)accel : (uint64_t)accel;
+    unsigned left = mag > UINT_MAX ? UINT_MAX : (unsigned)mag;
 
     l->gen++;
     if (accel >= 0) {
-        unsigned left = (unsigned)accel;
-        l->node_used[node] += left;
-        l->rack_used[rack] += left;
+        l->node_used[node] = sat_add(l->node_used[node], left);
+        l->rack_used[rack] = sat_add(l->rack_used[rack], left);
         if (node_multinode(l, node)) {
-            l->dom_used[first] += left;
+            l->dom_used[first] = sat_add(l->dom_used[first], left);
             return;
         }
         for (size_t k = 0; k < nd && left > 0; k++) {
@@ -109,12 +113,11 @@ static void account_external(struct pol_ledger *l, size_t node, int accel)
             unsigned part = left < f ? left : f;
             if (k == nd - 1)
                 part = left;
-            l->dom_used[first + k] += part;
+            l->dom_used[first + k] = sat_add(l->dom_used[first + k], part);
             left -= part;
         }
         return;
     }
-    unsigned left = (unsigned)(-(long)accel);
     if (left > l->node_used[node])
         left = l->node_used[node];
     l->node_used[node] -= left;
@@ -203,12 +206,13 @@ struct pol_ledger *pol_ledger_new(const struct topo_cluster *c, struct tpx_err *
         for (int k = 0; k < NSCOPE; k++)
             l->scope_cap[k][l->scope_of[k][i]] += in->accel_alloc;
         if (in->accel_used)
-            account_external(l, i, (int)in->accel_used);
+            account_external(l, i, (int64_t)in->accel_used);
     }
     for (int k = 0; k < NSCOPE; k++) {
         for (size_t s = 0; s < l->nscopes[k]; s++) {
             if (l->scope_cap[k][s] > l->max_scope_cap[k])
-                l->max_scope_cap[k] = (unsigned)l->scope_cap[k][s];
+                l->max_scope_cap[k] =
+                    l->scope_cap[k][s] > UINT_MAX ? UINT_MAX : (unsigned)l->scope_cap[k][s];
         }
     }
     return l;
@@ -260,7 +264,7 @@ void pol_ledger_free(struct pol_ledger *l)
     free(l);
 }
 
-enum tpx_code pol_ledger_use(struct pol_ledger *l, size_t node, int accel, struct tpx_err *err)
+enum tpx_code pol_ledger_use(struct pol_ledger *l, size_t node, int64_t accel, struct tpx_err *err)
 {
     if (node >= l->nnodes)
         return tpx_err_set(err, TPX_EINVAL, "ledger: bad node index %zu", node);

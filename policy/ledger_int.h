@@ -7,6 +7,7 @@
 #ifndef TPX_POLICY_LEDGER_INT_H
 #define TPX_POLICY_LEDGER_INT_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -123,6 +124,11 @@ static inline size_t where_domain(const struct pol_ledger *l, const struct where
 static inline unsigned sat_sub(unsigned a, unsigned b)
 {
     return a > b ? a - b : 0;
+}
+
+static inline unsigned sat_add(unsigned a, unsigned b)
+{
+    return a > UINT_MAX - b ? UINT_MAX : a + b;
 }
 
 static inline unsigned dom_free(const struct pol_ledger *l, size_t d)

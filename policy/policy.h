@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "common/envexpand.h"
@@ -160,9 +161,9 @@ struct pol_ledger *pol_ledger_rebase(const struct pol_ledger *l, const struct to
                                      struct tpx_err *err);
 
 /* Account accel accelerators on node as taken by a pod we did not place (or undo with a negative
- * value). Group holds the pod overbooks move elsewhere in their scope (or lapse). TPX_EINVAL for
- * a bad node index. */
-enum tpx_code pol_ledger_use(struct pol_ledger *l, size_t node, int accel, struct tpx_err *err);
+ * value; a removal never takes more than the node's use, an addition saturates). Group holds the
+ * pod overbooks move elsewhere in their scope (or lapse). TPX_EINVAL for a bad node index. */
+enum tpx_code pol_ledger_use(struct pol_ledger *l, size_t node, int64_t accel, struct tpx_err *err);
 
 /* Drop reservations whose TTL passed at `now`, and groups with no placed member left. Returns how
  * many groups released a reservation. */

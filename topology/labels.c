@@ -4,6 +4,7 @@
 #include "topology/labels.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,15 +100,17 @@ static const char *kv_get(const struct topo_kv *kv, size_t n, const char *key)
 
 bool topo_quantity_whole(const char *s, unsigned *out)
 {
-    unsigned long v = 0;
+    uint64_t v = 0;
     const char *p = s;
 
     if (!s || !*s)
         return false;
     while (*p >= '0' && *p <= '9') {
-        v = v * 10 + (unsigned long)(*p - '0');
-        if (v > 0xFFFFFFFFUL)
+        unsigned d = (unsigned)(*p - '0');
+        /* checked before the multiply: v * 10 + d never passes UINT32_MAX * 1000 */
+        if (v > (UINT32_MAX * UINT64_C(1000) - d) / 10)
             return false;
+        v = v * 10 + d;
         p++;
     }
     if (p == s)
@@ -118,12 +121,14 @@ bool topo_quantity_whole(const char *s, unsigned *out)
             return false;
         v /= 1000;
     } else if (*p == 'k' && p[1] == '\0') {
-        v *= 1000;
-        if (v > 0xFFFFFFFFUL)
+        if (v > UINT32_MAX / 1000)
             return false;
+        v *= 1000;
     } else if (*p != '\0') {
         return false;
     }
+    if (v > UINT32_MAX)
+        return false;
     *out = (unsigned)v;
     return true;
 }
@@ -138,6 +143,9 @@ static enum tpx_code read_count(const struct topo_kv *labels, size_t n, const ch
     if (!topo_quantity_whole(v, out) || *out == 0)
         return tpx_err_set(err, TPX_EINVAL, "label '%s': '%s' is not a positive whole number", key,
                            v);
+    if (*out > TOPO_ACCEL_MAX)
+        return tpx_err_set(err, TPX_EINVAL, "label '%s': %u is more than %u", key, *out,
+                           TOPO_ACCEL_MAX);
     return TPX_OK;
 }
 
@@ -242,6 +250,10 @@ enum tpx_code topo_labels_decode(const struct topo_label_config *cfg, const stru
         if (!topo_quantity_whole(v, &q))
             return tpx_err_set(err, TPX_EINVAL, "allocatable '%s': '%s' is not a whole number",
                                cfg->resources[k], v);
+        if (q > TOPO_ACCEL_MAX)
+            return tpx_err_set(err, TPX_EINVAL,
+                               "allocatable '%s': %u is more than %u accelerators per node",
+                               cfg->resources[k], q, TOPO_ACCEL_MAX);
         if (!out->resource || (out->accel_alloc == 0 && q > 0)) {
             out->resource = cfg->resources[k];
             out->accel_alloc = q;

@@ -3,6 +3,7 @@
  * blocks, zones and interconnect domains with an O(1) name index. Pure C: no I/O. */
 #include "topology/model.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,6 +120,13 @@ enum tpx_code topo_cluster_add(struct topo_cluster *c, const struct topo_node_in
         return tpx_err_set(err, TPX_EINVAL,
                            "cluster: node '%s': domains-per-node %u is more than %d", info->name,
                            info->domains_per_node, TOPO_DOMAINS_PER_NODE_MAX);
+    if (info->accel_alloc > TOPO_ACCEL_MAX || info->accel_used > TOPO_ACCEL_MAX ||
+        info->domain_size > TOPO_ACCEL_MAX)
+        return tpx_err_set(
+            err, TPX_EINVAL,
+            "cluster: node '%s': more than %u accelerators (allocatable %u, used %u, "
+            "domain size %u)",
+            info->name, TOPO_ACCEL_MAX, info->accel_alloc, info->accel_used, info->domain_size);
     if (map_get(&c->node_index, info->name) != TOPO_NONE)
         return tpx_err_set(err, TPX_EEXIST, "cluster: duplicate node '%s'", info->name);
     if (!TPX_GROW(c->nodes, c->nodes_cap, c->nnodes + 1))
@@ -162,6 +170,12 @@ static size_t intern(char ***arr, size_t *n, struct tpx_map *m, const char *name
     }
     na[*n] = d;
     return (*n)++;
+}
+
+/* a + b, or UINT_MAX when that wraps: a sum of capacities saturates rather than shrinks */
+static unsigned sat_add(unsigned a, unsigned b)
+{
+    return a > UINT_MAX - b ? UINT_MAX : a + b;
 }
 
 static unsigned node_domain_size(const struct topo_node_info *in)
@@ -264,7 +278,7 @@ static enum tpx_code seal_racks(struct topo_cluster *c, struct tpx_err *err)
         struct rack_rec *rk = &c->racks[c->nodes[i].rack];
         if (!push_index(&rk->nodes, &rk->nnodes, i))
             goto oom;
-        rk->capacity += c->nodes[i].info.accel_alloc;
+        rk->capacity = sat_add(rk->capacity, c->nodes[i].info.accel_alloc);
     }
     goto out;
 oom:
@@ -309,7 +323,7 @@ static enum tpx_code seal_domains(struct topo_cluster *c, struct tpx_err *err)
             }
             if (!push_index(&c->domains[d].nodes, &c->domains[d].nnodes, i))
                 goto oom;
-            c->domains[d].size += in->accel_alloc;
+            c->domains[d].size = sat_add(c->domains[d].size, in->accel_alloc);
             if (in->fabric > c->domains[d].fabric)
                 c->domains[d].fabric = in->fabric;
             r->domain_first = d;

@@ -16,6 +16,10 @@
 /* Most in-node interconnect domains one node may hold (policy/ keeps them in a 64-bit mask). */
 #define TOPO_DOMAINS_PER_NODE_MAX 64
 
+/* Most accelerators one node may hold, one pod may request or one domain label may say: larger
+ * counts are refused where they are read, so sums over a cluster stay far from wrapping. */
+#define TOPO_ACCEL_MAX 4096u
+
 /*
  * What a node's labels say of its multi-node NVLink fabric (GFD's nvidia.com/gpu.clique, see
  * docs/labels.md). GFD writes the clique only once NVML reports the fabric COMPLETED.

@@ -192,6 +192,33 @@ Test(ext_podfacts, bad_quantity_names_container_and_resource)
     cr_expect_null(s.kv, "released on failure");
 }
 
+Test(ext_podfacts, requests_past_the_accelerator_cap_are_refused)
+{
+    /* 2^31 + 8 once became a negative int in the ledger and freed other pods' capacity; two
+     * containers of 2^31 + 4 summed past 2^32 */
+    static const char *const cases[] = {
+        "spec:\n  containers:\n"
+        "  - {name: main, resources: {limits: {nvidia.com/gpu: \"2147483656\"}}}\n",
+        "spec:\n  containers:\n"
+        "  - {name: a, resources: {limits: {nvidia.com/gpu: \"2147483652\"}}}\n"
+        "  - {name: b, resources: {limits: {nvidia.com/gpu: \"2147483652\"}}}\n",
+        "spec:\n  containers:\n"
+        "  - {name: a, resources: {limits: {nvidia.com/gpu: 4000}}}\n"
+        "  - {name: b, resources: {limits: {nvidia.com/gpu: 4000}}}\n",
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const json_t *pod = parse_one(cases[i]);
+        struct tpx_err err = TPX_ERR_INIT;
+        unsigned accel = 99;
+
+        cr_expect_eq(ext_pod_accel(pod, NULL, &accel, NULL, &err), TPX_EINVAL, "case %zu", i);
+        cr_expect(strstr(err.msg, "4096") && strstr(err.msg, "nvidia.com/gpu"), "case %zu: %s", i,
+                  err.msg);
+        ext_yaml_docs_release(&docs);
+    }
+}
+
 Test(ext_podfacts, not_an_object_is_einval)
 {
     const json_t *pod = parse_one("[1, 2]\n");

@@ -271,3 +271,22 @@ Test(pol_plan, preferred_members_take_their_reserved_places, .fini = teardown)
     cr_expect_eq(total_free(), 0);
     pol_plan_result_release(&res);
 }
+
+Test(pol_plan, huge_external_use_fills_the_node_and_never_frees_it, .fini = teardown)
+{
+    /* 2^31 + 8 accelerators passed through an int turned into -2^31 + 8 and freed the 4 another
+     * pod uses; INT64_MIN is removal past the node's use, clamped, never negated as a signed. */
+    struct tpx_err err = TPX_ERR_INIT;
+    size_t n;
+
+    setup_spec("racks=1,nodes-per-rack=1");
+    n = topo_cluster_find(cl, "r01-n01");
+    cr_assert_eq(pol_ledger_use(led, n, 4, &err), TPX_OK);
+    cr_expect_eq(pol_ledger_node_free(led, n), 4);
+    cr_assert_eq(pol_ledger_use(led, n, INT64_C(2147483656), &err), TPX_OK);
+    cr_expect_eq(pol_ledger_node_free(led, n), 0);
+    cr_assert_eq(pol_ledger_use(led, n, INT64_C(4294967296) * 4, &err), TPX_OK);
+    cr_expect_eq(pol_ledger_node_free(led, n), 0, "saturates, never wraps");
+    cr_assert_eq(pol_ledger_use(led, n, INT64_MIN, &err), TPX_OK);
+    cr_expect_eq(pol_ledger_node_free(led, n), 8);
+}

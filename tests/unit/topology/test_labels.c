@@ -195,6 +195,34 @@ Test(topo_labels, quantities)
     cr_expect_not(topo_quantity_whole("99999999999", &v));
 }
 
+Test(topo_labels, quantities_past_32_bits_and_past_the_cap_are_refused)
+{
+    unsigned v = 99;
+    struct tpx_err err = TPX_ERR_INIT;
+    struct topo_node_info in = {0};
+    struct topo_kv big[] = {{"nvidia.com/gpu", "4294967295"}};
+    struct topo_kv over[] = {{"nvidia.com/gpu", "4097"}};
+    struct topo_kv cap[] = {{"nvidia.com/gpu", "4096"}};
+    struct topo_kv dsize[] = {{"topox.io/domain-size", "4294967295"}};
+
+    cr_expect_not(topo_quantity_whole("4294967296", &v));
+    cr_expect_not(topo_quantity_whole("4294968k", &v));
+    cr_expect_not(topo_quantity_whole("18446744073709551617", &v));
+    cr_expect_not(topo_quantity_whole("184467440737095516170000000", &v));
+    cr_expect(topo_quantity_whole("4294967295000m", &v) && v == 4294967295u);
+    /* 2^32-1 parses as a number but is no node's count */
+    cr_expect_eq(topo_labels_decode(NULL, NULL, 0, big, 1, &in, NULL, &err), TPX_EINVAL);
+    cr_expect(strstr(err.msg, "4096"), "%s", err.msg);
+    err = (struct tpx_err)TPX_ERR_INIT;
+    cr_expect_eq(topo_labels_decode(NULL, NULL, 0, over, 1, &in, NULL, &err), TPX_EINVAL);
+    err = (struct tpx_err)TPX_ERR_INIT;
+    cr_expect_eq(topo_labels_decode(NULL, dsize, 1, cap, 1, &in, NULL, &err), TPX_EINVAL);
+    cr_expect(strstr(err.msg, "topox.io/domain-size"), "%s", err.msg);
+    err = (struct tpx_err)TPX_ERR_INIT;
+    cr_expect_eq(topo_labels_decode(NULL, NULL, 0, cap, 1, &in, NULL, &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(in.accel_alloc, TOPO_ACCEL_MAX);
+}
+
 Test(topo_labels, custom_config_replaces_a_level)
 {
     static const char *const racks[] = {"example.com/row"};

@@ -36,6 +36,27 @@ Test(topo_model, copies_strings_and_finds_by_name)
     topo_cluster_free(c);
 }
 
+Test(topo_model, node_counts_past_the_cap_are_refused_so_sums_cannot_wrap)
+{
+    /* Two nodes of 2^31 + 8 in one rack summed to 16 in 32 bits: such a node is now refused, and
+     * a rack of nodes at the cap adds up exactly. */
+    struct tpx_err err = TPX_ERR_INIT;
+    struct topo_cluster *c = topo_cluster_new(&err);
+    struct topo_node_info huge = {.name = "n1", .rack = "r1", .accel_alloc = 2147483656u};
+    struct topo_node_info used = {.name = "n1", .rack = "r1", .accel_alloc = 8, .accel_used = 4097};
+    struct topo_node_info full[] = {{.name = "a", .rack = "r1", .accel_alloc = TOPO_ACCEL_MAX},
+                                    {.name = "b", .rack = "r1", .accel_alloc = TOPO_ACCEL_MAX}};
+
+    cr_assert_not_null(c);
+    cr_expect_eq(topo_cluster_add(c, &huge, &err), TPX_EINVAL);
+    cr_expect(strstr(err.msg, "n1") && strstr(err.msg, "4096"), "%s", err.msg);
+    cr_expect_eq(topo_cluster_add(c, &used, &err), TPX_EINVAL);
+    topo_cluster_free(c);
+    c = build(full, 2);
+    cr_expect_eq(topo_cluster_rack_capacity(c, 0), 2 * TOPO_ACCEL_MAX);
+    topo_cluster_free(c);
+}
+
 Test(topo_model, rejects_duplicates_missing_names_and_adds_after_seal)
 {
     struct tpx_err err = TPX_ERR_INIT;
