@@ -68,6 +68,14 @@ struct booking {
     bool bound;
 };
 
+/* A group larger than every scope of its kind can never be placed whole (a preferred one passes
+ * the filter anyway): its pods go on their own, so it holds nothing and no slot array is sized by
+ * a declared count it cannot use. */
+static bool group_fits_somewhere(const struct pol_ledger *l, const struct ctx *x)
+{
+    return (uint64_t)x->e.n * x->e.g <= l->max_scope_cap[x->e.scope];
+}
+
 /*
  * The booking shared by pol_commit (a new placement, already judged) and pol_record (a bound pod,
  * recorded as it is): a pod record at w, its capacity (taken from its group's hold when
@@ -91,7 +99,7 @@ static enum tpx_code book(struct pol_ledger *l, const struct ctx *x, const struc
     if (use_reserved)
         led_account(l, &w, x->e.g, -1, true);
     led_account(l, &w, x->e.g, +1, false);
-    if (wl->has_intent && !g && wl->group[0]) {
+    if (wl->has_intent && !g && wl->group[0] && group_fits_somewhere(l, x)) {
         *gi = led_new_group(l, wl->group, wl->display, x->e.n);
         if (*gi == TOPO_NONE) {
             led_account(l, &w, x->e.g, -1, false);

@@ -318,7 +318,14 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
 
     infer_group(f, wl, &grouped);
 
-    /* group size: annotation, LWS size, --nnodes and the like, else derived */
+    /* group size: annotation, LWS size, --nnodes and the like, else derived; the controller's size
+     * wins no argument: an annotation that says otherwise is refused */
+    s = kv_get(f->annotations, f->nannotations, LWS "size");
+    if (gs_ann && s && parse_count(s, false, &v) && v != gsize)
+        return tpx_err_set(err, TPX_EINVAL,
+                           "annotation 'topox.io/group-size' %u disagrees with the "
+                           "LeaderWorkerSet's size %u",
+                           gsize, v);
     if (gs_ann) {
         wl->group_size = gsize;
         wl->size_explicit = true;
@@ -439,11 +446,21 @@ enum tpx_code pol_workload_validate(const struct pol_workload *wl, const struct 
     {
         /* A pod lives on one node: if no node is big enough, every other message would mislead. */
         unsigned biggest = 0;
+        unsigned long long all = 0;
         for (size_t i = 0, n = topo_cluster_node_count(c); i < n; i++) {
             const struct topo_node_info *ni = topo_cluster_node(c, i);
             if (ni->accel_alloc > biggest)
                 biggest = ni->accel_alloc;
+            all += ni->accel_alloc;
         }
+        /* a required group larger than the whole cluster fits nowhere (a preferred one goes on
+         * its own and holds nothing, policy/book.c) */
+        if (!wl->preferred && (unsigned long long)wl->group_size * g > all && g <= biggest)
+            return tpx_err_set(err, TPX_EINVAL,
+                               "a group of %u pods x %u %s = %llu %s cannot be placed: the "
+                               "cluster has %llu",
+                               wl->group_size, g, word, (unsigned long long)wl->group_size * g,
+                               word, all);
         if (g > biggest) {
             unsigned long total = (unsigned long)wl->tp * wl->pp * wl->dp;
             if (biggest > 0 && total % biggest == 0 &&

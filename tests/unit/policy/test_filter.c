@@ -792,3 +792,27 @@ Test(pol_filter, the_scope_memo_never_outlives_a_change, .fini = teardown)
     cr_expect_eq(verdict_memo(m, &three, "r02-n03", NULL, 0), POL_FIT);
     pol_scope_memo_free(m);
 }
+
+Test(pol_filter, preferred_group_larger_than_any_rack_reserves_nothing, .fini = teardown)
+{
+    /* group-size 1000000 with placement preferred: one commit used to hold the whole rack for the
+     * TTL (and size a slot array of a million). It goes on its own now. */
+    struct pol_workload big = worker("big", 8, 1000000, 0);
+    struct pol_workload fits = worker("fits", 8, 4, 0);
+
+    big.preferred = true;
+    setup_spec("racks=1,nodes-per-rack=4");
+    cr_assert_neq(place(&big, "big0", NULL, NULL, 0), TOPO_NONE);
+    cr_expect_eq(pol_ledger_group_count(led), 0);
+    cr_expect_eq(pol_ledger_node_free(led, node_of("r01-n01")) +
+                     pol_ledger_node_free(led, node_of("r01-n02")) +
+                     pol_ledger_node_free(led, node_of("r01-n03")) +
+                     pol_ledger_node_free(led, node_of("r01-n04")),
+                 24, "only the pod's own 8 are taken");
+    /* a group that does fit still forms and holds its rest */
+    teardown();
+    setup_spec("racks=1,nodes-per-rack=4");
+    fits.preferred = true;
+    cr_assert_neq(place(&fits, "fits0", NULL, NULL, 0), TOPO_NONE);
+    cr_expect_eq(pol_ledger_group_count(led), 1);
+}

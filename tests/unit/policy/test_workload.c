@@ -483,3 +483,42 @@ Test(pol_workload, defaults_are_not_checked_against_the_group)
     cr_expect_eq(pol_workload_validate(&wl, c, &err), TPX_OK);
     topo_cluster_free(c);
 }
+
+Test(pol_workload, group_size_is_bounded_by_the_controller_and_the_cluster)
+{
+    /* group-size 1000000 used to pass validation and, preferred, hold a rack for the TTL */
+    const struct topo_kv labels[] = {{"leaderworkerset.sigs.k8s.io/name", "vllm"},
+                                     {"leaderworkerset.sigs.k8s.io/group-index", "0"}};
+    const struct topo_kv ann[] = {{"leaderworkerset.sigs.k8s.io/size", "2"},
+                                  {"topox.io/group-size", "1000000"}};
+    struct pol_pod_facts f = {.name = "vllm-0",
+                              .ns = "llm",
+                              .labels = labels,
+                              .nlabels = 2,
+                              .annotations = ann,
+                              .nannotations = 2,
+                              .accel = 8,
+                              .resource = "nvidia.com/gpu"};
+    struct pol_workload wl;
+    struct tpx_err err = TPX_ERR_INIT;
+    struct topo_cluster *c = topo_cluster_synthetic("example", &err);
+
+    cr_assert_not_null(c, "%s", err.msg);
+    cr_expect_eq(pol_workload_infer(&f, &wl, &err), TPX_EINVAL);
+    cr_expect(strstr(err.msg, "topox.io/group-size") && strstr(err.msg, "size 2"), "%s", err.msg);
+
+    /* the example cluster has 128 GPUs: 17 pods of 8 fit nowhere, 16 fill it exactly */
+    wl = wl_of(8, 1, 8, 17);
+    wl.tp_explicit = false;
+    err = (struct tpx_err)TPX_ERR_INIT;
+    cr_expect_eq(pol_workload_validate(&wl, c, &err), TPX_EINVAL);
+    cr_expect(strstr(err.msg, "17 pods x 8 GPUs = 136 GPUs cannot be placed: the cluster has 128"),
+              "%s", err.msg);
+    wl.group_size = 16;
+    cr_expect_eq(pol_workload_validate(&wl, c, &err), TPX_OK, "%s", err.msg);
+    /* preferred: valid, and the ledger holds nothing for it (test_filter.c) */
+    wl.group_size = 1000000;
+    wl.preferred = true;
+    cr_expect_eq(pol_workload_validate(&wl, c, &err), TPX_OK, "%s", err.msg);
+    topo_cluster_free(c);
+}
