@@ -52,6 +52,43 @@ unsigned pol_ledger_node_free(const struct pol_ledger *l, size_t node)
     return node < l->nnodes ? node_free(l, node) : 0;
 }
 
+void pol_ledger_set_budgets(struct pol_ledger *l, unsigned long per_namespace, unsigned long total)
+{
+    l->budget_ns = per_namespace;
+    l->budget_all = total;
+}
+
+unsigned long pol_ledger_budget_refusals(const struct pol_ledger *l)
+{
+    return l->budget_refused;
+}
+
+/* Accelerators held for the groups whose key has the namespace of key (up to its first '/'). */
+static unsigned long ns_held(const struct pol_ledger *l, const char *key)
+{
+    size_t len = strcspn(key, "/");
+    unsigned long sum = 0;
+
+    for (size_t i = 0; i < l->ngroups; i++) {
+        const struct group *g = &l->groups[i];
+        if (!g->live || strncmp(g->key, key, len) != 0 || g->key[len] != key[len])
+            continue;
+        for (unsigned k = 0; k < g->n; k++)
+            sum += g->slots[k].reserved ? g->g : 0;
+    }
+    return sum;
+}
+
+bool led_budget_allows(struct pol_ledger *l, const struct group *g)
+{
+    bool ok = (!l->budget_all || l->held + g->g <= l->budget_all) &&
+              (!l->budget_ns || ns_held(l, g->key) + g->g <= l->budget_ns);
+
+    if (!ok)
+        l->budget_refused++;
+    return ok;
+}
+
 const struct topo_cluster *pol_ledger_cluster(const struct pol_ledger *l)
 {
     return l->c;
@@ -67,6 +104,8 @@ void led_account(struct pol_ledger *l, const struct where *w, unsigned accel, in
     size_t rack = topo_cluster_node_rack(l->c, w->node), first, nd;
 
     l->gen++;
+    if (resv)
+        l->held = sign > 0 ? l->held + accel : (l->held > accel ? l->held - accel : 0);
     first = led_node_domains(l, w->node, &nd);
     if (sign > 0) {
         nod[w->node] += accel;
@@ -528,6 +567,8 @@ struct pol_ledger *pol_ledger_rebase(const struct pol_ledger *l, const struct to
 
     if (!n)
         return NULL;
+    pol_ledger_set_budgets(n, l->budget_ns, l->budget_all);
+    n->budget_refused = l->budget_refused;
     for (size_t gi = 0; gi < l->ngroups; gi++) {
         const struct group *og = &l->groups[gi];
         size_t ngi;

@@ -90,6 +90,9 @@ struct pol_ledger {
     /* Bumped by every change of use or reservations (led_account(), account_external()), so a
      * result derived from them (struct pol_scope_memo) can tell whether it still holds. */
     unsigned long gen;
+    unsigned long held;                  /* accelerators reserved, all groups */
+    unsigned long budget_ns, budget_all; /* pol_ledger_set_budgets(); 0: no limit */
+    unsigned long budget_refused;        /* holds not made for a budget */
 };
 
 static inline size_t led_node_domains(const struct pol_ledger *l, size_t n, size_t *nd)
@@ -213,6 +216,8 @@ size_t led_new_pod(struct pol_ledger *l, const char *uid, const char *name);
 void led_kill_pod(struct pol_ledger *l, size_t pi);
 size_t led_group_find(const struct pol_ledger *l, const char *key); /* TOPO_NONE: none */
 size_t led_pod_find(const struct pol_ledger *l, const char *uid);   /* TOPO_NONE: none */
+/* ledger.c: room in the budgets for one more hold of g's (a refusal is counted) */
+bool led_budget_allows(struct pol_ledger *l, const struct group *g);
 
 /* scope.c: per-scope capacity for x's shape, and the names of the scopes */
 extern const char *const led_scope_word[NSCOPE];

@@ -176,6 +176,12 @@ bool pol_ledger_forget_pod(struct pol_ledger *l, const char *uid);
 /* Free accelerators on node now (allocatable - used - reserved for any group). */
 unsigned pol_ledger_node_free(const struct pol_ledger *l, size_t node);
 
+/* Budgets for the holds a group's first member makes for the rest (0: no limit): accelerators
+ * held for the groups of one namespace (the group key up to its first '/'), and for all groups.
+ * A hold past either is not made, and counted (pol_ledger_budget_refusals). Rebase keeps them. */
+void pol_ledger_set_budgets(struct pol_ledger *l, unsigned long per_namespace, unsigned long total);
+unsigned long pol_ledger_budget_refusals(const struct pol_ledger *l);
+
 /* Read-only summaries for /debug/state, metrics and `plan`'s picture. */
 struct pol_rack_summary {
     size_t rack;             /* rack index in the cluster */

@@ -28,13 +28,16 @@ static const size_t *scope_nodes(const struct pol_ledger *l, const struct group 
     return NULL;
 }
 
-/* Hold slot s of group g at w. */
-static void hold_slot(struct pol_ledger *l, const struct group *g, struct slot *s,
+/* Hold slot s of group g at w; false when a budget refuses it (pol_ledger_set_budgets). */
+static bool hold_slot(struct pol_ledger *l, const struct group *g, struct slot *s,
                       const struct where *w)
 {
+    if (!led_budget_allows(l, g))
+        return false;
     s->at = *w;
     s->reserved = true;
     led_account(l, w, g->g, +1, true);
+    return true;
 }
 
 /* Where a TP mate of the member at at0 (in domain dom0) goes: the same in-node domain of its node,
@@ -162,9 +165,8 @@ static void reserve_unit(struct pol_ledger *l, const struct ctx *x, struct group
             size_t n = fullest_node(x, g, dom);
             ok = n != TOPO_NONE && led_place_on(x, n, x->e.g, TOPO_NONE, &w);
         }
-        if (!ok)
+        if (!ok || !hold_slot(l, g, &g->slots[k], &w))
             break;
-        hold_slot(l, g, &g->slots[k], &w);
     }
 }
 
@@ -243,8 +245,7 @@ static bool rehome_slot(struct pol_ledger *l, struct group *g, struct slot *s)
     }
     if (best == TOPO_NONE)
         return false;
-    hold_slot(l, g, s, &(struct where){best, best_mask});
-    return true;
+    return hold_slot(l, g, s, &(struct where){best, best_mask});
 }
 
 /* A bound pod took capacity on node n that groups were holding: release those holds until the

@@ -816,3 +816,35 @@ Test(pol_filter, preferred_group_larger_than_any_rack_reserves_nothing, .fini = 
     cr_assert_neq(place(&fits, "fits0", NULL, NULL, 0), TOPO_NONE);
     cr_expect_eq(pol_ledger_group_count(led), 1);
 }
+
+static unsigned rack_free(void)
+{
+    unsigned f = 0;
+    for (size_t i = 0; i < topo_cluster_node_count(cl); i++)
+        f += pol_ledger_node_free(led, i);
+    return f;
+}
+
+Test(pol_filter, reservation_budgets_per_namespace_and_in_all, .fini = teardown)
+{
+    struct pol_workload a = member("ns1/a", 8, 4, 8, 4, 0);
+    struct pol_workload b = member("ns1/b", 8, 2, 8, 2, 0);
+    struct pol_workload c = member("ns2/c", 8, 2, 8, 2, 0);
+    struct pol_workload d = member("ns3/d", 8, 2, 8, 2, 0);
+
+    setup_spec("racks=1,nodes-per-rack=8");
+    pol_ledger_set_budgets(led, 16, 24);
+    cr_assert_neq(place(&a, "a0", NULL, NULL, 0), TOPO_NONE);
+    cr_expect_eq(rack_free(), 64 - 8 - 16, "ns1 holds 16 of a's 24");
+    cr_expect_eq(pol_ledger_budget_refusals(led), 1);
+    cr_assert_neq(place(&b, "b0", NULL, NULL, 0), TOPO_NONE);
+    cr_expect_eq(rack_free(), 64 - 16 - 16, "ns1's budget is spent: b holds nothing");
+    cr_assert_neq(place(&c, "c0", NULL, NULL, 0), TOPO_NONE);
+    cr_expect_eq(rack_free(), 64 - 24 - 24, "ns2 holds 8: 24 in all");
+    cr_assert_neq(place(&d, "d0", NULL, NULL, 0), TOPO_NONE);
+    cr_expect_eq(rack_free(), 64 - 32 - 24, "the global cap is spent: d holds nothing");
+    cr_expect_eq(pol_ledger_budget_refusals(led), 3);
+    /* the budgets free up when holds lapse */
+    pol_ledger_expire(led, NOW + 600);
+    cr_expect_eq(rack_free(), 64 - 32);
+}
