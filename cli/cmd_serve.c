@@ -354,6 +354,8 @@ int cmd_serve(int argc, char **argv)
     if (err.code != TPX_OK)
         goto fail;
     state = ext_state_new(cfg.reservation_ttl_s, &err);
+    if (state)
+        ext_state_set_budgets(state, cfg.reservation_budget_ns, cfg.reservation_cap);
     metrics = state ? ext_metrics_new(&err) : NULL;
     if (!metrics)
         goto fail;

@@ -35,6 +35,8 @@ struct ext_serve_config {
     size_t nlabel_keys[TOPO_LEVEL_COUNT];
     enum pol_scope pipeline_scope;          /* default scope for pods that do not say */
     unsigned reservation_ttl_s;             /* 600 */
+    unsigned reservation_budget_ns;         /* 0: no limit (accelerators held per namespace) */
+    unsigned reservation_cap;               /* 0: no limit (accelerators held in all) */
     size_t max_body;                        /* 64 MiB */
     unsigned max_candidates;                /* 100000: NodeNames or Nodes per request */
     enum ext_bind_mode bind_mode;           /* record */

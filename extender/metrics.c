@@ -268,8 +268,13 @@ enum tpx_code ext_metrics_render_ledger(const struct pol_ledger *l, size_t pods_
                       "# HELP topox_groups Groups with placed or reserved members.\n"
                       "# TYPE topox_groups gauge\ntopox_groups %zu\n"
                       "# HELP topox_reservations Groups holding a capacity reservation.\n"
-                      "# TYPE topox_reservations gauge\ntopox_reservations %zu\n",
-                      topo_cluster_node_count(c), pods_seen, ng, reservations);
+                      "# TYPE topox_reservations gauge\ntopox_reservations %zu\n"
+                      "# HELP topox_reservation_budget_refusals_total Holds not made because a "
+                      "namespace's budget or the global cap was spent.\n"
+                      "# TYPE topox_reservation_budget_refusals_total counter\n"
+                      "topox_reservation_budget_refusals_total %lu\n",
+                      topo_cluster_node_count(c), pods_seen, ng, reservations,
+                      pol_ledger_budget_refusals(l));
     if (rc == TPX_OK)
         rc = tpx_buf_adds(out,
                           "# HELP topox_rack_accelerators Accelerators per rack by state.\n"

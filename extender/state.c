@@ -42,6 +42,7 @@ struct ext_state {
     struct topo_cluster *cluster;
     struct pol_ledger *ledger;
     unsigned ttl_s;
+    unsigned budget_ns, budget_all; /* ext_state_set_budgets() */
     atomic_llong next_expire;
     atomic_bool need_sync;
     atomic_bool synced;
@@ -268,6 +269,12 @@ struct ext_state *ext_state_new(unsigned ttl_s, struct tpx_err *err)
     return st;
 }
 
+void ext_state_set_budgets(struct ext_state *st, unsigned per_namespace, unsigned total)
+{
+    st->budget_ns = per_namespace;
+    st->budget_all = total;
+}
+
 void ext_state_free(struct ext_state *st)
 {
     union tpx_map_val v;
@@ -322,6 +329,7 @@ static enum tpx_code install(struct ext_state *st, struct topo_cluster *c, struc
         topo_cluster_free(c);
         return err->code;
     }
+    pol_ledger_set_budgets(l, st->budget_ns, st->budget_all);
     if (st->ledger)
         reapply_used(st, l);
     /* the memos know the old ledger, whose address the next one may take: every memo is home

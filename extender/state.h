@@ -26,6 +26,10 @@ struct ext_state;
 /* New empty state (no cluster: not ready). ttl_s is the reservation TTL for binds. NULL with *err
  * on failure. Free with ext_state_free(). */
 struct ext_state *ext_state_new(unsigned ttl_s, struct tpx_err *err);
+
+/* The reservation budgets every ledger of st gets (pol_ledger_set_budgets; 0: no limit). Call
+ * before the first snapshot. */
+void ext_state_set_budgets(struct ext_state *st, unsigned per_namespace, unsigned total);
 void ext_state_free(struct ext_state *st); /* accepts NULL */
 
 /* Replace the cluster with c (sealed; ownership passes to the state, also on failure). Existing

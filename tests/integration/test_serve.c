@@ -698,7 +698,9 @@ Test(serve, sigterm_during_traffic_exits_0, .timeout = 240)
 
 Test(serve, endpoints_and_error_paths)
 {
-    const char *args[] = {"--cluster", "racks=1,nodes-per-rack=2", "--max-body", "4096", NULL};
+    const char *args[] = {
+        "--cluster", "racks=1,nodes-per-rack=2", "--max-body", "4096", "--reservation-budget-ns",
+        "16",        "--reservation-cap",        "24",         NULL};
     struct server s;
     char *resp = NULL;
     char big[8192];
@@ -740,6 +742,7 @@ Test(serve, endpoints_and_error_paths)
     cr_expect(strstr(resp, "topox_requests_total{verb=\"filter\",code=\"2xx\"} 1") != NULL, "%s",
               resp);
     cr_expect(strstr(resp, "topox_rack_largest_tp_placeable{rack=") != NULL, "%s", resp);
+    cr_expect(strstr(resp, "topox_reservation_budget_refusals_total 0\n") != NULL, "%s", resp);
     free(resp);
     stop(&s);
 }
