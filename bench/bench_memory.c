@@ -449,9 +449,18 @@ static int run_binary(const struct topo_cluster *c, const struct pod_plan *pl)
     fclose(f);
 
     {
-        char *argv[] = {(char *)TOPOX_BIN,     (char *)"serve",        (char *)"--listen",
-                        (char *)"127.0.0.1:0", (char *)"--kubeconfig", kc,
-                        (char *)"--events",    (char *)"false",        NULL};
+        /* the fake is http://, which serve refuses without --insecure */
+        char *argv[] = {(char *)TOPOX_BIN,
+                        (char *)"serve",
+                        (char *)"--listen",
+                        (char *)"127.0.0.1:0",
+                        (char *)"--kubeconfig",
+                        kc,
+                        (char *)"--events",
+                        (char *)"false",
+                        (char *)"--insecure",
+                        (char *)"true",
+                        NULL};
 
         if (pipe(p)) {
             fake_api_stop(api);

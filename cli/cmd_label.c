@@ -24,7 +24,7 @@
 
 static const char usage_text[] =
     "usage: topox label [--dry-run] [-o labels|json] [--topology-xml FILE | --fsroot DIR]\n"
-    "                   [--node NAME] [--interval DURATION] [--kubeconfig FILE]\n"
+    "                   [--node NAME] [--interval DURATION] [--kubeconfig FILE] [--insecure]\n"
     "                   [--interconnect NAME] [--domain-size N]\n"
     "       topox label --inventory FILE [--nodes FILE] [--dry-run] [-o labels|json]\n"
     "\n"
@@ -39,6 +39,7 @@ static const char usage_text[] =
     "  --node NAME          the Node to patch (default: $NODE_NAME, from the downward API)\n"
     "  --interval DURATION  keep running, relabel every DURATION (e.g. 30s, 5m, 1h) until SIGTERM\n"
     "  --kubeconfig FILE    API server access (default: $KUBECONFIG, else in-cluster)\n"
+    "  --insecure           allow a plain http:// API server (refused otherwise)\n"
     "  --interconnect NAME  say what hwloc cannot see: hccs, nvlink, nvswitch, xgmi or pcie\n"
     "                       (Ascend HCCS has no hwloc distance matrix)\n"
     "  --domain-size N      accelerators per fully connected set, split in PCI bus order\n"
@@ -62,6 +63,7 @@ struct label_opts {
     const char *path;
     const char *node;
     const char *kubeconfig;
+    bool insecure; /* --insecure: allow an http:// API server */
     const char *inventory;
     const char *nodes;
     long interval_s;
@@ -81,6 +83,7 @@ static int parse_opts(int argc, char **argv, struct label_opts *o)
         O_NODE,
         O_INTERVAL,
         O_KUBECONFIG,
+        O_INSECURE,
         O_INVENTORY,
         O_NODES,
         O_INTERCONNECT,
@@ -94,6 +97,7 @@ static int parse_opts(int argc, char **argv, struct label_opts *o)
         {"node", required_argument, NULL, O_NODE},
         {"interval", required_argument, NULL, O_INTERVAL},
         {"kubeconfig", required_argument, NULL, O_KUBECONFIG},
+        {"insecure", no_argument, NULL, O_INSECURE},
         {"inventory", required_argument, NULL, O_INVENTORY},
         {"nodes", required_argument, NULL, O_NODES},
         {"interconnect", required_argument, NULL, O_INTERCONNECT},
@@ -142,6 +146,9 @@ static int parse_opts(int argc, char **argv, struct label_opts *o)
             break;
         case O_KUBECONFIG:
             o->kubeconfig = optarg;
+            break;
+        case O_INSECURE:
+            o->insecure = true;
             break;
         case O_INVENTORY:
             o->inventory = optarg;
@@ -297,7 +304,8 @@ static struct ext_kube *kube_open(const struct label_opts *o, struct tpx_err *er
     struct ext_kube *k = NULL;
 
     memset(&cfg, 0, sizeof(cfg));
-    if (ext_kube_config_load(o->kubeconfig, &cfg, err) == TPX_OK)
+    if (ext_kube_config_load(o->kubeconfig, &cfg, err) == TPX_OK &&
+        ext_kube_config_check_scheme(&cfg, o->insecure, "--insecure", err) == TPX_OK)
         k = ext_kube_new(&cfg, err);
     ext_kube_config_release(&cfg);
     if (!k)

@@ -242,6 +242,8 @@ static enum tpx_code start_api(struct ext_serve_config *cfg, struct ext_state *s
         tpx_err_prefix(err, "Kubernetes API configuration");
         return err->code;
     }
+    if (ext_kube_config_check_scheme(kcfg, cfg->api_insecure, "--insecure true", err) != TPX_OK)
+        return err->code;
     if (*use_api) {
         struct ext_watch_config wc;
         struct ext_watch_sink sink;

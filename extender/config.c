@@ -287,6 +287,13 @@ const struct ext_setting ext_serve_settings[] = {
      .offset = FIELD(kubeconfig),
      .help = "reach the API server with this kubeconfig (default:\n"
              "$KUBECONFIG, then the pod's service account in a cluster)"},
+    {.key = "apiInsecure",
+     .flag = "insecure",
+     .metavar = "BOOL",
+     .type = EXT_SETTING_BOOL,
+     .offset = FIELD(api_insecure),
+     .def = "false",
+     .help = "allow a plain http:// API server (default false: refused)"},
     {.key = "clusterSource",
      .flag = "cluster-source",
      .metavar = "SRC",

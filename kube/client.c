@@ -14,6 +14,7 @@
 
 #include "common/backoff.h"
 #include "common/clock.h"
+#include "common/log.h"
 #include "kube/internal.h"
 #include "objects/yamljson.h"
 #include "common/banned.h"
@@ -531,9 +532,9 @@ enum tpx_code ext_kube_list(struct ext_kube *k, const char *path, const char *qu
     if (rv)
         *rv = NULL;
     if (!limit)
-        limit = 500;
+        limit = EXT_KUBE_LIST_LIMIT;
     tpx_buf_init(&url, 16384);
-    do {
+    for (;;) {
         json_t *page = NULL;
         json_t *meta;
         json_t *items;
@@ -559,8 +560,17 @@ enum tpx_code ext_kube_list(struct ext_kube *k, const char *path, const char *qu
             tpx_buf_addf(&url, err, "&%s", query);
         if (err->code != TPX_OK)
             break;
-        if (ext_kube_get_json(k, url.data, &page, err) != TPX_OK)
-            break;
+        if (ext_kube_get_json(k, url.data, &page, err) != TPX_OK) {
+            /* A page over max_body: ask for the same page (same continue token) again with half
+             * the limit, down to 1 item. The items already delivered stay delivered. */
+            if (err->code != TPX_ETOOBIG || limit <= 1)
+                break;
+            limit /= 2;
+            TPX_LOG(TPX_WARN, "LIST page over the body cap, halving the page size",
+                    TPX_S("path", path), TPX_I("limit", limit), TPX_S("error", err->msg));
+            tpx_err_clear(err);
+            continue;
+        }
         items = json_object_get(page, "items");
         meta = json_object_get(page, "metadata");
         if (!json_is_array(items) && !json_is_null(items) && items) {
@@ -584,7 +594,9 @@ enum tpx_code ext_kube_list(struct ext_kube *k, const char *path, const char *qu
         free(cont);
         cont = c && *c ? strdup(c) : NULL;
         json_decref(page);
-    } while (cont && err->code == TPX_OK);
+        if (!cont || err->code != TPX_OK)
+            break;
+    }
     free(cont);
     tpx_buf_release(&url);
     if (err->code != TPX_OK && rv) {

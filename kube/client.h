@@ -61,10 +61,16 @@ enum tpx_code ext_kube_get_json(struct ext_kube *k, const char *path, json_t **o
  * stop (the list then fails with TPX_EINVAL "stopped by the caller"). */
 typedef bool (*ext_kube_item_fn)(void *ctx, json_t *item);
 
+/* Items per LIST page when the caller passes 0 (client-go's pager asks for 500; topox asks for
+ * fewer so that a page of large Pods stays well under max_body). */
+#define EXT_KUBE_LIST_LIMIT 100U
+
 /* LIST a collection page by page: GET path?limit=N[&continue=T]&<query> until no continue
- * token. query (may be NULL) is an already-escaped "a=b&c=d" string. rv (may be NULL) receives
- * the list's metadata.resourceVersion (malloc'd; free it). A 410 on a continue token restarts
- * nothing: it is returned as TPX_EAPI with http_status 410, and the caller lists again. */
+ * token (limit 0: EXT_KUBE_LIST_LIMIT). A page over max_body (TPX_ETOOBIG) is asked for again
+ * with half the limit, down to 1, with one TPX_WARN line each time; the smaller limit is kept for
+ * the rest of the list. query (may be NULL) is an already-escaped "a=b&c=d" string. rv (may be
+ * NULL) receives the list's metadata.resourceVersion (malloc'd; free it). A 410 on a continue token
+ * restarts nothing: it is returned as TPX_EAPI with http_status 410, and the caller lists again. */
 enum tpx_code ext_kube_list(struct ext_kube *k, const char *path, const char *query, unsigned limit,
                             ext_kube_item_fn fn, void *ctx, char **rv, struct tpx_err *err);
 

@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "common/file.h"
+#include "common/log.h"
 #include "kube/internal.h"
 #include "objects/yamljson.h"
 #include "common/banned.h"
@@ -200,9 +202,19 @@ enum tpx_code ext_kube_config_in_cluster(struct ext_kube_config *cfg, struct tpx
         return err->code;
     }
     free(tok);
+    /* Stricter than client-go: rest.InClusterConfig (rest/config.go) only logs "Expected to load
+     * root CA config from ..." and leaves CAFile empty, so Go's system roots are used. Here no
+     * ca.crt is an error: the system store would let any public CA vouch for an impostor that
+     * then receives the token. TPX_EIO, not TPX_ENOENT: serve's clusterSource auto must not take
+     * it for "not in a cluster". */
     if (access(cfg->ca_file, R_OK) != 0) {
-        free(cfg->ca_file);
-        cfg->ca_file = NULL;
+        int e = errno;
+
+        free(ns_path);
+        return tpx_err_set(err, TPX_EIO,
+                           "in-cluster service-account CA %s: %s (topox does not fall back to the "
+                           "system trust store)",
+                           cfg->ca_file, strerror(e));
     }
     {
         struct tpx_err ignore = TPX_ERR_INIT;
@@ -334,6 +346,10 @@ enum tpx_code ext_kube_config_kubeconfig(const char *path, struct ext_kube_confi
             cfg->server[--n] = '\0';
     }
     cfg->insecure = json_is_true(json_object_get(cluster, "insecure-skip-tls-verify"));
+    if (cfg->insecure)
+        TPX_LOG(TPX_WARN, "kubeconfig skips TLS verification of the API server",
+                TPX_S("kubeconfig", path), TPX_S("server", server),
+                TPX_S("setting", "insecure-skip-tls-verify"));
     cfg->ca_file = resolve(dir, kube_jstr(cluster, "certificate-authority"));
     if (take_data(cluster, "certificate-authority-data", &cfg->ca_data, &cfg->ca_data_len, path,
                   err) != TPX_OK)
@@ -365,6 +381,24 @@ out:
     free(dir);
     ext_yaml_docs_release(&docs);
     return err->code;
+}
+
+enum tpx_code ext_kube_config_check_scheme(const struct ext_kube_config *cfg, bool allow_http,
+                                           const char *flag, struct tpx_err *err)
+{
+    const char *s = cfg->server ? cfg->server : "";
+
+    if (strncasecmp(s, "https://", 8) == 0)
+        return TPX_OK;
+    if (strncasecmp(s, "http://", 7) == 0) {
+        if (allow_http)
+            return TPX_OK;
+        return tpx_err_set(err, TPX_EINVAL,
+                           "API server %s is plain http: the bearer token and the cluster's "
+                           "state would cross the network unencrypted; use https, or pass %s",
+                           s, flag);
+    }
+    return tpx_err_set(err, TPX_EINVAL, "API server '%s': the URL must start with https://", s);
 }
 
 enum tpx_code ext_kube_config_load(const char *path, struct ext_kube_config *cfg,

@@ -42,13 +42,15 @@ struct ext_kube_config {
 
 /* In-cluster: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT (IPv6 bracketed), the
  * token file, ca.crt and namespace from EXT_KUBE_SA_DIR or $TOPOX_SA_DIR. TPX_ENOENT when the
- * variables are unset (not in a cluster) or the token cannot be read. *cfg is zeroed first;
- * release it also on failure. */
+ * variables are unset (not in a cluster) or the token cannot be read; TPX_EIO when ca.crt is not
+ * readable (no fallback to the system trust store, where client-go's InClusterConfig only logs).
+ * *cfg is zeroed first; release it also on failure. */
 enum tpx_code ext_kube_config_in_cluster(struct ext_kube_config *cfg, struct tpx_err *err);
 
 /* The current context of a kubeconfig file: server, certificate-authority(-data),
  * insecure-skip-tls-verify, token, tokenFile, client-certificate(-data), client-key(-data),
- * namespace. Relative paths are taken from the file's folder. TPX_ENOTSUP for exec or
+ * namespace. Relative paths are taken from the file's folder. insecure-skip-tls-verify is
+ * honoured with one TPX_WARN log line. TPX_ENOTSUP for exec or
  * auth-provider users, TPX_EPARSE / TPX_ENOENT with "FILE: ..." messages otherwise. */
 enum tpx_code ext_kube_config_kubeconfig(const char *path, struct ext_kube_config *cfg,
                                          struct tpx_err *err);
@@ -57,6 +59,12 @@ enum tpx_code ext_kube_config_kubeconfig(const char *path, struct ext_kube_confi
  * in-cluster. */
 enum tpx_code ext_kube_config_load(const char *path, struct ext_kube_config *cfg,
                                    struct tpx_err *err);
+
+/* Refuse a plain http:// server unless allow_http (the caller's --insecure); `flag` names that
+ * flag in the message. Any other scheme is refused too. TPX_EINVAL "API server URL is plain
+ * http: ... pass FLAG". */
+enum tpx_code ext_kube_config_check_scheme(const struct ext_kube_config *cfg, bool allow_http,
+                                           const char *flag, struct tpx_err *err);
 
 /* Deep copy (for giving a watch thread its own client). */
 enum tpx_code ext_kube_config_copy(struct ext_kube_config *dst, const struct ext_kube_config *src,

@@ -35,7 +35,7 @@
 #include "common/log.h"
 #include "common/banned.h"
 
-#define DEFAULT_PAGE_LIMIT 500U
+#define DEFAULT_PAGE_LIMIT EXT_KUBE_LIST_LIMIT
 #define DEFAULT_TIMEOUT_S 300U
 #define DEFAULT_MAX_EVENT ((size_t)64 << 20)
 #define DEFAULT_BACKOFF_MIN_MS 500U

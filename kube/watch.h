@@ -45,7 +45,7 @@ struct ext_watch_sink {
 struct ext_watch_config {
     bool no_nodes;           /* skip nodes */
     bool no_pods;            /* skip pods */
-    unsigned page_limit;     /* LIST page size, default 500 */
+    unsigned page_limit;     /* LIST page size, default EXT_KUBE_LIST_LIMIT (100) */
     unsigned timeout_s;      /* WATCH timeoutSeconds, default 300 (the client allows 60 more) */
     size_t max_event;        /* cap on one watch event line, default 64 MiB */
     unsigned backoff_min_ms; /* first delay after a failure, default 500 */

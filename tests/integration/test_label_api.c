@@ -96,11 +96,11 @@ static const char *temp_file(struct world *w, const char *suffix, const char *te
     return path;
 }
 
-/* `topox label --kubeconfig K ARGS...` */
+/* `topox label --kubeconfig K --insecure ARGS...` (the fake is http) */
 static void label(struct world *w, const char *const *extra, struct run_result *r)
 {
-    const char *args[24] = {"label", "--kubeconfig", w->kubeconfig};
-    size_t n = 3;
+    const char *args[24] = {"label", "--kubeconfig", w->kubeconfig, "--insecure"};
+    size_t n = 4;
 
     for (size_t i = 0; extra[i] && n < 23; i++)
         args[n++] = extra[i];
@@ -172,6 +172,24 @@ static void expect_label(json_t *labels, const char *key, const char *value)
 }
 
 /* ---- discovery: the DaemonSet run ----------------------------------------------------------- */
+
+/* Issue 12 item 11: the fake is http://; without --insecure nothing is sent, and the message
+ * names the server and the flag. */
+Test(label_api, a_plain_http_server_is_refused_without_insecure)
+{
+    struct world *w = world_new();
+    const char *args[] = {"label",  "--kubeconfig", w->kubeconfig, "--topology-xml",
+                          XML_H100, "--node",       "gpu-r1-n1",   NULL};
+    struct run_result r;
+
+    cr_assert_eq(run_topox(args, NULL, &r), 0, "topox could not be started");
+    cr_expect_eq(r.status, 1, "%s", r.err);
+    cr_expect(strstr(r.err, fake_api_url(w->api)) != NULL, "%s", r.err);
+    cr_expect(strstr(r.err, "--insecure") != NULL, "%s", r.err);
+    run_result_release(&r);
+    cr_expect_eq(fake_api_count(w->api, "PATCH", "/api/v1/nodes/"), 0);
+    cr_expect_eq(fake_api_count(w->api, "GET", "/api/v1/nodes/"), 0);
+}
 
 Test(label_api, patches_the_own_node_with_one_merge_patch)
 {
@@ -534,12 +552,12 @@ Test(label_api, inventory_yaml_json_report)
 /* ---- --interval: the DaemonSet loop -----------------------------------------------------------
  */
 
-/* Start `topox label --kubeconfig K ARGS...` in the background, stdout and stderr into log (a
- * temporary file). Returns the pid. */
+/* Start `topox label --kubeconfig K --insecure ARGS...` in the background, stdout and stderr into
+ * log (a temporary file). Returns the pid. */
 static pid_t spawn_label(struct world *w, const char *const *extra, const char *log)
 {
-    const char *args[24] = {TOPOX_BIN, "label", "--kubeconfig", w->kubeconfig};
-    size_t n = 4;
+    const char *args[24] = {TOPOX_BIN, "label", "--kubeconfig", w->kubeconfig, "--insecure"};
+    size_t n = 5;
     posix_spawn_file_actions_t fa;
     pid_t pid;
     int rc;

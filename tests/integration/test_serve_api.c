@@ -178,12 +178,12 @@ static void write_kubeconfig(struct world *w, const char *server)
 /* A fake API server with 4 racks x 2 nodes x 8 GPUs and no pods; via: a proxy in between. */
 static struct world *world_new(bool via_proxy);
 
-/* `topox serve --kubeconfig K --bind-mode api ARGS...` */
+/* `topox serve --kubeconfig K --insecure true --bind-mode api ARGS...` (the fake is http) */
 static void start(struct world *w, const char *const *extra)
 {
-    const char *args[24] = {"--kubeconfig", w->kubeconfig,       "--bind-mode",
-                            "api",          "--api-backoff-max", "1s"};
-    size_t n = 6;
+    const char *args[24] = {"--kubeconfig", w->kubeconfig, "--insecure",        "true",
+                            "--bind-mode",  "api",         "--api-backoff-max", "1s"};
+    size_t n = 8;
     int rc;
 
     for (size_t i = 0; extra && extra[i] && n < 23; i++)
@@ -689,6 +689,22 @@ Test(serve_api, help_lists_the_api_flags)
     cr_expect_eq(r.status, 1);
     cr_expect(strstr(r.err, "/nonexistent/kubeconfig") != NULL, "%s", r.err);
     run_result_release(&r);
+}
+
+/* Issue 12 item 11: serve refuses an http:// API server unless --insecure true; the message
+ * names the server and the flag, and nothing is asked of the server. */
+Test(serve_api, a_plain_http_server_is_refused_without_insecure)
+{
+    struct world *w = world_new(false);
+    const char *args[] = {"serve", "--listen", "127.0.0.1:0", "--kubeconfig", w->kubeconfig, NULL};
+    struct run_result r;
+
+    cr_assert_eq(run_topox(args, NULL, &r), 0);
+    cr_expect_eq(r.status, 1, "%s", r.err);
+    cr_expect(strstr(r.err, fake_api_url(w->api)) != NULL, "%s", r.err);
+    cr_expect(strstr(r.err, "--insecure true") != NULL, "%s", r.err);
+    run_result_release(&r);
+    cr_expect_eq(fake_api_count(w->api, "GET", "/api/v1/"), 0);
 }
 
 Test(serve_api, readyz_503_until_the_first_full_sync, .timeout = 120)

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/log.h"
 #include "kube/bodies.h"
 #include "fake_apiserver.h"
 
@@ -126,6 +127,101 @@ Test(ext_kube, in_cluster_without_a_token_names_the_file)
     unsetenv("KUBERNETES_SERVICE_HOST");
     unsetenv("KUBERNETES_SERVICE_PORT");
     unsetenv("TOPOX_SA_DIR");
+}
+
+/* Issue 12 item 11: as client-go's InClusterConfig, a missing ca.crt is an error (TPX_EIO, so
+ * that serve's clusterSource auto does not read it as "not in a cluster"), never the system
+ * trust store. */
+Test(ext_kube, in_cluster_without_the_ca_fails_and_names_the_file)
+{
+    struct ext_kube_config cfg;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    write_file(tmp_path("token"), "tok-1\n");
+    write_file(tmp_path("namespace"), "topox-system");
+    setenv("TOPOX_SA_DIR", tmpdir, 1);
+    setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
+    setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+    cr_expect_eq(ext_kube_config_in_cluster(&cfg, &err), TPX_EIO, "%s", err.msg);
+    cr_expect(strstr(err.msg, tmp_path("ca.crt")) != NULL, "%s", err.msg);
+    cr_expect(strstr(err.msg, "trust store") != NULL, "%s", err.msg);
+    ext_kube_config_release(&cfg);
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    unsetenv("KUBERNETES_SERVICE_PORT");
+    unsetenv("TOPOX_SA_DIR");
+}
+
+/* The log lines written while loading the kubeconfig `yaml` (malloc'd). */
+static char *kubeconfig_log(const char *yaml)
+{
+    struct ext_kube_config cfg;
+    struct tpx_err err = TPX_ERR_INIT;
+    char *logp = strdup(tmp_path("log"));
+    FILE *f = fopen(logp, "w+");
+    char *text = calloc(1, 4096);
+
+    cr_assert_not_null(f);
+    write_file(tmp_path("config"), yaml);
+    tpx_log_set_level(TPX_INFO);
+    tpx_log_set_fd(fileno(f));
+    cr_expect_eq(ext_kube_config_kubeconfig(tmp_path("config"), &cfg, &err), TPX_OK, "%s", err.msg);
+    tpx_log_set_fd(2);
+    rewind(f);
+    cr_expect_leq(fread(text, 1, 4095, f), 4095);
+    fclose(f);
+    free(logp);
+    ext_kube_config_release(&cfg);
+    return text;
+}
+
+/* Issue 12 item 11: insecure-skip-tls-verify is honoured, but never silently. */
+Test(ext_kube, kubeconfig_that_skips_tls_verification_warns_once)
+{
+    char *on = kubeconfig_log("current-context: c\ncontexts: [{name: c, context: {cluster: k}}]\n"
+                              "clusters: [{name: k, cluster: {server: 'https://api.example:6443', "
+                              "insecure-skip-tls-verify: true}}]\n");
+    char *off = kubeconfig_log("current-context: c\ncontexts: [{name: c, context: {cluster: k}}]\n"
+                               "clusters: [{name: k, cluster: {server: 'https://api.example:6443', "
+                               "insecure-skip-tls-verify: false}}]\n");
+    const char *first = strstr(on, "insecure-skip-tls-verify");
+
+    cr_expect(first != NULL, "no warning: '%s'", on);
+    cr_expect(strstr(on, "\"level\":\"warn\"") != NULL, "%s", on);
+    cr_expect(strstr(on, "https://api.example:6443") != NULL, "%s", on);
+    cr_expect(first && !strstr(first + 1, "insecure-skip-tls-verify"), "more than once: %s", on);
+    cr_expect_str_eq(off, "");
+    free(on);
+    free(off);
+}
+
+/* Issue 12 item 11: http:// only with the caller's --insecure; the message names the server and
+ * the flag. */
+Test(ext_kube, plain_http_servers_need_the_insecure_flag)
+{
+    static const struct {
+        const char *server;
+        bool allow;
+        enum tpx_code code;
+    } cases[] = {
+        {"https://10.96.0.1:443", false, TPX_OK},
+        {"HTTPS://a", false, TPX_OK},
+        {"http://10.0.0.9:8080", false, TPX_EINVAL},
+        {"http://10.0.0.9:8080", true, TPX_OK},
+        {"ftp://a", true, TPX_EINVAL},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct ext_kube_config cfg = {0};
+        struct tpx_err err = TPX_ERR_INIT;
+
+        cfg.server = (char *)cases[i].server;
+        cr_expect_eq(ext_kube_config_check_scheme(&cfg, cases[i].allow, "--insecure", &err),
+                     cases[i].code, "case %zu: %s", i, err.msg);
+        if (cases[i].code != TPX_OK)
+            cr_expect(strstr(err.msg, cases[i].server) != NULL, "case %zu: %s", i, err.msg);
+        if (cases[i].code != TPX_OK && !cases[i].allow)
+            cr_expect(strstr(err.msg, "--insecure") != NULL, "case %zu: %s", i, err.msg);
+    }
 }
 
 Test(ext_kube, kubeconfig_current_context_with_data_and_relative_files)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "kube/watch.h"
@@ -65,8 +66,9 @@ static void on_synced(void *ctx, enum ext_kind kind)
     rec_add(r, "synced", kind, NULL);
 }
 
-static struct ext_watch *start(struct rec *r, bool nodes, bool pods, unsigned page_limit,
-                               size_t max_event)
+/* As start(), with the API client's body cap (0: the default). */
+static struct ext_watch *start_capped(struct rec *r, bool nodes, bool pods, unsigned page_limit,
+                                      size_t max_event, size_t max_body)
 {
     struct ext_kube_config kc;
     struct ext_watch_config wc;
@@ -79,6 +81,7 @@ static struct ext_watch *start(struct rec *r, bool nodes, bool pods, unsigned pa
     memset(&wc, 0, sizeof(wc));
     kc.server = strdup(fake_api_url(fake));
     kc.backoff_ms = 1;
+    kc.max_body = max_body;
     wc.no_nodes = !nodes;
     wc.no_pods = !pods;
     wc.page_limit = page_limit;
@@ -90,6 +93,12 @@ static struct ext_watch *start(struct rec *r, bool nodes, bool pods, unsigned pa
     ext_kube_config_release(&kc);
     cr_assert_not_null(w, "%s", err.msg);
     return w;
+}
+
+static struct ext_watch *start(struct rec *r, bool nodes, bool pods, unsigned page_limit,
+                               size_t max_event)
+{
+    return start_capped(r, nodes, pods, page_limit, max_event, 0);
 }
 
 static char *fixture(const char *name)
@@ -259,7 +268,7 @@ Test(ext_watch, list_then_watch_with_split_events_and_bookmarks)
     cr_expect_eq(st.failures, 0);
     cr_expect_str_eq(st.rv, "1250"); /* the last bookmark is the resume point */
     log = fake_api_log(fake);
-    cr_expect(strstr(log, "GET /api/v1/nodes?limit=500\n") != NULL, "%s", log);
+    cr_expect(strstr(log, "GET /api/v1/nodes?limit=100\n") != NULL, "%s", log);
     cr_expect(strstr(log, "GET /api/v1/nodes?watch=1&allowWatchBookmarks=true&timeoutSeconds=30&"
                           "resourceVersion=1000\n") != NULL,
               "%s", log);
@@ -291,7 +300,7 @@ Test(ext_watch, an_error_event_410_drops_the_view_and_relists)
     cr_expect_eq(r.resets[EXT_KIND_NODE], 2);
     cr_expect_eq(r.synced[EXT_KIND_NODE], 2);
     cr_expect(strstr(r.log, "synced node;upsert node gpu-r1-n2;reset node;") != NULL, "%s", r.log);
-    cr_expect_eq(fake_api_count(fake, "GET", "/api/v1/nodes?limit=500"), 2);
+    cr_expect_eq(fake_api_count(fake, "GET", "/api/v1/nodes?limit=100"), 2);
     free(first);
     free(e410);
     free(events);
@@ -520,4 +529,54 @@ Test(ext_watch, a_list_of_many_pages_reaches_the_sink_page_by_page)
     cr_expect_eq(p.gets_at[2], 2);
     cr_expect_eq(p.gets_at[3], 2);
     cr_expect_eq(p.gets_at[4], 3);
+}
+
+/* Issue 12 item 10: 150 pods of about 2 KiB each against a 64 KiB body cap. The default page of
+ * 100 (about 200 KiB) and then 50 are too big; the list asks for the same page with 25 and the
+ * watch becomes synced, with every pod delivered once. */
+Test(ext_watch, a_page_over_the_body_cap_is_asked_for_again_with_half_the_limit)
+{
+    enum { NPODS = 150 };
+    struct tpx_buf list;
+    struct tpx_err err = TPX_ERR_INIT;
+    char pad[2049];
+    struct rec r;
+    struct ext_watch *w;
+    unsigned upserts = 0;
+    char *log;
+
+    memset(pad, 'x', sizeof(pad) - 1);
+    pad[sizeof(pad) - 1] = '\0';
+    tpx_buf_init(&list, (size_t)1 << 20);
+    tpx_buf_addf(&list, &err,
+                 "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"5\"},"
+                 "\"items\":[");
+    for (int i = 0; i < NPODS; i++)
+        tpx_buf_addf(&list, &err,
+                     "%s{\"metadata\":{\"name\":\"big-%03d\",\"namespace\":\"ml\",\"uid\":"
+                     "\"u-%03d\",\"annotations\":{\"pad\":\"%s\"}},\"spec\":{\"nodeName\":"
+                     "\"gpu-r1-n1\"},\"status\":{\"phase\":\"Running\"}}",
+                     i ? "," : "", i, i, pad);
+    tpx_buf_addf(&list, &err, "]}");
+    cr_assert_eq(err.code, TPX_OK, "%s", err.msg);
+    cr_assert_eq(fake_api_set_list(fake, "/api/v1/pods", list.data), 0);
+    tpx_buf_release(&list);
+
+    w = start_capped(&r, true, true, 0, 0, (size_t)64 << 10);
+    for (int i = 0; i < 200 && !ext_watch_is_synced(w); i++)
+        usleep(50 * 1000);
+    cr_expect(ext_watch_is_synced(w), "never synced: %s", r.log);
+    ext_watch_stop(w);
+    for (const char *p = r.klog[EXT_KIND_POD]; (p = strstr(p, "upsert pod big-")); p++)
+        upserts++;
+    cr_expect_eq(upserts, NPODS);
+    cr_expect_eq(r.resets[EXT_KIND_POD], 1);
+    log = fake_api_log(fake);
+    cr_expect(strstr(log, "GET /api/v1/pods?limit=100&") != NULL, "%s", log);
+    cr_expect(strstr(log, "GET /api/v1/pods?limit=50&") != NULL, "%s", log);
+    cr_expect(strstr(log, "GET /api/v1/pods?limit=25&") != NULL, "%s", log);
+    cr_expect(strstr(log, "GET /api/v1/pods?limit=25&continue=off-25&") != NULL, "%s", log);
+    cr_expect_null(strstr(log, "limit=12"), "%s", log);
+    cr_expect_null(strstr(log, "limit=500"), "%s", log);
+    free(log);
 }
