@@ -5,8 +5,8 @@
  *      (tests/integration/fake_apiserver.c) serving generated NodeList and PodList objects; after
  *      /readyz answers 200 the child's VmRSS and VmHWM are read from /proc/PID/status and
  *      topox_nodes / topox_pods_tracked from /metrics;
- *   2. the same objects fed in process, the way extender/state_feed.c does it (ext_node_from_json
- *      then one ext_state_upsert_nodes batch; per pod ext_pod_facts_from_json_cfg,
+ *   2. the same objects fed in process, the way extender/state_feed.c does it (obj_node_from_json
+ *      then one ext_state_upsert_nodes batch; per pod obj_pod_facts_from_json_cfg,
  *      pol_workload_infer, ext_state_upsert_pod), with VmRSS, VmHWM and malloc's bytes in use
  *      before and after, and the cost per node and per pod.
  * Pods: LWS group members (2 pods x 8 GPUs, tp 8 pp 2, topox.io annotations and the annotations a
@@ -571,7 +571,7 @@ static int run_in_process(struct topo_cluster *c, const struct pod_plan *pl)
         tpx_buf_reset(&t);
         node_json(&t, c, i);
         docs[i] = json_loadb(t.data, t.len, 0, &je);
-        if (!docs[i] || ext_node_from_json(docs[i], cfg, &infos[i], NULL, &ne) != TPX_OK) {
+        if (!docs[i] || obj_node_from_json(docs[i], cfg, &infos[i], NULL, &ne) != TPX_OK) {
             fprintf(stderr, "bench_memory: node %zu: %s\n", i, docs[i] ? ne.msg : je.text);
             return 1;
         }
@@ -591,7 +591,7 @@ static int run_in_process(struct topo_cluster *c, const struct pod_plan *pl)
     for (size_t i = 0; i < pods; i++) {
         json_error_t je;
         json_t *pod;
-        struct ext_pod_facts store;
+        struct obj_pod_facts store;
         struct pol_workload wl;
         struct tpx_err e = TPX_ERR_INIT, ignore = TPX_ERR_INIT;
         bool has_wl;
@@ -608,7 +608,7 @@ static int run_in_process(struct topo_cluster *c, const struct pod_plan *pl)
         name = json_string_value(json_object_get(json_object_get(pod, "metadata"), "name"));
         node = json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
         memset(&store, 0, sizeof(store));
-        if (ext_pod_facts_from_json_cfg(pod, cfg, &store, &e) != TPX_OK) {
+        if (obj_pod_facts_from_json_cfg(pod, cfg, &store, &e) != TPX_OK) {
             refused++;
         } else {
             has_wl = pol_workload_infer(&store.facts, &wl, &ignore) == TPX_OK;
@@ -618,7 +618,7 @@ static int run_in_process(struct topo_cluster *c, const struct pod_plan *pl)
                 if (refused++ < 3)
                     fprintf(stderr, "bench_memory: pod %zu refused: %s\n", i, e.msg);
             }
-            ext_pod_facts_release(&store);
+            obj_pod_facts_release(&store);
         }
         json_decref(pod);
     }

@@ -664,7 +664,7 @@ int main(int argc, char **argv)
             double dt = now() - t0;
             json_error_t je;
             json_t *dom;
-            struct ext_scan_nodes sn;
+            struct ext_nodescan_nodes sn;
 
             if (st != 200)
                 printf("full-object filter answered %ld\n", st);
@@ -680,10 +680,10 @@ int main(int argc, char **argv)
             {
                 const char *p = strstr(body, "\"Nodes\":") + 8;
                 size_t plen = len - (size_t)(p - body) - 1;
-                ext_scan_nodelist(p, plen - strlen(",\"NodeNames\":null"), &sn, &err);
+                ext_nodescan_nodelist(p, plen - strlen(",\"NodeNames\":null"), &sn, &err);
             }
             dt = now() - t0;
-            ext_scan_nodes_release(&sn);
+            ext_nodescan_nodes_release(&sn);
             if (dt < best_scan)
                 best_scan = dt;
         }

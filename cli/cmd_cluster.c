@@ -69,7 +69,7 @@ int cmd_cluster(int argc, char **argv)
         fprintf(stderr, "topox cluster: --spec '%s': %s\n", spec, err.msg);
         return CMD_USAGE;
     }
-    if (ext_cluster_to_nodelist(c, topo_synthetic_node_labels, &list, &err) != TPX_OK)
+    if (obj_cluster_to_nodelist(c, topo_synthetic_node_labels, &list, &err) != TPX_OK)
         goto out;
     if (strcmp(fmt, "json") == 0) {
         if (json_dumpf(list, stdout, JSON_INDENT(2)) != 0) {
@@ -80,7 +80,7 @@ int cmd_cluster(int argc, char **argv)
     } else {
         struct tpx_buf b;
         tpx_buf_init(&b, (size_t)512 << 20);
-        if (ext_yaml_dump(list, &b, &err) != TPX_OK) {
+        if (obj_yaml_dump(list, &b, &err) != TPX_OK) {
             tpx_buf_release(&b);
             goto out;
         }

@@ -262,7 +262,7 @@ static void print_discovered(const struct label_opts *o, const struct discovered
 }
 
 /* The Node's labels and topology annotation from the API server. */
-static enum tpx_code get_node(struct ext_kube *k, const char *node, struct ext_nodelist *out,
+static enum tpx_code get_node(struct kube_client *k, const char *node, struct obj_nodelist *out,
                               struct tpx_err *err)
 {
     char path[512];
@@ -270,56 +270,56 @@ static enum tpx_code get_node(struct ext_kube *k, const char *node, struct ext_n
 
     memset(out, 0, sizeof(*out));
     snprintf(path, sizeof(path), "/api/v1/nodes/%s", node);
-    if (ext_kube_get_json(k, path, &doc, err) != TPX_OK) {
+    if (kube_get_json(k, path, &doc, err) != TPX_OK) {
         tpx_err_prefix(err, "get node '%s'", node);
         return err->code;
     }
-    ext_nodelist_add_json(out, doc, path, err);
+    obj_nodelist_add_json(out, doc, path, err);
     json_decref(doc);
     return err->code;
 }
 
-static enum tpx_code patch_one(struct ext_kube *k, const struct ext_label_scope *scope,
-                               const struct ext_node_entry *cur, const struct ext_kv *want,
-                               size_t n_want, const char *annotation, struct ext_label_diff *diff,
+static enum tpx_code patch_one(struct kube_client *k, const struct obj_label_scope *scope,
+                               const struct obj_node_entry *cur, const struct obj_kv *want,
+                               size_t n_want, const char *annotation, struct obj_label_diff *diff,
                                struct tpx_err *err)
 {
     char *body = NULL;
 
-    if (ext_label_patch_build(scope, cur->labels, cur->n_labels, want, n_want,
+    if (obj_label_patch_build(scope, cur->labels, cur->n_labels, want, n_want,
                               TOPO_ANNOTATION_TOPOLOGY, cur->topology, annotation, &body, diff,
                               err) != TPX_OK) {
         tpx_err_prefix(err, "patch node '%s'", cur->name);
         return err->code;
     }
     if (body && k)
-        ext_kube_patch_node(k, cur->name, body, err); /* its message names the node already */
+        kube_patch_node(k, cur->name, body, err); /* its message names the node already */
     free(body);
     return err->code;
 }
 
-static struct ext_kube *kube_open(const struct label_opts *o, struct tpx_err *err)
+static struct kube_client *kube_open(const struct label_opts *o, struct tpx_err *err)
 {
-    struct ext_kube_config cfg;
-    struct ext_kube *k = NULL;
+    struct kube_config cfg;
+    struct kube_client *k = NULL;
 
     memset(&cfg, 0, sizeof(cfg));
-    if (ext_kube_config_load(o->kubeconfig, &cfg, err) == TPX_OK &&
-        ext_kube_config_check_scheme(&cfg, o->insecure, "--insecure", err) == TPX_OK)
-        k = ext_kube_new(&cfg, err);
-    ext_kube_config_release(&cfg);
+    if (kube_config_load(o->kubeconfig, &cfg, err) == TPX_OK &&
+        kube_config_check_scheme(&cfg, o->insecure, "--insecure", err) == TPX_OK)
+        k = kube_client_new(&cfg, err);
+    kube_config_release(&cfg);
     if (!k)
         tpx_err_prefix(err, "kubernetes API");
     return k;
 }
 
-static enum tpx_code label_once(const struct label_opts *o, struct ext_kube *k, const char *node,
+static enum tpx_code label_once(const struct label_opts *o, struct kube_client *k, const char *node,
                                 struct tpx_err *err)
 {
     struct discovered ds;
-    struct ext_nodelist cur;
-    struct ext_kv want[TOPO_LABELS_MAX];
-    struct ext_label_diff diff;
+    struct obj_nodelist cur;
+    struct obj_kv want[TOPO_LABELS_MAX];
+    struct obj_label_diff diff;
 
     if (discover(o, &ds, err) != TPX_OK) {
         free(ds.annotation);
@@ -331,9 +331,9 @@ static enum tpx_code label_once(const struct label_opts *o, struct ext_kube *k, 
         return TPX_OK;
     }
     for (size_t i = 0; i < ds.labels.n; i++)
-        want[i] = (struct ext_kv){ds.labels.v[i].key, ds.labels.v[i].value};
+        want[i] = (struct obj_kv){ds.labels.v[i].key, ds.labels.v[i].value};
     if (get_node(k, node, &cur, err) == TPX_OK && cur.n == 1 &&
-        patch_one(k, ext_label_scope_discovery(), &cur.nodes[0], want, ds.labels.n, ds.annotation,
+        patch_one(k, obj_label_scope_discovery(), &cur.nodes[0], want, ds.labels.n, ds.annotation,
                   &diff, err) == TPX_OK) {
         TPX_LOG(TPX_INFO, "node labelled", TPX_S("node", node), TPX_I("set", diff.set),
                 TPX_I("removed", diff.removed), TPX_I("unchanged", diff.unchanged),
@@ -342,7 +342,7 @@ static enum tpx_code label_once(const struct label_opts *o, struct ext_kube *k, 
                diff.removed, diff.unchanged, diff.annotation ? ", annotation updated" : "");
         fflush(stdout);
     }
-    ext_nodelist_release(&cur);
+    obj_nodelist_release(&cur);
     free(ds.annotation);
     return err->code;
 }
@@ -366,7 +366,7 @@ static bool wait_signal(const sigset_t *set, long seconds)
 static int run_discovery(const struct label_opts *o)
 {
     struct tpx_err err = TPX_ERR_INIT;
-    struct ext_kube *k = NULL;
+    struct kube_client *k = NULL;
     const char *node = o->node; /* parse_opts() made sure there is one unless --dry-run */
     sigset_t set;
     int status = CMD_OK;
@@ -406,7 +406,7 @@ static int run_discovery(const struct label_opts *o)
             break;
         }
     }
-    ext_kube_free(k);
+    kube_client_free(k);
     return status;
 }
 
@@ -415,9 +415,9 @@ static int run_discovery(const struct label_opts *o)
 static int run_inventory(const struct label_opts *o)
 {
     struct tpx_err err = TPX_ERR_INIT;
-    struct ext_inventory inv;
-    struct ext_nodelist nodes;
-    struct ext_kube *k = NULL;
+    struct obj_inventory inv;
+    struct obj_nodelist nodes;
+    struct kube_client *k = NULL;
     bool have_nodes = false;
     json_t *report = json_object();
     json_t *rows = json_array();
@@ -427,13 +427,13 @@ static int run_inventory(const struct label_opts *o)
     int status = CMD_OK;
 
     memset(&nodes, 0, sizeof(nodes));
-    if (ext_inventory_load(o->inventory, &inv, &err) != TPX_OK) {
+    if (obj_inventory_load(o->inventory, &inv, &err) != TPX_OK) {
         fail_line(&err);
         status = CMD_USAGE;
         goto out;
     }
     if (o->nodes) {
-        if (ext_nodelist_load(o->nodes, &nodes, &err) != TPX_OK) {
+        if (obj_nodelist_load(o->nodes, &nodes, &err) != TPX_OK) {
             fail_line(&err);
             status = CMD_USAGE;
             goto out;
@@ -447,8 +447,8 @@ static int run_inventory(const struct label_opts *o)
             json_t *doc = NULL;
 
             k = kube_open(o, &err);
-            if (!k || ext_kube_get_json(k, "/api/v1/nodes", &doc, &err) != TPX_OK ||
-                (!have_nodes && ext_nodelist_add_json(&nodes, doc, "/api/v1/nodes", &err))) {
+            if (!k || kube_get_json(k, "/api/v1/nodes", &doc, &err) != TPX_OK ||
+                (!have_nodes && obj_nodelist_add_json(&nodes, doc, "/api/v1/nodes", &err))) {
                 json_decref(doc);
                 fail_line(&err);
                 status = CMD_FAILED;
@@ -459,13 +459,13 @@ static int run_inventory(const struct label_opts *o)
         }
     }
     for (size_t i = 0; i < inv.n; i++) {
-        const struct ext_inventory_row *r = &inv.rows[i];
-        const struct ext_node_entry *cur = have_nodes ? ext_nodelist_find(&nodes, r->node) : NULL;
-        struct ext_kv want[3];
-        size_t nw = ext_inventory_row_labels(r, want);
+        const struct obj_inventory_row *r = &inv.rows[i];
+        const struct obj_node_entry *cur = have_nodes ? obj_nodelist_find(&nodes, r->node) : NULL;
+        struct obj_kv want[3];
+        size_t nw = obj_inventory_row_labels(r, want);
         json_t *row = json_object();
         json_t *labels = json_object();
-        struct ext_label_diff diff = {0};
+        struct obj_label_diff diff = {0};
 
         for (size_t j = 0; j < nw; j++)
             json_object_set_new(labels, want[j].key, json_string(want[j].value));
@@ -475,7 +475,7 @@ static int run_inventory(const struct label_opts *o)
             json_array_append_new(missing_cluster, json_string(r->node));
             json_object_set_new(row, "in_cluster", json_false());
         } else if (cur) {
-            if (patch_one(o->dry_run ? NULL : k, ext_label_scope_inventory(), cur, want, nw, NULL,
+            if (patch_one(o->dry_run ? NULL : k, obj_label_scope_inventory(), cur, want, nw, NULL,
                           &diff, &err) != TPX_OK) {
                 fail_line(&err);
                 status = CMD_FAILED;
@@ -501,7 +501,7 @@ static int run_inventory(const struct label_opts *o)
         }
     }
     for (size_t i = 0; have_nodes && i < nodes.n; i++) {
-        if (!ext_inventory_find(&inv, nodes.nodes[i].name)) {
+        if (!obj_inventory_find(&inv, nodes.nodes[i].name)) {
             json_array_append_new(missing_inv, json_string(nodes.nodes[i].name));
             if (o->format == OUT_LABELS)
                 printf("# %s: in the cluster, not in the inventory\n", nodes.nodes[i].name);
@@ -533,9 +533,9 @@ out:
     json_decref(rows);
     json_decref(missing_cluster);
     json_decref(missing_inv);
-    ext_kube_free(k);
-    ext_nodelist_release(&nodes);
-    ext_inventory_release(&inv);
+    kube_client_free(k);
+    obj_nodelist_release(&nodes);
+    obj_inventory_release(&inv);
     return status;
 }
 

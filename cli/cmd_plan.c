@@ -158,7 +158,7 @@ too_many:
 }
 
 /* A synthetic cluster, with the label explanation its generated labels give. */
-static enum tpx_code load_synthetic(const char *spec, struct ext_cluster_load_result *out,
+static enum tpx_code load_synthetic(const char *spec, struct obj_cluster_load_result *out,
                                     struct tpx_err *err)
 {
     size_t n;
@@ -189,20 +189,20 @@ static enum tpx_code load_synthetic(const char *spec, struct ext_cluster_load_re
 }
 
 /* A snapshot: its DRA objects, then the Nodes with their DRA devices. */
-static enum tpx_code load_snapshot(const char *path, struct ext_yaml_docs *d, struct ext_dra *dra,
-                                   struct ext_cluster_load_result *out, struct tpx_err *err)
+static enum tpx_code load_snapshot(const char *path, struct obj_yaml_docs *d, struct obj_dra *dra,
+                                   struct obj_cluster_load_result *out, struct tpx_err *err)
 {
     const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
 
     memset(out, 0, sizeof(*out));
-    if (ext_yaml_load_file(path, EXT_CLUSTER_MAX_FILE, d, err) != TPX_OK)
+    if (obj_yaml_load_file(path, OBJ_CLUSTER_MAX_FILE, d, err) != TPX_OK)
         return err->code;
-    if (ext_dra_add_docs(dra, d->docs, d->n, err) != TPX_OK) {
+    if (obj_dra_add_docs(dra, d->docs, d->n, err) != TPX_OK) {
         tpx_err_prefix(err, "%s", name);
         return err->code;
     }
-    ext_dra_finish(dra);
-    return ext_cluster_load_snapshot(d->docs, d->n, name, NULL, dra, out, err);
+    obj_dra_finish(dra);
+    return obj_cluster_load_snapshot(d->docs, d->n, name, NULL, dra, out, err);
 }
 
 static void plan_note(void *ctx, const char *line)
@@ -212,20 +212,20 @@ static void plan_note(void *ctx, const char *line)
 }
 
 /* The DRA side of the job: claim demand of the templates, ComputeDomain groups. */
-static enum tpx_code manifest_dra(struct ext_manifest *m, struct ext_dra *dra, struct tpx_err *err)
+static enum tpx_code manifest_dra(struct obj_manifest *m, struct obj_dra *dra, struct tpx_err *err)
 {
     for (size_t f = 0; f < m->nfiles; f++) {
-        if (ext_dra_add_docs(dra, m->files[f].docs, m->files[f].n, err) != TPX_OK) {
+        if (obj_dra_add_docs(dra, m->files[f].docs, m->files[f].n, err) != TPX_OK) {
             tpx_err_prefix(err, "%s", m->fnames[f]);
             return err->code;
         }
     }
     if (!dra->finished)
-        ext_dra_finish(dra);
-    return ext_dra_manifest_demand(dra, m, plan_note, NULL, err);
+        obj_dra_finish(dra);
+    return obj_dra_manifest_demand(dra, m, plan_note, NULL, err);
 }
 
-static void print_explain(FILE *f, const struct ext_cluster_load_result *cl)
+static void print_explain(FILE *f, const struct obj_cluster_load_result *cl)
 {
     size_t n = topo_cluster_node_count(cl->cluster);
     int w = 4;
@@ -266,12 +266,12 @@ static enum tpx_code write_file(const char *path, const struct tpx_buf *b, struc
 /* The certainty rule: a layout read from engine flags that are unknown or do not add up is
  * planned as preferred (never rejected for it); say so once per job, with where each size was
  * read. Exit status stays 0 for it. */
-static void warn_uncertain(const struct ext_manifest *m)
+static void warn_uncertain(const struct obj_manifest *m)
 {
     static const char *const sizes[POL_NSIZES] = {"tp", "pp", "dp", "ep"};
 
     for (size_t j = 0; j < m->njobs; j++) {
-        const struct ext_manifest_job *job = &m->jobs[j];
+        const struct obj_manifest_job *job = &m->jobs[j];
         size_t nunc = 0, first = 0;
         const struct pol_workload *w = NULL;
 
@@ -294,7 +294,7 @@ static void warn_uncertain(const struct ext_manifest *m)
             char where[POL_KEY_MAX + 16];
             if (o->src == POL_SRC_DEFAULT || o->src == POL_SRC_DERIVED)
                 continue;
-            ext_manifest_value_source(m, first, o->argi,
+            obj_manifest_value_source(m, first, o->argi,
                                       o->src == POL_SRC_ANNOTATION ? o->what : NULL, where,
                                       sizeof(where));
             fprintf(stderr, "topox plan: warning:   %s: %s: %s %s\n", sizes[k], where,
@@ -306,15 +306,15 @@ static void warn_uncertain(const struct ext_manifest *m)
 int cmd_plan(int argc, char **argv)
 {
     struct plan_opts o;
-    struct ext_cluster_load_result cl;
-    struct ext_manifest m;
+    struct obj_cluster_load_result cl;
+    struct obj_manifest m;
     struct pol_plan_result res;
     struct pol_ledger *l = NULL;
     struct tpx_err err = TPX_ERR_INIT;
     struct tpx_buf out;
-    struct ext_plan_view view;
-    struct ext_yaml_docs snap = {0};
-    struct ext_dra dra;
+    struct cmd_plan_view view;
+    struct obj_yaml_docs snap = {0};
+    struct obj_dra dra;
     FILE *explain_to;
     int status;
 
@@ -323,13 +323,13 @@ int cmd_plan(int argc, char **argv)
         return status < 0 ? CMD_OK : status;
     memset(&cl, 0, sizeof(cl));
     memset(&res, 0, sizeof(res));
-    ext_manifest_init(&m);
-    ext_dra_init(&dra);
+    obj_manifest_init(&m);
+    obj_dra_init(&dra);
     tpx_buf_init(&out, (size_t)1 << 30);
     status = CMD_USAGE; /* bad input until the plan exists */
     if (o.cluster    ? load_synthetic(o.cluster, &cl, &err) != TPX_OK
         : o.snapshot ? load_snapshot(o.snapshot, &snap, &dra, &cl, &err) != TPX_OK
-                     : ext_cluster_load(o.nodes, o.nnodes, NULL, &cl, &err) != TPX_OK)
+                     : obj_cluster_load(o.nodes, o.nnodes, NULL, &cl, &err) != TPX_OK)
         goto out;
     for (size_t i = 0; i < cl.nwarnings; i++)
         fprintf(stderr, "topox plan: warning: %s\n", cl.warnings[i]);
@@ -341,13 +341,13 @@ int cmd_plan(int argc, char **argv)
         goto out;
     }
     for (size_t i = 0; i < o.nfiles; i++) {
-        if (ext_manifest_add_file(&m, o.files[i], &err) != TPX_OK)
+        if (obj_manifest_add_file(&m, o.files[i], &err) != TPX_OK)
             goto out;
     }
     for (size_t i = 0; i < m.nnotes; i++)
         fprintf(stderr, "topox plan: note: %s\n", m.notes[i]);
-    if (manifest_dra(&m, &dra, &err) != TPX_OK || ext_manifest_finish(&m, &err) != TPX_OK ||
-        ext_dra_manifest_domains(&dra, &m, plan_note, NULL, &err) != TPX_OK)
+    if (manifest_dra(&m, &dra, &err) != TPX_OK || obj_manifest_finish(&m, &err) != TPX_OK ||
+        obj_dra_manifest_domains(&dra, &m, plan_note, NULL, &err) != TPX_OK)
         goto out;
     warn_uncertain(&m);
     l = pol_ledger_new(cl.cluster, &err);
@@ -355,22 +355,22 @@ int cmd_plan(int argc, char **argv)
         status = CMD_FAILED;
         goto out;
     }
-    if (o.pods && ext_cluster_apply_pods(l, o.pods, NULL, NULL, &err) != TPX_OK)
+    if (o.pods && obj_cluster_apply_pods(l, o.pods, NULL, NULL, &err) != TPX_OK)
         goto out;
-    if (o.snapshot && ext_cluster_apply_snapshot(l, snap.docs, snap.n, o.snapshot, NULL, &dra, NULL,
+    if (o.snapshot && obj_cluster_apply_snapshot(l, snap.docs, snap.n, o.snapshot, NULL, &dra, NULL,
                                                  &err) != TPX_OK)
         goto out;
     status = CMD_FAILED;
     if (pol_plan(l, m.pol_jobs, m.njobs, time(NULL), &res, &err) != TPX_OK)
         goto out;
-    ext_dra_reword_rejects(&m, &res);
-    view = (struct ext_plan_view){cl.cluster, l, &m, &res};
+    obj_dra_reword_rejects(&m, &res);
+    view = (struct cmd_plan_view){cl.cluster, l, &m, &res};
     if (strcmp(o.output, "table") == 0) {
-        if (ext_plan_render_table(&view, &out, &err) != TPX_OK)
+        if (cmd_plan_render_table(&view, &out, &err) != TPX_OK)
             goto out;
     } else {
         json_t *data = NULL;
-        if (ext_plan_to_json(&view, o.record, &data, &err) != TPX_OK)
+        if (cmd_plan_to_json(&view, o.record, &data, &err) != TPX_OK)
             goto out;
         if (strcmp(o.output, "json") == 0) {
             char *s = json_dumps(data, JSON_INDENT(2));
@@ -388,12 +388,12 @@ int cmd_plan(int argc, char **argv)
             json_array_foreach(data, i, rec)
             {
                 if (tpx_buf_adds(&out, "---\n", &err) != TPX_OK ||
-                    ext_yaml_dump(rec, &out, &err) != TPX_OK) {
+                    obj_yaml_dump(rec, &out, &err) != TPX_OK) {
                     json_decref(data);
                     goto out;
                 }
             }
-        } else if (ext_yaml_dump(data, &out, &err) != TPX_OK) {
+        } else if (obj_yaml_dump(data, &out, &err) != TPX_OK) {
             json_decref(data);
             goto out;
         }
@@ -402,7 +402,7 @@ int cmd_plan(int argc, char **argv)
     fwrite(out.data, 1, out.len, stdout);
     if (o.svg) {
         tpx_buf_reset(&out);
-        if (ext_plan_render_svg(&view, &out, &err) != TPX_OK || write_file(o.svg, &out, &err))
+        if (cmd_plan_render_svg(&view, &out, &err) != TPX_OK || write_file(o.svg, &out, &err))
             goto out;
     }
     status = res.nrejected ? CMD_REJECTED : CMD_OK;
@@ -412,9 +412,9 @@ out:
     tpx_buf_release(&out);
     pol_plan_result_release(&res);
     pol_ledger_free(l);
-    ext_manifest_release(&m);
-    ext_cluster_load_release(&cl);
-    ext_dra_release(&dra);
-    ext_yaml_docs_release(&snap);
+    obj_manifest_release(&m);
+    obj_cluster_load_release(&cl);
+    obj_dra_release(&dra);
+    obj_yaml_docs_release(&snap);
     return status;
 }

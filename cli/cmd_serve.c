@@ -27,11 +27,11 @@
 
 /* A flag that sets a setting, kept until the config file is read: flags override it. */
 struct flag_val {
-    const struct ext_setting *setting;
+    const struct ext_config_setting *setting;
     const char *arg;
 };
 
-/* --help around the settings, whose lines ext_serve_settings[] gives. */
+/* --help around the settings, whose lines ext_config_settings[] gives. */
 static const char usage_head[] =
     "usage: topox serve [FLAGS]\n\n"
     "Run the kube-scheduler HTTP extender: POST /filter, /prioritize, /bind, /preempt;\n"
@@ -70,11 +70,11 @@ static char *usage_text(void)
     fputs(usage_head, f);
     usage_line(f, "--config", "FILE", "YAML config; flags override it (see --print-config)");
     usage_line(f, "--print-config", NULL, "print the effective config as YAML and exit");
-    for (size_t i = 0; i < ext_serve_nsettings; i++) {
+    for (size_t i = 0; i < ext_config_nsettings; i++) {
         char flag[64];
 
-        snprintf(flag, sizeof(flag), "--%s", ext_serve_settings[i].flag);
-        usage_line(f, flag, ext_serve_settings[i].metavar, ext_serve_settings[i].help);
+        snprintf(flag, sizeof(flag), "--%s", ext_config_settings[i].flag);
+        usage_line(f, flag, ext_config_settings[i].metavar, ext_config_settings[i].help);
     }
     usage_line(f, "-h, --help", NULL, "this text");
     fputs(usage_tail, f);
@@ -88,7 +88,7 @@ static char *usage_text(void)
 /* getopt_long()'s table: the flags above, then one per setting. Free with free(). */
 static struct option *long_options(void)
 {
-    struct option *o = calloc(ext_serve_nsettings + 4, sizeof(*o));
+    struct option *o = calloc(ext_config_nsettings + 4, sizeof(*o));
     size_t n = 0;
 
     if (!o)
@@ -96,17 +96,17 @@ static struct option *long_options(void)
     o[n++] = (struct option){"config", required_argument, NULL, OPT_CONFIG};
     o[n++] = (struct option){"print-config", no_argument, NULL, OPT_PRINT};
     o[n++] = (struct option){"help", no_argument, NULL, 'h'};
-    for (size_t i = 0; i < ext_serve_nsettings; i++) /* "[=BOOL]": a switch, --flag=false */
-        o[n++] = (struct option){ext_serve_settings[i].flag,
-                                 ext_serve_settings[i].metavar[0] == '[' ? optional_argument
-                                                                         : required_argument,
+    for (size_t i = 0; i < ext_config_nsettings; i++) /* "[=BOOL]": a switch, --flag=false */
+        o[n++] = (struct option){ext_config_settings[i].flag,
+                                 ext_config_settings[i].metavar[0] == '[' ? optional_argument
+                                                                          : required_argument,
                                  NULL, OPT_SETTING + (int)i};
     return o; /* calloc left the terminating {NULL, 0, NULL, 0} */
 }
 
 /* Anyone who can reach a non-loopback listener can rewrite placements: it needs TLS and client
  * certificates, or an explicit --insecure-listen (and then one warning line). */
-static enum tpx_code check_listen(const struct ext_serve_config *cfg, struct tpx_err *err)
+static enum tpx_code check_listen(const struct ext_config *cfg, struct tpx_err *err)
 {
     if (ext_http_is_loopback(cfg->listen) || (cfg->tls_cert && cfg->client_ca))
         return TPX_OK;
@@ -127,7 +127,7 @@ static char *read_pem(const char *path, struct tpx_err *err)
 
     if (!path)
         return NULL;
-    if (ext_read_file(path, 1024 * 1024, &data, &len, err) != TPX_OK)
+    if (obj_read_file(path, 1024 * 1024, &data, &len, err) != TPX_OK)
         return NULL;
     return data;
 }
@@ -138,7 +138,7 @@ struct tls_files_id {
     struct stat st[3];
 };
 
-static void tls_files_stat(const struct ext_serve_config *cfg, struct tls_files_id *id)
+static void tls_files_stat(const struct ext_config *cfg, struct tls_files_id *id)
 {
     const char *paths[3] = {cfg->tls_cert, cfg->tls_key, cfg->client_ca};
 
@@ -163,7 +163,7 @@ static bool tls_files_changed(const struct tls_files_id *a, const struct tls_fil
 /* The files changed since *last: read them and hand them to the server. A failure (a half-written
  * pair, a bad file) is one log line and the old certificates keep serving; the next change
  * tries again. */
-static void tls_reload_if_changed(const struct ext_serve_config *cfg, struct ext_http *http,
+static void tls_reload_if_changed(const struct ext_config *cfg, struct ext_http *http,
                                   struct tls_files_id *last)
 {
     struct tls_files_id now;
@@ -187,21 +187,21 @@ static void tls_reload_if_changed(const struct ext_serve_config *cfg, struct ext
     free(ca);
 }
 
-static struct topo_cluster *load_cluster(struct ext_serve_config *cfg, struct tpx_err *err)
+static struct topo_cluster *load_cluster(struct ext_config *cfg, struct tpx_err *err)
 {
     if (cfg->nodes_file) {
-        struct ext_cluster_load_result res;
+        struct obj_cluster_load_result res;
         const char *paths[] = {cfg->nodes_file};
         struct topo_cluster *c;
 
-        if (ext_cluster_load(paths, 1, ext_serve_config_labels(cfg), &res, err) != TPX_OK)
+        if (obj_cluster_load(paths, 1, ext_config_labels(cfg), &res, err) != TPX_OK)
             return NULL;
         for (size_t i = 0; i < res.nwarnings; i++)
             TPX_LOG(TPX_WARN, "cluster", TPX_S("file", cfg->nodes_file),
                     TPX_S("warning", res.warnings[i]));
         c = res.cluster;
         res.cluster = NULL;
-        ext_cluster_load_release(&res);
+        obj_cluster_load_release(&res);
         return c;
     }
     if (cfg->cluster_spec)
@@ -213,16 +213,16 @@ static struct topo_cluster *load_cluster(struct ext_serve_config *cfg, struct tp
  * nodes and pods feeding the state (readiness then waits for the first full sync), and the binder
  * for Bindings and Events. With clusterSource auto and no API configuration at all, serve runs
  * standalone (*use_api false) unless bind mode api needs the API. */
-static enum tpx_code start_api(struct ext_serve_config *cfg, struct ext_state *state,
-                               struct ext_kube_config *kcfg, bool *use_api,
-                               struct ext_state_feed **feed, struct ext_watch **watch,
+static enum tpx_code start_api(struct ext_config *cfg, struct ext_state *state,
+                               struct kube_config *kcfg, bool *use_api,
+                               struct ext_state_feed **feed, struct kube_watch **watch,
                                struct ext_binder **binder, struct tpx_err *err)
 {
     bool files = cfg->nodes_file || cfg->cluster_spec;
     bool need_bind = cfg->bind_mode == EXT_BIND_API;
     struct tpx_err ke = TPX_ERR_INIT;
 
-    ext_serve_config_labels(cfg); /* once, before any thread reads cfg->label_cfg */
+    ext_config_labels(cfg); /* once, before any thread reads cfg->label_cfg */
     *use_api =
         cfg->cluster_source == EXT_SOURCE_API || (cfg->cluster_source == EXT_SOURCE_AUTO && !files);
     if (cfg->cluster_source == EXT_SOURCE_API && files)
@@ -231,10 +231,10 @@ static enum tpx_code start_api(struct ext_serve_config *cfg, struct ext_state *s
                            "and --cluster");
     if (!*use_api && !need_bind && !cfg->kubeconfig)
         return TPX_OK;
-    if (ext_kube_config_load(cfg->kubeconfig, kcfg, &ke) != TPX_OK) {
+    if (kube_config_load(cfg->kubeconfig, kcfg, &ke) != TPX_OK) {
         if (ke.code == TPX_ENOENT && !cfg->kubeconfig && !need_bind &&
             cfg->cluster_source == EXT_SOURCE_AUTO) {
-            ext_kube_config_release(kcfg);
+            kube_config_release(kcfg);
             *use_api = false;
             return TPX_OK; /* no API configuration anywhere: standalone */
         }
@@ -242,11 +242,11 @@ static enum tpx_code start_api(struct ext_serve_config *cfg, struct ext_state *s
         tpx_err_prefix(err, "Kubernetes API configuration");
         return err->code;
     }
-    if (ext_kube_config_check_scheme(kcfg, cfg->api_insecure, "--insecure true", err) != TPX_OK)
+    if (kube_config_check_scheme(kcfg, cfg->api_insecure, "--insecure true", err) != TPX_OK)
         return err->code;
     if (*use_api) {
-        struct ext_watch_config wc;
-        struct ext_watch_sink sink;
+        struct kube_watch_config wc;
+        struct kube_watch_sink sink;
 
         *feed = ext_state_feed_new(state, &cfg->label_cfg, err);
         if (!*feed)
@@ -256,7 +256,7 @@ static enum tpx_code start_api(struct ext_serve_config *cfg, struct ext_state *s
         wc.backoff_max_ms = cfg->api_backoff_max_s * 1000;
         if (wc.backoff_max_ms < 500)
             wc.backoff_min_ms = wc.backoff_max_ms;
-        *watch = ext_watch_start(kcfg, &wc, &sink, err);
+        *watch = kube_watch_start(kcfg, &wc, &sink, err);
         if (!*watch)
             return err->code;
     }
@@ -276,7 +276,7 @@ static enum tpx_code start_api(struct ext_serve_config *cfg, struct ext_state *s
 
 int cmd_serve(int argc, char **argv)
 {
-    struct ext_serve_config cfg;
+    struct ext_config cfg;
     struct flag_val *flags = calloc((size_t)argc + 1, sizeof(*flags));
     struct option *opts = long_options();
     char *usage = usage_text();
@@ -291,9 +291,9 @@ int cmd_serve(int argc, char **argv)
     struct ext_routes routes;
     struct ext_http_config hc;
     struct topo_cluster *cluster;
-    struct ext_kube_config kcfg;
+    struct kube_config kcfg;
     struct ext_state_feed *feed = NULL;
-    struct ext_watch *watch = NULL;
+    struct kube_watch *watch = NULL;
     struct ext_binder *binder = NULL;
     bool use_api = false;
     char *cert = NULL, *key = NULL, *ca = NULL;
@@ -318,23 +318,23 @@ int cmd_serve(int argc, char **argv)
             print = true;
         else
             flags[nflags++] =
-                (struct flag_val){&ext_serve_settings[c - OPT_SETTING], optarg ? optarg : "true"};
+                (struct flag_val){&ext_config_settings[c - OPT_SETTING], optarg ? optarg : "true"};
     }
-    if (ext_serve_config_init(&cfg, &err) != TPX_OK ||
-        (config_path && ext_serve_config_load(&cfg, config_path, &err) != TPX_OK)) {
+    if (ext_config_init(&cfg, &err) != TPX_OK ||
+        (config_path && ext_config_load(&cfg, config_path, &err) != TPX_OK)) {
         fprintf(stderr, "topox serve: %s\n", err.msg);
         status = CMD_USAGE;
         goto out;
     }
     for (size_t i = 0; i < nflags; i++) {
-        if (ext_serve_config_set_flag(&cfg, flags[i].setting, flags[i].arg, &err) != TPX_OK) {
+        if (ext_config_set_flag(&cfg, flags[i].setting, flags[i].arg, &err) != TPX_OK) {
             fprintf(stderr, "topox serve: %s\n", err.msg);
             status = CMD_USAGE;
             goto out;
         }
     }
     if (print) {
-        ext_serve_config_print(&cfg, stdout);
+        ext_config_print(&cfg, stdout);
         status = CMD_OK;
         goto out;
     }
@@ -425,7 +425,7 @@ int cmd_serve(int argc, char **argv)
     TPX_LOG(TPX_INFO, "shutting down", TPX_I("signal", sig));
     ext_http_stop(http, cfg.drain_s * 1000);
     http = NULL;
-    ext_watch_stop(watch);
+    kube_watch_stop(watch);
     watch = NULL;
     TPX_LOG(TPX_INFO, "stopped");
     status = CMD_OK;
@@ -437,16 +437,16 @@ fail:
     status = CMD_FAILED;
 out:
     ext_http_stop(http, 0);
-    ext_watch_stop(watch); /* after the HTTP server: no handler runs any more */
+    kube_watch_stop(watch); /* after the HTTP server: no handler runs any more */
     ext_state_feed_free(feed);
     ext_binder_free(binder);
-    ext_kube_config_release(&kcfg);
+    kube_config_release(&kcfg);
     ext_metrics_free(metrics);
     ext_state_free(state);
     free(cert);
     free(key);
     free(ca);
-    ext_serve_config_release(&cfg);
+    ext_config_release(&cfg);
     free(flags);
     free(opts);
     free(usage);

@@ -46,9 +46,9 @@ int cmd_version(int argc, char **argv)
     }
     printf("topox %s (commit %s)\n", TPX_VERSION, TPX_GIT_COMMIT);
     printf("  libmicrohttpd %s\n", ext_http_library_version());
-    printf("  jansson       %s\n", ext_json_library_version());
-    printf("  libcurl       %s\n", ext_kube_library_version(curl_version, sizeof(curl_version)));
+    printf("  jansson       %s\n", obj_json_library_version());
+    printf("  libcurl       %s\n", kube_library_version(curl_version, sizeof(curl_version)));
     printf("  hwloc         %s\n", topo_hwloc_version());
-    printf("  libyaml       %s\n", ext_yaml_library_version());
+    printf("  libyaml       %s\n", obj_yaml_library_version());
     return CMD_OK;
 }

@@ -57,13 +57,13 @@ static int run_cmd(const struct cmd *c, int argc, char **argv)
     struct tpx_err err = TPX_ERR_INIT;
     int status;
 
-    if ((c->flags & CMD_NEEDS_CURL) && ext_kube_global_init(&err) != TPX_OK) {
+    if ((c->flags & CMD_NEEDS_CURL) && kube_global_init(&err) != TPX_OK) {
         fprintf(stderr, "topox: %s\n", err.msg);
         return CMD_FAILED;
     }
     status = c->fn(argc, argv);
     if (c->flags & CMD_NEEDS_CURL)
-        ext_kube_global_cleanup();
+        kube_global_cleanup();
     return status;
 }
 

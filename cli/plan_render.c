@@ -15,19 +15,19 @@
 #define PIC_ACCEL_MAX 16
 #define LEGEND_MAX 62
 
-char ext_plan_symbol(size_t r)
+char cmd_plan_symbol(size_t r)
 {
     static const char sym[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
 
     return r < sizeof(sym) - 1 ? sym[r] : '*';
 }
 
-static size_t global_replica(const struct ext_plan_view *v, size_t job, size_t replica)
+static size_t global_replica(const struct cmd_plan_view *v, size_t job, size_t replica)
 {
     return v->manifest->jobs[job].first_replica + replica;
 }
 
-static const char *accel_word(const struct ext_plan_view *v)
+static const char *accel_word(const struct cmd_plan_view *v)
 {
     const struct pol_workload *w = v->manifest->npods ? &v->manifest->wl[0] : NULL;
 
@@ -36,7 +36,7 @@ static const char *accel_word(const struct ext_plan_view *v)
 
 /* Per node: one character per accelerator: replica symbols, then '#' (others), '.' (free) or '-'
  * (free but the node takes no pods). Caller frees the array and each string. */
-static char **gpu_map(const struct ext_plan_view *v, struct tpx_err *err)
+static char **gpu_map(const struct cmd_plan_view *v, struct tpx_err *err)
 {
     size_t n = topo_cluster_node_count(v->cluster);
     char **map = calloc(n ? n : 1, sizeof(*map));
@@ -55,7 +55,7 @@ static char **gpu_map(const struct ext_plan_view *v, struct tpx_err *err)
         size_t node = pp->where.node;
         unsigned cnt = pp->where.rank_last - pp->where.rank_first + 1;
         unsigned a;
-        char s = ext_plan_symbol(global_replica(v, pp->job, pp->replica));
+        char s = cmd_plan_symbol(global_replica(v, pp->job, pp->replica));
 
         if (node >= n)
             continue;
@@ -118,7 +118,7 @@ static const char *dominant(const struct pol_plan_estimate *e, double *transfer)
     return "inter-stage transfer";
 }
 
-static const char *find_reject(const struct ext_plan_view *v, size_t job, size_t replica)
+static const char *find_reject(const struct cmd_plan_view *v, size_t job, size_t replica)
 {
     for (size_t i = 0; i < v->plan->nrejected; i++) {
         if (v->plan->rejected[i].job == job && v->plan->rejected[i].replica == replica)
@@ -128,10 +128,10 @@ static const char *find_reject(const struct ext_plan_view *v, size_t job, size_t
 }
 
 /* "FILE:LINE" where the rejected replica's parallelism is written. */
-static void replica_source(const struct ext_plan_view *v, const struct pol_plan_reject *r,
+static void replica_source(const struct cmd_plan_view *v, const struct pol_plan_reject *r,
                            char *out, size_t len)
 {
-    ext_manifest_replica_source(v->manifest, v->manifest->jobs[r->job].first_replica + r->replica,
+    obj_manifest_replica_source(v->manifest, v->manifest->jobs[r->job].first_replica + r->replica,
                                 out, len);
 }
 
@@ -144,7 +144,7 @@ static int width_of(const char *s, int w)
     return l > w ? l : w;
 }
 
-static enum tpx_code render_rows(const struct ext_plan_view *v, struct tpx_buf *out,
+static enum tpx_code render_rows(const struct cmd_plan_view *v, struct tpx_buf *out,
                                  struct tpx_err *err)
 {
     int wr = 7, wp = 3, wn = 4, wd = 6, wk = 4;
@@ -177,7 +177,7 @@ static enum tpx_code render_rows(const struct ext_plan_view *v, struct tpx_buf *
     return TPX_OK;
 }
 
-static enum tpx_code render_picture(const struct ext_plan_view *v, char **map, struct tpx_buf *out,
+static enum tpx_code render_picture(const struct cmd_plan_view *v, char **map, struct tpx_buf *out,
                                     struct tpx_err *err)
 {
     size_t nr = topo_cluster_rack_count(v->cluster);
@@ -224,7 +224,7 @@ static enum tpx_code render_picture(const struct ext_plan_view *v, char **map, s
         if (find_reject(v, job, g - v->manifest->jobs[job].first_replica))
             continue;
         if (tpx_buf_addf(out, err, "%s%c %s #%zu", shown % 4 == 0 ? "\n  " : "   ",
-                         ext_plan_symbol(g), v->manifest->jobs[job].name,
+                         cmd_plan_symbol(g), v->manifest->jobs[job].name,
                          g - v->manifest->jobs[job].first_replica) != TPX_OK)
             return err->code;
         shown++;
@@ -233,7 +233,7 @@ static enum tpx_code render_picture(const struct ext_plan_view *v, char **map, s
 }
 
 /* The replica's first pod's workload (what its layout was read from). */
-static const struct pol_workload *replica_wl(const struct ext_plan_view *v,
+static const struct pol_workload *replica_wl(const struct cmd_plan_view *v,
                                              const struct pol_plan_estimate *e)
 {
     size_t g = global_replica(v, e->job, e->replica);
@@ -243,7 +243,7 @@ static const struct pol_workload *replica_wl(const struct ext_plan_view *v,
 }
 
 /* "      ep 16, layout certain; traffic: EP all-to-all, 16 ranks, inside ..." */
-static enum tpx_code render_layout(const struct ext_plan_view *v, const struct pol_plan_estimate *e,
+static enum tpx_code render_layout(const struct cmd_plan_view *v, const struct pol_plan_estimate *e,
                                    struct tpx_buf *out, struct tpx_err *err)
 {
     const struct pol_workload *w = replica_wl(v, e);
@@ -263,7 +263,7 @@ static enum tpx_code render_layout(const struct ext_plan_view *v, const struct p
     return tpx_buf_adds(out, "\n", err);
 }
 
-static enum tpx_code render_estimates(const struct ext_plan_view *v, struct tpx_buf *out,
+static enum tpx_code render_estimates(const struct cmd_plan_view *v, struct tpx_buf *out,
                                       struct tpx_err *err)
 {
     if (tpx_buf_adds(out, "\nestimates (per replica):\n", err) != TPX_OK)
@@ -306,7 +306,7 @@ static enum tpx_code render_estimates(const struct ext_plan_view *v, struct tpx_
     return TPX_OK;
 }
 
-enum tpx_code ext_plan_render_table(const struct ext_plan_view *v, struct tpx_buf *out,
+enum tpx_code cmd_plan_render_table(const struct cmd_plan_view *v, struct tpx_buf *out,
                                     struct tpx_err *err)
 {
     size_t n = topo_cluster_node_count(v->cluster);
@@ -352,14 +352,14 @@ static json_t *count_or_null(unsigned long x)
     return x ? json_integer((json_int_t)x) : json_null();
 }
 
-static json_t *estimate_base(const struct ext_plan_view *v, const struct pol_plan_estimate *e);
+static json_t *estimate_base(const struct cmd_plan_view *v, const struct pol_plan_estimate *e);
 static json_t *traffic_of(const struct pol_plan_estimate *e);
 
-static json_t *record_of(const struct ext_plan_view *v, const struct pol_plan_estimate *e)
+static json_t *record_of(const struct cmd_plan_view *v, const struct pol_plan_estimate *e)
 {
     size_t g = global_replica(v, e->job, e->replica);
     size_t first = v->manifest->replica_first_pod[g];
-    struct ext_engine_info ei;
+    struct obj_engine_info ei;
     const char *precision;
     double transfer;
     const char *dom = dominant(e, &transfer);
@@ -367,7 +367,7 @@ static json_t *record_of(const struct ext_plan_view *v, const struct pol_plan_es
 
     json_t *rec;
 
-    ext_manifest_engine_info(v->manifest, first, &ei);
+    obj_manifest_engine_info(v->manifest, first, &ei);
     precision = ei.quantization[0] ? ei.quantization : ei.dtype[0] ? ei.dtype : "unknown";
     rec = json_pack(
         "{s:s, s:i, s:{s:o, s:s}, s:{s:i, s:i, s:s}, s:{s:i, s:i, s:o}, s:{s:o, s:o, s:o},"
@@ -397,7 +397,7 @@ static json_t *record_of(const struct ext_plan_view *v, const struct pol_plan_es
     return rec;
 }
 
-static json_t *placement_of(const struct ext_plan_view *v, const struct pol_plan_pod *p)
+static json_t *placement_of(const struct cmd_plan_view *v, const struct pol_plan_pod *p)
 {
     return json_pack("{s:s, s:s, s:i, s:i, s:[i,i], s:s?, s:s?, s:s?}", "pod", p->pod_name, "job",
                      v->manifest->jobs[p->job].name, "replica", (json_int_t)p->replica, "stage",
@@ -434,7 +434,7 @@ static json_t *traffic_of(const struct pol_plan_estimate *e)
 }
 
 /* Where each size of the replica's layout came from: {tp: {source, what}, ...}. */
-static json_t *sources_of(const struct ext_plan_view *v, const struct pol_plan_estimate *e)
+static json_t *sources_of(const struct cmd_plan_view *v, const struct pol_plan_estimate *e)
 {
     static const char *const sizes[POL_NSIZES] = {"tp", "pp", "dp", "ep"};
     const struct pol_workload *w = replica_wl(v, e);
@@ -452,7 +452,7 @@ static json_t *sources_of(const struct ext_plan_view *v, const struct pol_plan_e
     return o;
 }
 
-static json_t *estimate_of(const struct ext_plan_view *v, const struct pol_plan_estimate *e)
+static json_t *estimate_of(const struct cmd_plan_view *v, const struct pol_plan_estimate *e)
 {
     json_t *o = estimate_base(v, e);
     const struct pol_workload *w = replica_wl(v, e);
@@ -471,7 +471,7 @@ static json_t *estimate_of(const struct ext_plan_view *v, const struct pol_plan_
     return o;
 }
 
-static json_t *estimate_base(const struct ext_plan_view *v, const struct pol_plan_estimate *e)
+static json_t *estimate_base(const struct cmd_plan_view *v, const struct pol_plan_estimate *e)
 {
     return json_pack("{s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:b, s:o, s:o, s:o, s:o, s:s}",
                      "job", v->manifest->jobs[e->job].name, "replica", (json_int_t)e->replica, "tp",
@@ -489,7 +489,7 @@ static bool append(json_t *arr, json_t *v)
     return v && json_array_append_new(arr, v) == 0;
 }
 
-enum tpx_code ext_plan_to_json(const struct ext_plan_view *v, bool record, json_t **out,
+enum tpx_code cmd_plan_to_json(const struct cmd_plan_view *v, bool record, json_t **out,
                                struct tpx_err *err)
 {
     json_t *pl = json_array();
@@ -578,7 +578,7 @@ static enum tpx_code add_xml(struct tpx_buf *out, const char *s, struct tpx_err 
     return TPX_OK;
 }
 
-enum tpx_code ext_plan_render_svg(const struct ext_plan_view *v, struct tpx_buf *out,
+enum tpx_code cmd_plan_render_svg(const struct cmd_plan_view *v, struct tpx_buf *out,
                                   struct tpx_err *err)
 {
     const int sq = 12, gap = 2, colw_min = 160, rowh = 18, top = 40;
@@ -682,8 +682,8 @@ enum tpx_code ext_plan_render_svg(const struct ext_plan_view *v, struct tpx_buf 
             if (tpx_buf_addf(out, err,
                              "<rect x=\"20\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" "
                              "stroke=\"#555\"/><text x=\"40\" y=\"%d\">%c ",
-                             y - sq + 2, sq, sq, colour(ext_plan_symbol(g)), y,
-                             ext_plan_symbol(g)) != TPX_OK ||
+                             y - sq + 2, sq, sq, colour(cmd_plan_symbol(g)), y,
+                             cmd_plan_symbol(g)) != TPX_OK ||
                 add_xml(out, v->manifest->jobs[job].name, err) != TPX_OK ||
                 tpx_buf_addf(out, err, " #%zu%s</text>\n", g - v->manifest->jobs[job].first_replica,
                              find_reject(v, job, g - v->manifest->jobs[job].first_replica)

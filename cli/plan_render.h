@@ -15,30 +15,30 @@
 #include "topology/model.h"
 
 /* Everything a rendering needs; all borrowed. */
-struct ext_plan_view {
+struct cmd_plan_view {
     const struct topo_cluster *cluster;
     const struct pol_ledger *ledger;     /* after pol_plan(): free capacity per node */
-    const struct ext_manifest *manifest; /* jobs, replicas, pod facts */
+    const struct obj_manifest *manifest; /* jobs, replicas, pod facts */
     const struct pol_plan_result *plan;
 };
 
 /* The symbol of global replica r in the picture: 0-9, a-z, A-Z, then '*' beyond 62. */
-char ext_plan_symbol(size_t r);
+char cmd_plan_symbol(size_t r);
 
 /* Table of placements, the rack picture with its legend, estimates and rejections. Appends to out.
  * TPX_ETOOBIG past out's cap, TPX_ENOMEM. */
-enum tpx_code ext_plan_render_table(const struct ext_plan_view *v, struct tpx_buf *out,
+enum tpx_code cmd_plan_render_table(const struct cmd_plan_view *v, struct tpx_buf *out,
                                     struct tpx_err *err);
 
 /* The plan as data: {summary, placements[], rejected[], estimates[], notes[]}; with record, a JSON
  * array of diagnosis records (model, hardware, parallelism, workload, utilization, status), one per
  * replica. New reference in *out. TPX_ENOMEM. */
-enum tpx_code ext_plan_to_json(const struct ext_plan_view *v, bool record, json_t **out,
+enum tpx_code cmd_plan_to_json(const struct cmd_plan_view *v, bool record, json_t **out,
                                struct tpx_err *err);
 
 /* The rack picture as a standalone SVG document (a rack per column, nodes as rows of accelerator
  * squares coloured by replica, a legend). Appends to out. */
-enum tpx_code ext_plan_render_svg(const struct ext_plan_view *v, struct tpx_buf *out,
+enum tpx_code cmd_plan_render_svg(const struct cmd_plan_view *v, struct tpx_buf *out,
                                   struct tpx_err *err);
 
 #endif

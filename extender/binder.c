@@ -53,11 +53,11 @@ struct seen {
 struct ext_binder {
     struct ext_binder_config cfg;
     char *component;
-    struct ext_kube_config kcfg; /* for binds: the caller's, with the bind timeout */
+    struct kube_config kcfg; /* for binds: the caller's, with the bind timeout */
 
     pthread_mutex_t pool_mu; /* clients, busy, nclients */
     pthread_cond_t pool_cv;
-    struct ext_kube *clients[MAX_CLIENTS];
+    struct kube_client *clients[MAX_CLIENTS];
     bool busy[MAX_CLIENTS];
     unsigned nclients;
 
@@ -71,7 +71,7 @@ struct ext_binder {
     struct ext_binder_stats st;
     atomic_bool stopping;
     atomic_uint_fast64_t event_seq; /* keeps event names apart within one nanosecond */
-    struct ext_kube *ev_client;
+    struct kube_client *ev_client;
     pthread_t th;
     bool started;
 };
@@ -135,7 +135,7 @@ static void *event_loop(void *arg)
     pthread_mutex_lock(&b->mu);
     while (!atomic_load(&b->stopping)) {
         struct event *e = b->head;
-        struct ext_kube_event ev;
+        struct kube_event ev;
         struct tpx_err err = TPX_ERR_INIT;
         enum tpx_code rc;
 
@@ -145,11 +145,11 @@ static void *event_loop(void *arg)
         }
         /* The head stays queued while it is sent, so events keep their order across retries;
          * `sending` keeps enqueue() from dropping it meanwhile. */
-        ev = (struct ext_kube_event){e->ns,      e->pod,       e->uid,  e->type, e->reason,
-                                     e->message, b->component, e->name, e->born};
+        ev = (struct kube_event){e->ns,      e->pod,       e->uid,  e->type, e->reason,
+                                 e->message, b->component, e->name, e->born};
         b->sending = e;
         pthread_mutex_unlock(&b->mu);
-        rc = ext_kube_event(b->ev_client, &ev, &err);
+        rc = kube_event(b->ev_client, &ev, &err);
         pthread_mutex_lock(&b->mu);
         b->sending = NULL;
         if (rc == TPX_OK || time(NULL) - e->born > (time_t)b->cfg.event_max_age_s ||
@@ -263,7 +263,7 @@ void ext_binder_replica_name(const char *display, char *out, size_t len)
 }
 
 void ext_binder_placed(struct ext_binder *b, const char *ns, const char *pod, const char *uid,
-                       const struct ext_bind_out *where)
+                       const struct ext_state_bind_out *where)
 {
     char replica[POL_KEY_MAX];
     char msg[4 * POL_KEY_MAX];
@@ -341,9 +341,9 @@ bool ext_binder_uncertain(struct ext_binder *b, const char *ns, const char *pod,
 /* Take a free client, creating one if the pool is not full; blocks while all are busy. A client
  * is built under the lock: that is a curl handle and a token file read, and happens at most
  * `clients` times. */
-static struct ext_kube *acquire(struct ext_binder *b, unsigned *slot, struct tpx_err *err)
+static struct kube_client *acquire(struct ext_binder *b, unsigned *slot, struct tpx_err *err)
 {
-    struct ext_kube *k = NULL;
+    struct kube_client *k = NULL;
 
     pthread_mutex_lock(&b->pool_mu);
     for (;;) {
@@ -359,7 +359,7 @@ static struct ext_kube *acquire(struct ext_binder *b, unsigned *slot, struct tpx
             break;
         pthread_cond_wait(&b->pool_cv, &b->pool_mu);
     }
-    k = ext_kube_new(&b->kcfg, err);
+    k = kube_client_new(&b->kcfg, err);
     if (k) {
         *slot = b->nclients++;
         b->clients[*slot] = k;
@@ -379,13 +379,13 @@ static void release(struct ext_binder *b, unsigned slot)
 }
 
 enum tpx_code ext_binder_bind(struct ext_binder *b, const char *ns, const char *name,
-                              const char *uid, const char *node, const struct ext_bind_out *where,
-                              struct tpx_err *err)
+                              const char *uid, const char *node,
+                              const struct ext_state_bind_out *where, struct tpx_err *err)
 {
     char stage[16];
-    struct ext_kube_kv ann[3];
+    struct kube_kv ann[3];
     size_t nann = 0;
-    struct ext_kube *k;
+    struct kube_client *k;
     unsigned slot = 0;
     enum tpx_code rc;
 
@@ -393,16 +393,16 @@ enum tpx_code ext_binder_bind(struct ext_binder *b, const char *ns, const char *
         return tpx_err_set(err, TPX_EINVAL, "bind: pod namespace, name and node are required");
     if (where && where->intent) {
         snprintf(stage, sizeof(stage), "%u", where->stage);
-        ann[nann++] = (struct ext_kube_kv){"topox.io/rack", where->rack};
-        ann[nann++] = (struct ext_kube_kv){"topox.io/domain", where->domain};
-        ann[nann++] = (struct ext_kube_kv){"topox.io/stage", stage};
+        ann[nann++] = (struct kube_kv){"topox.io/rack", where->rack};
+        ann[nann++] = (struct kube_kv){"topox.io/domain", where->domain};
+        ann[nann++] = (struct kube_kv){"topox.io/stage", stage};
     }
     k = acquire(b, &slot, err);
     if (!k) {
         tpx_err_prefix(err, "bind '%s/%s'", ns, name);
         return err->code;
     }
-    rc = ext_kube_bind(k, ns, name, uid, node, ann, nann, err);
+    rc = kube_bind(k, ns, name, uid, node, ann, nann, err);
     release(b, slot);
     pthread_mutex_lock(&b->mu);
     if (rc == TPX_OK)
@@ -415,7 +415,7 @@ enum tpx_code ext_binder_bind(struct ext_binder *b, const char *ns, const char *
 
 /* ---- lifecycle -------------------------------------------------------------------------- */
 
-struct ext_binder *ext_binder_new(const struct ext_kube_config *kcfg,
+struct ext_binder *ext_binder_new(const struct kube_config *kcfg,
                                   const struct ext_binder_config *cfg, struct tpx_err *err)
 {
     struct ext_binder *b = calloc(1, sizeof(*b));
@@ -452,7 +452,7 @@ struct ext_binder *ext_binder_new(const struct ext_kube_config *kcfg,
         tpx_err_set(err, TPX_ENOMEM, "out of memory for the binder");
         goto fail;
     }
-    if (ext_kube_config_copy(&b->kcfg, kcfg, err) != TPX_OK)
+    if (kube_config_copy(&b->kcfg, kcfg, err) != TPX_OK)
         goto fail;
     b->kcfg.timeout_ms = b->cfg.bind_timeout_ms;
     if (!b->kcfg.connect_timeout_ms || b->kcfg.connect_timeout_ms > b->cfg.bind_timeout_ms)
@@ -461,10 +461,10 @@ struct ext_binder *ext_binder_new(const struct ext_kube_config *kcfg,
     if (!acquire(b, &slot, err))
         goto fail;
     release(b, slot);
-    b->ev_client = ext_kube_new(kcfg, err);
+    b->ev_client = kube_client_new(kcfg, err);
     if (!b->ev_client)
         goto fail;
-    ext_kube_set_cancel(b->ev_client, is_stopping, b);
+    kube_set_cancel(b->ev_client, is_stopping, b);
     rc = pthread_create(&b->th, NULL, event_loop, b);
     if (rc != 0) {
         tpx_err_errno(err, rc, "cannot start the event thread");
@@ -509,9 +509,9 @@ void ext_binder_free(struct ext_binder *b)
     if (left)
         TPX_LOG(TPX_WARN, "events not delivered at shutdown", TPX_I("count", left));
     for (unsigned i = 0; i < b->nclients; i++)
-        ext_kube_free(b->clients[i]);
-    ext_kube_free(b->ev_client);
-    ext_kube_config_release(&b->kcfg);
+        kube_client_free(b->clients[i]);
+    kube_client_free(b->ev_client);
+    kube_config_release(&b->kcfg);
     pthread_cond_destroy(&b->cv);
     pthread_mutex_destroy(&b->mu);
     pthread_cond_destroy(&b->pool_cv);

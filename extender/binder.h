@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* extender/binder.h - `topox serve --bind-mode=api`: creating the Binding through the API server
- * from the MHD worker threads (a small pool of ext_kube clients, one per bind in flight), and
+ * from the MHD worker threads (a small pool of kube_client clients, one per bind in flight), and
  * sending Events off the request path (a bounded queue drained by one thread with its own client,
  * retried with backoff while the API server is away). Warnings about rejected groups are
  * deduplicated per group and reason. No HTTP server, no JSON here: kube.c speaks to the API.
@@ -32,7 +32,7 @@ struct ext_binder; /* opaque */
 /* A binder talking to the API server of kcfg (copied; the caller keeps kcfg and cfg; cfg may be
  * NULL). Creates one client at once, so a bad token or TLS setup fails here, and starts the
  * event thread. NULL with *err set. Free with ext_binder_free(). */
-struct ext_binder *ext_binder_new(const struct ext_kube_config *kcfg,
+struct ext_binder *ext_binder_new(const struct kube_config *kcfg,
                                   const struct ext_binder_config *cfg, struct tpx_err *err);
 
 /* Stop the event thread, after giving queued events up to 2 s to go out (then an event in
@@ -46,14 +46,14 @@ void ext_binder_free(struct ext_binder *b);
  * Blocks while every client is busy. TPX_EAPI with kube.c's clear texts for 409, 404 and 403
  * (err->http_status set), TPX_EIO / TPX_ETIMEOUT when the API server cannot be reached. */
 enum tpx_code ext_binder_bind(struct ext_binder *b, const char *ns, const char *name,
-                              const char *uid, const char *node, const struct ext_bind_out *where,
-                              struct tpx_err *err);
+                              const char *uid, const char *node,
+                              const struct ext_state_bind_out *where, struct tpx_err *err);
 
 /* Queue a Normal "Placed" event on the pod: "placed replica vllm/0 stage 1 in rack r3, domain
  * n12" (the replica is read from where->display, see ext_binder_replica_name()). Nothing for a
  * pod without intent. Never blocks on the API server; a full queue drops its oldest event. */
 void ext_binder_placed(struct ext_binder *b, const char *ns, const char *pod, const char *uid,
-                       const struct ext_bind_out *where);
+                       const struct ext_state_bind_out *where);
 
 /* Queue a Warning "GroupRejected" event on the pod with reason as its message, unless the same
  * group (group_key, or the pod's ns/name when empty) got the same reason within dedupe_s.

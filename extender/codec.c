@@ -45,7 +45,7 @@ static void put_int(struct tpx_buf *out, int v)
 
 /* ---- pods ---- */
 
-void ext_pod_release(struct ext_pod *p)
+void ext_codec_pod_release(struct ext_codec_pod *p)
 {
     free(p->name);
     free(p->ns);
@@ -75,11 +75,11 @@ static json_t *jget_fold(const json_t *o, const char *key)
 }
 
 static enum tpx_code decode_pod_json(const json_t *pod, const struct ext_codec_opts *o,
-                                     struct ext_pod *out, struct tpx_err *err)
+                                     struct ext_codec_pod *out, struct tpx_err *err)
 {
     const json_t *md = json_object_get(pod, "metadata");
     const json_t *ann = json_object_get(md, "annotations");
-    struct ext_pod_facts store;
+    struct obj_pod_facts store;
     struct tpx_err e = TPX_ERR_INIT;
 
     memset(out, 0, sizeof(*out));
@@ -91,28 +91,28 @@ static enum tpx_code decode_pod_json(const json_t *pod, const struct ext_codec_o
     out->uid = dup_or_null(jstr(md, "uid"));
     if ((jstr(md, "name") && !out->name) || (jstr(md, "namespace") && !out->ns) ||
         (jstr(md, "uid") && !out->uid)) {
-        ext_pod_release(out);
+        ext_codec_pod_release(out);
         return tpx_err_set(err, TPX_ENOMEM, "out of memory decoding a pod");
     }
-    if (ext_pod_facts_from_json_cfg(pod, o ? o->labels : NULL, &store, &e) != TPX_OK ||
+    if (obj_pod_facts_from_json_cfg(pod, o ? o->labels : NULL, &store, &e) != TPX_OK ||
         pol_workload_infer(&store.facts, &out->wl, &e) != TPX_OK) {
         if (e.code == TPX_ENOMEM) {
-            ext_pod_facts_release(&store);
-            ext_pod_release(out);
+            obj_pod_facts_release(&store);
+            ext_codec_pod_release(out);
             return tpx_err_set(err, TPX_ENOMEM, "%s", e.msg);
         }
         out->infer_failed = true;
         memcpy(out->msg, e.msg, sizeof(out->msg));
     }
-    ext_pod_facts_release(&store);
+    obj_pod_facts_release(&store);
     if (!out->infer_failed && o && !json_object_get(ann, "topox.io/pipeline-scope"))
         out->wl.scope = o->default_scope;
     return TPX_OK;
 }
 
 /* Parse the Pod at [off, off + len) of body. */
-static enum tpx_code decode_pod_span(const char *body, const struct ext_span *sp,
-                                     const struct ext_codec_opts *o, struct ext_pod *out,
+static enum tpx_code decode_pod_span(const char *body, const struct ext_nodescan_span *sp,
+                                     const struct ext_codec_opts *o, struct ext_codec_pod *out,
                                      struct tpx_err *err)
 {
     json_error_t je;
@@ -139,29 +139,29 @@ static size_t max_candidates(const struct ext_codec_opts *o)
 }
 
 enum tpx_code ext_codec_decode_args(const char *body, size_t len, const struct ext_codec_opts *o,
-                                    struct ext_args *a, struct tpx_err *err)
+                                    struct ext_codec_args *a, struct tpx_err *err)
 {
     static const char *const keys[] = {"Pod", "Nodes", "NodeNames"};
-    struct ext_span sp[3];
+    struct ext_nodescan_span sp[3];
 
     memset(a, 0, sizeof(*a));
     a->body = body;
     /* Nodes and NodeNames are each tokenized once, by the parser below that reads them; the one
      * not read (when both are given) is validated on its own. */
-    if (ext_scan_object_keys(body, len, keys, 3, 1U << 1 | 1U << 2, sp, err) != TPX_OK) {
+    if (ext_nodescan_object_keys(body, len, keys, 3, 1U << 1 | 1U << 2, sp, err) != TPX_OK) {
         tpx_err_prefix(err, "ExtenderArgs");
         return err->code;
     }
     if (!sp[2].null && !sp[1].null &&
-        ext_scan_validate(body + sp[1].off, sp[1].len, err) != TPX_OK) {
+        ext_nodescan_validate(body + sp[1].off, sp[1].len, err) != TPX_OK) {
         tpx_err_prefix(err, "ExtenderArgs: Nodes");
         return err->code;
     }
     if (decode_pod_span(body, &sp[0], o, &a->pod, err) != TPX_OK)
         return err->code;
     if (!sp[2].null) {
-        if (ext_scan_node_names(body + sp[2].off, sp[2].len, max_candidates(o), &a->names,
-                                &a->nnames, err) != TPX_OK) {
+        if (ext_nodescan_node_names(body + sp[2].off, sp[2].len, max_candidates(o), &a->names,
+                                    &a->nnames, err) != TPX_OK) {
             tpx_err_prefix(err, "NodeNames");
             goto fail;
         }
@@ -170,7 +170,7 @@ enum tpx_code ext_codec_decode_args(const char *body, size_t len, const struct e
     if (!sp[1].null) {
         a->full_nodes = true;
         a->nodes_off = sp[1].off;
-        if (ext_scan_nodelist(body + sp[1].off, sp[1].len, &a->nodes, err) != TPX_OK) {
+        if (ext_nodescan_nodelist(body + sp[1].off, sp[1].len, &a->nodes, err) != TPX_OK) {
             tpx_err_prefix(err, "Nodes");
             goto fail;
         }
@@ -190,20 +190,20 @@ enum tpx_code ext_codec_decode_args(const char *body, size_t len, const struct e
     }
     return TPX_OK;
 fail:
-    ext_args_release(a);
+    ext_codec_args_release(a);
     return err->code;
 }
 
-void ext_args_release(struct ext_args *a)
+void ext_codec_args_release(struct ext_codec_args *a)
 {
-    ext_pod_release(&a->pod);
+    ext_codec_pod_release(&a->pod);
     free(a->names);
-    ext_scan_nodes_release(&a->nodes);
+    ext_nodescan_nodes_release(&a->nodes);
     a->names = NULL;
     a->nnames = 0;
 }
 
-enum tpx_code ext_codec_node_infos(const struct ext_args *a, const struct ext_codec_opts *o,
+enum tpx_code ext_codec_node_infos(const struct ext_codec_args *a, const struct ext_codec_opts *o,
                                    struct topo_node_info **out, size_t *n, struct tpx_err *err)
 {
     const struct topo_label_config *cfg = o && o->labels ? o->labels : topo_label_config_default();
@@ -217,7 +217,7 @@ enum tpx_code ext_codec_node_infos(const struct ext_args *a, const struct ext_co
     if (!v)
         return tpx_err_set(err, TPX_ENOMEM, "out of memory");
     for (size_t i = 0; i < a->nodes.n; i++) {
-        const struct ext_scan_node *s = &a->nodes.items[i];
+        const struct ext_nodescan_node *s = &a->nodes.items[i];
         struct topo_node_info *info = &v[k];
 
         if (!s->name || !*s->name)
@@ -240,7 +240,7 @@ enum tpx_code ext_codec_node_infos(const struct ext_args *a, const struct ext_co
 
 /* ---- filter result ---- */
 
-static enum tpx_code reason_map(const struct ext_args *a, const enum pol_verdict *verdict,
+static enum tpx_code reason_map(const struct ext_codec_args *a, const enum pol_verdict *verdict,
                                 const char *const *reason, enum pol_verdict want,
                                 struct tpx_buf *out, struct tpx_err *err)
 {
@@ -262,9 +262,9 @@ static enum tpx_code reason_map(const struct ext_args *a, const enum pol_verdict
     return tpx_buf_add(out, "}", 1, err);
 }
 
-enum tpx_code ext_codec_filter_result(const struct ext_args *a, const enum pol_verdict *verdict,
-                                      const char *const *reason, struct tpx_buf *out,
-                                      struct tpx_err *err)
+enum tpx_code ext_codec_filter_result(const struct ext_codec_args *a,
+                                      const enum pol_verdict *verdict, const char *const *reason,
+                                      struct tpx_buf *out, struct tpx_err *err)
 {
     bool first = true;
 
@@ -272,7 +272,7 @@ enum tpx_code ext_codec_filter_result(const struct ext_args *a, const enum pol_v
         if (tpx_buf_adds(out, "{\"Nodes\":{\"metadata\":{},\"items\":[", err) != TPX_OK)
             return err->code;
         for (size_t i = 0; i < a->nodes.n; i++) {
-            const struct ext_scan_node *s = &a->nodes.items[i];
+            const struct ext_nodescan_node *s = &a->nodes.items[i];
             if (verdict && verdict[i] != POL_FIT)
                 continue;
             if (!first && tpx_buf_add(out, ",", 1, err) != TPX_OK)
@@ -353,7 +353,7 @@ enum tpx_code ext_codec_priorities(const char *const *names, const int *scores, 
 
 /* ---- bind ---- */
 
-enum tpx_code ext_codec_decode_bind(const char *body, size_t len, struct ext_bind_args *b,
+enum tpx_code ext_codec_decode_bind(const char *body, size_t len, struct ext_codec_bind_args *b,
                                     struct tpx_err *err)
 {
     json_error_t je;
@@ -380,13 +380,13 @@ enum tpx_code ext_codec_decode_bind(const char *body, size_t len, struct ext_bin
     b->node = strdup(node);
     json_decref(j);
     if (!b->pod_uid || !b->node) {
-        ext_bind_args_release(b);
+        ext_codec_bind_args_release(b);
         return tpx_err_set(err, TPX_ENOMEM, "out of memory");
     }
     return TPX_OK;
 }
 
-void ext_bind_args_release(struct ext_bind_args *b)
+void ext_codec_bind_args_release(struct ext_codec_bind_args *b)
 {
     free(b->pod_name);
     free(b->pod_ns);
@@ -405,7 +405,7 @@ enum tpx_code ext_codec_bind_result(const char *msg, struct tpx_buf *out, struct
 
 /* ---- preempt ---- */
 
-static enum tpx_code victims(json_t *map, bool meta, struct ext_preempt_args *p,
+static enum tpx_code victims(json_t *map, bool meta, struct ext_codec_preempt_args *p,
                              struct tpx_err *err)
 {
     const char *node;
@@ -419,7 +419,7 @@ static enum tpx_code victims(json_t *map, bool meta, struct ext_preempt_args *p,
         return tpx_err_set(err, TPX_ENOMEM, "out of memory");
     json_object_foreach(map, node, v)
     {
-        struct ext_victims *x = &p->v[i++];
+        struct ext_codec_victims *x = &p->v[i++];
         json_t *pods = jget_fold(v, "Pods");
         size_t k;
         json_t *pod;
@@ -446,7 +446,7 @@ static enum tpx_code victims(json_t *map, bool meta, struct ext_preempt_args *p,
 }
 
 enum tpx_code ext_codec_decode_preempt(const char *body, size_t len, const struct ext_codec_opts *o,
-                                       struct ext_preempt_args *p, struct tpx_err *err)
+                                       struct ext_codec_preempt_args *p, struct tpx_err *err)
 {
     json_error_t je;
     json_t *j = json_loadb(body, len, 0, &je);
@@ -472,13 +472,13 @@ enum tpx_code ext_codec_decode_preempt(const char *body, size_t len, const struc
     }
     json_decref(j);
     if (rc != TPX_OK)
-        ext_preempt_args_release(p);
+        ext_codec_preempt_args_release(p);
     return rc;
 }
 
-void ext_preempt_args_release(struct ext_preempt_args *p)
+void ext_codec_preempt_args_release(struct ext_codec_preempt_args *p)
 {
-    ext_pod_release(&p->pod);
+    ext_codec_pod_release(&p->pod);
     for (size_t i = 0; i < p->n; i++) {
         for (size_t k = 0; k < p->v[i].nuids; k++)
             free(p->v[i].uids[k]);
@@ -490,7 +490,7 @@ void ext_preempt_args_release(struct ext_preempt_args *p)
     p->n = 0;
 }
 
-enum tpx_code ext_codec_preempt_result(const struct ext_preempt_args *p, const bool *keep,
+enum tpx_code ext_codec_preempt_result(const struct ext_codec_preempt_args *p, const bool *keep,
                                        struct tpx_buf *out, struct tpx_err *err)
 {
     bool first = true;
@@ -498,7 +498,7 @@ enum tpx_code ext_codec_preempt_result(const struct ext_preempt_args *p, const b
     if (tpx_buf_adds(out, "{\"NodeNameToMetaVictims\":{", err) != TPX_OK)
         return err->code;
     for (size_t i = 0; i < p->n; i++) {
-        const struct ext_victims *v = &p->v[i];
+        const struct ext_codec_victims *v = &p->v[i];
 
         if ((keep && !keep[i]) || v->nuids == 0)
             continue;

@@ -25,8 +25,8 @@ struct ext_codec_opts {
     size_t max_candidates;                  /* NodeNames or Nodes entries; 0: 100000 */
 };
 
-/* One decoded pod. Strings are owned (ext_pod_release()). */
-struct ext_pod {
+/* One decoded pod. Strings are owned (ext_codec_pod_release()). */
+struct ext_codec_pod {
     char *name;
     char *ns;
     char *uid;
@@ -35,15 +35,15 @@ struct ext_pod {
     char msg[256];
 };
 
-/* ExtenderArgs (filter and prioritize). Owned: ext_args_release(). */
-struct ext_args {
-    struct ext_pod pod;
+/* ExtenderArgs (filter and prioritize). Owned: ext_codec_args_release(). */
+struct ext_codec_args {
+    struct ext_codec_pod pod;
     bool full_nodes; /* NCC=false: Nodes.items carried full Node objects */
     char **names;    /* candidate names in request order (both modes) */
     size_t nnames;
-    struct ext_scan_nodes nodes; /* full mode: the scanned items, parallel to names */
-    const char *body;            /* borrowed request body (item spans point into it) */
-    size_t nodes_off;            /* where the Nodes value starts in body */
+    struct ext_nodescan_nodes nodes; /* full mode: the scanned items, parallel to names */
+    const char *body;                /* borrowed request body (item spans point into it) */
+    size_t nodes_off;                /* where the Nodes value starts in body */
 };
 
 /* Decode a filter/prioritize body. TPX_EPARSE (with the byte offset) for malformed JSON or a
@@ -51,14 +51,14 @@ struct ext_args {
  * 253 bytes, a NUL or control byte); TPX_ETOOBIG for more than o->max_candidates nodes;
  * TPX_ENOMEM. body must outlive *a. */
 enum tpx_code ext_codec_decode_args(const char *body, size_t len, const struct ext_codec_opts *o,
-                                    struct ext_args *a, struct tpx_err *err);
-void ext_args_release(struct ext_args *a);
-void ext_pod_release(struct ext_pod *p);
+                                    struct ext_codec_args *a, struct tpx_err *err);
+void ext_codec_args_release(struct ext_codec_args *a);
+void ext_codec_pod_release(struct ext_codec_pod *p);
 
 /* Full mode: the scanned nodes as model values (strings borrowed from *a; name from the item).
  * *out is malloc'd (free it); items without a name are skipped. TPX_EINVAL naming the node for a
  * malformed topox.io label. */
-enum tpx_code ext_codec_node_infos(const struct ext_args *a, const struct ext_codec_opts *o,
+enum tpx_code ext_codec_node_infos(const struct ext_codec_args *a, const struct ext_codec_opts *o,
                                    struct topo_node_info **out, size_t *n, struct tpx_err *err);
 
 /*
@@ -67,9 +67,9 @@ enum tpx_code ext_codec_node_infos(const struct ext_args *a, const struct ext_co
  * mode: "Nodes":{"metadata":{},"items":[...]} with the original bytes of every passing item and
  * "NodeNames":null. POL_FAIL -> FailedNodes, POL_UNRESOLVABLE -> FailedAndUnresolvableNodes.
  */
-enum tpx_code ext_codec_filter_result(const struct ext_args *a, const enum pol_verdict *verdict,
-                                      const char *const *reason, struct tpx_buf *out,
-                                      struct tpx_err *err);
+enum tpx_code ext_codec_filter_result(const struct ext_codec_args *a,
+                                      const enum pol_verdict *verdict, const char *const *reason,
+                                      struct tpx_buf *out, struct tpx_err *err);
 
 /* A filter answer that carries only Error (HTTP 200: the scheduler reads the Error field). */
 enum tpx_code ext_codec_filter_error(const char *msg, struct tpx_buf *out, struct tpx_err *err);
@@ -78,42 +78,42 @@ enum tpx_code ext_codec_filter_error(const char *msg, struct tpx_buf *out, struc
 enum tpx_code ext_codec_priorities(const char *const *names, const int *scores, size_t n,
                                    struct tpx_buf *out, struct tpx_err *err);
 
-/* ExtenderBindingArgs. Strings owned: ext_bind_args_release(). TPX_EPARSE when malformed or when
- * PodUID or Node is missing. */
-struct ext_bind_args {
+/* ExtenderBindingArgs. Strings owned: ext_codec_bind_args_release(). TPX_EPARSE when malformed or
+ * when PodUID or Node is missing. */
+struct ext_codec_bind_args {
     char *pod_name;
     char *pod_ns;
     char *pod_uid;
     char *node;
 };
-enum tpx_code ext_codec_decode_bind(const char *body, size_t len, struct ext_bind_args *b,
+enum tpx_code ext_codec_decode_bind(const char *body, size_t len, struct ext_codec_bind_args *b,
                                     struct tpx_err *err);
-void ext_bind_args_release(struct ext_bind_args *b);
+void ext_codec_bind_args_release(struct ext_codec_bind_args *b);
 
 /* ExtenderBindingResult: {"Error":msg} ("" for success). */
 enum tpx_code ext_codec_bind_result(const char *msg, struct tpx_buf *out, struct tpx_err *err);
 
 /* One node's victims in a preemption request (UIDs; from MetaVictims or from full Pods). */
-struct ext_victims {
+struct ext_codec_victims {
     char *node;
     char **uids;
     size_t nuids;
     long long pdb_violations;
 };
 
-/* ExtenderPreemptionArgs. Owned: ext_preempt_args_release(). */
-struct ext_preempt_args {
-    struct ext_pod pod;
-    struct ext_victims *v;
+/* ExtenderPreemptionArgs. Owned: ext_codec_preempt_args_release(). */
+struct ext_codec_preempt_args {
+    struct ext_codec_pod pod;
+    struct ext_codec_victims *v;
     size_t n;
 };
 enum tpx_code ext_codec_decode_preempt(const char *body, size_t len, const struct ext_codec_opts *o,
-                                       struct ext_preempt_args *p, struct tpx_err *err);
-void ext_preempt_args_release(struct ext_preempt_args *p);
+                                       struct ext_codec_preempt_args *p, struct tpx_err *err);
+void ext_codec_preempt_args_release(struct ext_codec_preempt_args *p);
 
 /* ExtenderPreemptionResult: {"NodeNameToMetaVictims":{...}} with the nodes where keep[i] is true
  * and that have at least one victim. */
-enum tpx_code ext_codec_preempt_result(const struct ext_preempt_args *p, const bool *keep,
+enum tpx_code ext_codec_preempt_result(const struct ext_codec_preempt_args *p, const bool *keep,
                                        struct tpx_buf *out, struct tpx_err *err);
 
 /* /debug/state: nodes, racks with free capacity, domains count, groups and reservations. */

@@ -17,29 +17,29 @@
  * common/parse.c, about three years. */
 #define DURATION_MAX 100000000ULL
 
-#define FIELD(f) offsetof(struct ext_serve_config, f)
+#define FIELD(f) offsetof(struct ext_config, f)
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ENUM fields are written as int: every enum here is int-sized (checked below). */
 _Static_assert(sizeof(enum pol_scope) == sizeof(int) && sizeof(enum ext_bind_mode) == sizeof(int) &&
-                   sizeof(enum ext_cluster_source) == sizeof(int) &&
+                   sizeof(enum ext_config_cluster_source) == sizeof(int) &&
                    sizeof(enum pol_uncertain) == sizeof(int),
                "enum settings are stored as int");
 
-static const struct ext_setting_name levels[TOPO_LEVEL_COUNT] = {
+static const struct ext_config_setting_name levels[TOPO_LEVEL_COUNT] = {
     {"domain", TOPO_LEVEL_DOMAIN},
     {"rack", TOPO_LEVEL_RACK},
     {"block", TOPO_LEVEL_BLOCK},
     {"zone", TOPO_LEVEL_ZONE},
 };
-static const struct ext_setting_name scopes[] = {
+static const struct ext_config_setting_name scopes[] = {
     {"rack", POL_SCOPE_RACK}, {"block", POL_SCOPE_BLOCK}, {"zone", POL_SCOPE_ZONE}};
-static const struct ext_setting_name bind_modes[] = {{"record", EXT_BIND_RECORD},
-                                                     {"api", EXT_BIND_API}};
-static const struct ext_setting_name uncertain_modes[] = {{"prefer", POL_UNCERTAIN_PREFER},
-                                                          {"reject", POL_UNCERTAIN_REJECT},
-                                                          {"ignore", POL_UNCERTAIN_IGNORE}};
-static const struct ext_setting_name sources[] = {
+static const struct ext_config_setting_name bind_modes[] = {{"record", EXT_BIND_RECORD},
+                                                            {"api", EXT_BIND_API}};
+static const struct ext_config_setting_name uncertain_modes[] = {{"prefer", POL_UNCERTAIN_PREFER},
+                                                                 {"reject", POL_UNCERTAIN_REJECT},
+                                                                 {"ignore", POL_UNCERTAIN_IGNORE}};
+static const struct ext_config_setting_name sources[] = {
     {"auto", EXT_SOURCE_AUTO}, {"api", EXT_SOURCE_API}, {"file", EXT_SOURCE_FILE}};
 
 static const char *const *builtin_resources(int level, size_t *n)
@@ -56,11 +56,11 @@ static const char *const *builtin_label_keys(int level, size_t *n)
 }
 
 /* In --print-config order; --help lists the flags in the same order. */
-const struct ext_setting ext_serve_settings[] = {
+const struct ext_config_setting ext_config_settings[] = {
     {.key = "listen",
      .flag = "listen",
      .metavar = "ADDR:PORT",
-     .type = EXT_SETTING_STRING,
+     .type = EXT_CONFIG_SETTING_STRING,
      .offset = FIELD(listen),
      .def = "127.0.0.1:8888",
      .help = "where to listen (default 127.0.0.1:8888; port 0 picks one)"},
@@ -68,28 +68,28 @@ const struct ext_setting ext_serve_settings[] = {
      .path = "tls.cert",
      .flag = "tls-cert",
      .metavar = "FILE",
-     .type = EXT_SETTING_STRING,
+     .type = EXT_CONFIG_SETTING_STRING,
      .offset = FIELD(tls_cert),
      .help = "serve HTTPS with this certificate (PEM) ..."},
     {.key = "tlsKey",
      .path = "tls.key",
      .flag = "tls-key",
      .metavar = "FILE",
-     .type = EXT_SETTING_STRING,
+     .type = EXT_CONFIG_SETTING_STRING,
      .offset = FIELD(tls_key),
      .help = "... and key"},
     {.key = "clientCA",
      .path = "tls.clientCA",
      .flag = "client-ca",
      .metavar = "FILE",
-     .type = EXT_SETTING_STRING,
+     .type = EXT_CONFIG_SETTING_STRING,
      .offset = FIELD(client_ca),
      .help = "require client certificates signed by this CA (mutual TLS)"},
     {.key = "clientAllow",
      .path = "tls.clientAllow",
      .flag = "client-allow",
      .metavar = "LIST",
-     .type = EXT_SETTING_LIST,
+     .type = EXT_CONFIG_SETTING_LIST,
      .offset = FIELD(client_allow),
      .count_offset = FIELD(nclient_allow),
      .help = "with --client-ca: let in only client certificates whose CN or a SAN\n"
@@ -98,7 +98,7 @@ const struct ext_setting ext_serve_settings[] = {
      .path = "tls.priorities",
      .flag = "tls-priorities",
      .metavar = "PRIO",
-     .type = EXT_SETTING_STRING,
+     .type = EXT_CONFIG_SETTING_STRING,
      .offset = FIELD(tls_priorities),
      .def = "SECURE128:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2",
      .help = "GnuTLS priority string (default: TLS 1.3 and 1.2 only,\n"
@@ -107,7 +107,7 @@ const struct ext_setting ext_serve_settings[] = {
      .path = "tls.reloadInterval",
      .flag = "tls-reload-interval",
      .metavar = "DUR",
-     .type = EXT_SETTING_DURATION,
+     .type = EXT_CONFIG_SETTING_DURATION,
      .offset = FIELD(tls_reload_s),
      .def = "10s",
      .max = 3600,
@@ -116,7 +116,7 @@ const struct ext_setting ext_serve_settings[] = {
     {.key = "insecureListen",
      .flag = "insecure-listen",
      .metavar = "[=BOOL]", /* a switch: the value is optional */
-     .type = EXT_SETTING_BOOL,
+     .type = EXT_CONFIG_SETTING_BOOL,
      .def = "false",
      .offset = FIELD(insecure_listen),
      .help = "allow a non-loopback --listen without --tls-cert and --client-ca\n"
@@ -124,7 +124,7 @@ const struct ext_setting ext_serve_settings[] = {
     {.key = "maxConnections",
      .flag = "max-connections",
      .metavar = "N",
-     .type = EXT_SETTING_UINT,
+     .type = EXT_CONFIG_SETTING_UINT,
      .offset = FIELD(max_conns),
      .def = "1000",
      .min = 1,
@@ -133,7 +133,7 @@ const struct ext_setting ext_serve_settings[] = {
     {.key = "maxConnectionsPerIP",
      .flag = "max-connections-per-ip",
      .metavar = "N",
-     .type = EXT_SETTING_UINT,
+     .type = EXT_CONFIG_SETTING_UINT,
      .offset = FIELD(max_conns_per_ip),
      .def = "64",
      .max = 1000000,
@@ -141,7 +141,7 @@ const struct ext_setting ext_serve_settings[] = {
     {.key = "requestTimeout",
      .flag = "request-timeout",
      .metavar = "DUR",
-     .type = EXT_SETTING_DURATION,
+     .type = EXT_CONFIG_SETTING_DURATION,
      .offset = FIELD(request_timeout_s),
      .def = "15s",
      .min = 1,
@@ -151,7 +151,7 @@ const struct ext_setting ext_serve_settings[] = {
     {.key = "resources",
      .flag = "resources",
      .metavar = "LIST",
-     .type = EXT_SETTING_LIST,
+     .type = EXT_CONFIG_SETTING_LIST,
      .offset = FIELD(resources),
      .count_offset = FIELD(nresources),
      .builtin = builtin_resources,
@@ -159,7 +159,7 @@ const struct ext_setting ext_serve_settings[] = {
     {.key = "labels",
      .flag = "label-keys",
      .metavar = "LEVEL=LIST",
-     .type = EXT_SETTING_LIST,
+     .type = EXT_CONFIG_SETTING_LIST,
      .offset = FIELD(label_keys),
      .count_offset = FIELD(nlabel_keys),
      .names = levels,
@@ -169,7 +169,7 @@ const struct ext_setting ext_serve_settings[] = {
     {.key = "pipelineScope",
      .flag = "pipeline-scope",
      .metavar = "SCOPE",
-     .type = EXT_SETTING_ENUM,
+     .type = EXT_CONFIG_SETTING_ENUM,
      .offset = FIELD(pipeline_scope),
      .def = "rack",
      .names = scopes,
@@ -178,7 +178,7 @@ const struct ext_setting ext_serve_settings[] = {
     {.key = "uncertain",
      .flag = "uncertain",
      .metavar = "MODE",
-     .type = EXT_SETTING_ENUM,
+     .type = EXT_CONFIG_SETTING_ENUM,
      .offset = FIELD(uncertain),
      .def = "prefer",
      .names = uncertain_modes,
@@ -188,7 +188,7 @@ const struct ext_setting ext_serve_settings[] = {
     {.key = "reservationTTL",
      .flag = "reservation-ttl",
      .metavar = "DUR",
-     .type = EXT_SETTING_DURATION,
+     .type = EXT_CONFIG_SETTING_DURATION,
      .offset = FIELD(reservation_ttl_s),
      .def = "10m",
      .min = 1,
@@ -197,21 +197,21 @@ const struct ext_setting ext_serve_settings[] = {
     {.key = "reservationBudgetPerNamespace",
      .flag = "reservation-budget-ns",
      .metavar = "N",
-     .type = EXT_SETTING_UINT,
+     .type = EXT_CONFIG_SETTING_UINT,
      .offset = FIELD(reservation_budget_ns),
      .max = 1u << 30,
      .help = "most accelerators held for the groups of one namespace (default 0: no limit)"},
     {.key = "reservationCap",
      .flag = "reservation-cap",
      .metavar = "N",
-     .type = EXT_SETTING_UINT,
+     .type = EXT_CONFIG_SETTING_UINT,
      .offset = FIELD(reservation_cap),
      .max = 1u << 30,
      .help = "most accelerators held for all groups together (default 0: no limit)"},
     {.key = "maxBody",
      .flag = "max-body",
      .metavar = "SIZE",
-     .type = EXT_SETTING_SIZE,
+     .type = EXT_CONFIG_SETTING_SIZE,
      .offset = FIELD(max_body),
      .def = "64Mi",
      .min = 1,
@@ -220,7 +220,7 @@ const struct ext_setting ext_serve_settings[] = {
     {.key = "maxCandidates",
      .flag = "max-candidates",
      .metavar = "N",
-     .type = EXT_SETTING_UINT,
+     .type = EXT_CONFIG_SETTING_UINT,
      .offset = FIELD(max_candidates),
      .def = "100000",
      .min = 1,
@@ -229,7 +229,7 @@ const struct ext_setting ext_serve_settings[] = {
     {.key = "schedulerName",
      .flag = "scheduler-name",
      .metavar = "NAME",
-     .type = EXT_SETTING_STRING,
+     .type = EXT_CONFIG_SETTING_STRING,
      .offset = FIELD(scheduler_name),
      .def = "topox-scheduler",
      .help = "the schedulerName served: --bind-mode=api binds only pods the watch saw with it "
@@ -237,7 +237,7 @@ const struct ext_setting ext_serve_settings[] = {
     {.key = "bindMode",
      .flag = "bind-mode",
      .metavar = "MODE",
-     .type = EXT_SETTING_ENUM,
+     .type = EXT_CONFIG_SETTING_ENUM,
      .offset = FIELD(bind_mode),
      .def = "record",
      .names = bind_modes,
@@ -247,26 +247,26 @@ const struct ext_setting ext_serve_settings[] = {
     {.key = "nodes",
      .flag = "nodes",
      .metavar = "FILE",
-     .type = EXT_SETTING_STRING,
+     .type = EXT_CONFIG_SETTING_STRING,
      .offset = FIELD(nodes_file),
      .help = "cluster from Node objects (kubectl get nodes -o json|yaml)"},
     {.key = "cluster",
      .flag = "cluster",
      .metavar = "SPEC",
-     .type = EXT_SETTING_STRING,
+     .type = EXT_CONFIG_SETTING_STRING,
      .offset = FIELD(cluster_spec),
      .help = "synthetic cluster, e.g. racks=4,nodes-per-rack=4 or 'example'"},
     {.key = "threads",
      .flag = "threads",
      .metavar = "N",
-     .type = EXT_SETTING_UINT,
+     .type = EXT_CONFIG_SETTING_UINT,
      .offset = FIELD(threads),
      .max = 1024,
      .help = "HTTP worker threads (default: CPUs)"},
     {.key = "connectionTimeout",
      .flag = "conn-timeout",
      .metavar = "DUR",
-     .type = EXT_SETTING_DURATION,
+     .type = EXT_CONFIG_SETTING_DURATION,
      .offset = FIELD(conn_timeout_s),
      .def = "120s",
      .max = DURATION_MAX,
@@ -275,7 +275,7 @@ const struct ext_setting ext_serve_settings[] = {
     {.key = "drainTimeout",
      .flag = "drain-timeout",
      .metavar = "DUR",
-     .type = EXT_SETTING_DURATION,
+     .type = EXT_CONFIG_SETTING_DURATION,
      .offset = FIELD(drain_s),
      .def = "10s",
      .max = 3600,
@@ -283,21 +283,21 @@ const struct ext_setting ext_serve_settings[] = {
     {.key = "kubeconfig",
      .flag = "kubeconfig",
      .metavar = "FILE",
-     .type = EXT_SETTING_STRING,
+     .type = EXT_CONFIG_SETTING_STRING,
      .offset = FIELD(kubeconfig),
      .help = "reach the API server with this kubeconfig (default:\n"
              "$KUBECONFIG, then the pod's service account in a cluster)"},
     {.key = "apiInsecure",
      .flag = "insecure",
      .metavar = "BOOL",
-     .type = EXT_SETTING_BOOL,
+     .type = EXT_CONFIG_SETTING_BOOL,
      .offset = FIELD(api_insecure),
      .def = "false",
      .help = "allow a plain http:// API server (default false: refused)"},
     {.key = "clusterSource",
      .flag = "cluster-source",
      .metavar = "SRC",
-     .type = EXT_SETTING_ENUM,
+     .type = EXT_CONFIG_SETTING_ENUM,
      .offset = FIELD(cluster_source),
      .def = "auto",
      .names = sources,
@@ -307,7 +307,7 @@ const struct ext_setting ext_serve_settings[] = {
     {.key = "bindTimeout",
      .flag = "bind-timeout",
      .metavar = "DUR",
-     .type = EXT_SETTING_DURATION,
+     .type = EXT_CONFIG_SETTING_DURATION,
      .offset = FIELD(bind_timeout_s),
      .def = "4s",
      .min = 1,
@@ -316,7 +316,7 @@ const struct ext_setting ext_serve_settings[] = {
     {.key = "apiBackoffMax",
      .flag = "api-backoff-max",
      .metavar = "DUR",
-     .type = EXT_SETTING_DURATION,
+     .type = EXT_CONFIG_SETTING_DURATION,
      .offset = FIELD(api_backoff_max_s),
      .def = "30s",
      .min = 1,
@@ -325,32 +325,32 @@ const struct ext_setting ext_serve_settings[] = {
     {.key = "events",
      .flag = "events",
      .metavar = "BOOL",
-     .type = EXT_SETTING_BOOL,
+     .type = EXT_CONFIG_SETTING_BOOL,
      .offset = FIELD(events),
      .def = "true",
      .help = "Events on placed pods and rejected groups (default true)"},
 };
 
-const size_t ext_serve_nsettings = COUNT(ext_serve_settings);
+const size_t ext_config_nsettings = COUNT(ext_config_settings);
 
 /* ---- the fields a setting points at ---- */
 
-static void *field(const struct ext_serve_config *c, const struct ext_setting *s)
+static void *field(const struct ext_config *c, const struct ext_config_setting *s)
 {
     return (char *)c + s->offset;
 }
 
 /* List `level` of a LIST setting: its entries and its count. */
-static char **list_of(const struct ext_serve_config *c, const struct ext_setting *s, int level,
+static char **list_of(const struct ext_config *c, const struct ext_config_setting *s, int level,
                       size_t **n)
 {
     *n = (size_t *)((char *)c + s->count_offset) + level;
     return (char **)field(c, s) + (size_t)level * EXT_MAX_LIST;
 }
 
-static int nlevels(const struct ext_setting *s)
+static int nlevels(const struct ext_config_setting *s)
 {
-    return s->type == EXT_SETTING_LIST && s->names ? (int)s->nnames : 1;
+    return s->type == EXT_CONFIG_SETTING_LIST && s->names ? (int)s->nnames : 1;
 }
 
 static void free_list(char **v, size_t *n)
@@ -417,7 +417,7 @@ static bool parse_uint(const char *s, unsigned long long max, unsigned long long
     return true;
 }
 
-static const char *name_of(const struct ext_setting *s, int value)
+static const char *name_of(const struct ext_config_setting *s, int value)
 {
     for (size_t i = 0; i < s->nnames; i++) {
         if (s->names[i].value == value)
@@ -438,16 +438,16 @@ static void duration_text(unsigned long long v, char *buf, size_t cap)
 }
 
 /* What a value of *s must look like, for the message that refuses one: "is not 0..1024". */
-static void expected(const struct ext_setting *s, char *buf, size_t cap)
+static void expected(const struct ext_config_setting *s, char *buf, size_t cap)
 {
     char lo[32], hi[32];
     size_t len = 0;
 
     switch (s->type) {
-    case EXT_SETTING_UINT:
+    case EXT_CONFIG_SETTING_UINT:
         snprintf(buf, cap, "is not %llu..%llu", s->min, s->max);
         return;
-    case EXT_SETTING_DURATION:
+    case EXT_CONFIG_SETTING_DURATION:
         duration_text(s->min, lo, sizeof(lo));
         duration_text(s->max, hi, sizeof(hi));
         if (s->max < DURATION_MAX)
@@ -457,13 +457,13 @@ static void expected(const struct ext_setting *s, char *buf, size_t cap)
         else
             snprintf(buf, cap, "is not a duration");
         return;
-    case EXT_SETTING_SIZE:
+    case EXT_CONFIG_SETTING_SIZE:
         snprintf(buf, cap, "is not a size like 256Mi or 1000000");
         return;
-    case EXT_SETTING_BOOL:
+    case EXT_CONFIG_SETTING_BOOL:
         snprintf(buf, cap, "is not true or false");
         return;
-    case EXT_SETTING_ENUM:
+    case EXT_CONFIG_SETTING_ENUM:
         len = (size_t)snprintf(buf, cap, "is not");
         for (size_t i = 0; i < s->nnames && len < cap; i++)
             len += (size_t)snprintf(buf + len, cap - len, "%s%s",
@@ -472,15 +472,15 @@ static void expected(const struct ext_setting *s, char *buf, size_t cap)
                                                          : ", ",
                                     s->names[i].name);
         return;
-    case EXT_SETTING_STRING:
-    case EXT_SETTING_LIST:
+    case EXT_CONFIG_SETTING_STRING:
+    case EXT_CONFIG_SETTING_LIST:
         break;
     }
     snprintf(buf, cap, "is not valid");
 }
 
 /* Set *s (list `level`) from text; key names it in messages. */
-static enum tpx_code set_value(struct ext_serve_config *c, const struct ext_setting *s, int level,
+static enum tpx_code set_value(struct ext_config *c, const struct ext_config_setting *s, int level,
                                const char *key, const char *v, struct tpx_err *err)
 {
     void *f = field(c, s);
@@ -491,29 +491,29 @@ static enum tpx_code set_value(struct ext_serve_config *c, const struct ext_sett
     char want[160];
 
     switch (s->type) {
-    case EXT_SETTING_STRING:
+    case EXT_CONFIG_SETTING_STRING:
         return set_str(f, v, err);
-    case EXT_SETTING_LIST: {
+    case EXT_CONFIG_SETTING_LIST: {
         size_t *count;
         char **list = list_of(c, s, level, &count);
         return set_list(list, count, key, v, err);
     }
-    case EXT_SETTING_UINT:
+    case EXT_CONFIG_SETTING_UINT:
         ok = parse_uint(v, s->max, &n) && n >= s->min;
         if (ok)
             *(unsigned *)f = (unsigned)n;
         break;
-    case EXT_SETTING_DURATION:
+    case EXT_CONFIG_SETTING_DURATION:
         ok = tpx_parse_duration(v, &u, &ignored) == TPX_OK && u >= s->min && u <= s->max;
         if (ok)
             *(unsigned *)f = (unsigned)u;
         break;
-    case EXT_SETTING_SIZE:
+    case EXT_CONFIG_SETTING_SIZE:
         ok = tpx_parse_size(v, &u, &ignored) == TPX_OK && u >= s->min && u <= s->max;
         if (ok)
             *(size_t *)f = (size_t)u;
         break;
-    case EXT_SETTING_BOOL:
+    case EXT_CONFIG_SETTING_BOOL:
         ok = true;
         if (strcmp(v, "true") == 0 || strcmp(v, "on") == 0)
             *(bool *)f = true;
@@ -522,7 +522,7 @@ static enum tpx_code set_value(struct ext_serve_config *c, const struct ext_sett
         else
             ok = false;
         break;
-    case EXT_SETTING_ENUM:
+    case EXT_CONFIG_SETTING_ENUM:
         for (size_t i = 0; i < s->nnames && !ok; i++) {
             ok = strcmp(v, s->names[i].name) == 0;
             if (ok)
@@ -538,11 +538,11 @@ static enum tpx_code set_value(struct ext_serve_config *c, const struct ext_sett
 
 /* The setting `name` stands for, and for a list with levels which level; NULL when none. name is
  * a key ("tlsCert", "labels.rack") or, when nested, a path in the file ("tls.cert"). */
-static const struct ext_setting *find(const char *name, bool nested, int *level)
+static const struct ext_config_setting *find(const char *name, bool nested, int *level)
 {
     *level = 0;
-    for (size_t i = 0; i < ext_serve_nsettings; i++) {
-        const struct ext_setting *s = &ext_serve_settings[i];
+    for (size_t i = 0; i < ext_config_nsettings; i++) {
+        const struct ext_config_setting *s = &ext_config_settings[i];
         const char *n = nested && s->path ? s->path : s->key;
         size_t len = strlen(s->key);
 
@@ -568,8 +568,8 @@ static bool is_parent(const char *key)
 {
     size_t len = strlen(key);
 
-    for (size_t i = 0; i < ext_serve_nsettings; i++) {
-        const struct ext_setting *s = &ext_serve_settings[i];
+    for (size_t i = 0; i < ext_config_nsettings; i++) {
+        const struct ext_config_setting *s = &ext_config_settings[i];
 
         if (nlevels(s) > 1 && strcmp(key, s->key) == 0)
             return true;
@@ -581,11 +581,11 @@ static bool is_parent(const char *key)
 
 /* ---- life cycle ---- */
 
-enum tpx_code ext_serve_config_init(struct ext_serve_config *c, struct tpx_err *err)
+enum tpx_code ext_config_init(struct ext_config *c, struct tpx_err *err)
 {
     memset(c, 0, sizeof(*c));
-    for (size_t i = 0; i < ext_serve_nsettings; i++) {
-        const struct ext_setting *s = &ext_serve_settings[i];
+    for (size_t i = 0; i < ext_config_nsettings; i++) {
+        const struct ext_config_setting *s = &ext_config_settings[i];
 
         if (s->def && set_value(c, s, 0, s->key, s->def, err) != TPX_OK)
             return err->code;
@@ -593,16 +593,16 @@ enum tpx_code ext_serve_config_init(struct ext_serve_config *c, struct tpx_err *
     return TPX_OK;
 }
 
-void ext_serve_config_release(struct ext_serve_config *c)
+void ext_config_release(struct ext_config *c)
 {
-    for (size_t i = 0; i < ext_serve_nsettings; i++) {
-        const struct ext_setting *s = &ext_serve_settings[i];
+    for (size_t i = 0; i < ext_config_nsettings; i++) {
+        const struct ext_config_setting *s = &ext_config_settings[i];
 
-        if (s->type == EXT_SETTING_STRING) {
+        if (s->type == EXT_CONFIG_SETTING_STRING) {
             free(*(char **)field(c, s));
             continue;
         }
-        for (int l = 0; s->type == EXT_SETTING_LIST && l < nlevels(s); l++) {
+        for (int l = 0; s->type == EXT_CONFIG_SETTING_LIST && l < nlevels(s); l++) {
             size_t *n;
             char **v = list_of(c, s, l, &n);
             free_list(v, n);
@@ -613,19 +613,19 @@ void ext_serve_config_release(struct ext_serve_config *c)
 
 /* ---- setting ---- */
 
-enum tpx_code ext_serve_config_set(struct ext_serve_config *c, const char *key, const char *value,
-                                   struct tpx_err *err)
+enum tpx_code ext_config_set(struct ext_config *c, const char *key, const char *value,
+                             struct tpx_err *err)
 {
     int level;
-    const struct ext_setting *s = find(key, false, &level);
+    const struct ext_config_setting *s = find(key, false, &level);
 
     if (!s)
         return tpx_err_set(err, TPX_EINVAL, "unknown key '%s'", key);
     return set_value(c, s, level, key, value, err);
 }
 
-enum tpx_code ext_serve_config_set_flag(struct ext_serve_config *c, const struct ext_setting *s,
-                                        const char *arg, struct tpx_err *err)
+enum tpx_code ext_config_set_flag(struct ext_config *c, const struct ext_config_setting *s,
+                                  const char *arg, struct tpx_err *err)
 {
     const char *eq = strchr(arg, '=');
     char key[64];
@@ -635,7 +635,7 @@ enum tpx_code ext_serve_config_set_flag(struct ext_serve_config *c, const struct
     if (!eq || eq - arg > 40)
         return tpx_err_set(err, TPX_EINVAL, "--%s wants LEVEL=KEY,KEY", s->flag);
     snprintf(key, sizeof(key), "%s.%.*s", s->key, (int)(eq - arg), arg);
-    return ext_serve_config_set(c, key, eq + 1, err);
+    return ext_config_set(c, key, eq + 1, err);
 }
 
 /* ---- the file ---- */
@@ -678,12 +678,12 @@ static enum tpx_code scalar_text(const json_t *v, char *buf, size_t cap, struct 
 }
 
 /* One "name: value" of the file; nested: name is "parent.child". */
-static enum tpx_code load_one(struct ext_serve_config *c, const char *name, bool nested,
-                              const json_t *v, struct tpx_err *err)
+static enum tpx_code load_one(struct ext_config *c, const char *name, bool nested, const json_t *v,
+                              struct tpx_err *err)
 {
     char text[4096];
     int level;
-    const struct ext_setting *s;
+    const struct ext_config_setting *s;
 
     if (json_is_null(v))
         return TPX_OK; /* "key: null" keeps the default, so printed configs load back */
@@ -697,18 +697,17 @@ static enum tpx_code load_one(struct ext_serve_config *c, const char *name, bool
     return set_value(c, s, level, name, text, err);
 }
 
-enum tpx_code ext_serve_config_load(struct ext_serve_config *c, const char *path,
-                                    struct tpx_err *err)
+enum tpx_code ext_config_load(struct ext_config *c, const char *path, struct tpx_err *err)
 {
-    struct ext_yaml_docs docs;
+    struct obj_yaml_docs docs;
     const char *key;
     json_t *v, *root;
     enum tpx_code rc = TPX_OK;
 
-    if (ext_yaml_load_file(path, CONFIG_MAX_BYTES, &docs, err) != TPX_OK)
+    if (obj_yaml_load_file(path, CONFIG_MAX_BYTES, &docs, err) != TPX_OK)
         return err->code;
     if (docs.n != 1 || !json_is_object(docs.docs[0])) {
-        ext_yaml_docs_release(&docs);
+        obj_yaml_docs_release(&docs);
         return tpx_err_set(err, TPX_EINVAL, "%s: want one YAML mapping", path);
     }
     root = docs.docs[0];
@@ -731,13 +730,13 @@ enum tpx_code ext_serve_config_load(struct ext_serve_config *c, const char *path
         if (rc != TPX_OK)
             break;
     }
-    ext_yaml_docs_release(&docs);
+    obj_yaml_docs_release(&docs);
     if (rc != TPX_OK)
         tpx_err_prefix(err, "%s", path);
     return rc;
 }
 
-const struct topo_label_config *ext_serve_config_labels(struct ext_serve_config *c)
+const struct topo_label_config *ext_config_labels(struct ext_config *c)
 {
     const struct topo_label_config *def = topo_label_config_default();
 
@@ -789,7 +788,7 @@ static void print_list(FILE *f, const char *indent, const char *key, const char 
 }
 
 /* One list of *s: what is set, else the built-in list it stands for. */
-static void print_one_list(FILE *f, const struct ext_serve_config *c, const struct ext_setting *s,
+static void print_one_list(FILE *f, const struct ext_config *c, const struct ext_config_setting *s,
                            int level, const char *indent, const char *name)
 {
     size_t *n;
@@ -802,12 +801,12 @@ static void print_one_list(FILE *f, const struct ext_serve_config *c, const stru
     print_list(f, indent, name, shown, nshown);
 }
 
-static void print_value(FILE *f, const struct ext_serve_config *c, const struct ext_setting *s,
+static void print_value(FILE *f, const struct ext_config *c, const struct ext_config_setting *s,
                         const char *indent, const char *name)
 {
     const void *v = field(c, s);
 
-    if (s->type == EXT_SETTING_LIST && nlevels(s) > 1) {
+    if (s->type == EXT_CONFIG_SETTING_LIST && nlevels(s) > 1) {
         char sub[16];
 
         snprintf(sub, sizeof(sub), "%s  ", indent);
@@ -816,47 +815,47 @@ static void print_value(FILE *f, const struct ext_serve_config *c, const struct 
             print_one_list(f, c, s, s->names[l].value, sub, s->names[l].name);
         return;
     }
-    if (s->type == EXT_SETTING_LIST) {
+    if (s->type == EXT_CONFIG_SETTING_LIST) {
         print_one_list(f, c, s, 0, indent, name);
         return;
     }
     fprintf(f, "%s%s: ", indent, name);
     switch (s->type) {
-    case EXT_SETTING_STRING:
+    case EXT_CONFIG_SETTING_STRING:
         if (*(char *const *)v)
             print_quoted(f, *(char *const *)v);
         else
             fputs("null", f);
         break;
-    case EXT_SETTING_UINT:
+    case EXT_CONFIG_SETTING_UINT:
         fprintf(f, "%u", *(const unsigned *)v);
         break;
-    case EXT_SETTING_DURATION:
+    case EXT_CONFIG_SETTING_DURATION:
         fprintf(f, "%us", *(const unsigned *)v);
         break;
-    case EXT_SETTING_SIZE:
+    case EXT_CONFIG_SETTING_SIZE:
         fprintf(f, "%zu", *(const size_t *)v);
         break;
-    case EXT_SETTING_BOOL:
+    case EXT_CONFIG_SETTING_BOOL:
         fputs(*(const bool *)v ? "true" : "false", f);
         break;
-    case EXT_SETTING_ENUM:
+    case EXT_CONFIG_SETTING_ENUM:
         fputs(name_of(s, *(const int *)v), f);
         break;
-    case EXT_SETTING_LIST:
+    case EXT_CONFIG_SETTING_LIST:
         break;
     }
     fputc('\n', f);
 }
 
-void ext_serve_config_print(const struct ext_serve_config *c, FILE *f)
+void ext_config_print(const struct ext_config *c, FILE *f)
 {
     const char *parent = NULL; /* the mapping the last setting was printed in, or NULL */
     size_t plen = 0;
 
     fputs("# topox serve: effective configuration (accepted by --config)\n", f);
-    for (size_t i = 0; i < ext_serve_nsettings; i++) {
-        const struct ext_setting *s = &ext_serve_settings[i];
+    for (size_t i = 0; i < ext_config_nsettings; i++) {
+        const struct ext_config_setting *s = &ext_config_settings[i];
         const char *name = s->path ? s->path : s->key;
         const char *dot = strchr(name, '.');
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* extender/config.h - `topox serve` configuration: built-in defaults, then a YAML file
- * (--config), then flags. One table, ext_serve_settings[], names every setting once: its key, its
+ * (--config), then flags. One table, ext_config_settings[], names every setting once: its key, its
  * flag, its type, its default, its limits and its help, so every flag has a config key and
- * ext_serve_config_print() writes the effective configuration back as YAML that --config takes. */
+ * ext_config_print() writes the effective configuration back as YAML that --config takes. */
 #ifndef TPX_EXTENDER_CONFIG_H
 #define TPX_EXTENDER_CONFIG_H
 
@@ -18,12 +18,12 @@ enum ext_bind_mode { EXT_BIND_RECORD = 0, EXT_BIND_API };
 
 /* Where the cluster view comes from. auto: the API server when neither nodes nor cluster is set
  * and a kubeconfig ($KUBECONFIG, kubeconfig) or in-cluster config exists, else the files. */
-enum ext_cluster_source { EXT_SOURCE_AUTO = 0, EXT_SOURCE_API, EXT_SOURCE_FILE };
+enum ext_config_cluster_source { EXT_SOURCE_AUTO = 0, EXT_SOURCE_API, EXT_SOURCE_FILE };
 
 #define EXT_MAX_LIST 32
 
-/* Every string is malloc'd and owned; ext_serve_config_release() frees them. */
-struct ext_serve_config {
+/* Every string is malloc'd and owned; ext_config_release() frees them. */
+struct ext_config {
     char *listen;   /* "127.0.0.1:8888" */
     char *tls_cert; /* paths, or NULL */
     char *tls_key;
@@ -33,22 +33,22 @@ struct ext_serve_config {
     size_t nresources;
     char *label_keys[TOPO_LEVEL_COUNT][EXT_MAX_LIST]; /* per level; none: the built-in list */
     size_t nlabel_keys[TOPO_LEVEL_COUNT];
-    enum pol_scope pipeline_scope;          /* default scope for pods that do not say */
-    unsigned reservation_ttl_s;             /* 600 */
-    unsigned reservation_budget_ns;         /* 0: no limit (accelerators held per namespace) */
-    unsigned reservation_cap;               /* 0: no limit (accelerators held in all) */
-    size_t max_body;                        /* 64 MiB */
-    unsigned max_candidates;                /* 100000: NodeNames or Nodes per request */
-    enum ext_bind_mode bind_mode;           /* record */
-    char *scheduler_name;                   /* "topox-scheduler" */
-    char *nodes_file;                       /* --nodes */
-    char *cluster_spec;                     /* --cluster */
-    unsigned threads;                       /* 0: CPUs */
-    unsigned conn_timeout_s;                /* 120 */
-    unsigned drain_s;                       /* 10: how long SIGTERM waits for requests in flight */
-    char *kubeconfig;                       /* --kubeconfig; NULL: $KUBECONFIG, then in-cluster */
-    bool api_insecure;                      /* --insecure: allow an http:// API server */
-    enum ext_cluster_source cluster_source; /* auto */
+    enum pol_scope pipeline_scope;  /* default scope for pods that do not say */
+    unsigned reservation_ttl_s;     /* 600 */
+    unsigned reservation_budget_ns; /* 0: no limit (accelerators held per namespace) */
+    unsigned reservation_cap;       /* 0: no limit (accelerators held in all) */
+    size_t max_body;                /* 64 MiB */
+    unsigned max_candidates;        /* 100000: NodeNames or Nodes per request */
+    enum ext_bind_mode bind_mode;   /* record */
+    char *scheduler_name;           /* "topox-scheduler" */
+    char *nodes_file;               /* --nodes */
+    char *cluster_spec;             /* --cluster */
+    unsigned threads;               /* 0: CPUs */
+    unsigned conn_timeout_s;        /* 120 */
+    unsigned drain_s;               /* 10: how long SIGTERM waits for requests in flight */
+    char *kubeconfig;               /* --kubeconfig; NULL: $KUBECONFIG, then in-cluster */
+    bool api_insecure;              /* --insecure: allow an http:// API server */
+    enum ext_config_cluster_source cluster_source; /* auto */
     unsigned bind_timeout_s;          /* 4: one Binding POST (the scheduler's timeout is 5 s) */
     unsigned api_backoff_max_s;       /* 30: longest wait between watch retries */
     bool events;                      /* true: Normal/Warning Events on pods (needs the API) */
@@ -62,52 +62,52 @@ struct ext_serve_config {
     unsigned tls_reload_s; /* 10: how often to look for new TLS files; 0: never */
     enum pol_uncertain uncertain; /* prefer: what an uncertain layout gets (docs/workloads.md) */
 
-    /* derived by ext_serve_config_labels(): borrowed views of the lists above */
+    /* derived by ext_config_labels(): borrowed views of the lists above */
     const char *key_ptrs[TOPO_LEVEL_COUNT][EXT_MAX_LIST];
     const char *res_ptrs[EXT_MAX_LIST];
     struct topo_label_config label_cfg;
 };
 
 /* How a setting's text becomes its field. */
-enum ext_setting_type {
-    EXT_SETTING_STRING,   /* char *, malloc'd; NULL when unset */
-    EXT_SETTING_LIST,     /* char *[EXT_MAX_LIST] and a size_t count: "a,b" or a YAML list; with
-                             levels, one such list per level (see struct ext_setting) */
-    EXT_SETTING_UINT,     /* unsigned in [min, max] */
-    EXT_SETTING_DURATION, /* unsigned seconds in [min, max]: common/parse.h's grammar */
-    EXT_SETTING_SIZE,     /* size_t bytes in [min, max]: common/parse.h's grammar */
-    EXT_SETTING_BOOL,     /* bool: true or on, false or off; printed true or false */
-    EXT_SETTING_ENUM,     /* an enum field: one of names[] */
+enum ext_config_setting_type {
+    EXT_CONFIG_SETTING_STRING, /* char *, malloc'd; NULL when unset */
+    EXT_CONFIG_SETTING_LIST, /* char *[EXT_MAX_LIST] and a size_t count: "a,b" or a YAML list; with
+                         levels, one such list per level (see struct ext_config_setting) */
+    EXT_CONFIG_SETTING_UINT, /* unsigned in [min, max] */
+    EXT_CONFIG_SETTING_DURATION, /* unsigned seconds in [min, max]: common/parse.h's grammar */
+    EXT_CONFIG_SETTING_SIZE,     /* size_t bytes in [min, max]: common/parse.h's grammar */
+    EXT_CONFIG_SETTING_BOOL,     /* bool: true or on, false or off; printed true or false */
+    EXT_CONFIG_SETTING_ENUM,     /* an enum field: one of names[] */
 };
 
 /* A name and the value it stands for (an enum constant, or a level). */
-struct ext_setting_name {
+struct ext_config_setting_name {
     const char *name;
     int value;
 };
 
 /*
  * One `topox serve` setting, as redis's static_configs[] and nginx's ngx_command_t describe theirs:
- * ext_serve_settings[] lists every one, and the flag parser, the config file reader,
+ * ext_config_settings[] lists every one, and the flag parser, the config file reader,
  * --print-config and --help are all generated from it. Adding a setting is one field in struct
- * ext_serve_config and one entry in config.c.
+ * ext_config and one entry in config.c.
  *
  * In the YAML file a setting sits at `path` ("tls.cert" is `tls: {cert: ...}`), and also at the
  * top level under `key`. A list with levels is one list per level: the file nests them
- * (`labels: {rack: [a, b]}`), ext_serve_config_set() takes "labels.rack", the flag "rack=a,b".
+ * (`labels: {rack: [a, b]}`), ext_config_set() takes "labels.rack", the flag "rack=a,b".
  */
-struct ext_setting {
-    const char *key;     /* config key, as ext_serve_config_set() takes it: "reservationTTL" */
+struct ext_config_setting {
+    const char *key;     /* config key, as ext_config_set() takes it: "reservationTTL" */
     const char *path;    /* where the file nests it ("tls.cert"); NULL: at the top, as key */
     const char *flag;    /* the long flag without "--": "reservation-ttl" */
     const char *metavar; /* the flag's value in --help: "DUR" */
-    enum ext_setting_type type;
-    size_t offset;       /* offsetof(struct ext_serve_config, field) */
+    enum ext_config_setting_type type;
+    size_t offset;       /* offsetof(struct ext_config, field) */
     size_t count_offset; /* LIST: offsetof the size_t count (an array of them with levels) */
     const char *def;     /* the default, as a flag would give it ("10m"); NULL: zero, NULL or no
                             entries */
-    unsigned long long min, max;          /* UINT, DURATION, SIZE: the accepted range */
-    const struct ext_setting_name *names; /* ENUM: the values; LIST: the levels, or NULL */
+    unsigned long long min, max;                 /* UINT, DURATION, SIZE: the accepted range */
+    const struct ext_config_setting_name *names; /* ENUM: the values; LIST: the levels, or NULL */
     size_t nnames;
     /* LIST: what an empty list means, for --print-config (the built-in precedence), or NULL */
     const char *const *(*builtin)(int level, size_t *n);
@@ -115,33 +115,32 @@ struct ext_setting {
 };
 
 /* Every setting, in --print-config (and --help) order. Static storage. */
-extern const struct ext_setting ext_serve_settings[];
-extern const size_t ext_serve_nsettings;
+extern const struct ext_config_setting ext_config_settings[];
+extern const size_t ext_config_nsettings;
 
-/* Defaults. TPX_ENOMEM. Release with ext_serve_config_release(), also on failure. */
-enum tpx_code ext_serve_config_init(struct ext_serve_config *c, struct tpx_err *err);
-void ext_serve_config_release(struct ext_serve_config *c);
+/* Defaults. TPX_ENOMEM. Release with ext_config_release(), also on failure. */
+enum tpx_code ext_config_init(struct ext_config *c, struct tpx_err *err);
+void ext_config_release(struct ext_config *c);
 
 /* Apply a YAML/JSON config file on top of *c. Unknown keys are errors (like kube-scheduler's
  * strict decoder), naming the file and key; "key: null" keeps the value *c has. */
-enum tpx_code ext_serve_config_load(struct ext_serve_config *c, const char *path,
-                                    struct tpx_err *err);
+enum tpx_code ext_config_load(struct ext_config *c, const char *path, struct tpx_err *err);
 
 /* Set one key from text, as a flag gives it ("reservationTTL", "10m"). Keys are the config keys
- * of ext_serve_settings[], and "labels.LEVEL". TPX_EINVAL naming the key for an unknown key or a
+ * of ext_config_settings[], and "labels.LEVEL". TPX_EINVAL naming the key for an unknown key or a
  * bad value. */
-enum tpx_code ext_serve_config_set(struct ext_serve_config *c, const char *key, const char *value,
-                                   struct tpx_err *err);
+enum tpx_code ext_config_set(struct ext_config *c, const char *key, const char *value,
+                             struct tpx_err *err);
 
 /* Set *s from its flag's text (for a list with levels: "LEVEL=A,B"). TPX_EINVAL as above. */
-enum tpx_code ext_serve_config_set_flag(struct ext_serve_config *c, const struct ext_setting *s,
-                                        const char *arg, struct tpx_err *err);
+enum tpx_code ext_config_set_flag(struct ext_config *c, const struct ext_config_setting *s,
+                                  const char *arg, struct tpx_err *err);
 
 /* The label/resource precedence to decode nodes with (defaults where a list is empty). Borrowed
  * from *c: valid until it changes or is released. */
-const struct topo_label_config *ext_serve_config_labels(struct ext_serve_config *c);
+const struct topo_label_config *ext_config_labels(struct ext_config *c);
 
-/* Print as YAML that ext_serve_config_load() takes back, every setting in table order. */
-void ext_serve_config_print(const struct ext_serve_config *c, FILE *f);
+/* Print as YAML that ext_config_load() takes back, every setting in table order. */
+void ext_config_print(const struct ext_config *c, FILE *f);
 
 #endif

@@ -26,20 +26,20 @@ static const char *const uncertain_actions[] = {"prefer", "reject", "ignore"};
 
 struct ext_metrics {
     pthread_mutex_t lock;
-    unsigned long long requests[EXT_VERB_COUNT][NSTATUS];
-    unsigned long long hist[EXT_VERB_COUNT][NBUCKETS + 1];
-    double sum[EXT_VERB_COUNT];
-    unsigned long long count[EXT_VERB_COUNT];
+    unsigned long long requests[EXT_METRICS_VERB_COUNT][NSTATUS];
+    unsigned long long hist[EXT_METRICS_VERB_COUNT][NBUCKETS + 1];
+    double sum[EXT_METRICS_VERB_COUNT];
+    unsigned long long count[EXT_METRICS_VERB_COUNT];
     struct reason_count reasons[MAX_REASONS + 4];
     size_t nreasons;
     unsigned long long uncertain[3];                    /* by action: prefer, reject, ignore */
     unsigned long long uncertain_seen[UNCERTAIN_SLOTS]; /* hashes of groups already counted */
 };
 
-const char *ext_verb_name(enum ext_verb v)
+const char *ext_metrics_verb_name(enum ext_metrics_verb v)
 {
     static const char *const names[] = {"filter", "prioritize", "bind", "preempt", "other"};
-    return (unsigned)v < EXT_VERB_COUNT ? names[v] : "other";
+    return (unsigned)v < EXT_METRICS_VERB_COUNT ? names[v] : "other";
 }
 
 struct ext_metrics *ext_metrics_new(struct tpx_err *err)
@@ -72,13 +72,14 @@ static const char *status_class(size_t i)
     return c[i];
 }
 
-void ext_metrics_request(struct ext_metrics *m, enum ext_verb v, unsigned status, double seconds)
+void ext_metrics_request(struct ext_metrics *m, enum ext_metrics_verb v, unsigned status,
+                         double seconds)
 {
     size_t sc = status >= 200 && status < 600 ? status / 100 - 2 : 4;
     size_t b = 0;
 
-    if ((unsigned)v >= EXT_VERB_COUNT)
-        v = EXT_VERB_OTHER;
+    if ((unsigned)v >= EXT_METRICS_VERB_COUNT)
+        v = EXT_METRICS_VERB_OTHER;
     while (b < NBUCKETS && seconds > buckets[b])
         b++;
     pthread_mutex_lock(&m->lock);
@@ -180,12 +181,13 @@ enum tpx_code ext_metrics_render(struct ext_metrics *m, struct tpx_buf *out, str
                       "# HELP topox_requests_total Extender requests answered, by verb and "
                       "status class.\n# TYPE topox_requests_total counter\n",
                       err);
-    for (size_t v = 0; v < EXT_VERB_COUNT && rc == TPX_OK; v++) {
+    for (size_t v = 0; v < EXT_METRICS_VERB_COUNT && rc == TPX_OK; v++) {
         for (size_t s = 0; s < NSTATUS && rc == TPX_OK; s++) {
             if (!m->requests[v][s] && s != 0)
                 continue;
             rc = tpx_buf_addf(out, err, "topox_requests_total{verb=\"%s\",code=\"%s\"} %llu\n",
-                              ext_verb_name((enum ext_verb)v), status_class(s), m->requests[v][s]);
+                              ext_metrics_verb_name((enum ext_metrics_verb)v), status_class(s),
+                              m->requests[v][s]);
         }
     }
     if (rc == TPX_OK)
@@ -194,9 +196,9 @@ enum tpx_code ext_metrics_render(struct ext_metrics *m, struct tpx_buf *out, str
                           "body decode to response, by verb.\n"
                           "# TYPE topox_request_duration_seconds histogram\n",
                           err);
-    for (size_t v = 0; v < EXT_VERB_COUNT && rc == TPX_OK; v++) {
+    for (size_t v = 0; v < EXT_METRICS_VERB_COUNT && rc == TPX_OK; v++) {
         unsigned long long cum = 0;
-        const char *vn = ext_verb_name((enum ext_verb)v);
+        const char *vn = ext_metrics_verb_name((enum ext_metrics_verb)v);
 
         for (size_t b = 0; b < NBUCKETS && rc == TPX_OK; b++) {
             cum += m->hist[v][b];

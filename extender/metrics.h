@@ -15,17 +15,17 @@
 #include "common/err.h"
 #include "policy/policy.h"
 
-enum ext_verb {
-    EXT_VERB_FILTER = 0,
-    EXT_VERB_PRIORITIZE,
-    EXT_VERB_BIND,
-    EXT_VERB_PREEMPT,
-    EXT_VERB_OTHER,
-    EXT_VERB_COUNT
+enum ext_metrics_verb {
+    EXT_METRICS_VERB_FILTER = 0,
+    EXT_METRICS_VERB_PRIORITIZE,
+    EXT_METRICS_VERB_BIND,
+    EXT_METRICS_VERB_PREEMPT,
+    EXT_METRICS_VERB_OTHER,
+    EXT_METRICS_VERB_COUNT
 };
 
 /* "filter", "prioritize", "bind", "preempt", "other". */
-const char *ext_verb_name(enum ext_verb v);
+const char *ext_metrics_verb_name(enum ext_metrics_verb v);
 
 struct ext_metrics;
 
@@ -34,7 +34,8 @@ struct ext_metrics *ext_metrics_new(struct tpx_err *err);
 void ext_metrics_free(struct ext_metrics *m); /* accepts NULL */
 
 /* One answered request: its HTTP status and how long it took. */
-void ext_metrics_request(struct ext_metrics *m, enum ext_verb v, unsigned status, double seconds);
+void ext_metrics_request(struct ext_metrics *m, enum ext_metrics_verb v, unsigned status,
+                         double seconds);
 
 /* count nodes got `verdict` ("fit", "fail", "unresolvable", "unknown") with `reason` (NULL for
  * fit). Reasons are kept verbatim up to a bounded number of distinct strings, then "other". */

@@ -379,7 +379,7 @@ static enum tpx_code at_end(struct scan *s)
     return TPX_OK;
 }
 
-enum tpx_code ext_scan_validate(const char *p, size_t len, struct tpx_err *err)
+enum tpx_code ext_nodescan_validate(const char *p, size_t len, struct tpx_err *err)
 {
     struct scan s = {p, len, 0, 0, err};
 
@@ -489,8 +489,9 @@ static enum tpx_code validate_span(const struct scan *s, size_t off, size_t end)
     return at_end(&v);
 }
 
-enum tpx_code ext_scan_object_keys(const char *p, size_t len, const char *const *keys, size_t nkeys,
-                                   unsigned deferred, struct ext_span *spans, struct tpx_err *err)
+enum tpx_code ext_nodescan_object_keys(const char *p, size_t len, const char *const *keys,
+                                       size_t nkeys, unsigned deferred,
+                                       struct ext_nodescan_span *spans, struct tpx_err *err)
 {
     struct scan s = {p, len, 0, 1, err};
     bool first = true, kesc;
@@ -498,9 +499,9 @@ enum tpx_code ext_scan_object_keys(const char *p, size_t len, const char *const 
     int r;
 
     if (nkeys > 16)
-        return tpx_err_set(err, TPX_EINVAL, "ext_scan_object_keys: at most 16 keys");
+        return tpx_err_set(err, TPX_EINVAL, "ext_nodescan_object_keys: at most 16 keys");
     for (size_t i = 0; i < nkeys; i++)
-        spans[i] = (struct ext_span){0, 0, false, true};
+        spans[i] = (struct ext_nodescan_span){0, 0, false, true};
     while ((r = obj_next(&s, &first, &kraw, &klen, &kesc)) == 1) {
         size_t start;
         size_t hit = nkeys;
@@ -636,14 +637,14 @@ static enum tpx_code string_array(const char *p, size_t len, bool names, size_t 
     return TPX_OK;
 }
 
-enum tpx_code ext_scan_string_array(const char *p, size_t len, char ***out, size_t *n,
-                                    struct tpx_err *err)
+enum tpx_code ext_nodescan_string_array(const char *p, size_t len, char ***out, size_t *n,
+                                        struct tpx_err *err)
 {
     return string_array(p, len, false, 0, out, n, err);
 }
 
-enum tpx_code ext_scan_node_names(const char *p, size_t len, size_t max, char ***out, size_t *n,
-                                  struct tpx_err *err)
+enum tpx_code ext_nodescan_node_names(const char *p, size_t len, size_t max, char ***out, size_t *n,
+                                      struct tpx_err *err)
 {
     return string_array(p, len, true, max, out, n, err);
 }
@@ -652,7 +653,7 @@ enum tpx_code ext_scan_node_names(const char *p, size_t len, size_t max, char **
 
 struct nl {
     struct scan s;
-    struct ext_scan_nodes *out;
+    struct ext_nodescan_nodes *out;
     size_t kv_alloc;
     size_t items_alloc;
     char *arena_pos;
@@ -674,7 +675,7 @@ static const char *take_string(struct nl *l, size_t raw, size_t rawlen, bool esc
 
 static enum tpx_code add_kv(struct nl *l, const char *k, const char *v)
 {
-    struct ext_scan_nodes *o = l->out;
+    struct ext_nodescan_nodes *o = l->out;
 
     if (o->nkv == l->kv_alloc) {
         size_t want = l->kv_alloc ? l->kv_alloc * 2 : 1024;
@@ -721,7 +722,7 @@ static enum tpx_code string_map(struct nl *l, size_t *first_kv, size_t *count)
     return r == 0 ? TPX_OK : s->err->code;
 }
 
-static enum tpx_code metadata(struct nl *l, struct ext_scan_node *n)
+static enum tpx_code metadata(struct nl *l, struct ext_nodescan_node *n)
 {
     struct scan *s = &l->s;
     bool first = true, kesc, vesc;
@@ -748,7 +749,7 @@ static enum tpx_code metadata(struct nl *l, struct ext_scan_node *n)
     return r == 0 ? TPX_OK : s->err->code;
 }
 
-static enum tpx_code spec(struct nl *l, struct ext_scan_node *n)
+static enum tpx_code spec(struct nl *l, struct ext_nodescan_node *n)
 {
     struct scan *s = &l->s;
     bool first = true, kesc;
@@ -767,7 +768,7 @@ static enum tpx_code spec(struct nl *l, struct ext_scan_node *n)
 }
 
 /* status.conditions: find type "Ready" and its status. */
-static enum tpx_code conditions(struct nl *l, struct ext_scan_node *n)
+static enum tpx_code conditions(struct nl *l, struct ext_nodescan_node *n)
 {
     struct scan *s = &l->s;
     bool afirst = true;
@@ -809,7 +810,7 @@ static enum tpx_code conditions(struct nl *l, struct ext_scan_node *n)
     return r == 0 ? TPX_OK : s->err->code;
 }
 
-static enum tpx_code status(struct nl *l, struct ext_scan_node *n)
+static enum tpx_code status(struct nl *l, struct ext_nodescan_node *n)
 {
     struct scan *s = &l->s;
     bool first = true, kesc;
@@ -836,8 +837,8 @@ static enum tpx_code status(struct nl *l, struct ext_scan_node *n)
 static enum tpx_code node_item(struct nl *l)
 {
     struct scan *s = &l->s;
-    struct ext_scan_nodes *o = l->out;
-    struct ext_scan_node *n;
+    struct ext_nodescan_nodes *o = l->out;
+    struct ext_nodescan_node *n;
     bool first = true, kesc;
     size_t kraw, klen;
     int r;
@@ -846,7 +847,7 @@ static enum tpx_code node_item(struct nl *l)
         return fail(s, "a NodeList item is not an object");
     if (o->n == l->items_alloc) {
         size_t want = l->items_alloc ? l->items_alloc * 2 : 256;
-        struct ext_scan_node *p = realloc(o->items, want * sizeof(*p));
+        struct ext_nodescan_node *p = realloc(o->items, want * sizeof(*p));
         if (!p)
             return tpx_err_set(s->err, TPX_ENOMEM, "out of memory scanning nodes");
         o->items = p;
@@ -894,8 +895,8 @@ static enum tpx_code items_array(struct nl *l)
     return r == 0 ? TPX_OK : l->s.err->code;
 }
 
-enum tpx_code ext_scan_nodelist(const char *p, size_t len, struct ext_scan_nodes *out,
-                                struct tpx_err *err)
+enum tpx_code ext_nodescan_nodelist(const char *p, size_t len, struct ext_nodescan_nodes *out,
+                                    struct tpx_err *err)
 {
     struct nl l;
     int c;
@@ -939,11 +940,11 @@ enum tpx_code ext_scan_nodelist(const char *p, size_t len, struct ext_scan_nodes
         goto fail;
     return TPX_OK;
 fail:
-    ext_scan_nodes_release(out);
+    ext_nodescan_nodes_release(out);
     return err->code;
 }
 
-void ext_scan_nodes_release(struct ext_scan_nodes *s)
+void ext_nodescan_nodes_release(struct ext_nodescan_nodes *s)
 {
     if (!s)
         return;

@@ -18,7 +18,7 @@
 #define EXT_SCAN_MAX_DEPTH 512
 
 /* A byte range of the input; null is true when the value there is the literal null (or absent). */
-struct ext_span {
+struct ext_nodescan_span {
     size_t off;
     size_t len;
     bool present; /* the key was there (even with null) */
@@ -26,7 +26,7 @@ struct ext_span {
 };
 
 /* Check that [p, p + len) is exactly one JSON value (surrounded by whitespace only). */
-enum tpx_code ext_scan_validate(const char *p, size_t len, struct tpx_err *err);
+enum tpx_code ext_nodescan_validate(const char *p, size_t len, struct tpx_err *err);
 
 /*
  * Scan one JSON object and record the span of the value of each key in keys[] (at most 16),
@@ -36,19 +36,20 @@ enum tpx_code ext_scan_validate(const char *p, size_t len, struct tpx_err *err);
  * validated). TPX_EPARSE when the input is not one JSON object.
  * Bit i of deferred: the caller parses the value of keys[i] with a validating parser of its own,
  * so an array or object there is only skipped by its brackets here (one pass over it instead of
- * two); if the caller does not parse such a span after all, it must ext_scan_validate() it. A
+ * two); if the caller does not parse such a span after all, it must ext_nodescan_validate() it. A
  * deferred value that a duplicate key replaces is validated here.
  */
-enum tpx_code ext_scan_object_keys(const char *p, size_t len, const char *const *keys, size_t nkeys,
-                                   unsigned deferred, struct ext_span *spans, struct tpx_err *err);
+enum tpx_code ext_nodescan_object_keys(const char *p, size_t len, const char *const *keys,
+                                       size_t nkeys, unsigned deferred,
+                                       struct ext_nodescan_span *spans, struct tpx_err *err);
 
 /*
  * A JSON array of strings -> decoded, NUL-terminated strings. *out is one malloc'd block: the
  * pointer array followed by the characters; free(*out) releases everything. TPX_EPARSE when an
  * element is not a string.
  */
-enum tpx_code ext_scan_string_array(const char *p, size_t len, char ***out, size_t *n,
-                                    struct tpx_err *err);
+enum tpx_code ext_nodescan_string_array(const char *p, size_t len, char ***out, size_t *n,
+                                        struct tpx_err *err);
 
 /* NodeNames: the same, for candidate node names (issue 12, item 6). Each entry must be 1..
  * EXT_SCAN_NAME_MAX bytes once decoded and hold no NUL or control byte: TPX_EINVAL naming the
@@ -56,25 +57,25 @@ enum tpx_code ext_scan_string_array(const char *p, size_t len, char ***out, size
  * entries are checked after decoding; plain ones cannot hold control bytes (string_tok refuses
  * them), so the common case costs no extra pass. */
 #define EXT_SCAN_NAME_MAX 253
-enum tpx_code ext_scan_node_names(const char *p, size_t len, size_t max, char ***out, size_t *n,
-                                  struct tpx_err *err);
+enum tpx_code ext_nodescan_node_names(const char *p, size_t len, size_t max, char ***out, size_t *n,
+                                      struct tpx_err *err);
 
 /* One Node object of a NodeList, as the filter needs it. Strings point into the result's arena. */
-struct ext_scan_node {
+struct ext_nodescan_node {
     size_t off; /* the item's bytes in the scanned input (relative to the p given) */
     size_t len;
     const char *name; /* metadata.name, or NULL when missing */
-    size_t labels;    /* first label in ext_scan_nodes.kv */
+    size_t labels;    /* first label in ext_nodescan_nodes.kv */
     size_t nlabels;
-    size_t alloc; /* first allocatable entry in ext_scan_nodes.kv */
+    size_t alloc; /* first allocatable entry in ext_nodescan_nodes.kv */
     size_t nalloc;
     bool unschedulable; /* spec.unschedulable */
     bool ready;         /* status.conditions[type=Ready].status == "True", or no Ready seen */
 };
 
-/* Owned by the caller: ext_scan_nodes_release(). */
-struct ext_scan_nodes {
-    struct ext_scan_node *items;
+/* Owned by the caller: ext_nodescan_nodes_release(). */
+struct ext_nodescan_nodes {
+    struct ext_nodescan_node *items;
     size_t n;
     struct topo_kv *kv; /* labels and allocatable pairs of every item */
     size_t nkv;
@@ -87,8 +88,8 @@ struct ext_scan_nodes {
  * Kubernetes writes (metadata, name, labels, spec, status, ...) are read. A null list gives zero
  * items. Every item is validated as JSON; items must be objects.
  */
-enum tpx_code ext_scan_nodelist(const char *p, size_t len, struct ext_scan_nodes *out,
-                                struct tpx_err *err);
-void ext_scan_nodes_release(struct ext_scan_nodes *s);
+enum tpx_code ext_nodescan_nodelist(const char *p, size_t len, struct ext_nodescan_nodes *out,
+                                    struct tpx_err *err);
+void ext_nodescan_nodes_release(struct ext_nodescan_nodes *s);
 
 #endif

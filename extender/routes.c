@@ -49,7 +49,7 @@ static void error_json(struct ext_http_resp *rp, unsigned status, const char *ms
 
 /* A reason histogram as a JSON object for the decision log: reasons are shared strings, so the
  * pointer identifies them. */
-static char *reason_histogram(const struct ext_verdicts *v)
+static char *reason_histogram(const struct ext_state_verdicts *v)
 {
     const char *seen[16];
     size_t count[16], n = 0, other = 0;
@@ -89,7 +89,7 @@ static char *reason_histogram(const struct ext_verdicts *v)
     return tpx_buf_detach(&b, NULL);
 }
 
-static void count_verdicts(struct ext_routes *r, const struct ext_verdicts *v)
+static void count_verdicts(struct ext_routes *r, const struct ext_state_verdicts *v)
 {
     const char *last = NULL;
     enum pol_verdict lastv = POL_FIT;
@@ -119,8 +119,8 @@ static void count_verdicts(struct ext_routes *r, const struct ext_verdicts *v)
     }
 }
 
-static void log_decision(const char *verb, const struct ext_pod *pod, size_t in, size_t out,
-                         const struct ext_verdicts *v, double t0, const char *error)
+static void log_decision(const char *verb, const struct ext_codec_pod *pod, size_t in, size_t out,
+                         const struct ext_state_verdicts *v, double t0, const char *error)
 {
     char *hist;
 
@@ -142,7 +142,7 @@ static void log_decision(const char *verb, const struct ext_pod *pod, size_t in,
  * they only name the candidates, and the cache says what each node is; without one (no --nodes,
  * --cluster or watch), they make a throwaway state for this request alone, *tmp (free it with
  * ext_state_free()). Names mode ignores Nodes altogether. */
-static struct ext_state *request_state(struct ext_routes *r, const struct ext_args *a,
+static struct ext_state *request_state(struct ext_routes *r, const struct ext_codec_args *a,
                                        struct ext_state **tmp, struct tpx_err *e)
 {
     struct topo_node_info *infos = NULL;
@@ -168,8 +168,8 @@ static struct ext_state *request_state(struct ext_routes *r, const struct ext_ar
 /* A pod with intent that no node can take: one Warning per group and reason (binder.c dedupes).
  * The reason is the most frequent one (reasons are shared strings: the pointer identifies them);
  * nodes topox does not know do not count. */
-static void warn_rejected(struct ext_routes *r, const struct ext_pod *pod,
-                          const struct ext_verdicts *v, const char *fixed)
+static void warn_rejected(struct ext_routes *r, const struct ext_codec_pod *pod,
+                          const struct ext_state_verdicts *v, const char *fixed)
 {
     const char *seen[16];
     size_t count[16], n = 0, best = 0;
@@ -216,7 +216,7 @@ static const char *uncertain_action(enum pol_uncertain u)
 /* The certainty rule (docs/workloads.md): a layout read from engine flags that are unknown or do
  * not add up is placed as the `uncertain` setting says (preferred by default: never rejected for
  * a layout reason). Once per group: a log line with what was read, the metric, a Warning Event. */
-static void apply_uncertain(struct ext_routes *r, struct ext_pod *pod, bool note)
+static void apply_uncertain(struct ext_routes *r, struct ext_codec_pod *pod, bool note)
 {
     const struct pol_layout *lay = &pod->wl.layout;
     const char *key = pod->wl.group[0] ? pod->wl.group : pod->uid;
@@ -251,8 +251,8 @@ static unsigned do_filter(struct ext_routes *r, const struct ext_http_req *rq,
                           struct ext_http_resp *rp)
 {
     double t0 = tpx_mono_s();
-    struct ext_args a;
-    struct ext_verdicts v;
+    struct ext_codec_args a;
+    struct ext_state_verdicts v;
     struct tpx_err e = TPX_ERR_INIT;
     struct tpx_buf b;
     struct ext_state *st = NULL, *tmp = NULL;
@@ -318,9 +318,9 @@ static unsigned do_filter(struct ext_routes *r, const struct ext_http_req *rq,
     give(rp, 200, &b, NULL);
     free(all);
     free(why);
-    ext_verdicts_release(&v);
+    ext_state_verdicts_release(&v);
     ext_state_free(tmp);
-    ext_args_release(&a);
+    ext_codec_args_release(&a);
     return 200;
 fail:
     log_decision("filter", &a.pod, a.nnames, 0, NULL, t0, e.msg);
@@ -332,9 +332,9 @@ fail:
     give(rp, 200, &b, NULL);
     free(all);
     free(why);
-    ext_verdicts_release(&v);
+    ext_state_verdicts_release(&v);
     ext_state_free(tmp);
-    ext_args_release(&a);
+    ext_codec_args_release(&a);
     return 200;
 }
 
@@ -342,7 +342,7 @@ static unsigned do_prioritize(struct ext_routes *r, const struct ext_http_req *r
                               struct ext_http_resp *rp)
 {
     double t0 = tpx_mono_s();
-    struct ext_args a;
+    struct ext_codec_args a;
     struct tpx_err e = TPX_ERR_INIT;
     struct tpx_buf b;
     struct ext_state *st = NULL, *tmp = NULL;
@@ -374,7 +374,7 @@ static unsigned do_prioritize(struct ext_routes *r, const struct ext_http_req *r
     give(rp, 200, &b, NULL);
     free(scores);
     ext_state_free(tmp);
-    ext_args_release(&a);
+    ext_codec_args_release(&a);
     return 200;
 fail:
     /* prioritize has no Error field: a non-200 status is the only way to say it failed */
@@ -383,7 +383,7 @@ fail:
     error_json(rp, 500, e.msg);
     free(scores);
     ext_state_free(tmp);
-    ext_args_release(&a);
+    ext_codec_args_release(&a);
     return 500;
 }
 
@@ -391,8 +391,8 @@ static unsigned do_bind(struct ext_routes *r, const struct ext_http_req *rq,
                         struct ext_http_resp *rp)
 {
     double t0 = tpx_mono_s();
-    struct ext_bind_args ba;
-    struct ext_bind_out where;
+    struct ext_codec_bind_args ba;
+    struct ext_state_bind_out where;
     struct tpx_err e = TPX_ERR_INIT;
     struct tpx_buf b;
     bool rolled_back = false;
@@ -439,7 +439,7 @@ static unsigned do_bind(struct ext_routes *r, const struct ext_http_req *rq,
             TPX_B("known", where.known), TPX_B("api", r->bind_mode == EXT_BIND_API),
             TPX_B("rolled_back", rolled_back), TPX_S("err", e.msg),
             TPX_I("dur_us", (long long)((tpx_mono_s() - t0) * 1e6)));
-    ext_bind_args_release(&ba);
+    ext_codec_bind_args_release(&ba);
     {
         struct tpx_err e2 = TPX_ERR_INIT;
         ext_codec_bind_result(e.code == TPX_OK ? "" : e.msg, &b, &e2);
@@ -452,8 +452,8 @@ static unsigned do_preempt(struct ext_routes *r, const struct ext_http_req *rq,
                            struct ext_http_resp *rp)
 {
     double t0 = tpx_mono_s();
-    struct ext_preempt_args pa;
-    struct ext_verdicts v;
+    struct ext_codec_preempt_args pa;
+    struct ext_state_verdicts v;
     struct tpx_err e = TPX_ERR_INIT;
     struct tpx_buf b;
     const char **names = NULL;
@@ -499,8 +499,8 @@ fail:
 out:
     free(names);
     free(keep);
-    ext_verdicts_release(&v);
-    ext_preempt_args_release(&pa);
+    ext_state_verdicts_release(&v);
+    ext_codec_preempt_args_release(&pa);
     return status;
 }
 
@@ -605,7 +605,7 @@ static unsigned do_get(struct ext_routes *r, const char *path, struct ext_http_r
 }
 
 /* The verb named by the last path segment ("/filter", "/v1/filter"). */
-static enum ext_verb verb_of(const char *path)
+static enum ext_metrics_verb verb_of(const char *path)
 {
     static const char *const verbs[] = {"filter", "prioritize", "bind", "preempt"};
     const char *last = strrchr(path, '/');
@@ -613,9 +613,9 @@ static enum ext_verb verb_of(const char *path)
     last = last ? last + 1 : path;
     for (size_t i = 0; i < 4; i++) {
         if (strcmp(last, verbs[i]) == 0)
-            return (enum ext_verb)i;
+            return (enum ext_metrics_verb)i;
     }
-    return EXT_VERB_OTHER;
+    return EXT_METRICS_VERB_OTHER;
 }
 
 static bool is_get_path(const char *p)
@@ -628,19 +628,19 @@ void ext_routes_handle(void *ctx, const struct ext_http_req *rq, struct ext_http
 {
     struct ext_routes *r = ctx;
     double t0 = tpx_mono_s();
-    enum ext_verb verb = verb_of(rq->path);
+    enum ext_metrics_verb verb = verb_of(rq->path);
     unsigned status;
 
-    if (verb != EXT_VERB_OTHER) {
+    if (verb != EXT_METRICS_VERB_OTHER) {
         if (strcmp(rq->method, "POST") != 0) {
             text(rp, 405, "{\"error\":\"method not allowed; use POST\"}");
             rp->allow = "POST";
             status = 405;
-        } else if (verb == EXT_VERB_FILTER) {
+        } else if (verb == EXT_METRICS_VERB_FILTER) {
             status = do_filter(r, rq, rp);
-        } else if (verb == EXT_VERB_PRIORITIZE) {
+        } else if (verb == EXT_METRICS_VERB_PRIORITIZE) {
             status = do_prioritize(r, rq, rp);
-        } else if (verb == EXT_VERB_BIND) {
+        } else if (verb == EXT_METRICS_VERB_BIND) {
             status = do_bind(r, rq, rp);
         } else {
             status = do_preempt(r, rq, rp);

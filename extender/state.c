@@ -825,7 +825,7 @@ static size_t *resolve(struct ext_state *st, const char *const *names, size_t n,
 
 enum tpx_code ext_state_filter(struct ext_state *st, const struct pol_workload *wl,
                                const char *const *names, size_t n, time_t now,
-                               struct ext_verdicts *out, struct tpx_err *err)
+                               struct ext_state_verdicts *out, struct tpx_err *err)
 {
     size_t *idx = NULL, *known = NULL, nknown = 0;
     enum tpx_code rc = TPX_OK;
@@ -838,7 +838,7 @@ enum tpx_code ext_state_filter(struct ext_state *st, const struct pol_workload *
     known = malloc((n ? n : 1) * sizeof(*known));
     if (!out->verdict || !out->reason || !known) {
         free(known);
-        ext_verdicts_release(out);
+        ext_state_verdicts_release(out);
         return tpx_err_set(err, TPX_ENOMEM, "out of memory for %zu candidates", n);
     }
     pthread_rwlock_rdlock(&st->lock);
@@ -880,11 +880,11 @@ out:
     free(idx);
     free(known);
     if (rc != TPX_OK)
-        ext_verdicts_release(out);
+        ext_state_verdicts_release(out);
     return rc;
 }
 
-void ext_verdicts_release(struct ext_verdicts *v)
+void ext_state_verdicts_release(struct ext_state_verdicts *v)
 {
     free(v->verdict);
     free(v->reason);
@@ -952,7 +952,7 @@ static void copy_str(char *dst, const char *src)
 }
 
 enum tpx_code ext_state_bind(struct ext_state *st, const char *uid, const char *name,
-                             const char *node_name, time_t now, struct ext_bind_out *out,
+                             const char *node_name, time_t now, struct ext_state_bind_out *out,
                              struct tpx_err *err)
 {
     struct pol_placement where;

@@ -117,8 +117,8 @@ bool ext_state_is_foreign(struct ext_state *st, const char *uid);
 /* true when a cluster is loaded (--nodes, --cluster or the watch), whether or not it is synced. */
 bool ext_state_has_cluster(struct ext_state *st);
 
-/* Per input name: a verdict and a reason (borrowed until ext_verdicts_release()). */
-struct ext_verdicts {
+/* Per input name: a verdict and a reason (borrowed until ext_state_verdicts_release()). */
+struct ext_state_verdicts {
     size_t n;
     enum pol_verdict *verdict;
     const char **reason; /* NULL for POL_FIT */
@@ -131,8 +131,8 @@ struct ext_verdicts {
  * EXT_UNKNOWN_NODE_REASON. TPX_ENOENT when no cluster is loaded. */
 enum tpx_code ext_state_filter(struct ext_state *st, const struct pol_workload *wl,
                                const char *const *names, size_t n, time_t now,
-                               struct ext_verdicts *out, struct tpx_err *err);
-void ext_verdicts_release(struct ext_verdicts *v);
+                               struct ext_state_verdicts *out, struct tpx_err *err);
+void ext_state_verdicts_release(struct ext_state_verdicts *v);
 
 /* Scores 0..10 for the named nodes (unknown names score 0). */
 enum tpx_code ext_state_score(struct ext_state *st, const struct pol_workload *wl,
@@ -140,7 +140,7 @@ enum tpx_code ext_state_score(struct ext_state *st, const struct pol_workload *w
                               struct tpx_err *err);
 
 /* Where a bound pod went; strings copied. */
-struct ext_bind_out {
+struct ext_state_bind_out {
     bool known;  /* the pod was seen at filter time */
     bool intent; /* and had a topology intent (committed to a group) */
     char rack[POL_KEY_MAX];
@@ -158,7 +158,7 @@ struct ext_bind_out {
  * policy's message when the node no longer fits (a concurrent bind took it), TPX_ENOENT for an
  * unknown node or no cluster. A pod never seen at filter time is accepted and only recorded. */
 enum tpx_code ext_state_bind(struct ext_state *st, const char *uid, const char *name,
-                             const char *node_name, time_t now, struct ext_bind_out *out,
+                             const char *node_name, time_t now, struct ext_state_bind_out *out,
                              struct tpx_err *err);
 
 /* Release reservations whose TTL passed. Returns how many. */

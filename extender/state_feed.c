@@ -47,8 +47,8 @@ struct node_batch {
 struct ext_state_feed {
     struct ext_state *st;
     const struct topo_label_config *cfg;
-    bool in_list[EXT_KIND_COUNT];
-    bool synced[EXT_KIND_COUNT];
+    bool in_list[KUBE_KIND_COUNT];
+    bool synced[KUBE_KIND_COUNT];
     struct node_batch batch; /* nodes of a node list in progress */
     json_t *seen;            /* uid -> true: pods of a pod list in progress */
     json_t *nodes;           /* name -> true: what the state got from us */
@@ -343,7 +343,7 @@ static void apply_pod(struct ext_state_feed *f, json_t *pod)
     const char *uid = meta(pod, "uid");
     const char *name = meta(pod, "name");
     const char *node = spec_node(pod);
-    struct ext_pod_facts store;
+    struct obj_pod_facts store;
     struct pol_workload wl;
     struct tpx_err e = TPX_ERR_INIT;
     struct tpx_err ignore = TPX_ERR_INIT;
@@ -367,7 +367,7 @@ static void apply_pod(struct ext_state_feed *f, json_t *pod)
         return;
     }
     memset(&store, 0, sizeof(store));
-    if (ext_pod_facts_from_json_cfg(pod, f->cfg, &store, &e) != TPX_OK) {
+    if (obj_pod_facts_from_json_cfg(pod, f->cfg, &store, &e) != TPX_OK) {
         refuse(f, "pod", name, &e);
         return;
     }
@@ -383,7 +383,7 @@ static void apply_pod(struct ext_state_feed *f, json_t *pod)
             refuse(f, "pod", name, &e);
         }
     }
-    ext_pod_facts_release(&store);
+    obj_pod_facts_release(&store);
 }
 
 /* Try every pending pod again (a node arrived). */
@@ -438,12 +438,12 @@ static void drop_node(struct ext_state_feed *f, const char *name)
 
 /* A (re)list starts; a reset without synced before it (a list that failed half way) is forgotten:
  * what it applied stays, what it collected goes. */
-static void on_reset(void *ctx, enum ext_kind kind)
+static void on_reset(void *ctx, enum kube_kind kind)
 {
     struct ext_state_feed *f = ctx;
 
     f->in_list[kind] = true;
-    if (kind == EXT_KIND_NODE) {
+    if (kind == KUBE_KIND_NODE) {
         batch_release(&f->batch);
     } else {
         json_object_clear(f->seen);
@@ -458,11 +458,11 @@ static bool in_pod_list(void *ctx, const char *uid)
     return json_object_get(f->seen, uid) != NULL;
 }
 
-static void on_upsert(void *ctx, enum ext_kind kind, json_t *obj)
+static void on_upsert(void *ctx, enum kube_kind kind, json_t *obj)
 {
     struct ext_state_feed *f = ctx;
 
-    if (kind == EXT_KIND_POD) {
+    if (kind == KUBE_KIND_POD) {
         const char *uid = meta(obj, "uid");
 
         if (f->in_list[kind] && uid)
@@ -477,7 +477,7 @@ static void on_upsert(void *ctx, enum ext_kind kind, json_t *obj)
         const char *name;
         json_t *v;
 
-        if (ext_node_from_json(obj, f->cfg, &info, NULL, &ne) != TPX_OK) {
+        if (obj_node_from_json(obj, f->cfg, &info, NULL, &ne) != TPX_OK) {
             refuse(f, "node", meta(obj, "name"), &ne);
             return;
         }
@@ -499,17 +499,17 @@ static void on_upsert(void *ctx, enum ext_kind kind, json_t *obj)
     }
 }
 
-static void on_remove(void *ctx, enum ext_kind kind, json_t *obj)
+static void on_remove(void *ctx, enum kube_kind kind, json_t *obj)
 {
     struct ext_state_feed *f = ctx;
 
-    if (kind == EXT_KIND_POD)
+    if (kind == KUBE_KIND_POD)
         drop_pod(f, meta(obj, "uid"));
     else
         drop_node(f, meta(obj, "name"));
 }
 
-static void on_synced(void *ctx, enum ext_kind kind)
+static void on_synced(void *ctx, enum kube_kind kind)
 {
     struct ext_state_feed *f = ctx;
     const char *key;
@@ -517,7 +517,7 @@ static void on_synced(void *ctx, enum ext_kind kind)
     void *tmp;
 
     f->in_list[kind] = false;
-    if (kind == EXT_KIND_NODE) {
+    if (kind == KUBE_KIND_NODE) {
         json_t *names = apply_nodes(f, f->batch.nodes, f->batch.n);
 
         batch_release(&f->batch);
@@ -570,7 +570,7 @@ static void on_synced(void *ctx, enum ext_kind kind)
         json_object_clear(f->seen);
     }
     f->synced[kind] = true;
-    if (f->synced[EXT_KIND_NODE] && f->synced[EXT_KIND_POD])
+    if (f->synced[KUBE_KIND_NODE] && f->synced[KUBE_KIND_POD])
         ext_state_mark_synced(f->st);
 }
 
@@ -597,7 +597,7 @@ struct ext_state_feed *ext_state_feed_new(struct ext_state *st, const struct top
     return f;
 }
 
-void ext_state_feed_sink(struct ext_state_feed *f, struct ext_watch_sink *out)
+void ext_state_feed_sink(struct ext_state_feed *f, struct kube_watch_sink *out)
 {
     out->ctx = f;
     out->reset = on_reset;

@@ -18,13 +18,14 @@ struct ext_state_feed; /* opaque */
 
 /* A feed into st (borrowed: it must outlive the feed) reading labels with cfg (borrowed; NULL:
  * the defaults). Calls ext_state_require_sync(st), so /readyz waits for the first full sync.
- * NULL with *err set when out of memory. Free with ext_state_feed_free() after ext_watch_stop(). */
+ * NULL with *err set when out of memory. Free with ext_state_feed_free() after kube_watch_stop().
+ */
 struct ext_state_feed *ext_state_feed_new(struct ext_state *st, const struct topo_label_config *cfg,
                                           struct tpx_err *err);
 
-/* The sink to hand to ext_watch_start(); its ctx is f. The watch serialises the calls, so the
+/* The sink to hand to kube_watch_start(); its ctx is f. The watch serialises the calls, so the
  * feed has no lock of its own. */
-void ext_state_feed_sink(struct ext_state_feed *f, struct ext_watch_sink *out);
+void ext_state_feed_sink(struct ext_state_feed *f, struct kube_watch_sink *out);
 
 /* Counters for tests and /debug/state. Not thread-safe against a running watch. */
 struct ext_state_feed_stats {

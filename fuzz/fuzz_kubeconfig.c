@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz/fuzz_kubeconfig.c - libFuzzer target for the kubeconfig reader (kube/config.c): bytes ->
- * a kubeconfig file -> ext_kube_config_kubeconfig() (YAML through yamljson, contexts, clusters,
+ * a kubeconfig file -> kube_config_kubeconfig() (YAML through yamljson, contexts, clusters,
  * users, base64 *-data fields, relative paths), then a deep copy and release of what it read.
  *   build/fuzz/fuzz/fuzz_kubeconfig -dict=fuzz/dict/yaml.dict fuzz/seeds/fuzz_kubeconfig */
 #include <stddef.h>
@@ -13,17 +13,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    struct ext_kube_config cfg;
-    struct ext_kube_config copy;
+    struct kube_config cfg;
+    struct kube_config copy;
     struct tpx_err err = TPX_ERR_INIT;
     const char *path = fuzz_tmp_write(data, size, "kubeconfig");
 
     if (!path)
         return 0;
-    if (ext_kube_config_kubeconfig(path, &cfg, &err) == TPX_OK) {
-        if (ext_kube_config_copy(&copy, &cfg, &err) == TPX_OK)
-            ext_kube_config_release(&copy);
+    if (kube_config_kubeconfig(path, &cfg, &err) == TPX_OK) {
+        if (kube_config_copy(&copy, &cfg, &err) == TPX_OK)
+            kube_config_release(&copy);
     }
-    ext_kube_config_release(&cfg);
+    kube_config_release(&cfg);
     return 0;
 }

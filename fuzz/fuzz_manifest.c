@@ -17,8 +17,8 @@ static struct topo_cluster *cluster;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    struct ext_yaml_docs docs = {0};
-    struct ext_manifest m;
+    struct obj_yaml_docs docs = {0};
+    struct obj_manifest m;
     struct tpx_err err = TPX_ERR_INIT;
 
     if (!cluster) {
@@ -27,15 +27,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             return 0;
         tpx_err_clear(&err);
     }
-    if (ext_yaml_parse((const char *)data, size, "fuzz.yaml", &docs, &err) != TPX_OK)
+    if (obj_yaml_parse((const char *)data, size, "fuzz.yaml", &docs, &err) != TPX_OK)
         return 0;
-    ext_manifest_init(&m);
-    if (ext_manifest_add_docs(&m, &docs, "fuzz.yaml", &err) == TPX_OK &&
-        ext_manifest_finish(&m, &err) == TPX_OK) {
-        struct ext_engine_info ei;
+    obj_manifest_init(&m);
+    if (obj_manifest_add_docs(&m, &docs, "fuzz.yaml", &err) == TPX_OK &&
+        obj_manifest_finish(&m, &err) == TPX_OK) {
+        struct obj_engine_info ei;
 
         for (size_t i = 0; i < m.npods; i++) {
-            ext_manifest_engine_info(&m, i, &ei);
+            obj_manifest_engine_info(&m, i, &ei);
             tpx_err_clear(&err);
             (void)pol_workload_validate(&m.wl[i], cluster, &err);
         }
@@ -48,6 +48,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             pol_ledger_free(l);
         }
     }
-    ext_manifest_release(&m);
+    obj_manifest_release(&m);
     return 0;
 }

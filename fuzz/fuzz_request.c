@@ -16,9 +16,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *body = (const char *)data;
     struct tpx_err err = TPX_ERR_INIT;
-    struct ext_args a;
-    struct ext_bind_args b;
-    struct ext_preempt_args p;
+    struct ext_codec_args a;
+    struct ext_codec_bind_args b;
+    struct ext_codec_preempt_args p;
 
     if (ext_codec_decode_args(body, size, NULL, &a, &err) == TPX_OK) {
         struct topo_node_info *infos = NULL;
@@ -36,13 +36,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ext_codec_filter_result(&a, v, NULL, &out, &err);
         tpx_buf_release(&out);
         free(v);
-        ext_args_release(&a);
+        ext_codec_args_release(&a);
     }
     tpx_err_clear(&err);
     if (ext_codec_decode_bind(body, size, &b, &err) == TPX_OK)
-        ext_bind_args_release(&b);
+        ext_codec_bind_args_release(&b);
     tpx_err_clear(&err);
     if (ext_codec_decode_preempt(body, size, NULL, &p, &err) == TPX_OK)
-        ext_preempt_args_release(&p);
+        ext_codec_preempt_args_release(&p);
     return 0;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz/fuzz_watch.c - libFuzzer target for the watch-stream framing of kube/watch.c: the bytes
  * of a chunked WATCH body are cut into chunks of fuzzer-chosen sizes and fed to
- * ext_watch_lines_feed(), and the lines it hands back are compared with a plain split of the
+ * kube_watch_lines_feed(), and the lines it hands back are compared with a plain split of the
  * whole stream on '\n' (empty lines skipped, a line longer than the cap an error, a line that
  * starts with '!' stops the stream as a consumer's `false` does). Each line is then decoded as a
  * watch event ({"type", "object"}) the way on_event() does. A mismatch aborts.
@@ -80,7 +80,7 @@ static bool on_line(void *ctx, const char *line, size_t n)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    struct ext_watch_lines l;
+    struct kube_watch_lines l;
     struct tpx_err err = TPX_ERR_INIT;
     struct expect e = {0};
     uint32_t seed;
@@ -120,7 +120,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         start += ln + 1;
     }
 
-    ext_watch_lines_init(&l, cap);
+    kube_watch_lines_init(&l, cap);
     while (off < e.len && !e.stopped) {
         size_t chunk;
 
@@ -128,11 +128,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         chunk = 1 + (seed >> 16) % (seed & 1 ? 7 : 4096);
         if (chunk > e.len - off)
             chunk = e.len - off;
-        if (ext_watch_lines_feed(&l, e.stream + off, chunk, on_line, &e, &err) != TPX_OK)
+        if (kube_watch_lines_feed(&l, e.stream + off, chunk, on_line, &e, &err) != TPX_OK)
             break;
         off += chunk;
     }
-    ext_watch_lines_release(&l);
+    kube_watch_lines_release(&l);
     if ((err.code != TPX_OK) != want_error || e.lines != want_lines || e.stopped != want_stop)
         abort();
     if (err.code != TPX_OK && err.code != TPX_ETOOBIG)

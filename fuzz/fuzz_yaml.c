@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz/fuzz_yaml.c - libFuzzer target for the YAML/JSON reader and writer alone
- * (objects/yamljson.c): bytes -> ext_yaml_parse() under its budgets -> ext_yaml_dump() of each
- * document -> ext_yaml_parse() again, which must give the same value back (the promise of
+ * (objects/yamljson.c): bytes -> obj_yaml_parse() under its budgets -> obj_yaml_dump() of each
+ * document -> obj_yaml_parse() again, which must give the same value back (the promise of
  * yamljson.h; reals within 1e-9, since the dump writes 10 significant digits). Positions are
  * looked up for every value on the way. A difference aborts.
  *   build/fuzz/fuzz/fuzz_yaml -dict=fuzz/dict/yaml.dict fuzz/seeds/fuzz_yaml
@@ -55,14 +55,14 @@ static bool same(const json_t *a, const json_t *b)
     return json_equal(a, b);
 }
 
-static void positions(const struct ext_yaml_docs *d, const json_t *v, unsigned depth)
+static void positions(const struct obj_yaml_docs *d, const json_t *v, unsigned depth)
 {
     unsigned line;
     unsigned col;
 
-    if (ext_yaml_pos(d, v, &line, &col) && line == 0)
+    if (obj_yaml_pos(d, v, &line, &col) && line == 0)
         abort(); /* a recorded position is 1-based */
-    if (depth > EXT_YAML_MAX_DEPTH + 1)
+    if (depth > OBJ_YAML_MAX_DEPTH + 1)
         abort(); /* the depth budget let a deeper value through */
     if (json_is_array(v)) {
         for (size_t i = 0; i < json_array_size(v); i++)
@@ -77,32 +77,32 @@ static void positions(const struct ext_yaml_docs *d, const json_t *v, unsigned d
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    struct ext_yaml_docs d;
+    struct obj_yaml_docs d;
     struct tpx_err err = TPX_ERR_INIT;
 
-    if (ext_yaml_parse((const char *)data, size, "fuzz.yaml", &d, &err) != TPX_OK)
+    if (obj_yaml_parse((const char *)data, size, "fuzz.yaml", &d, &err) != TPX_OK)
         return 0;
     for (size_t i = 0; i < d.n; i++) {
         struct tpx_buf out;
-        struct ext_yaml_docs back;
+        struct obj_yaml_docs back;
 
         positions(&d, d.docs[i], 0);
         tpx_buf_init(&out, (size_t)64 << 20);
         tpx_err_clear(&err);
-        if (ext_yaml_dump(d.docs[i], &out, &err) != TPX_OK) {
+        if (obj_yaml_dump(d.docs[i], &out, &err) != TPX_OK) {
             tpx_buf_release(&out); /* too deep or too large to write: refused, not wrong */
             continue;
         }
         tpx_err_clear(&err);
-        if (ext_yaml_parse(out.data ? out.data : "", out.len, "dump.yaml", &back, &err) != TPX_OK ||
+        if (obj_yaml_parse(out.data ? out.data : "", out.len, "dump.yaml", &back, &err) != TPX_OK ||
             back.n != 1 || !same(d.docs[i], back.docs[0])) {
             /* a scalar document of null dumps to "null", which reads back as an empty stream */
             if (!(json_is_null(d.docs[i]) && back.n == 0))
                 abort();
         }
-        ext_yaml_docs_release(&back);
+        obj_yaml_docs_release(&back);
         tpx_buf_release(&out);
     }
-    ext_yaml_docs_release(&d);
+    obj_yaml_docs_release(&d);
     return 0;
 }

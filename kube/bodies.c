@@ -12,8 +12,8 @@
 #include "kube/internal.h"
 #include "common/banned.h"
 
-char *ext_kube_binding_body(const char *ns, const char *name, const char *uid, const char *node,
-                            const struct ext_kube_kv *annotations, size_t nann)
+char *kube_binding_body(const char *ns, const char *name, const char *uid, const char *node,
+                        const struct kube_kv *annotations, size_t nann)
 {
     json_t *root = json_object();
     json_t *meta = json_object();
@@ -60,9 +60,9 @@ static bool is_path_safe(const char *s)
     return strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
 }
 
-enum tpx_code ext_kube_bind(struct ext_kube *k, const char *ns, const char *name, const char *uid,
-                            const char *node, const struct ext_kube_kv *annotations, size_t nann,
-                            struct tpx_err *err)
+enum tpx_code kube_bind(struct kube_client *k, const char *ns, const char *name, const char *uid,
+                        const char *node, const struct kube_kv *annotations, size_t nann,
+                        struct tpx_err *err)
 {
     struct tpx_err e = TPX_ERR_INIT;
     char *body;
@@ -72,11 +72,11 @@ enum tpx_code ext_kube_bind(struct ext_kube *k, const char *ns, const char *name
     if (!is_path_safe(ns) || !is_path_safe(name) || !node || !*node)
         return tpx_err_set(err, TPX_EINVAL, "bind: bad pod '%s/%s' or node '%s'", ns ? ns : "",
                            name ? name : "", node ? node : "");
-    body = ext_kube_binding_body(ns, name, uid, node, annotations, nann);
+    body = kube_binding_body(ns, name, uid, node, annotations, nann);
     if (!body)
         return tpx_err_set(err, TPX_ENOMEM, "bind: out of memory");
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/binding", ns, name);
-    ext_kube_request(k, "POST", path, "application/json", body, NULL, &e);
+    kube_request(k, "POST", path, "application/json", body, NULL, &e);
     free(body);
     if (e.code == TPX_OK)
         return TPX_OK;
@@ -105,22 +105,21 @@ enum tpx_code ext_kube_bind(struct ext_kube *k, const char *ns, const char *name
     }
 }
 
-enum tpx_code ext_kube_patch_node(struct ext_kube *k, const char *node, const char *patch_json,
-                                  struct tpx_err *err)
+enum tpx_code kube_patch_node(struct kube_client *k, const char *node, const char *patch_json,
+                              struct tpx_err *err)
 {
     char path[320];
 
     if (!is_path_safe(node))
         return tpx_err_set(err, TPX_EINVAL, "patch node: bad node name '%s'", node ? node : "");
     snprintf(path, sizeof(path), "/api/v1/nodes/%s", node);
-    if (ext_kube_request(k, "PATCH", path, "application/merge-patch+json", patch_json, NULL, err) !=
+    if (kube_request(k, "PATCH", path, "application/merge-patch+json", patch_json, NULL, err) !=
         TPX_OK)
         tpx_err_prefix(err, "patch node '%s'", node);
     return err->code;
 }
 
-enum tpx_code ext_kube_event(struct ext_kube *k, const struct ext_kube_event *ev,
-                             struct tpx_err *err)
+enum tpx_code kube_event(struct kube_client *k, const struct kube_event *ev, struct tpx_err *err)
 {
     const char *comp = ev->component ? ev->component : "topox";
     char ts[32];
@@ -165,7 +164,7 @@ enum tpx_code ext_kube_event(struct ext_kube *k, const struct ext_kube_event *ev
     if (!body)
         return tpx_err_set(err, TPX_ENOMEM, "event: out of memory");
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events", ev->ns);
-    ext_kube_request(k, "POST", path, "application/json", body, NULL, err);
+    kube_request(k, "POST", path, "application/json", body, NULL, err);
     free(body);
     if (err->code == TPX_EAPI && err->http_status == 409 && ev->name && *ev->name) {
         tpx_err_clear(err); /* created by an earlier try whose answer was lost */

@@ -11,7 +11,7 @@
 #include "kube/client.h"
 
 /* One annotation for a Binding. Strings borrowed for the call. */
-struct ext_kube_kv {
+struct kube_kv {
     const char *key;
     const char *value;
 };
@@ -21,17 +21,17 @@ struct ext_kube_kv {
  * target {apiVersion v1, kind Node, name node}. Any 2xx is success. 409, 404 and 403 become
  * clear TPX_EAPI messages ("pod 'ns/name' is already bound or was re-created (409 Conflict)...").
  */
-enum tpx_code ext_kube_bind(struct ext_kube *k, const char *ns, const char *name, const char *uid,
-                            const char *node, const struct ext_kube_kv *annotations, size_t nann,
-                            struct tpx_err *err);
+enum tpx_code kube_bind(struct kube_client *k, const char *ns, const char *name, const char *uid,
+                        const char *node, const struct kube_kv *annotations, size_t nann,
+                        struct tpx_err *err);
 
 /* PATCH /api/v1/nodes/NODE with Content-Type application/merge-patch+json; patch_json is the
  * patch text as the caller built it (e.g. {"metadata":{"labels":{...},"annotations":{...}}}). */
-enum tpx_code ext_kube_patch_node(struct ext_kube *k, const char *node, const char *patch_json,
-                                  struct tpx_err *err);
+enum tpx_code kube_patch_node(struct kube_client *k, const char *node, const char *patch_json,
+                              struct tpx_err *err);
 
 /* A core/v1 Event about a pod. Strings borrowed for the call; the caller deduplicates. */
-struct ext_kube_event {
+struct kube_event {
     const char *ns;        /* the pod's namespace (where the event is created) */
     const char *pod;       /* involvedObject name */
     const char *pod_uid;   /* may be NULL */
@@ -47,12 +47,11 @@ struct ext_kube_event {
 
 /* POST /api/v1/namespaces/NS/events with a new Event (count 1). A named event that already exists
  * (409 AlreadyExists: an earlier try went through) is success. */
-enum tpx_code ext_kube_event(struct ext_kube *k, const struct ext_kube_event *ev,
-                             struct tpx_err *err);
+enum tpx_code kube_event(struct kube_client *k, const struct kube_event *ev, struct tpx_err *err);
 
-/* Build the Binding body ext_kube_bind() sends (malloc'd JSON text; free it), for tests and
+/* Build the Binding body kube_bind() sends (malloc'd JSON text; free it), for tests and
  * logs. NULL when out of memory. */
-char *ext_kube_binding_body(const char *ns, const char *name, const char *uid, const char *node,
-                            const struct ext_kube_kv *annotations, size_t nann);
+char *kube_binding_body(const char *ns, const char *name, const char *uid, const char *node,
+                        const struct kube_kv *annotations, size_t nann);
 
 #endif

@@ -28,8 +28,8 @@
 #define MAX_BACKOFF_MS 5000U
 #define ERR_BODY_CAP ((size_t)64 << 10)
 
-struct ext_kube {
-    struct ext_kube_config cfg;
+struct kube_client {
+    struct kube_config cfg;
     CURL *h;
     char curl_err[CURL_ERROR_SIZE];
     char *token;     /* current bearer token, or NULL */
@@ -42,19 +42,19 @@ struct ext_kube {
 
 /* ---- process-wide ----------------------------------------------------------------------- */
 
-enum tpx_code ext_kube_global_init(struct tpx_err *err)
+enum tpx_code kube_global_init(struct tpx_err *err)
 {
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
         return tpx_err_set(err, TPX_EIO, "cannot initialise libcurl");
     return TPX_OK;
 }
 
-void ext_kube_global_cleanup(void)
+void kube_global_cleanup(void)
 {
     curl_global_cleanup();
 }
 
-const char *ext_kube_library_version(char *buf, size_t len)
+const char *kube_library_version(char *buf, size_t len)
 {
     const curl_version_info_data *cv = curl_version_info(CURLVERSION_NOW);
 
@@ -65,7 +65,7 @@ const char *ext_kube_library_version(char *buf, size_t len)
 
 /* ---- the client ------------------------------------------------------------------------- */
 
-static enum tpx_code load_token(struct ext_kube *k, struct tpx_err *err)
+static enum tpx_code load_token(struct kube_client *k, struct tpx_err *err)
 {
     char *tok = NULL;
 
@@ -83,7 +83,7 @@ static enum tpx_code load_token(struct ext_kube *k, struct tpx_err *err)
 
 /* Re-read the token file when it is older than token_reload_s. A failed re-read keeps the old
  * token: the projected file is swapped atomically, so a failure is transient. */
-static void refresh_token(struct ext_kube *k)
+static void refresh_token(struct kube_client *k)
 {
     struct tpx_err ignore = TPX_ERR_INIT;
 
@@ -100,7 +100,7 @@ static int on_progress(void *userp, curl_off_t dltotal, curl_off_t dlnow, curl_o
  * handle (rather than a duplicate per request) keeps its connection, DNS and TLS session caches.
  * As before, a setopt the libcurl build refuses (a TLS backend without blobs) is not an error
  * here: the transfer then fails with libcurl's message. */
-static void setup_handle(struct ext_kube *k)
+static void setup_handle(struct kube_client *k)
 {
     CURL *h = k->h;
 
@@ -145,9 +145,9 @@ static void setup_handle(struct ext_kube *k)
     }
 }
 
-struct ext_kube *ext_kube_new(const struct ext_kube_config *cfg, struct tpx_err *err)
+struct kube_client *kube_client_new(const struct kube_config *cfg, struct tpx_err *err)
 {
-    struct ext_kube *k = calloc(1, sizeof(*k));
+    struct kube_client *k = calloc(1, sizeof(*k));
 
     if (!k) {
         tpx_err_set(err, TPX_ENOMEM, "out of memory creating the API client");
@@ -158,7 +158,7 @@ struct ext_kube *ext_kube_new(const struct ext_kube_config *cfg, struct tpx_err 
         free(k);
         return NULL;
     }
-    if (ext_kube_config_copy(&k->cfg, cfg, err) != TPX_OK) {
+    if (kube_config_copy(&k->cfg, cfg, err) != TPX_OK) {
         free(k);
         return NULL;
     }
@@ -193,33 +193,33 @@ struct ext_kube *ext_kube_new(const struct ext_kube_config *cfg, struct tpx_err 
     setup_handle(k);
     return k;
 fail:
-    ext_kube_free(k);
+    kube_client_free(k);
     return NULL;
 }
 
-void ext_kube_free(struct ext_kube *k)
+void kube_client_free(struct kube_client *k)
 {
     if (!k)
         return;
     if (k->h)
         curl_easy_cleanup(k->h);
     free(k->token);
-    ext_kube_config_release(&k->cfg);
+    kube_config_release(&k->cfg);
     free(k);
 }
 
-void ext_kube_set_cancel(struct ext_kube *k, bool (*cancelled)(void *ctx), void *ctx)
+void kube_set_cancel(struct kube_client *k, bool (*cancelled)(void *ctx), void *ctx)
 {
     k->cancelled = cancelled;
     k->cancel_ctx = ctx;
 }
 
-unsigned long ext_kube_requests(const struct ext_kube *k)
+unsigned long kube_requests(const struct kube_client *k)
 {
     return k->nreq;
 }
 
-static bool is_cancelled(struct ext_kube *k)
+static bool is_cancelled(struct kube_client *k)
 {
     return k->cancelled && k->cancelled(k->cancel_ctx);
 }
@@ -227,7 +227,7 @@ static bool is_cancelled(struct ext_kube *k)
 /* What one transfer writes into: a capped buffer, or a streaming consumer once the status says
  * 2xx (anything else is kept in errbody for the message). */
 struct xfer {
-    struct ext_kube *k;
+    struct kube_client *k;
     struct tpx_buf *body;
     struct tpx_buf errbody;
     bool (*on_data)(void *ctx, const char *p, size_t n);
@@ -269,7 +269,7 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *userp)
 static int on_progress(void *userp, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
                        curl_off_t ulnow)
 {
-    struct ext_kube *k = userp;
+    struct kube_client *k = userp;
 
     (void)dltotal;
     (void)dlnow;
@@ -312,7 +312,7 @@ static void short_path(const char *path, char *out, size_t size)
 }
 
 /* One attempt. *status is the HTTP status (0 when none came back). */
-static enum tpx_code perform(struct ext_kube *k, const char *method, const char *path,
+static enum tpx_code perform(struct kube_client *k, const char *method, const char *path,
                              const char *content_type, const char *body, struct xfer *x,
                              long timeout_ms, long *status, struct tpx_err *err)
 {
@@ -390,7 +390,7 @@ out:
 
 /* Sleep before retry `attempt` (0-based): backoff_ms * 2^attempt, capped, with +-50 % jitter.
  * Wakes early when cancelled. */
-static void backoff(struct ext_kube *k, unsigned attempt)
+static void backoff(struct kube_client *k, unsigned attempt)
 {
     double end = tpx_mono_s() + (double)tpx_backoff_ms(&k->retry, attempt) / 1000.0;
 
@@ -418,7 +418,7 @@ static bool retryable(const char *method, enum tpx_code rc, long status, bool ca
 }
 
 /* The request loop shared by buffered and streaming calls. */
-static enum tpx_code request(struct ext_kube *k, const char *method, const char *path,
+static enum tpx_code request(struct kube_client *k, const char *method, const char *path,
                              const char *content_type, const char *body, struct tpx_buf *out,
                              bool (*on_data)(void *, const char *, size_t), void *ctx,
                              long timeout_ms, struct tpx_err *err)
@@ -486,22 +486,22 @@ static enum tpx_code request(struct ext_kube *k, const char *method, const char 
     }
 }
 
-enum tpx_code ext_kube_request(struct ext_kube *k, const char *method, const char *path,
-                               const char *content_type, const char *body, struct tpx_buf *out,
-                               struct tpx_err *err)
+enum tpx_code kube_request(struct kube_client *k, const char *method, const char *path,
+                           const char *content_type, const char *body, struct tpx_buf *out,
+                           struct tpx_err *err)
 {
     return request(k, method, path, content_type, body, out, NULL, NULL, k->cfg.timeout_ms, err);
 }
 
-enum tpx_code ext_kube_stream(struct ext_kube *k, const char *path, long timeout_ms,
-                              bool (*on_data)(void *ctx, const char *p, size_t n), void *ctx,
-                              struct tpx_err *err)
+enum tpx_code kube_stream(struct kube_client *k, const char *path, long timeout_ms,
+                          bool (*on_data)(void *ctx, const char *p, size_t n), void *ctx,
+                          struct tpx_err *err)
 {
     return request(k, "GET", path, NULL, NULL, NULL, on_data, ctx, timeout_ms, err);
 }
 
-enum tpx_code ext_kube_get_json(struct ext_kube *k, const char *path, json_t **out,
-                                struct tpx_err *err)
+enum tpx_code kube_get_json(struct kube_client *k, const char *path, json_t **out,
+                            struct tpx_err *err)
 {
     struct tpx_buf b;
     json_error_t je;
@@ -509,7 +509,7 @@ enum tpx_code ext_kube_get_json(struct ext_kube *k, const char *path, json_t **o
 
     *out = NULL;
     tpx_buf_init(&b, k->cfg.max_body);
-    if (ext_kube_request(k, "GET", path, NULL, NULL, &b, err) != TPX_OK) {
+    if (kube_request(k, "GET", path, NULL, NULL, &b, err) != TPX_OK) {
         tpx_buf_release(&b);
         return err->code;
     }
@@ -523,8 +523,8 @@ enum tpx_code ext_kube_get_json(struct ext_kube *k, const char *path, json_t **o
     return TPX_OK;
 }
 
-enum tpx_code ext_kube_list(struct ext_kube *k, const char *path, const char *query, unsigned limit,
-                            ext_kube_item_fn fn, void *ctx, char **rv, struct tpx_err *err)
+enum tpx_code kube_list(struct kube_client *k, const char *path, const char *query, unsigned limit,
+                        kube_item_fn fn, void *ctx, char **rv, struct tpx_err *err)
 {
     char *cont = NULL;
     struct tpx_buf url;
@@ -532,7 +532,7 @@ enum tpx_code ext_kube_list(struct ext_kube *k, const char *path, const char *qu
     if (rv)
         *rv = NULL;
     if (!limit)
-        limit = EXT_KUBE_LIST_LIMIT;
+        limit = KUBE_LIST_LIMIT;
     tpx_buf_init(&url, 16384);
     for (;;) {
         json_t *page = NULL;
@@ -560,7 +560,7 @@ enum tpx_code ext_kube_list(struct ext_kube *k, const char *path, const char *qu
             tpx_buf_addf(&url, err, "&%s", query);
         if (err->code != TPX_OK)
             break;
-        if (ext_kube_get_json(k, url.data, &page, err) != TPX_OK) {
+        if (kube_get_json(k, url.data, &page, err) != TPX_OK) {
             /* A page over max_body: ask for the same page (same continue token) again with half
              * the limit, down to 1 item. The items already delivered stay delivered. */
             if (err->code != TPX_ETOOBIG || limit <= 1)

@@ -91,7 +91,7 @@ enum tpx_code kube_read_trimmed(const char *path, char **out, struct tpx_err *er
 
 /* ---- configuration ---------------------------------------------------------------------- */
 
-void ext_kube_config_release(struct ext_kube_config *cfg)
+void kube_config_release(struct kube_config *cfg)
 {
     if (!cfg)
         return;
@@ -122,8 +122,8 @@ static char *dup_bytes(const char *p, size_t n)
     return q;
 }
 
-enum tpx_code ext_kube_config_copy(struct ext_kube_config *dst, const struct ext_kube_config *src,
-                                   struct tpx_err *err)
+enum tpx_code kube_config_copy(struct kube_config *dst, const struct kube_config *src,
+                               struct tpx_err *err)
 {
     *dst = *src;
     dst->server = dup_or_null(src->server);
@@ -141,7 +141,7 @@ enum tpx_code ext_kube_config_copy(struct ext_kube_config *dst, const struct ext
         (src->token_file && !dst->token_file) || (src->cert_file && !dst->cert_file) ||
         (src->key_file && !dst->key_file) || (src->cert_data && !dst->cert_data) ||
         (src->key_data && !dst->key_data) || (src->namespace && !dst->namespace)) {
-        ext_kube_config_release(dst);
+        kube_config_release(dst);
         return tpx_err_set(err, TPX_ENOMEM, "out of memory copying the API client config");
     }
     return TPX_OK;
@@ -161,7 +161,7 @@ static char *path_join(const char *dir, const char *name)
     return p;
 }
 
-enum tpx_code ext_kube_config_in_cluster(struct ext_kube_config *cfg, struct tpx_err *err)
+enum tpx_code kube_config_in_cluster(struct kube_config *cfg, struct tpx_err *err)
 {
     const char *host = getenv("KUBERNETES_SERVICE_HOST");
     const char *port = getenv("KUBERNETES_SERVICE_PORT");
@@ -176,7 +176,7 @@ enum tpx_code ext_kube_config_in_cluster(struct ext_kube_config *cfg, struct tpx
                            "not running in a cluster: KUBERNETES_SERVICE_HOST and "
                            "KUBERNETES_SERVICE_PORT must be set (or pass --kubeconfig)");
     if (!dir || !*dir)
-        dir = EXT_KUBE_SA_DIR;
+        dir = KUBE_SA_DIR;
     tpx_buf_init(&url, 1024);
     /* An IPv6 literal needs brackets, as net.JoinHostPort does in client-go. */
     if (strchr(host, ':') && host[0] != '[')
@@ -272,10 +272,9 @@ static enum tpx_code take_data(json_t *obj, const char *key, char **out, size_t 
     return err->code;
 }
 
-enum tpx_code ext_kube_config_kubeconfig(const char *path, struct ext_kube_config *cfg,
-                                         struct tpx_err *err)
+enum tpx_code kube_config_kubeconfig(const char *path, struct kube_config *cfg, struct tpx_err *err)
 {
-    struct ext_yaml_docs docs = {0};
+    struct obj_yaml_docs docs = {0};
     json_t *root;
     json_t *ctx;
     json_t *cluster;
@@ -288,7 +287,7 @@ enum tpx_code ext_kube_config_kubeconfig(const char *path, struct ext_kube_confi
     char *slash;
 
     memset(cfg, 0, sizeof(*cfg));
-    if (ext_yaml_load_file(path, KUBE_SMALL_FILE_CAP * 16, &docs, err) != TPX_OK)
+    if (obj_yaml_load_file(path, KUBE_SMALL_FILE_CAP * 16, &docs, err) != TPX_OK)
         return err->code;
     if (docs.n != 1 || !json_is_object(docs.docs[0])) {
         tpx_err_set(err, TPX_EPARSE, "%s: a kubeconfig is one YAML mapping", path);
@@ -379,12 +378,12 @@ enum tpx_code ext_kube_config_kubeconfig(const char *path, struct ext_kube_confi
         tpx_err_set(err, TPX_ENOMEM, "out of memory reading %s", path);
 out:
     free(dir);
-    ext_yaml_docs_release(&docs);
+    obj_yaml_docs_release(&docs);
     return err->code;
 }
 
-enum tpx_code ext_kube_config_check_scheme(const struct ext_kube_config *cfg, bool allow_http,
-                                           const char *flag, struct tpx_err *err)
+enum tpx_code kube_config_check_scheme(const struct kube_config *cfg, bool allow_http,
+                                       const char *flag, struct tpx_err *err)
 {
     const char *s = cfg->server ? cfg->server : "";
 
@@ -401,13 +400,12 @@ enum tpx_code ext_kube_config_check_scheme(const struct ext_kube_config *cfg, bo
     return tpx_err_set(err, TPX_EINVAL, "API server '%s': the URL must start with https://", s);
 }
 
-enum tpx_code ext_kube_config_load(const char *path, struct ext_kube_config *cfg,
-                                   struct tpx_err *err)
+enum tpx_code kube_config_load(const char *path, struct kube_config *cfg, struct tpx_err *err)
 {
     const char *env = getenv("KUBECONFIG");
 
     if (path && *path)
-        return ext_kube_config_kubeconfig(path, cfg, err);
+        return kube_config_kubeconfig(path, cfg, err);
     if (env && *env) {
         /* client-go merges a ':' list; we take the first file that exists. */
         char *copy = strdup(env);
@@ -418,7 +416,7 @@ enum tpx_code ext_kube_config_load(const char *path, struct ext_kube_config *cfg
             return tpx_err_set(err, TPX_ENOMEM, "out of memory");
         for (char *p = strtok_r(copy, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
             if (access(p, F_OK) == 0) {
-                rc = ext_kube_config_kubeconfig(p, cfg, err);
+                rc = kube_config_kubeconfig(p, cfg, err);
                 free(copy);
                 return rc;
             }
@@ -427,5 +425,5 @@ enum tpx_code ext_kube_config_load(const char *path, struct ext_kube_config *cfg
         memset(cfg, 0, sizeof(*cfg));
         return tpx_err_set(err, TPX_ENOENT, "no file of $KUBECONFIG ('%s') exists", env);
     }
-    return ext_kube_config_in_cluster(cfg, err);
+    return kube_config_in_cluster(cfg, err);
 }

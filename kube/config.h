@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* kube/config.h - how to reach the API server: struct ext_kube_config from the pod's service
+/* kube/config.h - how to reach the API server: struct kube_config from the pod's service
  * account or from a kubeconfig. Pure file reading, no network. */
 #ifndef TPX_KUBE_CONFIG_H
 #define TPX_KUBE_CONFIG_H
@@ -10,14 +10,14 @@
 #include "common/err.h"
 
 /* Where the service-account files live inside a pod; TOPOX_SA_DIR overrides it (tests). */
-#define EXT_KUBE_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
+#define KUBE_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 
 /*
  * How to reach the API server. Every string is malloc'd and owned by the struct: fill it with
- * ext_kube_config_load() (or the _in_cluster/_kubeconfig variants), or by hand with strdup'd
- * strings, and free it with ext_kube_config_release(). Zero numbers mean "the default".
+ * kube_config_load() (or the _in_cluster/_kubeconfig variants), or by hand with strdup'd
+ * strings, and free it with kube_config_release(). Zero numbers mean "the default".
  */
-struct ext_kube_config {
+struct kube_config {
     char *server;  /* "https://host:port" (IPv6 hosts bracketed), no trailing '/' */
     char *ca_file; /* PEM bundle to trust, or NULL for the system store */
     char *ca_data; /* PEM bytes (already base64-decoded), or NULL; wins over ca_file */
@@ -41,36 +41,35 @@ struct ext_kube_config {
 };
 
 /* In-cluster: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT (IPv6 bracketed), the
- * token file, ca.crt and namespace from EXT_KUBE_SA_DIR or $TOPOX_SA_DIR. TPX_ENOENT when the
+ * token file, ca.crt and namespace from KUBE_SA_DIR or $TOPOX_SA_DIR. TPX_ENOENT when the
  * variables are unset (not in a cluster) or the token cannot be read; TPX_EIO when ca.crt is not
  * readable (no fallback to the system trust store, where client-go's InClusterConfig only logs).
  * *cfg is zeroed first; release it also on failure. */
-enum tpx_code ext_kube_config_in_cluster(struct ext_kube_config *cfg, struct tpx_err *err);
+enum tpx_code kube_config_in_cluster(struct kube_config *cfg, struct tpx_err *err);
 
 /* The current context of a kubeconfig file: server, certificate-authority(-data),
  * insecure-skip-tls-verify, token, tokenFile, client-certificate(-data), client-key(-data),
  * namespace. Relative paths are taken from the file's folder. insecure-skip-tls-verify is
  * honoured with one TPX_WARN log line. TPX_ENOTSUP for exec or
  * auth-provider users, TPX_EPARSE / TPX_ENOENT with "FILE: ..." messages otherwise. */
-enum tpx_code ext_kube_config_kubeconfig(const char *path, struct ext_kube_config *cfg,
-                                         struct tpx_err *err);
+enum tpx_code kube_config_kubeconfig(const char *path, struct kube_config *cfg,
+                                     struct tpx_err *err);
 
 /* The usual search: `path` if not NULL, else the first file of $KUBECONFIG (a ':' list), else
  * in-cluster. */
-enum tpx_code ext_kube_config_load(const char *path, struct ext_kube_config *cfg,
-                                   struct tpx_err *err);
+enum tpx_code kube_config_load(const char *path, struct kube_config *cfg, struct tpx_err *err);
 
 /* Refuse a plain http:// server unless allow_http (the caller's --insecure); `flag` names that
  * flag in the message. Any other scheme is refused too. TPX_EINVAL "API server URL is plain
  * http: ... pass FLAG". */
-enum tpx_code ext_kube_config_check_scheme(const struct ext_kube_config *cfg, bool allow_http,
-                                           const char *flag, struct tpx_err *err);
+enum tpx_code kube_config_check_scheme(const struct kube_config *cfg, bool allow_http,
+                                       const char *flag, struct tpx_err *err);
 
 /* Deep copy (for giving a watch thread its own client). */
-enum tpx_code ext_kube_config_copy(struct ext_kube_config *dst, const struct ext_kube_config *src,
-                                   struct tpx_err *err);
+enum tpx_code kube_config_copy(struct kube_config *dst, const struct kube_config *src,
+                               struct tpx_err *err);
 
 /* Free the strings and zero the struct. Safe to call twice. */
-void ext_kube_config_release(struct ext_kube_config *cfg);
+void kube_config_release(struct kube_config *cfg);
 
 #endif

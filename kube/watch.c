@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* kube/watch.c - list+watch loops for nodes and pods, one thread and one ext_kube per kind.
+/* kube/watch.c - list+watch loops for nodes and pods, one thread and one kube_client per kind.
  * A LIST is streamed page by page into the sink. Chunks are split into newline-delimited events in
  * a capped buffer; the resume point is the last resourceVersion seen (bookmarks included); 410 in
  * either form means relist. */
@@ -35,7 +35,7 @@
 #include "common/log.h"
 #include "common/banned.h"
 
-#define DEFAULT_PAGE_LIMIT EXT_KUBE_LIST_LIMIT
+#define DEFAULT_PAGE_LIMIT KUBE_LIST_LIMIT
 #define DEFAULT_TIMEOUT_S 300U
 #define DEFAULT_MAX_EVENT ((size_t)64 << 20)
 #define DEFAULT_BACKOFF_MIN_MS 500U
@@ -43,55 +43,55 @@
 #define DEFAULT_POD_SELECTOR "status.phase!=Succeeded,status.phase!=Failed"
 
 struct kind_loop {
-    struct ext_watch *w;
-    enum ext_kind kind;
-    struct ext_kube *k;
+    struct kube_watch *w;
+    enum kube_kind kind;
+    struct kube_client *k;
     pthread_t th;
     bool started;
     char *rv; /* resume point; NULL means LIST first */
-    struct ext_watch_lines lines;
+    struct kube_watch_lines lines;
     struct tpx_backoff retry;
     /* set by the stream callbacks, read after the stream ends */
     bool expired;
     bool broken; /* unparsable or oversized event: relist */
     bool got_bytes;
     struct tpx_err serr;
-    struct ext_watch_stats st; /* under w->mu */
+    struct kube_watch_stats st; /* under w->mu */
 };
 
-struct ext_watch {
-    struct ext_watch_sink sink;
-    struct ext_watch_config cfg;
+struct kube_watch {
+    struct kube_watch_sink sink;
+    struct kube_watch_config cfg;
     char *pod_selector;
     pthread_mutex_t mu; /* recursive: a wait predicate may read the stats */
     pthread_cond_t cv;
     atomic_bool stopping;
-    struct kind_loop loops[EXT_KIND_COUNT];
+    struct kind_loop loops[KUBE_KIND_COUNT];
 };
 
-const char *ext_kind_name(enum ext_kind kind)
+const char *kube_kind_name(enum kube_kind kind)
 {
-    return kind == EXT_KIND_NODE ? "node" : kind == EXT_KIND_POD ? "pod" : "?";
+    return kind == KUBE_KIND_NODE ? "node" : kind == KUBE_KIND_POD ? "pod" : "?";
 }
 
 /* ---- line splitting --------------------------------------------------------------------- */
 
-void ext_watch_lines_init(struct ext_watch_lines *l, size_t cap)
+void kube_watch_lines_init(struct kube_watch_lines *l, size_t cap)
 {
     tpx_buf_init(&l->part, cap);
 }
 
-void ext_watch_lines_release(struct ext_watch_lines *l)
+void kube_watch_lines_release(struct kube_watch_lines *l)
 {
     tpx_buf_release(&l->part);
 }
 
-static enum tpx_code too_long(const struct ext_watch_lines *l, struct tpx_err *err)
+static enum tpx_code too_long(const struct kube_watch_lines *l, struct tpx_err *err)
 {
     return tpx_err_set(err, TPX_ETOOBIG, "watch event longer than %zu bytes", l->part.cap);
 }
 
-static enum tpx_code lines_append(struct ext_watch_lines *l, const char *p, size_t n,
+static enum tpx_code lines_append(struct kube_watch_lines *l, const char *p, size_t n,
                                   struct tpx_err *err)
 {
     struct tpx_err e = TPX_ERR_INIT;
@@ -103,9 +103,9 @@ static enum tpx_code lines_append(struct ext_watch_lines *l, const char *p, size
     return tpx_err_set(err, e.code, "out of memory buffering a watch event");
 }
 
-enum tpx_code ext_watch_lines_feed(struct ext_watch_lines *l, const char *p, size_t n,
-                                   bool (*on_line)(void *ctx, const char *line, size_t len),
-                                   void *ctx, struct tpx_err *err)
+enum tpx_code kube_watch_lines_feed(struct kube_watch_lines *l, const char *p, size_t n,
+                                    bool (*on_line)(void *ctx, const char *line, size_t len),
+                                    void *ctx, struct tpx_err *err)
 {
     while (n > 0) {
         const char *nl = memchr(p, '\n', n);
@@ -137,12 +137,12 @@ enum tpx_code ext_watch_lines_feed(struct ext_watch_lines *l, const char *p, siz
 
 /* ---- helpers ---------------------------------------------------------------------------- */
 
-static void lock(struct ext_watch *w)
+static void lock(struct kube_watch *w)
 {
     pthread_mutex_lock(&w->mu);
 }
 
-static void unlock_and_signal(struct ext_watch *w)
+static void unlock_and_signal(struct kube_watch *w)
 {
     pthread_cond_broadcast(&w->cv);
     pthread_mutex_unlock(&w->mu);
@@ -150,7 +150,7 @@ static void unlock_and_signal(struct ext_watch *w)
 
 static bool is_stopping(void *ctx)
 {
-    struct ext_watch *w = ctx;
+    struct kube_watch *w = ctx;
 
     return atomic_load(&w->stopping);
 }
@@ -178,9 +178,9 @@ static enum tpx_code add_escaped(struct tpx_buf *b, const char *s, struct tpx_er
     return TPX_OK;
 }
 
-static const char *base_path(enum ext_kind kind)
+static const char *base_path(enum kube_kind kind)
 {
-    return kind == EXT_KIND_NODE ? "/api/v1/nodes" : "/api/v1/pods";
+    return kind == KUBE_KIND_NODE ? "/api/v1/nodes" : "/api/v1/pods";
 }
 
 static void set_rv(struct kind_loop *l, const char *rv)
@@ -216,13 +216,13 @@ static void note_failure(struct kind_loop *l, const struct tpx_err *e, bool expi
     snprintf(l->st.last_error, sizeof(l->st.last_error), "%s", e->msg);
     unlock_and_signal(l->w);
     TPX_LOG(expired ? TPX_INFO : TPX_WARN, expired ? "watch expired, relisting" : "watch failed",
-            TPX_S("kind", ext_kind_name(l->kind)), TPX_S("err", e->msg));
+            TPX_S("kind", kube_kind_name(l->kind)), TPX_S("err", e->msg));
 }
 
 /* Sleep before the next try, waking at once on stop. */
 static void backoff(struct kind_loop *l, unsigned fails)
 {
-    struct ext_watch *w = l->w;
+    struct kube_watch *w = l->w;
     struct timespec ts = tpx_deadline_ms(tpx_backoff_ms(&l->retry, fails));
 
     pthread_mutex_lock(&w->mu);
@@ -241,7 +241,7 @@ struct list_run {
 static bool deliver(void *ctx, json_t *item)
 {
     struct list_run *lr = ctx;
-    struct ext_watch *w = lr->l->w;
+    struct kube_watch *w = lr->l->w;
 
     lock(w);
     if (w->sink.upsert)
@@ -253,13 +253,13 @@ static bool deliver(void *ctx, json_t *item)
 
 static enum tpx_code do_list(struct kind_loop *l, struct tpx_err *err)
 {
-    struct ext_watch *w = l->w;
+    struct kube_watch *w = l->w;
     struct list_run lr = {l, 0};
     struct tpx_buf q;
     char *rv = NULL;
 
     tpx_buf_init(&q, 4096);
-    if (l->kind == EXT_KIND_POD && w->pod_selector[0]) {
+    if (l->kind == KUBE_KIND_POD && w->pod_selector[0]) {
         tpx_buf_adds(&q, "fieldSelector=", err);
         add_escaped(&q, w->pod_selector, err);
     }
@@ -274,7 +274,7 @@ static enum tpx_code do_list(struct kind_loop *l, struct tpx_err *err)
     if (w->sink.reset)
         w->sink.reset(w->sink.ctx, l->kind);
     unlock_and_signal(w);
-    ext_kube_list(l->k, base_path(l->kind), q.data, w->cfg.page_limit, deliver, &lr, &rv, err);
+    kube_list(l->k, base_path(l->kind), q.data, w->cfg.page_limit, deliver, &lr, &rv, err);
     tpx_buf_release(&q);
     if (err->code != TPX_OK) {
         free(rv);
@@ -291,7 +291,7 @@ static enum tpx_code do_list(struct kind_loop *l, struct tpx_err *err)
     l->st.lists++;
     l->st.synced = true;
     unlock_and_signal(w);
-    TPX_LOG(TPX_INFO, "listed", TPX_S("kind", ext_kind_name(l->kind)), TPX_I("items", lr.items),
+    TPX_LOG(TPX_INFO, "listed", TPX_S("kind", kube_kind_name(l->kind)), TPX_I("items", lr.items),
             TPX_S("rv", rv));
     set_rv(l, rv);
     free(rv);
@@ -307,7 +307,7 @@ static enum tpx_code do_list(struct kind_loop *l, struct tpx_err *err)
 static bool on_event(void *ctx, const char *line, size_t len)
 {
     struct kind_loop *l = ctx;
-    struct ext_watch *w = l->w;
+    struct kube_watch *w = l->w;
     json_error_t je;
     json_t *ev = json_loadb(line, len, 0, &je);
     json_t *obj = json_object_get(ev, "object");
@@ -362,7 +362,7 @@ static bool on_data(void *ctx, const char *p, size_t n)
     struct tpx_err e = TPX_ERR_INIT;
 
     l->got_bytes = true;
-    if (ext_watch_lines_feed(&l->lines, p, n, on_event, l, &e) != TPX_OK) {
+    if (kube_watch_lines_feed(&l->lines, p, n, on_event, l, &e) != TPX_OK) {
         tpx_err_set(&l->serr, e.code, "watch %s: %s", base_path(l->kind), e.msg);
         l->broken = true;
         return false;
@@ -372,7 +372,7 @@ static bool on_data(void *ctx, const char *p, size_t n)
 
 static enum tpx_code do_watch(struct kind_loop *l, struct tpx_err *err)
 {
-    struct ext_watch *w = l->w;
+    struct kube_watch *w = l->w;
     struct tpx_buf path;
 
     tpx_buf_init(&path, 8192);
@@ -380,7 +380,7 @@ static enum tpx_code do_watch(struct kind_loop *l, struct tpx_err *err)
                  "%s?watch=1&allowWatchBookmarks=true&timeoutSeconds=%u&resourceVersion=",
                  base_path(l->kind), w->cfg.timeout_s);
     add_escaped(&path, l->rv, err);
-    if (l->kind == EXT_KIND_POD && w->pod_selector[0]) {
+    if (l->kind == KUBE_KIND_POD && w->pod_selector[0]) {
         tpx_buf_adds(&path, "&fieldSelector=", err);
         add_escaped(&path, w->pod_selector, err);
     }
@@ -397,7 +397,7 @@ static enum tpx_code do_watch(struct kind_loop *l, struct tpx_err *err)
     l->got_bytes = false;
     tpx_err_clear(&l->serr);
     /* The server ends the watch after timeoutSeconds; allow it a minute more before we do. */
-    ext_kube_stream(l->k, path.data, (long)(w->cfg.timeout_s + 60) * 1000L, on_data, l, err);
+    kube_stream(l->k, path.data, (long)(w->cfg.timeout_s + 60) * 1000L, on_data, l, err);
     tpx_buf_release(&path);
     if (l->serr.code != TPX_OK) {
         tpx_err_clear(err);
@@ -410,7 +410,7 @@ static enum tpx_code do_watch(struct kind_loop *l, struct tpx_err *err)
 static void *run(void *arg)
 {
     struct kind_loop *l = arg;
-    struct ext_watch *w = l->w;
+    struct kube_watch *w = l->w;
     unsigned fails = 0;
 
     while (!atomic_load(&w->stopping)) {
@@ -464,11 +464,11 @@ static void *run(void *arg)
 
 /* ---- lifecycle -------------------------------------------------------------------------- */
 
-struct ext_watch *ext_watch_start(const struct ext_kube_config *kcfg,
-                                  const struct ext_watch_config *wcfg,
-                                  const struct ext_watch_sink *sink, struct tpx_err *err)
+struct kube_watch *kube_watch_start(const struct kube_config *kcfg,
+                                    const struct kube_watch_config *wcfg,
+                                    const struct kube_watch_sink *sink, struct tpx_err *err)
 {
-    struct ext_watch *w = calloc(1, sizeof(*w));
+    struct kube_watch *w = calloc(1, sizeof(*w));
     pthread_mutexattr_t ma;
 
     if (!w) {
@@ -502,23 +502,23 @@ struct ext_watch *ext_watch_start(const struct ext_kube_config *kcfg,
         tpx_err_set(err, TPX_ENOMEM, "out of memory starting the watch");
         goto fail;
     }
-    for (int i = 0; i < EXT_KIND_COUNT; i++) {
+    for (int i = 0; i < KUBE_KIND_COUNT; i++) {
         struct kind_loop *l = &w->loops[i];
 
         l->w = w;
-        l->kind = (enum ext_kind)i;
-        ext_watch_lines_init(&l->lines, w->cfg.max_event);
+        l->kind = (enum kube_kind)i;
+        kube_watch_lines_init(&l->lines, w->cfg.max_event);
         tpx_backoff_init(&l->retry, w->cfg.backoff_min_ms, w->cfg.backoff_max_ms, true);
-        if ((i == EXT_KIND_NODE && w->cfg.no_nodes) || (i == EXT_KIND_POD && w->cfg.no_pods))
+        if ((i == KUBE_KIND_NODE && w->cfg.no_nodes) || (i == KUBE_KIND_POD && w->cfg.no_pods))
             continue;
-        l->k = ext_kube_new(kcfg, err);
+        l->k = kube_client_new(kcfg, err);
         if (!l->k) {
-            tpx_err_prefix(err, "watch %ss", ext_kind_name(l->kind));
+            tpx_err_prefix(err, "watch %ss", kube_kind_name(l->kind));
             goto fail;
         }
-        ext_kube_set_cancel(l->k, is_stopping, w);
+        kube_set_cancel(l->k, is_stopping, w);
     }
-    for (int i = 0; i < EXT_KIND_COUNT; i++) {
+    for (int i = 0; i < KUBE_KIND_COUNT; i++) {
         struct kind_loop *l = &w->loops[i];
         int rc;
 
@@ -526,23 +526,23 @@ struct ext_watch *ext_watch_start(const struct ext_kube_config *kcfg,
             continue;
         rc = pthread_create(&l->th, NULL, run, l);
         if (rc != 0) {
-            tpx_err_errno(err, rc, "cannot start the %s watch thread", ext_kind_name(l->kind));
+            tpx_err_errno(err, rc, "cannot start the %s watch thread", kube_kind_name(l->kind));
             goto fail;
         }
         l->started = true;
     }
     return w;
 fail:
-    ext_watch_stop(w);
+    kube_watch_stop(w);
     return NULL;
 }
 
-bool ext_watch_is_synced(struct ext_watch *w)
+bool kube_watch_is_synced(struct kube_watch *w)
 {
     bool ok = true;
 
     lock(w);
-    for (int i = 0; i < EXT_KIND_COUNT; i++) {
+    for (int i = 0; i < KUBE_KIND_COUNT; i++) {
         if (w->loops[i].k && !w->loops[i].st.synced)
             ok = false;
     }
@@ -550,15 +550,15 @@ bool ext_watch_is_synced(struct ext_watch *w)
     return ok;
 }
 
-void ext_watch_get_stats(struct ext_watch *w, enum ext_kind kind, struct ext_watch_stats *out)
+void kube_watch_get_stats(struct kube_watch *w, enum kube_kind kind, struct kube_watch_stats *out)
 {
     lock(w);
     *out = w->loops[kind].st;
     pthread_mutex_unlock(&w->mu);
 }
 
-bool ext_watch_wait(struct ext_watch *w, bool (*pred)(void *ctx, struct ext_watch *w), void *ctx,
-                    long timeout_ms)
+bool kube_watch_wait(struct kube_watch *w, bool (*pred)(void *ctx, struct kube_watch *w), void *ctx,
+                     long timeout_ms)
 {
     struct timespec ts;
     bool ok;
@@ -575,20 +575,20 @@ bool ext_watch_wait(struct ext_watch *w, bool (*pred)(void *ctx, struct ext_watc
     return ok;
 }
 
-void ext_watch_stop(struct ext_watch *w)
+void kube_watch_stop(struct kube_watch *w)
 {
     if (!w)
         return;
     lock(w);
     atomic_store(&w->stopping, true);
     unlock_and_signal(w);
-    for (int i = 0; i < EXT_KIND_COUNT; i++) {
+    for (int i = 0; i < KUBE_KIND_COUNT; i++) {
         struct kind_loop *l = &w->loops[i];
 
         if (l->started)
             pthread_join(l->th, NULL);
-        ext_kube_free(l->k);
-        ext_watch_lines_release(&l->lines);
+        kube_client_free(l->k);
+        kube_watch_lines_release(&l->lines);
         free(l->rv);
     }
     pthread_cond_destroy(&w->cv);

@@ -14,10 +14,10 @@
 #include "common/err.h"
 #include "kube/client.h"
 
-enum ext_kind { EXT_KIND_NODE = 0, EXT_KIND_POD = 1, EXT_KIND_COUNT = 2 };
+enum kube_kind { KUBE_KIND_NODE = 0, KUBE_KIND_POD = 1, KUBE_KIND_COUNT = 2 };
 
 /* "node" or "pod". */
-const char *ext_kind_name(enum ext_kind kind);
+const char *kube_kind_name(enum kube_kind kind);
 
 /*
  * What the watch tells its consumer. Every callback is optional (NULL: ignored). The json_t is
@@ -33,19 +33,19 @@ const char *ext_kind_name(enum ext_kind kind);
  * upsert (ADDED, MODIFIED) and remove (DELETED). Bookmarks are not delivered. After each completed
  * list the watch calls malloc_trim(0) (glibc) to return the freed page memory to the OS.
  */
-struct ext_watch_sink {
+struct kube_watch_sink {
     void *ctx;
-    void (*reset)(void *ctx, enum ext_kind kind);
-    void (*upsert)(void *ctx, enum ext_kind kind, json_t *obj);
-    void (*remove)(void *ctx, enum ext_kind kind, json_t *obj);
-    void (*synced)(void *ctx, enum ext_kind kind);
+    void (*reset)(void *ctx, enum kube_kind kind);
+    void (*upsert)(void *ctx, enum kube_kind kind, json_t *obj);
+    void (*remove)(void *ctx, enum kube_kind kind, json_t *obj);
+    void (*synced)(void *ctx, enum kube_kind kind);
 };
 
 /* What to watch and how. Zero fields take the defaults. */
-struct ext_watch_config {
+struct kube_watch_config {
     bool no_nodes;           /* skip nodes */
     bool no_pods;            /* skip pods */
-    unsigned page_limit;     /* LIST page size, default EXT_KUBE_LIST_LIMIT (100) */
+    unsigned page_limit;     /* LIST page size, default KUBE_LIST_LIMIT (100) */
     unsigned timeout_s;      /* WATCH timeoutSeconds, default 300 (the client allows 60 more) */
     size_t max_event;        /* cap on one watch event line, default 64 MiB */
     unsigned backoff_min_ms; /* first delay after a failure, default 500 */
@@ -55,7 +55,7 @@ struct ext_watch_config {
 };
 
 /* Counters per kind, for tests, /metrics and /debug/state. */
-struct ext_watch_stats {
+struct kube_watch_stats {
     unsigned long lists;   /* completed LISTs (all pages) */
     unsigned long watches; /* WATCH requests started */
     unsigned long events;  /* ADDED/MODIFIED/DELETED delivered */
@@ -67,40 +67,40 @@ struct ext_watch_stats {
     char last_error[256];   /* the latest failure's message, "" if none */
 };
 
-struct ext_watch; /* opaque */
+struct kube_watch; /* opaque */
 
-/* Start one thread per watched kind, each with its own ext_kube built from a copy of kcfg (the
- * caller keeps kcfg and wcfg). sink is copied; sink->ctx must outlive ext_watch_stop(). NULL with
+/* Start one thread per watched kind, each with its own kube_client built from a copy of kcfg (the
+ * caller keeps kcfg and wcfg). sink is copied; sink->ctx must outlive kube_watch_stop(). NULL with
  * *err set when a client or a thread cannot be created. */
-struct ext_watch *ext_watch_start(const struct ext_kube_config *kcfg,
-                                  const struct ext_watch_config *wcfg,
-                                  const struct ext_watch_sink *sink, struct tpx_err *err);
+struct kube_watch *kube_watch_start(const struct kube_config *kcfg,
+                                    const struct kube_watch_config *wcfg,
+                                    const struct kube_watch_sink *sink, struct tpx_err *err);
 
 /* True once every watched kind has delivered its first full list (for /readyz). Thread-safe. */
-bool ext_watch_is_synced(struct ext_watch *w);
+bool kube_watch_is_synced(struct kube_watch *w);
 
 /* Copy the counters of one kind. Thread-safe. */
-void ext_watch_get_stats(struct ext_watch *w, enum ext_kind kind, struct ext_watch_stats *out);
+void kube_watch_get_stats(struct kube_watch *w, enum kube_kind kind, struct kube_watch_stats *out);
 
 /* Block until pred(ctx, w) is true or timeout_ms passes (tests; pred is checked after every
  * delivered callback and counter change, under the watch's mutex). Returns the last pred value. */
-bool ext_watch_wait(struct ext_watch *w, bool (*pred)(void *ctx, struct ext_watch *w), void *ctx,
-                    long timeout_ms);
+bool kube_watch_wait(struct kube_watch *w, bool (*pred)(void *ctx, struct kube_watch *w), void *ctx,
+                     long timeout_ms);
 
 /* Stop: cancel any call in flight (libcurl polls the cancel hook about once a second), join the
  * threads, free everything. No callback runs after it returns. Accepts NULL. */
-void ext_watch_stop(struct ext_watch *w);
+void kube_watch_stop(struct kube_watch *w);
 
 /* Split helper, public for tests: feed bytes of a watch stream; each complete line is handed to
  * on_line (without its '\n'; empty lines skipped). A line longer than cap fails with TPX_ETOOBIG.
- * Caller-allocated; release with ext_watch_lines_release(). */
-struct ext_watch_lines {
+ * Caller-allocated; release with kube_watch_lines_release(). */
+struct kube_watch_lines {
     struct tpx_buf part; /* the start of a line whose end has not come yet */
 };
-void ext_watch_lines_init(struct ext_watch_lines *l, size_t cap);
-enum tpx_code ext_watch_lines_feed(struct ext_watch_lines *l, const char *p, size_t n,
-                                   bool (*on_line)(void *ctx, const char *line, size_t len),
-                                   void *ctx, struct tpx_err *err);
-void ext_watch_lines_release(struct ext_watch_lines *l);
+void kube_watch_lines_init(struct kube_watch_lines *l, size_t cap);
+enum tpx_code kube_watch_lines_feed(struct kube_watch_lines *l, const char *p, size_t n,
+                                    bool (*on_line)(void *ctx, const char *line, size_t len),
+                                    void *ctx, struct tpx_err *err);
+void kube_watch_lines_release(struct kube_watch_lines *l);
 
 #endif

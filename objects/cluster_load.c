@@ -22,17 +22,17 @@ struct loader {
     char **warn;
     size_t nwarn;
     size_t nodes;
-    const struct ext_yaml_docs *pos; /* the file being read, for "FILE:LINE:"; NULL: none */
-    const struct ext_dra *dra;       /* a snapshot's ResourceSlices; NULL: none */
+    const struct obj_yaml_docs *pos; /* the file being read, for "FILE:LINE:"; NULL: none */
+    const struct obj_dra *dra;       /* a snapshot's ResourceSlices; NULL: none */
 };
 
 /* Prefix err with "name:LINE" where v starts in pos (just "name" without a position). */
-static void prefix_at(const struct ext_yaml_docs *pos, const json_t *v, const char *name,
+static void prefix_at(const struct obj_yaml_docs *pos, const json_t *v, const char *name,
                       struct tpx_err *err)
 {
     unsigned line;
 
-    if (pos && ext_yaml_pos(pos, v, &line, NULL))
+    if (pos && obj_yaml_pos(pos, v, &line, NULL))
         tpx_err_prefix(err, "%s:%u", name, line);
     else
         tpx_err_prefix(err, "%s", name);
@@ -65,16 +65,16 @@ static enum tpx_code add_node(struct loader *ld, const json_t *node, const char 
     struct topo_label_explain ex;
 
     memset(&info, 0, sizeof(info));
-    if (ext_node_from_json(node, ld->cfg, &info, &ex, err) != TPX_OK)
+    if (obj_node_from_json(node, ld->cfg, &info, &ex, err) != TPX_OK)
         goto fail;
     if (ld->dra) {
         unsigned total, taken;
         /* DRA devices stand for the GPUs: allocatable need not list them (docs/dra.md) */
-        ext_dra_node_count(ld->dra, info.name, &total, &taken);
+        obj_dra_node_count(ld->dra, info.name, &total, &taken);
         if (total) {
             info.accel_alloc = total;
             if (!info.resource)
-                info.resource = ext_dra_resource(ld->dra);
+                info.resource = obj_dra_resource(ld->dra);
         }
     }
     if (topo_cluster_add(ld->c, &info, err) != TPX_OK)
@@ -114,7 +114,7 @@ static enum tpx_code add_doc(struct loader *ld, const json_t *doc, const char *n
     if (!kind && json_is_object(json_object_get(doc, "metadata")) &&
         json_is_object(json_object_get(doc, "status")))
         return add_node(ld, doc, name, err); /* items of a NodeList may omit kind */
-    if (ld->dra && (ext_dra_is_kind(kind) ||
+    if (ld->dra && (obj_dra_is_kind(kind) ||
                     (kind && (strcmp(kind, "Pod") == 0 || strcmp(kind, "PodGroup") == 0))))
         return TPX_OK; /* the rest of a snapshot */
     note(ld, "%s: skipped %s '%s' (not a Node)", name, kind ? kind : "an object",
@@ -125,7 +125,7 @@ static enum tpx_code add_doc(struct loader *ld, const json_t *doc, const char *n
 }
 
 static enum tpx_code finish(struct loader *ld, const char *what,
-                            struct ext_cluster_load_result *out, struct tpx_err *err)
+                            struct obj_cluster_load_result *out, struct tpx_err *err)
 {
     char **hyg = NULL;
     size_t nh;
@@ -163,7 +163,7 @@ static void loader_release(struct loader *ld)
 }
 
 static enum tpx_code loader_init(struct loader *ld, const struct topo_label_config *cfg,
-                                 struct ext_cluster_load_result *out, struct tpx_err *err)
+                                 struct obj_cluster_load_result *out, struct tpx_err *err)
 {
     memset(ld, 0, sizeof(*ld));
     memset(out, 0, sizeof(*out));
@@ -172,10 +172,10 @@ static enum tpx_code loader_init(struct loader *ld, const struct topo_label_conf
     return ld->c ? TPX_OK : err->code;
 }
 
-enum tpx_code ext_cluster_load_snapshot(json_t *const *docs, size_t ndocs, const char *name,
+enum tpx_code obj_cluster_load_snapshot(json_t *const *docs, size_t ndocs, const char *name,
                                         const struct topo_label_config *cfg,
-                                        const struct ext_dra *dra,
-                                        struct ext_cluster_load_result *out, struct tpx_err *err)
+                                        const struct obj_dra *dra,
+                                        struct obj_cluster_load_result *out, struct tpx_err *err)
 {
     struct loader ld;
 
@@ -194,37 +194,37 @@ fail:
     return err->code;
 }
 
-enum tpx_code ext_cluster_load_docs(json_t *const *docs, size_t ndocs, const char *name,
+enum tpx_code obj_cluster_load_docs(json_t *const *docs, size_t ndocs, const char *name,
                                     const struct topo_label_config *cfg,
-                                    struct ext_cluster_load_result *out, struct tpx_err *err)
+                                    struct obj_cluster_load_result *out, struct tpx_err *err)
 {
-    return ext_cluster_load_snapshot(docs, ndocs, name, cfg, NULL, out, err);
+    return obj_cluster_load_snapshot(docs, ndocs, name, cfg, NULL, out, err);
 }
 
-enum tpx_code ext_cluster_load(const char *const *paths, size_t npaths,
+enum tpx_code obj_cluster_load(const char *const *paths, size_t npaths,
                                const struct topo_label_config *cfg,
-                               struct ext_cluster_load_result *out, struct tpx_err *err)
+                               struct obj_cluster_load_result *out, struct tpx_err *err)
 {
     struct loader ld;
 
     if (loader_init(&ld, cfg, out, err) != TPX_OK)
         return err->code;
     for (size_t p = 0; p < npaths; p++) {
-        struct ext_yaml_docs d = {0};
+        struct obj_yaml_docs d = {0};
         const char *name = strcmp(paths[p], "-") == 0 ? "<stdin>" : paths[p];
 
-        if (ext_yaml_load_file(paths[p], EXT_CLUSTER_MAX_FILE, &d, err) != TPX_OK)
+        if (obj_yaml_load_file(paths[p], OBJ_CLUSTER_MAX_FILE, &d, err) != TPX_OK)
             goto fail;
         ld.pos = &d;
         for (size_t i = 0; i < d.n; i++) {
             if (add_doc(&ld, d.docs[i], name, 0, err) != TPX_OK) {
-                ext_yaml_docs_release(&d);
+                obj_yaml_docs_release(&d);
                 goto fail;
             }
         }
         ld.pos = NULL;
         /* the cluster copied every string it keeps, so the documents can go now */
-        ext_yaml_docs_release(&d);
+        obj_yaml_docs_release(&d);
     }
     if (finish(&ld, npaths == 1 ? paths[0] : "nodes", out, err) != TPX_OK)
         goto fail;
@@ -234,7 +234,7 @@ fail:
     return err->code;
 }
 
-void ext_cluster_load_release(struct ext_cluster_load_result *r)
+void obj_cluster_load_release(struct obj_cluster_load_result *r)
 {
     if (!r)
         return;
@@ -249,14 +249,14 @@ void ext_cluster_load_release(struct ext_cluster_load_result *r)
 
 struct pods_in {
     const char *name;
-    const struct ext_yaml_docs *pos;
+    const struct obj_yaml_docs *pos;
     const struct topo_label_config *cfg;
-    const struct ext_dra *dra;
+    const struct obj_dra *dra;
 };
 
 /* A bound pod whose extended resource an allocated claim of the snapshot serves (KEP-5004): the
  * claim's devices are counted already. */
-static bool served_by_claim(const struct ext_dra *dra, const json_t *pod)
+static bool served_by_claim(const struct obj_dra *dra, const json_t *pod)
 {
     const char *claim = json_string_value(json_object_get(
         json_object_get(json_object_get(pod, "status"), "extendedResourceClaimStatus"),
@@ -264,14 +264,14 @@ static bool served_by_claim(const struct ext_dra *dra, const json_t *pod)
     const char *ns =
         json_string_value(json_object_get(json_object_get(pod, "metadata"), "namespace"));
 
-    return dra && claim && ext_dra_claim_allocated(dra, ns, claim);
+    return dra && claim && obj_dra_claim_allocated(dra, ns, claim);
 }
 
 static enum tpx_code apply_pod(struct pol_ledger *l, const json_t *pod, const struct pods_in *in,
                                size_t *applied, struct tpx_err *err)
 {
     const char *name = in->name;
-    const struct ext_yaml_docs *pos = in->pos;
+    const struct obj_yaml_docs *pos = in->pos;
     const struct topo_label_config *cfg = in->cfg;
     const char *node = json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
     const char *phase = json_string_value(json_object_get(json_object_get(pod, "status"), "phase"));
@@ -284,7 +284,7 @@ static enum tpx_code apply_pod(struct pol_ledger *l, const json_t *pod, const st
         return TPX_OK;
     if (served_by_claim(in->dra, pod))
         return TPX_OK;
-    if (ext_pod_accel(pod, cfg, &accel, NULL, err) != TPX_OK) {
+    if (obj_pod_accel(pod, cfg, &accel, NULL, err) != TPX_OK) {
         const char *pn =
             json_string_value(json_object_get(json_object_get(pod, "metadata"), "name"));
         tpx_err_prefix(err, "pod '%s'", pn ? pn : "?");
@@ -340,7 +340,7 @@ static enum tpx_code apply_docs(struct pol_ledger *l, json_t *const *docs, size_
     return TPX_OK;
 }
 
-enum tpx_code ext_cluster_apply_pods_docs(struct pol_ledger *l, json_t *const *docs, size_t ndocs,
+enum tpx_code obj_cluster_apply_pods_docs(struct pol_ledger *l, json_t *const *docs, size_t ndocs,
                                           const char *name, const struct topo_label_config *cfg,
                                           size_t *applied, struct tpx_err *err)
 {
@@ -349,9 +349,9 @@ enum tpx_code ext_cluster_apply_pods_docs(struct pol_ledger *l, json_t *const *d
     return apply_docs(l, docs, ndocs, &in, applied, err);
 }
 
-enum tpx_code ext_cluster_apply_snapshot(struct pol_ledger *l, json_t *const *docs, size_t ndocs,
+enum tpx_code obj_cluster_apply_snapshot(struct pol_ledger *l, json_t *const *docs, size_t ndocs,
                                          const char *name, const struct topo_label_config *cfg,
-                                         const struct ext_dra *dra, size_t *applied,
+                                         const struct obj_dra *dra, size_t *applied,
                                          struct tpx_err *err)
 {
     const struct topo_cluster *c = pol_ledger_cluster(l);
@@ -359,7 +359,7 @@ enum tpx_code ext_cluster_apply_snapshot(struct pol_ledger *l, json_t *const *do
 
     for (size_t i = 0; i < topo_cluster_node_count(c); i++) {
         unsigned total, taken;
-        ext_dra_node_count(dra, topo_cluster_node(c, i)->name, &total, &taken);
+        obj_dra_node_count(dra, topo_cluster_node(c, i)->name, &total, &taken);
         if (taken && pol_ledger_use(l, i, (int64_t)taken, err) != TPX_OK) {
             tpx_err_prefix(err, "%s: node '%s'", name, topo_cluster_node(c, i)->name);
             return err->code;
@@ -368,20 +368,20 @@ enum tpx_code ext_cluster_apply_snapshot(struct pol_ledger *l, json_t *const *do
     return apply_docs(l, docs, ndocs, &in, applied, err);
 }
 
-enum tpx_code ext_cluster_apply_pods(struct pol_ledger *l, const char *path,
+enum tpx_code obj_cluster_apply_pods(struct pol_ledger *l, const char *path,
                                      const struct topo_label_config *cfg, size_t *applied,
                                      struct tpx_err *err)
 {
-    struct ext_yaml_docs d = {0};
+    struct obj_yaml_docs d = {0};
     enum tpx_code rc;
 
-    if (ext_yaml_load_file(path, EXT_CLUSTER_MAX_FILE, &d, err) != TPX_OK)
+    if (obj_yaml_load_file(path, OBJ_CLUSTER_MAX_FILE, &d, err) != TPX_OK)
         return err->code;
     {
         struct pods_in in = {strcmp(path, "-") == 0 ? "<stdin>" : path, &d, cfg, NULL};
         rc = apply_docs(l, d.docs, d.n, &in, applied, err);
     }
-    ext_yaml_docs_release(&d);
+    obj_yaml_docs_release(&d);
     return rc;
 }
 
@@ -390,7 +390,7 @@ enum tpx_code ext_cluster_apply_pods(struct pol_ledger *l, const char *path,
 
 #define NODE_LABELS_MAX 16
 
-static json_t *node_object(const struct topo_cluster *c, size_t i, ext_node_labels_fn labels_of)
+static json_t *node_object(const struct topo_cluster *c, size_t i, obj_node_labels_fn labels_of)
 {
     const struct topo_node_info *n = topo_cluster_node(c, i);
     struct topo_kv kv[NODE_LABELS_MAX];
@@ -420,7 +420,7 @@ static json_t *node_object(const struct topo_cluster *c, size_t i, ext_node_labe
                      n->unschedulable ? "TopoxSynthetic" : "KubeletReady");
 }
 
-enum tpx_code ext_cluster_to_nodelist(const struct topo_cluster *c, ext_node_labels_fn labels_of,
+enum tpx_code obj_cluster_to_nodelist(const struct topo_cluster *c, obj_node_labels_fn labels_of,
                                       json_t **out, struct tpx_err *err)
 {
     json_t *items = json_array();

@@ -46,12 +46,12 @@ static char *dup_or_null(const char *s)
     return s ? strdup(s) : NULL;
 }
 
-void ext_dra_init(struct ext_dra *d)
+void obj_dra_init(struct obj_dra *d)
 {
     memset(d, 0, sizeof(*d));
 }
 
-bool ext_dra_is_kind(const char *kind)
+bool obj_dra_is_kind(const char *kind)
 {
     static const char *const kinds[] = {"DeviceClass", "ResourceSlice", "ResourceClaim",
                                         "ResourceClaimTemplate", "ComputeDomain"};
@@ -73,7 +73,7 @@ static const json_t *attr(const json_t *dev, const char *key)
     return jget(attrs, key);
 }
 
-static enum tpx_code add_slice(struct ext_dra *d, const json_t *obj, struct tpx_err *err)
+static enum tpx_code add_slice(struct obj_dra *d, const json_t *obj, struct tpx_err *err)
 {
     const json_t *spec = jget(obj, "spec");
     const char *driver = jstr(spec, "driver");
@@ -92,13 +92,13 @@ static enum tpx_code add_slice(struct ext_dra *d, const json_t *obj, struct tpx_
         const char *name = jstr(dev, "name");
         const char *type = json_string_value(jget(attr(dev, "type"), "string"));
         const json_t *numa = jget(attr(dev, "resource.kubernetes.io/numaNode"), "int");
-        struct ext_dra_device *x;
+        struct obj_dra_device *x;
 
         if (!name)
             return tpx_err_set(err, TPX_EINVAL, "ResourceSlice '%s': devices[%zu]: name is missing",
                                sname ? sname : "?", i);
-        if (d->ndev >= EXT_DRA_MAX_DEVICES)
-            return tpx_err_set(err, TPX_ETOOBIG, "more than %u DRA devices", EXT_DRA_MAX_DEVICES);
+        if (d->ndev >= OBJ_DRA_MAX_DEVICES)
+            return tpx_err_set(err, TPX_ETOOBIG, "more than %u DRA devices", OBJ_DRA_MAX_DEVICES);
         if (!TPX_GROW(d->dev, d->adev, d->ndev + 1))
             return tpx_err_set(err, TPX_ENOMEM, "dra: out of memory");
         x = &d->dev[d->ndev++];
@@ -145,11 +145,11 @@ static char *cel_driver(const char *expr)
     return q ? strndup(p, (size_t)(q - p)) : NULL;
 }
 
-static enum tpx_code add_class(struct ext_dra *d, const json_t *obj, struct tpx_err *err)
+static enum tpx_code add_class(struct obj_dra *d, const json_t *obj, struct tpx_err *err)
 {
     const json_t *spec = jget(obj, "spec");
     const char *name = meta_str(obj, "name");
-    struct ext_dra_class *c;
+    struct obj_dra_class *c;
     size_t i;
     const json_t *sel;
     bool mig = false;
@@ -174,12 +174,12 @@ static enum tpx_code add_class(struct ext_dra *d, const json_t *obj, struct tpx_
     return c->name ? TPX_OK : tpx_err_set(err, TPX_ENOMEM, "dra: out of memory");
 }
 
-static enum tpx_code add_domain(struct ext_dra *d, const json_t *obj, struct tpx_err *err)
+static enum tpx_code add_domain(struct obj_dra *d, const json_t *obj, struct tpx_err *err)
 {
     const json_t *spec = jget(obj, "spec");
     const char *tmpl = jstr(jget(jget(spec, "channel"), "resourceClaimTemplate"), "name");
     const json_t *nn = jget(spec, "numNodes");
-    struct ext_dra_domain *c;
+    struct obj_dra_domain *c;
 
     if (!tmpl)
         return TPX_OK; /* no channel: no claimant can name it */
@@ -204,7 +204,7 @@ static enum tpx_code keep(json_t **arr, const json_t *obj, struct tpx_err *err)
     return TPX_OK;
 }
 
-static enum tpx_code add_one(struct ext_dra *d, const json_t *obj, unsigned depth,
+static enum tpx_code add_one(struct obj_dra *d, const json_t *obj, unsigned depth,
                              struct tpx_err *err)
 {
     const char *kind = jstr(obj, "kind");
@@ -237,7 +237,7 @@ static enum tpx_code add_one(struct ext_dra *d, const json_t *obj, unsigned dept
     return TPX_OK;
 }
 
-enum tpx_code ext_dra_add_docs(struct ext_dra *d, json_t *const *docs, size_t ndocs,
+enum tpx_code obj_dra_add_docs(struct obj_dra *d, json_t *const *docs, size_t ndocs,
                                struct tpx_err *err)
 {
     for (size_t i = 0; i < ndocs; i++) {
@@ -250,7 +250,7 @@ enum tpx_code ext_dra_add_docs(struct ext_dra *d, json_t *const *docs, size_t nd
 /* Order by driver, pool and name: how claims name a device. */
 static int by_key(const void *pa, const void *pb)
 {
-    const struct ext_dra_device *a = pa, *b = pb;
+    const struct obj_dra_device *a = pa, *b = pb;
     int c = strcmp(a->driver, b->driver);
 
     if (!c)
@@ -261,16 +261,16 @@ static int by_key(const void *pa, const void *pb)
 /* Order by node (pools on no node last), then by key. */
 static int by_node(const void *pa, const void *pb)
 {
-    const struct ext_dra_device *a = pa, *b = pb;
+    const struct obj_dra_device *a = pa, *b = pb;
     int c = !a->node || !b->node ? (a->node == NULL) - (b->node == NULL) : strcmp(a->node, b->node);
 
     return c ? c : by_key(pa, pb);
 }
 
-static struct ext_dra_device *find_device(struct ext_dra *d, const char *driver, const char *pool,
+static struct obj_dra_device *find_device(struct obj_dra *d, const char *driver, const char *pool,
                                           const char *name)
 {
-    struct ext_dra_device key = {
+    struct obj_dra_device key = {
         .driver = (char *)driver, .pool = (char *)pool, .name = (char *)name};
 
     return d->ndev ? bsearch(&key, d->dev, d->ndev, sizeof(*d->dev), by_key) : NULL;
@@ -282,7 +282,7 @@ static const json_t *results(const json_t *claim)
     return jget(jget(jget(jget(claim, "status"), "allocation"), "devices"), "results");
 }
 
-void ext_dra_finish(struct ext_dra *d)
+void obj_dra_finish(struct obj_dra *d)
 {
     size_t i;
     const json_t *claim;
@@ -298,19 +298,19 @@ void ext_dra_finish(struct ext_dra *d)
             const char *driver = jstr(r, "driver");
             const char *pool = jstr(r, "pool");
             const char *dev = jstr(r, "device");
-            struct ext_dra_device *x =
+            struct obj_dra_device *x =
                 driver && pool && dev ? find_device(d, driver, pool, dev) : NULL;
             if (x)
                 x->taken = true;
         }
     }
-    /* then by node, so a node's devices are one run that ext_dra_node_count() finds by halving */
+    /* then by node, so a node's devices are one run that obj_dra_node_count() finds by halving */
     if (d->ndev)
         qsort(d->dev, d->ndev, sizeof(*d->dev), by_node);
     d->finished = true;
 }
 
-void ext_dra_node_count(const struct ext_dra *d, const char *node, unsigned *total, unsigned *taken)
+void obj_dra_node_count(const struct obj_dra *d, const char *node, unsigned *total, unsigned *taken)
 {
     size_t lo = 0, hi = d->ndev;
 
@@ -330,7 +330,7 @@ void ext_dra_node_count(const struct ext_dra *d, const char *node, unsigned *tot
     }
 }
 
-const char *ext_dra_resource(const struct ext_dra *d)
+const char *obj_dra_resource(const struct obj_dra *d)
 {
     for (size_t i = 0; i < d->ncls; i++) {
         if (d->cls[i].accel && d->cls[i].ext_resource)
@@ -360,7 +360,7 @@ static const json_t *find_named(const json_t *arr, const char *ns, const char *n
     return NULL;
 }
 
-bool ext_dra_claim_allocated(const struct ext_dra *d, const char *ns, const char *name)
+bool obj_dra_claim_allocated(const struct obj_dra *d, const char *ns, const char *name)
 {
     const json_t *c = name ? find_named(d->claims, ns, name) : NULL;
 
@@ -368,7 +368,7 @@ bool ext_dra_claim_allocated(const struct ext_dra *d, const char *ns, const char
 }
 
 /* Is the class an accelerator class? Classes not in the snapshot go by their name. */
-static bool class_accel(const struct ext_dra *d, const char *cls)
+static bool class_accel(const struct obj_dra *d, const char *cls)
 {
     for (size_t i = 0; i < d->ncls; i++) {
         if (strcmp(d->cls[i].name, cls) == 0)
@@ -378,7 +378,7 @@ static bool class_accel(const struct ext_dra *d, const char *cls)
 }
 
 /* Accelerators the requests of one claim spec ({devices: {requests: [...]}}) ask for. */
-static enum tpx_code spec_demand(const struct ext_dra *d, const json_t *spec, const char *what,
+static enum tpx_code spec_demand(const struct obj_dra *d, const json_t *spec, const char *what,
                                  unsigned *accel, struct tpx_err *err)
 {
     size_t i;
@@ -405,11 +405,11 @@ static enum tpx_code spec_demand(const struct ext_dra *d, const json_t *spec, co
     return TPX_OK;
 }
 
-static const struct ext_dra_domain *domain_of(const struct ext_dra *d, const char *ns,
+static const struct obj_dra_domain *domain_of(const struct obj_dra *d, const char *ns,
                                               const char *tmpl)
 {
     for (size_t i = 0; i < d->ncd; i++) {
-        const struct ext_dra_domain *c = &d->cd[i];
+        const struct obj_dra_domain *c = &d->cd[i];
         if (strcmp(c->channel_template, tmpl) == 0 && (!ns || !c->ns || strcmp(ns, c->ns) == 0))
             return c;
     }
@@ -417,7 +417,7 @@ static const struct ext_dra_domain *domain_of(const struct ext_dra *d, const cha
 }
 
 /* The ComputeDomain whose channel template pod claims, or NULL. */
-static const struct ext_dra_domain *claimed_domain(const struct ext_dra *d, const json_t *pod,
+static const struct obj_dra_domain *claimed_domain(const struct obj_dra *d, const json_t *pod,
                                                    const char *ns)
 {
     size_t i;
@@ -426,7 +426,7 @@ static const struct ext_dra_domain *claimed_domain(const struct ext_dra *d, cons
     json_array_foreach(jget(jget(pod, "spec"), "resourceClaims"), i, rc)
     {
         const char *tmpl = jstr(rc, "resourceClaimTemplateName");
-        const struct ext_dra_domain *c;
+        const struct obj_dra_domain *c;
         if (!tmpl)
             tmpl = jstr(jget(rc, "source"), "resourceClaimTemplateName");
         if (tmpl && (c = domain_of(d, ns, tmpl)) != NULL)
@@ -435,8 +435,8 @@ static const struct ext_dra_domain *claimed_domain(const struct ext_dra *d, cons
     return NULL;
 }
 
-enum tpx_code ext_dra_pod_demand(const struct ext_dra *d, const json_t *pod, const char *ns,
-                                 unsigned *accel, const struct ext_dra_domain **domain,
+enum tpx_code obj_dra_pod_demand(const struct obj_dra *d, const json_t *pod, const char *ns,
+                                 unsigned *accel, const struct obj_dra_domain **domain,
                                  struct tpx_err *err)
 {
     size_t i;
@@ -477,7 +477,7 @@ enum tpx_code ext_dra_pod_demand(const struct ext_dra *d, const json_t *pod, con
     return TPX_OK;
 }
 
-enum tpx_code ext_dra_extended_demand(const struct ext_dra *d, const json_t *pod, unsigned *accel,
+enum tpx_code obj_dra_extended_demand(const struct obj_dra *d, const json_t *pod, unsigned *accel,
                                       const char **resource, struct tpx_err *err)
 {
     *accel = 0;
@@ -491,7 +491,7 @@ enum tpx_code ext_dra_extended_demand(const struct ext_dra *d, const json_t *pod
         one[0] = d->cls[i].ext_resource;
         cfg.resources = one;
         cfg.nresources = 1;
-        if (ext_pod_accel(pod, &cfg, accel, NULL, err) != TPX_OK)
+        if (obj_pod_accel(pod, &cfg, accel, NULL, err) != TPX_OK)
             return err->code;
         if (*accel)
             *resource = d->cls[i].ext_resource;
@@ -499,18 +499,18 @@ enum tpx_code ext_dra_extended_demand(const struct ext_dra *d, const json_t *pod
     return TPX_OK;
 }
 
-enum tpx_code ext_dra_manifest_demand(const struct ext_dra *d, struct ext_manifest *m,
+enum tpx_code obj_dra_manifest_demand(const struct obj_dra *d, struct obj_manifest *m,
                                       void (*note)(void *ctx, const char *line), void *ctx,
                                       struct tpx_err *err)
 {
-    const char *res = ext_dra_resource(d);
+    const char *res = obj_dra_resource(d);
 
     for (size_t t = 0; t < m->ntmpl; t++) {
         struct pol_pod_facts *f = &m->tmpl[t].facts;
         unsigned extra = 0;
         const char *ext = NULL;
 
-        if (ext_dra_pod_demand(d, m->tmpl_json[t], f->ns, &extra, NULL, err) == TPX_ENOENT) {
+        if (obj_dra_pod_demand(d, m->tmpl_json[t], f->ns, &extra, NULL, err) == TPX_ENOENT) {
             /* a claim made elsewhere: its GPUs, if any, are unknown here */
             if (note) {
                 char line[400];
@@ -524,12 +524,12 @@ enum tpx_code ext_dra_manifest_demand(const struct ext_dra *d, struct ext_manife
         }
         if (err->code != TPX_OK ||
             (f->accel == 0 && extra == 0 &&
-             ext_dra_extended_demand(d, m->tmpl_json[t], &extra, &ext, err) != TPX_OK)) {
+             obj_dra_extended_demand(d, m->tmpl_json[t], &extra, &ext, err) != TPX_OK)) {
             tpx_err_prefix(err, "pod template '%s'", f->name ? f->name : "?");
             return err->code;
         }
         if (ext)
-            f->resource = res; /* the nodes carry DRA GPUs under ext_dra_resource() */
+            f->resource = res; /* the nodes carry DRA GPUs under obj_dra_resource() */
         if (extra == 0)
             continue;
         f->accel += extra;
@@ -539,19 +539,19 @@ enum tpx_code ext_dra_manifest_demand(const struct ext_dra *d, struct ext_manife
     return TPX_OK;
 }
 
-enum tpx_code ext_dra_manifest_domains(const struct ext_dra *d, struct ext_manifest *m,
+enum tpx_code obj_dra_manifest_domains(const struct obj_dra *d, struct obj_manifest *m,
                                        void (*note)(void *ctx, const char *line), void *ctx,
                                        struct tpx_err *err)
 {
     for (size_t c = 0; c < d->ncd; c++) {
-        const struct ext_dra_domain *cd = &d->cd[c];
+        const struct obj_dra_domain *cd = &d->cd[c];
         size_t replica = (size_t)-1;
         unsigned n = 0;
         unsigned accel = 0;
 
         for (size_t r = 0; r < m->nreplicas; r++) {
             for (size_t i = m->replica_first_pod[r]; i < m->replica_first_pod[r + 1]; i++) {
-                if (claimed_domain(d, ext_manifest_pod_template(m, i), cd->ns) != cd)
+                if (claimed_domain(d, obj_manifest_pod_template(m, i), cd->ns) != cd)
                     continue;
                 if (replica != (size_t)-1 && replica != r)
                     return tpx_err_set(err, TPX_EINVAL,
@@ -598,7 +598,7 @@ enum tpx_code ext_dra_manifest_domains(const struct ext_dra *d, struct ext_manif
     return TPX_OK;
 }
 
-void ext_dra_reword_rejects(const struct ext_manifest *m, struct pol_plan_result *res)
+void obj_dra_reword_rejects(const struct obj_manifest *m, struct pol_plan_result *res)
 {
     for (size_t k = 0; k < res->nrejected; k++) {
         struct pol_plan_reject *rj = &res->rejected[k];
@@ -620,7 +620,7 @@ void ext_dra_reword_rejects(const struct ext_manifest *m, struct pol_plan_result
     }
 }
 
-void ext_dra_release(struct ext_dra *d)
+void obj_dra_release(struct obj_dra *d)
 {
     if (!d)
         return;

@@ -15,10 +15,10 @@
 #include "common/err.h"
 #include "policy/policy.h"
 
-struct ext_manifest;
+struct obj_manifest;
 
-/* One device of a ResourceSlice. Strings are owned by the struct ext_dra. */
-struct ext_dra_device {
+/* One device of a ResourceSlice. Strings are owned by the struct obj_dra. */
+struct obj_dra_device {
     char *node;      /* spec.nodeName; NULL for a pool that is not node-local */
     char *driver;    /* spec.driver */
     char *pool;      /* spec.pool.name */
@@ -29,7 +29,7 @@ struct ext_dra_device {
     bool taken;      /* named by an allocated claim's status.allocation.devices.results */
 };
 
-struct ext_dra_class {
+struct obj_dra_class {
     char *name;
     char *driver;       /* the driver its CEL selectors name ("device.driver == '...'"), or NULL */
     char *ext_resource; /* spec.extendedResourceName (KEP-5004), or NULL */
@@ -37,7 +37,7 @@ struct ext_dra_class {
 };
 
 /* A ComputeDomain: its claimants are the pods whose resourceClaims name channel_template. */
-struct ext_dra_domain {
+struct obj_dra_domain {
     char *ns;
     char *name;
     char *channel_template; /* spec.channel.resourceClaimTemplate.name */
@@ -45,16 +45,16 @@ struct ext_dra_domain {
 };
 
 /*
- * What a snapshot and job manifests say about DRA. Caller-allocated: ext_dra_init(), then
- * ext_dra_add_docs() any number of times, then ext_dra_finish() once; free with
- * ext_dra_release(). Claims and templates are kept as new references to their JSON objects.
+ * What a snapshot and job manifests say about DRA. Caller-allocated: obj_dra_init(), then
+ * obj_dra_add_docs() any number of times, then obj_dra_finish() once; free with
+ * obj_dra_release(). Claims and templates are kept as new references to their JSON objects.
  */
-struct ext_dra {
-    struct ext_dra_device *dev;
+struct obj_dra {
+    struct obj_dra_device *dev;
     size_t ndev, adev;
-    struct ext_dra_class *cls;
+    struct obj_dra_class *cls;
     size_t ncls, acls;
-    struct ext_dra_domain *cd;
+    struct obj_dra_domain *cd;
     size_t ncd, acd;
     json_t *claims;    /* array of ResourceClaim objects */
     json_t *templates; /* array of ResourceClaimTemplate objects */
@@ -62,34 +62,34 @@ struct ext_dra {
 };
 
 /* Most devices one snapshot may list; more is TPX_ETOOBIG. */
-#define EXT_DRA_MAX_DEVICES 1000000u
+#define OBJ_DRA_MAX_DEVICES 1000000u
 
-void ext_dra_init(struct ext_dra *d);
+void obj_dra_init(struct obj_dra *d);
 
 /* Take every DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate and ComputeDomain
  * in docs (Lists are opened); other kinds are left alone. TPX_EINVAL naming the object for a
  * slice without a driver or a device without a name; TPX_ETOOBIG; TPX_ENOMEM. */
-enum tpx_code ext_dra_add_docs(struct ext_dra *d, json_t *const *docs, size_t ndocs,
+enum tpx_code obj_dra_add_docs(struct obj_dra *d, json_t *const *docs, size_t ndocs,
                                struct tpx_err *err);
 
 /* Mark the devices allocated claims hold and sort the devices by node (the getters below need
  * it; a slice added later needs another finish). O(n log n). Cannot fail. */
-void ext_dra_finish(struct ext_dra *d);
+void obj_dra_finish(struct obj_dra *d);
 
-/* True for the kinds ext_dra_add_docs() takes (so other loaders can skip them quietly). */
-bool ext_dra_is_kind(const char *kind);
+/* True for the kinds obj_dra_add_docs() takes (so other loaders can skip them quietly). */
+bool obj_dra_is_kind(const char *kind);
 
 /* Accelerator devices on node: all of them (*total) and those allocated claims hold (*taken).
- * After ext_dra_finish(); O(log n). */
-void ext_dra_node_count(const struct ext_dra *d, const char *node, unsigned *total,
+ * After obj_dra_finish(); O(log n). */
+void obj_dra_node_count(const struct obj_dra *d, const char *node, unsigned *total,
                         unsigned *taken);
 
 /* The resource name DRA accelerators go by on nodes: the extendedResourceName of the first
  * accelerator DeviceClass, else "nvidia.com/gpu". Borrowed until release. */
-const char *ext_dra_resource(const struct ext_dra *d);
+const char *obj_dra_resource(const struct obj_dra *d);
 
 /* Whether the claim ns/name is in the snapshot and allocated. */
-bool ext_dra_claim_allocated(const struct ext_dra *d, const char *ns, const char *name);
+bool obj_dra_claim_allocated(const struct obj_dra *d, const char *ns, const char *name);
 
 /*
  * Accelerators a pod or pod template asks for through its claims: for each spec.resourceClaims
@@ -100,42 +100,42 @@ bool ext_dra_claim_allocated(const struct ext_dra *d, const char *ns, const char
  * or NULL. TPX_ENOENT naming the claim for a claim or template that is not found; TPX_EINVAL
  * for allocationMode All.
  */
-enum tpx_code ext_dra_pod_demand(const struct ext_dra *d, const json_t *pod, const char *ns,
-                                 unsigned *accel, const struct ext_dra_domain **domain,
+enum tpx_code obj_dra_pod_demand(const struct obj_dra *d, const json_t *pod, const char *ns,
+                                 unsigned *accel, const struct obj_dra_domain **domain,
                                  struct tpx_err *err);
 
 /* Accelerators a pod asks for through an extended resource that an accelerator DeviceClass maps
- * (spec.extendedResourceName, KEP-5004), counted as ext_pod_accel() counts resources; *resource
+ * (spec.extendedResourceName, KEP-5004), counted as obj_pod_accel() counts resources; *resource
  * receives that name (borrowed) or NULL. TPX_EINVAL for a bad quantity. */
-enum tpx_code ext_dra_extended_demand(const struct ext_dra *d, const json_t *pod, unsigned *accel,
+enum tpx_code obj_dra_extended_demand(const struct obj_dra *d, const json_t *pod, unsigned *accel,
                                       const char **resource, struct tpx_err *err);
 
-/* Add each manifest template's claim demand to its facts (before ext_manifest_finish()), with
- * ext_dra_resource() as the resource when the template names none. Errors as
- * ext_dra_pod_demand(), prefixed with the template's pod name, except that a claim or template
+/* Add each manifest template's claim demand to its facts (before obj_manifest_finish()), with
+ * obj_dra_resource() as the resource when the template names none. Errors as
+ * obj_dra_pod_demand(), prefixed with the template's pod name, except that a claim or template
  * that is not found is a note (note may be NULL) and counts nothing. A template that asks for no
- * accelerator the default resources know and claims none takes ext_dra_extended_demand(). */
-enum tpx_code ext_dra_manifest_demand(const struct ext_dra *d, struct ext_manifest *m,
+ * accelerator the default resources know and claims none takes obj_dra_extended_demand(). */
+enum tpx_code obj_dra_manifest_demand(const struct obj_dra *d, struct obj_manifest *m,
                                       void (*note)(void *ctx, const char *line), void *ctx,
                                       struct tpx_err *err);
 
 /*
- * After ext_manifest_finish(): make the claimants of each ComputeDomain one group that must share
+ * After obj_manifest_finish(): make the claimants of each ComputeDomain one group that must share
  * one multi-node interconnect domain (its tensor-parallel size is the whole group: every
  * accelerator of every claimant), like an LWS group, in the order the manifest lists them.
  * Claimants must be the pods of one replica (an MPIJob's workers, an Indexed Job, an LWS
  * group). note(ctx, line) receives a line when numNodes differs from the claimants. TPX_EINVAL
  * when a domain's claimants span replicas.
  */
-enum tpx_code ext_dra_manifest_domains(const struct ext_dra *d, struct ext_manifest *m,
+enum tpx_code obj_dra_manifest_domains(const struct obj_dra *d, struct obj_manifest *m,
                                        void (*note)(void *ctx, const char *line), void *ctx,
                                        struct tpx_err *err);
 
 /* After pol_plan(): say a rejected ComputeDomain group's shortfall in its own words (the policy
  * speaks of a tensor-parallel size and suggests pipeline stages, which a ComputeDomain cannot
  * take). Cannot fail. */
-void ext_dra_reword_rejects(const struct ext_manifest *m, struct pol_plan_result *res);
+void obj_dra_reword_rejects(const struct obj_manifest *m, struct pol_plan_result *res);
 
-void ext_dra_release(struct ext_dra *d); /* safe twice */
+void obj_dra_release(struct obj_dra *d); /* safe twice */
 
 #endif

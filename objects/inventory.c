@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* objects/inventory.c - inventory files (CSV by hand, YAML through yamljson) and NodeList files.
- * jansson values come from ext_yaml_load_file() and are decoded into C structs at once. */
+ * jansson values come from obj_yaml_load_file() and are decoded into C structs at once. */
 #include "objects/inventory.h"
 
 #include <jansson.h>
@@ -20,7 +20,7 @@ enum col { COL_NODE, COL_RACK, COL_BLOCK, COL_DOMAIN, COL_COUNT };
 static const char *const col_label[COL_COUNT] = {"node", "topox.io/rack", "topox.io/block",
                                                  "topox.io/nvlink-domain"};
 
-void ext_inventory_release(struct ext_inventory *inv)
+void obj_inventory_release(struct obj_inventory *inv)
 {
     for (size_t i = 0; i < inv->n; i++) {
         free(inv->rows[i].node);
@@ -33,7 +33,7 @@ void ext_inventory_release(struct ext_inventory *inv)
     inv->n = 0;
 }
 
-static char **row_field(struct ext_inventory_row *r, enum col c)
+static char **row_field(struct obj_inventory_row *r, enum col c)
 {
     switch (c) {
     case COL_NODE:
@@ -47,7 +47,7 @@ static char **row_field(struct ext_inventory_row *r, enum col c)
     }
 }
 
-static void row_release(struct ext_inventory_row *r)
+static void row_release(struct obj_inventory_row *r)
 {
     free(r->node);
     free(r->rack);
@@ -67,11 +67,11 @@ static void where(char *dst, size_t size, const char *name, size_t line)
 
 /* Append a row after checking its values: a node name, label values, no duplicate. Takes
  * ownership of the row's strings whatever happens. */
-static enum tpx_code add_row(struct ext_inventory *inv, struct ext_inventory_row *row,
+static enum tpx_code add_row(struct obj_inventory *inv, struct obj_inventory_row *row,
                              const char *name, struct tpx_err *err)
 {
     char at[512];
-    struct ext_inventory_row *p;
+    struct obj_inventory_row *p;
 
     where(at, sizeof(at), name, row->line);
     if (!row->node || !*row->node) {
@@ -87,7 +87,7 @@ static enum tpx_code add_row(struct ext_inventory *inv, struct ext_inventory_row
             goto fail;
         }
     }
-    if (ext_inventory_find(inv, row->node)) {
+    if (obj_inventory_find(inv, row->node)) {
         tpx_err_set(err, TPX_EINVAL, "%s: node '%s' is listed twice", at, row->node);
         goto fail;
     }
@@ -194,8 +194,8 @@ static bool col_from_header(const char *h, enum col *c)
     return false;
 }
 
-enum tpx_code ext_inventory_parse_csv(const char *data, size_t len, const char *name,
-                                      struct ext_inventory *out, struct tpx_err *err)
+enum tpx_code obj_inventory_parse_csv(const char *data, size_t len, const char *name,
+                                      struct obj_inventory *out, struct tpx_err *err)
 {
     enum col map[8] = {COL_NODE, COL_RACK, COL_BLOCK, COL_DOMAIN};
     int ncols = 4;
@@ -248,7 +248,7 @@ enum tpx_code ext_inventory_parse_csv(const char *data, size_t len, const char *
             }
         }
         {
-            struct ext_inventory_row row;
+            struct obj_inventory_row row;
 
             memset(&row, 0, sizeof(row));
             row.line = line;
@@ -293,10 +293,10 @@ static enum tpx_code scalar(json_t *v, const char *at, const char *what, char **
     return TPX_OK;
 }
 
-static enum tpx_code yaml_row(struct ext_inventory *inv, const char *name, const char *node_key,
+static enum tpx_code yaml_row(struct obj_inventory *inv, const char *name, const char *node_key,
                               json_t *obj, size_t idx, struct tpx_err *err)
 {
-    struct ext_inventory_row row;
+    struct obj_inventory_row row;
     char at[512];
     const char *key;
     json_t *val;
@@ -346,7 +346,7 @@ static bool has_suffix(const char *s, const char *suffix)
     return n >= m && strcasecmp(s + n - m, suffix) == 0;
 }
 
-static enum tpx_code yaml_rows(struct ext_inventory *inv, const char *name, json_t *doc,
+static enum tpx_code yaml_rows(struct obj_inventory *inv, const char *name, json_t *doc,
                                struct tpx_err *err)
 {
     json_t *nodes = json_is_object(doc) ? json_object_get(doc, "nodes") : NULL;
@@ -378,9 +378,9 @@ static enum tpx_code yaml_rows(struct ext_inventory *inv, const char *name, json
                        name);
 }
 
-enum tpx_code ext_inventory_load(const char *path, struct ext_inventory *out, struct tpx_err *err)
+enum tpx_code obj_inventory_load(const char *path, struct obj_inventory *out, struct tpx_err *err)
 {
-    struct ext_yaml_docs docs = {0};
+    struct obj_yaml_docs docs = {0};
 
     memset(out, 0, sizeof(*out));
     if (has_suffix(path, ".csv")) {
@@ -389,34 +389,34 @@ enum tpx_code ext_inventory_load(const char *path, struct ext_inventory *out, st
 
         if (tpx_read_file(path, MAX_FILE, &data, &len, err) != TPX_OK)
             return err->code;
-        ext_inventory_parse_csv(data, len, path, out, err);
+        obj_inventory_parse_csv(data, len, path, out, err);
         free(data);
         return err->code;
     }
-    if (ext_yaml_load_file(path, MAX_FILE, &docs, err) != TPX_OK)
+    if (obj_yaml_load_file(path, MAX_FILE, &docs, err) != TPX_OK)
         return err->code;
     for (size_t d = 0; d < docs.n && err->code == TPX_OK; d++)
         yaml_rows(out, path, docs.docs[d], err);
     if (err->code == TPX_OK && out->n == 0)
         tpx_err_set(err, TPX_EPARSE, "%s: no nodes in the inventory", path);
-    ext_yaml_docs_release(&docs);
+    obj_yaml_docs_release(&docs);
     return err->code;
 }
 
-size_t ext_inventory_row_labels(const struct ext_inventory_row *row, struct ext_kv out[3])
+size_t obj_inventory_row_labels(const struct obj_inventory_row *row, struct obj_kv out[3])
 {
     size_t n = 0;
 
     if (row->rack)
-        out[n++] = (struct ext_kv){col_label[COL_RACK], row->rack};
+        out[n++] = (struct obj_kv){col_label[COL_RACK], row->rack};
     if (row->block)
-        out[n++] = (struct ext_kv){col_label[COL_BLOCK], row->block};
+        out[n++] = (struct obj_kv){col_label[COL_BLOCK], row->block};
     if (row->domain)
-        out[n++] = (struct ext_kv){col_label[COL_DOMAIN], row->domain};
+        out[n++] = (struct obj_kv){col_label[COL_DOMAIN], row->domain};
     return n;
 }
 
-const struct ext_inventory_row *ext_inventory_find(const struct ext_inventory *inv,
+const struct obj_inventory_row *obj_inventory_find(const struct obj_inventory *inv,
                                                    const char *node)
 {
     for (size_t i = 0; i < inv->n; i++) {
@@ -428,7 +428,7 @@ const struct ext_inventory_row *ext_inventory_find(const struct ext_inventory *i
 
 /* ---- NodeList ---- */
 
-static void entry_release(struct ext_node_entry *e)
+static void entry_release(struct obj_node_entry *e)
 {
     for (size_t i = 0; i < e->n_labels; i++) {
         free((char *)e->labels[i].key);
@@ -439,7 +439,7 @@ static void entry_release(struct ext_node_entry *e)
     free(e->topology);
 }
 
-void ext_nodelist_release(struct ext_nodelist *l)
+void obj_nodelist_release(struct obj_nodelist *l)
 {
     for (size_t i = 0; i < l->n; i++)
         entry_release(&l->nodes[i]);
@@ -448,7 +448,7 @@ void ext_nodelist_release(struct ext_nodelist *l)
     l->n = 0;
 }
 
-const struct ext_node_entry *ext_nodelist_find(const struct ext_nodelist *l, const char *name)
+const struct obj_node_entry *obj_nodelist_find(const struct obj_nodelist *l, const char *name)
 {
     for (size_t i = 0; i < l->n; i++) {
         if (strcmp(l->nodes[i].name, name) == 0)
@@ -457,15 +457,15 @@ const struct ext_node_entry *ext_nodelist_find(const struct ext_nodelist *l, con
     return NULL;
 }
 
-static enum tpx_code add_node(struct ext_nodelist *l, const char *path, json_t *node,
+static enum tpx_code add_node(struct obj_nodelist *l, const char *path, json_t *node,
                               struct tpx_err *err)
 {
     json_t *meta = json_object_get(node, "metadata");
     json_t *labels = json_object_get(meta, "labels");
     json_t *ann = json_object_get(json_object_get(meta, "annotations"), TOPO_ANNOTATION_TOPOLOGY);
     const char *name = json_string_value(json_object_get(meta, "name"));
-    struct ext_node_entry e;
-    struct ext_node_entry *p;
+    struct obj_node_entry e;
+    struct obj_node_entry *p;
     const char *key;
     json_t *v;
 
@@ -492,7 +492,7 @@ static enum tpx_code add_node(struct ext_nodelist *l, const char *path, json_t *
             free(val);
             goto nomem;
         }
-        e.labels[e.n_labels++] = (struct ext_kv){k, val};
+        e.labels[e.n_labels++] = (struct obj_kv){k, val};
     }
     p = realloc(l->nodes, (l->n + 1) * sizeof(*p));
     if (!p)
@@ -505,7 +505,7 @@ nomem:
     return tpx_err_set(err, TPX_ENOMEM, "out of memory");
 }
 
-enum tpx_code ext_nodelist_add_json(struct ext_nodelist *l, json_t *doc, const char *name,
+enum tpx_code obj_nodelist_add_json(struct obj_nodelist *l, json_t *doc, const char *name,
                                     struct tpx_err *err)
 {
     json_t *items = json_object_get(doc, "items");
@@ -526,17 +526,17 @@ enum tpx_code ext_nodelist_add_json(struct ext_nodelist *l, json_t *doc, const c
     return tpx_err_set(err, TPX_EPARSE, "%s: neither a NodeList nor a Node", name);
 }
 
-enum tpx_code ext_nodelist_load(const char *path, struct ext_nodelist *out, struct tpx_err *err)
+enum tpx_code obj_nodelist_load(const char *path, struct obj_nodelist *out, struct tpx_err *err)
 {
-    struct ext_yaml_docs docs = {0};
+    struct obj_yaml_docs docs = {0};
 
     memset(out, 0, sizeof(*out));
-    if (ext_yaml_load_file(path, (size_t)MAX_FILE * 4, &docs, err) != TPX_OK)
+    if (obj_yaml_load_file(path, (size_t)MAX_FILE * 4, &docs, err) != TPX_OK)
         return err->code;
     for (size_t d = 0; d < docs.n && err->code == TPX_OK; d++)
-        ext_nodelist_add_json(out, docs.docs[d], path, err);
+        obj_nodelist_add_json(out, docs.docs[d], path, err);
     if (err->code == TPX_OK && out->n == 0)
         tpx_err_set(err, TPX_EPARSE, "%s: no Node objects", path);
-    ext_yaml_docs_release(&docs);
+    obj_yaml_docs_release(&docs);
     return err->code;
 }

@@ -12,17 +12,17 @@
 static const char *const inventory_keys[] = {"topox.io/rack", "topox.io/block",
                                              "topox.io/nvlink-domain"};
 
-static const struct ext_label_scope discovery_scope = {
+static const struct obj_label_scope discovery_scope = {
     "topox.io/", NULL, 0, inventory_keys, sizeof(inventory_keys) / sizeof(inventory_keys[0])};
-static const struct ext_label_scope inventory_scope = {
+static const struct obj_label_scope inventory_scope = {
     "topox.io/", inventory_keys, sizeof(inventory_keys) / sizeof(inventory_keys[0]), NULL, 0};
 
-const struct ext_label_scope *ext_label_scope_discovery(void)
+const struct obj_label_scope *obj_label_scope_discovery(void)
 {
     return &discovery_scope;
 }
 
-const struct ext_label_scope *ext_label_scope_inventory(void)
+const struct obj_label_scope *obj_label_scope_inventory(void)
 {
     return &inventory_scope;
 }
@@ -36,7 +36,7 @@ static bool in_list(const char *key, const char *const *list, size_t n)
     return false;
 }
 
-static bool owned(const struct ext_label_scope *s, const char *key)
+static bool owned(const struct obj_label_scope *s, const char *key)
 {
     if (s->prefix && strncmp(key, s->prefix, strlen(s->prefix)) != 0)
         return false;
@@ -45,7 +45,7 @@ static bool owned(const struct ext_label_scope *s, const char *key)
     return !in_list(key, s->except, s->n_except);
 }
 
-static const char *find(const struct ext_kv *kv, size_t n, const char *key)
+static const char *find(const struct obj_kv *kv, size_t n, const char *key)
 {
     for (size_t i = 0; i < n; i++) {
         if (strcmp(kv[i].key, key) == 0)
@@ -54,13 +54,13 @@ static const char *find(const struct ext_kv *kv, size_t n, const char *key)
     return NULL;
 }
 
-enum tpx_code ext_label_patch_build(const struct ext_label_scope *scope, const struct ext_kv *cur,
-                                    size_t n_cur, const struct ext_kv *want, size_t n_want,
+enum tpx_code obj_label_patch_build(const struct obj_label_scope *scope, const struct obj_kv *cur,
+                                    size_t n_cur, const struct obj_kv *want, size_t n_want,
                                     const char *annotation_key, const char *cur_annotation,
                                     const char *annotation, char **body,
-                                    struct ext_label_diff *diff, struct tpx_err *err)
+                                    struct obj_label_diff *diff, struct tpx_err *err)
 {
-    struct ext_label_diff local;
+    struct obj_label_diff local;
     json_t *labels = json_object();
     json_t *annotations = json_object();
     json_t *meta = json_object();

@@ -11,7 +11,7 @@
 #include "common/err.h"
 
 /* A borrowed key/value pair. */
-struct ext_kv {
+struct obj_kv {
     const char *key;
     const char *value;
 };
@@ -22,7 +22,7 @@ struct ext_kv {
  * topox.io/... except the inventory keys; an inventory run owns exactly the inventory keys.
  * Borrowed.
  */
-struct ext_label_scope {
+struct obj_label_scope {
     const char *prefix;
     const char *const *only;
     size_t n_only;
@@ -32,13 +32,13 @@ struct ext_label_scope {
 
 /* The discovery run's scope: topox.io/... except topox.io/rack, topox.io/block and
  * topox.io/nvlink-domain. Static; never NULL. */
-const struct ext_label_scope *ext_label_scope_discovery(void);
+const struct obj_label_scope *obj_label_scope_discovery(void);
 
 /* The inventory run's scope: exactly those three keys. Static; never NULL. */
-const struct ext_label_scope *ext_label_scope_inventory(void);
+const struct obj_label_scope *obj_label_scope_inventory(void);
 
 /* What a patch does, for the command's report. */
-struct ext_label_diff {
+struct obj_label_diff {
     size_t set;     /* labels added or changed */
     size_t removed; /* owned labels set to null */
     size_t unchanged;
@@ -53,10 +53,10 @@ struct ext_label_diff {
  * *body is malloc'd (free it), or NULL when nothing changed. diff may be NULL.
  * TPX_EINVAL when want holds a key twice, TPX_ENOMEM.
  */
-enum tpx_code ext_label_patch_build(const struct ext_label_scope *scope, const struct ext_kv *cur,
-                                    size_t n_cur, const struct ext_kv *want, size_t n_want,
+enum tpx_code obj_label_patch_build(const struct obj_label_scope *scope, const struct obj_kv *cur,
+                                    size_t n_cur, const struct obj_kv *want, size_t n_want,
                                     const char *annotation_key, const char *cur_annotation,
                                     const char *annotation, char **body,
-                                    struct ext_label_diff *diff, struct tpx_err *err);
+                                    struct obj_label_diff *diff, struct tpx_err *err);
 
 #endif

@@ -20,12 +20,12 @@
 #include "topology/labels.h"
 #include "objects/dra.h"
 
-void ext_manifest_init(struct ext_manifest *m)
+void obj_manifest_init(struct obj_manifest *m)
 {
     memset(m, 0, sizeof(*m));
 }
 
-void ext_mf_add_note(struct ext_manifest *m, const char *fmt, ...)
+void obj_mf_add_note(struct obj_manifest *m, const char *fmt, ...)
 {
     char line[512];
     va_list ap;
@@ -46,7 +46,7 @@ void ext_mf_add_note(struct ext_manifest *m, const char *fmt, ...)
 }
 
 /* Bounded copy that always terminates (STYLE: no truncation warnings from snprintf). */
-void ext_mf_copy_str(char *dst, size_t n, const char *s)
+void obj_mf_copy_str(char *dst, size_t n, const char *s)
 {
     size_t l = strlen(s);
 
@@ -58,7 +58,7 @@ void ext_mf_copy_str(char *dst, size_t n, const char *s)
 
 /* A stable short hash as 16 hex digits: stands in for the controllers' sha1 keys. The fixed key,
  * so a manifest gives the same keys in every run. */
-void ext_mf_hash_key(char out[EXTRA_LEN], const char *a, const char *b, size_t idx)
+void obj_mf_hash_key(char out[EXTRA_LEN], const char *a, const char *b, size_t idx)
 {
     char tail[32];
     uint64_t h;
@@ -70,13 +70,13 @@ void ext_mf_hash_key(char out[EXTRA_LEN], const char *a, const char *b, size_t i
     snprintf(out, EXTRA_LEN, "%016" PRIx64, h);
 }
 
-const char *ext_mf_obj_name(const json_t *o)
+const char *obj_mf_obj_name(const json_t *o)
 {
     const char *n = json_string_value(json_object_get(json_object_get(o, "metadata"), "name"));
     return n ? n : "";
 }
 
-const char *ext_mf_obj_ns(const json_t *o)
+const char *obj_mf_obj_ns(const json_t *o)
 {
     const char *n = json_string_value(json_object_get(json_object_get(o, "metadata"), "namespace"));
     return n && *n ? n : "default";
@@ -84,7 +84,7 @@ const char *ext_mf_obj_ns(const json_t *o)
 
 /* An optional non-negative integer field (JSON number or numeric string). On error m->err_at is
  * the field's value. */
-enum tpx_code ext_mf_get_count(struct ext_manifest *m, const json_t *obj, const char *key,
+enum tpx_code obj_mf_get_count(struct obj_manifest *m, const json_t *obj, const char *key,
                                unsigned long def, unsigned long *out, struct tpx_err *err)
 {
     const json_t *v = json_object_get(obj, key);
@@ -98,7 +98,7 @@ enum tpx_code ext_mf_get_count(struct ext_manifest *m, const json_t *obj, const 
         return TPX_OK;
     if (json_is_integer(v)) {
         if (json_integer_value(v) < 0 ||
-            json_integer_value(v) > (json_int_t)EXT_MANIFEST_MAX_PODS) {
+            json_integer_value(v) > (json_int_t)OBJ_MANIFEST_MAX_PODS) {
             m->err_at = v;
             return tpx_err_set(err, TPX_EINVAL, "%s: %" JSON_INTEGER_FORMAT " is out of range", key,
                                json_integer_value(v));
@@ -106,14 +106,14 @@ enum tpx_code ext_mf_get_count(struct ext_manifest *m, const json_t *obj, const 
         *out = (unsigned long)json_integer_value(v);
         return TPX_OK;
     }
-    t = ext_json_scalar(v, buf, sizeof(buf));
+    t = obj_json_scalar(v, buf, sizeof(buf));
     if (!t || !isdigit((unsigned char)t[0])) {
         m->err_at = v;
         return tpx_err_set(err, TPX_EINVAL, "%s: '%s' is not a whole number", key,
                            t ? t : "(not a scalar)");
     }
     x = strtoul(t, &end, 10);
-    if (*end || x > EXT_MANIFEST_MAX_PODS) {
+    if (*end || x > OBJ_MANIFEST_MAX_PODS) {
         m->err_at = v;
         return tpx_err_set(err, TPX_EINVAL, "%s: '%s' is not a whole number in range", key, t);
     }
@@ -121,20 +121,20 @@ enum tpx_code ext_mf_get_count(struct ext_manifest *m, const json_t *obj, const 
     return TPX_OK;
 }
 
-enum tpx_code ext_mf_add_job(struct ext_manifest *m, const json_t *obj, const char *kind,
+enum tpx_code obj_mf_add_job(struct obj_manifest *m, const json_t *obj, const char *kind,
                              const char *src, size_t *job, struct tpx_err *err)
 {
-    struct ext_manifest_job *j;
+    struct obj_manifest_job *j;
     char full[POL_KEY_MAX];
 
     if (!TPX_GROW(m->jobs, m->ajobs, m->njobs + 1))
         return tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
     j = &m->jobs[m->njobs];
     memset(j, 0, sizeof(*j));
-    snprintf(full, sizeof(full), "%.120s/%.120s", ext_mf_obj_ns(obj), ext_mf_obj_name(obj));
-    ext_mf_copy_str(j->name, sizeof(j->name), full);
-    ext_mf_copy_str(j->kind, sizeof(j->kind), kind);
-    ext_mf_copy_str(j->source, sizeof(j->source), src);
+    snprintf(full, sizeof(full), "%.120s/%.120s", obj_mf_obj_ns(obj), obj_mf_obj_name(obj));
+    obj_mf_copy_str(j->name, sizeof(j->name), full);
+    obj_mf_copy_str(j->kind, sizeof(j->kind), kind);
+    obj_mf_copy_str(j->source, sizeof(j->source), src);
     j->first_replica = m->nreplicas;
     *job = m->njobs++;
     return TPX_OK;
@@ -165,10 +165,10 @@ static const json_t *named_container(const json_t *tmpl, const char *msg)
     return NULL;
 }
 
-enum tpx_code ext_mf_add_tmpl(struct ext_manifest *m, const json_t *tmpl, size_t *out,
+enum tpx_code obj_mf_add_tmpl(struct obj_manifest *m, const json_t *tmpl, size_t *out,
                               struct tpx_err *err)
 {
-    struct ext_pod_facts *nt;
+    struct obj_pod_facts *nt;
     const json_t **nj;
     size_t *nf;
 
@@ -187,7 +187,7 @@ enum tpx_code ext_mf_add_tmpl(struct ext_manifest *m, const json_t *tmpl, size_t
         m->tmpl_file = nf;
     if (!nt || !nj || !nf)
         return tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
-    if (ext_pod_facts_from_json(tmpl, &m->tmpl[m->ntmpl], err) != TPX_OK) {
+    if (obj_pod_facts_from_json(tmpl, &m->tmpl[m->ntmpl], err) != TPX_OK) {
         const json_t *c = named_container(tmpl, err->msg);
         if (c)
             m->err_at = c;
@@ -199,17 +199,17 @@ enum tpx_code ext_mf_add_tmpl(struct ext_manifest *m, const json_t *tmpl, size_t
     return TPX_OK;
 }
 
-/* Make room for n more pods, within EXT_MANIFEST_MAX_PODS. */
-enum tpx_code ext_mf_reserve_pods(struct ext_manifest *m, unsigned long n, struct tpx_err *err)
+/* Make room for n more pods, within OBJ_MANIFEST_MAX_PODS. */
+enum tpx_code obj_mf_reserve_pods(struct obj_manifest *m, unsigned long n, struct tpx_err *err)
 {
-    if (n > EXT_MANIFEST_MAX_PODS || m->npods + n > EXT_MANIFEST_MAX_PODS)
-        return tpx_err_set(err, TPX_ETOOBIG, "more than %u pods in all", EXT_MANIFEST_MAX_PODS);
+    if (n > OBJ_MANIFEST_MAX_PODS || m->npods + n > OBJ_MANIFEST_MAX_PODS)
+        return tpx_err_set(err, TPX_ETOOBIG, "more than %u pods in all", OBJ_MANIFEST_MAX_PODS);
     if (!TPX_GROW(m->pods, m->apods, m->npods + n))
         return tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
     return TPX_OK;
 }
 
-enum tpx_code ext_mf_new_replica(struct ext_manifest *m, struct tpx_err *err)
+enum tpx_code obj_mf_new_replica(struct obj_manifest *m, struct tpx_err *err)
 {
     if (!TPX_GROW(m->replica_first_pod, m->areplicas, m->nreplicas + 2))
         return tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
@@ -218,10 +218,10 @@ enum tpx_code ext_mf_new_replica(struct ext_manifest *m, struct tpx_err *err)
     return TPX_OK;
 }
 
-/* Append one pod (room reserved by ext_mf_reserve_pods()). */
-struct ext_manifest_pod *ext_mf_new_pod(struct expander *x, const char *fmt, ...)
+/* Append one pod (room reserved by obj_mf_reserve_pods()). */
+struct obj_manifest_pod *obj_mf_new_pod(struct expander *x, const char *fmt, ...)
 {
-    struct ext_manifest_pod *p = &x->m->pods[x->m->npods++];
+    struct obj_manifest_pod *p = &x->m->pods[x->m->npods++];
     va_list ap;
 
     memset(p, 0, sizeof(*p));
@@ -234,7 +234,7 @@ struct ext_manifest_pod *ext_mf_new_pod(struct expander *x, const char *fmt, ...
 }
 
 /* Extra labels must be added before extra annotations. */
-void ext_mf_extra(struct ext_manifest_pod *p, bool annotation, const char *key, const char *fmt,
+void obj_mf_extra(struct obj_manifest_pod *p, bool annotation, const char *key, const char *fmt,
                   ...)
 {
     size_t i = p->nel + p->nea;
@@ -254,7 +254,7 @@ void ext_mf_extra(struct ext_manifest_pod *p, bool annotation, const char *key, 
 
 /* An env var the controller puts at the front of every container's env, replacing one of the same
  * name (LWS addEnvVarsIfNotExists); value NULL: a valueFrom the plan cannot know. */
-void ext_mf_inject(struct ext_manifest_pod *p, const char *key, const char *fmt, ...)
+void obj_mf_inject(struct obj_manifest_pod *p, const char *key, const char *fmt, ...)
 {
     va_list ap;
 
@@ -274,22 +274,22 @@ void ext_mf_inject(struct ext_manifest_pod *p, const char *key, const char *fmt,
 /* --- kinds -------------------------------------------------------------------------------------
  */
 
-static enum tpx_code expand_pod(struct ext_manifest *m, const json_t *obj, const char *src,
+static enum tpx_code expand_pod(struct obj_manifest *m, const json_t *obj, const char *src,
                                 struct tpx_err *err)
 {
     struct expander x = {m, src, 0, 0};
 
-    if (ext_mf_add_job(m, obj, "Pod", src, &x.job, err) != TPX_OK ||
-        ext_mf_add_tmpl(m, obj, &x.tmpl, err) != TPX_OK ||
-        ext_mf_reserve_pods(m, 1, err) != TPX_OK || ext_mf_new_replica(m, err) != TPX_OK)
+    if (obj_mf_add_job(m, obj, "Pod", src, &x.job, err) != TPX_OK ||
+        obj_mf_add_tmpl(m, obj, &x.tmpl, err) != TPX_OK ||
+        obj_mf_reserve_pods(m, 1, err) != TPX_OK || obj_mf_new_replica(m, err) != TPX_OK)
         return err->code;
-    ext_mf_new_pod(&x, "%s", ext_mf_obj_name(obj)[0] ? ext_mf_obj_name(obj) : "pod");
+    obj_mf_new_pod(&x, "%s", obj_mf_obj_name(obj)[0] ? obj_mf_obj_name(obj) : "pod");
     return TPX_OK;
 }
 
 /* Deployment, StatefulSet, ReplicaSet: each replica is a group of one pod, unless the template's
  * topox.io/group-size annotation asks for groups of several consecutive replicas. */
-static enum tpx_code expand_replicated(struct ext_manifest *m, const json_t *obj, const char *kind,
+static enum tpx_code expand_replicated(struct obj_manifest *m, const json_t *obj, const char *kind,
                                        const char *src, struct tpx_err *err)
 {
     const json_t *spec = json_object_get(obj, "spec");
@@ -300,7 +300,7 @@ static enum tpx_code expand_replicated(struct ext_manifest *m, const json_t *obj
     unsigned long replicas;
     unsigned long group = 1;
 
-    if (ext_mf_get_count(m, spec, "replicas", 1, &replicas, err) != TPX_OK)
+    if (obj_mf_get_count(m, spec, "replicas", 1, &replicas, err) != TPX_OK)
         return err->code;
     if (gs) {
         char *end;
@@ -308,41 +308,41 @@ static enum tpx_code expand_replicated(struct ext_manifest *m, const json_t *obj
         if (*end || group == 0)
             group = 1; /* pol_workload_infer() reports the malformed value */
     }
-    if (ext_mf_add_job(m, obj, kind, src, &x.job, err) != TPX_OK ||
-        ext_mf_add_tmpl(m, tmpl, &x.tmpl, err) != TPX_OK ||
-        ext_mf_reserve_pods(m, replicas, err) != TPX_OK)
+    if (obj_mf_add_job(m, obj, kind, src, &x.job, err) != TPX_OK ||
+        obj_mf_add_tmpl(m, tmpl, &x.tmpl, err) != TPX_OK ||
+        obj_mf_reserve_pods(m, replicas, err) != TPX_OK)
         return err->code;
     for (unsigned long i = 0; i < replicas; i++) {
-        struct ext_manifest_pod *p;
-        if (i % group == 0 && ext_mf_new_replica(m, err) != TPX_OK)
+        struct obj_manifest_pod *p;
+        if (i % group == 0 && obj_mf_new_replica(m, err) != TPX_OK)
             return err->code;
-        p = ext_mf_new_pod(&x, "%s-%lu", ext_mf_obj_name(obj), i);
+        p = obj_mf_new_pod(&x, "%s-%lu", obj_mf_obj_name(obj), i);
         if (group > 1) {
-            ext_mf_extra(p, true, "topox.io/group", "%.30s/%.24s-%lu", ext_mf_obj_ns(obj),
-                         ext_mf_obj_name(obj), i / group);
-            ext_mf_extra(p, true, "topox.io/pod-index", "%lu", i % group);
+            obj_mf_extra(p, true, "topox.io/group", "%.30s/%.24s-%lu", obj_mf_obj_ns(obj),
+                         obj_mf_obj_name(obj), i / group);
+            obj_mf_extra(p, true, "topox.io/pod-index", "%lu", i % group);
         }
     }
     return TPX_OK;
 }
 
 /* Pods one Job runs at once: parallelism (default 1), at most completions when set. */
-static enum tpx_code job_width(struct ext_manifest *m, const json_t *jspec, unsigned long *n,
+static enum tpx_code job_width(struct obj_manifest *m, const json_t *jspec, unsigned long *n,
                                bool *indexed, struct tpx_err *err)
 {
     unsigned long par;
     unsigned long comp;
     const char *mode = json_string_value(json_object_get(jspec, "completionMode"));
 
-    if (ext_mf_get_count(m, jspec, "parallelism", 1, &par, err) != TPX_OK ||
-        ext_mf_get_count(m, jspec, "completions", par, &comp, err) != TPX_OK)
+    if (obj_mf_get_count(m, jspec, "parallelism", 1, &par, err) != TPX_OK ||
+        obj_mf_get_count(m, jspec, "completions", par, &comp, err) != TPX_OK)
         return err->code;
     *n = par < comp ? par : comp;
     *indexed = mode && strcmp(mode, "Indexed") == 0;
     return TPX_OK;
 }
 
-static enum tpx_code expand_job(struct ext_manifest *m, const json_t *obj, const char *src,
+static enum tpx_code expand_job(struct obj_manifest *m, const json_t *obj, const char *src,
                                 struct tpx_err *err)
 {
     const json_t *spec = json_object_get(obj, "spec");
@@ -352,32 +352,32 @@ static enum tpx_code expand_job(struct ext_manifest *m, const json_t *obj, const
     bool indexed;
 
     if (job_width(m, spec, &n, &indexed, err) != TPX_OK ||
-        ext_mf_add_job(m, obj, "Job", src, &x.job, err) != TPX_OK ||
-        ext_mf_add_tmpl(m, json_object_get(spec, "template"), &x.tmpl, err) != TPX_OK ||
-        ext_mf_reserve_pods(m, n, err) != TPX_OK)
+        obj_mf_add_job(m, obj, "Job", src, &x.job, err) != TPX_OK ||
+        obj_mf_add_tmpl(m, json_object_get(spec, "template"), &x.tmpl, err) != TPX_OK ||
+        obj_mf_reserve_pods(m, n, err) != TPX_OK)
         return err->code;
-    ext_mf_hash_key(uid, ext_mf_obj_ns(obj), ext_mf_obj_name(obj), 0);
+    obj_mf_hash_key(uid, obj_mf_obj_ns(obj), obj_mf_obj_name(obj), 0);
     /* an Indexed Job is one group (its indexes are ranks); otherwise each pod stands alone */
     for (unsigned long i = 0; i < n; i++) {
-        struct ext_manifest_pod *p;
-        if ((!indexed || i == 0) && ext_mf_new_replica(m, err) != TPX_OK)
+        struct obj_manifest_pod *p;
+        if ((!indexed || i == 0) && obj_mf_new_replica(m, err) != TPX_OK)
             return err->code;
-        p = ext_mf_new_pod(&x, "%s-%lu", ext_mf_obj_name(obj), i);
-        ext_mf_extra(p, false, "batch.kubernetes.io/job-name", "%.70s", ext_mf_obj_name(obj));
-        ext_mf_extra(p, false, "batch.kubernetes.io/controller-uid", "%s", uid);
+        p = obj_mf_new_pod(&x, "%s-%lu", obj_mf_obj_name(obj), i);
+        obj_mf_extra(p, false, "batch.kubernetes.io/job-name", "%.70s", obj_mf_obj_name(obj));
+        obj_mf_extra(p, false, "batch.kubernetes.io/controller-uid", "%s", uid);
         if (indexed) {
-            ext_mf_extra(p, false, "batch.kubernetes.io/job-completion-index", "%lu", i);
-            ext_mf_extra(p, true, "batch.kubernetes.io/job-completion-index", "%lu", i);
+            obj_mf_extra(p, false, "batch.kubernetes.io/job-completion-index", "%lu", i);
+            obj_mf_extra(p, true, "batch.kubernetes.io/job-completion-index", "%lu", i);
         }
     }
     return TPX_OK;
 }
 
-enum tpx_code ext_mf_expand_jobset(struct ext_manifest *m, const json_t *obj, const char *src,
+enum tpx_code obj_mf_expand_jobset(struct obj_manifest *m, const json_t *obj, const char *src,
                                    struct tpx_err *err)
 {
     const json_t *rjs = json_object_get(json_object_get(obj, "spec"), "replicatedJobs");
-    const char *js = ext_mf_obj_name(obj);
+    const char *js = obj_mf_obj_name(obj);
     struct expander x = {m, src, 0, 0};
     size_t r;
     const json_t *rj;
@@ -387,7 +387,7 @@ enum tpx_code ext_mf_expand_jobset(struct ext_manifest *m, const json_t *obj, co
             m->err_at = rjs;
         return tpx_err_set(err, TPX_EINVAL, "spec.replicatedJobs is missing or empty");
     }
-    if (ext_mf_add_job(m, obj, "JobSet", src, &x.job, err) != TPX_OK)
+    if (obj_mf_add_job(m, obj, "JobSet", src, &x.job, err) != TPX_OK)
         return err->code;
     json_array_foreach(rjs, r, rj)
     {
@@ -400,37 +400,37 @@ enum tpx_code ext_mf_expand_jobset(struct ext_manifest *m, const json_t *obj, co
         m->err_at = rj;
         if (!rjname)
             return tpx_err_set(err, TPX_EINVAL, "replicatedJobs[%zu]: name is missing", r);
-        if (ext_mf_get_count(m, rj, "replicas", 1, &reps, err) != TPX_OK ||
+        if (obj_mf_get_count(m, rj, "replicas", 1, &reps, err) != TPX_OK ||
             job_width(m, jspec, &n, &indexed, err) != TPX_OK ||
-            ext_mf_add_tmpl(m, json_object_get(jspec, "template"), &x.tmpl, err) != TPX_OK) {
+            obj_mf_add_tmpl(m, json_object_get(jspec, "template"), &x.tmpl, err) != TPX_OK) {
             tpx_err_prefix(err, "replicatedJobs '%s'", rjname);
             return err->code;
         }
-        if (reps && n > EXT_MANIFEST_MAX_PODS / reps)
-            return tpx_err_set(err, TPX_ETOOBIG, "more than %u pods in all", EXT_MANIFEST_MAX_PODS);
-        if (ext_mf_reserve_pods(m, reps * n, err) != TPX_OK)
+        if (reps && n > OBJ_MANIFEST_MAX_PODS / reps)
+            return tpx_err_set(err, TPX_ETOOBIG, "more than %u pods in all", OBJ_MANIFEST_MAX_PODS);
+        if (obj_mf_reserve_pods(m, reps * n, err) != TPX_OK)
             return err->code;
         for (unsigned long j = 0; j < reps; j++) {
             char jobname[POL_KEY_MAX];
             char key[EXTRA_LEN];
 
             snprintf(jobname, sizeof(jobname), "%.80s-%.80s-%lu", js, rjname, j);
-            ext_mf_hash_key(key, ext_mf_obj_ns(obj), jobname, 0);
-            if (ext_mf_new_replica(m, err) != TPX_OK)
+            obj_mf_hash_key(key, obj_mf_obj_ns(obj), jobname, 0);
+            if (obj_mf_new_replica(m, err) != TPX_OK)
                 return err->code;
             for (unsigned long i = 0; i < n; i++) {
-                struct ext_manifest_pod *p = ext_mf_new_pod(&x, "%s-%lu", jobname, i);
-                ext_mf_extra(p, false, "jobset.sigs.k8s.io/jobset-name", "%.70s", js);
-                ext_mf_extra(p, false, "jobset.sigs.k8s.io/replicatedjob-name", "%.70s", rjname);
-                ext_mf_extra(p, false, "jobset.sigs.k8s.io/job-index", "%lu", j);
-                ext_mf_extra(p, false, "jobset.sigs.k8s.io/job-key", "%s", key);
-                ext_mf_extra(p, false, "batch.kubernetes.io/job-name", "%.70s", jobname);
+                struct obj_manifest_pod *p = obj_mf_new_pod(&x, "%s-%lu", jobname, i);
+                obj_mf_extra(p, false, "jobset.sigs.k8s.io/jobset-name", "%.70s", js);
+                obj_mf_extra(p, false, "jobset.sigs.k8s.io/replicatedjob-name", "%.70s", rjname);
+                obj_mf_extra(p, false, "jobset.sigs.k8s.io/job-index", "%lu", j);
+                obj_mf_extra(p, false, "jobset.sigs.k8s.io/job-key", "%s", key);
+                obj_mf_extra(p, false, "batch.kubernetes.io/job-name", "%.70s", jobname);
                 if (indexed)
-                    ext_mf_extra(p, false, "batch.kubernetes.io/job-completion-index", "%lu", i);
-                ext_mf_extra(p, true, "jobset.sigs.k8s.io/job-key", "%s", key);
-                ext_mf_extra(p, true, "jobset.sigs.k8s.io/replicatedjob-replicas", "%lu", reps);
+                    obj_mf_extra(p, false, "batch.kubernetes.io/job-completion-index", "%lu", i);
+                obj_mf_extra(p, true, "jobset.sigs.k8s.io/job-key", "%s", key);
+                obj_mf_extra(p, true, "jobset.sigs.k8s.io/replicatedjob-replicas", "%lu", reps);
                 if (indexed)
-                    ext_mf_extra(p, true, "batch.kubernetes.io/job-completion-index", "%lu", i);
+                    obj_mf_extra(p, true, "batch.kubernetes.io/job-completion-index", "%lu", i);
             }
         }
     }
@@ -445,10 +445,10 @@ enum tpx_code ext_mf_expand_jobset(struct ext_manifest *m, const json_t *obj, co
  * leader-name on workers) annotations, subGroupPolicy's subgroup-index/subgroup-key labels and
  * subgroup-size (and, on the leader, subgroup-policy-type) annotations, and the env AddLWSVariables
  * puts in front of every container's env: LWS_LEADER_ADDRESS `<lws>-<g>.<subdomain>.<ns>`,
- * LWS_GROUP_SIZE, LWS_WORKER_INDEX. The hash keys are stand-ins (ext_mf_hash_key(), not sha1). The
+ * LWS_GROUP_SIZE, LWS_WORKER_INDEX. The hash keys are stand-ins (obj_mf_hash_key(), not sha1). The
  * caller has added the job; m->err_at names the bad value on error.
  */
-enum tpx_code ext_mf_lws_pods(struct ext_manifest *m, struct expander *x, const json_t *obj,
+enum tpx_code obj_mf_lws_pods(struct obj_manifest *m, struct expander *x, const json_t *obj,
                               const char *name, const json_t *spec, const struct owner_labels *ol,
                               struct tpx_err *err)
 {
@@ -474,9 +474,9 @@ enum tpx_code ext_mf_lws_pods(struct ext_manifest *m, struct expander *x, const 
             m->err_at = spec;
         return tpx_err_set(err, TPX_EINVAL, "spec.leaderWorkerTemplate.workerTemplate is missing");
     }
-    if (ext_mf_get_count(m, spec, "replicas", 1, &groups, err) != TPX_OK ||
-        ext_mf_get_count(m, lwt, "size", 1, &size, err) != TPX_OK ||
-        (sgp && ext_mf_get_count(m, sgp, "subGroupSize", 0, &sgs, err) != TPX_OK))
+    if (obj_mf_get_count(m, spec, "replicas", 1, &groups, err) != TPX_OK ||
+        obj_mf_get_count(m, lwt, "size", 1, &size, err) != TPX_OK ||
+        (sgp && obj_mf_get_count(m, sgp, "subGroupSize", 0, &sgs, err) != TPX_OK))
         return err->code;
     if (size == 0) {
         m->err_at = json_object_get(lwt, "size");
@@ -487,27 +487,27 @@ enum tpx_code ext_mf_lws_pods(struct ext_manifest *m, struct expander *x, const 
         return tpx_err_set(err, TPX_EINVAL,
                            "subGroupPolicy.subGroupSize %lu is more than the size %lu", sgs, size);
     }
-    if (groups && size > EXT_MANIFEST_MAX_PODS / groups)
-        return tpx_err_set(err, TPX_ETOOBIG, "more than %u pods in all", EXT_MANIFEST_MAX_PODS);
-    if (ext_mf_add_tmpl(m, wt, &worker_tmpl, err) != TPX_OK)
+    if (groups && size > OBJ_MANIFEST_MAX_PODS / groups)
+        return tpx_err_set(err, TPX_ETOOBIG, "more than %u pods in all", OBJ_MANIFEST_MAX_PODS);
+    if (obj_mf_add_tmpl(m, wt, &worker_tmpl, err) != TPX_OK)
         return err->code;
     leader_tmpl = worker_tmpl;
-    if (lt && ext_mf_add_tmpl(m, lt, &leader_tmpl, err) != TPX_OK) {
+    if (lt && obj_mf_add_tmpl(m, lt, &leader_tmpl, err) != TPX_OK) {
         tpx_err_prefix(err, "leaderTemplate");
         return err->code;
     }
-    if (ext_mf_reserve_pods(m, groups * size, err) != TPX_OK)
+    if (obj_mf_reserve_pods(m, groups * size, err) != TPX_OK)
         return err->code;
     for (unsigned long g = 0; g < groups; g++) {
         char key[EXTRA_LEN];
         char leader[96];
 
-        ext_mf_hash_key(key, ext_mf_obj_ns(obj), name, g);
+        obj_mf_hash_key(key, obj_mf_obj_ns(obj), name, g);
         snprintf(leader, sizeof(leader), "%.60s-%lu", name, g);
-        if (ext_mf_new_replica(m, err) != TPX_OK)
+        if (obj_mf_new_replica(m, err) != TPX_OK)
             return err->code;
         for (unsigned long w = 0; w < size; w++) {
-            struct ext_manifest_pod *p;
+            struct obj_manifest_pod *p;
             bool in_sub = sgs > 0 && !(w == 0 && leader_excluded);
             unsigned long sub = 0;
 
@@ -516,49 +516,49 @@ enum tpx_code ext_mf_lws_pods(struct ext_manifest *m, struct expander *x, const 
             if (in_sub && w > 0)
                 sub = ((size - 1) % sgs == 0 && size % sgs != 0) ? (w - 1) / sgs : w / sgs;
             x->tmpl = w == 0 ? leader_tmpl : worker_tmpl;
-            p = w == 0 ? ext_mf_new_pod(x, "%s", leader) : ext_mf_new_pod(x, "%s-%lu", leader, w);
-            ext_mf_extra(p, false, "leaderworkerset.sigs.k8s.io/name", "%.70s", name);
-            ext_mf_extra(p, false, "leaderworkerset.sigs.k8s.io/group-index", "%lu", g);
-            ext_mf_extra(p, false, "leaderworkerset.sigs.k8s.io/worker-index", "%lu", w);
-            ext_mf_extra(p, false, "leaderworkerset.sigs.k8s.io/group-key", "%s", key);
+            p = w == 0 ? obj_mf_new_pod(x, "%s", leader) : obj_mf_new_pod(x, "%s-%lu", leader, w);
+            obj_mf_extra(p, false, "leaderworkerset.sigs.k8s.io/name", "%.70s", name);
+            obj_mf_extra(p, false, "leaderworkerset.sigs.k8s.io/group-index", "%lu", g);
+            obj_mf_extra(p, false, "leaderworkerset.sigs.k8s.io/worker-index", "%lu", w);
+            obj_mf_extra(p, false, "leaderworkerset.sigs.k8s.io/group-key", "%s", key);
             if (in_sub) {
                 char skey[EXTRA_LEN];
-                ext_mf_hash_key(skey, leader, "subgroup", sub);
-                ext_mf_extra(p, false, "leaderworkerset.sigs.k8s.io/subgroup-index", "%lu", sub);
-                ext_mf_extra(p, false, "leaderworkerset.sigs.k8s.io/subgroup-key", "%s", skey);
+                obj_mf_hash_key(skey, leader, "subgroup", sub);
+                obj_mf_extra(p, false, "leaderworkerset.sigs.k8s.io/subgroup-index", "%lu", sub);
+                obj_mf_extra(p, false, "leaderworkerset.sigs.k8s.io/subgroup-key", "%s", skey);
             }
             for (size_t l = 0; ol && l < ol->n; l++)
-                ext_mf_extra(p, false, ol->key[l], "%s", ol->val[l]);
-            ext_mf_extra(p, true, "leaderworkerset.sigs.k8s.io/size", "%lu", size);
+                obj_mf_extra(p, false, ol->key[l], "%s", ol->val[l]);
+            obj_mf_extra(p, true, "leaderworkerset.sigs.k8s.io/size", "%lu", size);
             if (w > 0)
-                ext_mf_extra(p, true, "leaderworkerset.sigs.k8s.io/leader-name", "%s", leader);
+                obj_mf_extra(p, true, "leaderworkerset.sigs.k8s.io/leader-name", "%s", leader);
             if (sgs > 0)
-                ext_mf_extra(p, true, "leaderworkerset.sigs.k8s.io/subgroup-size", "%lu", sgs);
+                obj_mf_extra(p, true, "leaderworkerset.sigs.k8s.io/subgroup-size", "%lu", sgs);
             if (sgs > 0 && w == 0)
-                ext_mf_extra(p, true, "leaderworkerset.sigs.k8s.io/subgroup-policy-type", "%s",
+                obj_mf_extra(p, true, "leaderworkerset.sigs.k8s.io/subgroup-policy-type", "%s",
                              leader_excluded ? "LeaderExcluded" : "LeaderWorker");
-            ext_mf_inject(p, "LWS_LEADER_ADDRESS", "%s.%.60s.%.60s", leader,
-                          per_replica ? leader : name, ext_mf_obj_ns(obj));
-            ext_mf_inject(p, "LWS_GROUP_SIZE", "%lu", size);
-            ext_mf_inject(p, "LWS_WORKER_INDEX", "%lu", w);
+            obj_mf_inject(p, "LWS_LEADER_ADDRESS", "%s.%.60s.%.60s", leader,
+                          per_replica ? leader : name, obj_mf_obj_ns(obj));
+            obj_mf_inject(p, "LWS_GROUP_SIZE", "%lu", size);
+            obj_mf_inject(p, "LWS_WORKER_INDEX", "%lu", w);
         }
     }
     return TPX_OK;
 }
 
-static enum tpx_code expand_lws(struct ext_manifest *m, const json_t *obj, const char *src,
+static enum tpx_code expand_lws(struct obj_manifest *m, const json_t *obj, const char *src,
                                 struct tpx_err *err)
 {
     struct expander x = {m, src, 0, 0};
 
-    if (ext_mf_add_job(m, obj, "LeaderWorkerSet", src, &x.job, err) != TPX_OK)
+    if (obj_mf_add_job(m, obj, "LeaderWorkerSet", src, &x.job, err) != TPX_OK)
         return err->code;
-    return ext_mf_lws_pods(m, &x, obj, ext_mf_obj_name(obj), json_object_get(obj, "spec"), NULL,
+    return obj_mf_lws_pods(m, &x, obj, obj_mf_obj_name(obj), json_object_get(obj, "spec"), NULL,
                            err);
 }
 
 /* Keep an object built here alive until release (its strings are borrowed by the facts). */
-json_t *ext_mf_keep(struct ext_manifest *m, json_t *o, struct tpx_err *err)
+json_t *obj_mf_keep(struct obj_manifest *m, json_t *o, struct tpx_err *err)
 {
     json_t **nm;
 
@@ -578,21 +578,21 @@ json_t *ext_mf_keep(struct ext_manifest *m, json_t *o, struct tpx_err *err)
 }
 
 /* The object of kind `kind` named `name` among the documents of the file being read, or NULL. */
-const json_t *ext_mf_same_file_object(const struct ext_manifest *m, const char *kind,
+const json_t *obj_mf_same_file_object(const struct obj_manifest *m, const char *kind,
                                       const char *name)
 {
-    const struct ext_yaml_docs *d = &m->files[m->nfiles - 1];
+    const struct obj_yaml_docs *d = &m->files[m->nfiles - 1];
 
     for (size_t i = 0; i < d->n; i++) {
         const char *k = json_string_value(json_object_get(d->docs[i], "kind"));
-        if (k && strcmp(k, kind) == 0 && strcmp(ext_mf_obj_name(d->docs[i]), name) == 0)
+        if (k && strcmp(k, kind) == 0 && strcmp(obj_mf_obj_name(d->docs[i]), name) == 0)
             return d->docs[i];
     }
     return NULL;
 }
 
 /* The container named `name` in pod spec ps, or NULL. */
-json_t *ext_mf_container_named(const json_t *ps, const char *name)
+json_t *obj_mf_container_named(const json_t *ps, const char *name)
 {
     size_t i;
     json_t *c;
@@ -608,17 +608,17 @@ json_t *ext_mf_container_named(const json_t *ps, const char *name)
 
 /* Prefix err with "FILE:LINE: KIND 'name'": the line where `at` (else obj) starts in file f, or
  * src ("FILE#N") when the file was parsed without positions. */
-static void prefix_at(const struct ext_manifest *m, size_t f, const json_t *at, const json_t *obj,
+static void prefix_at(const struct obj_manifest *m, size_t f, const json_t *at, const json_t *obj,
                       const char *src, struct tpx_err *err)
 {
     const char *kind = json_string_value(json_object_get(obj, "kind"));
     unsigned line;
 
-    if (ext_yaml_pos(&m->files[f], at, &line, NULL) || ext_yaml_pos(&m->files[f], obj, &line, NULL))
+    if (obj_yaml_pos(&m->files[f], at, &line, NULL) || obj_yaml_pos(&m->files[f], obj, &line, NULL))
         tpx_err_prefix(err, "%s:%u: %s '%s'", m->fnames[f], line, kind ? kind : "?",
-                       ext_mf_obj_name(obj));
+                       obj_mf_obj_name(obj));
     else
-        tpx_err_prefix(err, "%s: %s '%s'", src, kind ? kind : "?", ext_mf_obj_name(obj));
+        tpx_err_prefix(err, "%s: %s '%s'", src, kind ? kind : "?", obj_mf_obj_name(obj));
 }
 
 /* The API versions each expansion was written from (docs/workloads.md "Kinds read"). Another
@@ -639,7 +639,7 @@ static const struct {
     {"PodGroup", {"scheduling.k8s.io/v1alpha2", "scheduling.k8s.io/v1beta1"}},
 };
 
-static void check_version(struct ext_manifest *m, const json_t *obj, const char *kind,
+static void check_version(struct obj_manifest *m, const json_t *obj, const char *kind,
                           const char *src)
 {
     const char *api = json_string_value(json_object_get(obj, "apiVersion"));
@@ -651,24 +651,24 @@ static void check_version(struct ext_manifest *m, const json_t *obj, const char 
             if (api && strcmp(api, written_from[i].versions[v]) == 0)
                 return;
         }
-        ext_mf_add_note(m, "%s: %s '%s' is %s; read as %s", src, kind, ext_mf_obj_name(obj),
+        obj_mf_add_note(m, "%s: %s '%s' is %s; read as %s", src, kind, obj_mf_obj_name(obj),
                         api ? api : "(no apiVersion)", written_from[i].versions[0]);
         return;
     }
 }
 
-static enum tpx_code expand(struct ext_manifest *m, const json_t *obj, const char *src,
+static enum tpx_code expand(struct obj_manifest *m, const json_t *obj, const char *src,
                             unsigned depth, struct tpx_err *err)
 {
     const char *kind = json_string_value(json_object_get(obj, "kind"));
     enum tpx_code rc;
 
     if (!json_is_object(obj)) {
-        ext_mf_add_note(m, "%s: skipped a document that is not an object", src);
+        obj_mf_add_note(m, "%s: skipped a document that is not an object", src);
         return TPX_OK;
     }
     if (!kind) {
-        ext_mf_add_note(m, "%s: skipped an object without a kind", src);
+        obj_mf_add_note(m, "%s: skipped an object without a kind", src);
         return TPX_OK;
     }
     if (strcmp(kind, "List") == 0 ||
@@ -694,32 +694,32 @@ static enum tpx_code expand(struct ext_manifest *m, const json_t *obj, const cha
     else if (strcmp(kind, "Job") == 0)
         rc = expand_job(m, obj, src, err);
     else if (strcmp(kind, "JobSet") == 0)
-        rc = ext_mf_expand_jobset(m, obj, src, err);
+        rc = obj_mf_expand_jobset(m, obj, src, err);
     else if (strcmp(kind, "LeaderWorkerSet") == 0)
         rc = expand_lws(m, obj, src, err);
     else if (strcmp(kind, "DynamoGraphDeployment") == 0)
-        rc = ext_mf_expand_dgd(m, obj, src, err);
+        rc = obj_mf_expand_dgd(m, obj, src, err);
     else if (strcmp(kind, "TrainJob") == 0)
-        rc = ext_mf_expand_trainjob(m, obj, src, err);
+        rc = obj_mf_expand_trainjob(m, obj, src, err);
     else if (strcmp(kind, "PyTorchJob") == 0)
-        rc = ext_mf_expand_pytorchjob(m, obj, src, err);
+        rc = obj_mf_expand_pytorchjob(m, obj, src, err);
     else if (strcmp(kind, "MPIJob") == 0)
-        rc = ext_mf_expand_mpijob(m, obj, src, err);
+        rc = obj_mf_expand_mpijob(m, obj, src, err);
     else if (strcmp(kind, "LLMInferenceService") == 0)
-        rc = ext_mf_expand_llmisvc(m, obj, src, err);
+        rc = obj_mf_expand_llmisvc(m, obj, src, err);
     else if (strcmp(kind, "PodCliqueSet") == 0)
-        rc = ext_mf_expand_pcs(m, obj, src, err);
+        rc = obj_mf_expand_pcs(m, obj, src, err);
     else if (strcmp(kind, "PodGroup") == 0)
-        return ext_mf_read_podgroup(m, obj, err);
+        return obj_mf_read_podgroup(m, obj, err);
     else if (strcmp(kind, "RoleBasedGroup") == 0)
-        rc = ext_mf_expand_rbg(m, obj, src, err);
+        rc = obj_mf_expand_rbg(m, obj, src, err);
     else if (strcmp(kind, "DisaggregatedSet") == 0)
-        rc = ext_mf_expand_disaggregatedset(m, obj, src, err);
-    else if (ext_dra_is_kind(kind))
+        rc = obj_mf_expand_disaggregatedset(m, obj, src, err);
+    else if (obj_dra_is_kind(kind))
         return TPX_OK; /* no pods, but objects/dra.c reads it (claim demand, ComputeDomains) */
     else {
-        ext_mf_add_note(m, "%s: skipped %s '%s' (no pods to place)", src, kind,
-                        ext_mf_obj_name(obj));
+        obj_mf_add_note(m, "%s: skipped %s '%s' (no pods to place)", src, kind,
+                        obj_mf_obj_name(obj));
         return TPX_OK;
     }
     if (rc != TPX_OK)
@@ -727,20 +727,20 @@ static enum tpx_code expand(struct ext_manifest *m, const json_t *obj, const cha
     return rc;
 }
 
-enum tpx_code ext_manifest_add_docs(struct ext_manifest *m, struct ext_yaml_docs *docs,
+enum tpx_code obj_manifest_add_docs(struct obj_manifest *m, struct obj_yaml_docs *docs,
                                     const char *name, struct tpx_err *err)
 {
-    struct ext_yaml_docs *nf = realloc(m->files, (m->nfiles + 1) * sizeof(*nf));
+    struct obj_yaml_docs *nf = realloc(m->files, (m->nfiles + 1) * sizeof(*nf));
     char **nn = nf ? realloc(m->fnames, (m->nfiles + 1) * sizeof(*nn)) : NULL;
     char *fname = nn ? strdup(name) : NULL;
-    struct ext_yaml_docs *d;
+    struct obj_yaml_docs *d;
 
     if (nf)
         m->files = nf;
     if (nn)
         m->fnames = nn;
     if (!fname) {
-        ext_yaml_docs_release(docs);
+        obj_yaml_docs_release(docs);
         return tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
     }
     m->fnames[m->nfiles] = fname;
@@ -751,26 +751,26 @@ enum tpx_code ext_manifest_add_docs(struct ext_manifest *m, struct ext_yaml_docs
         char src[POL_KEY_MAX];
         snprintf(src, sizeof(src), "%.200s#%zu", name, i + 1);
         if (d->n == 1)
-            ext_mf_copy_str(src, sizeof(src), name);
+            obj_mf_copy_str(src, sizeof(src), name);
         if (expand(m, d->docs[i], src, 0, err) != TPX_OK)
             return err->code;
     }
     return TPX_OK;
 }
 
-enum tpx_code ext_manifest_add_file(struct ext_manifest *m, const char *path, struct tpx_err *err)
+enum tpx_code obj_manifest_add_file(struct obj_manifest *m, const char *path, struct tpx_err *err)
 {
-    struct ext_yaml_docs d = {0};
+    struct obj_yaml_docs d = {0};
 
-    if (ext_yaml_load_file(path, (size_t)64 << 20, &d, err) != TPX_OK)
+    if (obj_yaml_load_file(path, (size_t)64 << 20, &d, err) != TPX_OK)
         return err->code;
-    return ext_manifest_add_docs(m, &d, strcmp(path, "-") == 0 ? "<stdin>" : path, err);
+    return obj_manifest_add_docs(m, &d, strcmp(path, "-") == 0 ? "<stdin>" : path, err);
 }
 
 /* --- finish ------------------------------------------------------------------------------------
  */
 
-static bool is_injected(const struct ext_manifest_pod *p, const char *name)
+static bool is_injected(const struct obj_manifest_pod *p, const char *name)
 {
     for (size_t k = 0; k < p->ninj; k++) {
         if (strcmp(p->ikey[k], name) == 0)
@@ -783,7 +783,7 @@ static bool is_injected(const struct ext_manifest_pod *p, const char *name)
  * injects first (replacing variables of the same name), then the container's own; a value that
  * is not a plain `value` (valueFrom, a non-scalar) is NULL. Strings are borrowed from the
  * template's JSON or from p. */
-static enum tpx_code build_env(struct ext_manifest *m, struct ext_manifest_pod *p,
+static enum tpx_code build_env(struct obj_manifest *m, struct obj_manifest_pod *p,
                                struct tpx_err *err)
 {
     const json_t *cs =
@@ -821,8 +821,8 @@ static enum tpx_code build_env(struct ext_manifest *m, struct ext_manifest_pod *
             if (!val && v && !json_object_get(e, "valueFrom")) {
                 /* an unquoted number or boolean: the kubelet gets its text */
                 char buf[64];
-                const char *t = ext_json_scalar(v, buf, sizeof(buf));
-                json_t *sv = t ? ext_mf_keep(m, json_string(t), err) : NULL;
+                const char *t = obj_json_scalar(v, buf, sizeof(buf));
+                json_t *sv = t ? obj_mf_keep(m, json_string(t), err) : NULL;
                 if (t && !sv)
                     return err->code;
                 val = json_string_value(sv);
@@ -837,9 +837,9 @@ static enum tpx_code build_env(struct ext_manifest *m, struct ext_manifest_pod *
     return TPX_OK;
 }
 
-static enum tpx_code build_facts(struct ext_manifest *m, size_t i, struct tpx_err *err)
+static enum tpx_code build_facts(struct obj_manifest *m, size_t i, struct tpx_err *err)
 {
-    struct ext_manifest_pod *p = &m->pods[i];
+    struct obj_manifest_pod *p = &m->pods[i];
     const struct pol_pod_facts *t = &m->tmpl[p->tmpl].facts;
     size_t n = p->nel + t->nlabels + p->nea + t->nannotations;
     size_t k = 0;
@@ -970,23 +970,23 @@ static const json_t *infer_culprit(const json_t *tmpl, const char *msg)
 }
 
 /* "FILE:LINE" of value v of pod p's template, else the job's "FILE#DOC". */
-static void place_of(const struct ext_manifest *m, const struct ext_manifest_pod *p,
+static void place_of(const struct obj_manifest *m, const struct obj_manifest_pod *p,
                      const json_t *v, char *out, size_t len)
 {
     size_t f = m->tmpl_file[p->tmpl];
     unsigned line;
 
-    if (ext_yaml_pos(&m->files[f], v, &line, NULL))
+    if (obj_yaml_pos(&m->files[f], v, &line, NULL))
         snprintf(out, len, "%.200s:%u", m->fnames[f], line);
     else
         snprintf(out, len, "%s", m->jobs[p->job].source);
 }
 
-void ext_manifest_value_source(const struct ext_manifest *m, size_t i, int argi,
+void obj_manifest_value_source(const struct obj_manifest *m, size_t i, int argi,
                                const char *annotation, char *out, size_t len)
 {
     static const char *const parts[] = {"command", "args"};
-    const struct ext_manifest_pod *p;
+    const struct obj_manifest_pod *p;
     const json_t *tmpl;
     const json_t *v = NULL;
     size_t k;
@@ -1018,12 +1018,12 @@ void ext_manifest_value_source(const struct ext_manifest *m, size_t i, int argi,
     place_of(m, p, v ? v : tmpl, out, len);
 }
 
-void ext_manifest_replica_source(const struct ext_manifest *m, size_t r, char *out, size_t len)
+void obj_manifest_replica_source(const struct obj_manifest *m, size_t r, char *out, size_t len)
 {
     /* the flags the tensor-parallel size can come from, as pol_workload_infer() names them */
     static const char *const flags[] = {"flag '--tensor-parallel-size'", "flag '--tp-size'",
                                         "flag '--tp'"};
-    const struct ext_manifest_pod *p;
+    const struct obj_manifest_pod *p;
     const struct pol_workload *wl;
     const json_t *tmpl;
     const json_t *v;
@@ -1046,7 +1046,7 @@ void ext_manifest_replica_source(const struct ext_manifest *m, size_t r, char *o
     place_of(m, p, v, out, len);
 }
 
-enum tpx_code ext_manifest_finish(struct ext_manifest *m, struct tpx_err *err)
+enum tpx_code obj_manifest_finish(struct obj_manifest *m, struct tpx_err *err)
 {
     if (m->npods == 0)
         return tpx_err_set(err, TPX_EINVAL,
@@ -1061,10 +1061,10 @@ enum tpx_code ext_manifest_finish(struct ext_manifest *m, struct tpx_err *err)
     if (!m->wl || !m->names || !m->pol_jobs || !m->pol_replicas)
         return tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
     m->replica_first_pod[m->nreplicas] = m->npods;
-    if (ext_mf_workload_groups(m, err) != TPX_OK)
+    if (obj_mf_workload_groups(m, err) != TPX_OK)
         return err->code;
     for (size_t i = 0; i < m->npods; i++) {
-        struct ext_manifest_pod *p = &m->pods[i];
+        struct obj_manifest_pod *p = &m->pods[i];
         if (build_facts(m, i, err) != TPX_OK)
             return err->code;
         m->names[i] = p->name;
@@ -1093,18 +1093,18 @@ enum tpx_code ext_manifest_finish(struct ext_manifest *m, struct tpx_err *err)
     return TPX_OK;
 }
 
-const struct pol_pod_facts *ext_manifest_pod_facts(const struct ext_manifest *m, size_t i)
+const struct pol_pod_facts *obj_manifest_pod_facts(const struct obj_manifest *m, size_t i)
 {
     return &m->pods[i].facts;
 }
 
-const struct tpx_env_var *ext_manifest_pod_env(const struct ext_manifest *m, size_t i, size_t *n)
+const struct tpx_env_var *obj_manifest_pod_env(const struct obj_manifest *m, size_t i, size_t *n)
 {
     *n = m->pods[i].nenv;
     return m->pods[i].env;
 }
 
-const json_t *ext_manifest_pod_template(const struct ext_manifest *m, size_t i)
+const json_t *obj_manifest_pod_template(const struct obj_manifest *m, size_t i)
 {
     return m->tmpl_json[m->pods[i].tmpl];
 }
@@ -1128,7 +1128,7 @@ static const struct {
     {"--max-running-requests", EF_MAX_NUM_SEQS},
 };
 
-static void set_engine_field(struct ext_engine_info *e, enum engine_field field, const char *v)
+static void set_engine_field(struct obj_engine_info *e, enum engine_field field, const char *v)
 {
     unsigned long *num;
     char *end;
@@ -1136,10 +1136,10 @@ static void set_engine_field(struct ext_engine_info *e, enum engine_field field,
 
     switch (field) {
     case EF_DTYPE:
-        ext_mf_copy_str(e->dtype, sizeof(e->dtype), v);
+        obj_mf_copy_str(e->dtype, sizeof(e->dtype), v);
         return;
     case EF_QUANTIZATION:
-        ext_mf_copy_str(e->quantization, sizeof(e->quantization), v);
+        obj_mf_copy_str(e->quantization, sizeof(e->quantization), v);
         return;
     case EF_MAX_MODEL_LEN:
         num = &e->max_model_len;
@@ -1153,7 +1153,7 @@ static void set_engine_field(struct ext_engine_info *e, enum engine_field field,
         *num = (*end == '\0') ? x : x * 1024;
 }
 
-void ext_manifest_engine_info(const struct ext_manifest *m, size_t i, struct ext_engine_info *out)
+void obj_manifest_engine_info(const struct obj_manifest *m, size_t i, struct obj_engine_info *out)
 {
     const struct pol_pod_facts *f = &m->pods[i].facts;
     struct tpx_cmdline cl;
@@ -1189,7 +1189,7 @@ void ext_manifest_engine_info(const struct ext_manifest *m, size_t i, struct ext
     }
 }
 
-void ext_manifest_release(struct ext_manifest *m)
+void obj_manifest_release(struct obj_manifest *m)
 {
     if (!m)
         return;
@@ -1199,7 +1199,7 @@ void ext_manifest_release(struct ext_manifest *m)
     }
     free(m->pods);
     for (size_t i = 0; i < m->ntmpl; i++)
-        ext_pod_facts_release(&m->tmpl[i]);
+        obj_pod_facts_release(&m->tmpl[i]);
     free(m->tmpl);
     free(m->tmpl_json);
     free(m->tmpl_file);
@@ -1208,7 +1208,7 @@ void ext_manifest_release(struct ext_manifest *m)
     free(m->made);
     free((void *)m->podgroups);
     for (size_t i = 0; i < m->nfiles; i++) {
-        ext_yaml_docs_release(&m->files[i]);
+        obj_yaml_docs_release(&m->files[i]);
         free(m->fnames[i]);
     }
     free(m->files);

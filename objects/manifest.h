@@ -21,11 +21,11 @@
 #include "policy/policy.h"
 
 /* Most pods one manifest set may expand to (replicas x size); more is TPX_ETOOBIG. */
-#define EXT_MANIFEST_MAX_PODS 100000u
+#define OBJ_MANIFEST_MAX_PODS 100000u
 
 /* What the engine flags and annotations of a replica's first pod say, for `plan --record`.
  * Numbers are 0 and strings "" when not given. */
-struct ext_engine_info {
+struct obj_engine_info {
     char dtype[32];              /* vLLM --dtype, SGLang --dtype */
     char quantization[32];       /* vLLM --quantization/-q, SGLang --quantization */
     unsigned long max_model_len; /* vLLM --max-model-len, SGLang --context-length */
@@ -35,24 +35,24 @@ struct ext_engine_info {
 };
 
 /* One expanded object: a workload controller or a bare pod. */
-struct ext_manifest_job {
+struct obj_manifest_job {
     char name[POL_KEY_MAX];   /* "llm/vllm" */
     char kind[64];            /* "LeaderWorkerSet" */
     char source[POL_KEY_MAX]; /* "FILE#DOC": where it was read */
-    size_t first_replica;     /* into ext_manifest.replica_first_pod / pol replicas */
+    size_t first_replica;     /* into obj_manifest.replica_first_pod / pol replicas */
     size_t nreplicas;
 };
 
-struct ext_manifest_pod;
+struct obj_manifest_pod;
 
 /*
- * The expansion. Caller-allocated: ext_manifest_init(), then _add_file/_add_docs any number of
- * times, then _finish() once, then read jobs/wl/names/pol_jobs; free with ext_manifest_release().
+ * The expansion. Caller-allocated: obj_manifest_init(), then _add_file/_add_docs any number of
+ * times, then _finish() once, then read jobs/wl/names/pol_jobs; free with obj_manifest_release().
  * Keeps the parsed documents alive (the facts borrow their strings). Not thread-safe.
  */
-struct ext_manifest {
+struct obj_manifest {
     /* filled by _finish(): */
-    struct ext_manifest_job *jobs;
+    struct obj_manifest_job *jobs;
     size_t njobs;
     struct pol_job *pol_jobs; /* njobs, for pol_plan() */
     struct pol_workload *wl;  /* npods, in job/replica/pod order */
@@ -63,10 +63,10 @@ struct ext_manifest {
     char **notes; /* skipped objects, one line each */
     size_t nnotes;
     /* private */
-    struct ext_yaml_docs *files;
+    struct obj_yaml_docs *files;
     char **fnames; /* nfiles names, for "FILE:LINE:" */
     size_t nfiles;
-    struct ext_pod_facts *tmpl;
+    struct obj_pod_facts *tmpl;
     const json_t **tmpl_json; /* ntmpl: each template's object, for error positions */
     size_t *tmpl_file;        /* ntmpl: index into files */
     size_t ntmpl;
@@ -75,24 +75,24 @@ struct ext_manifest {
     size_t nmade;
     const json_t **podgroups; /* scheduling.k8s.io PodGroups read, borrowed from files */
     size_t npodgroups;
-    struct ext_manifest_pod *pods;
+    struct obj_manifest_pod *pods;
     size_t apods;
     struct pol_job_replica *pol_replicas;
     size_t ajobs;
     size_t areplicas;
 };
 
-void ext_manifest_init(struct ext_manifest *m);
+void obj_manifest_init(struct obj_manifest *m);
 
 /* Read a YAML/JSON stream ("-" is stdin) and expand every object in it. Errors name the file:
  * "FILE:LINE:COL: ..." for syntax (TPX_EPARSE), "FILE:LINE: KIND 'name': ..." for a bad object
  * (TPX_EINVAL), LINE being where the offending value starts (a replicas field, the pod template,
- * the object itself when the value is missing), TPX_ETOOBIG past EXT_MANIFEST_MAX_PODS. */
-enum tpx_code ext_manifest_add_file(struct ext_manifest *m, const char *path, struct tpx_err *err);
+ * the object itself when the value is missing), TPX_ETOOBIG past OBJ_MANIFEST_MAX_PODS. */
+enum tpx_code obj_manifest_add_file(struct obj_manifest *m, const char *path, struct tpx_err *err);
 
 /* Expand parsed documents; m takes ownership of *docs (and empties it) even on failure. Errors
  * name a line when docs were parsed with positions (the default), else "NAME#N: KIND 'name'". */
-enum tpx_code ext_manifest_add_docs(struct ext_manifest *m, struct ext_yaml_docs *docs,
+enum tpx_code obj_manifest_add_docs(struct obj_manifest *m, struct obj_yaml_docs *docs,
                                     const char *name, struct tpx_err *err);
 
 /* Infer each pod's workload, copy a leader's explicit parallelism to group mates whose own is only
@@ -100,37 +100,37 @@ enum tpx_code ext_manifest_add_docs(struct ext_manifest *m, struct ext_yaml_docs
  * ("FILE:LINE: KIND 'name': pod 'p': ...", LINE being the annotation's value, the command/args
  * element holding the flag, or the pod template for other inconsistencies); TPX_EINVAL when
  * nothing with pods was found. */
-enum tpx_code ext_manifest_finish(struct ext_manifest *m, struct tpx_err *err);
+enum tpx_code obj_manifest_finish(struct obj_manifest *m, struct tpx_err *err);
 
 /* Facts of pod i (after _finish). Borrowed until release. */
-const struct pol_pod_facts *ext_manifest_pod_facts(const struct ext_manifest *m, size_t i);
+const struct pol_pod_facts *obj_manifest_pod_facts(const struct obj_manifest *m, size_t i);
 
 /* The env of pod i (after _finish): every container's, containers in order, each with what its
  * operator injects in front (LWS_LEADER_ADDRESS, LWS_GROUP_SIZE, LWS_WORKER_INDEX; RBG_*)
  * replacing the container's own of the same name, then the container's own. *n entries;
  * borrowed until release. A value is NULL when the plan cannot know it (valueFrom). The same list
  * is the pod's pol_pod_facts.env, which the engine reader resolves flag values from. */
-const struct tpx_env_var *ext_manifest_pod_env(const struct ext_manifest *m, size_t i, size_t *n);
+const struct tpx_env_var *obj_manifest_pod_env(const struct obj_manifest *m, size_t i, size_t *n);
 /* The pod template (or Pod) pod i was made from, with its spec.resourceClaims. Borrowed until
  * release. Valid once the pod exists (before or after _finish). */
-const json_t *ext_manifest_pod_template(const struct ext_manifest *m, size_t i);
+const json_t *obj_manifest_pod_template(const struct obj_manifest *m, size_t i);
 
 /* Engine information of pod i, read from its argv and annotations. Cannot fail. */
-void ext_manifest_engine_info(const struct ext_manifest *m, size_t i, struct ext_engine_info *out);
+void obj_manifest_engine_info(const struct obj_manifest *m, size_t i, struct obj_engine_info *out);
 
 /* Where replica r's parallelism is written, as "FILE:LINE" into out (len bytes): the
  * tensor-parallel annotation's value or the command/args element holding the flag, in the
  * template of the replica's first pod; the template itself when it uses defaults; "FILE#DOC" when
  * no position is known. For messages about a rejected replica. */
-void ext_manifest_replica_source(const struct ext_manifest *m, size_t r, char *out, size_t len);
+void obj_manifest_replica_source(const struct obj_manifest *m, size_t r, char *out, size_t len);
 
 /* Where one value of pod i is written, as "FILE:LINE" into out: the annotation's value when
  * annotation is not NULL and the template has it, else argv element argi (struct
  * pol_size_origin.argi) of the pod's facts, else the template; "FILE#DOC" when no position is
  * known. For `plan`'s warnings about uncertain layouts. */
-void ext_manifest_value_source(const struct ext_manifest *m, size_t i, int argi,
+void obj_manifest_value_source(const struct obj_manifest *m, size_t i, int argi,
                                const char *annotation, char *out, size_t len);
 
-void ext_manifest_release(struct ext_manifest *m); /* safe twice */
+void obj_manifest_release(struct obj_manifest *m); /* safe twice */
 
 #endif

@@ -27,7 +27,7 @@ enum inj_mode {
     INJ_APPEND_REPLACE, /* after every container's env, replacing same names (Grove) */
 };
 
-struct ext_manifest_pod {
+struct obj_manifest_pod {
     size_t tmpl;
     size_t job;
     char name[POL_KEY_MAX];
@@ -48,7 +48,7 @@ struct ext_manifest_pod {
 
 /* What one controller expansion writes into each of its pods. */
 struct expander {
-    struct ext_manifest *m;
+    struct obj_manifest *m;
     const char *src;
     size_t job;
     size_t tmpl;
@@ -63,61 +63,61 @@ struct owner_labels {
 };
 
 /* Helpers of manifest.c. On error m->err_at is the value the error is about. */
-void ext_mf_add_note(struct ext_manifest *m, const char *fmt, ...)
+void obj_mf_add_note(struct obj_manifest *m, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-void ext_mf_copy_str(char *dst, size_t n, const char *s); /* bounded, always terminated */
+void obj_mf_copy_str(char *dst, size_t n, const char *s); /* bounded, always terminated */
 /* A stable short hash as 16 hex digits: stands in for the controllers' sha1 keys. */
-void ext_mf_hash_key(char out[EXTRA_LEN], const char *a, const char *b, size_t idx);
-const char *ext_mf_obj_name(const json_t *o); /* metadata.name, "" when none */
-const char *ext_mf_obj_ns(const json_t *o);   /* metadata.namespace, "default" when none */
-enum tpx_code ext_mf_get_count(struct ext_manifest *m, const json_t *obj, const char *key,
+void obj_mf_hash_key(char out[EXTRA_LEN], const char *a, const char *b, size_t idx);
+const char *obj_mf_obj_name(const json_t *o); /* metadata.name, "" when none */
+const char *obj_mf_obj_ns(const json_t *o);   /* metadata.namespace, "default" when none */
+enum tpx_code obj_mf_get_count(struct obj_manifest *m, const json_t *obj, const char *key,
                                unsigned long def, unsigned long *out, struct tpx_err *err);
-enum tpx_code ext_mf_add_job(struct ext_manifest *m, const json_t *obj, const char *kind,
+enum tpx_code obj_mf_add_job(struct obj_manifest *m, const json_t *obj, const char *kind,
                              const char *src, size_t *job, struct tpx_err *err);
-/* tmpl ({metadata, spec}) must outlive m: a document of m's files or an object ext_mf_keep()s. */
-enum tpx_code ext_mf_add_tmpl(struct ext_manifest *m, const json_t *tmpl, size_t *out,
+/* tmpl ({metadata, spec}) must outlive m: a document of m's files or an object obj_mf_keep()s. */
+enum tpx_code obj_mf_add_tmpl(struct obj_manifest *m, const json_t *tmpl, size_t *out,
                               struct tpx_err *err);
-enum tpx_code ext_mf_reserve_pods(struct ext_manifest *m, unsigned long n, struct tpx_err *err);
-enum tpx_code ext_mf_new_replica(struct ext_manifest *m, struct tpx_err *err);
-struct ext_manifest_pod *ext_mf_new_pod(struct expander *x, const char *fmt, ...)
+enum tpx_code obj_mf_reserve_pods(struct obj_manifest *m, unsigned long n, struct tpx_err *err);
+enum tpx_code obj_mf_new_replica(struct obj_manifest *m, struct tpx_err *err);
+struct obj_manifest_pod *obj_mf_new_pod(struct expander *x, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Extra labels must be added before extra annotations. */
-void ext_mf_extra(struct ext_manifest_pod *p, bool annotation, const char *key, const char *fmt,
+void obj_mf_extra(struct obj_manifest_pod *p, bool annotation, const char *key, const char *fmt,
                   ...) __attribute__((format(printf, 4, 5)));
 /* An env var the controller injects (where: p->inj_mode); fmt NULL: a valueFrom. */
-void ext_mf_inject(struct ext_manifest_pod *p, const char *key, const char *fmt, ...)
+void obj_mf_inject(struct obj_manifest_pod *p, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Keep o (owned) alive until release; NULL with *err when o is NULL or out of memory. */
-json_t *ext_mf_keep(struct ext_manifest *m, json_t *o, struct tpx_err *err);
-const json_t *ext_mf_same_file_object(const struct ext_manifest *m, const char *kind,
+json_t *obj_mf_keep(struct obj_manifest *m, json_t *o, struct tpx_err *err);
+const json_t *obj_mf_same_file_object(const struct obj_manifest *m, const char *kind,
                                       const char *name);
-json_t *ext_mf_container_named(const json_t *ps, const char *name);
+json_t *obj_mf_container_named(const json_t *ps, const char *name);
 /* The pods of one LeaderWorkerSet spec named name, for the job the caller added. */
-enum tpx_code ext_mf_lws_pods(struct ext_manifest *m, struct expander *x, const json_t *obj,
+enum tpx_code obj_mf_lws_pods(struct obj_manifest *m, struct expander *x, const json_t *obj,
                               const char *name, const json_t *spec, const struct owner_labels *ol,
                               struct tpx_err *err);
-enum tpx_code ext_mf_expand_jobset(struct ext_manifest *m, const json_t *obj, const char *src,
+enum tpx_code obj_mf_expand_jobset(struct obj_manifest *m, const json_t *obj, const char *src,
                                    struct tpx_err *err);
 
-/* The kinds: each adds its job and pods, or a note; errors as ext_manifest_add_docs(). */
-enum tpx_code ext_mf_expand_disaggregatedset(struct ext_manifest *m, const json_t *obj,
+/* The kinds: each adds its job and pods, or a note; errors as obj_manifest_add_docs(). */
+enum tpx_code obj_mf_expand_disaggregatedset(struct obj_manifest *m, const json_t *obj,
                                              const char *src, struct tpx_err *err);
-enum tpx_code ext_mf_expand_dgd(struct ext_manifest *m, const json_t *obj, const char *src,
+enum tpx_code obj_mf_expand_dgd(struct obj_manifest *m, const json_t *obj, const char *src,
                                 struct tpx_err *err);
-enum tpx_code ext_mf_expand_rbg(struct ext_manifest *m, const json_t *obj, const char *src,
+enum tpx_code obj_mf_expand_rbg(struct obj_manifest *m, const json_t *obj, const char *src,
                                 struct tpx_err *err);
-enum tpx_code ext_mf_expand_llmisvc(struct ext_manifest *m, const json_t *obj, const char *src,
+enum tpx_code obj_mf_expand_llmisvc(struct obj_manifest *m, const json_t *obj, const char *src,
                                     struct tpx_err *err);
-enum tpx_code ext_mf_expand_pcs(struct ext_manifest *m, const json_t *obj, const char *src,
+enum tpx_code obj_mf_expand_pcs(struct obj_manifest *m, const json_t *obj, const char *src,
                                 struct tpx_err *err);
-enum tpx_code ext_mf_expand_pytorchjob(struct ext_manifest *m, const json_t *obj, const char *src,
+enum tpx_code obj_mf_expand_pytorchjob(struct obj_manifest *m, const json_t *obj, const char *src,
                                        struct tpx_err *err);
-enum tpx_code ext_mf_expand_mpijob(struct ext_manifest *m, const json_t *obj, const char *src,
+enum tpx_code obj_mf_expand_mpijob(struct obj_manifest *m, const json_t *obj, const char *src,
                                    struct tpx_err *err);
-enum tpx_code ext_mf_expand_trainjob(struct ext_manifest *m, const json_t *obj, const char *src,
+enum tpx_code obj_mf_expand_trainjob(struct obj_manifest *m, const json_t *obj, const char *src,
                                      struct tpx_err *err);
-enum tpx_code ext_mf_read_podgroup(struct ext_manifest *m, const json_t *obj, struct tpx_err *err);
+enum tpx_code obj_mf_read_podgroup(struct obj_manifest *m, const json_t *obj, struct tpx_err *err);
 /* The PodGroups' groups and scopes, as annotations; run by _finish() before the facts. */
-enum tpx_code ext_mf_workload_groups(struct ext_manifest *m, struct tpx_err *err);
+enum tpx_code obj_mf_workload_groups(struct obj_manifest *m, struct tpx_err *err);
 
 #endif

@@ -22,12 +22,12 @@
  * revision (sha256 of the role templates upstream) is a stand-in hash. One job; each LWS group
  * is a replica.
  */
-enum tpx_code ext_mf_expand_disaggregatedset(struct ext_manifest *m, const json_t *obj,
+enum tpx_code obj_mf_expand_disaggregatedset(struct obj_manifest *m, const json_t *obj,
                                              const char *src, struct tpx_err *err)
 {
     const json_t *spec = json_object_get(obj, "spec");
     const json_t *roles = json_object_get(spec, "roles");
-    const char *ds = ext_mf_obj_name(obj);
+    const char *ds = obj_mf_obj_name(obj);
     struct expander x = {m, src, 0, 0};
     char rev[EXTRA_LEN];
     unsigned long slices;
@@ -39,10 +39,10 @@ enum tpx_code ext_mf_expand_disaggregatedset(struct ext_manifest *m, const json_
             m->err_at = roles;
         return tpx_err_set(err, TPX_EINVAL, "spec.roles is missing or empty");
     }
-    if (ext_mf_get_count(m, spec, "slices", 1, &slices, err) != TPX_OK ||
-        ext_mf_add_job(m, obj, "DisaggregatedSet", src, &x.job, err) != TPX_OK)
+    if (obj_mf_get_count(m, spec, "slices", 1, &slices, err) != TPX_OK ||
+        obj_mf_add_job(m, obj, "DisaggregatedSet", src, &x.job, err) != TPX_OK)
         return err->code;
-    ext_mf_hash_key(rev, ext_mf_obj_ns(obj), ds, 0);
+    obj_mf_hash_key(rev, obj_mf_obj_ns(obj), ds, 0);
     rev[8] = '\0';
     for (unsigned long sl = 0; sl < slices; sl++) {
         json_array_foreach(roles, r, role)
@@ -64,7 +64,7 @@ enum tpx_code ext_mf_expand_disaggregatedset(struct ext_manifest *m, const json_
             snprintf(ol.val[3], EXTRA_LEN, "%.70s", ds);
             snprintf(ol.val[4], EXTRA_LEN, "%s", rev);
             snprintf(lws, sizeof(lws), "%.80s-%lu-%s-%.60s", ds, sl, rev, rn);
-            if (ext_mf_lws_pods(m, &x, obj, lws, json_object_get(role, "spec"), &ol, err) !=
+            if (obj_mf_lws_pods(m, &x, obj, lws, json_object_get(role, "spec"), &ol, err) !=
                 TPX_OK) {
                 tpx_err_prefix(err, "role '%s'", rn);
                 return err->code;
@@ -77,7 +77,7 @@ enum tpx_code ext_mf_expand_disaggregatedset(struct ext_manifest *m, const json_
 /* The text of a file the container reads at `path`, when a volumeMount of it holds a ConfigMap
  * of this manifest (mountPath a directory prefix of path, or subPath's exact file); NULL when
  * not found. Borrowed from the ConfigMap. */
-static const char *configmap_file(const struct ext_manifest *m, const json_t *pod_spec,
+static const char *configmap_file(const struct obj_manifest *m, const json_t *pod_spec,
                                   const json_t *container, const char *path)
 {
     size_t i;
@@ -109,7 +109,7 @@ static const char *configmap_file(const struct ext_manifest *m, const json_t *po
             const char *n = json_string_value(json_object_get(v, "name"));
             if (!cm || !n || strcmp(n, vn) != 0)
                 continue;
-            obj = ext_mf_same_file_object(m, "ConfigMap", cm);
+            obj = obj_mf_same_file_object(m, "ConfigMap", cm);
             return obj ? json_string_value(json_object_get(json_object_get(obj, "data"), key))
                        : NULL;
         }
@@ -124,7 +124,7 @@ static const char *configmap_file(const struct ext_manifest *m, const json_t *po
  * (when the template does not set them itself), plus topox.io/engine-args naming the file. The
  * operator passes the file path on; the engine reads the sizes from it.
  */
-static void engine_args_file(struct ext_manifest *m, const json_t *pod_spec, json_t *container,
+static void engine_args_file(struct obj_manifest *m, const json_t *pod_spec, json_t *container,
                              json_t *tmpl, const char *dgd)
 {
     static const struct {
@@ -138,7 +138,7 @@ static void engine_args_file(struct ext_manifest *m, const json_t *pod_spec, jso
     const json_t *args = json_object_get(container, "args");
     const char *path = NULL;
     const char *text;
-    struct ext_yaml_docs d = {0};
+    struct obj_yaml_docs d = {0};
     struct tpx_err err = TPX_ERR_INIT;
     json_t *ann;
     size_t i;
@@ -156,31 +156,31 @@ static void engine_args_file(struct ext_manifest *m, const json_t *pod_spec, jso
         return;
     text = configmap_file(m, pod_spec, container, path);
     if (!text) {
-        ext_mf_add_note(
+        obj_mf_add_note(
             m,
             "DynamoGraphDeployment '%s': --extra-engine-args %s is not in a ConfigMap of "
             "this manifest; its sizes are not read",
             dgd, path);
         return;
     }
-    if (ext_yaml_parse(text, strlen(text), path, &d, &err) != TPX_OK || d.n != 1 ||
+    if (obj_yaml_parse(text, strlen(text), path, &d, &err) != TPX_OK || d.n != 1 ||
         !json_is_object(d.docs[0])) {
-        ext_mf_add_note(m,
+        obj_mf_add_note(m,
                         "DynamoGraphDeployment '%s': --extra-engine-args %s is not a YAML mapping",
                         dgd, path);
-        ext_yaml_docs_release(&d);
+        obj_yaml_docs_release(&d);
         return;
     }
     ann = json_object_get(json_object_get(tmpl, "metadata"), "annotations");
     for (size_t k = 0; ann && k < sizeof(sizes) / sizeof(sizes[0]); k++) {
         char buf[64];
-        const char *v = ext_json_scalar(json_object_get(d.docs[0], sizes[k].key), buf, sizeof(buf));
+        const char *v = obj_json_scalar(json_object_get(d.docs[0], sizes[k].key), buf, sizeof(buf));
         if (v && !json_object_get(ann, sizes[k].annotation))
             json_object_set_new(ann, sizes[k].annotation, json_string(v));
     }
     if (ann)
         json_object_set_new(ann, "topox.io/engine-args", json_string(path));
-    ext_yaml_docs_release(&d);
+    obj_yaml_docs_release(&d);
 }
 
 static bool is_python(const char *c)
@@ -275,7 +275,7 @@ static void dynamo_multinode(json_t *c, const char *framework, bool leader, unsi
 /* A service's pod template as the Dynamo operator builds it: extraPodSpec with its mainContainer
  * (named "main" when unnamed) asking for resources.limits.gpu (or requests.gpu) nvidia.com/gpu,
  * the graph's spec.envs and the service's envs in front of the container's env. */
-static json_t *dynamo_template(struct ext_manifest *m, const json_t *dgd, const char *svcname,
+static json_t *dynamo_template(struct obj_manifest *m, const json_t *dgd, const char *svcname,
                                const json_t *svc, bool leader, unsigned long nodes,
                                struct tpx_err *err)
 {
@@ -285,7 +285,7 @@ static json_t *dynamo_template(struct ext_manifest *m, const json_t *dgd, const 
         json_string_value(json_object_get(json_object_get(dgd, "spec"), "backendFramework"));
     const json_t *gpu = json_object_get(json_object_get(res, "requests"), "gpu");
     json_t *t = json_pack("{s:{s:{s:s,s:s},s:{}},s:{}}", "metadata", "labels",
-                          "nvidia.com/dynamo-graph-deployment-name", ext_mf_obj_name(dgd),
+                          "nvidia.com/dynamo-graph-deployment-name", obj_mf_obj_name(dgd),
                           "nvidia.com/dynamo-component", svcname, "annotations", "spec");
     json_t *spec;
     json_t *c;
@@ -294,7 +294,7 @@ static json_t *dynamo_template(struct ext_manifest *m, const json_t *dgd, const 
     const char *g;
     unsigned long gpus = 0;
 
-    if (!ext_mf_keep(m, t, err))
+    if (!obj_mf_keep(m, t, err))
         return NULL;
     spec = json_object_get(t, "spec");
     if (json_is_object(eps)) {
@@ -310,7 +310,7 @@ static json_t *dynamo_template(struct ext_manifest *m, const json_t *dgd, const 
         json_object_set_new(c, "name", json_string("main"));
     if (!gpu)
         gpu = json_object_get(json_object_get(res, "limits"), "gpu");
-    g = ext_json_scalar(gpu, buf, sizeof(buf));
+    g = obj_json_scalar(gpu, buf, sizeof(buf));
     if (g) {
         json_t *r = json_object_get(c, "resources");
         if (!json_is_object(r)) {
@@ -326,7 +326,7 @@ static json_t *dynamo_template(struct ext_manifest *m, const json_t *dgd, const 
     json_array_extend(env, json_object_get(c, "env"));
     json_object_set_new(c, "env", env);
     if (framework && strcmp(framework, "trtllm") == 0 && leader)
-        engine_args_file(m, spec, c, t, ext_mf_obj_name(dgd));
+        engine_args_file(m, spec, c, t, obj_mf_obj_name(dgd));
     if (nodes > 1)
         dynamo_multinode(c, framework, leader, nodes, gpus);
     if (json_object_set_new(spec, "containers", json_pack("[o]", c)) != 0) {
@@ -345,7 +345,7 @@ static json_t *dynamo_template(struct ext_manifest *m, const json_t *dgd, const 
  * operator's default deployer) the pods are named by Grove instead, with the same count,
  * resources and group.
  */
-enum tpx_code ext_mf_expand_dgd(struct ext_manifest *m, const json_t *obj, const char *src,
+enum tpx_code obj_mf_expand_dgd(struct obj_manifest *m, const json_t *obj, const char *src,
                                 struct tpx_err *err)
 {
     const json_t *svcs = json_object_get(json_object_get(obj, "spec"), "services");
@@ -358,7 +358,7 @@ enum tpx_code ext_mf_expand_dgd(struct ext_manifest *m, const json_t *obj, const
             m->err_at = svcs;
         return tpx_err_set(err, TPX_EINVAL, "spec.services is missing or empty");
     }
-    if (ext_mf_add_job(m, obj, "DynamoGraphDeployment", src, &x.job, err) != TPX_OK)
+    if (obj_mf_add_job(m, obj, "DynamoGraphDeployment", src, &x.job, err) != TPX_OK)
         return err->code;
     json_object_foreach((json_t *)svcs, sname, svc)
     {
@@ -368,11 +368,11 @@ enum tpx_code ext_mf_expand_dgd(struct ext_manifest *m, const json_t *obj, const
         json_t *lt;
 
         m->err_at = svc;
-        snprintf(name, sizeof(name), "%.100s-%.100s", ext_mf_obj_name(obj), sname);
+        snprintf(name, sizeof(name), "%.100s-%.100s", obj_mf_obj_name(obj), sname);
         for (char *c = name; *c; c++)
             *c = (char)tolower((unsigned char)*c);
-        if (ext_mf_get_count(m, svc, "replicas", 1, &replicas, err) != TPX_OK ||
-            ext_mf_get_count(m, json_object_get(svc, "multinode"), "nodeCount", 1, &nodes, err) !=
+        if (obj_mf_get_count(m, svc, "replicas", 1, &replicas, err) != TPX_OK ||
+            obj_mf_get_count(m, json_object_get(svc, "multinode"), "nodeCount", 1, &nodes, err) !=
                 TPX_OK)
             goto fail;
         lt = dynamo_template(m, obj, sname, svc, true, nodes, err);
@@ -380,24 +380,24 @@ enum tpx_code ext_mf_expand_dgd(struct ext_manifest *m, const json_t *obj, const
             goto fail;
         if (nodes > 1) {
             json_t *wt = dynamo_template(m, obj, sname, svc, false, nodes, err);
-            json_t *lws = wt ? ext_mf_keep(m,
+            json_t *lws = wt ? obj_mf_keep(m,
                                            json_pack("{s:I,s:{s:I,s:O,s:O}}", "replicas",
                                                      (json_int_t)replicas, "leaderWorkerTemplate",
                                                      "size", (json_int_t)nodes, "leaderTemplate",
                                                      lt, "workerTemplate", wt),
                                            err)
                              : NULL;
-            if (!lws || ext_mf_lws_pods(m, &x, obj, name, lws, NULL, err) != TPX_OK)
+            if (!lws || obj_mf_lws_pods(m, &x, obj, name, lws, NULL, err) != TPX_OK)
                 goto fail;
             continue;
         }
-        if (ext_mf_add_tmpl(m, lt, &x.tmpl, err) != TPX_OK ||
-            ext_mf_reserve_pods(m, replicas, err) != TPX_OK)
+        if (obj_mf_add_tmpl(m, lt, &x.tmpl, err) != TPX_OK ||
+            obj_mf_reserve_pods(m, replicas, err) != TPX_OK)
             goto fail;
         for (unsigned long i = 0; i < replicas; i++) {
-            if (ext_mf_new_replica(m, err) != TPX_OK)
+            if (obj_mf_new_replica(m, err) != TPX_OK)
                 goto fail;
-            ext_mf_new_pod(&x, "%s-%lu", name, i);
+            obj_mf_new_pod(&x, "%s-%lu", name, i);
         }
     }
     return TPX_OK;
@@ -450,29 +450,29 @@ static void merge_patch(json_t *base, const json_t *patch)
 /* RBG's env (api/workloads/constants/env.go; pkg discovery InjectEnv, InjectLeaderWorkerSetEnv:
  * sorted by name, in front of the user's). fieldRef values name labels RBG itself sets, so they
  * are given as the kubelet would resolve them. */
-static void rbg_env(struct ext_manifest_pod *p, const char *rbg, const char *role,
+static void rbg_env(struct obj_manifest_pod *p, const char *rbg, const char *role,
                     unsigned long index, bool lwp, const char *instance, unsigned long comp,
                     unsigned long size, const char *svc, const char *ns)
 {
     if (lwp) {
-        ext_mf_inject(p, "RBG_COMPONENT_INDEX", "%lu", comp);
-        ext_mf_inject(p, "RBG_COMPONENT_NAME", "%s", comp == 0 ? "leader" : "worker");
+        obj_mf_inject(p, "RBG_COMPONENT_INDEX", "%lu", comp);
+        obj_mf_inject(p, "RBG_COMPONENT_NAME", "%s", comp == 0 ? "leader" : "worker");
     }
-    ext_mf_inject(p, "RBG_GROUP_NAME", "%s", rbg);
-    ext_mf_inject(p, "RBG_ROLE_INDEX", "%lu", index);
+    obj_mf_inject(p, "RBG_GROUP_NAME", "%s", rbg);
+    obj_mf_inject(p, "RBG_ROLE_INDEX", "%lu", index);
     if (lwp)
-        ext_mf_inject(p, "RBG_ROLE_INSTANCE_NAME", "%s", instance);
-    ext_mf_inject(p, "RBG_ROLE_NAME", "%s", role);
+        obj_mf_inject(p, "RBG_ROLE_INSTANCE_NAME", "%s", instance);
+    obj_mf_inject(p, "RBG_ROLE_NAME", "%s", role);
     if (lwp) {
-        ext_mf_inject(p, "RBG_LWP_LEADER_ADDRESS", "$(RBG_ROLE_INSTANCE_NAME)-0.%s.%s", svc, ns);
-        ext_mf_inject(p, "RBG_LWP_WORKER_INDEX", "%lu", comp);
-        ext_mf_inject(p, "RBG_LWP_GROUP_SIZE", "%lu", size);
+        obj_mf_inject(p, "RBG_LWP_LEADER_ADDRESS", "$(RBG_ROLE_INSTANCE_NAME)-0.%s.%s", svc, ns);
+        obj_mf_inject(p, "RBG_LWP_WORKER_INDEX", "%lu", comp);
+        obj_mf_inject(p, "RBG_LWP_GROUP_SIZE", "%lu", size);
     }
 }
 
 /* The leader or worker template of a leaderWorkerPattern: template with leaderTemplatePatch or
  * workerTemplatePatch merged in. NULL with *err. */
-static json_t *rbg_lwp_template(struct ext_manifest *m, const json_t *lwp, bool leader,
+static json_t *rbg_lwp_template(struct obj_manifest *m, const json_t *lwp, bool leader,
                                 struct tpx_err *err)
 {
     const json_t *patch =
@@ -484,7 +484,7 @@ static json_t *rbg_lwp_template(struct ext_manifest *m, const json_t *lwp, bool 
         tpx_err_set(err, TPX_EINVAL, "leaderWorkerPattern.template is missing");
         return NULL;
     }
-    t = ext_mf_keep(m, json_deep_copy(json_object_get(lwp, "template")), err);
+    t = obj_mf_keep(m, json_deep_copy(json_object_get(lwp, "template")), err);
 
     if (t && json_is_object(patch))
         merge_patch(t, patch);
@@ -501,11 +501,11 @@ static json_t *rbg_lwp_template(struct ext_manifest *m, const json_t *lwp, bool 
  * role-instance-index,component-name,component-index,component-size} labels and the RBG_* env.
  * Other patterns are skipped with a note.
  */
-enum tpx_code ext_mf_expand_rbg(struct ext_manifest *m, const json_t *obj, const char *src,
+enum tpx_code obj_mf_expand_rbg(struct obj_manifest *m, const json_t *obj, const char *src,
                                 struct tpx_err *err)
 {
     const json_t *roles = json_object_get(json_object_get(obj, "spec"), "roles");
-    const char *rbg = ext_mf_obj_name(obj);
+    const char *rbg = obj_mf_obj_name(obj);
     struct expander x = {m, src, 0, 0};
     size_t r;
     const json_t *role;
@@ -515,7 +515,7 @@ enum tpx_code ext_mf_expand_rbg(struct ext_manifest *m, const json_t *obj, const
             m->err_at = roles;
         return tpx_err_set(err, TPX_EINVAL, "spec.roles is missing or empty");
     }
-    if (ext_mf_add_job(m, obj, "RoleBasedGroup", src, &x.job, err) != TPX_OK)
+    if (obj_mf_add_job(m, obj, "RoleBasedGroup", src, &x.job, err) != TPX_OK)
         return err->code;
     json_array_foreach(roles, r, role)
     {
@@ -532,32 +532,32 @@ enum tpx_code ext_mf_expand_rbg(struct ext_manifest *m, const json_t *obj, const
         if (!rn)
             return tpx_err_set(err, TPX_EINVAL, "roles[%zu]: name is missing", r);
         snprintf(svc, sizeof(svc), "s-%.100s-%.100s", rbg, rn);
-        if (ext_mf_get_count(m, role, "replicas", 1, &reps, err) != TPX_OK ||
-            (lwp && ext_mf_get_count(m, lwp, "size", 1, &size, err) != TPX_OK))
+        if (obj_mf_get_count(m, role, "replicas", 1, &reps, err) != TPX_OK ||
+            (lwp && obj_mf_get_count(m, lwp, "size", 1, &size, err) != TPX_OK))
             goto fail;
         if (!sp && !lwp) {
-            ext_mf_add_note(m,
+            obj_mf_add_note(m,
                             "%s: RoleBasedGroup '%s' role '%s': no standalonePattern or "
                             "leaderWorkerPattern; skipped",
                             src, rbg, rn);
             continue;
         }
-        if (size == 0 || (reps && size > EXT_MANIFEST_MAX_PODS / reps)) {
+        if (size == 0 || (reps && size > OBJ_MANIFEST_MAX_PODS / reps)) {
             tpx_err_set(err, TPX_EINVAL, "leaderWorkerPattern.size %lu is out of range", size);
             goto fail;
         }
         if (sp) {
-            if (ext_mf_add_tmpl(m, json_object_get(sp, "template"), &lt, err) != TPX_OK)
+            if (obj_mf_add_tmpl(m, json_object_get(sp, "template"), &lt, err) != TPX_OK)
                 goto fail;
             wt = lt;
         } else {
             json_t *l = rbg_lwp_template(m, lwp, true, err);
             json_t *w = l ? rbg_lwp_template(m, lwp, false, err) : NULL;
-            if (!w || ext_mf_add_tmpl(m, l, &lt, err) != TPX_OK ||
-                ext_mf_add_tmpl(m, w, &wt, err) != TPX_OK)
+            if (!w || obj_mf_add_tmpl(m, l, &lt, err) != TPX_OK ||
+                obj_mf_add_tmpl(m, w, &wt, err) != TPX_OK)
                 goto fail;
         }
-        if (ext_mf_reserve_pods(m, reps * size, err) != TPX_OK)
+        if (obj_mf_reserve_pods(m, reps * size, err) != TPX_OK)
             goto fail;
         for (unsigned long i = 0; i < reps; i++) {
             char inst[192];
@@ -565,35 +565,35 @@ enum tpx_code ext_mf_expand_rbg(struct ext_manifest *m, const json_t *obj, const
             int gl;
 
             snprintf(inst, sizeof(inst), "%.80s-%.80s-%lu", rbg, rn, i);
-            gl = snprintf(gkey, sizeof(gkey), "%.60s/%.120s", ext_mf_obj_ns(obj), inst);
+            gl = snprintf(gkey, sizeof(gkey), "%.60s/%.120s", obj_mf_obj_ns(obj), inst);
             if (gl < 0 || (size_t)gl >= sizeof(gkey))
-                ext_mf_hash_key(gkey, ext_mf_obj_ns(obj), inst,
+                obj_mf_hash_key(gkey, obj_mf_obj_ns(obj), inst,
                                 0); /* too long to read back: a hash */
-            if (ext_mf_new_replica(m, err) != TPX_OK)
+            if (obj_mf_new_replica(m, err) != TPX_OK)
                 return err->code;
             for (unsigned long k = 0; k < size; k++) {
-                struct ext_manifest_pod *p;
+                struct obj_manifest_pod *p;
 
                 x.tmpl = k == 0 ? lt : wt;
-                p = sp ? ext_mf_new_pod(&x, "%s", inst) : ext_mf_new_pod(&x, "%s-%lu", inst, k);
-                ext_mf_extra(p, false, "rbg.workloads.x-k8s.io/group-name", "%.70s", rbg);
-                ext_mf_extra(p, false, "rbg.workloads.x-k8s.io/role-name", "%.70s", rn);
+                p = sp ? obj_mf_new_pod(&x, "%s", inst) : obj_mf_new_pod(&x, "%s-%lu", inst, k);
+                obj_mf_extra(p, false, "rbg.workloads.x-k8s.io/group-name", "%.70s", rbg);
+                obj_mf_extra(p, false, "rbg.workloads.x-k8s.io/role-name", "%.70s", rn);
                 if (lwp) {
-                    ext_mf_extra(p, false, "rbg.workloads.x-k8s.io/role-instance-name", "%.70s",
+                    obj_mf_extra(p, false, "rbg.workloads.x-k8s.io/role-instance-name", "%.70s",
                                  inst);
-                    ext_mf_extra(p, false, "rbg.workloads.x-k8s.io/role-instance-index", "%lu", i);
-                    ext_mf_extra(p, false, "rbg.workloads.x-k8s.io/component-name", "%s",
+                    obj_mf_extra(p, false, "rbg.workloads.x-k8s.io/role-instance-index", "%lu", i);
+                    obj_mf_extra(p, false, "rbg.workloads.x-k8s.io/component-name", "%s",
                                  k == 0 ? "leader" : "worker");
-                    ext_mf_extra(p, false, "rbg.workloads.x-k8s.io/component-index", "%lu", k);
-                    ext_mf_extra(p, false, "rbg.workloads.x-k8s.io/component-size", "%lu", size);
+                    obj_mf_extra(p, false, "rbg.workloads.x-k8s.io/component-index", "%lu", k);
+                    obj_mf_extra(p, false, "rbg.workloads.x-k8s.io/component-size", "%lu", size);
                     /* policy reads no RBG label as a group: topox's own annotations */
-                    ext_mf_extra(p, true, "topox.io/group", "%s", gkey);
-                    ext_mf_extra(p, true, "topox.io/group-size", "%lu", size);
-                    ext_mf_extra(p, true, "topox.io/pod-index", "%lu", k);
+                    obj_mf_extra(p, true, "topox.io/group", "%s", gkey);
+                    obj_mf_extra(p, true, "topox.io/group-size", "%lu", size);
+                    obj_mf_extra(p, true, "topox.io/pod-index", "%lu", k);
                 } else {
-                    ext_mf_extra(p, false, "apps.kubernetes.io/pod-index", "%lu", i);
+                    obj_mf_extra(p, false, "apps.kubernetes.io/pod-index", "%lu", i);
                 }
-                rbg_env(p, rbg, rn, i, lwp != NULL, inst, k, size, svc, ext_mf_obj_ns(obj));
+                rbg_env(p, rbg, rn, i, lwp != NULL, inst, k, size, svc, obj_mf_obj_ns(obj));
             }
         }
     }
@@ -649,13 +649,13 @@ static void llmisvc_command(json_t *c, const struct llmisvc_par *par, bool leade
 /* A KServe pod template: the user's pod spec with the preset's `main` container command and
  * env (HOME, VLLM_LOGGING_LEVEL, HF_HUB_CACHE, unless the user sets them) and the labels of
  * expectedMainMultiNodeLWS. */
-static json_t *llmisvc_template(struct ext_manifest *m, const json_t *ps, const char *name,
+static json_t *llmisvc_template(struct obj_manifest *m, const json_t *ps, const char *name,
                                 const struct llmisvc_par *par, bool leader, bool multinode,
                                 const char *role, struct tpx_err *err)
 {
     static const char *const preset_env[][2] = {
         {"HOME", "/home"}, {"VLLM_LOGGING_LEVEL", "INFO"}, {"HF_HUB_CACHE", "/models"}};
-    json_t *t = ext_mf_keep(m,
+    json_t *t = obj_mf_keep(m,
                             json_pack("{s:{s:{s:s,s:s,s:s}},s:O}", "metadata", "labels",
                                       "app.kubernetes.io/component",
                                       leader ? "llminferenceservice-workload-leader"
@@ -677,7 +677,7 @@ static json_t *llmisvc_template(struct ext_manifest *m, const json_t *ps, const 
         json_object_set_new(l, "kserve.io/component", json_string("workload"));
         json_object_set_new(l, "llm-d.ai/role", json_string(role));
     }
-    c = ext_mf_container_named(spec, "main");
+    c = obj_mf_container_named(spec, "main");
     if (!c)
         return t;
     if (multinode)
@@ -707,25 +707,25 @@ static json_t *llmisvc_template(struct ext_manifest *m, const json_t *ps, const 
 /* One workload of an LLMInferenceService (spec, or spec.prefill): with a worker, the LWS
  * `<name>-kserve-mn[-prefill]` of size pipeline (when set) else data / dataLocal; without one,
  * `replicas` pods `<name>-kserve[-prefill]-<i>`. */
-static enum tpx_code llmisvc_workload(struct ext_manifest *m, struct expander *x, const json_t *obj,
+static enum tpx_code llmisvc_workload(struct obj_manifest *m, struct expander *x, const json_t *obj,
                                       const json_t *w, const char *model, bool prefill,
                                       struct tpx_err *err)
 {
     const json_t *parj = json_object_get(w, "parallelism");
     const json_t *tmpl = json_object_get(w, "template");
     const json_t *worker = json_object_get(w, "worker");
-    const char *name = ext_mf_obj_name(obj);
+    const char *name = obj_mf_obj_name(obj);
     const char *role = prefill ? "prefill" : "decode";
     struct llmisvc_par par = {0, 0, 0, 0, false, model};
     unsigned long replicas;
     unsigned long size = 1;
     char lws[POL_KEY_MAX];
 
-    if (ext_mf_get_count(m, w, "replicas", 1, &replicas, err) != TPX_OK ||
-        ext_mf_get_count(m, parj, "tensor", 0, &par.tensor, err) != TPX_OK ||
-        ext_mf_get_count(m, parj, "pipeline", 0, &par.pipeline, err) != TPX_OK ||
-        ext_mf_get_count(m, parj, "data", 0, &par.data, err) != TPX_OK ||
-        ext_mf_get_count(m, parj, "dataLocal", 0, &par.data_local, err) != TPX_OK)
+    if (obj_mf_get_count(m, w, "replicas", 1, &replicas, err) != TPX_OK ||
+        obj_mf_get_count(m, parj, "tensor", 0, &par.tensor, err) != TPX_OK ||
+        obj_mf_get_count(m, parj, "pipeline", 0, &par.pipeline, err) != TPX_OK ||
+        obj_mf_get_count(m, parj, "data", 0, &par.data, err) != TPX_OK ||
+        obj_mf_get_count(m, parj, "dataLocal", 0, &par.data_local, err) != TPX_OK)
         return err->code;
     par.expert = json_is_true(json_object_get(parj, "expert"));
     if (!tmpl && !worker)
@@ -740,24 +740,24 @@ static enum tpx_code llmisvc_workload(struct ext_manifest *m, struct expander *x
             size = par.pipeline;
         else if (par.data && par.data_local && par.data >= par.data_local)
             size = par.data / par.data_local;
-        spec = wt ? ext_mf_keep(m,
+        spec = wt ? obj_mf_keep(m,
                                 json_pack("{s:I,s:{s:I,s:O,s:O}}", "replicas", (json_int_t)replicas,
                                           "leaderWorkerTemplate", "size", (json_int_t)size,
                                           "leaderTemplate", lt, "workerTemplate", wt),
                                 err)
                   : NULL;
         snprintf(lws, sizeof(lws), "%.120s-kserve-mn%s", name, prefill ? "-prefill" : "");
-        return spec ? ext_mf_lws_pods(m, x, obj, lws, spec, NULL, err) : err->code;
+        return spec ? obj_mf_lws_pods(m, x, obj, lws, spec, NULL, err) : err->code;
     }
     {
         json_t *t = llmisvc_template(m, tmpl, name, &par, true, false, role, err);
-        if (!t || ext_mf_add_tmpl(m, t, &x->tmpl, err) != TPX_OK ||
-            ext_mf_reserve_pods(m, replicas, err) != TPX_OK)
+        if (!t || obj_mf_add_tmpl(m, t, &x->tmpl, err) != TPX_OK ||
+            obj_mf_reserve_pods(m, replicas, err) != TPX_OK)
             return err->code;
         for (unsigned long i = 0; i < replicas; i++) {
-            if (ext_mf_new_replica(m, err) != TPX_OK)
+            if (obj_mf_new_replica(m, err) != TPX_OK)
                 return err->code;
-            ext_mf_new_pod(x, "%.120s-kserve%s-%lu", name, prefill ? "-prefill" : "", i);
+            obj_mf_new_pod(x, "%.120s-kserve%s-%lu", name, prefill ? "-prefill" : "", i);
         }
     }
     return TPX_OK;
@@ -768,14 +768,14 @@ static enum tpx_code llmisvc_workload(struct ext_manifest *m, struct expander *x
  * config/llmisvcconfig): the main workload (spec) and spec.prefill, each as llmisvc_workload()
  * expands it; the router, scheduler and gateway make no GPU pods. v1alpha1 is read the same.
  */
-enum tpx_code ext_mf_expand_llmisvc(struct ext_manifest *m, const json_t *obj, const char *src,
+enum tpx_code obj_mf_expand_llmisvc(struct obj_manifest *m, const json_t *obj, const char *src,
                                     struct tpx_err *err)
 {
     const json_t *spec = json_object_get(obj, "spec");
     const char *model = json_string_value(json_object_get(json_object_get(spec, "model"), "name"));
     struct expander x = {m, src, 0, 0};
 
-    if (ext_mf_add_job(m, obj, "LLMInferenceService", src, &x.job, err) != TPX_OK ||
+    if (obj_mf_add_job(m, obj, "LLMInferenceService", src, &x.job, err) != TPX_OK ||
         llmisvc_workload(m, &x, obj, spec, model, false, err) != TPX_OK)
         return err->code;
     if (json_is_object(json_object_get(spec, "prefill")) &&
@@ -821,12 +821,12 @@ static const json_t *grove_clique(const json_t *cliques, const char *name)
 }
 
 /* A clique's pod template: its labels and annotations, spec.podSpec. Owned by m. */
-static enum tpx_code grove_tmpl(struct ext_manifest *m, const json_t *cl, size_t *out,
+static enum tpx_code grove_tmpl(struct obj_manifest *m, const json_t *cl, size_t *out,
                                 struct tpx_err *err)
 {
     const json_t *labels = json_object_get(cl, "labels");
     const json_t *ann = json_object_get(cl, "annotations");
-    json_t *t = ext_mf_keep(
+    json_t *t = obj_mf_keep(
         m,
         json_pack("{s:{s:o,s:o},s:O?}", "metadata", "labels",
                   json_is_object(labels) ? json_deep_copy(labels) : json_object(), "annotations",
@@ -834,34 +834,34 @@ static enum tpx_code grove_tmpl(struct ext_manifest *m, const json_t *cl, size_t
                   json_object_get(json_object_get(cl, "spec"), "podSpec")),
         err);
 
-    return t ? ext_mf_add_tmpl(m, t, out, err) : err->code;
+    return t ? obj_mf_add_tmpl(m, t, out, err) : err->code;
 }
 
 /* Grove's labels and env on pod k of PodClique pclq (api/common labels; the env of
  * docs/user-guide naming-and-env-vars). pcsg NULL for a standalone clique. */
-static void grove_pod(struct ext_manifest_pod *p, const char *pcs, unsigned long r,
+static void grove_pod(struct obj_manifest_pod *p, const char *pcs, unsigned long r,
                       const char *pclq, unsigned long k, const char *pcsg, unsigned long j,
                       unsigned long pcsg_pods, const char *ns)
 {
     p->inj_mode = INJ_APPEND_REPLACE;
-    ext_mf_extra(p, false, "app.kubernetes.io/managed-by", "grove-operator");
-    ext_mf_extra(p, false, "app.kubernetes.io/part-of", "%.70s", pcs);
-    ext_mf_extra(p, false, "grove.io/podclique", "%.70s", pclq);
-    ext_mf_extra(p, false, "grove.io/podcliqueset-replica-index", "%lu", r);
-    ext_mf_extra(p, false, "grove.io/podgang", "%.60s-%lu", pcs, r);
+    obj_mf_extra(p, false, "app.kubernetes.io/managed-by", "grove-operator");
+    obj_mf_extra(p, false, "app.kubernetes.io/part-of", "%.70s", pcs);
+    obj_mf_extra(p, false, "grove.io/podclique", "%.70s", pclq);
+    obj_mf_extra(p, false, "grove.io/podcliqueset-replica-index", "%lu", r);
+    obj_mf_extra(p, false, "grove.io/podgang", "%.60s-%lu", pcs, r);
     if (pcsg) {
-        ext_mf_extra(p, false, "grove.io/podcliquescalinggroup", "%.70s", pcsg);
-        ext_mf_extra(p, false, "grove.io/podcliquescalinggroup-replica-index", "%lu", j);
+        obj_mf_extra(p, false, "grove.io/podcliquescalinggroup", "%.70s", pcsg);
+        obj_mf_extra(p, false, "grove.io/podcliquescalinggroup-replica-index", "%lu", j);
     }
-    ext_mf_inject(p, "GROVE_PCS_NAME", "%s", pcs);
-    ext_mf_inject(p, "GROVE_PCS_INDEX", "%lu", r);
-    ext_mf_inject(p, "GROVE_PCLQ_NAME", "%s", pclq);
-    ext_mf_inject(p, "GROVE_HEADLESS_SERVICE", "%.80s-%lu.%.60s.svc.cluster.local", pcs, r, ns);
-    ext_mf_inject(p, "GROVE_PCLQ_POD_INDEX", "%lu", k);
+    obj_mf_inject(p, "GROVE_PCS_NAME", "%s", pcs);
+    obj_mf_inject(p, "GROVE_PCS_INDEX", "%lu", r);
+    obj_mf_inject(p, "GROVE_PCLQ_NAME", "%s", pclq);
+    obj_mf_inject(p, "GROVE_HEADLESS_SERVICE", "%.80s-%lu.%.60s.svc.cluster.local", pcs, r, ns);
+    obj_mf_inject(p, "GROVE_PCLQ_POD_INDEX", "%lu", k);
     if (pcsg) {
-        ext_mf_inject(p, "GROVE_PCSG_NAME", "%s", pcsg);
-        ext_mf_inject(p, "GROVE_PCSG_TEMPLATE_NUM_PODS", "%lu", pcsg_pods);
-        ext_mf_inject(p, "GROVE_PCSG_INDEX", "%lu", j);
+        obj_mf_inject(p, "GROVE_PCSG_NAME", "%s", pcsg);
+        obj_mf_inject(p, "GROVE_PCSG_TEMPLATE_NUM_PODS", "%lu", pcsg_pods);
+        obj_mf_inject(p, "GROVE_PCSG_INDEX", "%lu", j);
     }
 }
 
@@ -875,14 +875,14 @@ static void grove_pod(struct ext_manifest_pod *p, const char *pcs, unsigned long
  * clique's pods stand alone. The scaling group's (else the set's) topologyConstraint
  * pack.required rack/block/zone becomes topox.io/pipeline-scope; other domains are a note.
  */
-enum tpx_code ext_mf_expand_pcs(struct ext_manifest *m, const json_t *obj, const char *src,
+enum tpx_code obj_mf_expand_pcs(struct obj_manifest *m, const json_t *obj, const char *src,
                                 struct tpx_err *err)
 {
     const json_t *spec = json_object_get(obj, "spec");
     const json_t *tmpl = json_object_get(spec, "template");
     const json_t *cliques = json_object_get(tmpl, "cliques");
     const json_t *sgs = json_object_get(tmpl, "podCliqueScalingGroups");
-    const char *pcs = ext_mf_obj_name(obj);
+    const char *pcs = obj_mf_obj_name(obj);
     const char *pcs_dom = NULL;
     const char *pcs_scope = grove_scope(json_object_get(tmpl, "topologyConstraint"), &pcs_dom);
     struct expander x = {m, src, 0, 0};
@@ -896,8 +896,8 @@ enum tpx_code ext_mf_expand_pcs(struct ext_manifest *m, const json_t *obj, const
         m->err_at = cliques ? cliques : tmpl ? tmpl : spec;
         return tpx_err_set(err, TPX_EINVAL, "spec.template.cliques is missing or empty");
     }
-    if (ext_mf_get_count(m, spec, "replicas", 1, &reps, err) != TPX_OK ||
-        ext_mf_add_job(m, obj, "PodCliqueSet", src, &x.job, err) != TPX_OK)
+    if (obj_mf_get_count(m, spec, "replicas", 1, &reps, err) != TPX_OK ||
+        obj_mf_add_job(m, obj, "PodCliqueSet", src, &x.job, err) != TPX_OK)
         return err->code;
     ct = calloc(json_array_size(cliques), sizeof(*ct));
     if (!ct)
@@ -937,21 +937,21 @@ enum tpx_code ext_mf_expand_pcs(struct ext_manifest *m, const json_t *obj, const
             if (grouped || !cn)
                 continue;
             m->err_at = cl;
-            if (ext_mf_get_count(m, json_object_get(cl, "spec"), "replicas", 1, &n, err) !=
+            if (obj_mf_get_count(m, json_object_get(cl, "spec"), "replicas", 1, &n, err) !=
                     TPX_OK ||
-                ext_mf_reserve_pods(m, n, err) != TPX_OK) {
+                obj_mf_reserve_pods(m, n, err) != TPX_OK) {
                 rc = err->code;
                 goto out;
             }
             snprintf(pclq, sizeof(pclq), "%.80s-%lu-%.80s", pcs, r, cn);
             x.tmpl = ct[i];
             for (unsigned long k = 0; k < n; k++) {
-                if (ext_mf_new_replica(m, err) != TPX_OK) {
+                if (obj_mf_new_replica(m, err) != TPX_OK) {
                     rc = err->code;
                     goto out;
                 }
-                grove_pod(ext_mf_new_pod(&x, "%s-%lu", pclq, k), pcs, r, pclq, k, NULL, 0, 0,
-                          ext_mf_obj_ns(obj));
+                grove_pod(obj_mf_new_pod(&x, "%s-%lu", pclq, k), pcs, r, pclq, k, NULL, 0, 0,
+                          obj_mf_obj_ns(obj));
             }
         }
         json_array_foreach(sgs, g, sg)
@@ -966,7 +966,7 @@ enum tpx_code ext_mf_expand_pcs(struct ext_manifest *m, const json_t *obj, const
             const json_t *nm;
 
             m->err_at = sg;
-            if (!gn || ext_mf_get_count(m, sg, "replicas", 1, &sreps, err) != TPX_OK) {
+            if (!gn || obj_mf_get_count(m, sg, "replicas", 1, &sreps, err) != TPX_OK) {
                 rc = gn ? err->code
                         : tpx_err_set(err, TPX_EINVAL,
                                       "podCliqueScalingGroups[%zu]: name is "
@@ -979,7 +979,7 @@ enum tpx_code ext_mf_expand_pcs(struct ext_manifest *m, const json_t *obj, const
                 dom = pcs_dom;
             }
             if (dom && !scope && r == 0)
-                ext_mf_add_note(
+                obj_mf_add_note(
                     m,
                     "%s: PodCliqueSet '%s' scaling group '%s': pack %s is no level topox "
                     "places by; kept as a constraint it does not check",
@@ -995,19 +995,19 @@ enum tpx_code ext_mf_expand_pcs(struct ext_manifest *m, const json_t *obj, const
                                      json_string_value(nm) ? json_string_value(nm) : "?");
                     goto out;
                 }
-                if (ext_mf_get_count(m, json_object_get(c, "spec"), "replicas", 1, &n, err) !=
+                if (obj_mf_get_count(m, json_object_get(c, "spec"), "replicas", 1, &n, err) !=
                     TPX_OK) {
                     rc = err->code;
                     goto out;
                 }
                 total += n;
             }
-            if (sreps && total > EXT_MANIFEST_MAX_PODS / sreps) {
+            if (sreps && total > OBJ_MANIFEST_MAX_PODS / sreps) {
                 rc = tpx_err_set(err, TPX_ETOOBIG, "more than %u pods in all",
-                                 EXT_MANIFEST_MAX_PODS);
+                                 OBJ_MANIFEST_MAX_PODS);
                 goto out;
             }
-            if (ext_mf_reserve_pods(m, sreps * total, err) != TPX_OK) {
+            if (obj_mf_reserve_pods(m, sreps * total, err) != TPX_OK) {
                 rc = err->code;
                 goto out;
             }
@@ -1016,10 +1016,10 @@ enum tpx_code ext_mf_expand_pcs(struct ext_manifest *m, const json_t *obj, const
                 int gl;
                 unsigned long idx = 0;
 
-                gl = snprintf(gkey, sizeof(gkey), "%.60s/%.150s-%lu", ext_mf_obj_ns(obj), pcsg, j);
+                gl = snprintf(gkey, sizeof(gkey), "%.60s/%.150s-%lu", obj_mf_obj_ns(obj), pcsg, j);
                 if (gl < 0 || (size_t)gl >= sizeof(gkey))
-                    ext_mf_hash_key(gkey, ext_mf_obj_ns(obj), pcsg, j);
-                if (total && ext_mf_new_replica(m, err) != TPX_OK) {
+                    obj_mf_hash_key(gkey, obj_mf_obj_ns(obj), pcsg, j);
+                if (total && obj_mf_new_replica(m, err) != TPX_OK) {
                     rc = err->code;
                     goto out;
                 }
@@ -1032,7 +1032,7 @@ enum tpx_code ext_mf_expand_pcs(struct ext_manifest *m, const json_t *obj, const
                     size_t ci;
                     const json_t *cc;
 
-                    (void)ext_mf_get_count(m, json_object_get(c, "spec"), "replicas", 1, &n, err);
+                    (void)obj_mf_get_count(m, json_object_get(c, "spec"), "replicas", 1, &n, err);
                     json_array_foreach(cliques, ci, cc)
                     {
                         if (cc == c)
@@ -1040,13 +1040,13 @@ enum tpx_code ext_mf_expand_pcs(struct ext_manifest *m, const json_t *obj, const
                     }
                     snprintf(pclq, sizeof(pclq), "%.150s-%lu-%.80s", pcsg, j, cn);
                     for (unsigned long k = 0; k < n; k++, idx++) {
-                        struct ext_manifest_pod *p = ext_mf_new_pod(&x, "%s-%lu", pclq, k);
-                        grove_pod(p, pcs, r, pclq, k, pcsg, j, total, ext_mf_obj_ns(obj));
-                        ext_mf_extra(p, true, "topox.io/group", "%s", gkey);
-                        ext_mf_extra(p, true, "topox.io/group-size", "%lu", total);
-                        ext_mf_extra(p, true, "topox.io/pod-index", "%lu", idx);
+                        struct obj_manifest_pod *p = obj_mf_new_pod(&x, "%s-%lu", pclq, k);
+                        grove_pod(p, pcs, r, pclq, k, pcsg, j, total, obj_mf_obj_ns(obj));
+                        obj_mf_extra(p, true, "topox.io/group", "%s", gkey);
+                        obj_mf_extra(p, true, "topox.io/group-size", "%lu", total);
+                        obj_mf_extra(p, true, "topox.io/pod-index", "%lu", idx);
                         if (scope)
-                            ext_mf_extra(p, true, "topox.io/pipeline-scope", "%s", scope);
+                            obj_mf_extra(p, true, "topox.io/pipeline-scope", "%s", scope);
                     }
                 }
             }

@@ -24,18 +24,18 @@ static bool replica_spec(const json_t *specs, const char *type, const json_t **r
 /* Kubeflow's labels on every pod (kubeflow/common for training-operator; mpi-operator's
  * defaultLabels): job-name and operator-name, replica-type (training-operator only),
  * replica-index (not on an MPI launcher), job-role (a PyTorchJob's master-0, every MPI pod). */
-static void kubeflow_labels(struct ext_manifest_pod *p, const char *job, bool mpi,
+static void kubeflow_labels(struct obj_manifest_pod *p, const char *job, bool mpi,
                             const char *rtype, unsigned long index, bool role_label)
 {
-    ext_mf_extra(p, false, "training.kubeflow.org/job-name", "%.70s", job);
-    ext_mf_extra(p, false, "training.kubeflow.org/operator-name", "%s",
+    obj_mf_extra(p, false, "training.kubeflow.org/job-name", "%.70s", job);
+    obj_mf_extra(p, false, "training.kubeflow.org/operator-name", "%s",
                  mpi ? "mpi-operator" : "pytorchjob-controller");
     if (!mpi)
-        ext_mf_extra(p, false, "training.kubeflow.org/replica-type", "%s", rtype);
+        obj_mf_extra(p, false, "training.kubeflow.org/replica-type", "%s", rtype);
     if (!mpi || strcmp(rtype, "launcher") != 0)
-        ext_mf_extra(p, false, "training.kubeflow.org/replica-index", "%lu", index);
+        obj_mf_extra(p, false, "training.kubeflow.org/replica-index", "%lu", index);
     if (role_label)
-        ext_mf_extra(p, false, "training.kubeflow.org/job-role", "%s", rtype);
+        obj_mf_extra(p, false, "training.kubeflow.org/job-role", "%s", rtype);
 }
 
 /* The port named `name` of the container named `container` in template t, or def. */
@@ -72,13 +72,13 @@ static unsigned long named_port(const json_t *t, const char *container, const ch
  * PET_MAX_RESTARTS, PET_N_PROC_PER_NODE. The whole job is one group (one torch world): policy
  * reads it from topox.io/group, group-size and pod-index (the rank).
  */
-enum tpx_code ext_mf_expand_pytorchjob(struct ext_manifest *m, const json_t *obj, const char *src,
+enum tpx_code obj_mf_expand_pytorchjob(struct obj_manifest *m, const json_t *obj, const char *src,
                                        struct tpx_err *err)
 {
     const json_t *spec = json_object_get(obj, "spec");
     const json_t *specs = json_object_get(spec, "pytorchReplicaSpecs");
     const json_t *ep = json_object_get(spec, "elasticPolicy");
-    const char *job = ext_mf_obj_name(obj);
+    const char *job = obj_mf_obj_name(obj);
     static const char *const types[] = {"Master", "Worker"};
     struct expander x = {m, src, 0, 0};
     unsigned long n[2] = {0, 0};
@@ -91,8 +91,8 @@ enum tpx_code ext_mf_expand_pytorchjob(struct ext_manifest *m, const json_t *obj
     for (size_t k = 0; k < 2; k++) {
         has[k] = replica_spec(specs, types[k], &rs[k]);
         if (has[k] &&
-            (ext_mf_get_count(m, rs[k], "replicas", 1, &n[k], err) != TPX_OK ||
-             ext_mf_add_tmpl(m, json_object_get(rs[k], "template"), &t[k], err) != TPX_OK)) {
+            (obj_mf_get_count(m, rs[k], "replicas", 1, &n[k], err) != TPX_OK ||
+             obj_mf_add_tmpl(m, json_object_get(rs[k], "template"), &t[k], err) != TPX_OK)) {
             tpx_err_prefix(err, "pytorchReplicaSpecs.%s", types[k]);
             return err->code;
         }
@@ -103,58 +103,58 @@ enum tpx_code ext_mf_expand_pytorchjob(struct ext_manifest *m, const json_t *obj
     }
     if (has[0])
         port = named_port(json_object_get(rs[0], "template"), "pytorch", "pytorchjob-port", port);
-    if (ext_mf_add_job(m, obj, "PyTorchJob", src, &x.job, err) != TPX_OK ||
-        ext_mf_reserve_pods(m, n[0] + n[1], err) != TPX_OK || ext_mf_new_replica(m, err) != TPX_OK)
+    if (obj_mf_add_job(m, obj, "PyTorchJob", src, &x.job, err) != TPX_OK ||
+        obj_mf_reserve_pods(m, n[0] + n[1], err) != TPX_OK || obj_mf_new_replica(m, err) != TPX_OK)
         return err->code;
-    snprintf(gkey, sizeof(gkey), "%.30s/%.40s", ext_mf_obj_ns(obj), job);
+    snprintf(gkey, sizeof(gkey), "%.30s/%.40s", obj_mf_obj_ns(obj), job);
     for (size_t k = 0; k < 2; k++) {
         for (unsigned long i = 0; has[k] && i < n[k]; i++) {
             unsigned long rank = k == 1 && has[0] ? n[0] + i : i;
-            struct ext_manifest_pod *p;
+            struct obj_manifest_pod *p;
             char buf[64];
 
             x.tmpl = t[k];
-            p = ext_mf_new_pod(&x, "%s-%s-%lu", job, k == 0 ? "master" : "worker", i);
+            p = obj_mf_new_pod(&x, "%s-%s-%lu", job, k == 0 ? "master" : "worker", i);
             p->inj_mode = INJ_APPEND_ALL;
             kubeflow_labels(p, job, false, k == 0 ? "master" : "worker", i, k == 0 && i == 0);
-            ext_mf_extra(p, true, "topox.io/group", "%s", gkey);
-            ext_mf_extra(p, true, "topox.io/group-size", "%lu", n[0] + n[1]);
-            ext_mf_extra(p, true, "topox.io/pod-index", "%lu", rank);
-            ext_mf_inject(p, "PYTHONUNBUFFERED", "0");
+            obj_mf_extra(p, true, "topox.io/group", "%s", gkey);
+            obj_mf_extra(p, true, "topox.io/group-size", "%lu", n[0] + n[1]);
+            obj_mf_extra(p, true, "topox.io/pod-index", "%lu", rank);
+            obj_mf_inject(p, "PYTHONUNBUFFERED", "0");
             if (has[0]) {
-                ext_mf_inject(p, "MASTER_PORT", "%lu", port);
-                ext_mf_inject(p, "MASTER_ADDR", "%.70s-master-0", job);
-                ext_mf_inject(p, "WORLD_SIZE", "%lu", n[0] + n[1]);
-                ext_mf_inject(p, "RANK", "%lu", k == 1 ? i + 1 : i);
+                obj_mf_inject(p, "MASTER_PORT", "%lu", port);
+                obj_mf_inject(p, "MASTER_ADDR", "%.70s-master-0", job);
+                obj_mf_inject(p, "WORLD_SIZE", "%lu", n[0] + n[1]);
+                obj_mf_inject(p, "RANK", "%lu", k == 1 ? i + 1 : i);
             }
             if (!ep)
                 continue;
             {
                 const char *host = json_string_value(json_object_get(ep, "rdzvHost"));
                 const char *be = json_string_value(json_object_get(ep, "rdzvBackend"));
-                const char *mn = ext_json_scalar(json_object_get(ep, "minReplicas"), buf, 32);
-                const char *mx = ext_json_scalar(json_object_get(ep, "maxReplicas"), buf + 32, 32);
+                const char *mn = obj_json_scalar(json_object_get(ep, "minReplicas"), buf, 32);
+                const char *mx = obj_json_scalar(json_object_get(ep, "maxReplicas"), buf + 32, 32);
                 char rp[32];
-                const char *rport = ext_json_scalar(json_object_get(ep, "rdzvPort"), rp, 32);
+                const char *rport = obj_json_scalar(json_object_get(ep, "rdzvPort"), rp, 32);
                 char mr[32];
-                const char *maxr = ext_json_scalar(json_object_get(ep, "maxRestarts"), mr, 32);
+                const char *maxr = obj_json_scalar(json_object_get(ep, "maxRestarts"), mr, 32);
                 char np[32];
-                const char *nproc = ext_json_scalar(json_object_get(ep, "nProcPerNode"), np, 32);
+                const char *nproc = obj_json_scalar(json_object_get(ep, "nProcPerNode"), np, 32);
 
                 if (host)
-                    ext_mf_inject(p, "PET_RDZV_ENDPOINT", "%.60s:%s", host, rport ? rport : "");
+                    obj_mf_inject(p, "PET_RDZV_ENDPOINT", "%.60s:%s", host, rport ? rport : "");
                 else
-                    ext_mf_inject(p, "PET_RDZV_ENDPOINT", "%.60s-worker-0:%s", job,
+                    obj_mf_inject(p, "PET_RDZV_ENDPOINT", "%.60s-worker-0:%s", job,
                                   rport ? rport : "");
-                ext_mf_inject(p, "PET_RDZV_BACKEND", "%s", be ? be : "c10d");
+                obj_mf_inject(p, "PET_RDZV_BACKEND", "%s", be ? be : "c10d");
                 if (mn || mx)
-                    ext_mf_inject(p, "PET_NNODES", "%s:%s", mn ? mn : "", mx ? mx : "");
+                    obj_mf_inject(p, "PET_NNODES", "%s:%s", mn ? mn : "", mx ? mx : "");
                 else
-                    ext_mf_inject(p, "PET_NNODES", "%lu", n[1]);
+                    obj_mf_inject(p, "PET_NNODES", "%lu", n[1]);
                 if (maxr)
-                    ext_mf_inject(p, "PET_MAX_RESTARTS", "%s", maxr);
+                    obj_mf_inject(p, "PET_MAX_RESTARTS", "%s", maxr);
                 if (nproc)
-                    ext_mf_inject(p, "PET_N_PROC_PER_NODE", "%s", nproc);
+                    obj_mf_inject(p, "PET_N_PROC_PER_NODE", "%s", nproc);
             }
         }
     }
@@ -171,12 +171,12 @@ enum tpx_code ext_mf_expand_pytorchjob(struct ext_manifest *m, const json_t *obj
  * OMPI_MCA_orte_default_hostfile, OMPI_MCA_plm_rsh_args and OMPI_MCA_orte_set_default_slots
  * (slotsPerWorker, default 1).
  */
-enum tpx_code ext_mf_expand_mpijob(struct ext_manifest *m, const json_t *obj, const char *src,
+enum tpx_code obj_mf_expand_mpijob(struct obj_manifest *m, const json_t *obj, const char *src,
                                    struct tpx_err *err)
 {
     const json_t *spec = json_object_get(obj, "spec");
     const json_t *specs = json_object_get(spec, "mpiReplicaSpecs");
-    const char *job = ext_mf_obj_name(obj);
+    const char *job = obj_mf_obj_name(obj);
     struct expander x = {m, src, 0, 0};
     const json_t *lrs;
     const json_t *wrs;
@@ -193,49 +193,49 @@ enum tpx_code ext_mf_expand_mpijob(struct ext_manifest *m, const json_t *obj, co
         m->err_at = specs ? specs : spec;
         return tpx_err_set(err, TPX_EINVAL, "spec.mpiReplicaSpecs has no Launcher or Worker");
     }
-    if (ext_mf_get_count(m, spec, "slotsPerWorker", 1, &slots, err) != TPX_OK ||
-        (hl && (ext_mf_get_count(m, lrs, "replicas", 1, &nl, err) != TPX_OK ||
-                ext_mf_add_tmpl(m, json_object_get(lrs, "template"), &lt, err) != TPX_OK)) ||
-        (hw && (ext_mf_get_count(m, wrs, "replicas", 1, &nw, err) != TPX_OK ||
-                ext_mf_add_tmpl(m, json_object_get(wrs, "template"), &wt, err) != TPX_OK)) ||
-        ext_mf_add_job(m, obj, "MPIJob", src, &x.job, err) != TPX_OK ||
-        ext_mf_reserve_pods(m, nl + nw, err) != TPX_OK)
+    if (obj_mf_get_count(m, spec, "slotsPerWorker", 1, &slots, err) != TPX_OK ||
+        (hl && (obj_mf_get_count(m, lrs, "replicas", 1, &nl, err) != TPX_OK ||
+                obj_mf_add_tmpl(m, json_object_get(lrs, "template"), &lt, err) != TPX_OK)) ||
+        (hw && (obj_mf_get_count(m, wrs, "replicas", 1, &nw, err) != TPX_OK ||
+                obj_mf_add_tmpl(m, json_object_get(wrs, "template"), &wt, err) != TPX_OK)) ||
+        obj_mf_add_job(m, obj, "MPIJob", src, &x.job, err) != TPX_OK ||
+        obj_mf_reserve_pods(m, nl + nw, err) != TPX_OK)
         return err->code;
-    snprintf(gkey, sizeof(gkey), "%.30s/%.40s", ext_mf_obj_ns(obj), job);
+    snprintf(gkey, sizeof(gkey), "%.30s/%.40s", obj_mf_obj_ns(obj), job);
     if (nl && m->tmpl[lt].facts.accel == 0) {
         /* a launcher that asks for no accelerators has nothing to place (objects/dra.c and the
          * plan then see the workers only) */
-        ext_mf_add_note(m,
+        obj_mf_add_note(m,
                         "%s: MPIJob '%s': the launcher is not placed (it asks for no accelerators)",
                         src, job);
         nl = 0;
     }
     if (nl) {
-        struct ext_manifest_pod *p;
+        struct obj_manifest_pod *p;
         x.tmpl = lt;
-        if (ext_mf_new_replica(m, err) != TPX_OK)
+        if (obj_mf_new_replica(m, err) != TPX_OK)
             return err->code;
-        p = ext_mf_new_pod(&x, "%s-launcher", job);
+        p = obj_mf_new_pod(&x, "%s-launcher", job);
         p->inj_mode = INJ_APPEND_FIRST;
         kubeflow_labels(p, job, true, "launcher", 0, true);
-        ext_mf_inject(p, "K_MPI_JOB_ROLE", "launcher");
-        ext_mf_inject(p, "OMPI_MCA_orte_keep_fqdn_hostnames", "true");
-        ext_mf_inject(p, "OMPI_MCA_orte_default_hostfile", "/etc/mpi/hostfile");
-        ext_mf_inject(p, "OMPI_MCA_plm_rsh_args", "-o ConnectionAttempts=10");
-        ext_mf_inject(p, "OMPI_MCA_orte_set_default_slots", "%lu", slots);
+        obj_mf_inject(p, "K_MPI_JOB_ROLE", "launcher");
+        obj_mf_inject(p, "OMPI_MCA_orte_keep_fqdn_hostnames", "true");
+        obj_mf_inject(p, "OMPI_MCA_orte_default_hostfile", "/etc/mpi/hostfile");
+        obj_mf_inject(p, "OMPI_MCA_plm_rsh_args", "-o ConnectionAttempts=10");
+        obj_mf_inject(p, "OMPI_MCA_orte_set_default_slots", "%lu", slots);
     }
-    if (nw && ext_mf_new_replica(m, err) != TPX_OK)
+    if (nw && obj_mf_new_replica(m, err) != TPX_OK)
         return err->code;
     for (unsigned long i = 0; i < nw; i++) {
-        struct ext_manifest_pod *p;
+        struct obj_manifest_pod *p;
         x.tmpl = wt;
-        p = ext_mf_new_pod(&x, "%s-worker-%lu", job, i);
+        p = obj_mf_new_pod(&x, "%s-worker-%lu", job, i);
         p->inj_mode = INJ_APPEND_FIRST;
         kubeflow_labels(p, job, true, "worker", i, true);
-        ext_mf_extra(p, true, "topox.io/group", "%s", gkey);
-        ext_mf_extra(p, true, "topox.io/group-size", "%lu", nw);
-        ext_mf_extra(p, true, "topox.io/pod-index", "%lu", i);
-        ext_mf_inject(p, "K_MPI_JOB_ROLE", "worker");
+        obj_mf_extra(p, true, "topox.io/group", "%s", gkey);
+        obj_mf_extra(p, true, "topox.io/group-size", "%lu", nw);
+        obj_mf_extra(p, true, "topox.io/pod-index", "%lu", i);
+        obj_mf_inject(p, "K_MPI_JOB_ROLE", "worker");
     }
     return TPX_OK;
 }
@@ -243,9 +243,9 @@ enum tpx_code ext_mf_expand_mpijob(struct ext_manifest *m, const json_t *obj, co
 /*
  * PodGroup (scheduling.k8s.io v1alpha2 in Kubernetes 1.36, v1beta1 in 1.37; KEP-4671 gang
  * scheduling, KEP-5732 topology-aware workload scheduling): no pods of its own; kept for
- * ext_mf_workload_groups(). Other versions are read the same, with a note.
+ * obj_mf_workload_groups(). Other versions are read the same, with a note.
  */
-enum tpx_code ext_mf_read_podgroup(struct ext_manifest *m, const json_t *obj, struct tpx_err *err)
+enum tpx_code obj_mf_read_podgroup(struct obj_manifest *m, const json_t *obj, struct tpx_err *err)
 {
     const json_t **np;
 
@@ -286,7 +286,7 @@ static int pg_ref_cmp(const void *a, const void *b)
     return c ? c : (x->pod > y->pod) - (x->pod < y->pod);
 }
 
-static const char *pod_group_name(const struct ext_manifest *m, size_t i)
+static const char *pod_group_name(const struct obj_manifest *m, size_t i)
 {
     const json_t *t = m->tmpl_json[m->pods[i].tmpl];
 
@@ -295,7 +295,7 @@ static const char *pod_group_name(const struct ext_manifest *m, size_t i)
 }
 
 /* The scope the topology keys of PodGroup obj set (NULL: none), with a note for other keys. */
-static const char *podgroup_scope(struct ext_manifest *m, const json_t *obj, const char *pg)
+static const char *podgroup_scope(struct obj_manifest *m, const json_t *obj, const char *pg)
 {
     const char *scope = NULL;
     size_t k;
@@ -311,7 +311,7 @@ static const char *podgroup_scope(struct ext_manifest *m, const json_t *obj, con
         if (sc && !scope)
             scope = sc;
         else if (key && !sc)
-            ext_mf_add_note(
+            obj_mf_add_note(
                 m,
                 "PodGroup '%s': topology key '%s' is no rack, block or zone label topox "
                 "reads; kept as a constraint it does not check",
@@ -327,7 +327,7 @@ static const char *podgroup_scope(struct ext_manifest *m, const json_t *obj, con
  * label key topox reads for a rack, block or zone, sets topox.io/pipeline-scope; any other key
  * is kept as a note. Run once by _finish() before the facts are built; O(n log n).
  */
-enum tpx_code ext_mf_workload_groups(struct ext_manifest *m, struct tpx_err *err)
+enum tpx_code obj_mf_workload_groups(struct obj_manifest *m, struct tpx_err *err)
 {
     struct pg_ref *refs;
     size_t n = 0;
@@ -358,27 +358,27 @@ enum tpx_code ext_mf_workload_groups(struct ext_manifest *m, struct tpx_err *err
         for (b = a; b < n && strcmp(refs[b].name, pg) == 0; b++)
             ;
         for (size_t g = 0; g < m->npodgroups && !obj; g++) {
-            if (strcmp(ext_mf_obj_name(m->podgroups[g]), pg) == 0)
+            if (strcmp(obj_mf_obj_name(m->podgroups[g]), pg) == 0)
                 obj = m->podgroups[g];
         }
         if (obj)
             scope = podgroup_scope(m, obj, pg);
         else
-            ext_mf_add_note(
+            obj_mf_add_note(
                 m, "pod '%s': PodGroup '%s' is not in this manifest; grouped by its name only",
                 m->pods[refs[a].pod].name, pg);
-        ext_mf_copy_str(ns, sizeof(ns), job);
+        obj_mf_copy_str(ns, sizeof(ns), job);
         ns[strcspn(ns, "/")] = '\0';
         gl = snprintf(gkey, sizeof(gkey), "%.60s/%.200s", ns, pg);
         if (gl < 0 || (size_t)gl >= sizeof(gkey))
-            ext_mf_hash_key(gkey, ns, pg, 0);
+            obj_mf_hash_key(gkey, ns, pg, 0);
         for (size_t k = a; k < b; k++) {
-            struct ext_manifest_pod *p = &m->pods[refs[k].pod];
-            ext_mf_extra(p, true, "topox.io/group", "%s", gkey);
-            ext_mf_extra(p, true, "topox.io/group-size", "%zu", b - a);
-            ext_mf_extra(p, true, "topox.io/pod-index", "%zu", k - a);
+            struct obj_manifest_pod *p = &m->pods[refs[k].pod];
+            obj_mf_extra(p, true, "topox.io/group", "%s", gkey);
+            obj_mf_extra(p, true, "topox.io/group-size", "%zu", b - a);
+            obj_mf_extra(p, true, "topox.io/pod-index", "%zu", k - a);
             if (scope)
-                ext_mf_extra(p, true, "topox.io/pipeline-scope", "%s", scope);
+                obj_mf_extra(p, true, "topox.io/pipeline-scope", "%s", scope);
         }
     }
     free(refs);
@@ -444,7 +444,7 @@ static json_t *trainer_rjob(json_t *jsspec)
  * "auto"), PET_NODE_RANK (the completion index), PET_MASTER_ADDR `<trainjob>-node-0-0.<trainjob>`
  * and PET_MASTER_PORT 29400 env. A runtime not in the manifest gives a note and no pods.
  */
-enum tpx_code ext_mf_expand_trainjob(struct ext_manifest *m, const json_t *obj, const char *src,
+enum tpx_code obj_mf_expand_trainjob(struct obj_manifest *m, const json_t *obj, const char *src,
                                      struct tpx_err *err)
 {
     const json_t *spec = json_object_get(obj, "spec");
@@ -452,7 +452,7 @@ enum tpx_code ext_mf_expand_trainjob(struct ext_manifest *m, const json_t *obj, 
     const json_t *tr = json_object_get(spec, "trainer");
     const char *rname = json_string_value(json_object_get(ref, "name"));
     const char *rkind = json_string_value(json_object_get(ref, "kind"));
-    const char *tj = ext_mf_obj_name(obj);
+    const char *tj = obj_mf_obj_name(obj);
     const json_t *rt;
     const json_t *torch;
     json_t *js;
@@ -470,19 +470,19 @@ enum tpx_code ext_mf_expand_trainjob(struct ext_manifest *m, const json_t *obj, 
         m->err_at = ref ? ref : spec;
         return tpx_err_set(err, TPX_EINVAL, "spec.runtimeRef.name is missing");
     }
-    rt = ext_mf_same_file_object(m, rkind ? rkind : "ClusterTrainingRuntime", rname);
+    rt = obj_mf_same_file_object(m, rkind ? rkind : "ClusterTrainingRuntime", rname);
     if (!rt) {
-        ext_mf_add_note(
+        obj_mf_add_note(
             m, "%s: TrainJob '%s': runtime %s '%s' is not in this manifest; no pods to place", src,
             tj, rkind ? rkind : "ClusterTrainingRuntime", rname);
         return TPX_OK;
     }
     torch = json_object_get(json_object_get(json_object_get(rt, "spec"), "mlPolicy"), "torch");
-    js = ext_mf_keep(
+    js = obj_mf_keep(
         m,
         json_pack(
             "{s:s,s:{s:s,s:s},s:O?}", "kind", "JobSet", "metadata", "name", tj, "namespace",
-            ext_mf_obj_ns(obj), "spec",
+            obj_mf_obj_ns(obj), "spec",
             json_object_get(json_object_get(json_object_get(rt, "spec"), "template"), "spec")),
         err);
     if (!js)
@@ -491,14 +491,14 @@ enum tpx_code ext_mf_expand_trainjob(struct ext_manifest *m, const json_t *obj, 
     json_object_set_new(js, "spec", jsspec ? jsspec : json_object());
     jsspec = json_object_get(js, "spec");
     rj = trainer_rjob(jsspec);
-    c = ext_mf_container_named(
+    c = obj_mf_container_named(
         json_object_get(
             json_object_get(json_object_get(json_object_get(rj, "template"), "spec"), "template"),
             "spec"),
         "node");
-    if (ext_mf_get_count(m, tr, "numNodes", 0, &nodes, err) != TPX_OK)
+    if (obj_mf_get_count(m, tr, "numNodes", 0, &nodes, err) != TPX_OK)
         return err->code;
-    if (!nodes && ext_mf_get_count(m, json_object_get(json_object_get(rt, "spec"), "mlPolicy"),
+    if (!nodes && obj_mf_get_count(m, json_object_get(json_object_get(rt, "spec"), "mlPolicy"),
                                    "numNodes", 1, &nodes, err) != TPX_OK)
         return err->code;
     if (rj) {
@@ -526,9 +526,9 @@ enum tpx_code ext_mf_expand_trainjob(struct ext_manifest *m, const json_t *obj, 
                 upsert_env(c, n, json_string_value(json_object_get(e, "value")));
         }
     }
-    npp = ext_json_scalar(json_object_get(tr, "numProcPerNode"), np, sizeof(np));
+    npp = obj_json_scalar(json_object_get(tr, "numProcPerNode"), np, sizeof(np));
     if (!npp)
-        npp = ext_json_scalar(json_object_get(torch, "numProcPerNode"), np, sizeof(np));
+        npp = obj_json_scalar(json_object_get(torch, "numProcPerNode"), np, sizeof(np));
     if (c && torch) {
         snprintf(buf, sizeof(buf), "%lu", nodes);
         upsert_env(c, "PET_NNODES", buf);
@@ -543,11 +543,11 @@ enum tpx_code ext_mf_expand_trainjob(struct ext_manifest *m, const json_t *obj, 
     }
     first = m->npods;
     job = m->njobs;
-    if (ext_mf_expand_jobset(m, js, src, err) != TPX_OK)
+    if (obj_mf_expand_jobset(m, js, src, err) != TPX_OK)
         return err->code;
-    ext_mf_copy_str(m->jobs[job].kind, sizeof(m->jobs[job].kind), "TrainJob");
+    obj_mf_copy_str(m->jobs[job].kind, sizeof(m->jobs[job].kind), "TrainJob");
     for (size_t p = first; c && torch && p < m->npods; p++) {
-        const struct ext_manifest_pod *pp = &m->pods[p];
+        const struct obj_manifest_pod *pp = &m->pods[p];
         const char *idx = NULL;
         for (size_t e = 0; e < pp->nel; e++) {
             if (strcmp(pp->ekey[e], "batch.kubernetes.io/job-completion-index") == 0)
@@ -556,7 +556,7 @@ enum tpx_code ext_mf_expand_trainjob(struct ext_manifest *m, const json_t *obj, 
         /* the fieldRef to the completion index, resolved as the kubelet would */
         if (idx && strncmp(pp->name, tj, strlen(tj)) == 0) {
             m->pods[p].inj_mode = INJ_APPEND_REPLACE;
-            ext_mf_inject(&m->pods[p], "PET_NODE_RANK", "%s", idx);
+            obj_mf_inject(&m->pods[p], "PET_NODE_RANK", "%s", idx);
         }
     }
     return TPX_OK;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *ext_json_scalar(const json_t *v, char *buf, size_t bufsz)
+const char *obj_json_scalar(const json_t *v, char *buf, size_t bufsz)
 {
     if (!v || bufsz == 0)
         return NULL;
@@ -31,7 +31,7 @@ const char *ext_json_scalar(const json_t *v, char *buf, size_t bufsz)
 }
 
 /* A scalar as a string that lives as long as the store: borrowed for JSON strings, else a copy. */
-static const char *keep_scalar(struct ext_pod_facts *s, const json_t *v, struct tpx_err *err)
+static const char *keep_scalar(struct obj_pod_facts *s, const json_t *v, struct tpx_err *err)
 {
     char buf[64];
     const char *t;
@@ -40,7 +40,7 @@ static const char *keep_scalar(struct ext_pod_facts *s, const json_t *v, struct 
 
     if (json_is_string(v))
         return json_string_value(v);
-    t = ext_json_scalar(v, buf, sizeof(buf));
+    t = obj_json_scalar(v, buf, sizeof(buf));
     if (!t)
         return NULL;
     if (t != buf)
@@ -57,7 +57,7 @@ static const char *keep_scalar(struct ext_pod_facts *s, const json_t *v, struct 
     return dup;
 }
 
-void ext_pod_facts_release(struct ext_pod_facts *store)
+void obj_pod_facts_release(struct obj_pod_facts *store)
 {
     if (!store)
         return;
@@ -102,7 +102,7 @@ static size_t count_env(const json_t *containers)
 
 /* Each container's env in order: a `value` is kept (a number too, formatted), valueFrom or any
  * other form gives a NULL value (unknown here), an entry without a name is skipped. */
-static enum tpx_code add_env(struct ext_pod_facts *s, const json_t *containers, struct tpx_err *err)
+static enum tpx_code add_env(struct obj_pod_facts *s, const json_t *containers, struct tpx_err *err)
 {
     size_t i;
     const json_t *c;
@@ -133,7 +133,7 @@ static enum tpx_code add_env(struct ext_pod_facts *s, const json_t *containers, 
     return TPX_OK;
 }
 
-static enum tpx_code add_kv(struct ext_pod_facts *s, size_t *n, const json_t *obj, bool *bad,
+static enum tpx_code add_kv(struct obj_pod_facts *s, size_t *n, const json_t *obj, bool *bad,
                             struct tpx_err *err)
 {
     const char *key;
@@ -170,7 +170,7 @@ static enum tpx_code container_qty(const json_t *c, const char *res, unsigned *o
 
         if (!q)
             continue;
-        t = ext_json_scalar(q, buf, sizeof(buf));
+        t = obj_json_scalar(q, buf, sizeof(buf));
         if (!t || !topo_quantity_whole(t, out)) {
             const char *name = json_string_value(json_object_get(c, "name"));
             return tpx_err_set(err, TPX_EINVAL,
@@ -222,7 +222,7 @@ static enum tpx_code sum_resource(const json_t *spec, const char *res, unsigned 
     return TPX_OK;
 }
 
-enum tpx_code ext_pod_accel(const json_t *pod, const struct topo_label_config *cfg, unsigned *accel,
+enum tpx_code obj_pod_accel(const json_t *pod, const struct topo_label_config *cfg, unsigned *accel,
                             const char **resource, struct tpx_err *err)
 {
     const json_t *spec = json_object_get(pod, "spec");
@@ -249,7 +249,7 @@ enum tpx_code ext_pod_accel(const json_t *pod, const struct topo_label_config *c
 }
 
 static enum tpx_code fill(const json_t *pod, const struct topo_label_config *cfg,
-                          struct ext_pod_facts *s, struct tpx_err *err)
+                          struct obj_pod_facts *s, struct tpx_err *err)
 {
     const json_t *meta = json_object_get(pod, "metadata");
     const json_t *spec = json_object_get(pod, "spec");
@@ -309,24 +309,24 @@ static enum tpx_code fill(const json_t *pod, const struct topo_label_config *cfg
         return tpx_err_set(err, TPX_ENOMEM, "pod facts: out of memory");
     if (add_env(s, containers, err) != TPX_OK)
         return err->code;
-    return ext_pod_accel(pod, cfg, &s->facts.accel, &s->facts.resource, err);
+    return obj_pod_accel(pod, cfg, &s->facts.accel, &s->facts.resource, err);
 }
 
-enum tpx_code ext_pod_facts_from_json_cfg(const json_t *pod, const struct topo_label_config *cfg,
-                                          struct ext_pod_facts *store, struct tpx_err *err)
+enum tpx_code obj_pod_facts_from_json_cfg(const json_t *pod, const struct topo_label_config *cfg,
+                                          struct obj_pod_facts *store, struct tpx_err *err)
 {
     memset(store, 0, sizeof(*store));
     if (fill(pod, cfg, store, err) != TPX_OK) {
-        ext_pod_facts_release(store);
+        obj_pod_facts_release(store);
         return err->code;
     }
     return TPX_OK;
 }
 
-enum tpx_code ext_pod_facts_from_json(const json_t *pod, struct ext_pod_facts *store,
+enum tpx_code obj_pod_facts_from_json(const json_t *pod, struct obj_pod_facts *store,
                                       struct tpx_err *err)
 {
-    return ext_pod_facts_from_json_cfg(pod, NULL, store, err);
+    return obj_pod_facts_from_json_cfg(pod, NULL, store, err);
 }
 
 /* --- nodes -------------------------------------------------------------------------------------
@@ -349,7 +349,7 @@ static bool node_not_ready(const json_t *node)
     return false;
 }
 
-enum tpx_code ext_node_from_json(const json_t *node, const struct topo_label_config *cfg,
+enum tpx_code obj_node_from_json(const json_t *node, const struct topo_label_config *cfg,
                                  struct topo_node_info *out, struct topo_label_explain *explain,
                                  struct tpx_err *err)
 {
@@ -396,7 +396,7 @@ enum tpx_code ext_node_from_json(const json_t *node, const struct topo_label_con
     /* quantities are parsed, never kept, so formatting numbers into a local buffer is fine */
     json_object_foreach((json_t *)alloc, key, v)
     {
-        const char *t = ext_json_scalar(v, abuf[na], sizeof(abuf[na]));
+        const char *t = obj_json_scalar(v, abuf[na], sizeof(abuf[na]));
         if (!t)
             continue;
         ak[na].key = key;

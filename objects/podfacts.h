@@ -19,9 +19,9 @@
  * point into arrays this struct owns; the strings themselves are BORROWED from the json_t the facts
  * were read from (which must outlive the store), except scalar values that were not JSON strings
  * (an unquoted `8` in YAML), which are formatted into owned copies. Caller-allocated; zero it or
- * let ext_pod_facts_from_json() fill it. Free with ext_pod_facts_release().
+ * let obj_pod_facts_from_json() fill it. Free with obj_pod_facts_release().
  */
-struct ext_pod_facts {
+struct obj_pod_facts {
     struct pol_pod_facts facts;
     struct topo_kv *kv; /* labels, then annotations */
     const char **argv;
@@ -40,20 +40,20 @@ struct ext_pod_facts {
  * resource for a quantity that is not a whole number, or for a pod that is not an object;
  * TPX_ENOMEM. On failure *store is released.
  */
-enum tpx_code ext_pod_facts_from_json(const json_t *pod, struct ext_pod_facts *store,
+enum tpx_code obj_pod_facts_from_json(const json_t *pod, struct obj_pod_facts *store,
                                       struct tpx_err *err);
-enum tpx_code ext_pod_facts_from_json_cfg(const json_t *pod, const struct topo_label_config *cfg,
-                                          struct ext_pod_facts *store, struct tpx_err *err);
+enum tpx_code obj_pod_facts_from_json_cfg(const json_t *pod, const struct topo_label_config *cfg,
+                                          struct obj_pod_facts *store, struct tpx_err *err);
 
 /* Free what the store owns. Safe on a zeroed store and twice. */
-void ext_pod_facts_release(struct ext_pod_facts *store);
+void obj_pod_facts_release(struct obj_pod_facts *store);
 
 /*
- * Accelerators a pod (or template) requests, as ext_pod_facts_from_json() counts them, without
+ * Accelerators a pod (or template) requests, as obj_pod_facts_from_json() counts them, without
  * building the rest. *resource (may be NULL) receives the resource name (static storage of cfg, or
  * NULL when none). TPX_EINVAL for a bad quantity.
  */
-enum tpx_code ext_pod_accel(const json_t *pod, const struct topo_label_config *cfg, unsigned *accel,
+enum tpx_code obj_pod_accel(const json_t *pod, const struct topo_label_config *cfg, unsigned *accel,
                             const char **resource, struct tpx_err *err);
 
 /*
@@ -64,12 +64,12 @@ enum tpx_code ext_pod_accel(const json_t *pod, const struct topo_label_config *c
  * TPX_EINVAL with a message naming the node for a missing name, a label value that is not a string
  * or a malformed topox.io label; TPX_ENOMEM.
  */
-enum tpx_code ext_node_from_json(const json_t *node, const struct topo_label_config *cfg,
+enum tpx_code obj_node_from_json(const json_t *node, const struct topo_label_config *cfg,
                                  struct topo_node_info *out, struct topo_label_explain *explain,
                                  struct tpx_err *err);
 
 /* A JSON scalar as text: the string itself (borrowed), or a number/boolean formatted into buf.
  * NULL for null, objects and arrays. Cannot fail. */
-const char *ext_json_scalar(const json_t *v, char *buf, size_t bufsz);
+const char *obj_json_scalar(const json_t *v, char *buf, size_t bufsz);
 
 #endif

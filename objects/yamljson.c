@@ -24,7 +24,7 @@
 /* One recorded position. seq orders the records of one address: a value freed during the parse
  * (a duplicate key's first value, a merged mapping's copy) may leave its address to a later one,
  * and the later record is the live one. */
-struct ext_yaml_mark {
+struct obj_yaml_mark {
     const json_t *v;
     uint32_t line;
     uint32_t col;
@@ -39,7 +39,7 @@ struct conv {
     size_t *bytes; /* string and key bytes made so far in the stream */
     size_t bytes_budget;
     struct tpx_err *err;
-    struct ext_yaml_docs *out; /* where marks go; NULL when positions are not recorded */
+    struct obj_yaml_docs *out; /* where marks go; NULL when positions are not recorded */
     size_t amarks;
 };
 
@@ -48,20 +48,20 @@ static json_t *convert(struct conv *cv, yaml_node_t *node, unsigned depth);
 /* Remember where v (just created from node) starts. false only when out of memory. */
 static bool record(struct conv *cv, const json_t *v, const yaml_node_t *node)
 {
-    struct ext_yaml_docs *d = cv->out;
+    struct obj_yaml_docs *d = cv->out;
 
     if (!d || !v || json_is_null(v) || json_is_boolean(v))
         return true;
     if (d->nmarks == cv->amarks) {
         size_t na = cv->amarks ? cv->amarks * 2 : 256;
-        struct ext_yaml_mark *nm = na <= UINT32_MAX ? realloc(d->marks, na * sizeof(*nm)) : NULL;
+        struct obj_yaml_mark *nm = na <= UINT32_MAX ? realloc(d->marks, na * sizeof(*nm)) : NULL;
         if (!nm)
             return false;
         d->marks = nm;
         cv->amarks = na;
     }
     d->marks[d->nmarks] =
-        (struct ext_yaml_mark){v, (uint32_t)node->start_mark.line + 1,
+        (struct obj_yaml_mark){v, (uint32_t)node->start_mark.line + 1,
                                (uint32_t)node->start_mark.column + 1, (uint32_t)d->nmarks};
     d->nmarks++;
     return true;
@@ -182,7 +182,7 @@ static json_t *scalar(yaml_node_t *node)
  * budgets, and the depth is checked, since an anchor may name a sequence that holds itself. */
 static enum tpx_code merge_into(struct conv *cv, json_t *obj, yaml_node_t *from, unsigned depth)
 {
-    if (depth > EXT_YAML_MAX_DEPTH)
+    if (depth > OBJ_YAML_MAX_DEPTH)
         return too_big(cv, from, "nesting too deep (recursive alias?)");
     if (++cv->values > cv->budget)
         return too_big(cv, from, "document expands to too many values (alias bomb?)");
@@ -279,7 +279,7 @@ static json_t *convert(struct conv *cv, yaml_node_t *node, unsigned depth)
 {
     json_t *v = NULL;
 
-    if (depth > EXT_YAML_MAX_DEPTH) {
+    if (depth > OBJ_YAML_MAX_DEPTH) {
         too_big(cv, node, "nesting too deep (recursive alias?)");
         return NULL;
     }
@@ -325,7 +325,7 @@ static json_t *convert(struct conv *cv, yaml_node_t *node, unsigned depth)
     return v;
 }
 
-static enum tpx_code push_doc(struct ext_yaml_docs *out, json_t *doc, struct tpx_err *err)
+static enum tpx_code push_doc(struct obj_yaml_docs *out, json_t *doc, struct tpx_err *err)
 {
     json_t **p = realloc(out->docs, (out->n + 1) * sizeof(*p));
 
@@ -340,8 +340,8 @@ static enum tpx_code push_doc(struct ext_yaml_docs *out, json_t *doc, struct tpx
 
 static int mark_cmp(const void *a, const void *b)
 {
-    const struct ext_yaml_mark *x = a;
-    const struct ext_yaml_mark *y = b;
+    const struct obj_yaml_mark *x = a;
+    const struct obj_yaml_mark *y = b;
     uintptr_t px = (uintptr_t)x->v;
     uintptr_t py = (uintptr_t)y->v;
 
@@ -351,7 +351,7 @@ static int mark_cmp(const void *a, const void *b)
 }
 
 /* Sort the marks by address and keep the last record of each address (the live value's). */
-static void seal_marks(struct ext_yaml_docs *d)
+static void seal_marks(struct obj_yaml_docs *d)
 {
     size_t k = 0;
 
@@ -366,7 +366,7 @@ static void seal_marks(struct ext_yaml_docs *d)
     d->nmarks = k;
 }
 
-bool ext_yaml_pos(const struct ext_yaml_docs *d, const json_t *v, unsigned *line, unsigned *col)
+bool obj_yaml_pos(const struct obj_yaml_docs *d, const json_t *v, unsigned *line, unsigned *col)
 {
     size_t lo = 0;
     size_t hi = d && v ? d->nmarks : 0;
@@ -393,25 +393,25 @@ bool ext_yaml_pos(const struct ext_yaml_docs *d, const json_t *v, unsigned *line
     return false;
 }
 
-enum tpx_code ext_yaml_parse(const char *data, size_t len, const char *name,
-                             struct ext_yaml_docs *out, struct tpx_err *err)
+enum tpx_code obj_yaml_parse(const char *data, size_t len, const char *name,
+                             struct obj_yaml_docs *out, struct tpx_err *err)
 {
-    return ext_yaml_parse_opts(data, len, name, 0, out, err);
+    return obj_yaml_parse_opts(data, len, name, 0, out, err);
 }
 
-enum tpx_code ext_yaml_parse_opts(const char *data, size_t len, const char *name, unsigned flags,
-                                  struct ext_yaml_docs *out, struct tpx_err *err)
+enum tpx_code obj_yaml_parse_opts(const char *data, size_t len, const char *name, unsigned flags,
+                                  struct obj_yaml_docs *out, struct tpx_err *err)
 {
     yaml_parser_t parser;
     enum tpx_code rc = TPX_OK;
     size_t amarks = 0;
     size_t bytes = 0;
-    size_t bytes_budget = len * EXT_YAML_BYTES_FACTOR + EXT_YAML_BYTES_SLACK;
+    size_t bytes_budget = len * OBJ_YAML_BYTES_FACTOR + OBJ_YAML_BYTES_SLACK;
 
     memset(out, 0, sizeof(*out));
-    if (len > EXT_YAML_MAX_INPUT)
+    if (len > OBJ_YAML_MAX_INPUT)
         return tpx_err_set(err, TPX_ETOOBIG, "%s:1:1: input larger than %zu bytes", name,
-                           EXT_YAML_MAX_INPUT);
+                           OBJ_YAML_MAX_INPUT);
     if (!yaml_parser_initialize(&parser))
         return tpx_err_set(err, TPX_ENOMEM, "%s: cannot initialise the YAML parser", name);
     yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
@@ -419,7 +419,7 @@ enum tpx_code ext_yaml_parse_opts(const char *data, size_t len, const char *name
         yaml_document_t doc;
         yaml_node_t *root;
         struct conv cv = {&doc,   name,         0,   0,
-                          &bytes, bytes_budget, err, (flags & EXT_YAML_NO_POSITIONS) ? NULL : out,
+                          &bytes, bytes_budget, err, (flags & OBJ_YAML_NO_POSITIONS) ? NULL : out,
                           amarks};
         json_t *j;
 
@@ -435,8 +435,8 @@ enum tpx_code ext_yaml_parse_opts(const char *data, size_t len, const char *name
             yaml_document_delete(&doc);
             break;
         }
-        cv.budget = (size_t)(doc.nodes.top - doc.nodes.start) * EXT_YAML_VALUE_FACTOR +
-                    EXT_YAML_VALUE_SLACK;
+        cv.budget = (size_t)(doc.nodes.top - doc.nodes.start) * OBJ_YAML_VALUE_FACTOR +
+                    OBJ_YAML_VALUE_SLACK;
         j = convert(&cv, root, 0);
         amarks = cv.amarks;
         yaml_document_delete(&doc);
@@ -454,20 +454,20 @@ enum tpx_code ext_yaml_parse_opts(const char *data, size_t len, const char *name
     }
     yaml_parser_delete(&parser);
     if (rc != TPX_OK)
-        ext_yaml_docs_release(out);
+        obj_yaml_docs_release(out);
     else
         seal_marks(out);
     return rc;
 }
 
-enum tpx_code ext_yaml_load_file(const char *path, size_t max_bytes, struct ext_yaml_docs *out,
+enum tpx_code obj_yaml_load_file(const char *path, size_t max_bytes, struct obj_yaml_docs *out,
                                  struct tpx_err *err)
 {
-    return ext_yaml_load_file_opts(path, max_bytes, 0, out, err);
+    return obj_yaml_load_file_opts(path, max_bytes, 0, out, err);
 }
 
-enum tpx_code ext_yaml_load_file_opts(const char *path, size_t max_bytes, unsigned flags,
-                                      struct ext_yaml_docs *out, struct tpx_err *err)
+enum tpx_code obj_yaml_load_file_opts(const char *path, size_t max_bytes, unsigned flags,
+                                      struct obj_yaml_docs *out, struct tpx_err *err)
 {
     char *data;
     size_t len;
@@ -476,12 +476,12 @@ enum tpx_code ext_yaml_load_file_opts(const char *path, size_t max_bytes, unsign
     memset(out, 0, sizeof(*out));
     if (tpx_read_file(path, max_bytes, &data, &len, err) != TPX_OK)
         return err->code;
-    rc = ext_yaml_parse_opts(data, len, strcmp(path, "-") == 0 ? "<stdin>" : path, flags, out, err);
+    rc = obj_yaml_parse_opts(data, len, strcmp(path, "-") == 0 ? "<stdin>" : path, flags, out, err);
     free(data);
     return rc;
 }
 
-void ext_yaml_docs_release(struct ext_yaml_docs *d)
+void obj_yaml_docs_release(struct obj_yaml_docs *d)
 {
     for (size_t i = 0; i < d->n; i++)
         json_decref(d->docs[i]);
@@ -688,7 +688,7 @@ static enum tpx_code dump_block(const json_t *v, unsigned indent, bool inline_fi
     return tpx_buf_adds(out, "\n", err);
 }
 
-enum tpx_code ext_yaml_dump(const json_t *v, struct tpx_buf *out, struct tpx_err *err)
+enum tpx_code obj_yaml_dump(const json_t *v, struct tpx_buf *out, struct tpx_err *err)
 {
     if (!v)
         return tpx_err_set(err, TPX_EINVAL, "yaml dump: no value");
@@ -700,12 +700,12 @@ enum tpx_code ext_yaml_dump(const json_t *v, struct tpx_buf *out, struct tpx_err
     return dump_block(v, 0, false, 0, out, err);
 }
 
-const char *ext_yaml_library_version(void)
+const char *obj_yaml_library_version(void)
 {
     return yaml_get_version_string();
 }
 
-const char *ext_json_library_version(void)
+const char *obj_json_library_version(void)
 {
     return jansson_version_str();
 }

@@ -73,7 +73,7 @@ struct booking {
  * a declared count it cannot use. */
 static bool group_fits_somewhere(const struct pol_ledger *l, const struct ctx *x)
 {
-    return (uint64_t)x->e.n * x->e.g <= l->max_scope_cap[x->e.scope];
+    return (uint64_t)x->e.n * x->e.accel_per_pod <= l->max_scope_cap[x->e.scope];
 }
 
 /*
@@ -94,17 +94,17 @@ static enum tpx_code book(struct pol_ledger *l, const struct ctx *x, const struc
     if (pi == TOPO_NONE)
         return TPX_ENOMEM;
     p = &l->pods[pi];
-    p->accel = x->e.g;
+    p->accel = x->e.accel_per_pod;
     p->at = w;
     if (use_reserved)
-        led_account(l, &w, x->e.g, -1, true);
-    led_account(l, &w, x->e.g, +1, false);
+        led_account(l, &w, x->e.accel_per_pod, -1, true);
+    led_account(l, &w, x->e.accel_per_pod, +1, false);
     if (wl->has_intent && !g && wl->group[0] && group_fits_somewhere(l, x)) {
         *gi = led_new_group(l, wl->group, wl->display, x->e.n);
         if (*gi == TOPO_NONE) {
-            led_account(l, &w, x->e.g, -1, false);
+            led_account(l, &w, x->e.accel_per_pod, -1, false);
             if (use_reserved)
-                led_account(l, &w, x->e.g, +1, true);
+                led_account(l, &w, x->e.accel_per_pod, +1, true);
             led_kill_pod(l, pi);
             return TPX_ENOMEM;
         }
@@ -113,7 +113,7 @@ static enum tpx_code book(struct pol_ledger *l, const struct ctx *x, const struc
         g->tp = x->e.tp;
         g->pp = x->e.pp;
         g->dp = x->e.dp;
-        g->g = x->e.g;
+        g->accel_per_pod = x->e.accel_per_pod;
         g->tp_explicit = wl->tp_explicit;
         g->scope = wl->scope;
         *slot = x->e.idx >= 0 ? x->e.idx : 0;
@@ -213,7 +213,7 @@ static void where_anyway(const struct pol_ledger *l, size_t n, unsigned g, struc
  * for a whole TP unit when it starts one, else anywhere on the node it fits. */
 static bool place_now(const struct ctx *x, size_t node, struct where *w)
 {
-    unsigned need = x->e.g;
+    unsigned need = x->e.accel_per_pod;
     size_t only = TOPO_NONE;
 
     /* ppu is 0 without intent or with an invalid one */
@@ -221,7 +221,8 @@ static bool place_now(const struct ctx *x, size_t node, struct where *w)
         need = x->e.tp;
     if (x->mate_node == node)
         only = x->mate_domain;
-    return led_place_on(x, node, need, only, w) || led_place_on(x, node, x->e.g, TOPO_NONE, w);
+    return led_place_on(x, node, need, only, w) ||
+           led_place_on(x, node, x->e.accel_per_pod, TOPO_NONE, w);
 }
 
 /*
@@ -250,8 +251,8 @@ static enum tpx_code place_and_book(struct pol_ledger *l, struct ctx *x, const s
             return tpx_err_set(err, TPX_EINVAL,
                                "node '%s' no longer fits: node has %u free %s, pod needs %u",
                                topo_cluster_node(l->c, b->node)->name, node_free(l, b->node),
-                               pol_accel_word(x->wl->resource), x->e.g);
-        where_anyway(l, b->node, x->e.g, &w);
+                               pol_accel_word(x->wl->resource), x->e.accel_per_pod);
+        where_anyway(l, b->node, x->e.accel_per_pod, &w);
     }
     if (!g)
         gi = TOPO_NONE; /* a group found for a pod without intent is not joined */
@@ -274,7 +275,7 @@ enum tpx_code pol_commit(struct pol_ledger *l, const struct pol_workload *wl, co
 {
     const struct booking b = {uid, name, node, now, ttl_s, false};
     struct ctx x;
-    struct rcode code;
+    struct reason_code code;
     enum tpx_code rc;
 
     if (answered_before_booking(l, "commit", uid, node, out, &rc, err))

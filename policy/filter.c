@@ -11,7 +11,7 @@
 #define RCACHE 32
 
 struct rtable {
-    struct rcode code[RCACHE];
+    struct reason_code code[RCACHE];
     unsigned idx[RCACHE];
     size_t ncode;
     unsigned *scope_idx; /* per scope: reason index + 1 for R_SCOPE_* (0: none yet) */
@@ -43,30 +43,30 @@ static bool add_reason(struct pol_filter_result *res, struct rtable *t, const ch
 }
 
 static bool intern_reason(const struct ctx *x, struct pol_filter_result *res, struct rtable *t,
-                          const struct rcode *rc, unsigned *out)
+                          const struct reason_code *why, unsigned *out)
 {
     char text[512];
-    bool scoped = rc->kind == R_SCOPE_DYN || rc->kind == R_SCOPE_STATIC;
+    bool scoped = why->kind == R_SCOPE_DYN || why->kind == R_SCOPE_STATIC;
 
-    if (scoped && t->scope_idx[rc->a]) {
-        *out = t->scope_idx[rc->a] - 1;
+    if (scoped && t->scope_idx[why->a]) {
+        *out = t->scope_idx[why->a] - 1;
         return true;
     }
     if (!scoped) {
         for (size_t i = 0; i < t->ncode; i++) {
-            if (t->code[i].kind == rc->kind && t->code[i].a == rc->a && t->code[i].b == rc->b) {
+            if (t->code[i].kind == why->kind && t->code[i].a == why->a && t->code[i].b == why->b) {
                 *out = t->idx[i];
                 return true;
             }
         }
     }
-    led_reason_text(x, rc, text, sizeof(text));
+    led_reason_text(x, why, text, sizeof(text));
     if (!add_reason(res, t, text, out))
         return false;
     if (scoped) {
-        t->scope_idx[rc->a] = *out + 1;
+        t->scope_idx[why->a] = *out + 1;
     } else if (t->ncode < RCACHE) {
-        t->code[t->ncode] = *rc;
+        t->code[t->ncode] = *why;
         t->idx[t->ncode++] = *out;
     }
     return true;
@@ -105,7 +105,7 @@ enum tpx_code pol_filter_memo(const struct pol_ledger *l, struct pol_scope_memo 
     }
     res->n = n;
     for (size_t i = 0; i < n; i++) {
-        struct rcode code;
+        struct reason_code code;
         enum pol_verdict v = led_judge(&x, cand[i], &code);
         res->verdict[i] = v;
         if (v == POL_FIT) {

@@ -51,7 +51,7 @@ enum tpx_code led_ctx_init(struct ctx *x, const struct pol_ledger *l, const stru
     x->e.tp = eff_wl.tp;
     x->e.pp = eff_wl.pp;
     x->e.dp = eff_wl.dp;
-    x->e.g = eff_wl.accel_per_pod;
+    x->e.accel_per_pod = eff_wl.accel_per_pod;
     x->e.n = eff_wl.group_size ? eff_wl.group_size : 1;
     x->e.idx = wl->pod_index;
     x->e.scope = wl->scope;
@@ -67,8 +67,8 @@ enum tpx_code led_ctx_init(struct ctx *x, const struct pol_ledger *l, const stru
         snprintf(x->invalid_msg, sizeof(x->invalid_msg), "%s", verr.msg);
         return TPX_OK;
     }
-    x->ppu = x->e.g < x->e.tp ? x->e.tp / x->e.g : 1;
-    x->unit = x->e.g < x->e.tp ? x->e.tp : x->e.g;
+    x->ppu = x->e.accel_per_pod < x->e.tp ? x->e.tp / x->e.accel_per_pod : 1;
+    x->unit = x->e.accel_per_pod < x->e.tp ? x->e.tp : x->e.accel_per_pod;
     x->sc_dyn = calloc(l->nscopes[x->e.scope] + 1, sizeof(unsigned long));
     x->sc_static = calloc(l->nscopes[x->e.scope] + 1, sizeof(unsigned long));
     x->sc_free = calloc(l->nscopes[x->e.scope] + 1, sizeof(unsigned long));
@@ -90,7 +90,7 @@ enum tpx_code led_ctx_init(struct ctx *x, const struct pol_ledger *l, const stru
                 x->slot_here[s->at.node] = 1;
         }
         /* TP mates: pods of the same TP unit already bound */
-        if (x->ppu > 1 && x->e.idx >= 0 && g->g == x->e.g) {
+        if (x->ppu > 1 && x->e.idx >= 0 && g->accel_per_pod == x->e.accel_per_pod) {
             unsigned u0 = (unsigned)x->e.idx / x->ppu * x->ppu;
             for (unsigned k = u0; k < u0 + x->ppu && k < g->n; k++) {
                 const struct slot *s = &g->slots[k];
@@ -155,61 +155,61 @@ bool led_pick_innode(const struct pol_ledger *l, size_t n, unsigned g, unsigned 
 static bool member_fits(const struct ctx *x, size_t n, bool multi)
 {
     uint64_t m;
-    unsigned need = x->ppu > 1 && x->mate_domain == TOPO_NONE ? x->e.tp : x->e.g;
+    unsigned need = x->ppu > 1 && x->mate_domain == TOPO_NONE ? x->e.tp : x->e.accel_per_pod;
 
     if (multi)
-        return node_free(x->l, n) >= x->e.g;
-    return led_pick_innode(x->l, n, x->e.g, need,
+        return node_free(x->l, n) >= x->e.accel_per_pod;
+    return led_pick_innode(x->l, n, x->e.accel_per_pod, need,
                            x->mate_node != TOPO_NONE ? x->mate_domain : TOPO_NONE, &m);
 }
 
 /* Verdict for node n under x; fills *rc with the reason code when not POL_FIT. */
-enum pol_verdict led_judge(struct ctx *x, size_t n, struct rcode *rc)
+enum pol_verdict led_judge(struct ctx *x, size_t n, struct reason_code *why)
 {
     const struct pol_ledger *l = x->l;
     bool multi;
     size_t dom;
     unsigned size;
 
-    rc->kind = R_NONE;
+    why->kind = R_NONE;
     if (l->n_unsched[n]) {
-        rc->kind = R_UNSCHED;
+        why->kind = R_UNSCHED;
         return POL_UNRESOLVABLE;
     }
     if (!x->wl->has_intent || x->e.preferred)
         return POL_FIT;
     if (x->invalid) {
-        rc->kind = R_INVALID;
+        why->kind = R_INVALID;
         return POL_UNRESOLVABLE;
     }
     if (x->res_id != -1 && l->n_res[n] >= 0 && l->n_res[n] != x->res_id) {
-        rc->kind = R_RESOURCE;
+        why->kind = R_RESOURCE;
         return POL_UNRESOLVABLE;
     }
     /* rule 2: the node's domain cannot hold this pod's TP group, or the node the pod */
     dom = led_node_domain(l, n);
     multi = l->n_multi[n];
     size = led_domain_size(l, dom);
-    if (l->n_alloc[n] < x->e.g) {
-        *rc = (struct rcode){R_NODE_SMALL, l->n_alloc[n], x->e.g};
+    if (l->n_alloc[n] < x->e.accel_per_pod) {
+        *why = (struct reason_code){R_NODE_SMALL, l->n_alloc[n], x->e.accel_per_pod};
         return POL_UNRESOLVABLE;
     }
     if (x->e.tp > size) {
-        *rc = (struct rcode){R_DOMAIN_SMALL, size, x->e.tp};
+        *why = (struct reason_code){R_DOMAIN_SMALL, size, x->e.tp};
         return POL_UNRESOLVABLE;
     }
     /* rule 3: later members follow the group */
     if (x->e.group != TOPO_NONE) {
         const struct group *g = &l->groups[x->e.group];
         if (g->scope_id != TOPO_NONE && l->scope_of[g->scope][n] != g->scope_id) {
-            rc->kind = R_ELSEWHERE;
+            why->kind = R_ELSEWHERE;
             return POL_UNRESOLVABLE;
         }
         if (x->mate_domain != TOPO_NONE) {
             bool in_dom = x->mate_node != TOPO_NONE ? n == x->mate_node
                                                     : led_node_domain(l, n) == x->mate_domain;
             if (!in_dom) {
-                rc->kind = R_MATE;
+                why->kind = R_MATE;
                 return POL_UNRESOLVABLE;
             }
         }
@@ -218,7 +218,7 @@ enum pol_verdict led_judge(struct ctx *x, size_t n, struct rcode *rc)
         /* no reserved place here: plain capacity, other reservations held */
         if (member_fits(x, n, multi))
             return POL_FIT;
-        *rc = (struct rcode){R_NODE_FREE, node_free(l, n), x->e.g};
+        *why = (struct reason_code){R_NODE_FREE, node_free(l, n), x->e.accel_per_pod};
         return POL_FAIL;
     }
     /* rule 4: the first member only goes where the whole group fits */
@@ -226,41 +226,43 @@ enum pol_verdict led_judge(struct ctx *x, size_t n, struct rcode *rc)
     {
         size_t s = l->scope_of[x->e.scope][n];
         if (x->sc_static[s] < x->e.n) {
-            *rc = (struct rcode){R_SCOPE_STATIC, (unsigned)s, 0};
+            *why = (struct reason_code){R_SCOPE_STATIC, (unsigned)s, 0};
             return POL_UNRESOLVABLE;
         }
         if (x->sc_dyn[s] < x->e.n) {
-            *rc = (struct rcode){R_SCOPE_DYN, (unsigned)s, 0};
+            *why = (struct reason_code){R_SCOPE_DYN, (unsigned)s, 0};
             return POL_FAIL;
         }
     }
     /* rule 5: this node must be able to start a TP unit now; eviction could make room */
     if (multi) {
-        if (node_free(l, n) >= x->e.g && x->dom_pods[dom] >= x->ppu)
+        if (node_free(l, n) >= x->e.accel_per_pod && x->dom_pods[dom] >= x->ppu)
             return POL_FIT;
-        if (node_free(l, n) >= x->e.g) {
-            *rc = (struct rcode){R_DOM_FREE, (unsigned)dom, x->dom_pods[dom] * x->e.g};
+        if (node_free(l, n) >= x->e.accel_per_pod) {
+            *why = (struct reason_code){R_DOM_FREE, (unsigned)dom,
+                                        x->dom_pods[dom] * x->e.accel_per_pod};
             return POL_FAIL;
         }
     } else {
         uint64_t m;
-        if (led_pick_innode(l, n, x->e.g, x->ppu > 1 ? x->e.tp : x->e.g, TOPO_NONE, &m))
+        if (led_pick_innode(l, n, x->e.accel_per_pod, x->ppu > 1 ? x->e.tp : x->e.accel_per_pod,
+                            TOPO_NONE, &m))
             return POL_FIT;
     }
     if (x->ppu > 1 && !multi)
-        *rc = (struct rcode){R_NODE_FREE_TP, node_free(l, n), x->e.tp};
+        *why = (struct reason_code){R_NODE_FREE_TP, node_free(l, n), x->e.tp};
     else
-        *rc = (struct rcode){R_NODE_FREE, node_free(l, n), x->e.g};
+        *why = (struct reason_code){R_NODE_FREE, node_free(l, n), x->e.accel_per_pod};
     return POL_FAIL;
 }
 
-void led_reason_text(const struct ctx *x, const struct rcode *rc, char *buf, size_t len)
+void led_reason_text(const struct ctx *x, const struct reason_code *why, char *buf, size_t len)
 {
     const struct pol_ledger *l = x->l;
     const char *word = pol_accel_word(x->wl->resource);
     unsigned long units_now, units_static, need;
 
-    switch (rc->kind) {
+    switch (why->kind) {
     case R_INVALID:
         snprintf(buf, len, "%s", x->invalid_msg);
         break;
@@ -272,24 +274,24 @@ void led_reason_text(const struct ctx *x, const struct rcode *rc, char *buf, siz
         break;
     case R_DOMAIN_SMALL:
         snprintf(buf, len, "interconnect domain of %u %s is smaller than tensor-parallel-size %u",
-                 rc->a, word, rc->b);
+                 why->a, word, why->b);
         break;
     case R_NODE_SMALL:
-        snprintf(buf, len, "node has %u %s, pod needs %u", rc->a, word, rc->b);
+        snprintf(buf, len, "node has %u %s, pod needs %u", why->a, word, why->b);
         break;
     case R_SCOPE_STATIC:
     case R_SCOPE_DYN:
-        units_now = x->sc_dyn[rc->a] * x->e.g / x->unit;
-        units_static = x->sc_static[rc->a] * x->e.g / x->unit;
-        need = (unsigned long)x->e.n * x->e.g / x->unit;
-        if (rc->kind == R_SCOPE_DYN)
+        units_now = x->sc_dyn[why->a] * x->e.accel_per_pod / x->unit;
+        units_static = x->sc_static[why->a] * x->e.accel_per_pod / x->unit;
+        need = (unsigned long)x->e.n * x->e.accel_per_pod / x->unit;
+        if (why->kind == R_SCOPE_DYN)
             snprintf(buf, len, "%s %s: %lu free %u-%.3s domains, group needs %lu",
-                     led_scope_word[x->e.scope], led_scope_name(l, x->e.scope, rc->a), units_now,
+                     led_scope_word[x->e.scope], led_scope_name(l, x->e.scope, why->a), units_now,
                      x->unit, word, need);
         else
             snprintf(buf, len, "%s %s: %lu %u-%.3s domains in all, group needs %lu",
-                     led_scope_word[x->e.scope], led_scope_name(l, x->e.scope, rc->a), units_static,
-                     x->unit, word, need);
+                     led_scope_word[x->e.scope], led_scope_name(l, x->e.scope, why->a),
+                     units_static, x->unit, word, need);
         break;
     case R_ELSEWHERE: {
         const struct group *g = &l->groups[x->e.group];
@@ -302,14 +304,14 @@ void led_reason_text(const struct ctx *x, const struct rcode *rc, char *buf, siz
                  topo_cluster_domain_name(l->c, x->mate_domain));
         break;
     case R_NODE_FREE:
-        snprintf(buf, len, "node has %u free %s, pod needs %u", rc->a, word, rc->b);
+        snprintf(buf, len, "node has %u free %s, pod needs %u", why->a, word, why->b);
         break;
     case R_NODE_FREE_TP:
-        snprintf(buf, len, "node has %u free %s, TP group needs %u", rc->a, word, rc->b);
+        snprintf(buf, len, "node has %u free %s, TP group needs %u", why->a, word, why->b);
         break;
     case R_DOM_FREE:
         snprintf(buf, len, "domain %s has %u free %s, TP group needs %u",
-                 topo_cluster_domain_name(l->c, rc->a), rc->b, word, x->e.tp);
+                 topo_cluster_domain_name(l->c, why->a), why->b, word, x->e.tp);
         break;
     case R_NONE:
         buf[0] = '\0';

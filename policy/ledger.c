@@ -74,15 +74,15 @@ static unsigned long ns_held(const struct pol_ledger *l, const char *key)
         if (!g->live || strncmp(g->key, key, len) != 0 || g->key[len] != key[len])
             continue;
         for (unsigned k = 0; k < g->n; k++)
-            sum += g->slots[k].reserved ? g->g : 0;
+            sum += g->slots[k].reserved ? g->accel_per_pod : 0;
     }
     return sum;
 }
 
 bool led_budget_allows(struct pol_ledger *l, const struct group *g)
 {
-    bool ok = (!l->budget_all || l->held + g->g <= l->budget_all) &&
-              (!l->budget_ns || ns_held(l, g->key) + g->g <= l->budget_ns);
+    bool ok = (!l->budget_all || l->held + g->accel_per_pod <= l->budget_all) &&
+              (!l->budget_ns || ns_held(l, g->key) + g->accel_per_pod <= l->budget_ns);
 
     if (!ok)
         l->budget_refused++;
@@ -319,7 +319,7 @@ enum tpx_code pol_ledger_use(struct pol_ledger *l, size_t node, int64_t accel, s
 void led_release_slot(struct pol_ledger *l, struct group *g, struct slot *s)
 {
     if (s->reserved && s->at.node != TOPO_NONE)
-        led_account(l, &s->at, g->g, -1, true);
+        led_account(l, &s->at, g->accel_per_pod, -1, true);
     s->reserved = false;
 }
 
@@ -449,7 +449,7 @@ bool pol_ledger_forget_pod(struct pol_ledger *l, const char *uid)
             s->filled = false;
             /* hold the place for the replacement (LWS recreates pods) until the TTL */
             s->reserved = true;
-            led_account(l, &s->at, g->g, +1, true);
+            led_account(l, &s->at, g->accel_per_pod, +1, true);
         }
         if (g->placed)
             g->placed--;
@@ -534,7 +534,7 @@ void pol_ledger_groups(const struct pol_ledger *l, struct pol_group_summary *out
         if (!g->live)
             continue;
         for (unsigned k = 0; k < g->n; k++)
-            resv += g->slots[k].reserved ? g->g : 0;
+            resv += g->slots[k].reserved ? g->accel_per_pod : 0;
         out[n++] = (struct pol_group_summary){
             g->key, g->display, g->rack, g->placed, g->n, resv, resv ? g->expires : 0};
     }
@@ -582,7 +582,7 @@ struct pol_ledger *pol_ledger_rebase(const struct pol_ledger *l, const struct to
         ng->tp = og->tp;
         ng->pp = og->pp;
         ng->dp = og->dp;
-        ng->g = og->g;
+        ng->accel_per_pod = og->accel_per_pod;
         ng->tp_explicit = og->tp_explicit;
         ng->scope = og->scope;
         ng->expires = og->expires;
@@ -592,7 +592,7 @@ struct pol_ledger *pol_ledger_rebase(const struct pol_ledger *l, const struct to
             if (!os->reserved || !map_where(l, n, &os->at, &s->at))
                 continue;
             s->reserved = true;
-            led_account(n, &s->at, ng->g, +1, true);
+            led_account(n, &s->at, ng->accel_per_pod, +1, true);
         }
     }
     for (size_t pi = 0; pi < l->npods; pi++) {

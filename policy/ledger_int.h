@@ -38,7 +38,7 @@ struct group {
     bool live;
     char key[POL_KEY_MAX];
     char display[POL_KEY_MAX];
-    unsigned tp, pp, dp, g, n;
+    unsigned tp, pp, dp, accel_per_pod, n;
     bool tp_explicit;
     enum pol_scope scope;
     size_t scope_id;
@@ -155,7 +155,7 @@ static inline bool node_multinode(const struct pol_ledger *l, size_t n)
 /* The workload as the ledger sees it: a member whose parallelism is a default inherits its
  * group's. */
 struct eff {
-    unsigned tp, pp, dp, g, n;
+    unsigned tp, pp, dp, accel_per_pod, n;
     int idx;
     enum pol_scope scope;
     size_t group; /* TOPO_NONE: first member or on its own */
@@ -178,7 +178,7 @@ enum rkind {
     R_DOM_FREE,
 };
 
-struct rcode {
+struct reason_code {
     enum rkind kind;
     unsigned a, b;
 };
@@ -230,8 +230,8 @@ enum tpx_code led_ctx_init(struct ctx *x, const struct pol_ledger *l, const stru
 void led_ctx_release(struct ctx *x);
 bool led_pick_innode(const struct pol_ledger *l, size_t n, unsigned g, unsigned need, size_t only,
                      uint64_t *mask);
-enum pol_verdict led_judge(struct ctx *x, size_t n, struct rcode *rc);
-void led_reason_text(const struct ctx *x, const struct rcode *rc, char *buf, size_t len);
+enum pol_verdict led_judge(struct ctx *x, size_t n, struct reason_code *why);
+void led_reason_text(const struct ctx *x, const struct reason_code *why, char *buf, size_t len);
 
 /* reserve.c: where a pod goes on a node, and the holds of a group */
 bool led_place_on(const struct ctx *x, size_t n, unsigned need, size_t only, struct where *w);

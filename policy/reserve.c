@@ -14,8 +14,8 @@ bool led_place_on(const struct ctx *x, size_t n, unsigned need, size_t only, str
     w->node = n;
     w->dmask = 0;
     if (node_multinode(l, n))
-        return node_free(l, n) >= x->e.g;
-    return led_pick_innode(l, n, x->e.g, need, only, &w->dmask);
+        return node_free(l, n) >= x->e.accel_per_pod;
+    return led_pick_innode(l, n, x->e.accel_per_pod, need, only, &w->dmask);
 }
 
 /* The nodes to search for group g's scope: its rack's list, or NULL for every node (*n of them),
@@ -36,7 +36,7 @@ static bool hold_slot(struct pol_ledger *l, const struct group *g, struct slot *
         return false;
     s->at = *w;
     s->reserved = true;
-    led_account(l, w, g->g, +1, true);
+    led_account(l, w, g->accel_per_pod, +1, true);
     return true;
 }
 
@@ -51,10 +51,11 @@ static bool place_mate(const struct ctx *x, const struct group *g, const struct 
     size_t nn;
 
     if (!topo_cluster_domain_is_multinode(l->c, dom0))
-        return led_place_on(x, at0->node, x->e.g, dom0, w);
+        return led_place_on(x, at0->node, x->e.accel_per_pod, dom0, w);
     nodes = topo_cluster_domain_nodes(l->c, dom0, &nn);
     for (size_t q = 0; q < nn; q++) {
-        if (sof[nodes[q]] == g->scope_id && led_place_on(x, nodes[q], x->e.g, TOPO_NONE, w))
+        if (sof[nodes[q]] == g->scope_id &&
+            led_place_on(x, nodes[q], x->e.accel_per_pod, TOPO_NONE, w))
             return true;
     }
     return false;
@@ -90,7 +91,7 @@ static bool multi_domain_room(const struct ctx *x, const struct group *g, size_t
     *free_accel = 0;
     for (size_t q = 0; q < nn; q++) {
         if (sof[nodes[q]] == g->scope_id && !l->n_unsched[nodes[q]]) {
-            pods += node_free(l, nodes[q]) / x->e.g;
+            pods += node_free(l, nodes[q]) / x->e.accel_per_pod;
             *free_accel += node_free(l, nodes[q]);
         }
     }
@@ -119,7 +120,7 @@ static size_t best_unit_domain(const struct ctx *x, const struct group *g, unsig
                 continue;
             dom = led_node_domain(l, n);
         } else {
-            if (!led_place_on(x, n, x->ppu > 1 ? x->e.tp : x->e.g, TOPO_NONE, &w))
+            if (!led_place_on(x, n, x->ppu > 1 ? x->e.tp : x->e.accel_per_pod, TOPO_NONE, &w))
                 continue;
             dom = where_domain(l, &w);
             f = dom_free(l, dom);
@@ -143,7 +144,7 @@ static size_t fullest_node(const struct ctx *x, const struct group *g, size_t do
 
     for (size_t q = 0; q < nn; q++) {
         unsigned f = node_free(l, nodes[q]);
-        if (sof[nodes[q]] != g->scope_id || f < x->e.g || l->n_unsched[nodes[q]])
+        if (sof[nodes[q]] != g->scope_id || f < x->e.accel_per_pod || l->n_unsched[nodes[q]])
             continue;
         if (best == TOPO_NONE || f < node_free(l, best))
             best = nodes[q];
@@ -160,10 +161,10 @@ static void reserve_unit(struct pol_ledger *l, const struct ctx *x, struct group
         struct where w;
         bool ok;
         if (!topo_cluster_domain_is_multinode(l->c, dom)) {
-            ok = led_place_on(x, node, x->e.g, dom, &w);
+            ok = led_place_on(x, node, x->e.accel_per_pod, dom, &w);
         } else {
             size_t n = fullest_node(x, g, dom);
-            ok = n != TOPO_NONE && led_place_on(x, n, x->e.g, TOPO_NONE, &w);
+            ok = n != TOPO_NONE && led_place_on(x, n, x->e.accel_per_pod, TOPO_NONE, &w);
         }
         if (!ok || !hold_slot(l, g, &g->slots[k], &w))
             break;
@@ -182,8 +183,8 @@ void led_reserve_rest(struct pol_ledger *l, const struct ctx *x, struct group *g
      * (docs/workloads.md): its units go there while it has room, then best fit as for TP */
     const struct where *at0 = &g->slots[k0].at;
     size_t dom0 = where_domain(l, at0);
-    bool ep_pref =
-        x->ppu == 1 && x->wl->layout.ep > x->e.g && topo_cluster_domain_is_multinode(l->c, dom0);
+    bool ep_pref = x->ppu == 1 && x->wl->layout.ep > x->e.accel_per_pod &&
+                   topo_cluster_domain_is_multinode(l->c, dom0);
 
     reserve_mates(l, x, g, k0);
     for (unsigned u = 0; u < g->n; u += x->ppu) {
@@ -234,9 +235,10 @@ static bool rehome_slot(struct pol_ledger *l, struct group *g, struct slot *s)
     for (size_t q = 0; q < nlist; q++) {
         size_t n = list ? list[q] : q;
         uint64_t m = 0;
-        if (sof[n] != g->scope_id || l->n_unsched[n] || node_free(l, n) < g->g)
+        if (sof[n] != g->scope_id || l->n_unsched[n] || node_free(l, n) < g->accel_per_pod)
             continue;
-        if (!node_multinode(l, n) && !led_pick_innode(l, n, g->g, g->g, TOPO_NONE, &m))
+        if (!node_multinode(l, n) &&
+            !led_pick_innode(l, n, g->accel_per_pod, g->accel_per_pod, TOPO_NONE, &m))
             continue;
         if (best == TOPO_NONE || node_free(l, n) < node_free(l, best)) {
             best = n;

@@ -32,7 +32,7 @@ struct pol_scope_memo {
     unsigned long gen;
     bool valid;
     enum pol_scope scope;
-    unsigned g, tp, ppu;
+    unsigned accel_per_pod, tp, ppu;
     size_t nscopes, ndomains; /* entries the arrays hold */
     unsigned long *sc_dyn, *sc_static, *sc_free;
     unsigned *dom_pods;
@@ -73,22 +73,22 @@ static unsigned long node_pods_innode(const struct ctx *x, size_t n, bool now)
     for (size_t k = 0; k < nd; k++) {
         unsigned size = led_domain_size(l, first + k);
         unsigned f = now ? dom_free(l, first + k) : size;
-        if (x->e.g > size) {
+        if (x->e.accel_per_pod > size) {
             whole += (f == size && size > 0);
             continue;
         }
         if (x->ppu > 1)
             pods += (unsigned long)(f / x->e.tp) * x->ppu;
         else
-            pods += f / x->e.g;
+            pods += f / x->e.accel_per_pod;
     }
     if (whole && nd > 0) {
         unsigned size = led_domain_size(l, first);
-        unsigned need = size ? (x->e.g + size - 1) / size : 0;
+        unsigned need = size ? (x->e.accel_per_pod + size - 1) / size : 0;
         if (need)
             pods += whole / need;
     }
-    cap = (now ? node_free(l, n) : l->n_alloc[n]) / x->e.g;
+    cap = (now ? node_free(l, n) : l->n_alloc[n]) / x->e.accel_per_pod;
     return pods < cap ? pods : cap;
 }
 
@@ -100,7 +100,7 @@ static bool memo_take(const struct ctx *x)
     size_t ns = l->nscopes[x->e.scope];
 
     if (!m || !m->valid || m->l != l || m->gen != l->gen || m->scope != x->e.scope ||
-        m->g != x->e.g || m->tp != x->e.tp || m->ppu != x->ppu)
+        m->accel_per_pod != x->e.accel_per_pod || m->tp != x->e.tp || m->ppu != x->ppu)
         return false;
     memcpy(x->sc_dyn, m->sc_dyn, ns * sizeof(*x->sc_dyn));
     memcpy(x->sc_static, m->sc_static, ns * sizeof(*x->sc_static));
@@ -151,7 +151,7 @@ static void memo_keep(const struct ctx *x)
     m->l = l;
     m->gen = l->gen;
     m->scope = x->e.scope;
-    m->g = x->e.g;
+    m->accel_per_pod = x->e.accel_per_pod;
     m->tp = x->e.tp;
     m->ppu = x->ppu;
     m->valid = true;
@@ -179,7 +179,7 @@ void led_compute_scopes(struct ctx *x)
             x->sc_static[s] += node_pods_innode(x, n, false);
         } else {
             size_t d = led_node_domain(l, n);
-            x->dom_pods[d] += node_free(l, n) / x->e.g;
+            x->dom_pods[d] += node_free(l, n) / x->e.accel_per_pod;
         }
     }
     for (size_t d = 0; l->any_multi && d < l->ndomains; d++) {
@@ -191,7 +191,7 @@ void led_compute_scopes(struct ctx *x)
         nodes = topo_cluster_domain_nodes(l->c, d, &nn);
         for (size_t k = 0; k < nn; k++) {
             if (!l->n_unsched[nodes[k]])
-                stat += l->n_alloc[nodes[k]] / x->e.g;
+                stat += l->n_alloc[nodes[k]] / x->e.accel_per_pod;
         }
         if (nn == 0)
             continue;
@@ -232,7 +232,7 @@ enum tpx_code pol_gang_shortfall(const struct pol_ledger *l, const struct pol_wo
             best = s;
     }
     word = pol_accel_word(wl->resource);
-    need = (unsigned long)x.e.n * x.e.g / x.unit;
+    need = (unsigned long)x.e.n * x.e.accel_per_pod / x.unit;
     if (best == TOPO_NONE)
         snprintf(buf, len, "no %s has %lu free %u-%.3s domain%s (the cluster has none)",
                  led_scope_word[x.e.scope], need, x.unit, word, need == 1 ? "" : "s");
@@ -240,7 +240,7 @@ enum tpx_code pol_gang_shortfall(const struct pol_ledger *l, const struct pol_wo
         snprintf(buf, len, "no %s has %lu free %u-%.3s domain%s (best: %s %s, %lu)",
                  led_scope_word[x.e.scope], need, x.unit, word, need == 1 ? "" : "s",
                  led_scope_word[x.e.scope], led_scope_name(l, x.e.scope, best),
-                 x.sc_dyn[best] * x.e.g / x.unit);
+                 x.sc_dyn[best] * x.e.accel_per_pod / x.unit);
     led_ctx_release(&x);
     return TPX_OK;
 }

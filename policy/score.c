@@ -18,15 +18,15 @@ static int node_fit_bonus(const struct ctx *x, size_t n)
         f = node_free(l, n);
         size = alloc;
     } else {
-        if (!led_pick_innode(l, n, x->e.g, x->e.g, TOPO_NONE, &m))
+        if (!led_pick_innode(l, n, x->e.accel_per_pod, x->e.accel_per_pod, TOPO_NONE, &m))
             return 0;
         dom = where_domain(l, &(struct where){n, m});
         size = led_domain_size(l, dom);
         f = dom_free(l, dom);
     }
-    if (size == 0 || f < x->e.g)
+    if (size == 0 || f < x->e.accel_per_pod)
         return 0;
-    return (int)((3UL * (size - (f - x->e.g)) + size / 2) / size);
+    return (int)((3UL * (size - (f - x->e.accel_per_pod)) + size / 2) / size);
 }
 
 /* An EP group spanning pods (docs/workloads.md) prefers, as its first member's place, a
@@ -38,12 +38,12 @@ static int ep_domain_bonus(const struct ctx *x, size_t n)
     const size_t *nodes;
     unsigned long f = 0;
 
-    if (x->wl->layout.ep <= x->e.g || !topo_cluster_domain_is_multinode(l->c, dom))
+    if (x->wl->layout.ep <= x->e.accel_per_pod || !topo_cluster_domain_is_multinode(l->c, dom))
         return 0;
     nodes = topo_cluster_domain_nodes(l->c, dom, &nn);
     for (size_t q = 0; q < nn && f < x->wl->layout.ep; q++) {
         if (!l->n_unsched[nodes[q]])
-            f += node_free(l, nodes[q]) / x->e.g * x->e.g;
+            f += node_free(l, nodes[q]) / x->e.accel_per_pod * x->e.accel_per_pod;
     }
     return f >= x->wl->layout.ep ? 2 : 0;
 }
@@ -77,9 +77,9 @@ enum tpx_code pol_score_memo(const struct pol_ledger *l, struct pol_scope_memo *
     }
     led_compute_scopes(&x);
     for (size_t i = 0; i < n; i++) {
-        struct rcode code;
+        struct reason_code code;
         size_t node = cand[i];
-        unsigned long total = (unsigned long)x.e.n * x.e.g, fr, maxcap;
+        unsigned long total = (unsigned long)x.e.n * x.e.accel_per_pod, fr, maxcap;
         size_t s = l->scope_of[x.e.scope][node];
         int sc;
 

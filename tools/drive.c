@@ -778,11 +778,11 @@ static void print_state(struct drive *d)
  */
 
 /* Namespace of pod i: from the name ("ns/name") of the job it belongs to. */
-static void pod_ns(const struct ext_manifest *m, size_t i, char *out, size_t n)
+static void pod_ns(const struct obj_manifest *m, size_t i, char *out, size_t n)
 {
     snprintf(out, n, "default");
     for (size_t j = 0; j < m->njobs; j++) {
-        const struct ext_manifest_job *jb = &m->jobs[j];
+        const struct obj_manifest_job *jb = &m->jobs[j];
         size_t first = m->replica_first_pod[jb->first_replica];
         size_t end = m->replica_first_pod[jb->first_replica + jb->nreplicas];
         const char *slash = strchr(jb->name, '/');
@@ -794,22 +794,22 @@ static void pod_ns(const struct ext_manifest *m, size_t i, char *out, size_t n)
     }
 }
 
-static enum tpx_code load_pods(struct drive *d, struct ext_manifest *m, struct pod **pods,
-                               const char **sched_out, struct ext_yaml_docs *sched_docs,
+static enum tpx_code load_pods(struct drive *d, struct obj_manifest *m, struct pod **pods,
+                               const char **sched_out, struct obj_yaml_docs *sched_docs,
                                struct tpx_err *err)
 {
     const char *sched = NULL;
 
     for (size_t f = 0; f < d->o.nfiles; f++) {
-        if (ext_manifest_add_file(m, d->o.files[f], err) != TPX_OK)
+        if (obj_manifest_add_file(m, d->o.files[f], err) != TPX_OK)
             return err->code;
     }
-    if (ext_manifest_finish(m, err) != TPX_OK) {
+    if (obj_manifest_finish(m, err) != TPX_OK) {
         tpx_err_prefix(err, "%s", d->o.files[0]);
         return err->code;
     }
     /* the scheduler name is not part of the facts: read it from the first manifest */
-    if (ext_yaml_load_file(d->o.files[0], (size_t)64 << 20, sched_docs, err) != TPX_OK)
+    if (obj_yaml_load_file(d->o.files[0], (size_t)64 << 20, sched_docs, err) != TPX_OK)
         return err->code;
     for (size_t k = 0; k < sched_docs->n && !sched; k++)
         sched = find_scheduler_name(sched_docs->docs[k], 0);
@@ -822,7 +822,7 @@ static enum tpx_code load_pods(struct drive *d, struct ext_manifest *m, struct p
         p->name = m->names[i];
         pod_ns(m, i, p->ns, sizeof(p->ns));
         make_uid(p->ns, p->name, p->uid, sizeof(p->uid));
-        p->obj = pod_object(ext_manifest_pod_facts(m, i), p, *sched_out);
+        p->obj = pod_object(obj_manifest_pod_facts(m, i), p, *sched_out);
         if (!p->obj)
             return tpx_err_set(err, TPX_ENOMEM, "out of memory");
     }
@@ -855,8 +855,8 @@ static enum tpx_code load_cluster(struct drive *d, struct tpx_err *err)
 int main(int argc, char **argv)
 {
     struct drive d;
-    struct ext_manifest m;
-    struct ext_yaml_docs sched_docs = {0};
+    struct obj_manifest m;
+    struct obj_yaml_docs sched_docs = {0};
     struct tpx_err err = TPX_ERR_INIT;
     struct pod *pods = NULL;
     const char *sched = DEFAULT_SCHEDULER;
@@ -867,7 +867,7 @@ int main(int argc, char **argv)
 
     memset(&d, 0, sizeof(d));
     d.srv.err_fd = -1;
-    ext_manifest_init(&m);
+    obj_manifest_init(&m);
     rc = parse_args(argc, argv, &d.o);
     if (rc != 0) {
         free(d.o.files);
@@ -938,8 +938,8 @@ out:
     for (size_t i = 0; pods && i < m.npods; i++)
         json_decref(pods[i].obj);
     free(pods);
-    ext_yaml_docs_release(&sched_docs);
-    ext_manifest_release(&m);
+    obj_yaml_docs_release(&sched_docs);
+    obj_manifest_release(&m);
     json_decref(d.all_names);
     json_decref(d.all_nodes);
     topo_cluster_free(d.cluster);

@@ -188,7 +188,7 @@ static void op_bind_plain(struct slot *s, unsigned *seed, struct stats *sx)
     uint32_t gen = w_gen(w);
     time_t now = now_s();
     struct fit_ctx fc = {s->wl.accel_per_pod, (unsigned)rand_r(seed), SIZE_MAX};
-    struct ext_bind_out out;
+    struct ext_state_bind_out out;
     struct tpx_err err = TPX_ERR_INIT;
     char uid[96];
 
@@ -222,9 +222,9 @@ static void op_bind(struct slot *s, unsigned *seed, struct stats *sx)
     uint64_t w = atomic_load(&s->word);
     uint32_t gen = w_gen(w);
     time_t now = now_s();
-    struct ext_verdicts v;
+    struct ext_state_verdicts v;
     enum tpx_code rc;
-    struct ext_bind_out out;
+    struct ext_state_bind_out out;
     struct tpx_err err = TPX_ERR_INIT;
     char uid[96];
     int *scores = calloc(g_nnodes, sizeof(*scores));
@@ -260,7 +260,7 @@ static void op_bind(struct slot *s, unsigned *seed, struct stats *sx)
             best = scores[i];
         }
     }
-    ext_verdicts_release(&v);
+    ext_state_verdicts_release(&v);
     free(scores);
     if (pick == SIZE_MAX)
         pick = (size_t)rand_r(seed) % g_nnodes; /* nothing fits: the bind must be refused */
@@ -280,7 +280,7 @@ static void op_rebind(struct slot *s, unsigned *seed, struct stats *sx)
 {
     uint64_t w = atomic_load(&s->word);
     uint32_t st = w_state(w);
-    struct ext_bind_out out;
+    struct ext_state_bind_out out;
     struct tpx_err err = TPX_ERR_INIT;
     char uid[96];
     size_t other;
@@ -319,13 +319,13 @@ static void op_remove(struct slot *s, struct stats *sx)
 
 static void op_read_only(struct slot *s, struct stats *sx)
 {
-    struct ext_verdicts v;
+    struct ext_state_verdicts v;
     struct tpx_err err = TPX_ERR_INIT;
     int scores[256];
     time_t now = now_s();
 
     if (ext_state_filter(g_state, &s->wl, g_names, g_nnodes, now, &v, &err) == TPX_OK) {
-        ext_verdicts_release(&v);
+        ext_state_verdicts_release(&v);
         sx->filters++;
     }
     if (ext_state_score(g_state, &s->wl, g_names, g_nnodes, now, scores, &err) == TPX_OK)
@@ -540,7 +540,7 @@ static unsigned long check_final(void)
         uint64_t w = atomic_load(&g_slots[k].word);
         uint32_t st = w_state(w);
         char uid[96];
-        struct ext_bind_out out;
+        struct ext_state_bind_out out;
         struct tpx_err e1 = TPX_ERR_INIT;
         struct tpx_err e2 = TPX_ERR_INIT;
         size_t other = (st + 1) % g_nnodes;

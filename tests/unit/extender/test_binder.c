@@ -13,7 +13,7 @@
 #include "fake_apiserver.h"
 
 static struct fake_api *fake;
-static struct ext_kube_config kcfg;
+static struct kube_config kcfg;
 
 static void setup(void)
 {
@@ -28,7 +28,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    ext_kube_config_release(&kcfg);
+    kube_config_release(&kcfg);
     fake_api_stop(fake);
     curl_global_cleanup();
 }
@@ -44,9 +44,9 @@ static struct ext_binder *binder(const struct ext_binder_config *cfg)
     return b;
 }
 
-static struct ext_bind_out placed(const char *rack, const char *domain, unsigned stage)
+static struct ext_state_bind_out placed(const char *rack, const char *domain, unsigned stage)
 {
-    struct ext_bind_out w;
+    struct ext_state_bind_out w;
 
     memset(&w, 0, sizeof(w));
     w.known = w.intent = true;
@@ -60,7 +60,7 @@ static struct ext_bind_out placed(const char *rack, const char *domain, unsigned
 Test(ext_binder, binding_carries_uid_target_and_annotations)
 {
     struct ext_binder *b = binder(NULL);
-    struct ext_bind_out w = placed("r1", "gpu-r1-n2", 1);
+    struct ext_state_bind_out w = placed("r1", "gpu-r1-n2", 1);
     struct tpx_err err = TPX_ERR_INIT;
     char *body;
     json_t *j, *ann;
@@ -115,7 +115,7 @@ Test(ext_binder, a_pod_without_intent_gets_no_annotations)
 Test(ext_binder, placed_event_is_sent_off_the_callers_thread)
 {
     struct ext_binder *b = binder(NULL);
-    struct ext_bind_out w = placed("r3", "n12", 1);
+    struct ext_state_bind_out w = placed("r3", "n12", 1);
     char *body;
 
     ext_binder_placed(b, "llm", "vllm-0-1", "uid-1", &w);
@@ -132,7 +132,7 @@ Test(ext_binder, placed_event_is_sent_off_the_callers_thread)
 Test(ext_binder, events_wait_out_a_failing_api_server_in_order)
 {
     struct ext_binder *b = binder(NULL);
-    struct ext_bind_out w = placed("r1", "n1", 0);
+    struct ext_state_bind_out w = placed("r1", "n1", 0);
     struct ext_binder_stats st;
 
     fake_api_fail_next(fake, 3, 503);
@@ -159,7 +159,7 @@ Test(ext_binder, events_wait_out_a_failing_api_server_in_order)
 Test(ext_binder, an_event_whose_answer_was_lost_is_created_once)
 {
     struct ext_binder *b = binder(NULL);
-    struct ext_bind_out w = placed("r1", "n1", 0);
+    struct ext_state_bind_out w = placed("r1", "n1", 0);
     struct ext_binder_stats st;
 
     /* the API server creates the Event, and its answer never arrives: the retry (same name) gets
@@ -220,7 +220,7 @@ Test(ext_binder, no_events_when_switched_off)
 {
     struct ext_binder_config cfg = {.no_events = true};
     struct ext_binder *b = binder(&cfg);
-    struct ext_bind_out w = placed("r1", "n1", 0);
+    struct ext_state_bind_out w = placed("r1", "n1", 0);
 
     ext_binder_placed(b, "llm", "p", "u", &w);
     cr_expect_not(ext_binder_rejected(b, "llm", "p", "u", "g", "why"));
@@ -252,7 +252,7 @@ Test(ext_binder, replica_names_for_event_messages)
 
 Test(ext_binder, a_bad_configuration_fails_at_creation)
 {
-    struct ext_kube_config bad;
+    struct kube_config bad;
     struct tpx_err err = TPX_ERR_INIT;
 
     memset(&bad, 0, sizeof(bad));
@@ -260,5 +260,5 @@ Test(ext_binder, a_bad_configuration_fails_at_creation)
     bad.token_file = strdup("/nonexistent/token");
     cr_expect_null(ext_binder_new(&bad, NULL, &err));
     cr_expect(strstr(err.msg, "/nonexistent/token") != NULL, "%s", err.msg);
-    ext_kube_config_release(&bad);
+    kube_config_release(&bad);
 }

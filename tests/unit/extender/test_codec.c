@@ -44,7 +44,7 @@ Test(ext_codec, filter_ncc_true_protocol_example)
     size_t len;
     char *req = fixture("filter-ncc-true.request.json", &len);
     char *want = fixture("filter-ncc-true.response.json", &len);
-    struct ext_args a;
+    struct ext_codec_args a;
     struct tpx_err err = TPX_ERR_INIT;
     struct tpx_buf out;
     enum pol_verdict v[3] = {POL_FIT, POL_FIT, POL_FAIL};
@@ -69,7 +69,7 @@ Test(ext_codec, filter_ncc_true_protocol_example)
     json_decref(g);
     json_decref(w);
     tpx_buf_release(&out);
-    ext_args_release(&a);
+    ext_codec_args_release(&a);
     free(req);
     free(want);
 }
@@ -78,7 +78,7 @@ Test(ext_codec, unresolvable_goes_to_its_own_map_and_keys_are_capitalised)
 {
     const char *req = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"Nodes\":null,"
                       "\"NodeNames\":[\"a\",\"b\",\"c\"]}";
-    struct ext_args a;
+    struct ext_codec_args a;
     struct tpx_err err = TPX_ERR_INIT;
     struct tpx_buf out;
     enum pol_verdict v[3] = {POL_UNRESOLVABLE, POL_FAIL, POL_UNRESOLVABLE};
@@ -91,14 +91,14 @@ Test(ext_codec, unresolvable_goes_to_its_own_map_and_keys_are_capitalised)
                              "\"FailedAndUnresolvableNodes\":{\"a\":\"tp 16 needs 16\","
                              "\"c\":\"tp 16 needs 16\"},\"Error\":\"\"}");
     tpx_buf_release(&out);
-    ext_args_release(&a);
+    ext_codec_args_release(&a);
 }
 
 Test(ext_codec, filter_ncc_false_lowercase_keys_copies_node_bytes)
 {
     size_t len;
     char *req = fixture("filter-ncc-false.request.json", &len);
-    struct ext_args a;
+    struct ext_codec_args a;
     struct tpx_err err = TPX_ERR_INIT;
     struct tpx_buf out;
     enum pol_verdict v[2] = {POL_FIT, POL_FAIL};
@@ -138,7 +138,7 @@ Test(ext_codec, filter_ncc_false_lowercase_keys_copies_node_bytes)
     json_decref(got);
     json_decref(in);
     tpx_buf_release(&out);
-    ext_args_release(&a);
+    ext_codec_args_release(&a);
     free(req);
 }
 
@@ -161,7 +161,7 @@ Test(ext_codec, keys_match_like_go_encoding_json)
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        struct ext_args a;
+        struct ext_codec_args a;
         struct tpx_err err = TPX_ERR_INIT;
 
         cr_assert_eq(ext_codec_decode_args(cases[i].body, strlen(cases[i].body), NULL, &a, &err),
@@ -169,7 +169,7 @@ Test(ext_codec, keys_match_like_go_encoding_json)
         cr_expect_eq(a.nnames, 1, "case %zu", i);
         if (a.nnames)
             cr_expect_str_eq(a.names[0], cases[i].first, "case %zu", i);
-        ext_args_release(&a);
+        ext_codec_args_release(&a);
     }
 }
 
@@ -195,7 +195,7 @@ Test(ext_codec, names_and_scores_are_written_exactly_escaped_or_not)
     const char *names[] = {"n-0", "we\"ird\\n\x01", "n-2", "n-3"};
     int scores[] = {10, 0, -3, 2147483647};
     const char *fit_names[] = {"a", "b\"c"};
-    struct ext_args a;
+    struct ext_codec_args a;
     enum pol_verdict v[] = {POL_FIT, POL_FIT};
     struct tpx_err err = TPX_ERR_INIT;
     struct tpx_buf out;
@@ -229,7 +229,7 @@ Test(ext_codec, bind_request_and_result)
 {
     size_t len;
     char *req = fixture("bind.request.json", &len);
-    struct ext_bind_args b;
+    struct ext_codec_bind_args b;
     struct tpx_err err = TPX_ERR_INIT;
     struct tpx_buf out;
 
@@ -238,7 +238,7 @@ Test(ext_codec, bind_request_and_result)
     cr_expect_str_eq(b.pod_ns, "llm");
     cr_expect_str_eq(b.pod_uid, "u-123");
     cr_expect_str_eq(b.node, "gpu-r1-n1");
-    ext_bind_args_release(&b);
+    ext_codec_bind_args_release(&b);
     tpx_buf_init(&out, 4096);
     ext_codec_bind_result("", &out, &err);
     expect_json_eq(out.data, "{\"Error\":\"\"}");
@@ -264,7 +264,7 @@ Test(ext_codec, preempt_both_modes_answer_in_uid_form)
     for (size_t i = 0; i < 2; i++) {
         size_t len;
         char *req = fixture(files[i], &len);
-        struct ext_preempt_args p;
+        struct ext_codec_preempt_args p;
         struct tpx_err err = TPX_ERR_INIT;
         struct tpx_buf out;
         bool keep[1] = {false};
@@ -278,7 +278,7 @@ Test(ext_codec, preempt_both_modes_answer_in_uid_form)
         cr_assert_eq(ext_codec_preempt_result(&p, keep, &out, &err), TPX_OK);
         expect_json_eq(out.data, "{\"NodeNameToMetaVictims\":{}}");
         tpx_buf_release(&out);
-        ext_preempt_args_release(&p);
+        ext_codec_preempt_args_release(&p);
         free(req);
     }
 }
@@ -312,14 +312,14 @@ Test(ext_codec, malformed_requests_are_parse_errors_not_crashes)
     };
 
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        struct ext_args a;
+        struct ext_codec_args a;
         struct tpx_err err = TPX_ERR_INIT;
         enum tpx_code rc = ext_codec_decode_args(bad[i], strlen(bad[i]), NULL, &a, &err);
 
         cr_expect_neq(rc, TPX_OK, "case %zu accepted: %s", i, bad[i]);
         cr_expect_str_not_empty(err.msg, "case %zu has no message", i);
         if (rc == TPX_OK)
-            ext_args_release(&a);
+            ext_codec_args_release(&a);
     }
 }
 
@@ -327,7 +327,7 @@ Test(ext_codec, quotes_and_brackets_inside_names_do_not_end_the_array)
 {
     const char *body = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},"
                        "\"NodeNames\":[\"a\\\"]b\",\"c\\\\\",\"}{\"],\"Nodes\":null}";
-    struct ext_args a;
+    struct ext_codec_args a;
     struct tpx_err err = TPX_ERR_INIT;
 
     cr_assert_eq(ext_codec_decode_args(body, strlen(body), NULL, &a, &err), TPX_OK, "%s", err.msg);
@@ -335,14 +335,14 @@ Test(ext_codec, quotes_and_brackets_inside_names_do_not_end_the_array)
     cr_expect_str_eq(a.names[0], "a\"]b");
     cr_expect_str_eq(a.names[1], "c\\");
     cr_expect_str_eq(a.names[2], "}{");
-    ext_args_release(&a);
+    ext_codec_args_release(&a);
 }
 
 Test(ext_codec, deep_nesting_is_refused)
 {
     size_t n = 100000;
     char *s = malloc(2 * n + 64);
-    struct ext_args a;
+    struct ext_codec_args a;
     struct tpx_err err = TPX_ERR_INIT;
 
     strcpy(s, "{\"Pod\":{},\"x\":");
@@ -359,7 +359,7 @@ Test(ext_codec, string_escapes_decode_like_json)
     size_t n;
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_assert_eq(ext_scan_string_array(arr, strlen(arr), &v, &n, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(ext_nodescan_string_array(arr, strlen(arr), &v, &n, &err), TPX_OK, "%s", err.msg);
     cr_assert_eq(n, 5);
     cr_expect_str_eq(v[0], "plain");
     cr_expect_str_eq(v[1], "a\"b");
@@ -386,7 +386,7 @@ Test(ext_codec, string_arrays_short_long_empty_and_broken)
     for (int i = 0; i < 1000; i++)
         off += (size_t)snprintf(arr + off, sizeof(arr) - off, ",\"n%d\"", i);
     snprintf(arr + off, sizeof(arr) - off, "]");
-    cr_assert_eq(ext_scan_string_array(arr, strlen(arr), &v, &n, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(ext_nodescan_string_array(arr, strlen(arr), &v, &n, &err), TPX_OK, "%s", err.msg);
     cr_assert_eq(n, 1004);
     cr_expect_str_eq(v[0], "gpu-r1-n1");
     cr_expect_eq(strlen(v[1]), 61);
@@ -397,7 +397,7 @@ Test(ext_codec, string_arrays_short_long_empty_and_broken)
     free(v);
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         tpx_err_clear(&err);
-        cr_expect_neq(ext_scan_string_array(bad[i], strlen(bad[i]), &v, &n, &err), TPX_OK, "%s",
+        cr_expect_neq(ext_nodescan_string_array(bad[i], strlen(bad[i]), &v, &n, &err), TPX_OK, "%s",
                       bad[i]);
         cr_expect_str_not_empty(err.msg, "%s", bad[i]);
     }
@@ -418,18 +418,18 @@ Test(ext_codec, output_strings_are_escaped)
 Test(ext_codec, full_gke_node_matches_the_jansson_decoder)
 {
     char path[1024];
-    struct ext_yaml_docs docs;
+    struct obj_yaml_docs docs;
     struct tpx_err err = TPX_ERR_INIT;
     struct topo_node_info want, *got;
-    struct ext_args a;
+    struct ext_codec_args a;
     json_t *req, *nodes;
     char *body;
     size_t n;
 
     snprintf(path, sizeof(path), "%s/nodes/k8s-apimachinery-testdata-gke-node-full.yaml",
              TPX_FIXTURES);
-    cr_assert_eq(ext_yaml_load_file(path, 1 << 20, &docs, &err), TPX_OK, "%s", err.msg);
-    cr_assert_eq(ext_node_from_json(docs.docs[0], NULL, &want, NULL, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_yaml_load_file(path, 1 << 20, &docs, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_node_from_json(docs.docs[0], NULL, &want, NULL, &err), TPX_OK, "%s", err.msg);
     nodes = json_pack("{s:{},s:[O,O]}", "metadata", "items", docs.docs[0], docs.docs[0]);
     req = json_pack("{s:{s:{s:s}},s:o,s:n}", "Pod", "metadata", "name", "p", "Nodes", nodes,
                     "NodeNames");
@@ -447,10 +447,10 @@ Test(ext_codec, full_gke_node_matches_the_jansson_decoder)
     cr_expect_eq(got[0].unschedulable, want.unschedulable);
     cr_expect_eq(got[0].rack == NULL, want.rack == NULL);
     free(got);
-    ext_args_release(&a);
+    ext_codec_args_release(&a);
     free(body);
     json_decref(req);
-    ext_yaml_docs_release(&docs);
+    obj_yaml_docs_release(&docs);
 }
 
 /* issue 12, item 6: a NodeNames entry is a node name or the request is refused (never truncated:
@@ -469,7 +469,7 @@ Test(ext_codec, node_names_refuse_nul_control_empty_and_long)
         {"[\"ok\",\"\"]", TPX_EINVAL, "entry 1 is not a node name: empty"},
         {"[\"\\u0072\"]", TPX_OK, NULL},
     };
-    struct ext_args a;
+    struct ext_codec_args a;
     struct tpx_err err = TPX_ERR_INIT;
     char body[1024];
 
@@ -484,14 +484,14 @@ Test(ext_codec, node_names_refuse_nul_control_empty_and_long)
         if (cases[i].msg)
             cr_expect(strstr(err.msg, cases[i].msg) != NULL, "case %zu: %s", i, err.msg);
         if (rc == TPX_OK)
-            ext_args_release(&a);
+            ext_codec_args_release(&a);
     }
 }
 
 Test(ext_codec, node_names_over_253_bytes_and_over_the_candidate_cap)
 {
     struct ext_codec_opts o = {.max_candidates = 3};
-    struct ext_args a;
+    struct ext_codec_args a;
     struct tpx_err err = TPX_ERR_INIT;
     char body[2048], name[300];
 
@@ -504,7 +504,7 @@ Test(ext_codec, node_names_over_253_bytes_and_over_the_candidate_cap)
     snprintf(body, sizeof(body), "{\"Pod\":{},\"NodeNames\":[\"%s\"]}", name);
     tpx_err_clear(&err);
     cr_assert_eq(ext_codec_decode_args(body, strlen(body), NULL, &a, &err), TPX_OK, "%s", err.msg);
-    ext_args_release(&a);
+    ext_codec_args_release(&a);
     /* the same name escaped: measured once decoded */
     snprintf(body, sizeof(body), "{\"Pod\":{},\"NodeNames\":[\"\\u0061%s\"]}", name);
     tpx_err_clear(&err);
@@ -514,7 +514,7 @@ Test(ext_codec, node_names_over_253_bytes_and_over_the_candidate_cap)
     snprintf(body, sizeof(body), "{\"Pod\":{},\"NodeNames\":[\"a\",\"b\",\"c\"]}");
     tpx_err_clear(&err);
     cr_assert_eq(ext_codec_decode_args(body, strlen(body), &o, &a, &err), TPX_OK, "%s", err.msg);
-    ext_args_release(&a);
+    ext_codec_args_release(&a);
     snprintf(body, sizeof(body), "{\"Pod\":{},\"NodeNames\":[\"a\",\"b\",\"c\",\"d\"]}");
     tpx_err_clear(&err);
     cr_expect_eq(ext_codec_decode_args(body, strlen(body), &o, &a, &err), TPX_ETOOBIG);
@@ -531,9 +531,9 @@ Test(ext_codec, node_names_over_253_bytes_and_over_the_candidate_cap)
 Test(ext_codec, full_node_name_with_nul_is_refused)
 {
     static const char nl[] = "{\"items\":[{\"metadata\":{\"name\":\"r01-n01\\u0000evil\"}}]}";
-    struct ext_scan_nodes nodes;
+    struct ext_nodescan_nodes nodes;
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_expect_neq(ext_scan_nodelist(nl, strlen(nl), &nodes, &err), TPX_OK);
+    cr_expect_neq(ext_nodescan_nodelist(nl, strlen(nl), &nodes, &err), TPX_OK);
     cr_expect(strstr(err.msg, "NUL or control byte in a node name") != NULL, "%s", err.msg);
 }

@@ -53,9 +53,9 @@ static int have_kubectl(void)
     return st == 0;
 }
 
-static struct ext_yaml_docs render(const char *dir)
+static struct obj_yaml_docs render(const char *dir)
 {
-    struct ext_yaml_docs d = {0};
+    struct obj_yaml_docs d = {0};
     struct tpx_err err = TPX_ERR_INIT;
     char cmd[1024];
     char *out;
@@ -67,7 +67,7 @@ static struct ext_yaml_docs render(const char *dir)
     out = run(cmd, &st);
     cr_assert_not_null(out);
     cr_assert_eq(st, 0, "kubectl kustomize %s failed:\n%s", dir, out);
-    cr_assert_eq(ext_yaml_parse(out, strlen(out), "kustomize-output", &d, &err), TPX_OK, "%s",
+    cr_assert_eq(obj_yaml_parse(out, strlen(out), "kustomize-output", &d, &err), TPX_OK, "%s",
                  err.msg);
     free(out);
     return d;
@@ -92,7 +92,7 @@ static const char *name_of(json_t *o)
     return n ? n : "";
 }
 
-static json_t *find(struct ext_yaml_docs *d, const char *kind, const char *name)
+static json_t *find(struct obj_yaml_docs *d, const char *kind, const char *name)
 {
     for (size_t i = 0; i < d->n; i++) {
         if (strcmp(kind_of(d->docs[i]), kind) == 0 && strcmp(name_of(d->docs[i]), name) == 0)
@@ -322,14 +322,14 @@ static const char *listen_of(json_t *c)
     return NULL;
 }
 
-static json_t *scheduler_config(struct ext_yaml_docs *d, struct ext_yaml_docs *inner)
+static json_t *scheduler_config(struct obj_yaml_docs *d, struct obj_yaml_docs *inner)
 {
     json_t *cm = find(d, "ConfigMap", "topox-scheduler-config");
     const char *text = str(json_object_get(cm, "data"), "config.yaml");
     struct tpx_err err = TPX_ERR_INIT;
 
     cr_assert_not_null(text, "no ConfigMap topox-scheduler-config with data.config.yaml");
-    cr_assert_eq(ext_yaml_parse(text, strlen(text), "config.yaml", inner, &err), TPX_OK, "%s",
+    cr_assert_eq(obj_yaml_parse(text, strlen(text), "config.yaml", inner, &err), TPX_OK, "%s",
                  err.msg);
     cr_assert_eq(inner->n, 1);
     return inner->docs[0];
@@ -337,8 +337,8 @@ static json_t *scheduler_config(struct ext_yaml_docs *d, struct ext_yaml_docs *i
 
 Test(ext_manifests, scheduler_config_obeys_the_validation_rules)
 {
-    struct ext_yaml_docs d = render(MANIFESTS);
-    struct ext_yaml_docs inner = {0};
+    struct obj_yaml_docs d = render(MANIFESTS);
+    struct obj_yaml_docs inner = {0};
     json_t *cfg = scheduler_config(&d, &inner);
     json_t *deploy = find(&d, "Deployment", "topox-scheduler");
     json_t *c = topox_container(deploy);
@@ -351,8 +351,8 @@ Test(ext_manifests, scheduler_config_obeys_the_validation_rules)
     cr_expect_str_eq(str(json_array_get(profiles, 0), "schedulerName"), "topox-scheduler");
     cr_expect(json_is_true(
         json_object_get(json_array_get(json_object_get(cfg, "extenders"), 0), "nodeCacheCapable")));
-    ext_yaml_docs_release(&inner);
-    ext_yaml_docs_release(&d);
+    obj_yaml_docs_release(&inner);
+    obj_yaml_docs_release(&d);
 }
 
 Test(ext_manifests, the_config_checker_catches_each_rule)
@@ -381,7 +381,7 @@ Test(ext_manifests, the_config_checker_catches_each_rule)
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char yaml[2048];
-        struct ext_yaml_docs d = {0};
+        struct obj_yaml_docs d = {0};
         struct tpx_err err = TPX_ERR_INIT;
         char problems[4096];
         const char *p = cases[i].yaml;
@@ -392,7 +392,7 @@ Test(ext_manifests, the_config_checker_catches_each_rule)
         snprintf(yaml, sizeof(yaml), "%s%s", base, line);
         if (i == 4)
             snprintf(yaml, sizeof(yaml), "%s  httpTimeout: '10000000000'\n", base);
-        cr_assert_eq(ext_yaml_parse(yaml, strlen(yaml), "bad.yaml", &d, &err), TPX_OK, "%s\n%s",
+        cr_assert_eq(obj_yaml_parse(yaml, strlen(yaml), "bad.yaml", &d, &err), TPX_OK, "%s\n%s",
                      err.msg, yaml);
         check_scheduler_config(d.docs[0], "127.0.0.1:8888", problems, sizeof(problems));
         cr_expect(strstr(problems, i == 4 ? "not a duration" : cases[i].needle) != NULL,
@@ -401,7 +401,7 @@ Test(ext_manifests, the_config_checker_catches_each_rule)
         cr_expect(strstr(problems, "own resourceName") != NULL, "%s", problems);
         cr_expect(strstr(problems, "percentageOfNodesToScore") != NULL, "%s", problems);
         cr_expect(strstr(problems, "only one extender can implement bind") != NULL, "%s", problems);
-        ext_yaml_docs_release(&d);
+        obj_yaml_docs_release(&d);
     }
 }
 
@@ -473,7 +473,7 @@ static bool granted(const char *role, const char *group, const char *res, const 
     return false;
 }
 
-static void check_rbac(struct ext_yaml_docs *d, char *problems, size_t size)
+static void check_rbac(struct obj_yaml_docs *d, char *problems, size_t size)
 {
     problems[0] = '\0';
     for (size_t i = 0; i < d->n; i++) {
@@ -553,7 +553,7 @@ static void check_rbac(struct ext_yaml_docs *d, char *problems, size_t size)
 
 Test(ext_manifests, rbac_grants_nothing_beyond_the_list)
 {
-    struct ext_yaml_docs d = render(MANIFESTS);
+    struct obj_yaml_docs d = render(MANIFESTS);
     char problems[4096];
 
     check_rbac(&d, problems, sizeof(problems));
@@ -561,7 +561,7 @@ Test(ext_manifests, rbac_grants_nothing_beyond_the_list)
     cr_expect_not_null(find(&d, "ServiceAccount", "topox-scheduler"));
     cr_expect_not_null(find(&d, "ServiceAccount", "topox-labeler"));
     cr_expect_not_null(find(&d, "Role", "topox-scheduler-lease"));
-    ext_yaml_docs_release(&d);
+    obj_yaml_docs_release(&d);
 }
 
 Test(ext_manifests, the_rbac_checker_catches_extra_grants)
@@ -584,15 +584,15 @@ Test(ext_manifests, the_rbac_checker_catches_extra_grants)
     };
 
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        struct ext_yaml_docs d = {0};
+        struct obj_yaml_docs d = {0};
         struct tpx_err err = TPX_ERR_INIT;
         char problems[4096];
 
-        cr_assert_eq(ext_yaml_parse(bad[i], strlen(bad[i]), "bad.yaml", &d, &err), TPX_OK, "%s",
+        cr_assert_eq(obj_yaml_parse(bad[i], strlen(bad[i]), "bad.yaml", &d, &err), TPX_OK, "%s",
                      err.msg);
         check_rbac(&d, problems, sizeof(problems));
         cr_expect_str_neq(problems, "", "case %zu passed the checker", i);
-        ext_yaml_docs_release(&d);
+        obj_yaml_docs_release(&d);
     }
 }
 
@@ -644,7 +644,7 @@ static char *policy_cel(json_t *spec)
 }
 
 /* The labeler's service-account username, from the rendered DaemonSet. */
-static void labeler_user(struct ext_yaml_docs *d, char *out, size_t size)
+static void labeler_user(struct obj_yaml_docs *d, char *out, size_t size)
 {
     json_t *ds = find(d, "DaemonSet", "topox-labeler");
 
@@ -657,10 +657,10 @@ static void labeler_user(struct ext_yaml_docs *d, char *out, size_t size)
  * policy exists, fails closed, matches Node writes of exactly the labeler's account, compares
  * with the token's node and speaks of every key `topox label` may and may not write; and a
  * binding enforces it (Deny) without narrowing it. problems: "" when none. */
-static void check_labeler_policy(struct ext_yaml_docs *d, const char *user, char *problems,
+static void check_labeler_policy(struct obj_yaml_docs *d, const char *user, char *problems,
                                  size_t size)
 {
-    const struct ext_label_scope *inv = ext_label_scope_inventory();
+    const struct obj_label_scope *inv = obj_label_scope_inventory();
     json_t *vap = find(d, "ValidatingAdmissionPolicy", LABELER_POLICY);
     json_t *spec = json_object_get(vap, "spec");
     json_t *rules = json_object_get(json_object_get(spec, "matchConstraints"), "resourceRules");
@@ -740,7 +740,7 @@ static void check_labeler_policy(struct ext_yaml_docs *d, const char *user, char
 
 Test(ext_manifests, the_labeler_is_held_to_its_own_node)
 {
-    struct ext_yaml_docs d = render(MANIFESTS);
+    struct obj_yaml_docs d = render(MANIFESTS);
     json_t *ds = find(&d, "DaemonSet", "topox-labeler");
     json_t *role = find(&d, "ClusterRole", "topox-labeler");
     json_t *rule = json_array_get(json_object_get(role, "rules"), 0);
@@ -760,11 +760,11 @@ Test(ext_manifests, the_labeler_is_held_to_its_own_node)
     cr_expect_eq(json_array_size(json_object_get(rule, "verbs")), 2);
     cr_expect(has_string(json_object_get(rule, "verbs"), "get"));
     cr_expect(has_string(json_object_get(rule, "verbs"), "patch"));
-    ext_yaml_docs_release(&d);
+    obj_yaml_docs_release(&d);
 }
 
 /* Each case breaks the rendered policy or its binding in one way. */
-static void break_policy(struct ext_yaml_docs *d, int which)
+static void break_policy(struct obj_yaml_docs *d, int which)
 {
     json_t *vap = find(d, "ValidatingAdmissionPolicy", LABELER_POLICY);
     json_t *spec = json_object_get(vap, "spec");
@@ -816,7 +816,7 @@ Test(ext_manifests, the_policy_checker_catches_each_gap)
     };
 
     for (int i = 0; i < (int)(sizeof(needles) / sizeof(needles[0])); i++) {
-        struct ext_yaml_docs d = render(MANIFESTS);
+        struct obj_yaml_docs d = render(MANIFESTS);
         char user[300];
         char problems[4096];
 
@@ -824,7 +824,7 @@ Test(ext_manifests, the_policy_checker_catches_each_gap)
         break_policy(&d, i);
         check_labeler_policy(&d, user, problems, sizeof(problems));
         cr_expect(strstr(problems, needles[i]) != NULL, "case %d: '%s'", i, problems);
-        ext_yaml_docs_release(&d);
+        obj_yaml_docs_release(&d);
     }
 }
 
@@ -878,7 +878,7 @@ static void check_pod_security(json_t *pod, const char *what, bool allow_sys, ch
 
 Test(ext_manifests, the_namespace_is_privileged_only_for_the_labelers_sys)
 {
-    struct ext_yaml_docs d = render(MANIFESTS);
+    struct obj_yaml_docs d = render(MANIFESTS);
     json_t *ns = find(&d, "Namespace", "topox-system");
     json_t *labels = json_object_get(json_object_get(ns, "metadata"), "labels");
     const char *level = str(labels, "pod-security.kubernetes.io/enforce");
@@ -913,13 +913,13 @@ Test(ext_manifests, the_namespace_is_privileged_only_for_the_labelers_sys)
     cr_expect_str_eq(S(level), needs_host ? "privileged" : "restricted");
     {
         char probe[4096] = "";
-        struct ext_yaml_docs b = {0};
+        struct obj_yaml_docs b = {0};
         struct tpx_err err = TPX_ERR_INIT;
         const char *y = "spec: {hostPID: true, volumes: [{name: r, hostPath: {path: /}}],\n"
                         "  containers: [{name: c, securityContext: {privileged: true},\n"
                         "    volumeMounts: [{name: s, mountPath: /sys}]}]}\n";
 
-        cr_assert_eq(ext_yaml_parse(y, strlen(y), "bad.yaml", &b, &err), TPX_OK, "%s", err.msg);
+        cr_assert_eq(obj_yaml_parse(y, strlen(y), "bad.yaml", &b, &err), TPX_OK, "%s", err.msg);
         check_pod_security(json_object_get(b.docs[0], "spec"), "p", true, probe, sizeof(probe));
         cr_expect(strstr(probe, "p shares a host namespace") != NULL, "%s", probe);
         cr_expect(strstr(probe, "p mounts hostPath '/'") != NULL, "%s", probe);
@@ -927,9 +927,9 @@ Test(ext_manifests, the_namespace_is_privileged_only_for_the_labelers_sys)
         cr_expect(strstr(probe, "p/c keeps capabilities") != NULL, "%s", probe);
         cr_expect(strstr(probe, "p/c mounts /sys writable") != NULL, "%s", probe);
         cr_expect(strstr(probe, "runAsNonRoot") != NULL, "%s", probe);
-        ext_yaml_docs_release(&b);
+        obj_yaml_docs_release(&b);
     }
-    ext_yaml_docs_release(&d);
+    obj_yaml_docs_release(&d);
 }
 
 /* ---- flags ------------------------------------------------------------------------------- */
@@ -998,7 +998,7 @@ static void check_flags(json_t *c, char *problems, size_t size)
 
 Test(ext_manifests, every_flag_passed_to_topox_exists)
 {
-    struct ext_yaml_docs d = render(MANIFESTS);
+    struct obj_yaml_docs d = render(MANIFESTS);
     const char *const workloads[][2] = {{"Deployment", "topox-scheduler"},
                                         {"DaemonSet", "topox-labeler"}};
     char problems[4096] = "";
@@ -1012,24 +1012,24 @@ Test(ext_manifests, every_flag_passed_to_topox_exists)
         check_flags(c, problems, sizeof(problems));
     }
     cr_expect_str_eq(problems, "");
-    ext_yaml_docs_release(&d);
+    obj_yaml_docs_release(&d);
 }
 
 Test(ext_manifests, the_flag_checker_catches_a_made_up_flag)
 {
-    struct ext_yaml_docs d = {0};
+    struct obj_yaml_docs d = {0};
     struct tpx_err err = TPX_ERR_INIT;
     const char *y = "args: [--log-level=info, serve, --listen=127.0.0.1:8888, --no-such-flag, "
                     "--listen-everywhere]\n";
     char problems[4096] = "";
 
-    cr_assert_eq(ext_yaml_parse(y, strlen(y), "c.yaml", &d, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_yaml_parse(y, strlen(y), "c.yaml", &d, &err), TPX_OK, "%s", err.msg);
     check_flags(d.docs[0], problems, sizeof(problems));
     cr_expect(strstr(problems, "'--no-such-flag' is not a flag of topox serve") != NULL, "%s",
               problems);
     cr_expect(strstr(problems, "'--listen-everywhere'") != NULL, "%s", problems);
     cr_expect(strstr(problems, "'--listen' is not") == NULL, "%s", problems);
-    ext_yaml_docs_release(&d);
+    obj_yaml_docs_release(&d);
 }
 
 /* ---- the workloads ----------------------------------------------------------------------- */
@@ -1047,7 +1047,7 @@ static void expect_hardened(json_t *c, const char *what, bool serves)
 
 Test(ext_manifests, workloads_are_hardened_and_wired)
 {
-    struct ext_yaml_docs d = render(MANIFESTS);
+    struct obj_yaml_docs d = render(MANIFESTS);
     json_t *deploy = find(&d, "Deployment", "topox-scheduler");
     json_t *ds = find(&d, "DaemonSet", "topox-labeler");
     json_t *pod =
@@ -1116,12 +1116,12 @@ Test(ext_manifests, workloads_are_hardened_and_wired)
         cr_expect(strstr(tol, "\"huawei.com/Ascend910\"") != NULL, "%s", tol);
         free(tol);
     }
-    ext_yaml_docs_release(&d);
+    obj_yaml_docs_release(&d);
 }
 
 Test(ext_manifests, examples_render_and_use_the_topox_scheduler)
 {
-    struct ext_yaml_docs d = render(MANIFESTS "/examples");
+    struct obj_yaml_docs d = render(MANIFESTS "/examples");
     size_t lws = 0;
 
     for (size_t i = 0; i < d.n; i++) {
@@ -1141,5 +1141,5 @@ Test(ext_manifests, examples_render_and_use_the_topox_scheduler)
         }
     }
     cr_expect_eq(lws, 2);
-    ext_yaml_docs_release(&d);
+    obj_yaml_docs_release(&d);
 }

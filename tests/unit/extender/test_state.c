@@ -76,7 +76,7 @@ Test(ext_state, unknown_names_fail_with_a_reason_never_dropped)
     struct ext_state *st = state_with("racks=1,nodes-per-rack=2", names, &n);
     struct pol_workload w = wl_of("g", 8, 1, 1, 0);
     const char *cand[] = {names[0], "ghost"};
-    struct ext_verdicts v;
+    struct ext_state_verdicts v;
     struct tpx_err err = TPX_ERR_INIT;
 
     cr_assert_eq(ext_state_filter(st, &w, cand, 2, 1000, &v, &err), TPX_OK, "%s", err.msg);
@@ -85,7 +85,7 @@ Test(ext_state, unknown_names_fail_with_a_reason_never_dropped)
     cr_expect_eq(v.verdict[1], POL_FAIL);
     cr_expect_str_eq(v.reason[1], EXT_UNKNOWN_NODE_REASON);
     cr_expect_eq(v.nunknown, 1);
-    ext_verdicts_release(&v);
+    ext_state_verdicts_release(&v);
     ext_state_free(st);
 }
 
@@ -99,7 +99,7 @@ struct racer {
 static void *race(void *arg)
 {
     struct racer *r = arg;
-    struct ext_bind_out out;
+    struct ext_state_bind_out out;
     struct tpx_err err = TPX_ERR_INIT;
 
     r->ok = ext_state_bind(r->st, r->uid, r->uid, r->node, 1000, &out, &err) == TPX_OK;
@@ -142,7 +142,7 @@ Test(ext_state, a_pod_leaving_frees_its_capacity)
     size_t n;
     struct ext_state *st = state_with("racks=1,nodes-per-rack=1,gpus-per-node=8", names, &n);
     struct pol_workload a = wl_of("a", 8, 1, 1, 0), b = wl_of("b", 8, 1, 1, 0);
-    struct ext_bind_out out;
+    struct ext_state_bind_out out;
     struct tpx_err err = TPX_ERR_INIT;
 
     ext_state_remember_pod(st, "ua", "a", &a, 1000);
@@ -166,8 +166,8 @@ Test(ext_state, node_refresh_rebuilds_only_on_change_and_keeps_groups)
     struct ext_state *st = state_with("racks=2,nodes-per-rack=2,gpus-per-node=8", names, &n);
     struct pol_workload lead = wl_of("g", 8, 2, 2, 0), worker = wl_of("g", 8, 2, 2, 1);
     struct tpx_err err = TPX_ERR_INIT;
-    struct ext_bind_out out;
-    struct ext_verdicts v;
+    struct ext_state_bind_out out;
+    struct ext_state_verdicts v;
     struct topo_node_info info, fresh;
     const char *cand[4];
     bool changed = true;
@@ -182,7 +182,7 @@ Test(ext_state, node_refresh_rebuilds_only_on_change_and_keeps_groups)
     info.rack = out.rack;
     /* an identical copy of an existing node changes nothing */
     {
-        struct ext_verdicts dummy;
+        struct ext_state_verdicts dummy;
         (void)dummy;
     }
     memset(&fresh, 0, sizeof(fresh));
@@ -203,7 +203,7 @@ Test(ext_state, node_refresh_rebuilds_only_on_change_and_keeps_groups)
         same_rack += v.verdict[i] == POL_FIT;
     cr_expect_eq(same_rack, 1, "only the other node of the leader's rack fits the worker");
     cr_expect_eq(v.verdict[1], POL_FIT, "%s", v.reason[1] ? v.reason[1] : "");
-    ext_verdicts_release(&v);
+    ext_state_verdicts_release(&v);
     cr_assert_eq(ext_state_remove_node(st, "new-node", &err), TPX_OK, "%s", err.msg);
     cr_expect_neq(ext_state_remove_node(st, "new-node", &err), TPX_OK);
     ext_state_free(st);
@@ -219,8 +219,8 @@ Test(ext_state, a_pod_bound_unseen_counts_its_accelerators_once_the_watch_report
     struct ext_state *st = state_with("racks=1,nodes-per-rack=1,gpus-per-node=8", names, &n);
     struct pol_workload w = wl_of("g", 8, 1, 1, 0);
     const char *cand[] = {names[0]};
-    struct ext_bind_out out;
-    struct ext_verdicts v;
+    struct ext_state_bind_out out;
+    struct ext_state_verdicts v;
     struct tpx_err err = TPX_ERR_INIT;
 
     cr_assert_eq(ext_state_bind(st, "plain", "plain", names[0], 1000, &out, &err), TPX_OK, "%s",
@@ -229,11 +229,11 @@ Test(ext_state, a_pod_bound_unseen_counts_its_accelerators_once_the_watch_report
                  err.msg);
     cr_assert_eq(ext_state_filter(st, &w, cand, 1, 1000, &v, &err), TPX_OK, "%s", err.msg);
     cr_expect_eq(v.nfit, 0, "the node's 8 GPUs are in use by the plain pod");
-    ext_verdicts_release(&v);
+    ext_state_verdicts_release(&v);
     cr_expect(ext_state_remove_pod(st, "plain"));
     cr_assert_eq(ext_state_filter(st, &w, cand, 1, 1000, &v, &err), TPX_OK, "%s", err.msg);
     cr_expect_eq(v.nfit, 1, "the GPUs are free again once the pod left");
-    ext_verdicts_release(&v);
+    ext_state_verdicts_release(&v);
     ext_state_free(st);
 }
 
@@ -243,7 +243,7 @@ Test(ext_state, a_repeated_bind_reports_the_same_placement)
     size_t n;
     struct ext_state *st = state_with("racks=2,nodes-per-rack=2,gpus-per-node=8", names, &n);
     struct pol_workload w = wl_of("g", 8, 2, 2, 1);
-    struct ext_bind_out first, again;
+    struct ext_state_bind_out first, again;
     struct tpx_err err = TPX_ERR_INIT;
 
     ext_state_remember_pod(st, "u1", "g-0-1", &w, 1000);
@@ -342,8 +342,8 @@ static void check_restart_order(const size_t *order, const char *what)
     } want[] = {{"a", 0, 2}, {"b", 0, 2}, {"e", 1, 2}, {"f", 1, 1}, {"d", 2, 1}};
     const char *cand[12];
     struct pol_workload d0 = wl_of("d", 8, 2, 2, 0), f0 = wl_of("f", 8, 2, 2, 0);
-    struct ext_verdicts v;
-    struct ext_bind_out out;
+    struct ext_state_verdicts v;
+    struct ext_state_bind_out out;
     struct tpx_err err = TPX_ERR_INIT;
 
     cr_assert_eq(n, 12);
@@ -384,7 +384,7 @@ static void check_restart_order(const size_t *order, const char *what)
     cr_expect_neq(v.verdict[9], POL_FIT, "%s: %s has 4 free GPUs", what, names[9]);
     cr_expect_eq(v.verdict[10], POL_FIT, "%s: %s", what, v.reason[10] ? v.reason[10] : "");
     cr_expect_eq(v.verdict[11], POL_FIT, "%s: %s", what, v.reason[11] ? v.reason[11] : "");
-    ext_verdicts_release(&v);
+    ext_state_verdicts_release(&v);
     /* the missing leader of f: its rack is full, and no other rack is allowed */
     cr_assert_eq(ext_state_filter(st, &f0, cand, 12, 1000, &v, &err), TPX_OK, "%s", err.msg);
     cr_expect_eq(v.nfit, 0, "%s: f-0 fits nowhere", what);
@@ -395,7 +395,7 @@ static void check_restart_order(const size_t *order, const char *what)
             cr_expect_eq(v.verdict[i], POL_UNRESOLVABLE, "%s: f-0 on %s: %s", what, names[i],
                          v.reason[i] ? v.reason[i] : "fits");
     }
-    ext_verdicts_release(&v);
+    ext_state_verdicts_release(&v);
     /* a new placement still goes through every check: d-0 binds in rack 3, not elsewhere */
     ext_state_remember_pod(st, "d0", "d0", &d0, 1000);
     cr_expect_eq(ext_state_bind(st, "d0", "d0", names[11], 1000, &out, &err), TPX_OK, "%s",
@@ -455,13 +455,13 @@ static bool tp8_fits(struct ext_state *st, const char *name)
 {
     struct pol_workload w = wl_of("probe", 8, 1, 1, 0);
     const char *cand[] = {name};
-    struct ext_verdicts v;
+    struct ext_state_verdicts v;
     struct tpx_err err = TPX_ERR_INIT;
     bool fit;
 
     cr_assert_eq(ext_state_filter(st, &w, cand, 1, 1000, &v, &err), TPX_OK, "%s", err.msg);
     fit = v.nfit == 1;
-    ext_verdicts_release(&v);
+    ext_state_verdicts_release(&v);
     return fit;
 }
 
@@ -471,7 +471,7 @@ Test(ext_state, a_refused_bind_is_taken_back_unless_the_watch_confirmed_it)
     size_t n;
     struct ext_state *st = state_with("racks=1,nodes-per-rack=2,gpus-per-node=8", names, &n);
     struct pol_workload a = wl_of("a", 8, 1, 1, 0), b = wl_of("b", 8, 1, 1, 0);
-    struct ext_bind_out out;
+    struct ext_state_bind_out out;
     struct tpx_err err = TPX_ERR_INIT;
 
     /* a: booked by our bind, refused by the API server: taken back */
@@ -498,7 +498,7 @@ Test(ext_state, the_api_servers_node_wins_over_an_unconfirmed_booking)
     size_t n;
     struct ext_state *st = state_with("racks=1,nodes-per-rack=2,gpus-per-node=8", names, &n);
     struct pol_workload a = wl_of("a", 8, 1, 1, 0);
-    struct ext_bind_out out;
+    struct ext_state_bind_out out;
     struct tpx_err err = TPX_ERR_INIT;
 
     /* we booked node 0; another binder won and the watch says node 1 */
@@ -529,7 +529,7 @@ Test(ext_state, a_relist_prunes_bound_pods_it_lacks_but_not_binds_made_during_it
     struct ext_state *st = state_with("racks=1,nodes-per-rack=4,gpus-per-node=8", names, &n);
     struct pol_workload w[4];
     const char *uid[] = {"kept", "gone-booked", "gone-watched", "fresh"};
-    struct ext_bind_out out;
+    struct ext_state_bind_out out;
     struct tpx_err err = TPX_ERR_INIT;
 
     for (int i = 0; i < 4; i++) {

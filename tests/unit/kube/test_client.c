@@ -56,23 +56,23 @@ static char *tmp_path(const char *name)
 }
 
 /* A client for the fake with fast retries. */
-static struct ext_kube *client(const char *token_file, struct ext_kube_config *cfg)
+static struct kube_client *client(const char *token_file, struct kube_config *cfg)
 {
     struct tpx_err err = TPX_ERR_INIT;
-    struct ext_kube *k;
+    struct kube_client *k;
 
     memset(cfg, 0, sizeof(*cfg));
     cfg->server = strdup(fake_api_url(fake));
     cfg->token_file = token_file ? strdup(token_file) : NULL;
     cfg->backoff_ms = 1;
-    k = ext_kube_new(cfg, &err);
+    k = kube_client_new(cfg, &err);
     cr_assert_not_null(k, "%s", err.msg);
     return k;
 }
 
-TestSuite(ext_kube, .init = setup, .fini = teardown, .timeout = 60);
+TestSuite(kube_client, .init = setup, .fini = teardown, .timeout = 60);
 
-Test(ext_kube, in_cluster_brackets_ipv6_and_reads_the_service_account)
+Test(kube_client, in_cluster_brackets_ipv6_and_reads_the_service_account)
 {
     static const struct {
         const char *host, *port, *want;
@@ -87,43 +87,43 @@ Test(ext_kube, in_cluster_brackets_ipv6_and_reads_the_service_account)
     write_file(tmp_path("ca.crt"), "-----BEGIN CERTIFICATE-----\n");
     setenv("TOPOX_SA_DIR", tmpdir, 1);
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        struct ext_kube_config cfg;
+        struct kube_config cfg;
         struct tpx_err err = TPX_ERR_INIT;
 
         setenv("KUBERNETES_SERVICE_HOST", cases[i].host, 1);
         setenv("KUBERNETES_SERVICE_PORT", cases[i].port, 1);
-        cr_assert_eq(ext_kube_config_in_cluster(&cfg, &err), TPX_OK, "%s", err.msg);
+        cr_assert_eq(kube_config_in_cluster(&cfg, &err), TPX_OK, "%s", err.msg);
         cr_expect_str_eq(cfg.server, cases[i].want);
         cr_expect_str_eq(cfg.token_file, tmp_path("token"));
         cr_expect_str_eq(cfg.ca_file, tmp_path("ca.crt"));
         cr_expect_str_eq(cfg.namespace, "topox-system");
-        ext_kube_config_release(&cfg);
-        ext_kube_config_release(&cfg); /* twice is a no-op */
+        kube_config_release(&cfg);
+        kube_config_release(&cfg); /* twice is a no-op */
     }
     unsetenv("KUBERNETES_SERVICE_HOST");
     {
-        struct ext_kube_config cfg;
+        struct kube_config cfg;
         struct tpx_err err = TPX_ERR_INIT;
 
-        cr_expect_eq(ext_kube_config_in_cluster(&cfg, &err), TPX_ENOENT);
+        cr_expect_eq(kube_config_in_cluster(&cfg, &err), TPX_ENOENT);
         cr_expect(strstr(err.msg, "KUBERNETES_SERVICE_HOST") != NULL, "%s", err.msg);
-        ext_kube_config_release(&cfg);
+        kube_config_release(&cfg);
     }
     unsetenv("KUBERNETES_SERVICE_PORT");
     unsetenv("TOPOX_SA_DIR");
 }
 
-Test(ext_kube, in_cluster_without_a_token_names_the_file)
+Test(kube_client, in_cluster_without_a_token_names_the_file)
 {
-    struct ext_kube_config cfg;
+    struct kube_config cfg;
     struct tpx_err err = TPX_ERR_INIT;
 
     setenv("TOPOX_SA_DIR", tmpdir, 1);
     setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1", 1);
     setenv("KUBERNETES_SERVICE_PORT", "443", 1);
-    cr_expect_neq(ext_kube_config_in_cluster(&cfg, &err), TPX_OK);
+    cr_expect_neq(kube_config_in_cluster(&cfg, &err), TPX_OK);
     cr_expect(strstr(err.msg, "token") != NULL, "%s", err.msg);
-    ext_kube_config_release(&cfg);
+    kube_config_release(&cfg);
     unsetenv("KUBERNETES_SERVICE_HOST");
     unsetenv("KUBERNETES_SERVICE_PORT");
     unsetenv("TOPOX_SA_DIR");
@@ -132,9 +132,9 @@ Test(ext_kube, in_cluster_without_a_token_names_the_file)
 /* Issue 12 item 11: as client-go's InClusterConfig, a missing ca.crt is an error (TPX_EIO, so
  * that serve's clusterSource auto does not read it as "not in a cluster"), never the system
  * trust store. */
-Test(ext_kube, in_cluster_without_the_ca_fails_and_names_the_file)
+Test(kube_client, in_cluster_without_the_ca_fails_and_names_the_file)
 {
-    struct ext_kube_config cfg;
+    struct kube_config cfg;
     struct tpx_err err = TPX_ERR_INIT;
 
     write_file(tmp_path("token"), "tok-1\n");
@@ -142,10 +142,10 @@ Test(ext_kube, in_cluster_without_the_ca_fails_and_names_the_file)
     setenv("TOPOX_SA_DIR", tmpdir, 1);
     setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
     setenv("KUBERNETES_SERVICE_PORT", "443", 1);
-    cr_expect_eq(ext_kube_config_in_cluster(&cfg, &err), TPX_EIO, "%s", err.msg);
+    cr_expect_eq(kube_config_in_cluster(&cfg, &err), TPX_EIO, "%s", err.msg);
     cr_expect(strstr(err.msg, tmp_path("ca.crt")) != NULL, "%s", err.msg);
     cr_expect(strstr(err.msg, "trust store") != NULL, "%s", err.msg);
-    ext_kube_config_release(&cfg);
+    kube_config_release(&cfg);
     unsetenv("KUBERNETES_SERVICE_HOST");
     unsetenv("KUBERNETES_SERVICE_PORT");
     unsetenv("TOPOX_SA_DIR");
@@ -154,7 +154,7 @@ Test(ext_kube, in_cluster_without_the_ca_fails_and_names_the_file)
 /* The log lines written while loading the kubeconfig `yaml` (malloc'd). */
 static char *kubeconfig_log(const char *yaml)
 {
-    struct ext_kube_config cfg;
+    struct kube_config cfg;
     struct tpx_err err = TPX_ERR_INIT;
     char *logp = strdup(tmp_path("log"));
     FILE *f = fopen(logp, "w+");
@@ -164,18 +164,18 @@ static char *kubeconfig_log(const char *yaml)
     write_file(tmp_path("config"), yaml);
     tpx_log_set_level(TPX_INFO);
     tpx_log_set_fd(fileno(f));
-    cr_expect_eq(ext_kube_config_kubeconfig(tmp_path("config"), &cfg, &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(kube_config_kubeconfig(tmp_path("config"), &cfg, &err), TPX_OK, "%s", err.msg);
     tpx_log_set_fd(2);
     rewind(f);
     cr_expect_leq(fread(text, 1, 4095, f), 4095);
     fclose(f);
     free(logp);
-    ext_kube_config_release(&cfg);
+    kube_config_release(&cfg);
     return text;
 }
 
 /* Issue 12 item 11: insecure-skip-tls-verify is honoured, but never silently. */
-Test(ext_kube, kubeconfig_that_skips_tls_verification_warns_once)
+Test(kube_client, kubeconfig_that_skips_tls_verification_warns_once)
 {
     char *on = kubeconfig_log("current-context: c\ncontexts: [{name: c, context: {cluster: k}}]\n"
                               "clusters: [{name: k, cluster: {server: 'https://api.example:6443', "
@@ -196,7 +196,7 @@ Test(ext_kube, kubeconfig_that_skips_tls_verification_warns_once)
 
 /* Issue 12 item 11: http:// only with the caller's --insecure; the message names the server and
  * the flag. */
-Test(ext_kube, plain_http_servers_need_the_insecure_flag)
+Test(kube_client, plain_http_servers_need_the_insecure_flag)
 {
     static const struct {
         const char *server;
@@ -211,11 +211,11 @@ Test(ext_kube, plain_http_servers_need_the_insecure_flag)
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        struct ext_kube_config cfg = {0};
+        struct kube_config cfg = {0};
         struct tpx_err err = TPX_ERR_INIT;
 
         cfg.server = (char *)cases[i].server;
-        cr_expect_eq(ext_kube_config_check_scheme(&cfg, cases[i].allow, "--insecure", &err),
+        cr_expect_eq(kube_config_check_scheme(&cfg, cases[i].allow, "--insecure", &err),
                      cases[i].code, "case %zu: %s", i, err.msg);
         if (cases[i].code != TPX_OK)
             cr_expect(strstr(err.msg, cases[i].server) != NULL, "case %zu: %s", i, err.msg);
@@ -224,9 +224,9 @@ Test(ext_kube, plain_http_servers_need_the_insecure_flag)
     }
 }
 
-Test(ext_kube, kubeconfig_current_context_with_data_and_relative_files)
+Test(kube_client, kubeconfig_current_context_with_data_and_relative_files)
 {
-    struct ext_kube_config cfg;
+    struct kube_config cfg;
     struct tpx_err err = TPX_ERR_INIT;
     char *path = strdup(tmp_path("config"));
 
@@ -244,7 +244,7 @@ Test(ext_kube, kubeconfig_current_context_with_data_and_relative_files)
                      "- name: admin\n  user:\n    token: abc.def\n"
                      "    client-certificate: certs/admin.crt\n"
                      "    client-key-data: a2V5\n");
-    cr_assert_eq(ext_kube_config_kubeconfig(path, &cfg, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(kube_config_kubeconfig(path, &cfg, &err), TPX_OK, "%s", err.msg);
     cr_expect_str_eq(cfg.server, "https://[fd00::1]:6443");
     cr_expect_str_eq(cfg.ca_data, "-----BEGIN CERTIFICATE-----\n");
     cr_expect_eq(cfg.ca_data_len, 28);
@@ -258,11 +258,11 @@ Test(ext_kube, kubeconfig_current_context_with_data_and_relative_files)
         snprintf(want, sizeof(want), "%s/certs/admin.crt", tmpdir);
         cr_expect_str_eq(cfg.cert_file, want);
     }
-    ext_kube_config_release(&cfg);
+    kube_config_release(&cfg);
     free(path);
 }
 
-Test(ext_kube, kubeconfig_errors_name_the_file)
+Test(kube_client, kubeconfig_errors_name_the_file)
 {
     static const struct {
         const char *yaml;
@@ -284,22 +284,22 @@ Test(ext_kube, kubeconfig_errors_name_the_file)
     char *path = strdup(tmp_path("config"));
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        struct ext_kube_config cfg;
+        struct kube_config cfg;
         struct tpx_err err = TPX_ERR_INIT;
 
         write_file(path, cases[i].yaml);
-        cr_expect_eq(ext_kube_config_kubeconfig(path, &cfg, &err), cases[i].code, "case %zu: %s", i,
+        cr_expect_eq(kube_config_kubeconfig(path, &cfg, &err), cases[i].code, "case %zu: %s", i,
                      err.msg);
         cr_expect(strstr(err.msg, path) != NULL, "case %zu: %s", i, err.msg);
         cr_expect(strstr(err.msg, cases[i].needle) != NULL, "case %zu: %s", i, err.msg);
-        ext_kube_config_release(&cfg);
+        kube_config_release(&cfg);
     }
     free(path);
 }
 
-Test(ext_kube, kubeconfig_env_list_takes_the_first_existing_file)
+Test(kube_client, kubeconfig_env_list_takes_the_first_existing_file)
 {
-    struct ext_kube_config cfg;
+    struct kube_config cfg;
     struct tpx_err err = TPX_ERR_INIT;
     char env[600];
 
@@ -307,9 +307,9 @@ Test(ext_kube, kubeconfig_env_list_takes_the_first_existing_file)
                                "clusters: [{name: k, cluster: {server: 'http://x:1'}}]\n");
     snprintf(env, sizeof(env), "%s/missing:%s/kc", tmpdir, tmpdir);
     setenv("KUBECONFIG", env, 1);
-    cr_assert_eq(ext_kube_config_load(NULL, &cfg, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(kube_config_load(NULL, &cfg, &err), TPX_OK, "%s", err.msg);
     cr_expect_str_eq(cfg.server, "http://x:1");
-    ext_kube_config_release(&cfg);
+    kube_config_release(&cfg);
     unsetenv("KUBECONFIG");
 }
 
@@ -319,18 +319,18 @@ static bool add_name(void *ctx, json_t *item)
     return true;
 }
 
-Test(ext_kube, list_follows_continue_tokens_and_returns_the_resource_version)
+Test(kube_client, list_follows_continue_tokens_and_returns_the_resource_version)
 {
-    struct ext_kube_config cfg;
-    struct ext_kube *k = client(NULL, &cfg);
+    struct kube_config cfg;
+    struct kube_client *k = client(NULL, &cfg);
     struct tpx_err err = TPX_ERR_INIT;
     json_t *names = json_array();
     char *rv = NULL;
     char *log;
 
     cr_assert_eq(
-        ext_kube_list(k, "/api/v1/nodes", "labelSelector=a%3Db", 2, add_name, names, &rv, &err),
-        TPX_OK, "%s", err.msg);
+        kube_list(k, "/api/v1/nodes", "labelSelector=a%3Db", 2, add_name, names, &rv, &err), TPX_OK,
+        "%s", err.msg);
     cr_expect_eq(json_array_size(names), 3);
     cr_expect_str_eq(json_string_value(json_array_get(names, 2)), "gpu-r2-n1");
     cr_expect_str_eq(rv, "1000");
@@ -339,19 +339,19 @@ Test(ext_kube, list_follows_continue_tokens_and_returns_the_resource_version)
     cr_expect(strstr(log, "GET /api/v1/nodes?limit=2&continue=off-2&labelSelector=a=b\n") != NULL,
               "%s", log);
     cr_expect_eq(fake_api_count(fake, "GET", "/api/v1/nodes"), 2);
-    cr_expect_eq(ext_kube_requests(k), 2);
+    cr_expect_eq(kube_requests(k), 2);
     free(log);
     free(rv);
     json_decref(names);
-    ext_kube_free(k);
-    ext_kube_config_release(&cfg);
+    kube_client_free(k);
+    kube_config_release(&cfg);
 }
 
-Test(ext_kube, a_401_rereads_the_rotated_token_and_retries_once)
+Test(kube_client, a_401_rereads_the_rotated_token_and_retries_once)
 {
-    struct ext_kube_config cfg;
+    struct kube_config cfg;
     char *tok = strdup(tmp_path("token"));
-    struct ext_kube *k;
+    struct kube_client *k;
     struct tpx_err err = TPX_ERR_INIT;
     json_t *j = NULL;
     char *auth;
@@ -360,7 +360,7 @@ Test(ext_kube, a_401_rereads_the_rotated_token_and_retries_once)
     k = client(tok, &cfg);
     fake_api_set_token(fake, "tok-2");
     write_file(tok, "tok-2\n"); /* rotated after the client read it */
-    cr_assert_eq(ext_kube_get_json(k, "/api/v1/nodes/gpu-r1-n1", &j, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(kube_get_json(k, "/api/v1/nodes/gpu-r1-n1", &j, &err), TPX_OK, "%s", err.msg);
     cr_expect_str_eq(json_string_value(json_object_get(json_object_get(j, "metadata"), "name")),
                      "gpu-r1-n1");
     cr_expect_eq(fake_api_count(fake, "GET", "/api/v1/nodes/gpu-r1-n1"), 2);
@@ -368,85 +368,85 @@ Test(ext_kube, a_401_rereads_the_rotated_token_and_retries_once)
     cr_expect_str_eq(auth, "Bearer tok-2");
     free(auth);
     json_decref(j);
-    ext_kube_free(k);
-    ext_kube_config_release(&cfg);
+    kube_client_free(k);
+    kube_config_release(&cfg);
     free(tok);
 }
 
-Test(ext_kube, a_401_that_persists_is_an_api_error_after_one_retry)
+Test(kube_client, a_401_that_persists_is_an_api_error_after_one_retry)
 {
-    struct ext_kube_config cfg;
+    struct kube_config cfg;
     char *tok = strdup(tmp_path("token"));
-    struct ext_kube *k;
+    struct kube_client *k;
     struct tpx_err err = TPX_ERR_INIT;
 
     write_file(tok, "tok-1");
     k = client(tok, &cfg);
     fake_api_set_token(fake, "tok-9");
-    cr_expect_eq(ext_kube_request(k, "GET", "/api/v1/nodes", NULL, NULL, NULL, &err), TPX_EAPI);
+    cr_expect_eq(kube_request(k, "GET", "/api/v1/nodes", NULL, NULL, NULL, &err), TPX_EAPI);
     cr_expect_eq(err.http_status, 401);
     cr_expect_str_eq(err.msg, "GET /api/v1/nodes: HTTP 401: Unauthorized");
     cr_expect_eq(fake_api_count(fake, "GET", "/api/v1/nodes"), 2);
-    ext_kube_free(k);
-    ext_kube_config_release(&cfg);
+    kube_client_free(k);
+    kube_config_release(&cfg);
     free(tok);
 }
 
-Test(ext_kube, server_errors_and_dropped_answers_are_retried_for_get)
+Test(kube_client, server_errors_and_dropped_answers_are_retried_for_get)
 {
-    struct ext_kube_config cfg;
-    struct ext_kube *k = client(NULL, &cfg);
+    struct kube_config cfg;
+    struct kube_client *k = client(NULL, &cfg);
     struct tpx_err err = TPX_ERR_INIT;
     json_t *j = NULL;
 
     fake_api_fail_next(fake, 2, 500);
-    cr_expect_eq(ext_kube_get_json(k, "/api/v1/nodes", &j, &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(kube_get_json(k, "/api/v1/nodes", &j, &err), TPX_OK, "%s", err.msg);
     cr_expect_eq(fake_api_count(fake, "GET", "/api/v1/nodes"), 3);
     json_decref(j);
     j = NULL;
 
     fake_api_fail_next(fake, 1, 0); /* cut mid-body */
-    cr_expect_eq(ext_kube_get_json(k, "/api/v1/nodes", &j, &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(kube_get_json(k, "/api/v1/nodes", &j, &err), TPX_OK, "%s", err.msg);
     cr_expect_eq(json_array_size(json_object_get(j, "items")), 3);
     cr_expect_eq(fake_api_count(fake, "GET", "/api/v1/nodes"), 5);
     json_decref(j);
 
     fake_api_fail_next(fake, 10, 503);
-    cr_expect_eq(ext_kube_request(k, "GET", "/api/v1/nodes", NULL, NULL, NULL, &err), TPX_EAPI);
+    cr_expect_eq(kube_request(k, "GET", "/api/v1/nodes", NULL, NULL, NULL, &err), TPX_EAPI);
     cr_expect_eq(err.http_status, 503);
     cr_expect(strstr(err.msg, "etcdserver: request timed out") != NULL, "%s", err.msg);
     cr_expect_eq(fake_api_count(fake, "GET", "/api/v1/nodes"), 5 + 4); /* 1 + 3 retries */
-    ext_kube_free(k);
-    ext_kube_config_release(&cfg);
+    kube_client_free(k);
+    kube_config_release(&cfg);
 }
 
 /* The handle is configured once and kept: each request sets its own method, body, headers and
  * timeout, and nothing of the one before carries over. */
-Test(ext_kube, each_request_on_the_kept_handle_is_its_own)
+Test(kube_client, each_request_on_the_kept_handle_is_its_own)
 {
     static const char patch[] = "{\"metadata\":{\"labels\":{\"a\":\"b\"}}}";
-    struct ext_kube_config cfg;
-    struct ext_kube *k = client(NULL, &cfg);
+    struct kube_config cfg;
+    struct kube_client *k = client(NULL, &cfg);
     struct tpx_err err = TPX_ERR_INIT;
     char *log;
     char *s;
 
-    cr_expect_eq(ext_kube_request(k, "PATCH", "/api/v1/nodes/gpu-r1-n1",
-                                  "application/merge-patch+json", patch, NULL, &err),
+    cr_expect_eq(kube_request(k, "PATCH", "/api/v1/nodes/gpu-r1-n1", "application/merge-patch+json",
+                              patch, NULL, &err),
                  TPX_OK, "%s", err.msg);
-    cr_expect_eq(ext_kube_request(k, "GET", "/api/v1/nodes/gpu-r1-n1", NULL, NULL, NULL, &err),
-                 TPX_OK, "%s", err.msg);
-    cr_expect_eq(ext_kube_request(k, "DELETE", "/api/v1/nodes/gpu-r1-n2", NULL, NULL, NULL, &err),
+    cr_expect_eq(kube_request(k, "GET", "/api/v1/nodes/gpu-r1-n1", NULL, NULL, NULL, &err), TPX_OK,
+                 "%s", err.msg);
+    cr_expect_eq(kube_request(k, "DELETE", "/api/v1/nodes/gpu-r1-n2", NULL, NULL, NULL, &err),
                  TPX_EAPI);
     tpx_err_clear(&err);
     /* the fake refuses a Binding without metadata.name, after it has read the body */
-    cr_expect_eq(ext_kube_request(k, "POST", "/api/v1/namespaces/llm/pods/p/binding", NULL, "{}",
-                                  NULL, &err),
-                 TPX_EAPI);
+    cr_expect_eq(
+        kube_request(k, "POST", "/api/v1/namespaces/llm/pods/p/binding", NULL, "{}", NULL, &err),
+        TPX_EAPI);
     cr_expect_eq(err.http_status, 400);
     tpx_err_clear(&err);
-    cr_expect_eq(ext_kube_request(k, "GET", "/api/v1/nodes/gpu-r1-n2", NULL, NULL, NULL, &err),
-                 TPX_OK, "%s", err.msg);
+    cr_expect_eq(kube_request(k, "GET", "/api/v1/nodes/gpu-r1-n2", NULL, NULL, NULL, &err), TPX_OK,
+                 "%s", err.msg);
     log = fake_api_log(fake);
     cr_expect(strstr(log, "PATCH /api/v1/nodes/gpu-r1-n1\nGET /api/v1/nodes/gpu-r1-n1\n"
                           "DELETE /api/v1/nodes/gpu-r1-n2\n"
@@ -472,8 +472,8 @@ Test(ext_kube, each_request_on_the_kept_handle_is_its_own)
     s = fake_api_last(fake, "POST", "/binding", "body");
     cr_expect_str_eq(s, "{}");
     free(s);
-    ext_kube_free(k);
-    ext_kube_config_release(&cfg);
+    kube_client_free(k);
+    kube_config_release(&cfg);
 }
 
 static bool no_data(void *ctx, const char *p, size_t n)
@@ -496,50 +496,49 @@ static bool after_700ms(void *ctx)
 
 /* A stream without a deadline after a request with one: the kept handle must not keep the
  * request's 200 ms timeout. */
-Test(ext_kube, a_stream_without_a_timeout_after_a_request_with_one)
+Test(kube_client, a_stream_without_a_timeout_after_a_request_with_one)
 {
-    struct ext_kube_config cfg;
-    struct ext_kube *k;
+    struct kube_config cfg;
+    struct kube_client *k;
     struct tpx_err err = TPX_ERR_INIT;
     struct timespec start;
 
     memset(&cfg, 0, sizeof(cfg));
     cfg.server = strdup(fake_api_url(fake));
     cfg.timeout_ms = 200;
-    k = ext_kube_new(&cfg, &err);
+    k = kube_client_new(&cfg, &err);
     cr_assert_not_null(k, "%s", err.msg);
-    cr_expect_eq(ext_kube_request(k, "GET", "/api/v1/nodes", NULL, NULL, NULL, &err), TPX_OK, "%s",
+    cr_expect_eq(kube_request(k, "GET", "/api/v1/nodes", NULL, NULL, NULL, &err), TPX_OK, "%s",
                  err.msg);
     clock_gettime(CLOCK_MONOTONIC, &start);
-    ext_kube_set_cancel(k, after_700ms, &start);
+    kube_set_cancel(k, after_700ms, &start);
     /* no watch queued: the fake holds it open without events */
-    cr_expect_eq(ext_kube_stream(k, "/api/v1/nodes?watch=true", 0, no_data, NULL, &err), TPX_EIO,
-                 "%s", err.msg);
+    cr_expect_eq(kube_stream(k, "/api/v1/nodes?watch=true", 0, no_data, NULL, &err), TPX_EIO, "%s",
+                 err.msg);
     cr_expect(strstr(err.msg, "cancelled") != NULL, "%s", err.msg);
-    ext_kube_free(k);
-    ext_kube_config_release(&cfg);
+    kube_client_free(k);
+    kube_config_release(&cfg);
 }
 
-Test(ext_kube, post_is_not_retried_after_a_dropped_answer)
+Test(kube_client, post_is_not_retried_after_a_dropped_answer)
 {
-    struct ext_kube_config cfg;
-    struct ext_kube *k = client(NULL, &cfg);
+    struct kube_config cfg;
+    struct kube_client *k = client(NULL, &cfg);
     struct tpx_err err = TPX_ERR_INIT;
 
     fake_api_fail_next(fake, 1, 0);
-    cr_expect_eq(
-        ext_kube_request(k, "POST", "/api/v1/namespaces/llm/events", NULL, "{}", NULL, &err),
-        TPX_EIO);
+    cr_expect_eq(kube_request(k, "POST", "/api/v1/namespaces/llm/events", NULL, "{}", NULL, &err),
+                 TPX_EIO);
     cr_expect(strstr(err.msg, "POST /api/v1/namespaces/llm/events: ") == err.msg, "%s", err.msg);
     cr_expect_eq(fake_api_count(fake, "POST", "/events"), 1);
-    ext_kube_free(k);
-    ext_kube_config_release(&cfg);
+    kube_client_free(k);
+    kube_config_release(&cfg);
 }
 
-Test(ext_kube, slow_answers_time_out)
+Test(kube_client, slow_answers_time_out)
 {
-    struct ext_kube_config cfg;
-    struct ext_kube *k;
+    struct kube_config cfg;
+    struct kube_client *k;
     struct tpx_err err = TPX_ERR_INIT;
 
     memset(&cfg, 0, sizeof(cfg));
@@ -547,42 +546,42 @@ Test(ext_kube, slow_answers_time_out)
     cfg.timeout_ms = 100;
     cfg.retries = 1;
     cfg.backoff_ms = 1;
-    k = ext_kube_new(&cfg, &err);
+    k = kube_client_new(&cfg, &err);
     cr_assert_not_null(k);
     fake_api_delay_next(fake, 2, 1000);
-    cr_expect_eq(ext_kube_request(k, "GET", "/api/v1/nodes", NULL, NULL, NULL, &err), TPX_ETIMEOUT);
+    cr_expect_eq(kube_request(k, "GET", "/api/v1/nodes", NULL, NULL, NULL, &err), TPX_ETIMEOUT);
     cr_expect(strstr(err.msg, "GET /api/v1/nodes: ") == err.msg, "%s", err.msg);
-    cr_expect_eq(ext_kube_requests(k), 2);
-    ext_kube_free(k);
-    ext_kube_config_release(&cfg);
+    cr_expect_eq(kube_requests(k), 2);
+    kube_client_free(k);
+    kube_config_release(&cfg);
 }
 
-Test(ext_kube, bodies_over_the_cap_are_refused)
+Test(kube_client, bodies_over_the_cap_are_refused)
 {
-    struct ext_kube_config cfg;
-    struct ext_kube *k;
+    struct kube_config cfg;
+    struct kube_client *k;
     struct tpx_err err = TPX_ERR_INIT;
     struct tpx_buf b;
 
     memset(&cfg, 0, sizeof(cfg));
     cfg.server = strdup(fake_api_url(fake));
     cfg.max_body = 100;
-    k = ext_kube_new(&cfg, &err);
+    k = kube_client_new(&cfg, &err);
     cr_assert_not_null(k);
     tpx_buf_init(&b, 0);
-    cr_expect_eq(ext_kube_request(k, "GET", "/api/v1/nodes", NULL, NULL, &b, &err), TPX_ETOOBIG);
+    cr_expect_eq(kube_request(k, "GET", "/api/v1/nodes", NULL, NULL, &b, &err), TPX_ETOOBIG);
     cr_expect(strstr(err.msg, "over 100 bytes") != NULL, "%s", err.msg);
-    cr_expect_eq(ext_kube_requests(k), 1); /* not retried */
+    cr_expect_eq(kube_requests(k), 1); /* not retried */
     tpx_buf_release(&b);
-    ext_kube_free(k);
-    ext_kube_config_release(&cfg);
+    kube_client_free(k);
+    kube_config_release(&cfg);
 }
 
-Test(ext_kube, binding_body_is_the_protocol_shape)
+Test(kube_client, binding_body_is_the_protocol_shape)
 {
-    const struct ext_kube_kv ann[] = {
+    const struct kube_kv ann[] = {
         {"topox.io/rack", "r1"}, {"topox.io/domain", "gpu-r1-n1"}, {"topox.io/stage", "1"}};
-    char *s = ext_kube_binding_body("llm", "vllm-0-1", "u-123", "gpu-r1-n1", ann, 3);
+    char *s = kube_binding_body("llm", "vllm-0-1", "u-123", "gpu-r1-n1", ann, 3);
 
     cr_expect_str_eq(s, "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":"
                         "\"vllm-0-1\",\"namespace\":\"llm\",\"uid\":\"u-123\",\"annotations\":{"
@@ -590,24 +589,24 @@ Test(ext_kube, binding_body_is_the_protocol_shape)
                         "\"topox.io/stage\":\"1\"}},\"target\":{\"apiVersion\":\"v1\",\"kind\":"
                         "\"Node\",\"name\":\"gpu-r1-n1\"}}");
     free(s);
-    s = ext_kube_binding_body("llm", "p", NULL, "n", NULL, 0);
+    s = kube_binding_body("llm", "p", NULL, "n", NULL, 0);
     cr_expect_str_eq(s, "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":"
                         "\"p\",\"namespace\":\"llm\"},\"target\":{\"apiVersion\":\"v1\",\"kind\":"
                         "\"Node\",\"name\":\"n\"}}");
     free(s);
 }
 
-Test(ext_kube, bind_posts_the_binding_and_maps_409_404_403)
+Test(kube_client, bind_posts_the_binding_and_maps_409_404_403)
 {
-    const struct ext_kube_kv ann[] = {{"topox.io/rack", "r1"}};
-    struct ext_kube_config cfg;
-    struct ext_kube *k = client(NULL, &cfg);
+    const struct kube_kv ann[] = {{"topox.io/rack", "r1"}};
+    struct kube_config cfg;
+    struct kube_client *k = client(NULL, &cfg);
     struct tpx_err err = TPX_ERR_INIT;
     char *body;
     char *ct;
 
-    cr_assert_eq(ext_kube_bind(k, "llm", "vllm-0-1", "b7c1d2e3-0000-4000-8000-000000000002",
-                               "gpu-r1-n2", ann, 1, &err),
+    cr_assert_eq(kube_bind(k, "llm", "vllm-0-1", "b7c1d2e3-0000-4000-8000-000000000002",
+                           "gpu-r1-n2", ann, 1, &err),
                  TPX_OK, "%s", err.msg);
     body = fake_api_last(fake, "POST", "/api/v1/namespaces/llm/pods/vllm-0-1/binding", "body");
     cr_assert_not_null(body);
@@ -620,7 +619,7 @@ Test(ext_kube, bind_posts_the_binding_and_maps_409_404_403)
     free(body);
     free(ct);
 
-    cr_expect_eq(ext_kube_bind(k, "llm", "vllm-0-1", NULL, "gpu-r1-n2", NULL, 0, &err), TPX_EAPI);
+    cr_expect_eq(kube_bind(k, "llm", "vllm-0-1", NULL, "gpu-r1-n2", NULL, 0, &err), TPX_EAPI);
     cr_expect_eq(err.http_status, 409);
     cr_expect_str_eq(err.msg, "pod 'llm/vllm-0-1' is already bound or was re-created (409 "
                               "Conflict): Operation cannot be fulfilled on pods/binding "
@@ -628,62 +627,61 @@ Test(ext_kube, bind_posts_the_binding_and_maps_409_404_403)
                               "\"gpu-r1-n2\"");
 
     tpx_err_clear(&err);
-    cr_expect_eq(ext_kube_bind(k, "llm", "gone-0", NULL, "gpu-r1-n2", NULL, 0, &err), TPX_EAPI);
+    cr_expect_eq(kube_bind(k, "llm", "gone-0", NULL, "gpu-r1-n2", NULL, 0, &err), TPX_EAPI);
     cr_expect_eq(err.http_status, 404);
     cr_expect_str_eq(err.msg, "pod 'llm/gone-0' no longer exists (404 Not Found): pods "
                               "\"gone-0\" not found");
 
     tpx_err_clear(&err);
-    cr_expect_eq(ext_kube_bind(k, "locked", "vllm-0-1", NULL, "gpu-r1-n2", NULL, 0, &err),
-                 TPX_EAPI);
+    cr_expect_eq(kube_bind(k, "locked", "vllm-0-1", NULL, "gpu-r1-n2", NULL, 0, &err), TPX_EAPI);
     cr_expect_eq(err.http_status, 403);
     cr_expect(strstr(err.msg, "not allowed to bind pod 'locked/vllm-0-1' (403 Forbidden; the "
                               "service account needs create on pods/binding)") == err.msg,
               "%s", err.msg);
 
     tpx_err_clear(&err);
-    cr_expect_eq(ext_kube_bind(k, "llm", "../x", NULL, "n", NULL, 0, &err), TPX_EINVAL);
+    cr_expect_eq(kube_bind(k, "llm", "../x", NULL, "n", NULL, 0, &err), TPX_EINVAL);
     cr_expect_eq(fake_api_count(fake, "POST", "/binding"), 4);
-    ext_kube_free(k);
-    ext_kube_config_release(&cfg);
+    kube_client_free(k);
+    kube_config_release(&cfg);
 }
 
-Test(ext_kube, patch_node_sends_a_merge_patch)
+Test(kube_client, patch_node_sends_a_merge_patch)
 {
-    struct ext_kube_config cfg;
-    struct ext_kube *k = client(NULL, &cfg);
+    struct kube_config cfg;
+    struct kube_client *k = client(NULL, &cfg);
     struct tpx_err err = TPX_ERR_INIT;
     const char *patch = "{\"metadata\":{\"labels\":{\"topox.io/interconnect\":\"nvswitch\"}}}";
     char *body;
     char *ct;
 
-    cr_assert_eq(ext_kube_patch_node(k, "gpu-r1-n1", patch, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(kube_patch_node(k, "gpu-r1-n1", patch, &err), TPX_OK, "%s", err.msg);
     body = fake_api_last(fake, "PATCH", "/api/v1/nodes/gpu-r1-n1", "body");
     ct = fake_api_last(fake, "PATCH", "/api/v1/nodes/gpu-r1-n1", "content-type");
     cr_expect_str_eq(body, patch);
     cr_expect_str_eq(ct, "application/merge-patch+json");
     free(body);
     free(ct);
-    cr_expect_eq(ext_kube_patch_node(k, "ghost", patch, &err), TPX_EAPI);
+    cr_expect_eq(kube_patch_node(k, "ghost", patch, &err), TPX_EAPI);
     cr_expect_eq(err.http_status, 404);
     cr_expect_str_eq(err.msg, "patch node 'ghost': PATCH /api/v1/nodes/ghost: HTTP 404: nodes "
                               "not found");
-    ext_kube_free(k);
-    ext_kube_config_release(&cfg);
+    kube_client_free(k);
+    kube_config_release(&cfg);
 }
 
-Test(ext_kube, a_named_event_that_exists_already_is_success)
+Test(kube_client, a_named_event_that_exists_already_is_success)
 {
-    struct ext_kube_config cfg;
-    struct ext_kube *k = client(NULL, &cfg);
+    struct kube_config cfg;
+    struct kube_client *k = client(NULL, &cfg);
     struct tpx_err err = TPX_ERR_INIT;
-    const struct ext_kube_event ev = {"llm",     "vllm-0", "u-1", "Normal",
-                                      "Placed",  "placed", NULL,  "vllm-0.1815f0a1b2c3d4e5",
-                                      1700000000};
+    const struct kube_event ev = {"llm",     "vllm-0", "u-1", "Normal",
+                                  "Placed",  "placed", NULL,  "vllm-0.1815f0a1b2c3d4e5",
+                                  1700000000};
     char *body;
 
-    cr_assert_eq(ext_kube_event(k, &ev, &err), TPX_OK, "%s", err.msg);
-    cr_assert_eq(ext_kube_event(k, &ev, &err), TPX_OK, "a retry meets 409: %s", err.msg);
+    cr_assert_eq(kube_event(k, &ev, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(kube_event(k, &ev, &err), TPX_OK, "a retry meets 409: %s", err.msg);
     cr_expect_eq(fake_api_count(fake, "POST", "/api/v1/namespaces/llm/events"), 2);
     cr_expect_eq(fake_api_events(fake, "llm"), 1);
     body = fake_api_last(fake, "POST", "/api/v1/namespaces/llm/events", "body");
@@ -694,23 +692,23 @@ Test(ext_kube, a_named_event_that_exists_already_is_success)
     free(body);
     /* without a name, every POST is a new Event */
     {
-        struct ext_kube_event anon = ev;
+        struct kube_event anon = ev;
 
         anon.name = NULL;
-        cr_assert_eq(ext_kube_event(k, &anon, &err), TPX_OK, "%s", err.msg);
-        cr_assert_eq(ext_kube_event(k, &anon, &err), TPX_OK, "%s", err.msg);
+        cr_assert_eq(kube_event(k, &anon, &err), TPX_OK, "%s", err.msg);
+        cr_assert_eq(kube_event(k, &anon, &err), TPX_OK, "%s", err.msg);
         cr_expect_eq(fake_api_events(fake, "llm"), 3);
     }
-    ext_kube_free(k);
-    ext_kube_config_release(&cfg);
+    kube_client_free(k);
+    kube_config_release(&cfg);
 }
 
-Test(ext_kube, event_is_a_core_v1_event_about_the_pod)
+Test(kube_client, event_is_a_core_v1_event_about_the_pod)
 {
-    struct ext_kube_config cfg;
-    struct ext_kube *k = client(NULL, &cfg);
+    struct kube_config cfg;
+    struct kube_client *k = client(NULL, &cfg);
     struct tpx_err err = TPX_ERR_INIT;
-    const struct ext_kube_event ev = {
+    const struct kube_event ev = {
         "llm",    "vllm-0-1", "u-2",
         "Normal", "Placed",   "placed replica vllm/0 stage 1 in rack r3, domain n12",
         NULL,     NULL,       0};
@@ -718,7 +716,7 @@ Test(ext_kube, event_is_a_core_v1_event_about_the_pod)
     json_t *j;
     json_t *io;
 
-    cr_assert_eq(ext_kube_event(k, &ev, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(kube_event(k, &ev, &err), TPX_OK, "%s", err.msg);
     body = fake_api_last(fake, "POST", "/api/v1/namespaces/llm/events", "body");
     j = json_loads(body, 0, NULL);
     cr_assert_not_null(j, "%s", body);
@@ -738,6 +736,6 @@ Test(ext_kube, event_is_a_core_v1_event_about_the_pod)
     cr_expect_eq(json_integer_value(json_object_get(j, "count")), 1);
     json_decref(j);
     free(body);
-    ext_kube_free(k);
-    ext_kube_config_release(&cfg);
+    kube_client_free(k);
+    kube_config_release(&cfg);
 }

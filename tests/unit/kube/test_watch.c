@@ -19,28 +19,28 @@
 
 static struct fake_api *fake;
 
-/* What the sink saw. Written under the watch's mutex; read after ext_watch_stop(). */
+/* What the sink saw. Written under the watch's mutex; read after kube_watch_stop(). */
 struct rec {
     char log[32768];
-    char klog[EXT_KIND_COUNT][8192]; /* the same, one kind only: lists of two kinds interleave */
-    unsigned resets[EXT_KIND_COUNT];
-    unsigned synced[EXT_KIND_COUNT];
+    char klog[KUBE_KIND_COUNT][8192]; /* the same, one kind only: lists of two kinds interleave */
+    unsigned resets[KUBE_KIND_COUNT];
+    unsigned synced[KUBE_KIND_COUNT];
 };
 
-static void rec_add(struct rec *r, const char *what, enum ext_kind kind, json_t *obj)
+static void rec_add(struct rec *r, const char *what, enum kube_kind kind, json_t *obj)
 {
     size_t n = strlen(r->log);
     const char *name =
         obj ? json_string_value(json_object_get(json_object_get(obj, "metadata"), "name")) : NULL;
 
-    snprintf(r->log + n, sizeof(r->log) - n, "%s %s%s%s;", what, ext_kind_name(kind),
+    snprintf(r->log + n, sizeof(r->log) - n, "%s %s%s%s;", what, kube_kind_name(kind),
              name ? " " : "", name ? name : "");
     n = strlen(r->klog[kind]);
-    snprintf(r->klog[kind] + n, sizeof(r->klog[kind]) - n, "%s %s%s%s;", what, ext_kind_name(kind),
+    snprintf(r->klog[kind] + n, sizeof(r->klog[kind]) - n, "%s %s%s%s;", what, kube_kind_name(kind),
              name ? " " : "", name ? name : "");
 }
 
-static void on_reset(void *ctx, enum ext_kind kind)
+static void on_reset(void *ctx, enum kube_kind kind)
 {
     struct rec *r = ctx;
 
@@ -48,17 +48,17 @@ static void on_reset(void *ctx, enum ext_kind kind)
     rec_add(r, "reset", kind, NULL);
 }
 
-static void on_upsert(void *ctx, enum ext_kind kind, json_t *obj)
+static void on_upsert(void *ctx, enum kube_kind kind, json_t *obj)
 {
     rec_add(ctx, "upsert", kind, obj);
 }
 
-static void on_remove(void *ctx, enum ext_kind kind, json_t *obj)
+static void on_remove(void *ctx, enum kube_kind kind, json_t *obj)
 {
     rec_add(ctx, "remove", kind, obj);
 }
 
-static void on_synced(void *ctx, enum ext_kind kind)
+static void on_synced(void *ctx, enum kube_kind kind)
 {
     struct rec *r = ctx;
 
@@ -67,14 +67,14 @@ static void on_synced(void *ctx, enum ext_kind kind)
 }
 
 /* As start(), with the API client's body cap (0: the default). */
-static struct ext_watch *start_capped(struct rec *r, bool nodes, bool pods, unsigned page_limit,
-                                      size_t max_event, size_t max_body)
+static struct kube_watch *start_capped(struct rec *r, bool nodes, bool pods, unsigned page_limit,
+                                       size_t max_event, size_t max_body)
 {
-    struct ext_kube_config kc;
-    struct ext_watch_config wc;
-    struct ext_watch_sink sink = {r, on_reset, on_upsert, on_remove, on_synced};
+    struct kube_config kc;
+    struct kube_watch_config wc;
+    struct kube_watch_sink sink = {r, on_reset, on_upsert, on_remove, on_synced};
     struct tpx_err err = TPX_ERR_INIT;
-    struct ext_watch *w;
+    struct kube_watch *w;
 
     memset(r, 0, sizeof(*r));
     memset(&kc, 0, sizeof(kc));
@@ -89,14 +89,14 @@ static struct ext_watch *start_capped(struct rec *r, bool nodes, bool pods, unsi
     wc.max_event = max_event;
     wc.backoff_min_ms = 5;
     wc.backoff_max_ms = 20;
-    w = ext_watch_start(&kc, &wc, &sink, &err);
-    ext_kube_config_release(&kc);
+    w = kube_watch_start(&kc, &wc, &sink, &err);
+    kube_config_release(&kc);
     cr_assert_not_null(w, "%s", err.msg);
     return w;
 }
 
-static struct ext_watch *start(struct rec *r, bool nodes, bool pods, unsigned page_limit,
-                               size_t max_event)
+static struct kube_watch *start(struct rec *r, bool nodes, bool pods, unsigned page_limit,
+                                size_t max_event)
 {
     return start_capped(r, nodes, pods, page_limit, max_event, 0);
 }
@@ -147,7 +147,7 @@ static void teardown(void)
     curl_global_cleanup();
 }
 
-TestSuite(ext_watch, .init = setup, .fini = teardown, .timeout = 120);
+TestSuite(kube_watch, .init = setup, .fini = teardown, .timeout = 120);
 
 /* ---- the line splitter ------------------------------------------------------------------- */
 
@@ -166,22 +166,22 @@ static bool collect_line(void *ctx, const char *line, size_t len)
     return true;
 }
 
-Test(ext_watch, lines_are_reassembled_whatever_the_chunk_boundaries)
+Test(kube_watch, lines_are_reassembled_whatever_the_chunk_boundaries)
 {
     char *text = fixture("watch-nodes.jsonl");
     size_t len = strlen(text);
     struct lines_out whole = {{0}, 0};
-    struct ext_watch_lines l;
+    struct kube_watch_lines l;
     struct tpx_err err = TPX_ERR_INIT;
 
-    ext_watch_lines_init(&l, 1 << 20);
-    cr_assert_eq(ext_watch_lines_feed(&l, text, len, collect_line, &whole, &err), TPX_OK);
+    kube_watch_lines_init(&l, 1 << 20);
+    cr_assert_eq(kube_watch_lines_feed(&l, text, len, collect_line, &whole, &err), TPX_OK);
     cr_assert_eq(whole.n, 5);
     for (size_t cut = 0; cut <= len; cut++) {
         struct lines_out o = {{0}, 0};
 
-        cr_assert_eq(ext_watch_lines_feed(&l, text, cut, collect_line, &o, &err), TPX_OK);
-        cr_assert_eq(ext_watch_lines_feed(&l, text + cut, len - cut, collect_line, &o, &err),
+        cr_assert_eq(kube_watch_lines_feed(&l, text, cut, collect_line, &o, &err), TPX_OK);
+        cr_assert_eq(kube_watch_lines_feed(&l, text + cut, len - cut, collect_line, &o, &err),
                      TPX_OK);
         cr_assert_str_eq(o.text, whole.text, "split at %zu", cut);
     }
@@ -189,74 +189,74 @@ Test(ext_watch, lines_are_reassembled_whatever_the_chunk_boundaries)
         struct lines_out o = {{0}, 0};
 
         for (size_t i = 0; i < len; i++)
-            cr_assert_eq(ext_watch_lines_feed(&l, text + i, 1, collect_line, &o, &err), TPX_OK);
+            cr_assert_eq(kube_watch_lines_feed(&l, text + i, 1, collect_line, &o, &err), TPX_OK);
         cr_expect_str_eq(o.text, whole.text);
     }
-    ext_watch_lines_release(&l);
+    kube_watch_lines_release(&l);
     free(text);
 }
 
-Test(ext_watch, a_line_over_the_cap_is_an_error_not_a_truncation)
+Test(kube_watch, a_line_over_the_cap_is_an_error_not_a_truncation)
 {
-    struct ext_watch_lines l;
+    struct kube_watch_lines l;
     struct tpx_err err = TPX_ERR_INIT;
     struct lines_out o = {{0}, 0};
 
-    ext_watch_lines_init(&l, 8);
-    cr_expect_eq(ext_watch_lines_feed(&l, "12345678\n", 9, collect_line, &o, &err), TPX_OK);
-    cr_expect_eq(ext_watch_lines_feed(&l, "1234", 4, collect_line, &o, &err), TPX_OK);
-    cr_expect_eq(ext_watch_lines_feed(&l, "56789", 5, collect_line, &o, &err), TPX_ETOOBIG);
+    kube_watch_lines_init(&l, 8);
+    cr_expect_eq(kube_watch_lines_feed(&l, "12345678\n", 9, collect_line, &o, &err), TPX_OK);
+    cr_expect_eq(kube_watch_lines_feed(&l, "1234", 4, collect_line, &o, &err), TPX_OK);
+    cr_expect_eq(kube_watch_lines_feed(&l, "56789", 5, collect_line, &o, &err), TPX_ETOOBIG);
     cr_expect(strstr(err.msg, "longer than 8 bytes") != NULL, "%s", err.msg);
     tpx_err_clear(&err);
-    cr_expect_eq(ext_watch_lines_feed(&l, "123456789\n", 10, collect_line, &o, &err), TPX_ETOOBIG);
+    cr_expect_eq(kube_watch_lines_feed(&l, "123456789\n", 10, collect_line, &o, &err), TPX_ETOOBIG);
     cr_expect_str_eq(o.text, "12345678|");
-    ext_watch_lines_release(&l);
+    kube_watch_lines_release(&l);
 }
 
 /* ---- the loops --------------------------------------------------------------------------- */
 
 struct want {
-    enum ext_kind kind;
+    enum kube_kind kind;
     unsigned long lists, watches, events, expired, failures;
 };
 
-static bool reached(void *ctx, struct ext_watch *w)
+static bool reached(void *ctx, struct kube_watch *w)
 {
     struct want *want = ctx;
-    struct ext_watch_stats st;
+    struct kube_watch_stats st;
 
-    ext_watch_get_stats(w, want->kind, &st);
+    kube_watch_get_stats(w, want->kind, &st);
     return st.lists >= want->lists && st.watches >= want->watches && st.events >= want->events &&
            st.expired >= want->expired && st.failures >= want->failures;
 }
 
-static void wait_for(struct ext_watch *w, struct want want)
+static void wait_for(struct kube_watch *w, struct want want)
 {
-    struct ext_watch_stats st;
+    struct kube_watch_stats st;
 
-    if (!ext_watch_wait(w, reached, &want, WAIT_MS)) {
-        ext_watch_get_stats(w, want.kind, &st);
+    if (!kube_watch_wait(w, reached, &want, WAIT_MS)) {
+        kube_watch_get_stats(w, want.kind, &st);
         cr_assert_fail("stuck: lists %lu watches %lu events %lu expired %lu failures %lu (%s)",
                        st.lists, st.watches, st.events, st.expired, st.failures, st.last_error);
     }
 }
 
-Test(ext_watch, list_then_watch_with_split_events_and_bookmarks)
+Test(kube_watch, list_then_watch_with_split_events_and_bookmarks)
 {
     char *events = fixture("watch-nodes.jsonl");
     struct rec r;
-    struct ext_watch *w;
-    struct ext_watch_stats st;
+    struct kube_watch *w;
+    struct kube_watch_stats st;
     char *log;
 
     fake_api_push_watch(fake, "/api/v1/nodes", events, 7, FAKE_WATCH_CLOSE);
     w = start(&r, true, false, 0, 0);
-    wait_for(w, (struct want){EXT_KIND_NODE, 1, 2, 3, 0, 0});
+    wait_for(w, (struct want){KUBE_KIND_NODE, 1, 2, 3, 0, 0});
     /* The counter moves before the request goes out: wait for the server to see it. */
     cr_expect_eq(fake_api_wait_count(fake, "GET", "resourceVersion=1250", 1, WAIT_MS), 1);
-    ext_watch_get_stats(w, EXT_KIND_NODE, &st);
-    cr_expect(ext_watch_is_synced(w));
-    ext_watch_stop(w);
+    kube_watch_get_stats(w, KUBE_KIND_NODE, &st);
+    cr_expect(kube_watch_is_synced(w));
+    kube_watch_stop(w);
 
     cr_expect_str_eq(r.log, "reset node;upsert node gpu-r1-n1;upsert node gpu-r1-n2;"
                             "upsert node gpu-r2-n1;synced node;upsert node gpu-r1-n2;"
@@ -279,26 +279,26 @@ Test(ext_watch, list_then_watch_with_split_events_and_bookmarks)
     free(events);
 }
 
-Test(ext_watch, an_error_event_410_drops_the_view_and_relists)
+Test(kube_watch, an_error_event_410_drops_the_view_and_relists)
 {
     char *events = fixture("watch-nodes.jsonl");
     char *e410 = fixture("watch-error-410.jsonl");
     char *first = line_of(events, 0);
     char body[4096];
     struct rec r;
-    struct ext_watch *w;
-    struct ext_watch_stats st;
+    struct kube_watch *w;
+    struct kube_watch_stats st;
 
     snprintf(body, sizeof(body), "%s%s", first, e410);
     fake_api_push_watch(fake, "/api/v1/nodes", body, 0, FAKE_WATCH_CLOSE);
     w = start(&r, true, false, 0, 0);
-    wait_for(w, (struct want){EXT_KIND_NODE, 2, 2, 1, 1, 0});
-    ext_watch_get_stats(w, EXT_KIND_NODE, &st);
-    ext_watch_stop(w);
+    wait_for(w, (struct want){KUBE_KIND_NODE, 2, 2, 1, 1, 0});
+    kube_watch_get_stats(w, KUBE_KIND_NODE, &st);
+    kube_watch_stop(w);
     cr_expect_eq(st.expired, 1);
     cr_expect_eq(st.events, 1);
-    cr_expect_eq(r.resets[EXT_KIND_NODE], 2);
-    cr_expect_eq(r.synced[EXT_KIND_NODE], 2);
+    cr_expect_eq(r.resets[KUBE_KIND_NODE], 2);
+    cr_expect_eq(r.synced[KUBE_KIND_NODE], 2);
     cr_expect(strstr(r.log, "synced node;upsert node gpu-r1-n2;reset node;") != NULL, "%s", r.log);
     cr_expect_eq(fake_api_count(fake, "GET", "/api/v1/nodes?limit=100"), 2);
     free(first);
@@ -306,27 +306,27 @@ Test(ext_watch, an_error_event_410_drops_the_view_and_relists)
     free(events);
 }
 
-Test(ext_watch, a_410_status_relists_too)
+Test(kube_watch, a_410_status_relists_too)
 {
     char *gone = fixture("status-410-expired.json");
     struct rec r;
-    struct ext_watch *w;
-    struct ext_watch_stats st;
+    struct kube_watch *w;
+    struct kube_watch_stats st;
 
     fake_api_push_watch_status(fake, "/api/v1/nodes", 410, gone);
     w = start(&r, true, false, 0, 0);
-    wait_for(w, (struct want){EXT_KIND_NODE, 2, 2, 0, 1, 0});
-    ext_watch_get_stats(w, EXT_KIND_NODE, &st);
-    ext_watch_stop(w);
+    wait_for(w, (struct want){KUBE_KIND_NODE, 2, 2, 0, 1, 0});
+    kube_watch_get_stats(w, KUBE_KIND_NODE, &st);
+    kube_watch_stop(w);
     cr_expect_eq(st.expired, 1);
     cr_expect_eq(st.failures, 0);
     cr_expect(strstr(st.last_error, "HTTP 410: too old resource version") != NULL, "%s",
               st.last_error);
-    cr_expect_eq(r.resets[EXT_KIND_NODE], 2);
+    cr_expect_eq(r.resets[KUBE_KIND_NODE], 2);
     free(gone);
 }
 
-Test(ext_watch, a_dropped_stream_resumes_from_the_last_event_without_relisting)
+Test(kube_watch, a_dropped_stream_resumes_from_the_last_event_without_relisting)
 {
     char *events = fixture("watch-nodes.jsonl");
     char *l0 = line_of(events, 0);
@@ -334,8 +334,8 @@ Test(ext_watch, a_dropped_stream_resumes_from_the_last_event_without_relisting)
     char *l4 = line_of(events, 4);
     char body[8192];
     struct rec r;
-    struct ext_watch *w;
-    struct ext_watch_stats st;
+    struct kube_watch *w;
+    struct kube_watch_stats st;
     char *log;
 
     /* The first stream dies 40 bytes into the ADDED event. */
@@ -344,9 +344,9 @@ Test(ext_watch, a_dropped_stream_resumes_from_the_last_event_without_relisting)
     snprintf(body, sizeof(body), "%s%s", l2, l4);
     fake_api_push_watch(fake, "/api/v1/nodes", body, 16, FAKE_WATCH_CLOSE);
     w = start(&r, true, false, 0, 0);
-    wait_for(w, (struct want){EXT_KIND_NODE, 1, 3, 2, 0, 1});
-    ext_watch_get_stats(w, EXT_KIND_NODE, &st);
-    ext_watch_stop(w);
+    wait_for(w, (struct want){KUBE_KIND_NODE, 1, 3, 2, 0, 1});
+    kube_watch_get_stats(w, KUBE_KIND_NODE, &st);
+    kube_watch_stop(w);
     cr_expect_eq(st.lists, 1);
     cr_expect_eq(st.failures, 1);
     cr_expect_str_eq(st.rv, "1250");
@@ -363,38 +363,38 @@ Test(ext_watch, a_dropped_stream_resumes_from_the_last_event_without_relisting)
     free(events);
 }
 
-Test(ext_watch, broken_or_oversized_events_force_a_relist)
+Test(kube_watch, broken_or_oversized_events_force_a_relist)
 {
     struct rec r;
-    struct ext_watch *w;
-    struct ext_watch_stats st;
+    struct kube_watch *w;
+    struct kube_watch_stats st;
     char *events = fixture("watch-nodes.jsonl");
 
     fake_api_push_watch(fake, "/api/v1/nodes", "{\"type\":\"ADDED\",\"object\":{\"metadata\"\n", 0,
                         FAKE_WATCH_CLOSE);
     w = start(&r, true, false, 0, 0);
-    wait_for(w, (struct want){EXT_KIND_NODE, 2, 2, 0, 0, 1});
-    ext_watch_get_stats(w, EXT_KIND_NODE, &st);
-    ext_watch_stop(w);
+    wait_for(w, (struct want){KUBE_KIND_NODE, 2, 2, 0, 0, 1});
+    kube_watch_get_stats(w, KUBE_KIND_NODE, &st);
+    kube_watch_stop(w);
     cr_expect(strstr(st.last_error, "bad event") != NULL, "%s", st.last_error);
-    cr_expect_eq(r.resets[EXT_KIND_NODE], 2);
+    cr_expect_eq(r.resets[KUBE_KIND_NODE], 2);
 
     fake_api_push_watch(fake, "/api/v1/nodes", events, 0, FAKE_WATCH_CLOSE);
     w = start(&r, true, false, 0, 256);
-    wait_for(w, (struct want){EXT_KIND_NODE, 2, 2, 0, 0, 1});
-    ext_watch_get_stats(w, EXT_KIND_NODE, &st);
-    ext_watch_stop(w);
+    wait_for(w, (struct want){KUBE_KIND_NODE, 2, 2, 0, 0, 1});
+    kube_watch_get_stats(w, KUBE_KIND_NODE, &st);
+    kube_watch_stop(w);
     cr_expect(strstr(st.last_error, "longer than 256 bytes") != NULL, "%s", st.last_error);
     cr_expect_eq(st.events, 0);
     free(events);
 }
 
-Test(ext_watch, pods_are_paged_with_the_phase_selector_and_sync_waits_for_both_kinds)
+Test(kube_watch, pods_are_paged_with_the_phase_selector_and_sync_waits_for_both_kinds)
 {
     char *pods = fixture("watch-pods.jsonl");
     struct rec r;
-    struct ext_watch *w;
-    struct ext_watch_stats st;
+    struct kube_watch *w;
+    struct kube_watch_stats st;
     char *log;
 
     /* A node list without a resourceVersion cannot be watched from: nodes never sync. */
@@ -403,10 +403,10 @@ Test(ext_watch, pods_are_paged_with_the_phase_selector_and_sync_waits_for_both_k
                  0);
     fake_api_push_watch(fake, "/api/v1/pods", pods, 5, FAKE_WATCH_CLOSE);
     w = start(&r, true, true, 2, 0);
-    wait_for(w, (struct want){EXT_KIND_POD, 1, 2, 2, 0, 0});
-    wait_for(w, (struct want){EXT_KIND_NODE, 0, 0, 0, 0, 2});
-    cr_expect_not(ext_watch_is_synced(w));
-    ext_watch_get_stats(w, EXT_KIND_NODE, &st);
+    wait_for(w, (struct want){KUBE_KIND_POD, 1, 2, 2, 0, 0});
+    wait_for(w, (struct want){KUBE_KIND_NODE, 0, 0, 0, 0, 2});
+    cr_expect_not(kube_watch_is_synced(w));
+    kube_watch_get_stats(w, KUBE_KIND_NODE, &st);
     cr_expect(strstr(st.last_error, "no metadata.resourceVersion") != NULL, "%s", st.last_error);
     cr_expect_not(st.synced);
 
@@ -414,17 +414,17 @@ Test(ext_watch, pods_are_paged_with_the_phase_selector_and_sync_waits_for_both_k
                                    "{\"kind\":\"NodeList\",\"metadata\":{\"resourceVersion\":"
                                    "\"7\"},\"items\":[]}"),
                  0);
-    wait_for(w, (struct want){EXT_KIND_NODE, 1, 0, 0, 0, 2});
-    cr_expect(ext_watch_is_synced(w));
-    ext_watch_get_stats(w, EXT_KIND_POD, &st);
-    ext_watch_stop(w);
+    wait_for(w, (struct want){KUBE_KIND_NODE, 1, 0, 0, 0, 2});
+    cr_expect(kube_watch_is_synced(w));
+    kube_watch_get_stats(w, KUBE_KIND_POD, &st);
+    kube_watch_stop(w);
 
     cr_expect_eq(st.events, 2);
     cr_expect_eq(st.bookmarks, 1);
     cr_expect_str_eq(st.rv, "1180");
-    cr_expect(strstr(r.klog[EXT_KIND_POD], "reset pod;upsert pod vllm-0;upsert pod vllm-0-1;"
-                                           "upsert pod sglang-0;synced pod;") != NULL,
-              "%s", r.klog[EXT_KIND_POD]);
+    cr_expect(strstr(r.klog[KUBE_KIND_POD], "reset pod;upsert pod vllm-0;upsert pod vllm-0-1;"
+                                            "upsert pod sglang-0;synced pod;") != NULL,
+              "%s", r.klog[KUBE_KIND_POD]);
     cr_expect(strstr(r.log, "remove pod sglang-0;") != NULL, "%s", r.log);
     log = fake_api_log(fake);
     cr_expect(strstr(log, "GET /api/v1/pods?limit=2&fieldSelector=status.phase!=Succeeded,"
@@ -441,17 +441,17 @@ Test(ext_watch, pods_are_paged_with_the_phase_selector_and_sync_waits_for_both_k
     free(pods);
 }
 
-Test(ext_watch, stop_ends_a_quiet_watch)
+Test(kube_watch, stop_ends_a_quiet_watch)
 {
     struct rec r;
-    struct ext_watch *w = start(&r, true, true, 0, 0);
+    struct kube_watch *w = start(&r, true, true, 0, 0);
 
-    wait_for(w, (struct want){EXT_KIND_POD, 1, 1, 0, 0, 0});
-    wait_for(w, (struct want){EXT_KIND_NODE, 1, 1, 0, 0, 0});
-    ext_watch_stop(w); /* both held open by the fake: must return */
-    cr_expect_eq(r.synced[EXT_KIND_NODE], 1);
-    cr_expect_eq(r.synced[EXT_KIND_POD], 1);
-    ext_watch_stop(NULL);
+    wait_for(w, (struct want){KUBE_KIND_POD, 1, 1, 0, 0, 0});
+    wait_for(w, (struct want){KUBE_KIND_NODE, 1, 1, 0, 0, 0});
+    kube_watch_stop(w); /* both held open by the fake: must return */
+    cr_expect_eq(r.synced[KUBE_KIND_NODE], 1);
+    cr_expect_eq(r.synced[KUBE_KIND_POD], 1);
+    kube_watch_stop(NULL);
 }
 
 /* Records, for every listed node, how many list GETs the server had seen when it arrived. */
@@ -462,7 +462,7 @@ struct paged {
     unsigned synced_at_n; /* items seen when synced came */
 };
 
-static void paged_reset(void *ctx, enum ext_kind kind)
+static void paged_reset(void *ctx, enum kube_kind kind)
 {
     struct paged *p = ctx;
 
@@ -470,7 +470,7 @@ static void paged_reset(void *ctx, enum ext_kind kind)
     p->resets++;
 }
 
-static void paged_upsert(void *ctx, enum ext_kind kind, json_t *obj)
+static void paged_upsert(void *ctx, enum kube_kind kind, json_t *obj)
 {
     struct paged *p = ctx;
 
@@ -481,7 +481,7 @@ static void paged_upsert(void *ctx, enum ext_kind kind, json_t *obj)
     p->n++;
 }
 
-static void paged_synced(void *ctx, enum ext_kind kind)
+static void paged_synced(void *ctx, enum kube_kind kind)
 {
     struct paged *p = ctx;
 
@@ -490,14 +490,14 @@ static void paged_synced(void *ctx, enum ext_kind kind)
     p->synced_at_n = p->n;
 }
 
-Test(ext_watch, a_list_of_many_pages_reaches_the_sink_page_by_page)
+Test(kube_watch, a_list_of_many_pages_reaches_the_sink_page_by_page)
 {
     struct paged p;
-    struct ext_kube_config kc;
-    struct ext_watch_config wc;
-    struct ext_watch_sink sink = {&p, paged_reset, paged_upsert, NULL, paged_synced};
+    struct kube_config kc;
+    struct kube_watch_config wc;
+    struct kube_watch_sink sink = {&p, paged_reset, paged_upsert, NULL, paged_synced};
     struct tpx_err err = TPX_ERR_INIT;
-    struct ext_watch *w;
+    struct kube_watch *w;
 
     memset(&p, 0, sizeof(p));
     cr_assert_eq(
@@ -513,11 +513,11 @@ Test(ext_watch, a_list_of_many_pages_reaches_the_sink_page_by_page)
     wc.no_pods = true;
     wc.page_limit = 2;
     wc.timeout_s = 30;
-    w = ext_watch_start(&kc, &wc, &sink, &err);
-    ext_kube_config_release(&kc);
+    w = kube_watch_start(&kc, &wc, &sink, &err);
+    kube_config_release(&kc);
     cr_assert_not_null(w, "%s", err.msg);
-    wait_for(w, (struct want){EXT_KIND_NODE, 1, 0, 0, 0, 0});
-    ext_watch_stop(w);
+    wait_for(w, (struct want){KUBE_KIND_NODE, 1, 0, 0, 0, 0});
+    kube_watch_stop(w);
     /* Three pages of 2, 2 and 1: each page's items arrive before the next page is even asked
      * for, so the list is never held whole. */
     cr_assert_eq(p.n, 5);
@@ -534,14 +534,14 @@ Test(ext_watch, a_list_of_many_pages_reaches_the_sink_page_by_page)
 /* Issue 12 item 10: 150 pods of about 2 KiB each against a 64 KiB body cap. The default page of
  * 100 (about 200 KiB) and then 50 are too big; the list asks for the same page with 25 and the
  * watch becomes synced, with every pod delivered once. */
-Test(ext_watch, a_page_over_the_body_cap_is_asked_for_again_with_half_the_limit)
+Test(kube_watch, a_page_over_the_body_cap_is_asked_for_again_with_half_the_limit)
 {
     enum { NPODS = 150 };
     struct tpx_buf list;
     struct tpx_err err = TPX_ERR_INIT;
     char pad[2049];
     struct rec r;
-    struct ext_watch *w;
+    struct kube_watch *w;
     unsigned upserts = 0;
     char *log;
 
@@ -563,14 +563,14 @@ Test(ext_watch, a_page_over_the_body_cap_is_asked_for_again_with_half_the_limit)
     tpx_buf_release(&list);
 
     w = start_capped(&r, true, true, 0, 0, (size_t)64 << 10);
-    for (int i = 0; i < 200 && !ext_watch_is_synced(w); i++)
+    for (int i = 0; i < 200 && !kube_watch_is_synced(w); i++)
         usleep(50 * 1000);
-    cr_expect(ext_watch_is_synced(w), "never synced: %s", r.log);
-    ext_watch_stop(w);
-    for (const char *p = r.klog[EXT_KIND_POD]; (p = strstr(p, "upsert pod big-")); p++)
+    cr_expect(kube_watch_is_synced(w), "never synced: %s", r.log);
+    kube_watch_stop(w);
+    for (const char *p = r.klog[KUBE_KIND_POD]; (p = strstr(p, "upsert pod big-")); p++)
         upserts++;
     cr_expect_eq(upserts, NPODS);
-    cr_expect_eq(r.resets[EXT_KIND_POD], 1);
+    cr_expect_eq(r.resets[KUBE_KIND_POD], 1);
     log = fake_api_log(fake);
     cr_expect(strstr(log, "GET /api/v1/pods?limit=100&") != NULL, "%s", log);
     cr_expect(strstr(log, "GET /api/v1/pods?limit=50&") != NULL, "%s", log);

@@ -10,21 +10,21 @@
 
 #include "objects/cluster_load.h"
 
-static struct ext_cluster_load_result res;
+static struct obj_cluster_load_result res;
 
 static void fini(void)
 {
-    ext_cluster_load_release(&res);
+    obj_cluster_load_release(&res);
 }
 
-TestSuite(ext_cluster_load, .fini = fini);
+TestSuite(obj_cluster_load, .fini = fini);
 
 static void load1(const char *path)
 {
     struct tpx_err err = TPX_ERR_INIT;
     const char *paths[] = {path};
 
-    cr_assert_eq(ext_cluster_load(paths, 1, NULL, &res, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_cluster_load(paths, 1, NULL, &res, &err), TPX_OK, "%s", err.msg);
     cr_assert_not_null(res.cluster);
 }
 
@@ -37,7 +37,7 @@ static bool has_warning(const char *needle)
     return false;
 }
 
-Test(ext_cluster_load, nodelist_json_racks_readiness_and_fabric_guess)
+Test(obj_cluster_load, nodelist_json_racks_readiness_and_fabric_guess)
 {
     const struct topo_cluster *c;
     size_t i;
@@ -57,7 +57,7 @@ Test(ext_cluster_load, nodelist_json_racks_readiness_and_fabric_guess)
     cr_expect_str_eq(res.explain[i].key[TOPO_LEVEL_RACK], "topox.io/rack");
 }
 
-Test(ext_cluster_load, yaml_stream_with_merge_key_and_a_skipped_service)
+Test(obj_cluster_load, yaml_stream_with_merge_key_and_a_skipped_service)
 {
     const struct topo_cluster *c;
     size_t i;
@@ -77,7 +77,7 @@ Test(ext_cluster_load, yaml_stream_with_merge_key_and_a_skipped_service)
     cr_expect_str_eq(res.explain[i].key[TOPO_LEVEL_RACK], "topox.io/rack");
 }
 
-Test(ext_cluster_load, single_real_gke_node)
+Test(obj_cluster_load, single_real_gke_node)
 {
     load1(TPX_FIXTURES "/nodes/k8s-apimachinery-testdata-gke-node-full.yaml");
     cr_assert_eq(topo_cluster_node_count(res.cluster), 1);
@@ -85,7 +85,7 @@ Test(ext_cluster_load, single_real_gke_node)
     cr_expect_eq(topo_cluster_zone_count(res.cluster), 1);
 }
 
-Test(ext_cluster_load, several_files_and_duplicates)
+Test(obj_cluster_load, several_files_and_duplicates)
 {
     const char *two[] = {TPX_FIXTURES "/plan/nodes-2racks.json",
                          TPX_FIXTURES "/plan/nodes-stream.yaml"};
@@ -93,15 +93,15 @@ Test(ext_cluster_load, several_files_and_duplicates)
                          TPX_FIXTURES "/plan/nodes-stream.yaml"};
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_assert_eq(ext_cluster_load(two, 2, NULL, &res, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_cluster_load(two, 2, NULL, &res, &err), TPX_OK, "%s", err.msg);
     cr_expect_eq(topo_cluster_node_count(res.cluster), 7);
-    ext_cluster_load_release(&res);
-    cr_expect_eq(ext_cluster_load(dup, 2, NULL, &res, &err), TPX_EEXIST);
+    obj_cluster_load_release(&res);
+    cr_expect_eq(obj_cluster_load(dup, 2, NULL, &res, &err), TPX_EEXIST);
     cr_expect(strstr(err.msg, "nodes-stream.yaml"), "%s", err.msg);
     cr_expect_null(res.cluster);
 }
 
-Test(ext_cluster_load, errors_name_the_file_and_line)
+Test(obj_cluster_load, errors_name_the_file_and_line)
 {
     static const struct {
         const char *path;
@@ -120,28 +120,28 @@ Test(ext_cluster_load, errors_name_the_file_and_line)
         struct tpx_err err = TPX_ERR_INIT;
         const char *paths[] = {cases[i].path};
 
-        cr_expect_eq(ext_cluster_load(paths, 1, NULL, &res, &err), cases[i].code, "case %zu: %s", i,
+        cr_expect_eq(obj_cluster_load(paths, 1, NULL, &res, &err), cases[i].code, "case %zu: %s", i,
                      err.msg);
         cr_expect(strstr(err.msg, cases[i].want), "case %zu: %s", i, err.msg);
         cr_expect_null(res.cluster);
     }
 }
 
-Test(ext_cluster_load, gfd_fragment_error_has_a_line_number)
+Test(obj_cluster_load, gfd_fragment_error_has_a_line_number)
 {
     const char *paths[] = {TPX_FIXTURES
                            "/nodes/gfd-readme-kubectl-get-nodes-a100-dgx2h.fragment.yaml"};
     struct tpx_err err = TPX_ERR_INIT;
     const char *p;
 
-    cr_assert_eq(ext_cluster_load(paths, 1, NULL, &res, &err), TPX_EPARSE);
+    cr_assert_eq(obj_cluster_load(paths, 1, NULL, &res, &err), TPX_EPARSE);
     p = strstr(err.msg, ".fragment.yaml:");
     cr_assert_not_null(p, "%s", err.msg);
     p += strlen(".fragment.yaml:");
     cr_expect(*p >= '1' && *p <= '9', "line number expected: %s", err.msg);
 }
 
-Test(ext_cluster_load, bound_running_pods_take_capacity)
+Test(obj_cluster_load, bound_running_pods_take_capacity)
 {
     struct tpx_err err = TPX_ERR_INIT;
     struct pol_ledger *l;
@@ -153,7 +153,7 @@ Test(ext_cluster_load, bound_running_pods_take_capacity)
     l = pol_ledger_new(c, &err);
     cr_assert_not_null(l, "%s", err.msg);
     cr_assert_eq(
-        ext_cluster_apply_pods(l, TPX_FIXTURES "/plan/pods-2racks.json", NULL, &applied, &err),
+        obj_cluster_apply_pods(l, TPX_FIXTURES "/plan/pods-2racks.json", NULL, &applied, &err),
         TPX_OK, "%s", err.msg);
     cr_expect_eq(applied, 2, "running pods on known nodes only");
     cr_expect_eq(pol_ledger_node_free(l, topo_cluster_find(c, "gpu-a1")), 4);
@@ -186,7 +186,7 @@ static void expect_load_error(const char *text, enum tpx_code code, const char *
 
     temp_file(path, text);
     snprintf(want, sizeof(want), "%s%s", path, want_after_path);
-    cr_expect_eq(ext_cluster_load(paths, 1, NULL, &res, &err), code, "%s", err.msg);
+    cr_expect_eq(obj_cluster_load(paths, 1, NULL, &res, &err), code, "%s", err.msg);
     cr_expect(strncmp(err.msg, want, strlen(want)) == 0, "got  %s\nwant %s...", err.msg, want);
     unlink(path);
 }
@@ -194,7 +194,7 @@ static void expect_load_error(const char *text, enum tpx_code code, const char *
 #define GOOD_NODE(n)                                                                               \
     "kind: Node\nmetadata: {name: " n "}\nstatus: {allocatable: {nvidia.com/gpu: 8}}\n"
 
-Test(ext_cluster_load, bad_node_errors_name_the_node_line)
+Test(obj_cluster_load, bad_node_errors_name_the_node_line)
 {
     /* the second document is a NodeList; its second item is the bad node */
     expect_load_error(GOOD_NODE("a") "---\n"
@@ -221,7 +221,7 @@ Test(ext_cluster_load, bad_node_errors_name_the_node_line)
                       TPX_EINVAL, ":4: node: metadata.name is missing");
 }
 
-Test(ext_cluster_load, bad_pod_errors_name_the_pod_line)
+Test(obj_cluster_load, bad_pod_errors_name_the_pod_line)
 {
     char npath[64];
     char ppath[64];
@@ -236,11 +236,11 @@ Test(ext_cluster_load, bad_pod_errors_name_the_pod_line)
                      "- kind: Pod\n  metadata: {name: bad}\n"
                      "  spec:\n    nodeName: a\n    containers:\n    - name: c\n"
                      "      resources: {limits: {nvidia.com/gpu: some}}\n");
-    cr_assert_eq(ext_cluster_load(paths, 1, NULL, &res, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_cluster_load(paths, 1, NULL, &res, &err), TPX_OK, "%s", err.msg);
     l = pol_ledger_new(res.cluster, &err);
     cr_assert_not_null(l, "%s", err.msg);
     snprintf(want, sizeof(want), "%s:6: pod 'bad': container 'c'", ppath);
-    cr_expect_eq(ext_cluster_apply_pods(l, ppath, NULL, NULL, &err), TPX_EINVAL, "%s", err.msg);
+    cr_expect_eq(obj_cluster_apply_pods(l, ppath, NULL, NULL, &err), TPX_EINVAL, "%s", err.msg);
     cr_expect(strncmp(err.msg, want, strlen(want)) == 0, "got  %s\nwant %s...", err.msg, want);
     pol_ledger_free(l);
     unlink(npath);

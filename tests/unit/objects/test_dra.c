@@ -12,42 +12,42 @@
 
 #define DRA TPX_FIXTURES "/dra/"
 
-static struct ext_dra dra;
-static struct ext_yaml_docs docs[4];
+static struct obj_dra dra;
+static struct obj_yaml_docs docs[4];
 static size_t ndocs;
 
 static void init(void)
 {
-    ext_dra_init(&dra);
+    obj_dra_init(&dra);
     ndocs = 0;
 }
 
 static void fini(void)
 {
-    ext_dra_release(&dra);
+    obj_dra_release(&dra);
     for (size_t i = 0; i < ndocs; i++)
-        ext_yaml_docs_release(&docs[i]);
+        obj_yaml_docs_release(&docs[i]);
 }
 
-TestSuite(ext_dra, .init = init, .fini = fini);
+TestSuite(obj_dra, .init = init, .fini = fini);
 
 static void add(const char *path)
 {
     struct tpx_err err = TPX_ERR_INIT;
 
     cr_assert_lt(ndocs, 4);
-    cr_assert_eq(ext_yaml_load_file(path, 1 << 24, &docs[ndocs], &err), TPX_OK, "%s", err.msg);
-    cr_assert_eq(ext_dra_add_docs(&dra, docs[ndocs].docs, docs[ndocs].n, &err), TPX_OK, "%s",
+    cr_assert_eq(obj_yaml_load_file(path, 1 << 24, &docs[ndocs], &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_dra_add_docs(&dra, docs[ndocs].docs, docs[ndocs].n, &err), TPX_OK, "%s",
                  err.msg);
     ndocs++;
 }
 
-Test(ext_dra, gke_slice_device_attributes)
+Test(obj_dra, gke_slice_device_attributes)
 {
     unsigned total, taken;
 
     add(DRA "resourceslice-gke-a100.yaml");
-    ext_dra_finish(&dra);
+    obj_dra_finish(&dra);
     cr_assert_eq(dra.ndev, 1);
     cr_expect_str_eq(dra.dev[0].node, "gke-gpu-a100-80gb-pool-c78060b4-cg6n");
     cr_expect_str_eq(dra.dev[0].driver, "gpu.nvidia.com");
@@ -56,17 +56,17 @@ Test(ext_dra, gke_slice_device_attributes)
     cr_expect_str_eq(dra.dev[0].pcie_root, "pci0000:00");
     cr_expect_eq(dra.dev[0].numa, -1);
     cr_expect(dra.dev[0].accel);
-    ext_dra_node_count(&dra, "gke-gpu-a100-80gb-pool-c78060b4-cg6n", &total, &taken);
+    obj_dra_node_count(&dra, "gke-gpu-a100-80gb-pool-c78060b4-cg6n", &total, &taken);
     cr_expect_eq(total, 1);
     cr_expect_eq(taken, 0);
-    ext_dra_node_count(&dra, "other", &total, &taken);
+    obj_dra_node_count(&dra, "other", &total, &taken);
     cr_expect_eq(total, 0);
 }
 
-Test(ext_dra, nvidia_device_classes_gpu_counts_mig_and_channel_do_not)
+Test(obj_dra, nvidia_device_classes_gpu_counts_mig_and_channel_do_not)
 {
     add(DRA "deviceclasses-nvidia.yaml");
-    ext_dra_finish(&dra);
+    obj_dra_finish(&dra);
     cr_assert_eq(dra.ncls, 3);
     cr_expect_str_eq(dra.cls[0].name, "gpu.nvidia.com");
     cr_expect_str_eq(dra.cls[0].driver, "gpu.nvidia.com");
@@ -75,63 +75,63 @@ Test(ext_dra, nvidia_device_classes_gpu_counts_mig_and_channel_do_not)
     cr_expect_not(dra.cls[1].accel, "a MIG slice is not a whole GPU");
     cr_expect_str_eq(dra.cls[2].driver, "compute-domain.nvidia.com");
     cr_expect_not(dra.cls[2].accel);
-    cr_expect_str_eq(ext_dra_resource(&dra), "nvidia.com/gpu");
+    cr_expect_str_eq(obj_dra_resource(&dra), "nvidia.com/gpu");
 }
 
-Test(ext_dra, quickstart_template_demand_v1beta1_count)
+Test(obj_dra, quickstart_template_demand_v1beta1_count)
 {
     struct tpx_err err = TPX_ERR_INIT;
     const json_t *pod = NULL;
     unsigned accel = 0;
 
     add(DRA "gpu-test-count.yaml");
-    ext_dra_finish(&dra);
+    obj_dra_finish(&dra);
     for (size_t i = 0; i < docs[0].n; i++) {
         const char *k = json_string_value(json_object_get(docs[0].docs[i], "kind"));
         if (k && strcmp(k, "Pod") == 0)
             pod = docs[0].docs[i];
     }
     cr_assert_not_null(pod);
-    cr_assert_eq(ext_dra_pod_demand(&dra, pod, "gpu-test1", &accel, NULL, &err), TPX_OK, "%s",
+    cr_assert_eq(obj_dra_pod_demand(&dra, pod, "gpu-test1", &accel, NULL, &err), TPX_OK, "%s",
                  err.msg);
     cr_expect_eq(accel, 2);
     /* another namespace does not see the template */
-    cr_expect_eq(ext_dra_pod_demand(&dra, pod, "elsewhere", &accel, NULL, &err), TPX_ENOENT);
+    cr_expect_eq(obj_dra_pod_demand(&dra, pod, "elsewhere", &accel, NULL, &err), TPX_ENOENT);
     cr_expect(strstr(err.msg, "ResourceClaimTemplate 'double-gpu'") != NULL, "%s", err.msg);
 }
 
-Test(ext_dra, extended_resource_claim_is_allocated)
+Test(obj_dra, extended_resource_claim_is_allocated)
 {
     add(DRA "gpu-full-extended-resource.yaml");
-    ext_dra_finish(&dra);
-    cr_expect(ext_dra_claim_allocated(&dra, "extended-resource-gpu-full",
+    obj_dra_finish(&dra);
+    cr_expect(obj_dra_claim_allocated(&dra, "extended-resource-gpu-full",
                                       "gpu-full-pod-extended-resources-x7k9m"));
-    cr_expect_not(ext_dra_claim_allocated(&dra, "extended-resource-gpu-full", "nope"));
+    cr_expect_not(obj_dra_claim_allocated(&dra, "extended-resource-gpu-full", "nope"));
 }
 
-Test(ext_dra, snapshot_capacity_minus_allocated_claims)
+Test(obj_dra, snapshot_capacity_minus_allocated_claims)
 {
     struct tpx_err err = TPX_ERR_INIT;
-    struct ext_cluster_load_result cl = {0};
+    struct obj_cluster_load_result cl = {0};
     struct pol_ledger *l;
     unsigned total, taken;
     size_t a, b;
 
     add(DRA "snapshot-two-nodes.json");
-    ext_dra_finish(&dra);
-    ext_dra_node_count(&dra, "gpu-node-a", &total, &taken);
+    obj_dra_finish(&dra);
+    obj_dra_node_count(&dra, "gpu-node-a", &total, &taken);
     cr_expect_eq(total, 4);
     cr_expect_eq(taken, 4, "3 by the trainer's claim, 1 by the notebook's extended resource");
-    ext_dra_node_count(&dra, "gpu-node-b", &total, &taken);
+    obj_dra_node_count(&dra, "gpu-node-b", &total, &taken);
     cr_expect_eq(total, 4);
     cr_expect_eq(taken, 0);
-    ext_dra_node_count(&dra, "gpu-node-0", &total, &taken); /* sorts before every node */
+    obj_dra_node_count(&dra, "gpu-node-0", &total, &taken); /* sorts before every node */
     cr_expect_eq(total, 0);
-    ext_dra_node_count(&dra, "gpu-node-z", &total, &taken); /* and after */
+    obj_dra_node_count(&dra, "gpu-node-z", &total, &taken); /* and after */
     cr_expect_eq(total, 0);
     cr_expect_eq(dra.dev[0].numa, -1);
     cr_expect_str_eq(dra.dev[2].pcie_root, "pci0000:40");
-    cr_assert_eq(ext_cluster_load_snapshot(docs[0].docs, docs[0].n, "snap", NULL, &dra, &cl, &err),
+    cr_assert_eq(obj_cluster_load_snapshot(docs[0].docs, docs[0].n, "snap", NULL, &dra, &cl, &err),
                  TPX_OK, "%s", err.msg);
     cr_expect_eq(cl.nwarnings, 0, "the snapshot's other kinds are skipped quietly");
     a = topo_cluster_find(cl.cluster, "gpu-node-a");
@@ -142,12 +142,12 @@ Test(ext_dra, snapshot_capacity_minus_allocated_claims)
     l = pol_ledger_new(cl.cluster, &err);
     cr_assert_not_null(l);
     cr_assert_eq(
-        ext_cluster_apply_snapshot(l, docs[0].docs, docs[0].n, "snap", NULL, &dra, NULL, &err),
+        obj_cluster_apply_snapshot(l, docs[0].docs, docs[0].n, "snap", NULL, &dra, NULL, &err),
         TPX_OK, "%s", err.msg);
     cr_expect_eq(pol_ledger_node_free(l, a), 0, "the notebook's GPU is not counted twice");
     cr_expect_eq(pol_ledger_node_free(l, b), 4);
     pol_ledger_free(l);
-    ext_cluster_load_release(&cl);
+    obj_cluster_load_release(&cl);
 }
 
 static void note_count(void *ctx, const char *line)
@@ -156,25 +156,25 @@ static void note_count(void *ctx, const char *line)
     (*(int *)ctx)++;
 }
 
-Test(ext_dra, computedomain_claimants_are_one_group_in_one_domain)
+Test(obj_dra, computedomain_claimants_are_one_group_in_one_domain)
 {
     struct tpx_err err = TPX_ERR_INIT;
-    struct ext_manifest m;
+    struct obj_manifest m;
     int notes = 0;
 
-    ext_manifest_init(&m);
+    obj_manifest_init(&m);
     cr_assert_eq(
-        ext_manifest_add_file(&m, DRA "dra-computedomain-nvbandwidth-mpijob-4node.yaml", &err),
+        obj_manifest_add_file(&m, DRA "dra-computedomain-nvbandwidth-mpijob-4node.yaml", &err),
         TPX_OK, "%s", err.msg);
     for (size_t f = 0; f < m.nfiles; f++)
-        cr_assert_eq(ext_dra_add_docs(&dra, m.files[f].docs, m.files[f].n, &err), TPX_OK);
-    ext_dra_finish(&dra);
+        cr_assert_eq(obj_dra_add_docs(&dra, m.files[f].docs, m.files[f].n, &err), TPX_OK);
+    obj_dra_finish(&dra);
     cr_assert_eq(dra.ncd, 1);
     cr_expect_eq(dra.cd[0].num_nodes, 4);
     cr_expect_str_eq(dra.cd[0].channel_template, "nvbandwidth-test-compute-domain-channel");
-    cr_assert_eq(ext_dra_manifest_demand(&dra, &m, NULL, NULL, &err), TPX_OK, "%s", err.msg);
-    cr_assert_eq(ext_manifest_finish(&m, &err), TPX_OK, "%s", err.msg);
-    cr_assert_eq(ext_dra_manifest_domains(&dra, &m, note_count, &notes, &err), TPX_OK, "%s",
+    cr_assert_eq(obj_dra_manifest_demand(&dra, &m, NULL, NULL, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_manifest_finish(&m, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_dra_manifest_domains(&dra, &m, note_count, &notes, &err), TPX_OK, "%s",
                  err.msg);
     cr_assert_eq(m.npods, 4, "the 4 workers; the launcher asks for nothing");
     cr_expect_eq(notes, 0);
@@ -185,11 +185,11 @@ Test(ext_dra, computedomain_claimants_are_one_group_in_one_domain)
         cr_expect_eq(m.wl[i].accel_per_pod, 2, "the channel claim holds no GPU");
         cr_expect_eq(m.wl[i].tp, 8, "one clique for all 8 GPUs");
     }
-    ext_manifest_release(&m);
+    obj_manifest_release(&m);
 }
 
 /* The driver's e2e test makes a DeviceClass with a custom extendedResourceName for one GPU. */
-Test(ext_dra, extended_resource_name_of_a_device_class_is_demand)
+Test(obj_dra, extended_resource_name_of_a_device_class_is_demand)
 {
     struct tpx_err err = TPX_ERR_INIT;
     const char *text = "apiVersion: resource.k8s.io/v1\n"
@@ -211,24 +211,24 @@ Test(ext_dra, extended_resource_name_of_a_device_class_is_demand)
     unsigned accel = 0;
     const char *res = NULL;
 
-    cr_assert_eq(ext_yaml_parse(text, strlen(text), "inline", &docs[0], &err), TPX_OK, "%s",
+    cr_assert_eq(obj_yaml_parse(text, strlen(text), "inline", &docs[0], &err), TPX_OK, "%s",
                  err.msg);
     ndocs = 1;
-    cr_assert_eq(ext_dra_add_docs(&dra, docs[0].docs, docs[0].n, &err), TPX_OK, "%s", err.msg);
-    ext_dra_finish(&dra);
-    cr_assert_eq(ext_dra_extended_demand(&dra, docs[0].docs[1], &accel, &res, &err), TPX_OK, "%s",
+    cr_assert_eq(obj_dra_add_docs(&dra, docs[0].docs, docs[0].n, &err), TPX_OK, "%s", err.msg);
+    obj_dra_finish(&dra);
+    cr_assert_eq(obj_dra_extended_demand(&dra, docs[0].docs[1], &accel, &res, &err), TPX_OK, "%s",
                  err.msg);
     cr_expect_eq(accel, 1);
     cr_expect_str_eq(res, "example.com/custom-gpu");
-    cr_expect_str_eq(ext_dra_resource(&dra), "example.com/custom-gpu");
+    cr_expect_str_eq(obj_dra_resource(&dra), "example.com/custom-gpu");
 }
 
 /* A template that claims something the snapshot and manifests do not hold is a note, not an
  * error: the pod's other requests still count. */
-Test(ext_dra, missing_claim_template_is_a_note)
+Test(obj_dra, missing_claim_template_is_a_note)
 {
     struct tpx_err err = TPX_ERR_INIT;
-    struct ext_manifest m;
+    struct obj_manifest m;
     const char *text = "apiVersion: v1\n"
                        "kind: Pod\n"
                        "metadata: {name: p}\n"
@@ -240,14 +240,14 @@ Test(ext_dra, missing_claim_template_is_a_note)
                        "  - {name: x, resourceClaimTemplateName: made-elsewhere}\n";
     int notes = 0;
 
-    ext_manifest_init(&m);
-    cr_assert_eq(ext_yaml_parse(text, strlen(text), "inline", &docs[0], &err), TPX_OK);
-    cr_assert_eq(ext_manifest_add_docs(&m, &docs[0], "inline", &err), TPX_OK, "%s", err.msg);
-    ext_dra_finish(&dra);
-    cr_assert_eq(ext_dra_manifest_demand(&dra, &m, note_count, &notes, &err), TPX_OK, "%s",
+    obj_manifest_init(&m);
+    cr_assert_eq(obj_yaml_parse(text, strlen(text), "inline", &docs[0], &err), TPX_OK);
+    cr_assert_eq(obj_manifest_add_docs(&m, &docs[0], "inline", &err), TPX_OK, "%s", err.msg);
+    obj_dra_finish(&dra);
+    cr_assert_eq(obj_dra_manifest_demand(&dra, &m, note_count, &notes, &err), TPX_OK, "%s",
                  err.msg);
     cr_expect_eq(notes, 1);
-    cr_assert_eq(ext_manifest_finish(&m, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_manifest_finish(&m, &err), TPX_OK, "%s", err.msg);
     cr_expect_eq(m.wl[0].accel_per_pod, 2);
-    ext_manifest_release(&m);
+    obj_manifest_release(&m);
 }

@@ -23,7 +23,7 @@ static char *write_tmp(const char *suffix, const char *text)
     return path;
 }
 
-Test(ext_inventory, csv_with_header_comments_quotes_and_empty_columns)
+Test(obj_inventory, csv_with_header_comments_quotes_and_empty_columns)
 {
     static const char csv[] = "# rack map\n"
                               "node,block,rack,nvlink-domain\n"
@@ -31,11 +31,11 @@ Test(ext_inventory, csv_with_header_comments_quotes_and_empty_columns)
                               "gpu-1,b1,r1,nvl-a\n"
                               "\"gpu-2\", b1 ,r2,\n"
                               "gpu-3,,r3\n";
-    struct ext_inventory inv;
+    struct obj_inventory inv;
     struct tpx_err err = TPX_ERR_INIT;
-    struct ext_kv kv[3];
+    struct obj_kv kv[3];
 
-    cr_assert_eq(ext_inventory_parse_csv(csv, strlen(csv), "inv.csv", &inv, &err), TPX_OK, "%s",
+    cr_assert_eq(obj_inventory_parse_csv(csv, strlen(csv), "inv.csv", &inv, &err), TPX_OK, "%s",
                  err.msg);
     cr_assert_eq(inv.n, 3);
     cr_expect_str_eq(inv.rows[0].node, "gpu-1");
@@ -47,29 +47,29 @@ Test(ext_inventory, csv_with_header_comments_quotes_and_empty_columns)
     cr_expect_str_eq(inv.rows[1].block, "b1");
     cr_expect_null(inv.rows[1].domain);
     cr_expect_null(inv.rows[2].block);
-    cr_expect_eq(ext_inventory_row_labels(&inv.rows[2], kv), 1);
+    cr_expect_eq(obj_inventory_row_labels(&inv.rows[2], kv), 1);
     cr_expect_str_eq(kv[0].key, "topox.io/rack");
     cr_expect_str_eq(kv[0].value, "r3");
-    cr_expect_not_null(ext_inventory_find(&inv, "gpu-2"));
-    cr_expect_null(ext_inventory_find(&inv, "gpu-9"));
-    ext_inventory_release(&inv);
+    cr_expect_not_null(obj_inventory_find(&inv, "gpu-2"));
+    cr_expect_null(obj_inventory_find(&inv, "gpu-9"));
+    obj_inventory_release(&inv);
 }
 
-Test(ext_inventory, csv_without_header_is_positional)
+Test(obj_inventory, csv_without_header_is_positional)
 {
     static const char csv[] = "n1,r1,b1,d1\nn2,r2\n";
-    struct ext_inventory inv;
+    struct obj_inventory inv;
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_assert_eq(ext_inventory_parse_csv(csv, strlen(csv), "x.csv", &inv, &err), TPX_OK, "%s",
+    cr_assert_eq(obj_inventory_parse_csv(csv, strlen(csv), "x.csv", &inv, &err), TPX_OK, "%s",
                  err.msg);
     cr_assert_eq(inv.n, 2);
     cr_expect_str_eq(inv.rows[0].domain, "d1");
     cr_expect_str_eq(inv.rows[1].rack, "r2");
-    ext_inventory_release(&inv);
+    obj_inventory_release(&inv);
 }
 
-Test(ext_inventory, bad_csv_names_file_and_line)
+Test(obj_inventory, bad_csv_names_file_and_line)
 {
     static const struct {
         const char *csv, *want;
@@ -83,19 +83,19 @@ Test(ext_inventory, bad_csv_names_file_and_line)
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        struct ext_inventory inv;
+        struct obj_inventory inv;
         struct tpx_err err = TPX_ERR_INIT;
 
         cr_expect_neq(
-            ext_inventory_parse_csv(cases[i].csv, strlen(cases[i].csv), "x.csv", &inv, &err),
+            obj_inventory_parse_csv(cases[i].csv, strlen(cases[i].csv), "x.csv", &inv, &err),
             TPX_OK, "case %zu", i);
         cr_expect(strncmp(err.msg, cases[i].want, strlen(cases[i].want)) == 0, "case %zu: '%s'", i,
                   err.msg);
-        ext_inventory_release(&inv);
+        obj_inventory_release(&inv);
     }
 }
 
-Test(ext_inventory, yaml_forms)
+Test(obj_inventory, yaml_forms)
 {
     static const char *const docs[] = {
         "nodes:\n  - name: gpu-1\n    rack: r1\n    block: b1\n    nvlink-domain: d1\n"
@@ -106,77 +106,77 @@ Test(ext_inventory, yaml_forms)
 
     for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
         char *path = write_tmp(".yaml", docs[i]);
-        struct ext_inventory inv;
+        struct obj_inventory inv;
         struct tpx_err err = TPX_ERR_INIT;
 
-        cr_assert_eq(ext_inventory_load(path, &inv, &err), TPX_OK, "form %zu: %s", i, err.msg);
+        cr_assert_eq(obj_inventory_load(path, &inv, &err), TPX_OK, "form %zu: %s", i, err.msg);
         cr_assert_eq(inv.n, 2, "form %zu", i);
         cr_expect_str_eq(inv.rows[0].node, "gpu-1");
         cr_expect_str_eq(inv.rows[0].domain, "d1");
         cr_expect_str_eq(inv.rows[1].rack, "12");
         cr_expect_null(inv.rows[1].block);
-        ext_inventory_release(&inv);
+        obj_inventory_release(&inv);
         unlink(path);
         free(path);
     }
 }
 
-Test(ext_inventory, bad_yaml_names_the_file)
+Test(obj_inventory, bad_yaml_names_the_file)
 {
     static const char *const docs[] = {"nodes: [{name: a, shelf: 3}]\n", "just a string\n",
                                        "nodes:\n  - name: a\n    rack: [1, 2]\n", "a: [\n"};
 
     for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
         char *path = write_tmp(".yaml", docs[i]);
-        struct ext_inventory inv;
+        struct obj_inventory inv;
         struct tpx_err err = TPX_ERR_INIT;
 
-        cr_expect_neq(ext_inventory_load(path, &inv, &err), TPX_OK, "case %zu", i);
+        cr_expect_neq(obj_inventory_load(path, &inv, &err), TPX_OK, "case %zu", i);
         cr_expect(strstr(err.msg, path) != NULL, "case %zu: '%s'", i, err.msg);
         cr_expect(strchr(err.msg, '\n') == NULL, "case %zu: one line", i);
-        ext_inventory_release(&inv);
+        obj_inventory_release(&inv);
         unlink(path);
         free(path);
     }
 }
 
-Test(ext_nodelist, kubectl_json_and_real_gke_node)
+Test(obj_nodelist, kubectl_json_and_real_gke_node)
 {
     static const char list[] =
         "{\"kind\":\"NodeList\",\"items\":[{\"metadata\":{\"name\":\"a\",\"labels\":"
         "{\"topox.io/rack\":\"r1\",\"x\":\"y\"},\"annotations\":{\"topox.io/topology\":\"{}\"}}},"
         "{\"metadata\":{\"name\":\"b\"}}]}";
     char *path = write_tmp(".json", list);
-    struct ext_nodelist l;
+    struct obj_nodelist l;
     struct tpx_err err = TPX_ERR_INIT;
-    const struct ext_node_entry *a;
+    const struct obj_node_entry *a;
 
-    cr_assert_eq(ext_nodelist_load(path, &l, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_nodelist_load(path, &l, &err), TPX_OK, "%s", err.msg);
     cr_assert_eq(l.n, 2);
-    a = ext_nodelist_find(&l, "a");
+    a = obj_nodelist_find(&l, "a");
     cr_assert_not_null(a);
     cr_expect_eq(a->n_labels, 2);
     cr_expect_str_eq(a->topology, "{}");
-    cr_expect_null(ext_nodelist_find(&l, "c"));
-    ext_nodelist_release(&l);
+    cr_expect_null(obj_nodelist_find(&l, "c"));
+    obj_nodelist_release(&l);
     unlink(path);
     free(path);
 
-    cr_assert_eq(ext_nodelist_load(
+    cr_assert_eq(obj_nodelist_load(
                      TPX_FIXTURES "/nodes/k8s-apimachinery-testdata-gke-node-full.yaml", &l, &err),
                  TPX_OK, "%s", err.msg);
     cr_expect_eq(l.n, 1);
-    ext_nodelist_release(&l);
+    obj_nodelist_release(&l);
 }
 
-static const struct ext_kv want[] = {
+static const struct obj_kv want[] = {
     {"topox.io/accelerator", "nvidia"},
     {"topox.io/accelerator-count", "8"},
 };
 
-Test(ext_label_patch, sets_changed_and_nulls_stale_owned_keys_only)
+Test(obj_label_patch, sets_changed_and_nulls_stale_owned_keys_only)
 {
-    static const struct ext_kv cur[] = {
+    static const struct obj_kv cur[] = {
         {"topox.io/accelerator", "nvidia"},  /* unchanged */
         {"topox.io/accelerator-count", "4"}, /* changed */
         {"topox.io/interconnect", "nvlink"}, /* stale: removed */
@@ -184,10 +184,10 @@ Test(ext_label_patch, sets_changed_and_nulls_stale_owned_keys_only)
         {"kubernetes.io/hostname", "gpu-1"}, /* foreign: untouched */
     };
     char *body = NULL;
-    struct ext_label_diff diff;
+    struct obj_label_diff diff;
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_assert_eq(ext_label_patch_build(ext_label_scope_discovery(), cur, 5, want, 2,
+    cr_assert_eq(obj_label_patch_build(obj_label_scope_discovery(), cur, 5, want, 2,
                                        "topox.io/topology", "{\"old\":1}", "{\"new\":1}", &body,
                                        &diff, &err),
                  TPX_OK, "%s", err.msg);
@@ -202,9 +202,9 @@ Test(ext_label_patch, sets_changed_and_nulls_stale_owned_keys_only)
     free(body);
 }
 
-Test(ext_label_patch, nothing_changed_gives_no_patch)
+Test(obj_label_patch, nothing_changed_gives_no_patch)
 {
-    static const struct ext_kv cur[] = {
+    static const struct obj_kv cur[] = {
         {"topox.io/accelerator-count", "8"},
         {"topox.io/accelerator", "nvidia"},
         {"topox.io/block", "b2"},
@@ -212,24 +212,24 @@ Test(ext_label_patch, nothing_changed_gives_no_patch)
     char *body = (char *)"sentinel";
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_assert_eq(ext_label_patch_build(ext_label_scope_discovery(), cur, 3, want, 2,
+    cr_assert_eq(obj_label_patch_build(obj_label_scope_discovery(), cur, 3, want, 2,
                                        "topox.io/topology", "{}", "{}", &body, NULL, &err),
                  TPX_OK);
     cr_expect_null(body);
 }
 
-Test(ext_label_patch, inventory_scope_owns_only_rack_block_domain)
+Test(obj_label_patch, inventory_scope_owns_only_rack_block_domain)
 {
-    static const struct ext_kv cur[] = {
+    static const struct obj_kv cur[] = {
         {"topox.io/accelerator", "nvidia"},
         {"topox.io/block", "b1"},
         {"topox.io/nvlink-domain", "d1"},
     };
-    static const struct ext_kv inv[] = {{"topox.io/rack", "r7"}, {"topox.io/block", "b1"}};
+    static const struct obj_kv inv[] = {{"topox.io/rack", "r7"}, {"topox.io/block", "b1"}};
     char *body = NULL;
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_assert_eq(ext_label_patch_build(ext_label_scope_inventory(), cur, 3, inv, 2, NULL, NULL,
+    cr_assert_eq(obj_label_patch_build(obj_label_scope_inventory(), cur, 3, inv, 2, NULL, NULL,
                                        NULL, &body, NULL, &err),
                  TPX_OK);
     cr_assert_not_null(body);
@@ -238,13 +238,13 @@ Test(ext_label_patch, inventory_scope_owns_only_rack_block_domain)
     free(body);
 }
 
-Test(ext_label_patch, duplicate_wanted_key_is_an_error)
+Test(obj_label_patch, duplicate_wanted_key_is_an_error)
 {
-    static const struct ext_kv dup[] = {{"topox.io/rack", "a"}, {"topox.io/rack", "b"}};
+    static const struct obj_kv dup[] = {{"topox.io/rack", "a"}, {"topox.io/rack", "b"}};
     char *body = NULL;
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_expect_eq(ext_label_patch_build(ext_label_scope_inventory(), NULL, 0, dup, 2, NULL, NULL,
+    cr_expect_eq(obj_label_patch_build(obj_label_scope_inventory(), NULL, 0, dup, 2, NULL, NULL,
                                        NULL, &body, NULL, &err),
                  TPX_EINVAL);
     cr_expect_null(body);

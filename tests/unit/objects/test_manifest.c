@@ -7,41 +7,41 @@
 
 #include "objects/manifest.h"
 
-static struct ext_manifest m;
+static struct obj_manifest m;
 
 static void init(void)
 {
-    ext_manifest_init(&m);
+    obj_manifest_init(&m);
 }
 
 static void fini(void)
 {
-    ext_manifest_release(&m);
+    obj_manifest_release(&m);
 }
 
-TestSuite(ext_manifest, .init = init, .fini = fini);
+TestSuite(obj_manifest, .init = init, .fini = fini);
 
 static void load(const char *path)
 {
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_assert_eq(ext_manifest_add_file(&m, path, &err), TPX_OK, "%s", err.msg);
-    cr_assert_eq(ext_manifest_finish(&m, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_manifest_add_file(&m, path, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_manifest_finish(&m, &err), TPX_OK, "%s", err.msg);
 }
 
 static void load_yaml(const char *y)
 {
-    struct ext_yaml_docs d;
+    struct obj_yaml_docs d;
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_assert_eq(ext_yaml_parse(y, strlen(y), "p.yaml", &d, &err), TPX_OK, "%s", err.msg);
-    cr_assert_eq(ext_manifest_add_docs(&m, &d, "p.yaml", &err), TPX_OK, "%s", err.msg);
-    cr_assert_eq(ext_manifest_finish(&m, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_yaml_parse(y, strlen(y), "p.yaml", &d, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_manifest_add_docs(&m, &d, "p.yaml", &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_manifest_finish(&m, &err), TPX_OK, "%s", err.msg);
 }
 
 static const char *label(size_t pod, const char *key)
 {
-    const struct pol_pod_facts *f = ext_manifest_pod_facts(&m, pod);
+    const struct pol_pod_facts *f = obj_manifest_pod_facts(&m, pod);
 
     for (size_t i = 0; i < f->nlabels; i++) {
         if (strcmp(f->labels[i].key, key) == 0)
@@ -52,7 +52,7 @@ static const char *label(size_t pod, const char *key)
 
 static const char *annotation(size_t pod, const char *key)
 {
-    const struct pol_pod_facts *f = ext_manifest_pod_facts(&m, pod);
+    const struct pol_pod_facts *f = obj_manifest_pod_facts(&m, pod);
 
     for (size_t i = 0; i < f->nannotations; i++) {
         if (strcmp(f->annotations[i].key, key) == 0)
@@ -66,7 +66,7 @@ static size_t replica_size(size_t r)
     return m.replica_first_pod[r + 1] - m.replica_first_pod[r];
 }
 
-Test(ext_manifest, example_lws_four_groups_of_leader_and_worker)
+Test(obj_manifest, example_lws_four_groups_of_leader_and_worker)
 {
     load(TPX_SOURCE_DIR "/manifests/examples/vllm-lws-tp8-pp2.yaml");
     cr_assert_eq(m.njobs, 1);
@@ -102,7 +102,7 @@ Test(ext_manifest, example_lws_four_groups_of_leader_and_worker)
     cr_expect_str_eq(m.wl[0].group, m.wl[1].group);
 }
 
-Test(ext_manifest, upstream_sglang_lws_skips_the_service)
+Test(obj_manifest, upstream_sglang_lws_skips_the_service)
 {
     load(TPX_FIXTURES "/manifests/lws-sglang-llama8b-tp2-2nodes.yaml");
     cr_expect_eq(m.nreplicas, 2);
@@ -113,24 +113,24 @@ Test(ext_manifest, upstream_sglang_lws_skips_the_service)
     cr_expect(strstr(m.notes[0], "#2"), "names the document: %s", m.notes[0]);
 }
 
-Test(ext_manifest, upstream_jobset_and_cpu_lws)
+Test(obj_manifest, upstream_jobset_and_cpu_lws)
 {
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_assert_eq(ext_manifest_add_file(
+    cr_assert_eq(obj_manifest_add_file(
                      &m, TPX_FIXTURES "/manifests/jobset-exclusive-placement-nodepool.yaml", &err),
                  TPX_OK, "%s", err.msg);
-    cr_assert_eq(ext_manifest_add_file(
+    cr_assert_eq(obj_manifest_add_file(
                      &m, TPX_FIXTURES "/manifests/lws-exclusive-placement-nodepool.yaml", &err),
                  TPX_OK, "%s", err.msg);
-    cr_assert_eq(ext_manifest_finish(&m, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_manifest_finish(&m, &err), TPX_OK, "%s", err.msg);
     cr_expect_eq(m.njobs, 2);
     cr_expect_str_eq(m.jobs[0].kind, "JobSet");
     cr_expect_str_eq(m.jobs[1].kind, "LeaderWorkerSet");
     cr_expect(!m.wl[0].has_intent, "CPU pods carry no topology intent");
 }
 
-Test(ext_manifest, every_kind_in_one_stream)
+Test(obj_manifest, every_kind_in_one_stream)
 {
     static const struct {
         const char *kind;
@@ -157,7 +157,7 @@ Test(ext_manifest, every_kind_in_one_stream)
     cr_expect(strstr(m.notes[0], "ConfigMap 'settings'"), "%s", m.notes[0]);
 }
 
-Test(ext_manifest, controller_labels_per_kind)
+Test(obj_manifest, controller_labels_per_kind)
 {
     size_t p;
 
@@ -189,20 +189,20 @@ Test(ext_manifest, controller_labels_per_kind)
     cr_expect_str_eq(label(p + 3, "batch.kubernetes.io/job-completion-index"), "1");
 }
 
-Test(ext_manifest, engine_info_for_records)
+Test(obj_manifest, engine_info_for_records)
 {
-    struct ext_engine_info ei;
+    struct obj_engine_info ei;
 
     load(TPX_FIXTURES "/plan/kinds.yaml");
-    ext_manifest_engine_info(&m, 0, &ei);
+    obj_manifest_engine_info(&m, 0, &ei);
     cr_expect_str_eq(ei.dtype, "bfloat16");
     cr_expect_str_eq(ei.quantization, "");
-    ext_manifest_release(&m);
-    ext_manifest_init(&m);
+    obj_manifest_release(&m);
+    obj_manifest_init(&m);
     load_yaml("kind: Pod\nmetadata: {name: p, annotations: {topox.io/output-len: \"256\"}}\n"
               "spec:\n  containers:\n  - name: c\n    command: [sh, -c, \"vllm serve m "
               "--max_model_len=8192 --quantization fp8 --max-num-seqs 64; echo done\"]\n");
-    ext_manifest_engine_info(&m, 0, &ei);
+    obj_manifest_engine_info(&m, 0, &ei);
     cr_expect_eq(ei.max_model_len, 8192);
     cr_expect_str_eq(ei.quantization, "fp8");
     cr_expect_eq(ei.max_num_seqs, 64);
@@ -213,22 +213,22 @@ Test(ext_manifest, engine_info_for_records)
  * reader here got three of these wrong: a flag without a value (--enforce-eager) took the next flag
  * for its value, quotes stayed in values ("\"half\""), and a quote closing a nested script spoiled
  * the number before it ("64'"). */
-Test(ext_manifest, engine_info_reads_argv_as_the_shell_does)
+Test(obj_manifest, engine_info_reads_argv_as_the_shell_does)
 {
-    struct ext_engine_info ei;
+    struct obj_engine_info ei;
 
     load_yaml("kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n"
               "    command: [sh, -c]\n"
               "    args: [\"exec bash -c 'vllm serve m --enforce-eager --max-model-len 4096 "
               "--dtype \\\"half\\\" -q fp8 --max-num-seqs 64' 2>&1\"]\n");
-    ext_manifest_engine_info(&m, 0, &ei);
+    obj_manifest_engine_info(&m, 0, &ei);
     cr_expect_eq(ei.max_model_len, 4096);
     cr_expect_str_eq(ei.dtype, "half");
     cr_expect_str_eq(ei.quantization, "fp8");
     cr_expect_eq(ei.max_num_seqs, 64);
 }
 
-Test(ext_manifest, bad_input_names_the_file_and_line)
+Test(obj_manifest, bad_input_names_the_file_and_line)
 {
     static const struct {
         const char *yaml;
@@ -262,49 +262,49 @@ Test(ext_manifest, bad_input_names_the_file_and_line)
          TPX_EINVAL, "bad.yaml:6: Pod 'p': container 'b'"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        struct ext_yaml_docs d = {0};
+        struct obj_yaml_docs d = {0};
         struct tpx_err err = TPX_ERR_INIT;
         enum tpx_code rc =
-            ext_yaml_parse(cases[i].yaml, strlen(cases[i].yaml), "bad.yaml", &d, &err);
+            obj_yaml_parse(cases[i].yaml, strlen(cases[i].yaml), "bad.yaml", &d, &err);
         if (rc == TPX_OK)
-            rc = ext_manifest_add_docs(&m, &d, "bad.yaml", &err);
+            rc = obj_manifest_add_docs(&m, &d, "bad.yaml", &err);
         cr_expect_eq(rc, cases[i].code, "case %zu: %s", i, err.msg);
         cr_expect(strstr(err.msg, cases[i].want), "case %zu: %s", i, err.msg);
-        ext_manifest_release(&m);
-        ext_manifest_init(&m);
+        obj_manifest_release(&m);
+        obj_manifest_init(&m);
     }
 }
 
-Test(ext_manifest, nothing_to_place_is_an_error)
+Test(obj_manifest, nothing_to_place_is_an_error)
 {
-    struct ext_yaml_docs d;
+    struct obj_yaml_docs d;
     struct tpx_err err = TPX_ERR_INIT;
     static const char y[] = "kind: Service\nmetadata: {name: s}\n";
 
-    cr_assert_eq(ext_yaml_parse(y, strlen(y), "s.yaml", &d, &err), TPX_OK);
-    cr_assert_eq(ext_manifest_add_docs(&m, &d, "s.yaml", &err), TPX_OK);
-    cr_expect_eq(ext_manifest_finish(&m, &err), TPX_EINVAL);
+    cr_assert_eq(obj_yaml_parse(y, strlen(y), "s.yaml", &d, &err), TPX_OK);
+    cr_assert_eq(obj_manifest_add_docs(&m, &d, "s.yaml", &err), TPX_OK);
+    cr_expect_eq(obj_manifest_finish(&m, &err), TPX_EINVAL);
     cr_expect(strstr(err.msg, "no pods to place"), "%s", err.msg);
 }
 
 /* Errors pol_workload_infer() finds after expansion, in a multi-document JSON or YAML stream. */
 static void expect_finish_error(const char *y, const char *want)
 {
-    struct ext_yaml_docs d;
+    struct obj_yaml_docs d;
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_assert_eq(ext_yaml_parse(y, strlen(y), "f.yaml", &d, &err), TPX_OK, "%s", err.msg);
-    cr_assert_eq(ext_manifest_add_docs(&m, &d, "f.yaml", &err), TPX_OK, "%s", err.msg);
-    cr_expect_eq(ext_manifest_finish(&m, &err), TPX_EINVAL, "%s", err.msg);
+    cr_assert_eq(obj_yaml_parse(y, strlen(y), "f.yaml", &d, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_manifest_add_docs(&m, &d, "f.yaml", &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(obj_manifest_finish(&m, &err), TPX_EINVAL, "%s", err.msg);
     cr_expect(strncmp(err.msg, want, strlen(want)) == 0, "got  %s\nwant %s...", err.msg, want);
     cr_expect_null(strchr(err.msg, '\n'), "one line: %s", err.msg);
-    ext_manifest_release(&m);
-    ext_manifest_init(&m);
+    obj_manifest_release(&m);
+    obj_manifest_init(&m);
 }
 
 #define GPU_POD "spec:\n  containers:\n  - name: c\n    resources: {limits: {nvidia.com/gpu: 8}}\n"
 
-Test(ext_manifest, workload_errors_name_the_annotation_line)
+Test(obj_manifest, workload_errors_name_the_annotation_line)
 {
     expect_finish_error("kind: Pod\nmetadata: {name: ok}\n" GPU_POD "---\n"
                         "kind: Deployment\nmetadata: {name: d}\nspec:\n  replicas: 1\n"
@@ -316,7 +316,7 @@ Test(ext_manifest, workload_errors_name_the_annotation_line)
                         "'topox.io/tensor-parallel-size'");
 }
 
-Test(ext_manifest, workload_errors_name_the_flag_line)
+Test(obj_manifest, workload_errors_name_the_flag_line)
 {
     /* the element holding the flag, written with underscores */
     expect_finish_error("kind: Pod\nmetadata: {name: p}\n" GPU_POD
@@ -337,7 +337,7 @@ Test(ext_manifest, workload_errors_name_the_flag_line)
                         "f.yaml:10: Pod 'default/s': pod 's': flag '-tp'");
 }
 
-Test(ext_manifest, workload_errors_in_flow_annotations_and_lists)
+Test(obj_manifest, workload_errors_in_flow_annotations_and_lists)
 {
     expect_finish_error("kind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n"
                         "    metadata:\n      annotations: {topox.io/placement: sometimes}\n"
@@ -374,7 +374,7 @@ static size_t pod_named(const char *name)
 static const char *env(size_t pod, const char *name)
 {
     size_t n;
-    const struct tpx_env_var *e = ext_manifest_pod_env(&m, pod, &n);
+    const struct tpx_env_var *e = obj_manifest_pod_env(&m, pod, &n);
 
     for (size_t i = 0; i < n; i++) {
         if (strcmp(e[i].name, name) == 0)
@@ -394,7 +394,7 @@ static bool has_note(const char *needle)
 
 static bool argv_has(size_t pod, const char *needle)
 {
-    const struct pol_pod_facts *f = ext_manifest_pod_facts(&m, pod);
+    const struct pol_pod_facts *f = obj_manifest_pod_facts(&m, pod);
 
     for (size_t i = 0; i < f->nargv; i++) {
         if (strstr(f->argv[i], needle))
@@ -403,7 +403,7 @@ static bool argv_has(size_t pod, const char *needle)
     return false;
 }
 
-Test(ext_manifest, lws_env_in_front_of_every_container_and_subgroups)
+Test(obj_manifest, lws_env_in_front_of_every_container_and_subgroups)
 {
     load_yaml("apiVersion: leaderworkerset.x-k8s.io/v1\n"
               "kind: LeaderWorkerSet\n"
@@ -427,7 +427,7 @@ Test(ext_manifest, lws_env_in_front_of_every_container_and_subgroups)
     cr_assert_eq(m.nreplicas, 1);
     /* pod_utils.go addEnvVarsIfNotExists: the three in front, the user's LWS_GROUP_SIZE gone */
     size_t n;
-    const struct tpx_env_var *e = ext_manifest_pod_env(&m, 3, &n);
+    const struct tpx_env_var *e = obj_manifest_pod_env(&m, 3, &n);
     cr_assert_eq(n, 8); /* a: 3 + DP_SIZE_LOCAL + POD_IP; b: 3 */
     cr_expect_str_eq(e[0].name, "LWS_LEADER_ADDRESS");
     cr_expect_str_eq(e[0].value, "wide-0.wide.llm");
@@ -453,7 +453,7 @@ Test(ext_manifest, lws_env_in_front_of_every_container_and_subgroups)
     cr_expect_str_eq(annotation(4, "leaderworkerset.sigs.k8s.io/subgroup-size"), "2");
 }
 
-Test(ext_manifest, lws_subgroups_with_the_leader_and_per_replica_subdomain)
+Test(obj_manifest, lws_subgroups_with_the_leader_and_per_replica_subdomain)
 {
     load_yaml("kind: LeaderWorkerSet\n"
               "metadata: {name: s}\n"
@@ -475,7 +475,7 @@ Test(ext_manifest, lws_subgroups_with_the_leader_and_per_replica_subdomain)
     cr_expect_str_eq(env(5, "LWS_WORKER_INDEX"), "1");
 }
 
-Test(ext_manifest, upstream_wide_ep_lws_gets_the_lws_env)
+Test(obj_manifest, upstream_wide_ep_lws_gets_the_lws_env)
 {
     load(TPX_SOURCE_DIR
          "/tests/fixtures/manifests/llm-d-wide-ep-lws-prefill-vllm-deepseek-r1-dp16-ep.yaml");
@@ -486,7 +486,7 @@ Test(ext_manifest, upstream_wide_ep_lws_gets_the_lws_env)
     cr_expect_str_eq(env(1, "TP_SIZE"), "1");
 }
 
-Test(ext_manifest, upstream_disaggregatedset_slices_of_role_lwss)
+Test(obj_manifest, upstream_disaggregatedset_slices_of_role_lwss)
 {
     load(TPX_SOURCE_DIR
          "/tests/fixtures/manifests/lws-disaggregatedset-sample-prefill-decode.yaml");
@@ -511,7 +511,7 @@ Test(ext_manifest, upstream_disaggregatedset_slices_of_role_lwss)
     cr_expect_str_eq(env(1, "LWS_GROUP_SIZE"), "1");
 }
 
-Test(ext_manifest, upstream_dynamo_sglang_multinode_is_an_lws_of_two_4gpu_pods)
+Test(obj_manifest, upstream_dynamo_sglang_multinode_is_an_lws_of_two_4gpu_pods)
 {
     load(TPX_SOURCE_DIR
          "/tests/fixtures/manifests/dynamo-dgd-sglang-disagg-multinode-tp8-2x4gpu.yaml");
@@ -539,7 +539,7 @@ Test(ext_manifest, upstream_dynamo_sglang_multinode_is_an_lws_of_two_4gpu_pods)
     cr_expect_str_eq(label(l, "nvidia.com/dynamo-component"), "prefill");
 }
 
-Test(ext_manifest, upstream_dynamo_trtllm_reads_the_engine_args_configmap)
+Test(obj_manifest, upstream_dynamo_trtllm_reads_the_engine_args_configmap)
 {
     load(TPX_SOURCE_DIR
          "/tests/fixtures/manifests/dynamo-dgd-trtllm-disagg-multinode-tp8-2x4gpu.yaml");
@@ -562,7 +562,7 @@ Test(ext_manifest, upstream_dynamo_trtllm_reads_the_engine_args_configmap)
     cr_expect_str_eq(env(w, "OMPI_ALLOW_RUN_AS_ROOT"), "1");
 }
 
-Test(ext_manifest, upstream_rbg_router_and_leader_worker_instances_with_rbg_env)
+Test(obj_manifest, upstream_rbg_router_and_leader_worker_instances_with_rbg_env)
 {
     load(TPX_SOURCE_DIR
          "/tests/fixtures/manifests/rbg-rolebasedgroup-sglang-pd-disagg-leader-worker-tp.yaml");
@@ -597,7 +597,7 @@ Test(ext_manifest, upstream_rbg_router_and_leader_worker_instances_with_rbg_env)
     cr_expect_eq(m.wl[d].group_size, 2);
 }
 
-Test(ext_manifest, pytorchjob_master_and_workers_are_one_world_with_the_operator_env)
+Test(obj_manifest, pytorchjob_master_and_workers_are_one_world_with_the_operator_env)
 {
     load_yaml("apiVersion: kubeflow.org/v1\n"
               "kind: PyTorchJob\n"
@@ -634,7 +634,7 @@ Test(ext_manifest, pytorchjob_master_and_workers_are_one_world_with_the_operator
     cr_expect_str_eq(label(2, "training.kubeflow.org/replica-type"), "worker");
     cr_expect_str_eq(label(2, "training.kubeflow.org/replica-index"), "1");
     size_t n;
-    const struct tpx_env_var *e = ext_manifest_pod_env(&m, 0, &n);
+    const struct tpx_env_var *e = obj_manifest_pod_env(&m, 0, &n);
     cr_assert_geq(n, 2);
     cr_expect_str_eq(e[0].name, "NCCL_DEBUG"); /* the operator appends */
     cr_expect_str_eq(e[1].name, "PYTHONUNBUFFERED");
@@ -652,11 +652,11 @@ Test(ext_manifest, pytorchjob_master_and_workers_are_one_world_with_the_operator
     cr_expect_eq(m.wl[1].accel_per_pod, 8);
 }
 
-Test(ext_manifest, upstream_pytorchjob_envsubst_template_is_bad_input_naming_the_line)
+Test(obj_manifest, upstream_pytorchjob_envsubst_template_is_bad_input_naming_the_line)
 {
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_assert_eq(ext_manifest_add_file(&m,
+    cr_assert_eq(obj_manifest_add_file(&m,
                                        TPX_SOURCE_DIR "/tests/fixtures/manifests/"
                                                       "kubeflow-pytorchjob-megatron-gpt3-tp-pp-"
                                                       "envsubst.yaml",
@@ -666,7 +666,7 @@ Test(ext_manifest, upstream_pytorchjob_envsubst_template_is_bad_input_naming_the
     cr_expect(strstr(err.msg, "${NUM_NODES}") != NULL, "%s", err.msg);
 }
 
-Test(ext_manifest, upstream_mpijob_workers_one_group_with_the_operator_env)
+Test(obj_manifest, upstream_mpijob_workers_one_group_with_the_operator_env)
 {
     load(TPX_SOURCE_DIR
          "/tests/fixtures/manifests/dra-computedomain-nvbandwidth-mpijob-4node.yaml");
@@ -687,7 +687,7 @@ Test(ext_manifest, upstream_mpijob_workers_one_group_with_the_operator_env)
     cr_expect(has_note("the launcher is not placed"));
 }
 
-Test(ext_manifest, mpijob_launcher_with_gpus_is_a_replica_of_its_own)
+Test(obj_manifest, mpijob_launcher_with_gpus_is_a_replica_of_its_own)
 {
     load_yaml("apiVersion: kubeflow.org/v2beta1\n"
               "kind: MPIJob\n"
@@ -719,7 +719,7 @@ Test(ext_manifest, mpijob_launcher_with_gpus_is_a_replica_of_its_own)
     cr_expect_eq(m.wl[2].group_size, 2);
 }
 
-Test(ext_manifest, upstream_kserve_llmisvc_dp32_is_an_lws_of_four_8gpu_pods)
+Test(obj_manifest, upstream_kserve_llmisvc_dp32_is_an_lws_of_four_8gpu_pods)
 {
     load(TPX_SOURCE_DIR
          "/tests/fixtures/manifests/kserve-llmisvc-dp32-ep-deepseek-r1-deepep-ht.yaml");
@@ -747,7 +747,7 @@ Test(ext_manifest, upstream_kserve_llmisvc_dp32_is_an_lws_of_four_8gpu_pods)
     cr_expect_str_eq(env(2, "HF_HUB_CACHE"), "/models");
 }
 
-Test(ext_manifest, upstream_grove_pcs_scaling_group_instances_are_groups_packed_by_rack)
+Test(obj_manifest, upstream_grove_pcs_scaling_group_instances_are_groups_packed_by_rack)
 {
     load(TPX_SOURCE_DIR
          "/tests/fixtures/manifests/grove-podcliqueset-tas-hierarchy-prefill-decode.yaml");
@@ -776,18 +776,18 @@ Test(ext_manifest, upstream_grove_pcs_scaling_group_instances_are_groups_packed_
 
 static void add_yaml(const char *y)
 {
-    struct ext_yaml_docs d;
+    struct obj_yaml_docs d;
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_assert_eq(ext_yaml_parse(y, strlen(y), "p.yaml", &d, &err), TPX_OK, "%s", err.msg);
-    cr_assert_eq(ext_manifest_add_docs(&m, &d, "p.yaml", &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_yaml_parse(y, strlen(y), "p.yaml", &d, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_manifest_add_docs(&m, &d, "p.yaml", &err), TPX_OK, "%s", err.msg);
 }
 
-Test(ext_manifest, upstream_podgroup_groups_pods_by_scheduling_group_unknown_key_is_a_note)
+Test(obj_manifest, upstream_podgroup_groups_pods_by_scheduling_group_unknown_key_is_a_note)
 {
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_assert_eq(ext_manifest_add_file(&m,
+    cr_assert_eq(obj_manifest_add_file(&m,
                                        TPX_SOURCE_DIR "/tests/fixtures/manifests/"
                                                       "k8s-podgroup-gang-topology-rack-jobset-"
                                                       "tas.yaml",
@@ -801,7 +801,7 @@ Test(ext_manifest, upstream_podgroup_groups_pods_by_scheduling_group_unknown_key
              "    spec:\n"
              "      schedulingGroup: {podGroupName: js-abc-workers-def}\n"
              "      containers: [{name: a, resources: {limits: {nvidia.com/gpu: 8}}}]\n");
-    cr_assert_eq(ext_manifest_finish(&m, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_manifest_finish(&m, &err), TPX_OK, "%s", err.msg);
     cr_assert_eq(m.npods, 4);
     cr_expect_str_eq(annotation(0, "topox.io/group"), "default/js-abc-workers-def");
     cr_expect_str_eq(m.wl[3].group, m.wl[0].group);
@@ -811,7 +811,7 @@ Test(ext_manifest, upstream_podgroup_groups_pods_by_scheduling_group_unknown_key
     cr_expect(has_note("topology key 'topology.example.com/rack'"));
 }
 
-Test(ext_manifest, podgroup_topology_key_topox_reads_sets_the_pipeline_scope)
+Test(obj_manifest, podgroup_topology_key_topox_reads_sets_the_pipeline_scope)
 {
     load_yaml("apiVersion: scheduling.k8s.io/v1beta1\n"
               "kind: PodGroup\n"
@@ -834,7 +834,7 @@ Test(ext_manifest, podgroup_topology_key_topox_reads_sets_the_pipeline_scope)
     cr_expect_eq(m.wl[1].scope, POL_SCOPE_ZONE);
 }
 
-Test(ext_manifest, another_api_version_is_read_by_the_same_rules_with_a_note)
+Test(obj_manifest, another_api_version_is_read_by_the_same_rules_with_a_note)
 {
     load_yaml("apiVersion: workloads.x-k8s.io/v1alpha3\n"
               "kind: RoleBasedGroup\n"
@@ -849,7 +849,7 @@ Test(ext_manifest, another_api_version_is_read_by_the_same_rules_with_a_note)
                        "workloads.x-k8s.io/v1alpha2"));
 }
 
-Test(ext_manifest, trainjob_is_its_runtimes_jobset_with_the_torch_env)
+Test(obj_manifest, trainjob_is_its_runtimes_jobset_with_the_torch_env)
 {
     load_yaml("apiVersion: trainer.kubeflow.org/v1alpha1\n"
               "kind: ClusterTrainingRuntime\n"
@@ -899,21 +899,21 @@ Test(ext_manifest, trainjob_is_its_runtimes_jobset_with_the_torch_env)
     cr_expect_str_eq(env(2, "NCCL_DEBUG"), "INFO");
 }
 
-Test(ext_manifest, trainjob_without_its_runtime_is_a_note)
+Test(obj_manifest, trainjob_without_its_runtime_is_a_note)
 {
-    struct ext_yaml_docs d;
+    struct obj_yaml_docs d;
     struct tpx_err err = TPX_ERR_INIT;
     const char *y = "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"
                     "metadata: {name: tj}\nspec: {runtimeRef: {name: torch-distributed}}\n";
 
-    cr_assert_eq(ext_yaml_parse(y, strlen(y), "p.yaml", &d, &err), TPX_OK, "%s", err.msg);
-    cr_assert_eq(ext_manifest_add_docs(&m, &d, "p.yaml", &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_yaml_parse(y, strlen(y), "p.yaml", &d, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_manifest_add_docs(&m, &d, "p.yaml", &err), TPX_OK, "%s", err.msg);
     cr_expect_eq(m.npods, 0);
     cr_expect(
         has_note("runtime ClusterTrainingRuntime 'torch-distributed' is not in this manifest"));
 }
 
-Test(ext_manifest, env_numbers_are_their_text_value_from_is_unknown)
+Test(obj_manifest, env_numbers_are_their_text_value_from_is_unknown)
 {
     load_yaml("kind: Pod\n"
               "metadata: {name: p}\n"
@@ -929,16 +929,16 @@ Test(ext_manifest, env_numbers_are_their_text_value_from_is_unknown)
     cr_expect_str_eq(env(0, "IP"), "(unknown)");
 }
 
-Test(ext_manifest, rbg_leader_worker_pattern_without_template_is_bad_input)
+Test(obj_manifest, rbg_leader_worker_pattern_without_template_is_bad_input)
 {
-    struct ext_yaml_docs d;
+    struct obj_yaml_docs d;
     struct tpx_err err = TPX_ERR_INIT;
     const char *y = "apiVersion: workloads.x-k8s.io/v1alpha2\nkind: RoleBasedGroup\n"
                     "metadata: {name: r}\n"
                     "spec: {roles: [{name: x, leaderWorkerPattern: {size: 2}}]}\n";
 
-    cr_assert_eq(ext_yaml_parse(y, strlen(y), "p.yaml", &d, &err), TPX_OK, "%s", err.msg);
-    cr_expect_eq(ext_manifest_add_docs(&m, &d, "p.yaml", &err), TPX_EINVAL);
+    cr_assert_eq(obj_yaml_parse(y, strlen(y), "p.yaml", &d, &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(obj_manifest_add_docs(&m, &d, "p.yaml", &err), TPX_EINVAL);
     cr_expect(strstr(err.msg, "p.yaml:4: RoleBasedGroup 'r': role 'x': "
                               "leaderWorkerPattern.template is missing") != NULL,
               "%s", err.msg);
@@ -946,7 +946,7 @@ Test(ext_manifest, rbg_leader_worker_pattern_without_template_is_bad_input)
 
 /* The nvbandwidth demo's MPIJob: 4 workers are one group (the ranks of one mpirun); the launcher
  * asks for no accelerators and is left out with a note. */
-Test(ext_manifest, mpijob_workers_are_one_group)
+Test(obj_manifest, mpijob_workers_are_one_group)
 {
     load(TPX_FIXTURES "/dra/dra-computedomain-nvbandwidth-mpijob-4node.yaml");
     cr_assert_eq(m.njobs, 1);

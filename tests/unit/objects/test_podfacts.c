@@ -7,13 +7,13 @@
 #include "objects/podfacts.h"
 #include "objects/yamljson.h"
 
-static struct ext_yaml_docs docs;
+static struct obj_yaml_docs docs;
 
 static json_t *load_first(const char *path)
 {
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_assert_eq(ext_yaml_load_file(path, 1 << 20, &docs, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_yaml_load_file(path, 1 << 20, &docs, &err), TPX_OK, "%s", err.msg);
     cr_assert_geq(docs.n, 1);
     return docs.docs[0];
 }
@@ -22,14 +22,14 @@ static json_t *parse_one(const char *yaml)
 {
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_assert_eq(ext_yaml_parse(yaml, strlen(yaml), "t.yaml", &docs, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_yaml_parse(yaml, strlen(yaml), "t.yaml", &docs, &err), TPX_OK, "%s", err.msg);
     cr_assert_eq(docs.n, 1);
     return docs.docs[0];
 }
 
 static void fini(void)
 {
-    ext_yaml_docs_release(&docs);
+    obj_yaml_docs_release(&docs);
 }
 
 static const json_t *lws_template(const json_t *lws, const char *which)
@@ -56,15 +56,15 @@ static bool argv_has(const struct pol_pod_facts *f, const char *needle)
     return false;
 }
 
-TestSuite(ext_podfacts, .fini = fini);
+TestSuite(obj_podfacts, .fini = fini);
 
-Test(ext_podfacts, example_vllm_leader_template_sh_c_kept_whole)
+Test(obj_podfacts, example_vllm_leader_template_sh_c_kept_whole)
 {
     const json_t *lws = load_first(TPX_SOURCE_DIR "/manifests/examples/vllm-lws-tp8-pp2.yaml");
-    struct ext_pod_facts s;
+    struct obj_pod_facts s;
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_assert_eq(ext_pod_facts_from_json(lws_template(lws, "leaderTemplate"), &s, &err), TPX_OK,
+    cr_assert_eq(obj_pod_facts_from_json(lws_template(lws, "leaderTemplate"), &s, &err), TPX_OK,
                  "%s", err.msg);
     cr_expect_eq(s.facts.accel, 8);
     cr_expect_str_eq(s.facts.resource, "nvidia.com/gpu");
@@ -76,36 +76,36 @@ Test(ext_podfacts, example_vllm_leader_template_sh_c_kept_whole)
     cr_expect_str_eq(kv(s.facts.annotations, s.facts.nannotations, "topox.io/num-ubatches"), "8");
     cr_expect_str_eq(kv(s.facts.annotations, s.facts.nannotations, "topox.io/model-layers"), "126");
     cr_expect_null(s.facts.name);
-    ext_pod_facts_release(&s);
-    ext_pod_facts_release(&s); /* twice is a no-op */
+    obj_pod_facts_release(&s);
+    obj_pod_facts_release(&s); /* twice is a no-op */
 }
 
-Test(ext_podfacts, upstream_lws_vllm_405b_worker_has_gpus_and_no_engine_flags)
+Test(obj_podfacts, upstream_lws_vllm_405b_worker_has_gpus_and_no_engine_flags)
 {
     const json_t *lws = load_first(TPX_FIXTURES "/manifests/lws-vllm-gpu-llama405b-tp8-pp2.yaml");
-    struct ext_pod_facts s;
+    struct obj_pod_facts s;
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_assert_eq(ext_pod_facts_from_json(lws_template(lws, "workerTemplate"), &s, &err), TPX_OK,
+    cr_assert_eq(obj_pod_facts_from_json(lws_template(lws, "workerTemplate"), &s, &err), TPX_OK,
                  "%s", err.msg);
     cr_expect_eq(s.facts.accel, 8);
     cr_expect(!argv_has(&s.facts, "tensor-parallel-size"));
-    ext_pod_facts_release(&s);
-    cr_assert_eq(ext_pod_facts_from_json(lws_template(lws, "leaderTemplate"), &s, &err), TPX_OK,
+    obj_pod_facts_release(&s);
+    cr_assert_eq(obj_pod_facts_from_json(lws_template(lws, "leaderTemplate"), &s, &err), TPX_OK,
                  "%s", err.msg);
     cr_expect(argv_has(&s.facts, "--tensor-parallel-size 8"));
     cr_expect(argv_has(&s.facts, "--pipeline_parallel_size 2"));
-    ext_pod_facts_release(&s);
+    obj_pod_facts_release(&s);
 }
 
-Test(ext_podfacts, upstream_sglang_argv_split_per_element)
+Test(obj_podfacts, upstream_sglang_argv_split_per_element)
 {
     const json_t *lws = load_first(TPX_FIXTURES "/manifests/lws-sglang-llama8b-tp2-2nodes.yaml");
-    struct ext_pod_facts s;
+    struct obj_pod_facts s;
     struct tpx_err err = TPX_ERR_INIT;
     bool tp2 = false;
 
-    cr_assert_eq(ext_pod_facts_from_json(lws_template(lws, "workerTemplate"), &s, &err), TPX_OK,
+    cr_assert_eq(obj_pod_facts_from_json(lws_template(lws, "workerTemplate"), &s, &err), TPX_OK,
                  "%s", err.msg);
     cr_expect_eq(s.facts.accel, 1);
     cr_expect_str_eq(s.facts.argv[0], "python3");
@@ -113,23 +113,23 @@ Test(ext_podfacts, upstream_sglang_argv_split_per_element)
         tp2 =
             tp2 || (strcmp(s.facts.argv[i], "--tp") == 0 && strcmp(s.facts.argv[i + 1], "2") == 0);
     cr_expect(tp2, "--tp 2 not found as two argv elements");
-    ext_pod_facts_release(&s);
+    obj_pod_facts_release(&s);
 }
 
-Test(ext_podfacts, cpu_only_template_requests_nothing)
+Test(obj_podfacts, cpu_only_template_requests_nothing)
 {
     const json_t *lws = load_first(TPX_FIXTURES "/manifests/lws-exclusive-placement-nodepool.yaml");
-    struct ext_pod_facts s;
+    struct obj_pod_facts s;
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_assert_eq(ext_pod_facts_from_json(lws_template(lws, "workerTemplate"), &s, &err), TPX_OK,
+    cr_assert_eq(obj_pod_facts_from_json(lws_template(lws, "workerTemplate"), &s, &err), TPX_OK,
                  "%s", err.msg);
     cr_expect_eq(s.facts.accel, 0);
     cr_expect_null(s.facts.resource);
-    ext_pod_facts_release(&s);
+    obj_pod_facts_release(&s);
 }
 
-Test(ext_podfacts, pod_with_init_containers_command_and_args_and_numbers)
+Test(obj_podfacts, pod_with_init_containers_command_and_args_and_numbers)
 {
     const json_t *pod = parse_one(
         "kind: Pod\n"
@@ -144,10 +144,10 @@ Test(ext_podfacts, pod_with_init_containers_command_and_args_and_numbers)
         "    resources: {requests: {amd.com/gpu: \"2\"}, limits: {amd.com/gpu: \"2\"}}\n"
         "  - name: b\n"
         "    resources: {limits: {amd.com/gpu: 3000m}}\n");
-    struct ext_pod_facts s;
+    struct obj_pod_facts s;
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_assert_eq(ext_pod_facts_from_json(pod, &s, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_pod_facts_from_json(pod, &s, &err), TPX_OK, "%s", err.msg);
     cr_expect_eq(s.facts.accel, 8, "max(2 + 3, init 8)");
     cr_expect_str_eq(s.facts.resource, "amd.com/gpu");
     cr_expect_str_eq(s.facts.name, "p");
@@ -157,10 +157,10 @@ Test(ext_podfacts, pod_with_init_containers_command_and_args_and_numbers)
     cr_expect_str_eq(s.facts.argv[1], "serve");
     cr_expect_str_eq(s.facts.argv[4], "4", "an unquoted number becomes its text");
     cr_expect_str_eq(kv(s.facts.annotations, s.facts.nannotations, "topox.io/model-layers"), "80");
-    ext_pod_facts_release(&s);
+    obj_pod_facts_release(&s);
 }
 
-Test(ext_podfacts, sum_over_containers_beats_smaller_init)
+Test(obj_podfacts, sum_over_containers_beats_smaller_init)
 {
     const json_t *pod = parse_one("spec:\n"
                                   "  initContainers: [{name: i, resources: {limits: "
@@ -172,27 +172,27 @@ Test(ext_podfacts, sum_over_containers_beats_smaller_init)
     const char *res = NULL;
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_assert_eq(ext_pod_accel(pod, NULL, &accel, &res, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_pod_accel(pod, NULL, &accel, &res, &err), TPX_OK, "%s", err.msg);
     cr_expect_eq(accel, 8);
     cr_expect_str_eq(res, "nvidia.com/gpu");
 }
 
-Test(ext_podfacts, bad_quantity_names_container_and_resource)
+Test(obj_podfacts, bad_quantity_names_container_and_resource)
 {
     const json_t *pod =
         parse_one("spec:\n  containers:\n"
                   "  - {name: main, resources: {limits: {nvidia.com/gpu: \"1.5\"}}}\n");
-    struct ext_pod_facts s;
+    struct obj_pod_facts s;
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_assert_eq(ext_pod_facts_from_json(pod, &s, &err), TPX_EINVAL);
+    cr_assert_eq(obj_pod_facts_from_json(pod, &s, &err), TPX_EINVAL);
     cr_expect(strstr(err.msg, "container 'main'"), "%s", err.msg);
     cr_expect(strstr(err.msg, "nvidia.com/gpu"), "%s", err.msg);
     cr_expect(strstr(err.msg, "1.5"), "%s", err.msg);
     cr_expect_null(s.kv, "released on failure");
 }
 
-Test(ext_podfacts, requests_past_the_accelerator_cap_are_refused)
+Test(obj_podfacts, requests_past_the_accelerator_cap_are_refused)
 {
     /* 2^31 + 8 once became a negative int in the ledger and freed other pods' capacity; two
      * containers of 2^31 + 4 summed past 2^32 */
@@ -212,26 +212,26 @@ Test(ext_podfacts, requests_past_the_accelerator_cap_are_refused)
         struct tpx_err err = TPX_ERR_INIT;
         unsigned accel = 99;
 
-        cr_expect_eq(ext_pod_accel(pod, NULL, &accel, NULL, &err), TPX_EINVAL, "case %zu", i);
+        cr_expect_eq(obj_pod_accel(pod, NULL, &accel, NULL, &err), TPX_EINVAL, "case %zu", i);
         cr_expect(strstr(err.msg, "4096") && strstr(err.msg, "nvidia.com/gpu"), "case %zu: %s", i,
                   err.msg);
-        ext_yaml_docs_release(&docs);
+        obj_yaml_docs_release(&docs);
     }
 }
 
-Test(ext_podfacts, not_an_object_is_einval)
+Test(obj_podfacts, not_an_object_is_einval)
 {
     const json_t *pod = parse_one("[1, 2]\n");
-    struct ext_pod_facts s;
+    struct obj_pod_facts s;
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_expect_eq(ext_pod_facts_from_json(pod, &s, &err), TPX_EINVAL);
+    cr_expect_eq(obj_pod_facts_from_json(pod, &s, &err), TPX_EINVAL);
 }
 
 /* --- nodes -------------------------------------------------------------------------------------
  */
 
-Test(ext_podfacts, real_gke_node_has_zone_and_no_gpu)
+Test(obj_podfacts, real_gke_node_has_zone_and_no_gpu)
 {
     const json_t *node =
         load_first(TPX_FIXTURES "/nodes/k8s-apimachinery-testdata-gke-node-full.yaml");
@@ -239,7 +239,7 @@ Test(ext_podfacts, real_gke_node_has_zone_and_no_gpu)
     struct topo_label_explain ex;
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_assert_eq(ext_node_from_json(node, NULL, &info, &ex, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_node_from_json(node, NULL, &info, &ex, &err), TPX_OK, "%s", err.msg);
     cr_expect_str_eq(info.name, "node-default-pool-something");
     cr_expect_str_eq(info.zone, "us-central1-b");
     cr_expect_eq(info.accel_alloc, 0);
@@ -250,7 +250,7 @@ Test(ext_podfacts, real_gke_node_has_zone_and_no_gpu)
     cr_expect_null(ex.key[TOPO_LEVEL_RACK]);
 }
 
-Test(ext_podfacts, node_labels_precedence_and_readiness)
+Test(obj_podfacts, node_labels_precedence_and_readiness)
 {
     static const struct {
         const char *yaml;
@@ -280,7 +280,7 @@ Test(ext_podfacts, node_labels_precedence_and_readiness)
         struct tpx_err err = TPX_ERR_INIT;
         const json_t *node = parse_one(cases[i].yaml);
 
-        cr_assert_eq(ext_node_from_json(node, NULL, &info, &ex, &err), TPX_OK, "case %zu: %s", i,
+        cr_assert_eq(obj_node_from_json(node, NULL, &info, &ex, &err), TPX_OK, "case %zu: %s", i,
                      err.msg);
         if (cases[i].rack) {
             cr_expect_str_eq(info.rack, cases[i].rack, "case %zu", i);
@@ -290,11 +290,11 @@ Test(ext_podfacts, node_labels_precedence_and_readiness)
         }
         cr_expect_eq(info.accel_alloc, cases[i].alloc, "case %zu", i);
         cr_expect_eq(info.unschedulable, cases[i].unschedulable, "case %zu", i);
-        ext_yaml_docs_release(&docs);
+        obj_yaml_docs_release(&docs);
     }
 }
 
-Test(ext_podfacts, node_errors_name_the_node)
+Test(obj_podfacts, node_errors_name_the_node)
 {
     static const struct {
         const char *yaml;
@@ -310,13 +310,13 @@ Test(ext_podfacts, node_errors_name_the_node)
         struct tpx_err err = TPX_ERR_INIT;
         const json_t *node = parse_one(cases[i].yaml);
 
-        cr_expect_neq(ext_node_from_json(node, NULL, &info, NULL, &err), TPX_OK, "case %zu", i);
+        cr_expect_neq(obj_node_from_json(node, NULL, &info, NULL, &err), TPX_OK, "case %zu", i);
         cr_expect(strstr(err.msg, cases[i].want), "case %zu: %s", i, err.msg);
-        ext_yaml_docs_release(&docs);
+        obj_yaml_docs_release(&docs);
     }
 }
 
-Test(ext_podfacts, container_env_in_order_valuefrom_unknown)
+Test(obj_podfacts, container_env_in_order_valuefrom_unknown)
 {
     const json_t *pod = parse_one("spec:\n"
                                   "  containers:\n"
@@ -327,15 +327,15 @@ Test(ext_podfacts, container_env_in_order_valuefrom_unknown)
                                   "    - {value: no-name}\n"
                                   "  - name: b\n"
                                   "    env: [{name: TP_SIZE, value: \"1\"}]\n");
-    struct ext_pod_facts s;
+    struct obj_pod_facts s;
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_assert_eq(ext_pod_facts_from_json(pod, &s, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_pod_facts_from_json(pod, &s, &err), TPX_OK, "%s", err.msg);
     cr_assert_eq(s.facts.nenv, 3);
     cr_expect_str_eq(s.facts.env[0].name, "DP_SIZE_LOCAL");
     cr_expect_str_eq(s.facts.env[0].value, "8", "a number becomes its text");
     cr_expect_str_eq(s.facts.env[1].name, "KEY");
     cr_expect_null(s.facts.env[1].value, "valueFrom is unknown here");
     cr_expect_str_eq(s.facts.env[2].name, "TP_SIZE");
-    ext_pod_facts_release(&s);
+    obj_pod_facts_release(&s);
 }

@@ -9,14 +9,14 @@
 
 static json_t *one(const char *yaml)
 {
-    struct ext_yaml_docs d;
+    struct obj_yaml_docs d;
     struct tpx_err err = TPX_ERR_INIT;
     json_t *j;
 
-    cr_assert_eq(ext_yaml_parse(yaml, strlen(yaml), "t.yaml", &d, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_yaml_parse(yaml, strlen(yaml), "t.yaml", &d, &err), TPX_OK, "%s", err.msg);
     cr_assert_eq(d.n, 1);
     j = json_incref(d.docs[0]);
-    ext_yaml_docs_release(&d);
+    obj_yaml_docs_release(&d);
     return j;
 }
 
@@ -33,20 +33,20 @@ static void expect_json(const char *yaml, const char *want_json)
     json_decref(want);
 }
 
-Test(ext_yamljson, core_schema_scalars)
+Test(obj_yamljson, core_schema_scalars)
 {
     expect_json("a: 8\nb: \"8\"\nc: true\nd: ~\ne: 1.5\nf: yes\ng: '-3'\nh: -3\ni: 1e3\nj: 0x10\n",
                 "{\"a\":8,\"b\":\"8\",\"c\":true,\"d\":null,\"e\":1.5,\"f\":\"yes\",\"g\":\"-3\","
                 "\"h\":-3,\"i\":1000.0,\"j\":\"0x10\"}");
 }
 
-Test(ext_yamljson, json_is_yaml)
+Test(obj_yamljson, json_is_yaml)
 {
     expect_json("{\"kind\":\"List\",\"items\":[{\"a\":[1,2,{\"b\":null}]}]}",
                 "{\"kind\":\"List\",\"items\":[{\"a\":[1,2,{\"b\":null}]}]}");
 }
 
-Test(ext_yamljson, anchors_and_merge_keys_explicit_wins)
+Test(obj_yamljson, anchors_and_merge_keys_explicit_wins)
 {
     expect_json("base: &b {x: 1, y: 2}\n"
                 "other: &o {z: 3}\n"
@@ -56,34 +56,34 @@ Test(ext_yamljson, anchors_and_merge_keys_explicit_wins)
                 "\"alias\":{\"x\":1,\"y\":2}}");
 }
 
-Test(ext_yamljson, multi_document_stream_skips_empty)
+Test(obj_yamljson, multi_document_stream_skips_empty)
 {
     const char *y = "---\na: 1\n---\n---\nb: 2\n...\n";
-    struct ext_yaml_docs d;
+    struct obj_yaml_docs d;
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_assert_eq(ext_yaml_parse(y, strlen(y), "s.yaml", &d, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_yaml_parse(y, strlen(y), "s.yaml", &d, &err), TPX_OK, "%s", err.msg);
     cr_expect_eq(d.n, 2);
     cr_expect_eq(json_integer_value(json_object_get(d.docs[1], "b")), 2);
-    ext_yaml_docs_release(&d);
+    obj_yaml_docs_release(&d);
 }
 
-Test(ext_yamljson, error_names_file_line_and_column)
+Test(obj_yamljson, error_names_file_line_and_column)
 {
     const char *y = "a: 1\nb: [1, 2\nc: 3\n";
-    struct ext_yaml_docs d;
+    struct obj_yaml_docs d;
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_expect_eq(ext_yaml_parse(y, strlen(y), "bad.yaml", &d, &err), TPX_EPARSE);
+    cr_expect_eq(obj_yaml_parse(y, strlen(y), "bad.yaml", &d, &err), TPX_EPARSE);
     cr_expect(strncmp(err.msg, "bad.yaml:", 9) == 0, "%s", err.msg);
     cr_expect_null(d.docs);
 }
 
-Test(ext_yamljson, alias_bomb_is_refused)
+Test(obj_yamljson, alias_bomb_is_refused)
 {
     struct tpx_buf b;
     struct tpx_err err = TPX_ERR_INIT;
-    struct ext_yaml_docs d;
+    struct obj_yaml_docs d;
 
     tpx_buf_init(&b, 1 << 20);
     tpx_buf_adds(&b, "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n", &err);
@@ -94,13 +94,13 @@ Test(ext_yamljson, alias_bomb_is_refused)
         tpx_buf_adds(&b, "]\n", &err);
     }
     cr_assert_eq(err.code, TPX_OK);
-    cr_expect_eq(ext_yaml_parse(b.data, b.len, "bomb.yaml", &d, &err), TPX_ETOOBIG);
+    cr_expect_eq(obj_yaml_parse(b.data, b.len, "bomb.yaml", &d, &err), TPX_ETOOBIG);
     cr_expect(strstr(err.msg, "too many values") != NULL, "%s", err.msg);
     tpx_buf_release(&b);
 }
 
 /* A merge key whose list holds itself: `merge_into` once recursed without end (SIGSEGV). */
-Test(ext_yamljson, recursive_merge_key_is_refused_with_its_line)
+Test(obj_yamljson, recursive_merge_key_is_refused_with_its_line)
 {
     static const char *const cases[] = {
         "x:\n  <<: &s [*s]\n",
@@ -109,9 +109,9 @@ Test(ext_yamljson, recursive_merge_key_is_refused_with_its_line)
         "a: &m {k: 1, <<: [*m]}\n",
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        struct ext_yaml_docs d;
+        struct obj_yaml_docs d;
         struct tpx_err err = TPX_ERR_INIT;
-        enum tpx_code rc = ext_yaml_parse(cases[i], strlen(cases[i]), "m.yaml", &d, &err);
+        enum tpx_code rc = obj_yaml_parse(cases[i], strlen(cases[i]), "m.yaml", &d, &err);
 
         cr_expect(rc == TPX_ETOOBIG || rc == TPX_EPARSE, "case %zu: rc %d", i, rc);
         cr_expect(strncmp(err.msg, "m.yaml:", 7) == 0, "case %zu: %s", i, err.msg);
@@ -120,11 +120,11 @@ Test(ext_yamljson, recursive_merge_key_is_refused_with_its_line)
 }
 
 /* Merge keys count against the alias budget: each level merges ten copies of the level below. */
-Test(ext_yamljson, merge_key_bomb_is_refused)
+Test(obj_yamljson, merge_key_bomb_is_refused)
 {
     struct tpx_buf b;
     struct tpx_err err = TPX_ERR_INIT;
-    struct ext_yaml_docs d;
+    struct obj_yaml_docs d;
 
     tpx_buf_init(&b, 1 << 20);
     tpx_buf_adds(&b, "m0: &m0 {a: 1, b: 2, c: 3, d: 4, e: 5, f: 6, g: 7, h: 8, i: 9, j: 10}\n",
@@ -136,17 +136,17 @@ Test(ext_yamljson, merge_key_bomb_is_refused)
         tpx_buf_adds(&b, "]}\n", &err);
     }
     cr_assert_eq(err.code, TPX_OK);
-    cr_expect_eq(ext_yaml_parse(b.data, b.len, "mbomb.yaml", &d, &err), TPX_ETOOBIG);
+    cr_expect_eq(obj_yaml_parse(b.data, b.len, "mbomb.yaml", &d, &err), TPX_ETOOBIG);
     cr_expect(strstr(err.msg, "mbomb.yaml:") == err.msg, "%s", err.msg);
     tpx_buf_release(&b);
 }
 
 /* Few nodes, many bytes: one 16 KiB string aliased 4 000 times would be 64 MB of copies. */
-Test(ext_yamljson, alias_of_a_long_string_is_refused_by_the_byte_budget)
+Test(obj_yamljson, alias_of_a_long_string_is_refused_by_the_byte_budget)
 {
     struct tpx_buf b;
     struct tpx_err err = TPX_ERR_INIT;
-    struct ext_yaml_docs d;
+    struct obj_yaml_docs d;
 
     tpx_buf_init(&b, 1 << 20);
     tpx_buf_adds(&b, "s: &s \"", &err);
@@ -157,17 +157,17 @@ Test(ext_yamljson, alias_of_a_long_string_is_refused_by_the_byte_budget)
         tpx_buf_adds(&b, ",*s", &err);
     tpx_buf_adds(&b, "]\n", &err);
     cr_assert_eq(err.code, TPX_OK);
-    cr_expect_eq(ext_yaml_parse(b.data, b.len, "long.yaml", &d, &err), TPX_ETOOBIG);
+    cr_expect_eq(obj_yaml_parse(b.data, b.len, "long.yaml", &d, &err), TPX_ETOOBIG);
     cr_expect(strstr(err.msg, "too many bytes") != NULL, "%s", err.msg);
     tpx_buf_release(&b);
 }
 
 /* Ordinary anchors stay well inside the budgets: a base mapping merged into a hundred others. */
-Test(ext_yamljson, ordinary_merges_fit_the_budgets)
+Test(obj_yamljson, ordinary_merges_fit_the_budgets)
 {
     struct tpx_buf b;
     struct tpx_err err = TPX_ERR_INIT;
-    struct ext_yaml_docs d;
+    struct obj_yaml_docs d;
 
     tpx_buf_init(&b, 1 << 20);
     tpx_buf_adds(&b, "base: &b {image: vllm, env: [{name: A, value: '1'}], gpus: 8}\nitems:\n",
@@ -175,93 +175,93 @@ Test(ext_yamljson, ordinary_merges_fit_the_budgets)
     for (int i = 0; i < 100; i++)
         tpx_buf_addf(&b, &err, "  - {<<: *b, name: pod-%d}\n", i);
     cr_assert_eq(err.code, TPX_OK);
-    cr_assert_eq(ext_yaml_parse(b.data, b.len, "ok.yaml", &d, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_yaml_parse(b.data, b.len, "ok.yaml", &d, &err), TPX_OK, "%s", err.msg);
     cr_expect_eq(json_array_size(json_object_get(d.docs[0], "items")), 100);
-    ext_yaml_docs_release(&d);
+    obj_yaml_docs_release(&d);
     tpx_buf_release(&b);
 }
 
-/* Nesting deeper than EXT_YAML_MAX_DEPTH is refused, also in flow style and in JSON. */
-Test(ext_yamljson, deep_nesting_is_refused)
+/* Nesting deeper than OBJ_YAML_MAX_DEPTH is refused, also in flow style and in JSON. */
+Test(obj_yamljson, deep_nesting_is_refused)
 {
     struct tpx_buf b;
     struct tpx_err err = TPX_ERR_INIT;
-    struct ext_yaml_docs d;
+    struct obj_yaml_docs d;
 
     tpx_buf_init(&b, 1 << 20);
-    for (int i = 0; i < EXT_YAML_MAX_DEPTH + 10; i++)
+    for (int i = 0; i < OBJ_YAML_MAX_DEPTH + 10; i++)
         tpx_buf_adds(&b, "[", &err);
-    for (int i = 0; i < EXT_YAML_MAX_DEPTH + 10; i++)
+    for (int i = 0; i < OBJ_YAML_MAX_DEPTH + 10; i++)
         tpx_buf_adds(&b, "]", &err);
     cr_assert_eq(err.code, TPX_OK);
-    cr_expect_eq(ext_yaml_parse(b.data, b.len, "deep.json", &d, &err), TPX_ETOOBIG);
+    cr_expect_eq(obj_yaml_parse(b.data, b.len, "deep.json", &d, &err), TPX_ETOOBIG);
     cr_expect(strstr(err.msg, "too deep") != NULL, "%s", err.msg);
     tpx_buf_release(&b);
 }
 
 /* A float that overflows a double keeps its text, as an integer too large for int64 does. */
-Test(ext_yamljson, huge_numbers_keep_their_text)
+Test(obj_yamljson, huge_numbers_keep_their_text)
 {
     expect_json("a: 1e999\nb: -1e999\nc: 99999999999999999999\nd: 1e-999\n",
                 "{\"a\":\"1e999\",\"b\":\"-1e999\",\"c\":\"99999999999999999999\",\"d\":0.0}");
 }
 
 /* NUL bytes inside quoted scalars survive as string bytes; raw NUL in the stream is refused. */
-Test(ext_yamljson, nul_bytes)
+Test(obj_yamljson, nul_bytes)
 {
-    struct ext_yaml_docs d;
+    struct obj_yaml_docs d;
     struct tpx_err err = TPX_ERR_INIT;
     static const char raw[] = "a: b\0c\n";
 
-    cr_assert_eq(ext_yaml_parse("a: \"x\\0y\"\n", 10, "n.yaml", &d, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_yaml_parse("a: \"x\\0y\"\n", 10, "n.yaml", &d, &err), TPX_OK, "%s", err.msg);
     cr_expect_eq(json_string_length(json_object_get(d.docs[0], "a")), 3);
-    ext_yaml_docs_release(&d);
-    cr_expect_neq(ext_yaml_parse(raw, sizeof(raw) - 1, "n.yaml", &d, &err), TPX_OK);
+    obj_yaml_docs_release(&d);
+    cr_expect_neq(obj_yaml_parse(raw, sizeof(raw) - 1, "n.yaml", &d, &err), TPX_OK);
     cr_expect(strncmp(err.msg, "n.yaml:", 7) == 0, "%s", err.msg);
 }
 
 /* A merge copies keys by length: "k\0x" and "k" are two keys, in the anchor and in the merge. */
-Test(ext_yamljson, merge_keeps_keys_that_hold_a_nul)
+Test(obj_yamljson, merge_keeps_keys_that_hold_a_nul)
 {
     static const char y[] = "a: &a {\"k\\0x\": 1, k: 2}\nb: {<<: *a}\n";
-    struct ext_yaml_docs d;
+    struct obj_yaml_docs d;
     struct tpx_err err = TPX_ERR_INIT;
     json_t *b;
 
-    cr_assert_eq(ext_yaml_parse(y, sizeof(y) - 1, "n.yaml", &d, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_yaml_parse(y, sizeof(y) - 1, "n.yaml", &d, &err), TPX_OK, "%s", err.msg);
     b = json_object_get(d.docs[0], "b");
     cr_expect_eq(json_object_size(b), 2);
     cr_expect_eq(json_integer_value(json_object_getn(b, "k\0x", 3)), 1);
     cr_expect_eq(json_integer_value(json_object_get(b, "k")), 2);
-    ext_yaml_docs_release(&d);
+    obj_yaml_docs_release(&d);
 }
 
 /* A key that holds a NUL is written quoted and whole, so it reads back as itself. */
-Test(ext_yamljson, dump_round_trips_a_key_with_a_nul)
+Test(obj_yamljson, dump_round_trips_a_key_with_a_nul)
 {
     static const char y[] = "\"k\\0x\": 1\n";
-    struct ext_yaml_docs d;
-    struct ext_yaml_docs back;
+    struct obj_yaml_docs d;
+    struct obj_yaml_docs back;
     struct tpx_err err = TPX_ERR_INIT;
     struct tpx_buf out;
 
-    cr_assert_eq(ext_yaml_parse(y, sizeof(y) - 1, "n.yaml", &d, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_yaml_parse(y, sizeof(y) - 1, "n.yaml", &d, &err), TPX_OK, "%s", err.msg);
     tpx_buf_init(&out, 1 << 16);
-    cr_assert_eq(ext_yaml_dump(d.docs[0], &out, &err), TPX_OK, "%s", err.msg);
-    cr_assert_eq(ext_yaml_parse(out.data, out.len, "back.yaml", &back, &err), TPX_OK, "%s: %s",
+    cr_assert_eq(obj_yaml_dump(d.docs[0], &out, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_yaml_parse(out.data, out.len, "back.yaml", &back, &err), TPX_OK, "%s: %s",
                  err.msg, out.data);
     /* not json_equal(): jansson 2.14 compares objects by C-string keys */
     cr_expect_eq(json_object_size(back.docs[0]), 1, "dumped as %s", out.data);
     cr_expect_eq(json_integer_value(json_object_getn(back.docs[0], "k\0x", 3)), 1, "dumped as %s",
                  out.data);
-    ext_yaml_docs_release(&back);
-    ext_yaml_docs_release(&d);
+    obj_yaml_docs_release(&back);
+    obj_yaml_docs_release(&d);
     tpx_buf_release(&out);
 }
 
 /* Characters that JSON leaves raw but YAML reads otherwise (NEL, LS and PS are line breaks, folded
  * into a space; DEL, C1 controls, U+FEFF and U+FFFE are not allowed) are escaped by the dump. */
-Test(ext_yamljson, dump_escapes_what_yaml_would_fold_or_refuse)
+Test(obj_yamljson, dump_escapes_what_yaml_would_fold_or_refuse)
 {
     static const char *const cases[] = {
         "ser\xc2\x85ving",
@@ -276,85 +276,85 @@ Test(ext_yamljson, dump_escapes_what_yaml_would_fold_or_refuse)
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         json_t *v = json_pack("{ss}", "k", cases[i]);
-        struct ext_yaml_docs back;
+        struct obj_yaml_docs back;
         struct tpx_err err = TPX_ERR_INIT;
         struct tpx_buf out;
 
         cr_assert_not_null(v, "case %zu", i);
         tpx_buf_init(&out, 1 << 16);
-        cr_assert_eq(ext_yaml_dump(v, &out, &err), TPX_OK, "%s", err.msg);
-        cr_assert_eq(ext_yaml_parse(out.data, out.len, "back.yaml", &back, &err), TPX_OK,
+        cr_assert_eq(obj_yaml_dump(v, &out, &err), TPX_OK, "%s", err.msg);
+        cr_assert_eq(obj_yaml_parse(out.data, out.len, "back.yaml", &back, &err), TPX_OK,
                      "case %zu: %s: %s", i, err.msg, out.data);
         cr_expect(json_equal(v, back.docs[0]), "case %zu dumped as %s", i, out.data);
-        ext_yaml_docs_release(&back);
+        obj_yaml_docs_release(&back);
         tpx_buf_release(&out);
         json_decref(v);
     }
 }
 
-/* Input past EXT_YAML_MAX_INPUT is refused before libyaml sees it (no allocation of that size:
+/* Input past OBJ_YAML_MAX_INPUT is refused before libyaml sees it (no allocation of that size:
  * the length is checked first). */
-Test(ext_yamljson, input_over_the_size_budget_is_refused)
+Test(obj_yamljson, input_over_the_size_budget_is_refused)
 {
-    struct ext_yaml_docs d;
+    struct obj_yaml_docs d;
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_expect_eq(ext_yaml_parse("a: 1\n", (size_t)EXT_YAML_MAX_INPUT + 1, "big.yaml", &d, &err),
+    cr_expect_eq(obj_yaml_parse("a: 1\n", (size_t)OBJ_YAML_MAX_INPUT + 1, "big.yaml", &d, &err),
                  TPX_ETOOBIG);
     cr_expect(strncmp(err.msg, "big.yaml:", 9) == 0, "%s", err.msg);
 }
 
-Test(ext_yamljson, real_lws_manifest_loads)
+Test(obj_yamljson, real_lws_manifest_loads)
 {
-    struct ext_yaml_docs d;
+    struct obj_yaml_docs d;
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_assert_eq(ext_yaml_load_file(TPX_FIXTURES "/manifests/lws-vllm-gpu-llama405b-tp8-pp2.yaml",
+    cr_assert_eq(obj_yaml_load_file(TPX_FIXTURES "/manifests/lws-vllm-gpu-llama405b-tp8-pp2.yaml",
                                     1 << 20, &d, &err),
                  TPX_OK, "%s", err.msg);
     cr_expect_eq(d.n, 2);
     cr_expect_str_eq(json_string_value(json_object_get(d.docs[0], "kind")), "LeaderWorkerSet");
-    ext_yaml_docs_release(&d);
+    obj_yaml_docs_release(&d);
 }
 
-Test(ext_yamljson, missing_file_is_a_clear_error)
+Test(obj_yamljson, missing_file_is_a_clear_error)
 {
-    struct ext_yaml_docs d;
+    struct obj_yaml_docs d;
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_expect_eq(ext_yaml_load_file("/nonexistent/x.yaml", 1024, &d, &err), TPX_ENOENT);
+    cr_expect_eq(obj_yaml_load_file("/nonexistent/x.yaml", 1024, &d, &err), TPX_ENOENT);
     cr_expect(strstr(err.msg, "/nonexistent/x.yaml") != NULL, "%s", err.msg);
 }
 
-/* --- ext_yaml_dump ---------------------------------------------------------------------------- */
+/* --- obj_yaml_dump ---------------------------------------------------------------------------- */
 
 static void round_trip(const char *json_text)
 {
     json_t *v = json_loads(json_text, JSON_DECODE_ANY, NULL);
     struct tpx_buf b;
     struct tpx_err err = TPX_ERR_INIT;
-    struct ext_yaml_docs d;
+    struct obj_yaml_docs d;
 
     cr_assert_not_null(v, "bad test input %s", json_text);
     tpx_buf_init(&b, 1 << 20);
-    cr_assert_eq(ext_yaml_dump(v, &b, &err), TPX_OK, "%s", err.msg);
-    cr_assert_eq(ext_yaml_parse(b.data, b.len, "dump.yaml", &d, &err), TPX_OK, "%s\n%s", err.msg,
+    cr_assert_eq(obj_yaml_dump(v, &b, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_yaml_parse(b.data, b.len, "dump.yaml", &d, &err), TPX_OK, "%s\n%s", err.msg,
                  b.data);
     cr_assert_eq(d.n, 1, "%s", b.data);
     cr_expect(json_equal(d.docs[0], v), "round trip changed the value:\n%s", b.data);
-    ext_yaml_docs_release(&d);
+    obj_yaml_docs_release(&d);
     tpx_buf_release(&b);
     json_decref(v);
 }
 
-Test(ext_yamljson, dump_round_trips_tricky_scalars)
+Test(obj_yamljson, dump_round_trips_tricky_scalars)
 {
     round_trip("{\"a\":\"8\",\"b\":8,\"c\":\"true\",\"d\":\"yes\",\"e\":\"\",\"f\":\"x: y\","
                "\"g\":\"# no\",\"h\":\"line\\nbreak\",\"i\":null,\"j\":1.5,\"k\":\"0x10\","
                "\"l\":\"-3\",\"m\":\" lead\",\"n\":\"~\",\"o\":false,\"p\":\"nvidia.com/gpu\"}");
 }
 
-Test(ext_yamljson, dump_round_trips_nested_lists_and_maps)
+Test(obj_yamljson, dump_round_trips_nested_lists_and_maps)
 {
     round_trip("{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[{\"metadata\":{\"name\":\"n1\","
                "\"labels\":{\"topox.io/rack\":\"r01\"}},\"status\":{\"conditions\":[{\"type\":"
@@ -363,7 +363,7 @@ Test(ext_yamljson, dump_round_trips_nested_lists_and_maps)
     round_trip("\"just a string: here\"");
 }
 
-Test(ext_yamljson, dump_layout_is_kubectl_style)
+Test(obj_yamljson, dump_layout_is_kubectl_style)
 {
     json_t *v =
         json_loads("{\"items\":[{\"a\":1,\"b\":[\"x\"]}],\"s\":\"8\"}", JSON_PRESERVE_ORDER, NULL);
@@ -371,49 +371,49 @@ Test(ext_yamljson, dump_layout_is_kubectl_style)
     struct tpx_err err = TPX_ERR_INIT;
 
     tpx_buf_init(&b, 4096);
-    cr_assert_eq(ext_yaml_dump(v, &b, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_yaml_dump(v, &b, &err), TPX_OK, "%s", err.msg);
     cr_expect_str_eq(b.data, "items:\n- a: 1\n  b:\n  - x\ns: \"8\"\n");
     tpx_buf_release(&b);
     json_decref(v);
 }
 
-Test(ext_yamljson, dump_respects_the_buffer_cap)
+Test(obj_yamljson, dump_respects_the_buffer_cap)
 {
     json_t *v = json_loads("{\"a\":\"0123456789012345678901234567890123456789\"}", 0, NULL);
     struct tpx_buf b;
     struct tpx_err err = TPX_ERR_INIT;
 
     tpx_buf_init(&b, 16);
-    cr_expect_eq(ext_yaml_dump(v, &b, &err), TPX_ETOOBIG);
+    cr_expect_eq(obj_yaml_dump(v, &b, &err), TPX_ETOOBIG);
     tpx_buf_release(&b);
     json_decref(v);
 }
 
-/* --- positions (ext_yaml_pos) ----------------------------------------------------------------- */
+/* --- positions (obj_yaml_pos) ----------------------------------------------------------------- */
 
-static struct ext_yaml_docs parse_ok(const char *y, unsigned flags)
+static struct obj_yaml_docs parse_ok(const char *y, unsigned flags)
 {
-    struct ext_yaml_docs d;
+    struct obj_yaml_docs d;
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_assert_eq(ext_yaml_parse_opts(y, strlen(y), "p.yaml", flags, &d, &err), TPX_OK, "%s",
+    cr_assert_eq(obj_yaml_parse_opts(y, strlen(y), "p.yaml", flags, &d, &err), TPX_OK, "%s",
                  err.msg);
     return d;
 }
 
-static void expect_pos(const struct ext_yaml_docs *d, const json_t *v, unsigned line, unsigned col,
+static void expect_pos(const struct obj_yaml_docs *d, const json_t *v, unsigned line, unsigned col,
                        const char *what)
 {
     unsigned l = 99, c = 99;
 
     cr_assert_not_null(v, "%s: no such value", what);
-    cr_expect(ext_yaml_pos(d, v, &l, &c), "%s: no position", what);
+    cr_expect(obj_yaml_pos(d, v, &l, &c), "%s: no position", what);
     cr_expect(l == line && c == col, "%s: at %u:%u, want %u:%u", what, l, c, line, col);
 }
 
-Test(ext_yamljson, positions_block_and_flow)
+Test(obj_yamljson, positions_block_and_flow)
 {
-    struct ext_yaml_docs d = parse_ok("a: 1\n"
+    struct obj_yaml_docs d = parse_ok("a: 1\n"
                                       "b:\n"
                                       "  c: [x, y]\n"
                                       "  d: {e: f}\n"
@@ -432,23 +432,23 @@ Test(ext_yamljson, positions_block_and_flow)
     expect_pos(&d, json_object_get(json_object_get(b, "d"), "e"), 4, 10, "b.d.e");
     expect_pos(&d, json_object_get(b, "g"), 6, 3, "b.g");
     expect_pos(&d, json_array_get(json_object_get(b, "g"), 1), 7, 5, "b.g[1]");
-    ext_yaml_docs_release(&d);
+    obj_yaml_docs_release(&d);
 }
 
-Test(ext_yamljson, positions_count_lines_across_documents)
+Test(obj_yamljson, positions_count_lines_across_documents)
 {
-    struct ext_yaml_docs d = parse_ok("# one\n---\na: 1\n---\n---\nkind: Pod\nspec:\n  x: 2\n", 0);
+    struct obj_yaml_docs d = parse_ok("# one\n---\na: 1\n---\n---\nkind: Pod\nspec:\n  x: 2\n", 0);
 
     cr_assert_eq(d.n, 2);
     expect_pos(&d, json_object_get(d.docs[0], "a"), 3, 4, "doc 1 a");
     expect_pos(&d, d.docs[1], 6, 1, "doc 2");
     expect_pos(&d, json_object_get(json_object_get(d.docs[1], "spec"), "x"), 8, 6, "doc 2 x");
-    ext_yaml_docs_release(&d);
+    obj_yaml_docs_release(&d);
 }
 
-Test(ext_yamljson, positions_of_json_input)
+Test(obj_yamljson, positions_of_json_input)
 {
-    struct ext_yaml_docs d = parse_ok("{\"kind\": \"List\",\n"
+    struct obj_yaml_docs d = parse_ok("{\"kind\": \"List\",\n"
                                       " \"items\": [\n"
                                       "  {\"n\": 1},\n"
                                       "  {\"n\": \"two\"}\n"
@@ -459,12 +459,12 @@ Test(ext_yamljson, positions_of_json_input)
     expect_pos(&d, items, 2, 11, "items");
     expect_pos(&d, json_array_get(items, 1), 4, 3, "items[1]");
     expect_pos(&d, json_object_get(json_array_get(items, 1), "n"), 4, 9, "items[1].n");
-    ext_yaml_docs_release(&d);
+    obj_yaml_docs_release(&d);
 }
 
-Test(ext_yamljson, positions_of_aliases_merges_and_duplicate_keys)
+Test(obj_yamljson, positions_of_aliases_merges_and_duplicate_keys)
 {
-    struct ext_yaml_docs d = parse_ok("base: &b {x: 1}\n"
+    struct obj_yaml_docs d = parse_ok("base: &b {x: 1}\n"
                                       "m:\n"
                                       "  <<: *b\n"
                                       "  y: 2\n"
@@ -475,7 +475,7 @@ Test(ext_yamljson, positions_of_aliases_merges_and_duplicate_keys)
     json_t *base = json_object_get(d.docs[0], "base");
     unsigned lb = 0, cb = 0;
 
-    cr_assert(ext_yaml_pos(&d, base, &lb, &cb));
+    cr_assert(obj_yaml_pos(&d, base, &lb, &cb));
     cr_expect_eq(lb, 1);
     /* an alias is the anchor's node: the same position, though a separate value */
     expect_pos(&d, json_object_get(d.docs[0], "alias"), lb, cb, "alias");
@@ -484,23 +484,23 @@ Test(ext_yamljson, positions_of_aliases_merges_and_duplicate_keys)
     expect_pos(&d, json_object_get(json_object_get(d.docs[0], "m"), "y"), 4, 6, "m.y");
     /* the second `dup` replaced the first: its own line, never the freed value's */
     expect_pos(&d, json_object_get(d.docs[0], "dup"), 7, 6, "dup");
-    ext_yaml_docs_release(&d);
+    obj_yaml_docs_release(&d);
 }
 
-Test(ext_yamljson, no_position_for_shared_singletons_or_when_turned_off)
+Test(obj_yamljson, no_position_for_shared_singletons_or_when_turned_off)
 {
-    struct ext_yaml_docs d = parse_ok("a: true\nb: null\nc: x\n", 0);
+    struct obj_yaml_docs d = parse_ok("a: true\nb: null\nc: x\n", 0);
     unsigned l = 7, c = 7;
 
-    cr_expect_not(ext_yaml_pos(&d, json_object_get(d.docs[0], "a"), &l, &c));
+    cr_expect_not(obj_yaml_pos(&d, json_object_get(d.docs[0], "a"), &l, &c));
     cr_expect(l == 0 && c == 0);
-    cr_expect_not(ext_yaml_pos(&d, json_object_get(d.docs[0], "b"), NULL, NULL));
-    cr_expect_not(ext_yaml_pos(&d, NULL, NULL, NULL));
-    cr_expect(ext_yaml_pos(&d, json_object_get(d.docs[0], "c"), NULL, NULL));
-    ext_yaml_docs_release(&d);
+    cr_expect_not(obj_yaml_pos(&d, json_object_get(d.docs[0], "b"), NULL, NULL));
+    cr_expect_not(obj_yaml_pos(&d, NULL, NULL, NULL));
+    cr_expect(obj_yaml_pos(&d, json_object_get(d.docs[0], "c"), NULL, NULL));
+    obj_yaml_docs_release(&d);
 
-    d = parse_ok("a: 1\n", EXT_YAML_NO_POSITIONS);
-    cr_expect_not(ext_yaml_pos(&d, d.docs[0], &l, NULL));
+    d = parse_ok("a: 1\n", OBJ_YAML_NO_POSITIONS);
+    cr_expect_not(obj_yaml_pos(&d, d.docs[0], &l, NULL));
     cr_expect_null(d.marks);
-    ext_yaml_docs_release(&d);
+    obj_yaml_docs_release(&d);
 }
