@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "common/file.h"
 #include "common/log.h"
 #include "extender/binder.h"
 #include "objects/cluster_load.h"
@@ -127,7 +128,7 @@ static char *read_pem(const char *path, struct tpx_err *err)
 
     if (!path)
         return NULL;
-    if (obj_read_file(path, 1024 * 1024, &data, &len, err) != TPX_OK)
+    if (tpx_read_file(path, 1024 * 1024, &data, &len, err) != TPX_OK)
         return NULL;
     return data;
 }

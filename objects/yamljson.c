@@ -14,6 +14,7 @@
 #include <yaml.h>
 
 #include "common/buf.h"
+#include "common/file.h"
 #include "common/jsonstr.h"
 
 /* The budgets of yamljson.h make hostile documents fail fast instead of eating memory: a real

@@ -10,7 +10,6 @@
 
 #include "common/buf.h"
 #include "common/err.h"
-#include "common/file.h"
 
 /* Where one value started in the stream (private to yamljson.c; see obj_yaml_pos()). */
 struct obj_yaml_mark;
@@ -68,13 +67,6 @@ enum tpx_code obj_yaml_parse(const char *data, size_t len, const char *name,
  * cannot be read, TPX_ETOOBIG past max_bytes. */
 enum tpx_code obj_yaml_load_file(const char *path, size_t max_bytes, struct obj_yaml_docs *out,
                                  struct tpx_err *err);
-
-/* tpx_read_file() under its old name, kept only for cmd_serve.c until its owner switches it. */
-static inline enum tpx_code obj_read_file(const char *path, size_t max_bytes, char **data,
-                                          size_t *len, struct tpx_err *err)
-{
-    return tpx_read_file(path, max_bytes, data, len, err);
-}
 
 /* The same with flags (enum obj_yaml_flag, or'ed; 0 is what obj_yaml_parse/_load_file do). */
 enum tpx_code obj_yaml_parse_opts(const char *data, size_t len, const char *name, unsigned flags,
