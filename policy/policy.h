@@ -140,6 +140,11 @@ const char *pol_accel_word(const char *resource);
  * tensor-parallel-size 8 with pipeline-parallel-size 2." TPX_EINVAL when invalid. */
 enum tpx_code pol_workload_validate(const struct pol_workload *wl, const struct topo_cluster *c,
                                     struct tpx_err *err);
+/* The same with the cluster's largest node (allocatable accelerators) and their total given, as
+ * a ledger keeps them, so a filter does not count every node for them. */
+enum tpx_code pol_workload_validate_sized(const struct pol_workload *wl,
+                                          const struct topo_cluster *c, unsigned biggest,
+                                          unsigned long long all, struct tpx_err *err);
 
 /* ------------------------------------------------------------------------------------------------
  * Ledger: capacity in use, group placements and reservations over one sealed cluster.
@@ -288,6 +293,13 @@ struct pol_placement {
 enum tpx_code pol_commit(struct pol_ledger *l, const struct pol_workload *wl, const char *uid,
                          const char *name, size_t node, time_t now, unsigned ttl_s,
                          struct pol_placement *out, struct tpx_err *err);
+
+/* pol_commit() with a scope memo (NULL: none): the check of a group's first member reads the
+ * rack capacities from it instead of a pass over every node. The answer is the same either way. */
+enum tpx_code pol_commit_memo(struct pol_ledger *l, struct pol_scope_memo *memo,
+                              const struct pol_workload *wl, const char *uid, const char *name,
+                              size_t node, time_t now, unsigned ttl_s, struct pol_placement *out,
+                              struct tpx_err *err);
 
 /* Record that pod uid (name for display) of workload wl IS bound to node (a fact from the API
  * server, e.g. after a restart, in whatever order the watch lists pods): takes its capacity and

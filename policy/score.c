@@ -54,6 +54,27 @@ enum tpx_code pol_score(const struct pol_ledger *l, const struct pol_workload *w
     return pol_score_memo(l, NULL, wl, cand, n, now, scores, err);
 }
 
+int led_score_node(const struct ctx *x, size_t node)
+{
+    const struct pol_ledger *l = x->l;
+    unsigned long total = (unsigned long)x->e.n * x->e.accel_per_pod, fr, maxcap;
+    size_t s = l->scope_of[x->e.scope][node];
+    int sc;
+
+    if (x->e.group != TOPO_NONE) {
+        /* a reserved place for this pod is the best; else fuller domains first */
+        return led_slot_here(x, node) ? 10 : 4 + node_fit_bonus(x, node);
+    }
+    /* first member: the scope left with the least free capacity after the whole group */
+    fr = x->sc_free[s] > total ? x->sc_free[s] - total : 0;
+    maxcap = l->max_scope_cap[x->e.scope] ? l->max_scope_cap[x->e.scope] : 1;
+    sc = 7 - (int)((7UL * fr + maxcap / 2) / maxcap);
+    if (sc < 0)
+        sc = 0;
+    sc += node_fit_bonus(x, node) + ep_domain_bonus(x, node);
+    return sc > 10 ? 10 : sc;
+}
+
 enum tpx_code pol_score_memo(const struct pol_ledger *l, struct pol_scope_memo *memo,
                              const struct pol_workload *wl, const size_t *cand, size_t n,
                              time_t now, int *scores, struct tpx_err *err)
@@ -68,9 +89,8 @@ enum tpx_code pol_score_memo(const struct pol_ledger *l, struct pol_scope_memo *
     }
     if (!wl->has_intent)
         return TPX_OK;
-    if (led_ctx_init(&x, l, wl, err) != TPX_OK)
+    if (led_ctx_init(&x, l, wl, memo, err) != TPX_OK)
         return err->code;
-    x.memo = memo;
     if (x.invalid) {
         led_ctx_release(&x);
         return TPX_OK;
@@ -78,27 +98,9 @@ enum tpx_code pol_score_memo(const struct pol_ledger *l, struct pol_scope_memo *
     led_compute_scopes(&x);
     for (size_t i = 0; i < n; i++) {
         struct reason_code code;
-        size_t node = cand[i];
-        unsigned long total = (unsigned long)x.e.n * x.e.accel_per_pod, fr, maxcap;
-        size_t s = l->scope_of[x.e.scope][node];
-        int sc;
 
-        if (led_judge(&x, node, &code) != POL_FIT)
-            continue;
-        if (x.e.group != TOPO_NONE) {
-            /* a reserved place for this pod is the best; else fuller domains first */
-            scores[i] = x.slot_here[node] ? 10 : 4 + node_fit_bonus(&x, node);
-            continue;
-        }
-        /* first member: the scope left with the least free capacity after the whole group */
-        fr = x.sc_free[s] > total ? x.sc_free[s] - total : 0;
-        maxcap = l->max_scope_cap[x.e.scope] ? l->max_scope_cap[x.e.scope] : 1;
-        sc = 7 - (int)((7UL * fr + maxcap / 2) / maxcap);
-        if (sc < 0)
-            sc = 0;
-        scores[i] = sc + node_fit_bonus(&x, node) + ep_domain_bonus(&x, node);
-        if (scores[i] > 10)
-            scores[i] = 10;
+        if (led_judge(&x, cand[i], &code) == POL_FIT)
+            scores[i] = led_score_node(&x, cand[i]);
     }
     led_ctx_release(&x);
     return TPX_OK;

@@ -1,0 +1,462 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* tests/unit/policy/test_index.c - the placement index (policy/index.c) against a pass over every
+ * node: after random sequences of commits, forgotten pods, external use and expiry, a memo kept
+ * across the changes answers every filter and score as a call without one does, and pol_plan (the
+ * index's best node per pod) places and rejects exactly as the planner that filters and scores
+ * every node for every pod, on racks, blocks, zones, two domains per node and multi-node domains.
+ */
+#include "policy/policy.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topology/synthetic.h"
+
+#define NOW 5000
+#define MAXN 512
+#define MAXUIDS 4096
+
+static struct topo_cluster *cl;
+static struct pol_ledger *la, *lb; /* la: planned through the index; lb: by the full pass */
+static size_t all[MAXN];
+static size_t nn;
+static unsigned long long rng;
+static time_t now_t;
+
+static unsigned rnd(unsigned n)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return n ? (unsigned)(rng % n) : 0;
+}
+
+static void setup_spec(const char *spec, unsigned long long seed)
+{
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cl = topo_cluster_synthetic(spec, &err);
+    cr_assert_not_null(cl, "%s", err.msg);
+    la = pol_ledger_new(cl, &err);
+    lb = pol_ledger_new(cl, &err);
+    cr_assert(la && lb, "%s", err.msg);
+    nn = topo_cluster_node_count(cl);
+    cr_assert(nn <= MAXN);
+    for (size_t i = 0; i < nn; i++)
+        all[i] = i;
+    rng = seed;
+    now_t = NOW;
+}
+
+static void teardown(void)
+{
+    pol_ledger_free(la);
+    pol_ledger_free(lb);
+    topo_cluster_free(cl);
+    la = lb = NULL;
+    cl = NULL;
+}
+
+/* The shapes the sequences use: tp, pp, pods per group, accelerators per pod, scope. */
+struct shape {
+    unsigned tp, pp, n, g;
+    enum pol_scope scope;
+    bool preferred, no_intent, no_key;
+    unsigned ep;
+};
+
+static const struct shape shapes[] = {
+    {8, 2, 2, 8, POL_SCOPE_RACK, false, false, false, 0},
+    {4, 4, 4, 4, POL_SCOPE_RACK, false, false, false, 0},
+    {8, 2, 4, 4, POL_SCOPE_RACK, false, false, false, 0},  /* a TP unit spans two pods */
+    {16, 1, 2, 8, POL_SCOPE_RACK, false, false, false, 0}, /* multi-node domains only */
+    {2, 1, 1, 2, POL_SCOPE_RACK, false, false, true, 0},   /* a pod on its own */
+    {8, 3, 3, 8, POL_SCOPE_BLOCK, false, false, false, 0},
+    {8, 2, 2, 8, POL_SCOPE_ZONE, false, false, false, 0},
+    {8, 2, 2, 8, POL_SCOPE_RACK, true, false, false, 0},   /* preferred */
+    {1, 1, 1, 1, POL_SCOPE_RACK, false, true, true, 0},    /* no intent */
+    {4, 4, 4, 4, POL_SCOPE_RACK, false, false, false, 16}, /* EP over pods */
+    {8, 8, 8, 8, POL_SCOPE_RACK, false, false, false, 0},  /* large: often rejected */
+};
+#define NSHAPES (sizeof(shapes) / sizeof(shapes[0]))
+
+static struct pol_workload pod_of(const struct shape *s, const char *group, unsigned k)
+{
+    struct pol_workload w;
+
+    memset(&w, 0, sizeof(w));
+    w.has_intent = !s->no_intent;
+    w.tp = s->tp;
+    w.pp = s->pp;
+    w.dp = 1;
+    w.accel_per_pod = s->g;
+    w.group_size = s->n;
+    w.pod_index = (int)k;
+    w.tp_explicit = k == 0;
+    w.tp_source = k == 0 ? "annotation" : "default";
+    w.scope = s->scope;
+    w.preferred = s->preferred;
+    w.layout.ep = s->ep ? s->ep : 1;
+    w.layout.certain = true;
+    snprintf(w.resource, sizeof(w.resource), "nvidia.com/gpu");
+    if (!s->no_key)
+        snprintf(w.group, sizeof(w.group), "%s", group);
+    snprintf(w.display, sizeof(w.display), "%s", group);
+    return w;
+}
+
+/* --- the planner as it was: every pod filtered and scored over every node -------------------- */
+
+static size_t pick_best(const struct pol_ledger *l, const struct pol_workload *wl,
+                        const struct pol_filter_result *res, const int *scores)
+{
+    size_t best = (size_t)-1;
+
+    for (size_t i = 0; i < nn; i++) {
+        if (!wl->has_intent && pol_ledger_node_free(l, i) < wl->accel_per_pod)
+            continue;
+        if (res->verdict[i] == POL_FIT && scores[i] >= 0 &&
+            (best == (size_t)-1 || scores[i] > scores[best]))
+            best = i;
+    }
+    return best;
+}
+
+static const char *top_reason(const struct pol_filter_result *res)
+{
+    size_t best = 0, best_n = 0;
+
+    for (size_t r = 0; r < res->nreasons; r++) {
+        size_t cnt = 0;
+        for (size_t i = 0; i < res->n; i++)
+            cnt += res->verdict[i] != POL_FIT && res->reason[i] == r;
+        if (cnt > best_n) {
+            best = r;
+            best_n = cnt;
+        }
+    }
+    return res->nreasons ? res->reasons[best] : "no node";
+}
+
+/* One replica by the full pass: its nodes in out[] (TOPO_NONE when rejected), the reason. */
+static bool reference_replica(struct pol_ledger *l, const char *job, size_t r,
+                              const struct pol_workload *pods, size_t npods, size_t *out, char *why,
+                              size_t whylen)
+{
+    static int scores[MAXN];
+    struct tpx_err err = TPX_ERR_INIT;
+    size_t placed = 0;
+
+    why[0] = '\0';
+    for (size_t k = 0; k < npods && !why[0]; k++) {
+        const struct pol_workload *wl = &pods[k];
+        struct pol_filter_result res;
+        struct tpx_err cerr = TPX_ERR_INIT;
+        struct pol_placement p;
+        char name[POL_KEY_MAX], uid[POL_KEY_MAX + 128];
+        size_t best;
+
+        cr_assert_eq(pol_filter(l, wl, all, nn, now_t, &res, &err), TPX_OK, "%s", err.msg);
+        cr_assert_eq(pol_score(l, wl, all, nn, now_t, scores, &err), TPX_OK, "%s", err.msg);
+        best = pick_best(l, wl, &res, scores);
+        if (best == (size_t)-1 && !wl->has_intent) {
+            unsigned most = 0;
+            for (size_t i = 0; i < nn; i++) {
+                unsigned f = pol_ledger_node_free(l, i);
+                most = f > most ? f : most;
+            }
+            snprintf(why, whylen, "replica %zu of %s: pod %zu: no node has %u free %s (most: %u)",
+                     r, job, k, wl->accel_per_pod, pol_accel_word(wl->resource), most);
+            pol_filter_result_release(&res);
+            break;
+        }
+        if (best == (size_t)-1) {
+            char gang[400] = "";
+            if (k == 0)
+                cr_assert_eq(pol_gang_shortfall(l, wl, gang, sizeof(gang), &err), TPX_OK);
+            if (gang[0])
+                snprintf(why, whylen, "replica %zu of %s: %s", r, job, gang);
+            else
+                snprintf(why, whylen, "replica %zu of %s: pod %zu: %s", r, job, k,
+                         top_reason(&res));
+            pol_filter_result_release(&res);
+            break;
+        }
+        snprintf(name, sizeof(name), "%s-%zu-%zu", job, r, k);
+        snprintf(uid, sizeof(uid), "plan:0/%zu/%zu/%s", r, k, name);
+        while (pol_commit(l, wl, uid, name, best, now_t, 600, &p, &cerr) != TPX_OK &&
+               cerr.code == TPX_EINVAL && wl->preferred) {
+            size_t next;
+            scores[best] = -1;
+            next = pick_best(l, wl, &res, scores);
+            if (next == (size_t)-1)
+                break;
+            best = next;
+            tpx_err_clear(&cerr);
+        }
+        pol_filter_result_release(&res);
+        if (cerr.code != TPX_OK) {
+            snprintf(why, whylen, "replica %zu of %s: pod %zu: %s", r, job, k, cerr.msg);
+            break;
+        }
+        out[placed++] = best;
+    }
+    if (why[0]) {
+        for (size_t k = 0; k < placed; k++) {
+            char uid[POL_KEY_MAX * 2 + 128];
+            snprintf(uid, sizeof(uid), "plan:0/%zu/%zu/%s-%zu-%zu", r, k, job, r, k);
+            cr_assert(pol_ledger_forget_pod(l, uid));
+        }
+        for (size_t k = 0; k < npods; k++)
+            out[k] = TOPO_NONE;
+        return false;
+    }
+    return true;
+}
+
+/* --- what both ledgers see alike -------------------------------------------------------------- */
+
+static char uids[MAXUIDS][POL_KEY_MAX + 128];
+static size_t nuids;
+static unsigned ngroups;
+
+static void remember(const char *uid)
+{
+    if (nuids < MAXUIDS)
+        snprintf(uids[nuids++], sizeof(uids[0]), "%s", uid);
+}
+
+/* A group of a random shape committed on both ledgers, each pod on a random node that fits. */
+static void random_group(void)
+{
+    const struct shape *s = &shapes[rnd(NSHAPES)];
+    char group[64];
+    struct tpx_err err = TPX_ERR_INIT;
+
+    snprintf(group, sizeof(group), "ns%u/g%u", rnd(3), ngroups++);
+    for (unsigned k = 0; k < s->n; k++) {
+        struct pol_workload w = pod_of(s, group, k);
+        struct pol_filter_result res;
+        struct pol_placement pa, pb;
+        size_t fit[MAXN], nfit = 0, node;
+        char uid[POL_KEY_MAX + 32];
+
+        cr_assert_eq(pol_filter(la, &w, all, nn, now_t, &res, &err), TPX_OK, "%s", err.msg);
+        for (size_t i = 0; i < nn; i++) {
+            if (res.verdict[i] == POL_FIT && pol_ledger_node_free(la, i) >= w.accel_per_pod)
+                fit[nfit++] = i;
+        }
+        pol_filter_result_release(&res);
+        if (nfit == 0)
+            return;
+        node = fit[rnd((unsigned)nfit)];
+        snprintf(uid, sizeof(uid), "%s-%u", group, k);
+        if (pol_commit(la, &w, uid, uid, node, now_t, 600, &pa, &err) != TPX_OK) {
+            struct tpx_err eb = TPX_ERR_INIT;
+            cr_assert_neq(pol_commit(lb, &w, uid, uid, node, now_t, 600, &pb, &eb), TPX_OK);
+            cr_assert_str_eq(eb.msg, err.msg);
+            tpx_err_clear(&err);
+            return;
+        }
+        cr_assert_eq(pol_commit(lb, &w, uid, uid, node, now_t, 600, &pb, &err), TPX_OK, "%s",
+                     err.msg);
+        cr_assert_eq(pa.node, pb.node);
+        remember(uid);
+    }
+}
+
+static void random_change(void)
+{
+    struct tpx_err err = TPX_ERR_INIT;
+    unsigned op = rnd(10);
+
+    if (op < 4) {
+        random_group();
+    } else if (op < 6 && nuids > 0) {
+        size_t i = rnd((unsigned)nuids);
+        cr_assert_eq(pol_ledger_forget_pod(la, uids[i]), pol_ledger_forget_pod(lb, uids[i]));
+        memcpy(uids[i], uids[--nuids], sizeof(uids[0]));
+    } else if (op < 8) {
+        size_t node = rnd((unsigned)nn);
+        int64_t delta = (int64_t)rnd(9) - 4;
+        cr_assert_eq(pol_ledger_use(la, node, delta, &err), TPX_OK);
+        cr_assert_eq(pol_ledger_use(lb, node, delta, &err), TPX_OK);
+    } else if (op == 8) {
+        now_t += 400;
+        cr_assert_eq(pol_ledger_expire(la, now_t), pol_ledger_expire(lb, now_t));
+    } else {
+        /* a burst: more changes than the index's ring of changes holds */
+        for (int b = 0; b < 300; b++) {
+            size_t node = rnd((unsigned)nn);
+            int64_t delta = b % 2 ? -1 : 1;
+            cr_assert_eq(pol_ledger_use(la, node, delta, &err), TPX_OK);
+            cr_assert_eq(pol_ledger_use(lb, node, delta, &err), TPX_OK);
+        }
+    }
+}
+
+/* Filter and score of w on la through memo m equal those without a memo, node by node. */
+static void expect_same_answers(struct pol_scope_memo *m, const struct pol_workload *w,
+                                const char *what)
+{
+    static int sm[MAXN], sp[MAXN];
+    struct pol_filter_result rm, rp;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_eq(pol_filter_memo(la, m, w, all, nn, now_t, &rm, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(pol_filter(la, w, all, nn, now_t, &rp, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(rm.nfit, rp.nfit, "%s: nodes that fit", what);
+    for (size_t i = 0; i < nn; i++) {
+        cr_assert_eq(rm.verdict[i], rp.verdict[i], "%s: node %zu", what, i);
+        if (rm.verdict[i] != POL_FIT)
+            cr_assert_str_eq(rm.reasons[rm.reason[i]], rp.reasons[rp.reason[i]], "%s: node %zu",
+                             what, i);
+    }
+    pol_filter_result_release(&rm);
+    pol_filter_result_release(&rp);
+    cr_assert_eq(pol_score_memo(la, m, w, all, nn, now_t, sm, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(pol_score(la, w, all, nn, now_t, sp, &err), TPX_OK, "%s", err.msg);
+    for (size_t i = 0; i < nn; i++)
+        cr_assert_eq(sm[i], sp[i], "%s: score of node %zu", what, i);
+}
+
+static const char *const specs[] = {
+    "racks=4,nodes-per-rack=6,gpus-per-node=8",
+    "racks=3,nodes-per-rack=8,gpus-per-node=8,blocks=2,zones=2",
+    "racks=3,nodes-per-rack=6,gpus-per-node=16,domains-per-node=2",
+    "racks=3,nodes-per-rack=8,gpus-per-node=8,domain-nodes=4",
+    "racks=4,nodes-per-rack=4,gpus-per-node=8,domain-nodes=2,blocks=2,used=2",
+};
+
+Test(pol_index, a_kept_memo_answers_as_a_full_pass_after_random_changes, .fini = teardown)
+{
+    for (size_t sp = 0; sp < sizeof(specs) / sizeof(specs[0]); sp++) {
+        struct pol_scope_memo *own[NSHAPES], *shared = pol_scope_memo_new();
+
+        setup_spec(specs[sp], 0x9e3779b97f4a7c15ULL + sp);
+        nuids = 0;
+        for (size_t s = 0; s < NSHAPES; s++) {
+            own[s] = pol_scope_memo_new();
+            cr_assert_not_null(own[s]);
+        }
+        for (int step = 0; step < 150; step++) {
+            random_change();
+            for (size_t s = 0; s < NSHAPES; s++) {
+                struct pol_workload first = pod_of(&shapes[s], "probe/first", 0);
+                char what[128];
+                /* each shape's own memo is looked at only now and then, so it falls behind by
+                 * more or fewer changes; the shared one meets every shape in turn */
+                snprintf(what, sizeof(what), "%s, step %d, shape %zu", specs[sp], step, s);
+                if ((step + (int)s) % 3 == 0)
+                    expect_same_answers(own[s], &first, what);
+                expect_same_answers(shared, &first, what);
+            }
+            if (nuids > 0) {
+                /* a later member of a placed group (its shape is the group's) */
+                char group[sizeof(uids[0])];
+                const char *dash;
+                struct pol_workload w = pod_of(&shapes[0], "", 1);
+                snprintf(group, sizeof(group), "%s", uids[rnd((unsigned)nuids)]);
+                dash = strrchr(group, '-');
+                if (dash && strncmp(group, "plan:", 5) != 0 && dash - group < POL_KEY_MAX) {
+                    snprintf(w.group, sizeof(w.group), "%.*s", (int)(dash - group), group);
+                    w.tp_explicit = false;
+                    w.pod_index = -1;
+                    expect_same_answers(shared, &w, "a later member");
+                }
+            }
+        }
+        for (size_t s = 0; s < NSHAPES; s++)
+            pol_scope_memo_free(own[s]);
+        pol_scope_memo_free(shared);
+        teardown();
+    }
+}
+
+Test(pol_index, the_plan_places_as_the_full_pass_after_random_changes, .fini = teardown)
+{
+    static struct pol_workload pods[8][8];
+    static struct pol_job_replica reps[8];
+
+    for (size_t sp = 0; sp < sizeof(specs) / sizeof(specs[0]); sp++) {
+        setup_spec(specs[sp], 0x2545f4914f6cdd1dULL + sp);
+        nuids = 0;
+        for (int step = 0; step < 60; step++) {
+            const struct shape *s = &shapes[rnd(NSHAPES)];
+            size_t nrep = 1 + rnd(4);
+            char job[64];
+            struct pol_job pj;
+            struct pol_plan_result res;
+            struct tpx_err err = TPX_ERR_INIT;
+            size_t q = 0, rj = 0;
+
+            random_change();
+            snprintf(job, sizeof(job), "plan/j%d", step);
+            for (size_t r = 0; r < nrep; r++) {
+                char group[96];
+                snprintf(group, sizeof(group), "%s/%zu", job, r);
+                for (unsigned k = 0; k < s->n; k++)
+                    pods[r][k] = pod_of(s, group, k);
+                reps[r] = (struct pol_job_replica){pods[r], NULL, s->n};
+            }
+            pj = (struct pol_job){job, reps, nrep};
+            cr_assert_eq(pol_plan(la, &pj, 1, now_t, &res, &err), TPX_OK, "%s", err.msg);
+            for (size_t r = 0; r < nrep; r++) {
+                size_t nodes[8];
+                char why[512];
+                bool ok = reference_replica(lb, job, r, pods[r], s->n, nodes, why, sizeof(why));
+                if (!ok) {
+                    cr_assert_lt(rj, res.nrejected, "%s step %d: replica %zu", specs[sp], step, r);
+                    cr_assert_eq(res.rejected[rj].replica, r);
+                    cr_assert_str_eq(res.rejected[rj].reason, why);
+                    rj++;
+                    continue;
+                }
+                for (unsigned k = 0; k < s->n; k++, q++) {
+                    char uid[POL_KEY_MAX + 128];
+                    cr_assert_lt(q, res.npods);
+                    cr_assert_eq(res.pods[q].replica, r);
+                    cr_assert_eq(res.pods[q].where.node, nodes[k],
+                                 "%s step %d: replica %zu pod %u: index %zu, full pass %zu",
+                                 specs[sp], step, r, k, res.pods[q].where.node, nodes[k]);
+                    snprintf(uid, sizeof(uid), "plan:0/%zu/%u/%s", r, k, res.pods[q].pod_name);
+                    remember(uid);
+                }
+            }
+            cr_assert_eq(q, res.npods);
+            cr_assert_eq(rj, res.nrejected);
+            pol_plan_result_release(&res);
+        }
+        teardown();
+    }
+}
+
+Test(pol_index, a_new_group_takes_the_lowest_free_record, .fini = teardown)
+{
+    /* the groups are listed in record order, and a new group reuses the lowest free record, as a
+     * scan from the first record finds it */
+    const struct shape one = {8, 1, 1, 8, POL_SCOPE_RACK, false, false, false, 0};
+    const char *names[] = {"a/0", "a/1", "a/2", "a/3"};
+    struct pol_group_summary gs[4];
+    struct tpx_err err = TPX_ERR_INIT;
+    struct pol_placement p;
+
+    setup_spec("racks=2,nodes-per-rack=4", 1);
+    for (size_t i = 0; i < 3; i++) {
+        struct pol_workload w = pod_of(&one, names[i], 0);
+        cr_assert_eq(pol_commit(la, &w, names[i], names[i], i, NOW, 600, &p, &err), TPX_OK, "%s",
+                     err.msg);
+    }
+    cr_assert(pol_ledger_forget_pod(la, "a/0"));
+    cr_assert(pol_ledger_forget_pod(la, "a/1"));
+    {
+        struct pol_workload w = pod_of(&one, names[3], 0);
+        cr_assert_eq(pol_commit(la, &w, names[3], names[3], 4, NOW, 600, &p, &err), TPX_OK);
+    }
+    cr_assert_eq(pol_ledger_group_count(la), 2);
+    pol_ledger_groups(la, gs);
+    cr_expect_str_eq(gs[0].group, "a/3");
+    cr_expect_str_eq(gs[1].group, "a/2");
+}
