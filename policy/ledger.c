@@ -4,8 +4,9 @@
  * and change it (scope.c, judge.c, filter.c, score.c, reserve.c, book.c) share its records through
  * policy/ledger_int.h (DESIGN.md, Placement rules). Pure C: never includes HTTP, JSON, YAML, curl,
  * hwloc or log headers. Not locked: the caller serialises access to one ledger. Free counts per
- * domain, node and rack are kept up to date on every change, so a filter call costs
- * O(nodes + domains) with a handful of allocations. */
+ * domain, node and rack are kept up to date on every change, and every change is told to the
+ * placement index (led_touch, policy/index.c), so a filter with a scope memo costs the racks
+ * changed since its last call plus O(1) per candidate. */
 #include "policy/policy.h"
 
 #include <limits.h>

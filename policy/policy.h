@@ -254,12 +254,13 @@ enum tpx_code pol_score(const struct pol_ledger *l, const struct pol_workload *w
 
 /*
  * A group's first member needs the capacity of every rack (one pass over all nodes). A memo keeps
- * the last such result with its shape and the ledger's change count, so the next filter or score
- * of the same shape on an unchanged ledger (kube-scheduler's prioritize right after filter, the
- * next pod of the same job) reuses it. The caller owns the memo and gives it to one call at a time;
- * a ledger is never written by a filter or score, memo or not. After the ledger a memo was used
- * with is freed, pol_scope_memo_forget() it before it meets another (a new ledger may take the
- * old one's address).
+ * that result for one shape and brings it up to date from the ledger's per-rack change counts:
+ * the next filter or score of the same shape (kube-scheduler's prioritize right after filter, the
+ * next pod of the same job, the next pod after a bind) recomputes only the racks (blocks, zones)
+ * changed since, so each candidate costs O(1) (policy/index.c, the placement index). The caller
+ * owns the memo and gives it to one call at a time; a ledger is never written by a filter or
+ * score, memo or not. After the ledger a memo was used with is freed, pol_scope_memo_forget() it
+ * before it meets another (a new ledger may take the old one's address).
  */
 struct pol_scope_memo;
 struct pol_scope_memo *pol_scope_memo_new(void); /* NULL when out of memory */
