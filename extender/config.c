@@ -64,6 +64,14 @@ const struct ext_config_setting ext_config_settings[] = {
      .offset = FIELD(listen),
      .def = "127.0.0.1:8888",
      .help = "where to listen (default 127.0.0.1:8888; port 0 picks one)"},
+    {.key = "adminListen",
+     .flag = "admin-listen",
+     .metavar = "ADDR:PORT",
+     .type = EXT_CONFIG_SETTING_STRING,
+     .offset = FIELD(admin_listen),
+     .help = "serve /metrics and /debug/state (and /healthz, /readyz, /version)\n"
+             "on a second, plain-HTTP listener, and no longer on --listen\n"
+             "(default: none, all on --listen)"},
     {.key = "tlsCert",
      .path = "tls.cert",
      .flag = "tls-cert",

@@ -24,8 +24,9 @@ enum ext_config_cluster_source { EXT_SOURCE_AUTO = 0, EXT_SOURCE_API, EXT_SOURCE
 
 /* Every string is malloc'd and owned; ext_config_release() frees them. */
 struct ext_config {
-    char *listen;   /* "127.0.0.1:8888" */
-    char *tls_cert; /* paths, or NULL */
+    char *listen;       /* "127.0.0.1:8888" */
+    char *admin_listen; /* NULL: none; else /metrics and /debug/state are served there only */
+    char *tls_cert;     /* paths, or NULL */
     char *tls_key;
     char *client_ca;
     char *resources[EXT_MAX_LIST]; /* accelerator resource names in precedence order; none: the

@@ -618,10 +618,35 @@ static enum ext_metrics_verb verb_of(const char *path)
     return EXT_METRICS_VERB_OTHER;
 }
 
-static bool is_get_path(const char *p)
+/* What only the admin listener serves when there is one. */
+static bool is_admin_path(const char *p)
 {
-    return strcmp(p, "/healthz") == 0 || strcmp(p, "/readyz") == 0 || strcmp(p, "/metrics") == 0 ||
-           strcmp(p, "/version") == 0 || strcmp(p, "/debug/state") == 0;
+    return strcmp(p, "/metrics") == 0 || strcmp(p, "/debug/state") == 0;
+}
+
+/* The GET paths served on this listener: all of them on the main one without --admin-listen. */
+static bool is_get_path(const struct ext_routes *r, const char *p, bool admin)
+{
+    if (is_admin_path(p))
+        return admin || !r->admin_elsewhere;
+    return strcmp(p, "/healthz") == 0 || strcmp(p, "/readyz") == 0 || strcmp(p, "/version") == 0;
+}
+
+static unsigned do_get_or_405(struct ext_routes *r, const struct ext_http_req *rq,
+                              struct ext_http_resp *rp)
+{
+    if (strcmp(rq->method, "GET") != 0 && strcmp(rq->method, "HEAD") != 0) {
+        text(rp, 405, "{\"error\":\"method not allowed; use GET\"}");
+        rp->allow = "GET, HEAD";
+        return 405;
+    }
+    return do_get(r, rq->path, rp);
+}
+
+static unsigned not_found(struct ext_http_resp *rp)
+{
+    text(rp, 404, "{\"error\":\"not found\"}");
+    return 404;
 }
 
 void ext_routes_handle(void *ctx, const struct ext_http_req *rq, struct ext_http_resp *rp)
@@ -645,17 +670,19 @@ void ext_routes_handle(void *ctx, const struct ext_http_req *rq, struct ext_http
         } else {
             status = do_preempt(r, rq, rp);
         }
-    } else if (is_get_path(rq->path)) {
-        if (strcmp(rq->method, "GET") != 0 && strcmp(rq->method, "HEAD") != 0) {
-            text(rp, 405, "{\"error\":\"method not allowed; use GET\"}");
-            rp->allow = "GET, HEAD";
-            status = 405;
-        } else {
-            status = do_get(r, rq->path, rp);
-        }
+    } else if (is_get_path(r, rq->path, false)) {
+        status = do_get_or_405(r, rq, rp);
     } else {
-        text(rp, 404, "{\"error\":\"not found\"}");
-        status = 404;
+        status = not_found(rp);
     }
     ext_metrics_request(r->metrics, verb, status, tpx_mono_s() - t0);
+}
+
+void ext_routes_handle_admin(void *ctx, const struct ext_http_req *rq, struct ext_http_resp *rp)
+{
+    struct ext_routes *r = ctx;
+    double t0 = tpx_mono_s();
+    unsigned status = is_get_path(r, rq->path, true) ? do_get_or_405(r, rq, rp) : not_found(rp);
+
+    ext_metrics_request(r->metrics, EXT_METRICS_VERB_OTHER, status, tpx_mono_s() - t0);
 }
