@@ -393,8 +393,11 @@ int cmd_serve(int argc, char **argv)
     if (err.code != TPX_OK)
         goto fail;
     state = ext_state_new(cfg.reservation_ttl_s, &err);
-    if (state)
+    if (state) {
         ext_state_set_budgets(state, cfg.reservation_budget_ns, cfg.reservation_cap);
+        ext_state_set_pod_max(state, cfg.pod_table_size);
+        ext_state_set_pod_ns_max(state, cfg.pod_table_ns_max);
+    }
     metrics = state ? ext_metrics_new(&err) : NULL;
     if (!metrics)
         goto fail;

@@ -38,6 +38,8 @@ struct ext_config {
     unsigned reservation_ttl_s;     /* 600 */
     unsigned reservation_budget_ns; /* 0: no limit (accelerators held per namespace) */
     unsigned reservation_cap;       /* 0: no limit (accelerators held in all) */
+    unsigned pod_table_size;        /* 200000: pods remembered between filter and bind */
+    unsigned pod_table_ns_max;      /* 20000: unbound ones per namespace; 0: no limit */
     size_t max_body;                /* 64 MiB */
     unsigned max_candidates;        /* 100000: NodeNames or Nodes per request */
     enum ext_bind_mode bind_mode;   /* record */

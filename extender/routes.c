@@ -291,7 +291,7 @@ static unsigned do_filter(struct ext_routes *r, const struct ext_http_req *rq,
         if (a.nnames)
             warn_rejected(r, &a.pod, NULL, a.pod.msg);
     } else if (a.pod.wl.has_intent) {
-        ext_state_remember_pod(r->state, a.pod.uid, a.pod.name, &a.pod.wl, time(NULL));
+        ext_state_remember_pod(r->state, a.pod.uid, a.pod.ns, a.pod.name, &a.pod.wl, time(NULL));
         st = request_state(r, &a, &tmp, &e);
         if (!st || ext_state_filter(st, &a.pod.wl, (const char *const *)a.names, a.nnames,
                                     time(NULL), &v, &e) != TPX_OK)
@@ -308,9 +308,10 @@ static unsigned do_filter(struct ext_routes *r, const struct ext_http_req *rq,
         /* but its accelerators count once it is bound: without a watch, this is the only place
          * topox learns what the pod requests (a bind carries no resources) */
         if (a.pod.wl.accel_per_pod > 0)
-            ext_state_remember_pod(r->state, a.pod.uid, a.pod.name, &a.pod.wl, time(NULL));
+            ext_state_remember_pod(r->state, a.pod.uid, a.pod.ns, a.pod.name, &a.pod.wl,
+                                   time(NULL));
         else
-            ext_state_note_filtered(r->state, a.pod.uid, a.pod.name, time(NULL));
+            ext_state_note_filtered(r->state, a.pod.uid, a.pod.ns, a.pod.name, time(NULL));
     }
     if (ext_codec_filter_result(&a, verdict, reason, &b, &e) != TPX_OK)
         goto fail;
@@ -546,6 +547,33 @@ static void render_binder(struct ext_binder *bd, struct tpx_buf *b, struct tpx_e
                  st.warnings_deduped, st.events_queued);
 }
 
+/* The pod table's size and what it has forgotten, in Prometheus text. */
+static void render_pod_table(struct ext_state *st, struct tpx_buf *b, struct tpx_err *e)
+{
+    struct ext_state_pod_stats ps;
+
+    ext_state_pod_stats(st, &ps);
+    tpx_buf_addf(b, e,
+                 "# HELP topox_pod_table_entries Pods remembered between filter and bind.\n"
+                 "# TYPE topox_pod_table_entries gauge\n"
+                 "topox_pod_table_entries %zu\n"
+                 "# HELP topox_pod_table_size The pod table's bound (podTableSize).\n"
+                 "# TYPE topox_pod_table_size gauge\n"
+                 "topox_pod_table_size %zu\n"
+                 "# HELP topox_pod_table_evictions_total Filtered, unbound pods forgotten, by "
+                 "why: the table was full, their namespace held podTableNamespaceMax, or they "
+                 "were older than an hour.\n"
+                 "# TYPE topox_pod_table_evictions_total counter\n"
+                 "topox_pod_table_evictions_total{reason=\"full\"} %lu\n"
+                 "topox_pod_table_evictions_total{reason=\"namespace\"} %lu\n"
+                 "topox_pod_table_evictions_total{reason=\"expired\"} %lu\n"
+                 "# HELP topox_pod_table_refusals_total Filters not remembered: the table held "
+                 "only bound pods.\n"
+                 "# TYPE topox_pod_table_refusals_total counter\n"
+                 "topox_pod_table_refusals_total %lu\n",
+                 ps.entries, ps.max, ps.evicted_full, ps.evicted_namespace, ps.expired, ps.refused);
+}
+
 static unsigned do_get(struct ext_routes *r, const char *path, struct ext_http_resp *rp)
 {
     struct tpx_err e = TPX_ERR_INIT;
@@ -576,6 +604,7 @@ static unsigned do_get(struct ext_routes *r, const char *path, struct ext_http_r
         tpx_buf_init(&b, 64 * 1024 * 1024);
         ext_metrics_render(r->metrics, &b, &e);
         ext_state_read(r->state, render, &rc);
+        render_pod_table(r->state, &b, &e);
         render_binder(r->binder, &b, &e);
         if (e.code != TPX_OK) {
             tpx_buf_release(&b);

@@ -961,13 +961,18 @@ Test(serve, admin_listener_takes_metrics_and_debug_state_off_the_main_one)
     char *req = args_json(pod, names, 1);
     struct run_result r;
     struct server s;
+    char *body = NULL;
     int admin;
 
     start(&s, args);
     admin = admin_port(&s);
     cr_assert_gt(admin, 0, "no admin listening line:\n%s", s.log);
     cr_expect_neq(admin, s.port);
-    cr_expect_eq(http_call("GET", admin, "/metrics", NULL, NULL), 200);
+    cr_expect_eq(http_call("GET", admin, "/metrics", NULL, &body), 200);
+    cr_expect(body && strstr(body, "topox_pod_table_evictions_total{reason=\"namespace\"} 0") &&
+                  strstr(body, "topox_pod_table_size 200000"),
+              "%s", body ? body : "");
+    free(body);
     cr_expect_eq(http_call("GET", admin, "/debug/state", NULL, NULL), 200);
     cr_expect_eq(http_call("GET", s.port, "/metrics", NULL, NULL), 404);
     cr_expect_eq(http_call("GET", s.port, "/debug/state", NULL, NULL), 404);
