@@ -281,6 +281,7 @@ static enum tpx_code start_api(struct ext_config *cfg, struct ext_state *state,
     }
     if (kube_config_check_scheme(kcfg, cfg->api_insecure, "--insecure true", err) != TPX_OK)
         return err->code;
+    kcfg->max_body = cfg->api_max_body; /* before the watch and the binder copy it */
     if (*use_api) {
         struct kube_watch_config wc;
         struct kube_watch_sink sink;

@@ -51,6 +51,7 @@ struct ext_config {
     unsigned drain_s;               /* 10: how long SIGTERM waits for requests in flight */
     char *kubeconfig;               /* --kubeconfig; NULL: $KUBECONFIG, then in-cluster */
     bool api_insecure;              /* --insecure: allow an http:// API server */
+    size_t api_max_body;            /* 256 MiB: one API response (struct kube_config) */
     enum ext_config_cluster_source cluster_source; /* auto */
     unsigned bind_timeout_s;          /* 4: one Binding POST (the scheduler's timeout is 5 s) */
     unsigned api_backoff_max_s;       /* 30: longest wait between watch retries */
