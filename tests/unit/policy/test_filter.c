@@ -825,6 +825,30 @@ static unsigned rack_free(void)
     return f;
 }
 
+/* A declared group size that contradicts a certain layout (tp 8 x pp 2 = 16 GPUs, 3 pods of 8
+ * declared): required, every node is unresolvable with the arithmetic; preferred, the pod is
+ * placed on its own and nothing is held for the other two. */
+Test(pol_filter, a_group_size_that_contradicts_a_certain_layout, .fini = teardown)
+{
+    struct pol_workload wl = member("llm/odd", 8, 2, 8, 3, 0);
+    char why[512];
+
+    setup_spec("racks=1,nodes-per-rack=4");
+    cr_expect_eq(verdict_on(&wl, "r01-n01", why, sizeof(why)), POL_UNRESOLVABLE);
+    cr_expect(strstr(why, "= 16 GPUs, but the group has 3 pods x 8 GPUs = 24") != NULL, "%s",
+              why);
+    cr_expect_eq(place(&wl, "odd0", NULL, NULL, 0), TOPO_NONE);
+    wl.preferred = true;
+    cr_expect_eq(verdict_on(&wl, "r01-n01", NULL, 0), POL_FIT);
+    cr_assert_neq(place(&wl, "odd0", NULL, NULL, 0), TOPO_NONE);
+    cr_expect_eq(rack_free(), 32 - 8, "only the pod's own 8 are taken, nothing is held");
+    /* the same group with a size that adds up holds its rest */
+    wl = member("llm/even", 8, 2, 8, 2, 0);
+    wl.preferred = true;
+    cr_assert_neq(place(&wl, "even0", NULL, NULL, 0), TOPO_NONE);
+    cr_expect_eq(rack_free(), 32 - 8 - 16);
+}
+
 Test(pol_filter, reservation_budgets_per_namespace_and_in_all, .fini = teardown)
 {
     struct pol_workload a = member("ns1/a", 8, 4, 8, 4, 0);
