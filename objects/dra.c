@@ -284,15 +284,24 @@ static const json_t *results(const json_t *claim)
 
 void obj_dra_finish(struct obj_dra *d)
 {
+    obj_dra_finish_skip(d, NULL, NULL);
+}
+
+void obj_dra_finish_skip(struct obj_dra *d, bool (*skip)(void *ctx, const json_t *claim), void *ctx)
+{
     size_t i;
     const json_t *claim;
 
     if (d->ndev)
         qsort(d->dev, d->ndev, sizeof(*d->dev), by_key);
+    for (i = 0; i < d->ndev; i++)
+        d->dev[i].taken = false;
     json_array_foreach(d->claims, i, claim)
     {
         size_t k;
         const json_t *r;
+        if (skip && skip(ctx, claim))
+            continue;
         json_array_foreach(results(claim), k, r)
         {
             const char *driver = jstr(r, "driver");
@@ -435,9 +444,33 @@ static const struct obj_dra_domain *claimed_domain(const struct obj_dra *d, cons
     return NULL;
 }
 
+/* The claim that the kube-controller-manager made from entry's template, as the pod's
+ * status.resourceClaimStatuses names it, or NULL. */
+static const char *generated_claim(const json_t *pod, const char *entry)
+{
+    size_t i;
+    const json_t *st;
+
+    json_array_foreach(jget(jget(pod, "status"), "resourceClaimStatuses"), i, st)
+    {
+        const char *n = jstr(st, "name");
+        if (entry && n && strcmp(n, entry) == 0)
+            return jstr(st, "resourceClaimName");
+    }
+    return NULL;
+}
+
 enum tpx_code obj_dra_pod_demand(const struct obj_dra *d, const json_t *pod, const char *ns,
                                  unsigned *accel, const struct obj_dra_domain **domain,
                                  struct tpx_err *err)
+{
+    return obj_dra_pod_demand_owned(d, pod, ns, accel, domain, NULL, NULL, err);
+}
+
+enum tpx_code obj_dra_pod_demand_owned(const struct obj_dra *d, const json_t *pod, const char *ns,
+                                       unsigned *accel, const struct obj_dra_domain **domain,
+                                       void (*owned)(void *ctx, const json_t *claim), void *ctx,
+                                       struct tpx_err *err)
 {
     size_t i;
     const json_t *rc;
@@ -449,6 +482,7 @@ enum tpx_code obj_dra_pod_demand(const struct obj_dra *d, const json_t *pod, con
     {
         const char *claim = jstr(rc, "resourceClaimName");
         const char *tmpl = jstr(rc, "resourceClaimTemplateName");
+        const char *made;
         const json_t *o;
         char what[320];
 
@@ -458,13 +492,22 @@ enum tpx_code obj_dra_pod_demand(const struct obj_dra *d, const json_t *pod, con
         }
         if (tmpl && domain_of(d, ns, tmpl))
             continue; /* a ComputeDomain channel: no GPUs */
+        made = tmpl ? generated_claim(pod, jstr(rc, "name")) : NULL;
+        if (made && !find_named(d->templates, ns, tmpl) && find_named(d->claims, ns, made)) {
+            /* serve watches claims, not templates: the claim made from it says the same */
+            claim = made;
+            tmpl = NULL;
+        }
         if (claim) {
+            unsigned before = *accel;
             snprintf(what, sizeof(what), "ResourceClaim '%.200s'", claim);
             o = find_named(d->claims, ns, claim);
             if (!o)
                 return tpx_err_set(err, TPX_ENOENT, "%s is not in the snapshot or manifests", what);
             if (spec_demand(d, jget(o, "spec"), what, accel, err) != TPX_OK)
                 return err->code;
+            if (owned && *accel > before)
+                owned(ctx, o);
         } else if (tmpl) {
             snprintf(what, sizeof(what), "ResourceClaimTemplate '%.200s'", tmpl);
             o = find_named(d->templates, ns, tmpl);
@@ -499,19 +542,58 @@ enum tpx_code obj_dra_extended_demand(const struct obj_dra *d, const json_t *pod
     return TPX_OK;
 }
 
+/* The claim that serves a bound pod's extended resource (KEP-5004), or NULL. */
+static const json_t *extended_claim(const struct obj_dra *d, const json_t *pod, const char *ns)
+{
+    const char *claim =
+        jstr(jget(jget(pod, "status"), "extendedResourceClaimStatus"), "resourceClaimName");
+
+    return claim ? find_named(d->claims, ns, claim) : NULL;
+}
+
+enum tpx_code obj_dra_facts_demand(const struct obj_dra *d, const json_t *pod,
+                                   struct pol_pod_facts *f,
+                                   void (*owned)(void *ctx, const json_t *claim), void *ctx,
+                                   struct tpx_err *err)
+{
+    const char *res = obj_dra_resource(d);
+    struct tpx_err miss = TPX_ERR_INIT;
+    unsigned extra = 0;
+    const char *ext = NULL;
+    const json_t *xc;
+
+    if (obj_dra_pod_demand_owned(d, pod, f->ns, &extra, NULL, owned, ctx, &miss) != TPX_OK) {
+        if (miss.code != TPX_ENOENT) {
+            *err = miss;
+            return err->code;
+        }
+        extra = 0; /* a claim made elsewhere: its GPUs, if any, are unknown here */
+    }
+    if (f->accel == 0 && extra == 0 && obj_dra_extended_demand(d, pod, &extra, &ext, err) != TPX_OK)
+        return err->code;
+    if (ext)
+        f->resource = res; /* the nodes carry DRA GPUs under obj_dra_resource() */
+    f->accel += extra;
+    if (extra && !f->resource)
+        f->resource = res;
+    /* the claim behind the pod's extended resource holds what the pod counts */
+    if (owned && f->accel > 0 && (xc = extended_claim(d, pod, f->ns)) != NULL)
+        owned(ctx, xc);
+    if (miss.code != TPX_OK) {
+        *err = miss;
+        return TPX_ENOENT;
+    }
+    return TPX_OK;
+}
+
 enum tpx_code obj_dra_manifest_demand(const struct obj_dra *d, struct obj_manifest *m,
                                       void (*note)(void *ctx, const char *line), void *ctx,
                                       struct tpx_err *err)
 {
-    const char *res = obj_dra_resource(d);
-
     for (size_t t = 0; t < m->ntmpl; t++) {
         struct pol_pod_facts *f = &m->tmpl[t].facts;
-        unsigned extra = 0;
-        const char *ext = NULL;
 
-        if (obj_dra_pod_demand(d, m->tmpl_json[t], f->ns, &extra, NULL, err) == TPX_ENOENT) {
-            /* a claim made elsewhere: its GPUs, if any, are unknown here */
+        if (obj_dra_facts_demand(d, m->tmpl_json[t], f, NULL, NULL, err) == TPX_ENOENT) {
             if (note) {
                 char line[400];
                 snprintf(line, sizeof(line),
@@ -520,21 +602,11 @@ enum tpx_code obj_dra_manifest_demand(const struct obj_dra *d, struct obj_manife
                 note(ctx, line);
             }
             *err = (struct tpx_err)TPX_ERR_INIT;
-            extra = 0;
         }
-        if (err->code != TPX_OK ||
-            (f->accel == 0 && extra == 0 &&
-             obj_dra_extended_demand(d, m->tmpl_json[t], &extra, &ext, err) != TPX_OK)) {
+        if (err->code != TPX_OK) {
             tpx_err_prefix(err, "pod template '%s'", f->name ? f->name : "?");
             return err->code;
         }
-        if (ext)
-            f->resource = res; /* the nodes carry DRA GPUs under obj_dra_resource() */
-        if (extra == 0)
-            continue;
-        f->accel += extra;
-        if (!f->resource)
-            f->resource = res;
     }
     return TPX_OK;
 }

@@ -76,6 +76,11 @@ enum tpx_code obj_dra_add_docs(struct obj_dra *d, json_t *const *docs, size_t nd
  * it; a slice added later needs another finish). O(n log n). Cannot fail. */
 void obj_dra_finish(struct obj_dra *d);
 
+/* obj_dra_finish(), except that the claims for which skip(ctx, claim) is true take no device
+ * (serve: a bound pod counts those itself). Taken marks of an earlier finish are reset. */
+void obj_dra_finish_skip(struct obj_dra *d, bool (*skip)(void *ctx, const json_t *claim),
+                         void *ctx);
+
 /* True for the kinds obj_dra_add_docs() takes (so other loaders can skip them quietly). */
 bool obj_dra_is_kind(const char *kind);
 
@@ -103,6 +108,30 @@ bool obj_dra_claim_allocated(const struct obj_dra *d, const char *ns, const char
 enum tpx_code obj_dra_pod_demand(const struct obj_dra *d, const json_t *pod, const char *ns,
                                  unsigned *accel, const struct obj_dra_domain **domain,
                                  struct tpx_err *err);
+
+/* obj_dra_pod_demand(), and a template whose claim the controller made (the pod's
+ * status.resourceClaimStatuses names it) is read from that claim when the template itself is not
+ * known. owned(ctx, claim) (owned may be NULL) receives each claim whose requests added
+ * accelerators. */
+enum tpx_code obj_dra_pod_demand_owned(const struct obj_dra *d, const json_t *pod, const char *ns,
+                                       unsigned *accel, const struct obj_dra_domain **domain,
+                                       void (*owned)(void *ctx, const json_t *claim), void *ctx,
+                                       struct tpx_err *err);
+
+/*
+ * Add what one pod or template asks for through DRA to its facts f (f->ns, f->accel and
+ * f->resource as obj_pod_facts_from_json() set them): its claims' demand; when it asks for
+ * nothing, the extended resource an accelerator DeviceClass maps; the resource is then
+ * obj_dra_resource() (borrowed from d). owned (may be NULL) receives the claims whose devices
+ * the pod's count covers (those of obj_dra_pod_demand_owned(), and the claim of
+ * status.extendedResourceClaimStatus when the pod counts accelerators). TPX_ENOENT (with the
+ * message, f still completed without that claim's part) for a claim or template that is not
+ * known; other errors as obj_dra_pod_demand().
+ */
+enum tpx_code obj_dra_facts_demand(const struct obj_dra *d, const json_t *pod,
+                                   struct pol_pod_facts *f,
+                                   void (*owned)(void *ctx, const json_t *claim), void *ctx,
+                                   struct tpx_err *err);
 
 /* Accelerators a pod asks for through an extended resource that an accelerator DeviceClass maps
  * (spec.extendedResourceName, KEP-5004), counted as obj_pod_accel() counts resources; *resource
