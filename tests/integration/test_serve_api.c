@@ -1081,3 +1081,134 @@ Test(serve_api, an_uncertain_layout_passes_and_gets_one_warning, .timeout = 120)
     free(body);
     stop(w);
 }
+
+/* ---- DRA ------------------------------------------------------------------------------------ */
+
+/* A ResourceSlice of 8 GPUs on node, as the NVIDIA driver publishes one (driver gpu.nvidia.com,
+ * pool = node, attributes type=gpu, pcieRoot). */
+static json_t *slice_on(const char *node)
+{
+    json_t *devs = json_array();
+    char name[64];
+
+    for (int i = 0; i < 8; i++) {
+        snprintf(name, sizeof(name), "gpu-%d", i);
+        json_array_append_new(devs,
+                              json_pack("{s:s,s:{s:{s:s},s:{s:s}}}", "name", name, "attributes",
+                                        "type", "string", "gpu", "resource.kubernetes.io/pcieRoot",
+                                        "string", i < 4 ? "pci0000:00" : "pci0000:80"));
+    }
+    snprintf(name, sizeof(name), "%s-gpu.nvidia.com-x1", node);
+    return json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s,s:s,s:{s:s,s:i,s:i},s:o}}", "apiVersion",
+                     "resource.k8s.io/v1", "kind", "ResourceSlice", "metadata", "name", name, "uid",
+                     name, "spec", "driver", "gpu.nvidia.com", "nodeName", node, "pool", "name",
+                     node, "generation", 1, "resourceSliceCount", 1, "devices", devs);
+}
+
+/* A ResourceClaim in llm for 8 GPUs; allocated on node (all of its slice) unless node is NULL. */
+static json_t *claim_of(const char *name, const char *node)
+{
+    json_t *c = json_pack("{s:s,s:s,s:{s:s,s:s,s:s},s:{s:{s:[{s:s,s:{s:s,s:s,s:i}}]}}}",
+                          "apiVersion", "resource.k8s.io/v1", "kind", "ResourceClaim", "metadata",
+                          "name", name, "namespace", "llm", "uid", name, "spec", "devices",
+                          "requests", "name", "gpus", "exactly", "deviceClassName",
+                          "gpu.nvidia.com", "allocationMode", "ExactCount", "count", 8);
+    json_t *results = json_array();
+    char dev[16];
+
+    if (!node)
+        return c;
+    for (int i = 0; i < 8; i++) {
+        snprintf(dev, sizeof(dev), "gpu-%d", i);
+        json_array_append_new(results, json_pack("{s:s,s:s,s:s,s:s}", "request", "gpus", "driver",
+                                                 "gpu.nvidia.com", "pool", node, "device", dev));
+    }
+    json_object_set_new(c, "status",
+                        json_pack("{s:{s:{s:o}}}", "allocation", "devices", "results", results));
+    return c;
+}
+
+static void set_dra_list(struct world *w, const char *what, json_t *items)
+{
+    char path[128];
+    json_t *list =
+        json_pack("{s:s,s:s,s:{s:s},s:o}", "kind", "List", "apiVersion", "resource.k8s.io/v1",
+                  "metadata", "resourceVersion", "2000", "items", items);
+    char *s = json_dumps(list, JSON_COMPACT);
+
+    snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/%s", what);
+    cr_assert_eq(fake_api_set_list(w->api, path, s), 0);
+    free(s);
+    json_decref(list);
+}
+
+static bool passes(char pass[][16], size_t n, const char *node)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(pass[i], node) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Issue 13 section 3 through serve: r1-n1's 8 GPUs come from a ResourceSlice and an allocated
+ * ResourceClaim holds them all (Node allocatable still says 8, as the scheduler's own fit sees
+ * it). A pod asking for 8 is steered to the free nodes; a pod whose only demand is its claim is
+ * placed and booked for 8; and when the held claim goes away (a relist after a 410), r1-n1 is
+ * free again. */
+Test(serve_api, dra_held_gpus_steer_a_pod_to_the_free_node, .timeout = 120)
+{
+    struct world *w = world_new(true);
+    const char *args[] = {NULL};
+    char pass[NNODES][16];
+    json_t *claimer, *spec;
+    const char *node;
+    char *gone410;
+    size_t n;
+    long total;
+    int i;
+
+    set_dra_list(w, "deviceclasses",
+                 json_pack("[{s:s,s:{s:s},s:{s:[{s:{s:s}}]}}]", "kind", "DeviceClass", "metadata",
+                           "name", "gpu.nvidia.com", "spec", "selectors", "cel", "expression",
+                           "device.driver == 'gpu.nvidia.com'"));
+    set_dra_list(w, "resourceslices", json_pack("[o,o]", slice_on("r1-n1"), slice_on("r1-n2")));
+    set_dra_list(w, "resourceclaims",
+                 json_pack("[o,o]", claim_of("held", "r1-n1"), claim_of("want-8", NULL)));
+    start(w, args);
+    cr_assert_eq(wait_ready(w), 200, "never ready:\n%s", w->srv.log);
+    total = free_gpus(w);
+    cr_expect_eq(total, NNODES * 8 - 8, "r1-n1's 8 GPUs are held by the claim");
+
+    n = filter(w, add_pod(w, "llm", "plain", "plain-1", NULL, 0, 1, 8, 1), pass, NULL);
+    cr_expect(!passes(pass, n, "r1-n1"), "r1-n1's GPUs are all held");
+    cr_expect(passes(pass, n, "r1-n2"), "r1-n2's slice is free");
+    cr_expect_eq(n, NNODES - 1);
+
+    /* the pod asks for nothing but its claim's 8 GPUs */
+    claimer = add_pod(w, "llm", "claimer", "claimer-1", NULL, 0, 1, 8, 1);
+    spec = json_object_get(claimer, "spec");
+    json_object_del(json_array_get(json_object_get(spec, "containers"), 0), "resources");
+    json_object_set_new(spec, "resourceClaims",
+                        json_pack("[{s:s,s:s}]", "name", "gpus", "resourceClaimName", "want-8"));
+    push_pods(w);
+    node = place(w, claimer);
+    cr_expect_str_neq(node, "r1-n1");
+    cr_expect_eq(free_gpus(w), total - 8, "booked for its claim's 8 GPUs");
+
+    /* the held claim is deleted while the watch is away; its resourceVersion is gone, so the
+     * claims are listed anew */
+    proxy_set_down(w->proxy, true);
+    set_dra_list(w, "resourceclaims", json_pack("[o]", claim_of("want-8", NULL)));
+    gone410 = read_file(TPX_FIXTURES "/apiserver/status-410-expired.json", NULL);
+    cr_assert_not_null(gone410);
+    fake_api_push_watch_status(w->api, "/apis/resource.k8s.io/v1/resourceclaims", 410, gone410);
+    free(gone410);
+    proxy_set_down(w->proxy, false);
+    for (i = 0; i < 300 && free_gpus(w) != total; i++)
+        sleep_ms(100);
+    cr_expect_eq(free_gpus(w), total, "r1-n1's 8 GPUs are free once the claim is gone");
+    n = filter(w, add_pod(w, "llm", "plain2", "plain-2", NULL, 0, 1, 8, 1), pass, NULL);
+    cr_expect(passes(pass, n, "r1-n1"), "r1-n1 takes pods again");
+    stop(w);
+}
