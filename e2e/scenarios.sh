@@ -329,7 +329,94 @@ s9() {
 }
 
 s8_title="DRA: a hand-published ResourceSlice's devices count as used after the pod binds"
-s8() { fail "not run: depends on the topology-fidelity issue (topox does not read DRA yet)"; }
+# probe NAME NODE: a pod asking for 8 nvidia.com/gpu with a tensor-parallel size of 8, held to NODE
+probe() {
+    cat <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: $1, annotations: {topox.io/tensor-parallel-size: "8"}}
+spec:
+  schedulerName: topox-scheduler
+  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchFields: [{key: metadata.name, operator: In, values: [$2]}]}]}}}
+  containers: [{name: c, image: busybox, resources: {limits: {nvidia.com/gpu: "8"}}}]
+EOF
+}
+claim_gone() { ! kc -n s8 get resourceclaim gpus >/dev/null 2>&1; }
+s8_clean() {
+    kc delete resourceslice e2e-r02-n02-gpu.nvidia.com --wait=false >/dev/null 2>&1 || true
+    kc delete deviceclass gpu.nvidia.com --wait=false >/dev/null 2>&1 || true
+}
+s8() {
+    local node=r02-n02 devs="" i
+    # as the NVIDIA DRA driver's kubelet plugin would publish them: 8 whole GPUs on one node, and
+    # the driver's DeviceClass
+    for i in 0 1 2 3 4 5 6 7; do
+        devs+="    - {name: gpu-$i, attributes: {type: {string: gpu}, uuid: {string: GPU-e2e-$i}, resource.kubernetes.io/pcieRoot: {string: pci0000:$((i / 4))0}}}
+"
+    done
+    kc apply -f - >/dev/null <<EOF || fail "the API server refused the DeviceClass or ResourceSlice: see $LOGS/scenarios.log" || return 1
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.nvidia.com}
+spec:
+  selectors: [{cel: {expression: "device.driver == 'gpu.nvidia.com'"}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: e2e-$node-gpu.nvidia.com}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: $node
+  pool: {name: $node, generation: 1, resourceSliceCount: 1}
+  devices:
+$devs
+EOF
+    ns s8
+    # a pod whose 8 GPUs come from a ResourceClaim only: kube-scheduler's DRA plugin allocates
+    # them (it is the only node with such devices); its Node allocatable is untouched
+    kc -n s8 apply -f - >/dev/null <<EOF
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: gpus}
+spec:
+  devices:
+    requests: [{name: gpus, exactly: {deviceClassName: gpu.nvidia.com, allocationMode: ExactCount, count: 8}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: holder, annotations: {topox.io/tensor-parallel-size: "8"}}
+spec:
+  schedulerName: topox-scheduler
+  resourceClaims: [{name: gpus, resourceClaimName: gpus}]
+  containers: [{name: c, image: busybox, resources: {claims: [{name: gpus}]}}]
+EOF
+    wait_for "$WAIT" "holder bound" has_node s8 holder ||
+        { s8_clean; fail "holder not bound: $(events s8 FailedScheduling | head -1)"; return 1; }
+    local on alloc
+    on=$(kc -n s8 get pod holder -o jsonpath='{.spec.nodeName}')
+    [ "$on" = "$node" ] || { s8_clean; fail "holder bound to $on, not $node"; return 1; }
+    alloc=$(kc -n s8 get resourceclaim gpus -o json | jq -r '[.status.allocation.devices.results[] | select(.pool == "'$node'")] | length')
+    [ "$alloc" = 8 ] || { s8_clean; fail "the claim holds $alloc devices of $node, want 8"; return 1; }
+    # Node allocatable still says 8 free nvidia.com/gpu, so kube-scheduler's own fit passes a pod
+    # asking for 8 there; only topox, counting the slice's devices as used, can keep it off.
+    probe full "$node" | kc -n s8 apply -f - >/dev/null
+    wait_for "$WAIT" "FailedScheduling for full" has_event s8 FailedScheduling 'free GPUs' ||
+        { s8_clean; fail "no FailedScheduling naming free GPUs: $(events s8 FailedScheduling | head -1)"; return 1; }
+    has_node s8 full && { s8_clean; fail "full was bound to $node beside the DRA pod's 8 GPUs"; return 1; }
+    local why
+    why=$(events s8 FailedScheduling | grep -o '[^:,]*free GPUs[^,]*' | head -1)
+    # the control: with the holder and its claim gone, the same pod fits there
+    kc -n s8 delete pod holder --force --grace-period=0 >/dev/null 2>&1
+    kc -n s8 delete resourceclaim gpus --wait=false >/dev/null 2>&1
+    wait_for 60 "the claim deleted" claim_gone || { s8_clean; fail "the claim was not deleted"; return 1; }
+    sleep 2
+    kc -n s8 delete pod full --force --grace-period=0 >/dev/null 2>&1
+    probe again "$node" | kc -n s8 apply -f - >/dev/null
+    wait_for "$WAIT" "again bound" has_node s8 again ||
+        { s8_clean; fail "with the claim gone, the pod still does not fit: $(events s8 FailedScheduling | tail -1)"; return 1; }
+    s8_clean
+    DETAIL="holder bound to $node with 8 DRA devices; a pod of 8 nvidia.com/gpu held to $node stays Pending ($why); fits once the claim is gone"
+}
 
 # --- run ----------------------------------------------------------------------------------------
 
