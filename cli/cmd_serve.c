@@ -384,6 +384,7 @@ int cmd_serve(int argc, char **argv)
     routes.opts.max_candidates = cfg.max_candidates;
     if (feed) { /* claims' demand, from what the watch holds */
         routes.opts.pod_facts = ext_state_feed_pod_facts;
+        routes.opts.pod_workload = ext_state_feed_pod_workload;
         routes.opts.pod_ctx = feed;
     }
     routes.scheduler_name = cfg.scheduler_name;

@@ -448,6 +448,49 @@ static enum tpx_code give_pod(struct ext_state_feed *f, const char *uid, const c
     return e.code;
 }
 
+/* The pod's index among its ComputeDomain's claimants: its own group's (LWS, topox.io), else
+ * what the MPIJob or Indexed Job controller labels it with, else -1 (any free slot). */
+static int domain_index(json_t *pod, const struct pol_workload *wl)
+{
+    static const char *const keys[] = {"training.kubeflow.org/replica-index",
+                                       "batch.kubernetes.io/job-completion-index"};
+    json_t *labels = json_object_get(json_object_get(pod, "metadata"), "labels");
+
+    if (wl->group[0])
+        return wl->pod_index;
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        const char *v = json_string_value(json_object_get(labels, keys[i]));
+        char *end;
+        long n;
+
+        if (!v)
+            continue;
+        n = strtol(v, &end, 10);
+        if (*v && !*end && n >= 0 && n < 1000000)
+            return (int)n;
+    }
+    return -1;
+}
+
+/* A claimant of a ComputeDomain's channel joins the domain's group (obj_dra_domain_member(), the
+ * rule plan uses): as many pods as its numNodes, else as its own group says; with neither the
+ * size is unknown and the pod keeps its own intent. Callers hold what protects `dra`. */
+static void domain_member(const struct ext_state_feed *f, json_t *pod, struct pol_workload *wl)
+{
+    const char *ns = meta(pod, "namespace");
+    const struct obj_dra_domain *cd;
+    unsigned n;
+
+    if (!f->dra_on || wl->accel_per_pod == 0 || !has_claims(pod))
+        return;
+    cd = obj_dra_pod_domain(&f->dra, pod, ns);
+    if (!cd)
+        return;
+    n = cd->num_nodes ? cd->num_nodes : wl->size_explicit ? wl->group_size : 0;
+    if (n)
+        obj_dra_domain_member(cd, n, n * wl->accel_per_pod, domain_index(pod, wl), wl);
+}
+
 /* Give one Pod to the state, or keep its facts pending. */
 static void apply_pod(struct ext_state_feed *f, json_t *pod)
 {
@@ -494,6 +537,8 @@ static void apply_pod(struct ext_state_feed *f, json_t *pod)
     }
     /* A pod whose intent cannot be read still holds its accelerators. */
     has_wl = pol_workload_infer(&store.facts, &wl, &ignore) == TPX_OK;
+    if (has_wl)
+        domain_member(f, pod, &wl);
     if (!name)
         name = uid;
     if (give_pod(f, uid, name, node, store.facts.accel, has_wl ? &wl : NULL) == TPX_ENOENT) {
@@ -979,6 +1024,17 @@ void ext_state_feed_pod_facts(void *ctx, const void *pod, struct pol_pod_facts *
         snprintf(res, res_len, "%s", facts->resource);
         facts->resource = res;
     }
+    pthread_rwlock_unlock(&f->dra_lock);
+}
+
+void ext_state_feed_pod_workload(void *ctx, const void *pod, struct pol_workload *wl)
+{
+    struct ext_state_feed *f = ctx;
+
+    if (!f || !f->dra_on)
+        return;
+    pthread_rwlock_rdlock(&f->dra_lock);
+    domain_member(f, (json_t *)pod, wl);
     pthread_rwlock_unlock(&f->dra_lock);
 }
 

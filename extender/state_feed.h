@@ -41,6 +41,13 @@ void ext_state_feed_watch_dra(struct ext_state_feed *f, bool on);
 void ext_state_feed_pod_facts(void *ctx, const void *pod, struct pol_pod_facts *facts, char *res,
                               size_t res_len);
 
+/* The ext_codec_opts.pod_workload hook (ctx: the feed): a pod that claims a ComputeDomain's
+ * channel template becomes a member of the domain's group, which must share one multi-node
+ * NVLink domain (clique): placed whole, the rest reserved as for LWS, rejected with the shortfall
+ * when no clique has room (obj_dra_domain_member(), as plan does). The group has the domain's
+ * numNodes pods, or the pod's own group size; with neither it is left alone. Thread-safe. */
+void ext_state_feed_pod_workload(void *ctx, const void *pod, struct pol_workload *wl);
+
 /* Counters for tests and /debug/state. Not thread-safe against a running watch. */
 struct ext_state_feed_stats {
     size_t nodes;           /* nodes the state got from the feed */

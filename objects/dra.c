@@ -647,27 +647,61 @@ enum tpx_code obj_dra_manifest_domains(const struct obj_dra *d, struct obj_manif
             note(ctx, line);
         }
         for (size_t i = m->replica_first_pod[replica], k = 0; i < m->replica_first_pod[replica + 1];
-             i++, k++) {
-            struct pol_workload *wl = &m->wl[i];
-            snprintf(wl->group, sizeof(wl->group), "%.100s/computedomain:%.100s",
-                     cd->ns ? cd->ns : "default", cd->name);
-            snprintf(wl->display, sizeof(wl->display), "%.100s/%.100s (ComputeDomain)",
-                     cd->ns ? cd->ns : "default", cd->name);
-            wl->group_size =
-                (unsigned)(m->replica_first_pod[replica + 1] - m->replica_first_pod[replica]);
-            wl->size_explicit = true;
-            wl->pod_index = (int)k;
-            /* one clique: the whole group is one tensor-parallel group over multi-node NVLink */
-            wl->tp = accel ? accel : wl->group_size;
-            wl->pp = 1;
-            wl->dp = 1;
-            wl->tp_explicit = true;
-            wl->pp_explicit = true;
-            wl->tp_source = "ComputeDomain";
-            wl->has_intent = true;
-        }
+             i++, k++)
+            obj_dra_domain_member(
+                cd, (unsigned)(m->replica_first_pod[replica + 1] - m->replica_first_pod[replica]),
+                accel, (int)k, &m->wl[i]);
     }
     return TPX_OK;
+}
+
+void obj_dra_domain_member(const struct obj_dra_domain *cd, unsigned n, unsigned accel, int index,
+                           struct pol_workload *wl)
+{
+    snprintf(wl->group, sizeof(wl->group), "%.100s/computedomain:%.100s",
+             cd->ns ? cd->ns : "default", cd->name);
+    snprintf(wl->display, sizeof(wl->display), "%.100s/%.100s (ComputeDomain)",
+             cd->ns ? cd->ns : "default", cd->name);
+    wl->group_size = n;
+    wl->size_explicit = true;
+    wl->pod_index = index;
+    /* one clique: the whole group is one tensor-parallel group over multi-node NVLink */
+    wl->tp = accel ? accel : n;
+    wl->pp = 1;
+    wl->dp = 1;
+    wl->tp_explicit = true;
+    wl->pp_explicit = true;
+    wl->tp_source = "ComputeDomain";
+    wl->has_intent = true;
+    /* the domain says it: a known size and one clique are no guess (the certainty rule) */
+    wl->layout.tp = wl->tp;
+    wl->layout.pp = 1;
+    wl->layout.dp = 1;
+    wl->layout.accel = wl->tp;
+    wl->layout.certain = true;
+    wl->layout.why[0] = '\0';
+    if (!wl->layout.placement_ann)
+        wl->preferred = false;
+}
+
+const struct obj_dra_domain *obj_dra_pod_domain(const struct obj_dra *d, const json_t *pod,
+                                                const char *ns)
+{
+    return claimed_domain(d, pod, ns);
+}
+
+bool obj_dra_domain_reason(const struct pol_workload *wl, const char *reason, char *out, size_t len)
+{
+    const char *has = reason ? strstr(reason, "the largest here has ") : NULL;
+    const char *end = has ? strstr(has, ")") : NULL;
+
+    if (!wl->tp_source || strcmp(wl->tp_source, "ComputeDomain") != 0 || !has || !end || !len)
+        return false;
+    snprintf(out, len,
+             "%.200s needs one multi-node NVLink domain (clique) with %u free GPUs for its %u "
+             "pods; %.*s",
+             wl->display, wl->tp, wl->group_size, (int)(end + 1 - has), has);
+    return true;
 }
 
 void obj_dra_reword_rejects(const struct obj_manifest *m, struct pol_plan_result *res)
@@ -676,19 +710,10 @@ void obj_dra_reword_rejects(const struct obj_manifest *m, struct pol_plan_result
         struct pol_plan_reject *rj = &res->rejected[k];
         size_t r = m->jobs[rj->job].first_replica + rj->replica;
         const struct pol_workload *wl = &m->wl[m->replica_first_pod[r]];
-        const char *has = strstr(rj->reason, "the largest here has ");
-        const char *end = has ? strstr(has, ")") : NULL;
         char why[512];
 
-        if (!wl->tp_source || strcmp(wl->tp_source, "ComputeDomain") != 0 || !has || !end)
-            continue;
-        snprintf(why, sizeof(why),
-                 "%.200s needs one multi-node NVLink domain (clique) with %u free GPUs for its %u "
-                 "pods; %.*s",
-                 wl->display, wl->tp, wl->group_size, (int)(end + 1 - has), has);
-        memcpy(rj->reason, why,
-               sizeof(rj->reason) < sizeof(why) ? sizeof(rj->reason) : sizeof(why));
-        rj->reason[sizeof(rj->reason) - 1] = '\0';
+        if (obj_dra_domain_reason(wl, rj->reason, why, sizeof(why)))
+            snprintf(rj->reason, sizeof(rj->reason), "%s", why);
     }
 }
 

@@ -160,6 +160,24 @@ enum tpx_code obj_dra_manifest_domains(const struct obj_dra *d, struct obj_manif
                                        void (*note)(void *ctx, const char *line), void *ctx,
                                        struct tpx_err *err);
 
+/* Make wl a member of ComputeDomain cd's group: n pods with accel accelerators in all (0: n),
+ * one tensor-parallel group that must share one multi-node interconnect domain, pp 1, dp 1, this
+ * pod at index (-1: any free slot). The layout is certain (a known size and one clique are the
+ * domain's own word), so a group no clique can hold is rejected, not merely scored. The one rule
+ * that plan (obj_dra_manifest_domains()) and serve use. Cannot fail. */
+void obj_dra_domain_member(const struct obj_dra_domain *cd, unsigned n, unsigned accel, int index,
+                           struct pol_workload *wl);
+
+/* The ComputeDomain whose channel template pod (or template) claims in ns (NULL: any), or NULL. */
+const struct obj_dra_domain *obj_dra_pod_domain(const struct obj_dra *d, const json_t *pod,
+                                                const char *ns);
+
+/* A reason the policy gave for a ComputeDomain member wl (obj_dra_domain_member()), said in the
+ * domain's words into out (len bytes): true when reworded; false (out untouched) for another
+ * workload or a reason that is not about the largest interconnect domain. */
+bool obj_dra_domain_reason(const struct pol_workload *wl, const char *reason, char *out,
+                           size_t len);
+
 /* After pol_plan(): say a rejected ComputeDomain group's shortfall in its own words (the policy
  * speaks of a tensor-parallel size and suggests pipeline stages, which a ComputeDomain cannot
  * take). Cannot fail. */

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NLISTS 5
+#define NLISTS 6
 #define MAX_WATCH_SCRIPTS 32
 #define MAX_BINDS 256
 
@@ -136,17 +136,18 @@ static void sleep_ms(unsigned ms)
     nanosleep(&ts, NULL);
 }
 
-/* What is listed and watched. ComputeDomains are not served (404: no CRD). */
+/* What is listed and watched. ComputeDomains are not served (404: no CRD) until set. */
 static const char *const list_paths[NLISTS] = {
     "/api/v1/nodes",
     "/api/v1/pods",
     "/apis/resource.k8s.io/v1/resourceslices",
     "/apis/resource.k8s.io/v1/resourceclaims",
     "/apis/resource.k8s.io/v1/deviceclasses",
+    "/apis/resource.nvidia.com/v1beta1/computedomains",
 };
 static const char *const list_files[NLISTS] = {
     "nodes-list.json",          "pods-list.json",          "resourceslices-list.json",
-    "resourceclaims-list.json", "deviceclasses-list.json",
+    "resourceclaims-list.json", "deviceclasses-list.json", "computedomains-list.json",
 };
 
 static int list_index(const char *path)
@@ -562,6 +563,10 @@ static enum MHD_Result route(struct fake_api *f, struct MHD_Connection *c, const
         return answer_fixture(f, c, (unsigned)fail, "status-500.json");
 
     idx = list_index(url);
+    pthread_mutex_lock(&f->mu);
+    if (idx >= 0 && !f->lists[idx])
+        idx = -1; /* not served (yet): 404 */
+    pthread_mutex_unlock(&f->mu);
     if (strcmp(method, "GET") == 0 && idx >= 0)
         return is_watch ? answer_watch(f, c, url) : answer_list(f, c, idx);
     if (strcmp(method, "GET") == 0 && sscanf(url, "/api/v1/nodes/%255[^/]", name) == 1) {
@@ -702,13 +707,13 @@ struct fake_api *fake_api_start(const char *fixtures_dir)
     for (int i = 0; i < NLISTS; i++) {
         char *s = i < 2 ? slurp(fixtures_dir, list_files[i]) : NULL;
 
-        /* the DRA kinds start empty (fake_api_set_list() fills them) */
-        f->lists[i] = s        ? json_loads(s, 0, NULL)
-                      : i >= 2 ? json_pack("{s:s,s:s,s:{s:s},s:[]}", "kind", "List", "apiVersion",
-                                           "v1", "metadata", "resourceVersion", "1", "items")
-                               : NULL;
+        /* the DRA kinds start empty (fake_api_set_list() fills them); ComputeDomains absent */
+        f->lists[i] = s ? json_loads(s, 0, NULL) : NULL;
+        if (i >= 2 && i < NLISTS - 1)
+            f->lists[i] = json_pack("{s:s,s:s,s:{s:s},s:[]}", "kind", "List", "apiVersion", "v1",
+                                    "metadata", "resourceVersion", "1", "items");
         free(s);
-        if (!f->lists[i]) {
+        if (!f->lists[i] && i != NLISTS - 1) {
             fprintf(stderr, "fake_api: cannot load %s/%s\n", fixtures_dir, list_files[i]);
             fake_api_stop(f);
             return NULL;

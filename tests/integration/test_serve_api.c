@@ -1212,3 +1212,140 @@ Test(serve_api, dra_held_gpus_steer_a_pod_to_the_free_node, .timeout = 120)
     cr_expect(passes(pass, n, "r1-n1"), "r1-n1 takes pods again");
     stop(w);
 }
+
+/* Nodes for the ComputeDomain test: r1-n1 and r1-n2 share one NVLink clique (16 GPUs, rack r1),
+ * r2-n1 and r2-n2 have an NVLink domain of 8 each. */
+static void clique_nodes(struct world *w)
+{
+    json_t *items = json_array();
+    json_t *list;
+    char *s;
+
+    for (int r = 1; r <= 2; r++) {
+        for (int i = 1; i <= 2; i++) {
+            json_t *labels = json_pack("{s:s,s:s}", "topox.io/rack", r == 1 ? "r1" : "r2",
+                                       "topox.io/domain-size", "8");
+
+            if (r == 1)
+                json_object_set_new(labels, "nvidia.com/gpu.clique",
+                                    json_string("7a1c0e4e-5f3b-4d8e-9c1a-2b3c4d5e6f70.1"));
+            json_array_append_new(
+                items, json_pack("{s:{s:s,s:s,s:o},s:{s:{s:s,s:s},s:[{s:s,s:s}]}}", "metadata",
+                                 "name", node_name(r, i), "uid", node_name(r, i), "labels", labels,
+                                 "status", "allocatable", "nvidia.com/gpu", "8", "cpu", "96",
+                                 "conditions", "type", "Ready", "status", "True"));
+        }
+    }
+    list = json_pack("{s:s,s:s,s:{s:s},s:o}", "kind", "NodeList", "apiVersion", "v1", "metadata",
+                     "resourceVersion", "1000", "items", items);
+    s = json_dumps(list, JSON_COMPACT);
+    cr_assert_eq(fake_api_set_list(w->api, "/api/v1/nodes", s), 0);
+    free(s);
+    json_decref(list);
+}
+
+/* A ComputeDomain in llm, as the NVIDIA DRA driver's CRD spells it. */
+static json_t *compute_domain(const char *name, int nodes)
+{
+    char tmpl[64];
+
+    snprintf(tmpl, sizeof(tmpl), "%s-channel", name);
+    return json_pack("{s:s,s:s,s:{s:s,s:s,s:s},s:{s:i,s:{s:{s:s}}}}", "apiVersion",
+                     "resource.nvidia.com/v1beta1", "kind", "ComputeDomain", "metadata", "name",
+                     name, "namespace", "llm", "uid", name, "spec", "numNodes", nodes, "channel",
+                     "resourceClaimTemplate", "name", tmpl);
+}
+
+/* A pod of 8 nvidia.com/gpu that claims the domain's channel, nothing topox-specific on it. */
+static json_t *claimant(struct world *w, const char *name, const char *domain)
+{
+    json_t *pod = add_pod(w, "llm", name, name, NULL, 0, 1, 8, 1);
+    char tmpl[64];
+
+    snprintf(tmpl, sizeof(tmpl), "%s-channel", domain);
+    json_object_del(json_object_get(pod, "metadata"), "annotations");
+    json_object_set_new(json_object_get(pod, "metadata"), "annotations", json_object());
+    json_object_set_new(
+        json_object_get(pod, "spec"), "resourceClaims",
+        json_pack("[{s:s,s:s}]", "name", "channel", "resourceClaimTemplateName", tmpl));
+    push_pods(w);
+    return pod;
+}
+
+static size_t filter_some(struct world *w, json_t *pod, char pass[][16], json_t **answer)
+{
+    const char *names[4] = {node_name(1, 1), node_name(1, 2), node_name(2, 1), node_name(2, 2)};
+    char *req = all_nodes_args(pod, names, 4);
+    json_t *f = post(w, "/filter", req);
+    json_t *left = json_object_get(f, "NodeNames");
+    size_t n = json_array_size(left);
+
+    free(req);
+    for (size_t i = 0; i < n; i++)
+        snprintf(pass[i], 16, "%s", json_string_value(json_array_get(left, i)));
+    *answer = f;
+    return n;
+}
+
+/* Issue 13 section 3: the claimants of one ComputeDomain's channel are one group that must share
+ * one clique. Placed whole (the first member's bind reserves the rest of the clique), and a
+ * domain no clique can hold is rejected on every node with the shortfall. */
+Test(serve_api, a_compute_domain_is_placed_inside_one_clique_or_rejected, .timeout = 120)
+{
+    struct world *w = world_new(false);
+    const char *args[] = {NULL};
+    char pass[NNODES][16];
+    json_t *answer, *failed, *w0, *w1;
+    const char *node;
+    const char *why;
+    size_t n;
+
+    clique_nodes(w);
+    {
+        json_t *list =
+            json_pack("{s:s,s:s,s:{s:s},s:[o,o]}", "kind", "ComputeDomainList", "apiVersion",
+                      "resource.nvidia.com/v1beta1", "metadata", "resourceVersion", "3000", "items",
+                      compute_domain("cd-2", 2), compute_domain("cd-3", 3));
+        char *s = json_dumps(list, JSON_COMPACT);
+
+        cr_assert_eq(
+            fake_api_set_list(w->api, "/apis/resource.nvidia.com/v1beta1/computedomains", s), 0);
+        free(s);
+        json_decref(list);
+    }
+    start(w, args);
+    cr_assert_eq(wait_ready(w), 200, "never ready:\n%s", w->srv.log);
+
+    /* 2 pods x 8 GPUs over one NVLink domain: only the clique of 16 can hold it */
+    w0 = claimant(w, "cd2-w-0", "cd-2");
+    n = filter_some(w, w0, pass, &answer);
+    cr_expect_eq(n, 2, "only r1-n1 and r1-n2 share a clique: %s", json_dumps(answer, JSON_COMPACT));
+    cr_expect(passes(pass, n, "r1-n1") && passes(pass, n, "r1-n2"));
+    json_decref(answer);
+    node = place(w, w0);
+    cr_expect_eq(rack_of(node), 1);
+    cr_expect_eq(members_placed(w, "llm/computedomain:cd-2"), 1, "one group, named by its domain");
+    /* the rest of the clique is the group's: the second claimant goes to the other node */
+    w1 = claimant(w, "cd2-w-1", "cd-2");
+    n = filter_some(w, w1, pass, &answer);
+    json_decref(answer);
+    cr_expect_eq(n, 1);
+    cr_expect_str_neq(pass[0], node);
+    cr_expect_eq(rack_of(pass[0]), 1);
+    place(w, w1);
+    cr_expect_eq(members_placed(w, "llm/computedomain:cd-2"), 2);
+
+    /* 3 pods x 8 = 24 GPUs over one clique: none has them, and that is certain */
+    n = filter_some(w, claimant(w, "cd3-w-0", "cd-3"), pass, &answer);
+    cr_expect_eq(n, 0);
+    failed = json_object_get(answer, "FailedAndUnresolvableNodes");
+    if (!json_object_size(failed))
+        failed = json_object_get(answer, "FailedNodes");
+    why = json_string_value(json_object_get(failed, "r2-n1"));
+    cr_expect(why && strstr(why, "llm/cd-3 (ComputeDomain) needs one multi-node NVLink domain "
+                                 "(clique) with 24 free GPUs for its 3 pods; the largest here "
+                                 "has 16 (nvlink, 2 nodes)"),
+              "the shortfall, in the domain's words: %s", why ? why : "(none)");
+    json_decref(answer);
+    stop(w);
+}
