@@ -527,14 +527,18 @@ static void apply_pod(struct ext_state_feed *f, json_t *pod)
         return;
     }
     if (f->dra_on && has_claims(pod)) {
+        if (!f->refreshing) {
+            /* given to the state by the refresh this marks, once its claims are known to be
+             * its own: recorded now, its devices would also still be held for the claims */
+            json_object_set(f->dra_pods, uid, pod);
+            f->dra_dirty = true;
+            obj_pod_facts_release(&store);
+            return;
+        }
         /* its claims' devices count as its own (a claim not known yet counts nothing, and the
          * refresh once it comes re-applies the pod) */
         obj_dra_facts_demand(&f->dra, pod, &store.facts, NULL, NULL, &ignore);
         ignore = (struct tpx_err)TPX_ERR_INIT;
-        if (!f->refreshing) {
-            json_object_set(f->dra_pods, uid, pod);
-            f->dra_dirty = true;
-        }
     }
     /* A pod whose intent cannot be read still holds its accelerators. */
     has_wl = pol_workload_infer(&store.facts, &wl, &ignore) == TPX_OK;
@@ -706,7 +710,9 @@ static void dra_refresh(struct ext_state_feed *f)
                        &e);
         }
     }
-    /* the claims a bound pod counts itself take no device of their node */
+    /* the claims a bound pod counts itself take no device of their node (the first finish
+     * indexes the claims, so each pod's claims are found without a scan) */
+    obj_dra_finish(&nd);
     json_object_clear(f->owned);
     json_object_foreach(f->dra_pods, key, obj)
     {

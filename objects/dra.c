@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "common/map.h"
 #include "objects/manifest.h"
 #include "objects/podfacts.h"
 #include "topology/labels.h"
@@ -230,8 +231,10 @@ static enum tpx_code add_one(struct obj_dra *d, const json_t *obj, unsigned dept
         return add_class(d, obj, err);
     if (strcmp(kind, "ComputeDomain") == 0)
         return add_domain(d, obj, err);
-    if (strcmp(kind, "ResourceClaim") == 0)
+    if (strcmp(kind, "ResourceClaim") == 0) {
+        d->claim_ix_stale = true; /* until the next finish */
         return keep(&d->claims, obj, err);
+    }
     if (strcmp(kind, "ResourceClaimTemplate") == 0)
         return keep(&d->templates, obj, err);
     return TPX_OK;
@@ -287,11 +290,53 @@ void obj_dra_finish(struct obj_dra *d)
     obj_dra_finish_skip(d, NULL, NULL);
 }
 
+/* Index the claims by "ns/name" (all of them namespaced: otherwise find_claim() scans). */
+static void index_claims(struct obj_dra *d)
+{
+    size_t i;
+    const json_t *claim;
+
+    for (i = 0; i < d->nclaim_keys; i++)
+        free(d->claim_keys[i]);
+    free(d->claim_keys);
+    d->claim_keys = NULL;
+    d->nclaim_keys = 0;
+    tpx_map_release(&d->claim_ix);
+    d->claim_ix_stale = true;
+    if (!json_array_size(d->claims))
+        return;
+    d->claim_keys = calloc(json_array_size(d->claims), sizeof(*d->claim_keys));
+    if (!d->claim_keys)
+        return;
+    json_array_foreach(d->claims, i, claim)
+    {
+        const char *ns = meta_str(claim, "namespace");
+        const char *name = meta_str(claim, "name");
+        size_t len;
+        struct tpx_err e = TPX_ERR_INIT;
+        char *key;
+
+        if (!ns || !name)
+            return; /* a claim without a namespace matches any: scan */
+        len = strlen(ns) + strlen(name) + 2;
+        key = malloc(len);
+        if (!key)
+            return;
+        snprintf(key, len, "%s/%s", ns, name);
+        d->claim_keys[d->nclaim_keys++] = key;
+        if (!tpx_map_get(&d->claim_ix, key) &&
+            tpx_map_put(&d->claim_ix, key, (void *)claim, &e) != TPX_OK)
+            return;
+    }
+    d->claim_ix_stale = false;
+}
+
 void obj_dra_finish_skip(struct obj_dra *d, bool (*skip)(void *ctx, const json_t *claim), void *ctx)
 {
     size_t i;
     const json_t *claim;
 
+    index_claims(d);
     if (d->ndev)
         qsort(d->dev, d->ndev, sizeof(*d->dev), by_key);
     for (i = 0; i < d->ndev; i++)
@@ -369,9 +414,24 @@ static const json_t *find_named(const json_t *arr, const char *ns, const char *n
     return NULL;
 }
 
+/* A claim by namespace and name: through the index obj_dra_finish() builds when every claim has
+ * a namespace (what serve's watch gives: a pod's demand is then O(1) per claim, not a scan of
+ * every claim), else by a scan. */
+static const json_t *find_claim(const struct obj_dra *d, const char *ns, const char *name)
+{
+    char key[600];
+
+    if (!name)
+        return NULL;
+    if (!ns || !d->claim_ix.cap || d->claim_ix_stale)
+        return find_named(d->claims, ns, name);
+    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    return tpx_map_get(&d->claim_ix, key);
+}
+
 bool obj_dra_claim_allocated(const struct obj_dra *d, const char *ns, const char *name)
 {
-    const json_t *c = name ? find_named(d->claims, ns, name) : NULL;
+    const json_t *c = find_claim(d, ns, name);
 
     return c && json_array_size(results(c)) > 0;
 }
@@ -493,7 +553,7 @@ enum tpx_code obj_dra_pod_demand_owned(const struct obj_dra *d, const json_t *po
         if (tmpl && domain_of(d, ns, tmpl))
             continue; /* a ComputeDomain channel: no GPUs */
         made = tmpl ? generated_claim(pod, jstr(rc, "name")) : NULL;
-        if (made && !find_named(d->templates, ns, tmpl) && find_named(d->claims, ns, made)) {
+        if (made && !find_named(d->templates, ns, tmpl) && find_claim(d, ns, made)) {
             /* serve watches claims, not templates: the claim made from it says the same */
             claim = made;
             tmpl = NULL;
@@ -501,7 +561,7 @@ enum tpx_code obj_dra_pod_demand_owned(const struct obj_dra *d, const json_t *po
         if (claim) {
             unsigned before = *accel;
             snprintf(what, sizeof(what), "ResourceClaim '%.200s'", claim);
-            o = find_named(d->claims, ns, claim);
+            o = find_claim(d, ns, claim);
             if (!o)
                 return tpx_err_set(err, TPX_ENOENT, "%s is not in the snapshot or manifests", what);
             if (spec_demand(d, jget(o, "spec"), what, accel, err) != TPX_OK)
@@ -548,7 +608,7 @@ static const json_t *extended_claim(const struct obj_dra *d, const json_t *pod, 
     const char *claim =
         jstr(jget(jget(pod, "status"), "extendedResourceClaimStatus"), "resourceClaimName");
 
-    return claim ? find_named(d->claims, ns, claim) : NULL;
+    return find_claim(d, ns, claim);
 }
 
 enum tpx_code obj_dra_facts_demand(const struct obj_dra *d, const json_t *pod,
@@ -738,6 +798,10 @@ void obj_dra_release(struct obj_dra *d)
         free(d->cd[i].name);
         free(d->cd[i].channel_template);
     }
+    for (size_t i = 0; i < d->nclaim_keys; i++)
+        free(d->claim_keys[i]);
+    free(d->claim_keys);
+    tpx_map_release(&d->claim_ix);
     free(d->dev);
     free(d->cls);
     free(d->cd);

@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "common/err.h"
+#include "common/map.h"
 #include "policy/policy.h"
 
 struct obj_manifest;
@@ -59,6 +60,11 @@ struct obj_dra {
     json_t *claims;    /* array of ResourceClaim objects */
     json_t *templates; /* array of ResourceClaimTemplate objects */
     bool finished;     /* devices sorted and marked since the last slice came in */
+    /* "ns/name" -> claim, built by obj_dra_finish() (stale: claims are scanned) */
+    struct tpx_map claim_ix;
+    char **claim_keys;
+    size_t nclaim_keys;
+    bool claim_ix_stale;
 };
 
 /* Most devices one snapshot may list; more is TPX_ETOOBIG. */
