@@ -918,6 +918,8 @@ static void on_synced(void *ctx, enum kube_kind kind)
         }
         json_object_update(f->nodes, names);
         json_decref(names);
+        if (f->dra_on)
+            dra_book(f); /* claims listed before their nodes are held now */
         retry_pending(f);
     } else {
         struct pend *p;

@@ -459,6 +459,26 @@ Test(ext_state_feed, dra_claims_before_their_pods_are_counted_once_whatever_the_
     fixture_release(&x);
 }
 
+Test(ext_state_feed, dra_kinds_listed_before_the_nodes_count_once_the_nodes_come)
+{
+    struct fixture x;
+    const char *why = NULL;
+    long alloc;
+
+    dra_init(&x);
+    list_kind(&x, KUBE_KIND_CLASS, "DeviceClass");
+    list_kind(&x, KUBE_KIND_SLICE, "ResourceSlice");
+    list_kind(&x, KUBE_KIND_CLAIM, "ResourceClaim");
+    list_empty(&x, KUBE_KIND_DOMAIN);
+    list_empty(&x, KUBE_KIND_POD);
+    list_kind(&x, KUBE_KIND_NODE, "Node");
+    cr_expect(ext_state_ready(x.st, &why), "%s", why ? why : "");
+    cr_expect_eq(free_on(&x, "gpu-node-a", &alloc), 0, "the claims' 4 GPUs are held");
+    cr_expect_eq(alloc, 4);
+    cr_expect_eq(stats(&x).dra_held, 4);
+    fixture_release(&x);
+}
+
 Test(ext_state_feed, dra_a_slice_deleted_gives_the_node_back_its_allocatable)
 {
     struct fixture x;
