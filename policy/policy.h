@@ -77,8 +77,8 @@ struct pol_layout {
                             tp/pp/dp are what placement uses, which differ only when uncertain */
     unsigned accel;      /* accelerators of the instance the flags describe; 0: unknown */
     unsigned ep;         /* expert-parallel size; 1: off */
-    const char *engine;  /* static: "vllm", "sglang", "trtllm", "triton-trtllm", "lmdeploy", "tgi",
-                            "megatron", or "" when no engine was recognised */
+    const char *engine;  /* static: "vllm", "sglang", "trtllm", "dynamo-trtllm", "triton-trtllm",
+                            "lmdeploy", "tgi",  "megatron", or "" when no engine was recognised */
     struct pol_size_origin origin[POL_NSIZES];
     bool certain;
     bool placement_ann; /* topox.io/placement was given (preferred is the user's choice) */

@@ -206,6 +206,48 @@ Test(engines, tensorrt_llm)
     expect(&w, (struct want){2, 8, 1, 1, false, "triton-trtllm"}, "gpu_per_node disagrees");
 }
 
+/* ai-dynamo/dynamo components/src/dynamo/trtllm/backend_args.py: dash spellings, each
+ * defaulting to its DYN_TRTLLM_* env var; TensorRT-LLM's trtllm-llmapi-launch names the engine
+ * only when what it launches does not. */
+Test(engines, dynamo_trtllm_and_the_llmapi_launcher)
+{
+    struct pod a = {{"python3", "-m", "dynamo.trtllm", "--model-path", "/m",
+                     "--tensor-parallel-size", "8", "--expert-parallel-size", "4"},
+                    4,
+                    LWS_POD("2")};
+    struct pod b = {{"python3", "-m", "dynamo.trtllm", "--model-path", "/m"},
+                    4,
+                    {{"DYN_TRTLLM_TENSOR_PARALLEL_SIZE", "8"}},
+                    LWS_POD("2")};
+    struct pod c = {{"python3", "-m", "dynamo.trtllm"},
+                    4,
+                    {{"DYN_TRTLLM_TENSOR_PARALLEL_SIZE", NULL}},
+                    LWS_POD("2")};
+    /* the script Dynamo's multinode leader hands mpirun: trtllm-llmapi-launch python3 -m
+     * dynamo.trtllm ... */
+    struct pod d = {{"/bin/sh", "-c",
+                     "bash -c 'source /opt/dynamo/venv/bin/activate && trtllm-llmapi-launch "
+                     "python3 -m dynamo.trtllm --tensor-parallel-size 8 "
+                     "--disaggregation-mode prefill'"},
+                    4,
+                    LWS_POD("2")};
+    struct pod e = {{"srun", "bash", "-c", "trtllm-llmapi-launch trtllm-serve /m --tp_size 16"},
+                    8,
+                    LWS_POD("2")};
+    struct pod f = {
+        {"mpirun", "-np", "8", "trtllm-llmapi-launch", "python3", "run.py", "--tp-size", "8"}, 8};
+
+    expect(&a, (struct want){8, 1, 1, 4, true, "dynamo-trtllm"}, "dynamo.trtllm flags");
+    expect(&b, (struct want){8, 1, 1, 1, true, "dynamo-trtllm"}, "dynamo.trtllm env default");
+    cr_expect_eq(infer(&b).layout.origin[POL_SIZE_TP].src, POL_SRC_ENV);
+    cr_expect_str_eq(infer(&b).layout.origin[POL_SIZE_TP].what, "DYN_TRTLLM_TENSOR_PARALLEL_SIZE");
+    /* a valueFrom is unknown, never a guess */
+    expect(&c, (struct want){0, 1, 1, 1, false, "dynamo-trtllm"}, "dynamo.trtllm valueFrom");
+    expect(&d, (struct want){8, 1, 1, 1, true, "dynamo-trtllm"}, "llmapi-launch dynamo.trtllm");
+    expect(&e, (struct want){16, 1, 1, 1, true, "trtllm"}, "llmapi-launch trtllm-serve");
+    expect(&f, (struct want){8, 1, 1, 1, true, "trtllm"}, "llmapi-launch alone: trtllm");
+}
+
 Test(engines, lmdeploy_tgi_megatron)
 {
     struct pod a = {
