@@ -106,6 +106,12 @@ struct pol_workload {
     bool size_explicit;    /* group_size came from an annotation, LWS or --nnodes */
     char resource[64];     /* accelerator resource ("nvidia.com/gpu"), "" when unknown */
     struct pol_layout layout;
+    /* KV transfer: the deployment whose prefill and decode groups trade KV ("ns/kind:name", ""
+     * when none is known) and this pod's role in it ('p' prefill, 'd' decode, 0: neither or
+     * both). Read from the operators' labels (DisaggregatedSet, Dynamo, RoleBasedGroup, KServe,
+     * Grove), the role also from --disaggregation-mode; score only (docs/workloads.md). */
+    char kv_group[POL_KEY_MAX];
+    char kv_role;
 };
 
 /* What serve does with an uncertain layout (setting `uncertain`). */

@@ -248,6 +248,77 @@ Test(engines, dynamo_trtllm_and_the_llmapi_launcher)
     expect(&f, (struct want){8, 1, 1, 1, true, "trtllm"}, "llmapi-launch alone: trtllm");
 }
 
+/* The deployment and role KV transfer is scored by: the operators' labels, else the flags. */
+Test(engines, serving_role_from_operator_labels_and_disaggregation_mode)
+{
+    static const struct {
+        struct pod p;
+        const char *group;
+        char role;
+    } cases[] = {
+        {{{"python3", "-m", "sglang.launch_server", "--tp", "8"},
+          8,
+          {{0}},
+          {{"disaggregatedset.x-k8s.io/name", "ds"},
+           {"disaggregatedset.x-k8s.io/slice", "0"},
+           {"disaggregatedset.x-k8s.io/role", "prefill"}}},
+         "llm/ds:ds/0",
+         'p'},
+        {{{"python3", "-m", "dynamo.vllm"},
+          8,
+          {{0}},
+          {{"nvidia.com/dynamo-graph-deployment-name", "g"},
+           {"nvidia.com/dynamo-component", "VllmWorker"},
+           {"nvidia.com/dynamo-sub-component-type", "decode"}}},
+         "llm/dynamo:g",
+         'd'},
+        {{{"python3", "-m", "dynamo.vllm"},
+          8,
+          {{0}},
+          {{"nvidia.com/dynamo-graph-deployment-name", "g"},
+           {"nvidia.com/dynamo-component", "VllmPrefillWorker"}}},
+         "llm/dynamo:g",
+         'p'},
+        {{{"python3", "-m", "dynamo.trtllm", "--disaggregation-mode", "prefill"},
+          8,
+          {{0}},
+          {{"nvidia.com/dynamo-graph-deployment-name", "g"},
+           {"nvidia.com/dynamo-component", "worker"}}},
+         "llm/dynamo:g",
+         'p'},
+        {{{"python3", "-m", "dynamo.vllm", "--is-decode-worker"},
+          8,
+          {{0}},
+          {{"nvidia.com/dynamo-graph-deployment-name", "g"}}},
+         "llm/dynamo:g",
+         'd'},
+        {{{"python3", "-m", "sglang.launch_server"},
+          8,
+          {{0}},
+          {{"rbg.workloads.x-k8s.io/group-name", "r"},
+           {"rbg.workloads.x-k8s.io/role-name", "Decode"}}},
+         "llm/rbg:r",
+         'd'},
+        {{{"vllm", "serve"},
+          8,
+          {{0}},
+          {{"app.kubernetes.io/name", "svc"}, {"llm-d.ai/role", "both"}}},
+         "llm/llmisvc:svc",
+         0},
+        {{{"vllm", "serve"}, 8, {{0}}, {{"app.kubernetes.io/name", "svc"}}}, "", 0},
+        {{{"python3", "-m", "sglang.launch_server", "--disaggregation-mode", "decode"}, 8},
+         "",
+         'd'},
+    };
+    for (size_t i = 0; i < NELEM(cases); i++) {
+        struct pol_workload wl = infer(&cases[i].p);
+        cr_expect_str_eq(wl.kv_group, cases[i].group, "case %zu", i);
+        cr_expect_eq(wl.kv_role, cases[i].role, "case %zu: %d", i, wl.kv_role);
+        /* a role flag is no parallelism flag: it changes neither the layout nor its certainty */
+        cr_expect(wl.layout.certain, "case %zu: %s", i, wl.layout.why);
+    }
+}
+
 Test(engines, lmdeploy_tgi_megatron)
 {
     struct pod a = {
