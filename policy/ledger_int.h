@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* policy/ledger_int.h - private to policy/: the ledger's records and the helpers its pieces share
- * (ledger.c, scope.c, judge.c, filter.c, score.c, reserve.c, book.c), as git's refs-internal.h is
- * to refs/. Code outside policy/ uses policy/policy.h only and never includes this header
- * (scripts/check-layering.sh). The hot helpers stay static inline here, so splitting the ledger
- * into files costs the filter and score loops no calls. */
+ * (ledger.c, scope.c, judge.c, filter.c, score.c, prefer.c, reserve.c, book.c), as git's
+ * refs-internal.h is to refs/. Code outside policy/ uses policy/policy.h only and never includes
+ * this header (scripts/check-layering.sh). The hot helpers stay static inline here, so splitting
+ * the ledger into files costs the filter and score loops no calls. */
 #ifndef TPX_POLICY_LEDGER_INT_H
 #define TPX_POLICY_LEDGER_INT_H
 

@@ -80,8 +80,7 @@ static int ep_mate_bonus(const struct ctx *x, size_t n)
     const struct group *g;
     size_t dom = led_node_domain(l, n);
 
-    if (x->e.group == TOPO_NONE || x->slot_here[n] || x->wl->layout.ep <= x->unit ||
-        !l->n_multi[n])
+    if (x->e.group == TOPO_NONE || x->slot_here[n] || x->wl->layout.ep <= x->unit || !l->n_multi[n])
         return 0;
     g = &l->groups[x->e.group];
     for (unsigned k = 0; k < g->n; k++) {

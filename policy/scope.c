@@ -250,6 +250,15 @@ enum tpx_code pol_gang_shortfall(const struct pol_ledger *l, const struct pol_wo
                  led_scope_word[x.e.scope], need, x.unit, word, need == 1 ? "" : "s",
                  led_scope_word[x.e.scope], led_scope_name(l, x.e.scope, best),
                  x.sc_dyn[best] * x.e.accel_per_pod / x.unit);
+    for (size_t n = 0; n < l->nnodes; n++) {
+        if (led_rdma_cut(&x, n)) {
+            size_t used = strlen(buf);
+            snprintf(buf + used, len - used,
+                     "; nodes with topox.io/rdma-nics 0 are left out: the group's traffic "
+                     "crosses nodes");
+            break;
+        }
+    }
     led_ctx_release(&x);
     return TPX_OK;
 }

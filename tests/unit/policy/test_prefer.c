@@ -290,3 +290,25 @@ Test(pol_prefer, ep_group_over_tp_units_spanning_pods_is_held_in_one_nvlink_doma
                          p[0].domain);
     }
 }
+
+Test(pol_prefer, later_ep_member_without_a_hold_prefers_its_members_domain, .fini = teardown)
+{
+    /* no holds (a budget of 1 accelerator refuses them): member 1 has only the score to go by */
+    struct pol_workload w0 = member("ep", 1, 1, 16, 16, 4, 4, 0);
+    struct pol_workload w1 = member("ep", 1, 1, 16, 16, 4, 4, 1);
+    struct pol_workload narrow = w1;
+    struct pol_placement p0;
+    struct tpx_err err = TPX_ERR_INIT;
+    int in_dom, other;
+
+    setup_spec("racks=1,nodes-per-rack=8,gpus-per-node=4,interconnect=nvlink,domain-nodes=4");
+    pol_ledger_set_budgets(led, 0, 1);
+    cr_assert_eq(pol_commit(led, &w0, "p0", "p0", node_of("r01-n05"), NOW, 600, &p0, &err), TPX_OK,
+                 "%s", err.msg);
+    in_dom = score_on(&w1, "r01-n06");
+    other = score_on(&w1, "r01-n01");
+    cr_expect_eq(in_dom - other, 2, "in the domain %d, elsewhere %d", in_dom, other);
+    /* an EP group no wider than a pod has nothing to gain */
+    narrow.layout.ep = 4;
+    cr_expect_eq(score_on(&narrow, "r01-n06"), score_on(&narrow, "r01-n01"));
+}
