@@ -41,7 +41,7 @@ void led_prefer_init(const struct ctx *x, struct led_prefer *pf)
             strcmp(g->kv_group, wl->kv_group) != 0)
             continue;
         add_once(pf->peer_rack, &pf->npeer_rack, 8, g->rack);
-        for (unsigned k = 0; k < g->n; k++) {
+        for (unsigned k = 0; k < g->nslots; k++) {
             if (g->slots[k].filled && g->slots[k].at.node != TOPO_NONE) {
                 add_once(pf->peer_block, &pf->npeer_block, 8,
                          topo_cluster_node_block(l->c, g->slots[k].at.node));
@@ -83,7 +83,7 @@ static int ep_mate_bonus(const struct ctx *x, size_t n)
     if (x->e.group == TOPO_NONE || x->slot_here[n] || x->wl->layout.ep <= x->unit || !l->n_multi[n])
         return 0;
     g = &l->groups[x->e.group];
-    for (unsigned k = 0; k < g->n; k++) {
+    for (unsigned k = 0; k < g->nslots; k++) {
         const struct slot *s = &g->slots[k];
         if ((s->filled || s->reserved) && s->at.node != TOPO_NONE &&
             led_node_domain(l, s->at.node) == dom)
