@@ -95,8 +95,8 @@ static int ep_mate_bonus(const struct ctx *x, size_t n)
 int led_prefer(const struct ctx *x, const struct led_prefer *pf, size_t n, int score)
 {
     /* the hard form (led_rdma_cut) never lets such a node through; this is the rest: an
-     * uncertain or preferred layout */
-    if (led_no_rdma(x, n))
+     * uncertain or preferred layout. A place already held for the pod stays its best. */
+    if (led_no_rdma(x, n) && !(x->slot_here && x->slot_here[n]))
         score -= RDMA_PENALTY;
     score += kv_bonus(x, pf, n) + ep_mate_bonus(x, n);
     if (score < 0)

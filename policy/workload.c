@@ -159,36 +159,45 @@ static char role_word(const char *v)
  */
 static void infer_kv(const struct pol_pod_facts *f, char flag_role, struct pol_workload *wl)
 {
+    /* deploy: the deployment's label; sub: a part of it that is a deployment of its own (a
+     * DisaggregatedSet slice); roles: the labels that may name the role, in order; the first of
+     * them must be there for the deployment label to count (a common app.kubernetes.io key alone
+     * says nothing of KV), except for the operators' own deployment keys (need_role false) */
     static const struct {
-        const char *kind, *deploy, *sub, *role, *role2;
+        const char *kind, *deploy, *sub;
+        const char *roles[3];
+        bool need_role;
     } ops[] = {
-        {"ds", "disaggregatedset.x-k8s.io/name", "disaggregatedset.x-k8s.io/slice",
-         "disaggregatedset.x-k8s.io/role", NULL},
-        {"dynamo", "nvidia.com/dynamo-graph-deployment-name", NULL,
-         "nvidia.com/dynamo-sub-component-type", "nvidia.com/dynamo-component-type"},
-        {"rbg", "rbg.workloads.x-k8s.io/group-name", NULL, "rbg.workloads.x-k8s.io/role-name",
-         NULL},
-        {"llmisvc", "app.kubernetes.io/name", NULL, "llm-d.ai/role", NULL},
-        {"grove", "app.kubernetes.io/part-of", NULL, "grove.io/podclique", NULL},
+        {"ds",
+         "disaggregatedset.x-k8s.io/name",
+         "disaggregatedset.x-k8s.io/slice",
+         {"disaggregatedset.x-k8s.io/role", NULL, NULL},
+         false},
+        {"dynamo",
+         "nvidia.com/dynamo-graph-deployment-name",
+         NULL,
+         {"nvidia.com/dynamo-sub-component-type", "nvidia.com/dynamo-component-type",
+          "nvidia.com/dynamo-component"},
+         false},
+        {"rbg",
+         "rbg.workloads.x-k8s.io/group-name",
+         NULL,
+         {"rbg.workloads.x-k8s.io/role-name", NULL, NULL},
+         false},
+        {"llmisvc", "app.kubernetes.io/name", NULL, {"llm-d.ai/role", NULL, NULL}, true},
+        {"grove", "app.kubernetes.io/part-of", NULL, {"grove.io/podclique", NULL, NULL}, true},
     };
     const char *ns = f->ns ? f->ns : "default";
 
     for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
         const char *d = kv_get(f->labels, f->nlabels, ops[k].deploy);
         const char *sub = ops[k].sub ? kv_get(f->labels, f->nlabels, ops[k].sub) : NULL;
-        char role;
+        char role = 0;
 
-        if (!d || !d[0])
+        if (!d || !d[0] || (ops[k].need_role && !kv_get(f->labels, f->nlabels, ops[k].roles[0])))
             continue;
-        if (k == 3 && !kv_get(f->labels, f->nlabels, "llm-d.ai/role"))
-            continue; /* app.kubernetes.io/name alone names no deployment of KServe's */
-        if (k == 4 && !kv_get(f->labels, f->nlabels, "grove.io/podclique"))
-            continue;
-        role = role_word(kv_get(f->labels, f->nlabels, ops[k].role));
-        if (!role && ops[k].role2)
-            role = role_word(kv_get(f->labels, f->nlabels, ops[k].role2));
-        if (!role && k == 1)
-            role = role_word(kv_get(f->labels, f->nlabels, "nvidia.com/dynamo-component"));
+        for (size_t r = 0; r < 3 && ops[k].roles[r] && !role; r++)
+            role = role_word(kv_get(f->labels, f->nlabels, ops[k].roles[r]));
         if (!role)
             role = flag_role;
         set_str(wl->kv_group, "%s/%s:%.100s%s%.20s", ns, ops[k].kind, d, sub ? "/" : "",

@@ -186,6 +186,18 @@ Test(pol_prefer, uncertain_layout_scores_nodes_without_rdma_lower, .fini = teard
     cr_expect_eq(verdict_on(&w, "r01-n01", NULL, 0), POL_FIT);
     cr_expect_lt(score_on(&w, "r01-n01"), score_on(&w, "r02-n01"), "r1 %d, r2 %d",
                  score_on(&w, "r01-n01"), score_on(&w, "r02-n01"));
+    /* once the group stands in r01, the place held for the next member stays its best */
+    {
+        struct pol_workload w1 = uncertain(member("pp", 8, 2, 1, 1, 8, 2, 1));
+        struct pol_placement p0;
+        struct tpx_err err = TPX_ERR_INIT;
+
+        w1.tp = 8;
+        w1.pp = 2;
+        cr_assert_eq(pol_commit(led, &w, "a", "a", node_of("r01-n01"), NOW, 600, &p0, &err),
+                     TPX_OK, "%s", err.msg);
+        cr_expect_eq(score_on(&w1, "r01-n02"), 10);
+    }
 }
 
 Test(pol_prefer, unknown_nic_count_and_groups_inside_one_node_are_untouched, .fini = teardown)
