@@ -201,14 +201,13 @@ static bool is_python(const char *c)
     return c && strncmp(c, "python", 6) == 0 && strspn(c + 6, "0123456789.") == strlen(c + 6);
 }
 
-/* Join the strings of array a with spaces into buf (a Go strings.Join). */
+/* Append the strings of array a to buf, joined with spaces (a Go strings.Join). */
 static void join(const json_t *a, char *buf, size_t len)
 {
     size_t i;
     const json_t *s;
-    size_t at = 0;
+    size_t at = strlen(buf);
 
-    buf[0] = '\0';
     json_array_foreach(a, i, s)
     {
         const char *t = json_string_value(s);
@@ -264,7 +263,15 @@ static void dynamo_multinode(json_t *c, const char *framework, bool leader, unsi
         }
         json_array_append_new(
             env, json_pack("{s:s,s:s}", "name", "OMPI_MCA_orte_keep_fqdn_hostnames", "value", "1"));
-        join(json_array_size(args) ? args : cmd, orig, sizeof(orig));
+        /* backend_trtllm.go setupLeaderContainer: a python command with its args, else the
+         * args (a sh -c script), else the command */
+        orig[0] = '\0';
+        if (is_python(json_string_value(json_array_get(cmd, 0)))) {
+            join(cmd, orig, sizeof(orig));
+            join(args, orig, sizeof(orig));
+        } else {
+            join(json_array_size(args) ? args : cmd, orig, sizeof(orig));
+        }
         for (unsigned long i = 1; i < nodes && strlen(hosts) + 32 < sizeof(hosts); i++) {
             size_t l = strlen(hosts);
             snprintf(hosts + l, sizeof(hosts) - l, ",${LWS_WORKER_%lu_ADDRESS}", i);

@@ -556,7 +556,9 @@ Test(obj_manifest, upstream_dynamo_trtllm_reads_the_engine_args_configmap)
     /* backend_trtllm.go: mpirun over 2 x 4 GPUs on the leader, sshd on the worker */
     cr_expect(argv_has(
         l, "mpirun --oversubscribe -n 8 -H ${LWS_LEADER_ADDRESS},${LWS_WORKER_1_ADDRESS}"));
-    cr_expect(argv_has(l, "trtllm-llmapi-launch --model-path Qwen/Qwen3-0.6B"));
+    cr_expect(argv_has(l, "trtllm-llmapi-launch python3 -m dynamo.trtllm --model-path "
+                          "Qwen/Qwen3-0.6B"));
+    cr_expect_str_eq(m.wl[l].layout.engine, "dynamo-trtllm"); /* named by what it launches */
     cr_expect(argv_has(w, "/usr/sbin/sshd"));
     cr_expect_str_eq(env(w, "OMPI_MCA_orte_keep_fqdn_hostnames"), "1");
     cr_expect_str_eq(env(w, "OMPI_ALLOW_RUN_AS_ROOT"), "1");

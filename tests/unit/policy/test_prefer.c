@@ -194,8 +194,8 @@ Test(pol_prefer, uncertain_layout_scores_nodes_without_rdma_lower, .fini = teard
 
         w1.tp = 8;
         w1.pp = 2;
-        cr_assert_eq(pol_commit(led, &w, "a", "a", node_of("r01-n01"), NOW, 600, &p0, &err),
-                     TPX_OK, "%s", err.msg);
+        cr_assert_eq(pol_commit(led, &w, "a", "a", node_of("r01-n01"), NOW, 600, &p0, &err), TPX_OK,
+                     "%s", err.msg);
         cr_expect_eq(score_on(&w1, "r01-n02"), 10);
     }
 }
