@@ -236,6 +236,14 @@ Test(engines, dynamo_trtllm_and_the_llmapi_launcher)
                     LWS_POD("2")};
     struct pod f = {
         {"mpirun", "-np", "8", "trtllm-llmapi-launch", "python3", "run.py", "--tp-size", "8"}, 8};
+    /* Dynamo's multinode leader as backend_trtllm.go writes it: mpirun ... bash -c '...' */
+    struct pod g = {{"/bin/sh", "-c",
+                     "mkdir -p $HOME/.ssh && mpirun $([ \"$(id -u)\" = \"0\" ] && echo "
+                     "--allow-run-as-root) --oversubscribe -n 8 -H ${LWS_LEADER_ADDRESS},w1 "
+                     "--mca pml ob1 --mca plm_rsh_args \"-p 2222\" -x HOME -x PATH bash -c "
+                     "'trtllm-llmapi-launch python3 -m dynamo.trtllm --tensor-parallel-size 8'"},
+                    4,
+                    LWS_POD("2")};
 
     expect(&a, (struct want){8, 1, 1, 4, true, "dynamo-trtllm"}, "dynamo.trtllm flags");
     expect(&b, (struct want){8, 1, 1, 1, true, "dynamo-trtllm"}, "dynamo.trtllm env default");
@@ -246,6 +254,7 @@ Test(engines, dynamo_trtllm_and_the_llmapi_launcher)
     expect(&d, (struct want){8, 1, 1, 1, true, "dynamo-trtllm"}, "llmapi-launch dynamo.trtllm");
     expect(&e, (struct want){16, 1, 1, 1, true, "trtllm"}, "llmapi-launch trtllm-serve");
     expect(&f, (struct want){8, 1, 1, 1, true, "trtllm"}, "llmapi-launch alone: trtllm");
+    expect(&g, (struct want){8, 1, 1, 1, true, "dynamo-trtllm"}, "Dynamo's mpirun leader");
 }
 
 /* The deployment and role KV transfer is scored by: the operators' labels, else the flags. */
