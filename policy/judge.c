@@ -327,7 +327,7 @@ void led_reason_text(const struct ctx *x, const struct reason_code *why, char *b
     case R_NO_RDMA:
         snprintf(buf, len,
                  "node has no RDMA NIC (topox.io/rdma-nics 0): group %s of %lu %s crosses nodes, "
-                 "but this node reaches %u over NVLink",
+                 "but only %u fit without leaving this node's interconnect domain",
                  x->wl->display, x->rdma_need, word, why->a);
         break;
     case R_NONE:

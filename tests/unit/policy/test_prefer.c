@@ -144,7 +144,7 @@ Test(pol_prefer, certain_group_crossing_nodes_is_kept_off_nodes_without_rdma, .f
     setup_spec(TWO_RACKS_R1_NO_RDMA);
     cr_expect_eq(verdict_on(&w0, "r01-n01", why, sizeof(why)), POL_UNRESOLVABLE);
     cr_expect(strstr(why, "no RDMA NIC (topox.io/rdma-nics 0)"), "%s", why);
-    cr_expect(strstr(why, "reaches 8 over NVLink"), "%s", why);
+    cr_expect(strstr(why, "only 8 fit without leaving this node's interconnect domain"), "%s", why);
     cr_expect_eq(verdict_on(&w0, "r02-n01", NULL, 0), POL_FIT);
     cr_assert_neq(place(&w0, "a", &p0), TOPO_NONE);
     cr_assert_neq(place(&w1, "b", &p1), TOPO_NONE);
@@ -231,7 +231,7 @@ Test(pol_prefer, multi_node_nvlink_domain_is_reach_without_rdma, .fini = teardow
     cr_expect_eq(verdict_on(&w, "r01-n01", NULL, 0), POL_FIT);
     /* 32 GPUs do not fit one 16-GPU domain: the EP all-to-all would need NICs */
     cr_expect_eq(verdict_on(&big, "r01-n01", why, sizeof(why)), POL_UNRESOLVABLE);
-    cr_expect(strstr(why, "reaches 16 over NVLink"), "%s", why);
+    cr_expect(strstr(why, "only 16 fit without"), "%s", why);
 }
 
 /* --- KV transfer prefill -> decode ------------------------------------------------------------
