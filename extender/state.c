@@ -493,7 +493,8 @@ static bool info_same(const struct topo_node_info *a, const struct topo_node_inf
            str_eq(a->domain, b->domain) && str_eq(a->resource, b->resource) &&
            a->accel_alloc == b->accel_alloc && a->fabric == b->fabric &&
            a->domain_size == b->domain_size && a->domains_per_node == b->domains_per_node &&
-           a->unschedulable == b->unschedulable;
+           a->unschedulable == b->unschedulable && a->rdma_known == b->rdma_known &&
+           a->rdma_nics == b->rdma_nics;
 }
 
 /* Write lock held. Rebuild the cluster from the old one with updates (upd[i] replaces the node of
