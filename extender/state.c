@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/map.h"
+#include "objects/dra.h"
 
 #define POD_MAX 200000
 #define POD_NS_MAX 20000
@@ -984,6 +985,17 @@ enum tpx_code ext_state_filter(struct ext_state *st, const struct pol_workload *
     }
     if (rc != TPX_OK)
         goto out;
+    /* a ComputeDomain takes no pipeline stages: say its shortfall as plan does */
+    for (size_t k = 0; k < out->res.nreasons; k++) {
+        char why[512];
+        char *copy;
+
+        if (obj_dra_domain_reason(wl, out->res.reasons[k], why, sizeof(why)) &&
+            (copy = strdup(why)) != NULL) {
+            free(out->res.reasons[k]);
+            out->res.reasons[k] = copy;
+        }
+    }
     for (size_t i = 0, k = 0; i < n; i++) {
         if (idx[i] == TOPO_NONE) {
             out->verdict[i] = POL_FAIL;
