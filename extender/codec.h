@@ -23,6 +23,14 @@ struct ext_codec_opts {
     const struct topo_label_config *labels; /* NULL: topo_label_config_default() */
     enum pol_scope default_scope;           /* when the pod has no topox.io/pipeline-scope */
     size_t max_candidates;                  /* NodeNames or Nodes entries; 0: 100000 */
+    /* What the watch knows about DRA (extender/state_feed.c), NULL: nothing. Called with the
+     * decoded Pod (a jansson json_t, borrowed for the call): pod_facts before its intent is read
+     * (claim demand into f; a resource name it sets goes into res, res_len bytes), pod_workload
+     * after (ComputeDomain membership). */
+    void (*pod_facts)(void *ctx, const void *pod, struct pol_pod_facts *f, char *res,
+                      size_t res_len);
+    void (*pod_workload)(void *ctx, const void *pod, struct pol_workload *wl);
+    void *pod_ctx;
 };
 
 /* One decoded pod. Strings are owned (ext_codec_pod_release()). */

@@ -26,6 +26,7 @@ struct pol_scope_memo {
     bool valid;
     enum pol_scope scope;
     unsigned accel_per_pod, tp, ppu;
+    unsigned long rdma_cut;             /* ctx.rdma_need when hard, else 0: the nodes left out */
     unsigned long gen;                  /* l->gen when brought up to date */
     size_t cap_s, cap_d, cap_t, leaves; /* entries the arrays hold; leaves of the tree */
     unsigned long *sc_dyn, *sc_static, *sc_free;
@@ -37,6 +38,8 @@ struct pol_scope_memo {
     bool best_valid;
     unsigned n, ep;
     int res_id;
+    unsigned long rdma_need; /* the RDMA term of the score (prefer.c) reads it */
+    bool rdma_hard;
     unsigned char *stale; /* per scope: its best waits in queue[] to be found again */
     size_t *queue, nqueue;
     struct best *tree; /* tree[leaves + s]: scope s; tree[i]: the better of its two children */
@@ -162,6 +165,12 @@ static size_t changed_scopes(const struct ctx *x, struct pol_scope_memo *m)
     return ndirty;
 }
 
+/* The RDMA cut's part of the scope arrays' key: which nodes led_rdma_cut leaves out. */
+static unsigned long rdma_cut_of(const struct ctx *x)
+{
+    return x->rdma_hard ? x->rdma_need : 0;
+}
+
 void led_memo_refresh(struct ctx *x)
 {
     struct pol_scope_memo *m = x->memo;
@@ -169,7 +178,8 @@ void led_memo_refresh(struct ctx *x)
     size_t ns = l->nscopes[x->e.scope], ndirty;
 
     if (!m->valid || m->l != l || m->scope != x->e.scope ||
-        m->accel_per_pod != x->e.accel_per_pod || m->tp != x->e.tp || m->ppu != x->ppu) {
+        m->accel_per_pod != x->e.accel_per_pod || m->tp != x->e.tp || m->ppu != x->ppu ||
+        m->rdma_cut != rdma_cut_of(x)) {
         memset(m->sc_dyn, 0, ns * sizeof(*m->sc_dyn));
         memset(m->sc_static, 0, ns * sizeof(*m->sc_static));
         memset(m->sc_free, 0, ns * sizeof(*m->sc_free));
@@ -182,6 +192,7 @@ void led_memo_refresh(struct ctx *x)
         m->accel_per_pod = x->e.accel_per_pod;
         m->tp = x->e.tp;
         m->ppu = x->ppu;
+        m->rdma_cut = rdma_cut_of(x);
         m->gen = l->gen;
         m->valid = true;
         m->best_valid = false;
@@ -242,7 +253,8 @@ bool led_index_best_first(struct ctx *x, size_t *node)
     unsigned ep = x->wl->layout.ep;
 
     led_compute_scopes(x);
-    if (!m->best_valid || m->n != x->e.n || m->res_id != x->res_id || m->ep != ep) {
+    if (!m->best_valid || m->n != x->e.n || m->res_id != x->res_id || m->ep != ep ||
+        m->rdma_need != x->rdma_need || m->rdma_hard != x->rdma_hard) {
         size_t leaves = 1;
         while (leaves < ns)
             leaves *= 2;
@@ -257,6 +269,8 @@ bool led_index_best_first(struct ctx *x, size_t *node)
         m->n = x->e.n;
         m->res_id = x->res_id;
         m->ep = ep;
+        m->rdma_need = x->rdma_need;
+        m->rdma_hard = x->rdma_hard;
         m->best_valid = true;
     }
     for (size_t i = 0; i < m->nqueue; i++) {
@@ -304,7 +318,10 @@ enum tpx_code led_index_choose(const struct pol_ledger *l, struct pol_scope_memo
         return TPX_OK;
     if (led_ctx_init(&x, l, wl, m, err) != TPX_OK)
         return err->code;
-    if (!x.invalid)
+    /* The tree keeps per scope what depends on that scope's own state and the shape; the KV term
+     * (prefer.c) reads where the deployment's other groups are, which no scope's change count
+     * follows: a first member with such peers takes the pass over every node. */
+    if (!x.invalid && (x.e.group != TOPO_NONE || (x.pf.npeer_rack == 0 && x.pf.npeer_block == 0)))
         *found = x.e.group == TOPO_NONE ? led_index_best_first(&x, node) : best_member(&x, node);
     led_ctx_release(&x);
     return TPX_OK;

@@ -58,7 +58,8 @@ static unsigned long node_pods_innode(const struct ctx *x, size_t n, bool now)
 
 /* Pods placeable per scope now and on an empty cluster, in one pass over nodes and domains (or
  * through the memo, which brings up to date only the scopes that changed since it last saw the
- * same shape: policy/index.c). */
+ * same shape: policy/index.c). Nodes the RDMA rule keeps out (led_rdma_cut) hold none of the
+ * group: the cut reads only the node's own labels and domain, so it stays per scope. */
 void led_compute_scopes(struct ctx *x)
 {
     if (x->scopes_done)
@@ -78,7 +79,7 @@ void led_scopes_all(struct ctx *x)
 
     for (size_t n = 0; n < l->nnodes; n++) {
         size_t s = sof[n];
-        if (l->n_unsched[n])
+        if (l->n_unsched[n] || led_rdma_cut(x, n))
             continue;
         x->sc_free[s] += node_free(l, n);
         if (!node_multinode(l, n)) {
@@ -97,7 +98,7 @@ void led_scopes_all(struct ctx *x)
             continue;
         nodes = topo_cluster_domain_nodes(l->c, d, &nn);
         for (size_t k = 0; k < nn; k++) {
-            if (!l->n_unsched[nodes[k]])
+            if (!l->n_unsched[nodes[k]] && !led_rdma_cut(x, nodes[k]))
                 stat += l->n_alloc[nodes[k]] / x->e.accel_per_pod;
         }
         if (nn == 0)
@@ -118,7 +119,7 @@ static unsigned long domain_pods(struct ctx *x, size_t d)
 
     for (size_t k = 0; k < nn; k++) {
         size_t q = nodes[k];
-        if (l->n_unsched[q])
+        if (l->n_unsched[q] || led_rdma_cut(x, q))
             continue;
         stat += l->n_alloc[q] / x->e.accel_per_pod;
         if (l->n_multi[q] && l->n_dfirst[q] == d)
@@ -150,7 +151,7 @@ void led_scopes_some(struct ctx *x, const size_t *dirty, size_t ndirty)
                     x->sc_static[s] += stat / x->ppu * x->ppu;
                 }
             }
-            if (l->n_unsched[n])
+            if (l->n_unsched[n] || led_rdma_cut(x, n))
                 continue;
             x->sc_free[s] += node_free(l, n);
             if (!l->n_multi[n]) {
@@ -201,6 +202,15 @@ enum tpx_code pol_gang_shortfall(const struct pol_ledger *l, const struct pol_wo
                  led_scope_word[x.e.scope], need, x.unit, word, need == 1 ? "" : "s",
                  led_scope_word[x.e.scope], led_scope_name(l, x.e.scope, best),
                  x.sc_dyn[best] * x.e.accel_per_pod / x.unit);
+    for (size_t n = 0; n < l->nnodes; n++) {
+        if (led_rdma_cut(&x, n)) {
+            size_t used = strlen(buf);
+            snprintf(buf + used, len - used,
+                     "; nodes with topox.io/rdma-nics 0 are left out: the group's traffic "
+                     "crosses nodes");
+            break;
+        }
+    }
     led_ctx_release(&x);
     return TPX_OK;
 }

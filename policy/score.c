@@ -63,7 +63,7 @@ int led_score_node(const struct ctx *x, size_t node)
 
     if (x->e.group != TOPO_NONE) {
         /* a reserved place for this pod is the best; else fuller domains first */
-        return led_slot_here(x, node) ? 10 : 4 + node_fit_bonus(x, node);
+        return led_prefer(x, node, led_slot_here(x, node) ? 10 : 4 + node_fit_bonus(x, node));
     }
     /* first member: the scope left with the least free capacity after the whole group */
     fr = x->sc_free[s] > total ? x->sc_free[s] - total : 0;
@@ -72,7 +72,7 @@ int led_score_node(const struct ctx *x, size_t node)
     if (sc < 0)
         sc = 0;
     sc += node_fit_bonus(x, node) + ep_domain_bonus(x, node);
-    return sc > 10 ? 10 : sc;
+    return led_prefer(x, node, sc > 10 ? 10 : sc);
 }
 
 enum tpx_code pol_score_memo(const struct pol_ledger *l, struct pol_scope_memo *memo,

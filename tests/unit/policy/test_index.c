@@ -3,8 +3,9 @@
  * node: after random sequences of commits, forgotten pods, external use and expiry, a memo kept
  * across the changes answers every filter and score as a call without one does, and pol_plan (the
  * index's best node per pod) places and rejects exactly as the planner that filters and scores
- * every node for every pod, on racks, blocks, zones, two domains per node and multi-node domains.
- */
+ * every node for every pod, on racks, blocks, zones, two domains per node and multi-node domains,
+ * with racks whose nodes say topox.io/rdma-nics 0 (the RDMA cut and its soft term) and groups of
+ * one deployment's prefill and decode roles (the KV term, which reads other groups' places). */
 #include "policy/policy.h"
 
 #include <criterion/criterion.h>
@@ -33,11 +34,45 @@ static unsigned rnd(unsigned n)
     return n ? (unsigned)(rng % n) : 0;
 }
 
+/* "mixed": 4 racks of 5 x 8 GPUs in 2 blocks, where every third node says topox.io/rdma-nics 0
+ * and the others 8 (so a rack holds both), and r04's nodes pair into 16-GPU NVLink domains (their
+ * reach without a NIC is 16). */
+static struct topo_cluster *mixed_cluster(struct tpx_err *err)
+{
+    struct topo_cluster *c = topo_cluster_new(err);
+
+    for (unsigned i = 0; c && i < 20; i++) {
+        char name[16], rack[8], dom[16];
+        struct topo_node_info in = {0};
+        snprintf(name, sizeof(name), "r%02u-n%u", i / 5 + 1, i % 5 + 1);
+        snprintf(rack, sizeof(rack), "r%02u", i / 5 + 1);
+        snprintf(dom, sizeof(dom), "clique-%u", i / 2);
+        in.name = name;
+        in.rack = rack;
+        in.block = i < 10 ? "b1" : "b2";
+        in.domain = i >= 15 && i < 19 ? dom : NULL;
+        in.resource = "nvidia.com/gpu";
+        in.accel_alloc = 8;
+        in.fabric = TOPO_FABRIC_NVSWITCH;
+        in.rdma_known = true;
+        in.rdma_nics = i % 3 == 1 ? 0 : 8;
+        if (topo_cluster_add(c, &in, err) != TPX_OK) {
+            topo_cluster_free(c);
+            return NULL;
+        }
+    }
+    if (c && topo_cluster_seal(c, err) != TPX_OK) {
+        topo_cluster_free(c);
+        return NULL;
+    }
+    return c;
+}
+
 static void setup_spec(const char *spec, unsigned long long seed)
 {
     struct tpx_err err = TPX_ERR_INIT;
 
-    cl = topo_cluster_synthetic(spec, &err);
+    cl = strcmp(spec, "mixed") == 0 ? mixed_cluster(&err) : topo_cluster_synthetic(spec, &err);
     cr_assert_not_null(cl, "%s", err.msg);
     la = pol_ledger_new(cl, &err);
     lb = pol_ledger_new(cl, &err);
@@ -65,22 +100,53 @@ struct shape {
     enum pol_scope scope;
     bool preferred, no_intent, no_key;
     unsigned ep;
+    char kv_role;   /* 'p' prefill, 'd' decode of the one deployment KV_GROUP, 0: none */
+    bool uncertain; /* the layout is not certain: the RDMA rule only scores */
 };
 
+#define KV_GROUP "llm/ds:x/0"
+
 static const struct shape shapes[] = {
-    {8, 2, 2, 8, POL_SCOPE_RACK, false, false, false, 0},
-    {4, 4, 4, 4, POL_SCOPE_RACK, false, false, false, 0},
-    {8, 2, 4, 4, POL_SCOPE_RACK, false, false, false, 0},  /* a TP unit spans two pods */
-    {16, 1, 2, 8, POL_SCOPE_RACK, false, false, false, 0}, /* multi-node domains only */
-    {2, 1, 1, 2, POL_SCOPE_RACK, false, false, true, 0},   /* a pod on its own */
-    {8, 3, 3, 8, POL_SCOPE_BLOCK, false, false, false, 0},
-    {8, 2, 2, 8, POL_SCOPE_ZONE, false, false, false, 0},
-    {8, 2, 2, 8, POL_SCOPE_RACK, true, false, false, 0},   /* preferred */
-    {1, 1, 1, 1, POL_SCOPE_RACK, false, true, true, 0},    /* no intent */
-    {4, 4, 4, 4, POL_SCOPE_RACK, false, false, false, 16}, /* EP over pods */
-    {8, 8, 8, 8, POL_SCOPE_RACK, false, false, false, 0},  /* large: often rejected */
+    {8, 2, 2, 8, POL_SCOPE_RACK, false, false, false, 0, 0, false},
+    {4, 4, 4, 4, POL_SCOPE_RACK, false, false, false, 0, 0, false},
+    {8, 2, 4, 4, POL_SCOPE_RACK, false, false, false, 0, 0, false},  /* a TP unit spans two pods */
+    {16, 1, 2, 8, POL_SCOPE_RACK, false, false, false, 0, 0, false}, /* multi-node domains only */
+    {2, 1, 1, 2, POL_SCOPE_RACK, false, false, true, 0, 0, false},   /* a pod on its own */
+    {8, 3, 3, 8, POL_SCOPE_BLOCK, false, false, false, 0, 0, false},
+    {8, 2, 2, 8, POL_SCOPE_ZONE, false, false, false, 0, 0, false},
+    {8, 2, 2, 8, POL_SCOPE_RACK, true, false, false, 0, 0, false},   /* preferred */
+    {1, 1, 1, 1, POL_SCOPE_RACK, false, true, true, 0, 0, false},    /* no intent */
+    {4, 4, 4, 4, POL_SCOPE_RACK, false, false, false, 16, 0, false}, /* EP over pods */
+    {8, 8, 8, 8, POL_SCOPE_RACK, false, false, false, 0, 0, false},  /* large: often rejected */
+    /* the traffic terms (policy/prefer.c) */
+    {4, 4, 4, 4, POL_SCOPE_RACK, false, false, false, 16, 'p', false}, /* RDMA cut, prefill */
+    {8, 2, 2, 8, POL_SCOPE_RACK, false, false, false, 0, 'd', false},  /* PP: scored, decode */
+    {8, 3, 3, 8, POL_SCOPE_BLOCK, false, false, false, 0, 'p', false}, /* prefill, by block */
+    {4, 4, 4, 4, POL_SCOPE_RACK, false, false, false, 16, 0, true},    /* RDMA only scored */
+    {8, 1, 1, 8, POL_SCOPE_RACK, false, false, false, 0, 'd', false},  /* a decode pod alone */
+    {8, 2, 2, 8, POL_SCOPE_RACK, false, false, false, 0, 'p', false},  /* prefill, decode's twin */
+    {8, 1, 2, 8, POL_SCOPE_RACK, false, false, false, 0, 0, false},    /* dp 2: nothing crosses */
 };
 #define NSHAPES (sizeof(shapes) / sizeof(shapes[0]))
+
+/* Shapes one scope memo keeps alike (scope, accelerators per pod, TP): what differs between
+ * them (PP, EP, the RDMA rule, the KV role) must still be told apart. */
+static bool twins(const struct shape *a, const struct shape *b)
+{
+    return a->scope == b->scope && a->g == b->g && a->tp == b->tp;
+}
+
+/* A twin of shape s other than s, drawn at random; s itself when it has none. */
+static size_t twin_of(size_t s)
+{
+    size_t t[NSHAPES], nt = 0;
+
+    for (size_t i = 0; i < NSHAPES; i++) {
+        if (i != s && twins(&shapes[i], &shapes[s]))
+            t[nt++] = i;
+    }
+    return nt ? t[rnd((unsigned)nt)] : s;
+}
 
 static struct pol_workload pod_of(const struct shape *s, const char *group, unsigned k)
 {
@@ -90,7 +156,7 @@ static struct pol_workload pod_of(const struct shape *s, const char *group, unsi
     w.has_intent = !s->no_intent;
     w.tp = s->tp;
     w.pp = s->pp;
-    w.dp = 1;
+    w.dp = s->n * s->g % (s->tp * s->pp) == 0 ? s->n * s->g / (s->tp * s->pp) : 1;
     w.accel_per_pod = s->g;
     w.group_size = s->n;
     w.pod_index = (int)k;
@@ -99,7 +165,11 @@ static struct pol_workload pod_of(const struct shape *s, const char *group, unsi
     w.scope = s->scope;
     w.preferred = s->preferred;
     w.layout.ep = s->ep ? s->ep : 1;
-    w.layout.certain = true;
+    w.layout.certain = !s->uncertain;
+    if (s->kv_role) {
+        w.kv_role = s->kv_role;
+        snprintf(w.kv_group, sizeof(w.kv_group), "%s", KV_GROUP);
+    }
     snprintf(w.resource, sizeof(w.resource), "nvidia.com/gpu");
     if (!s->no_key)
         snprintf(w.group, sizeof(w.group), "%s", group);
@@ -141,7 +211,7 @@ static const char *top_reason(const struct pol_filter_result *res)
 }
 
 /* One replica by the full pass: its nodes in out[] (TOPO_NONE when rejected), the reason. */
-static bool reference_replica(struct pol_ledger *l, const char *job, size_t r,
+static bool reference_replica(struct pol_ledger *l, size_t j, const char *job, size_t r,
                               const struct pol_workload *pods, size_t npods, size_t *out, char *why,
                               size_t whylen)
 {
@@ -185,7 +255,7 @@ static bool reference_replica(struct pol_ledger *l, const char *job, size_t r,
             break;
         }
         snprintf(name, sizeof(name), "%s-%zu-%zu", job, r, k);
-        snprintf(uid, sizeof(uid), "plan:0/%zu/%zu/%s", r, k, name);
+        snprintf(uid, sizeof(uid), "plan:%zu/%zu/%zu/%s", j, r, k, name);
         while (pol_commit(l, wl, uid, name, best, now_t, 600, &p, &cerr) != TPX_OK &&
                cerr.code == TPX_EINVAL && wl->preferred) {
             size_t next;
@@ -206,7 +276,7 @@ static bool reference_replica(struct pol_ledger *l, const char *job, size_t r,
     if (why[0]) {
         for (size_t k = 0; k < placed; k++) {
             char uid[POL_KEY_MAX * 2 + 128];
-            snprintf(uid, sizeof(uid), "plan:0/%zu/%zu/%s-%zu-%zu", r, k, job, r, k);
+            snprintf(uid, sizeof(uid), "plan:%zu/%zu/%zu/%s-%zu-%zu", j, r, k, job, r, k);
             cr_assert(pol_ledger_forget_pod(l, uid));
         }
         for (size_t k = 0; k < npods; k++)
@@ -328,6 +398,10 @@ static const char *const specs[] = {
     "racks=3,nodes-per-rack=6,gpus-per-node=16,domains-per-node=2",
     "racks=3,nodes-per-rack=8,gpus-per-node=8,domain-nodes=4",
     "racks=4,nodes-per-rack=4,gpus-per-node=8,domain-nodes=2,blocks=2,used=2",
+    /* the first rack's nodes say topox.io/rdma-nics 0, the others 8 */
+    "racks=4,nodes-per-rack=4,gpus-per-node=8,blocks=2,rdma-nics=8,no-rdma-racks=1",
+    "racks=4,nodes-per-rack=4,gpus-per-node=8,domain-nodes=2,rdma-nics=8,no-rdma-racks=2",
+    "mixed",
 };
 
 Test(pol_index, a_kept_memo_answers_as_a_full_pass_after_random_changes, .fini = teardown)
@@ -352,6 +426,12 @@ Test(pol_index, a_kept_memo_answers_as_a_full_pass_after_random_changes, .fini =
                 if ((step + (int)s) % 3 == 0)
                     expect_same_answers(own[s], &first, what);
                 expect_same_answers(shared, &first, what);
+                /* and a twin right after it, on the memo the shape left */
+                {
+                    struct pol_workload tw = pod_of(&shapes[twin_of(s)], "probe/twin", 0);
+                    expect_same_answers(shared, &tw, what);
+                    expect_same_answers(shared, &first, what);
+                }
             }
             if (nuids > 0) {
                 /* a later member of a placed group (its shape is the group's) */
@@ -375,61 +455,165 @@ Test(pol_index, a_kept_memo_answers_as_a_full_pass_after_random_changes, .fini =
     }
 }
 
+/* Jobs of shapes sh[0, njobs) with nrep[] replicas planned on la by pol_plan (through the index)
+ * and on lb by the full pass, job after job: the same nodes, the same rejections. */
+static void plan_as_the_full_pass(const struct shape *const *sh, const size_t *nrep, size_t njobs,
+                                  const char *what, int step)
+{
+    static struct pol_workload pods[3][8][8];
+    static struct pol_job_replica reps[3][8];
+    char job[3][64];
+    struct pol_job pj[3];
+    struct pol_plan_result res;
+    struct tpx_err err = TPX_ERR_INIT;
+    size_t q = 0, rj = 0;
+
+    cr_assert(njobs <= 3);
+    for (size_t j = 0; j < njobs; j++) {
+        cr_assert(nrep[j] <= 8 && sh[j]->n <= 8);
+        snprintf(job[j], sizeof(job[j]), "plan/j%d-%zu", step, j);
+        for (size_t r = 0; r < nrep[j]; r++) {
+            char group[96];
+            snprintf(group, sizeof(group), "%s/%zu", job[j], r);
+            for (unsigned k = 0; k < sh[j]->n; k++)
+                pods[j][r][k] = pod_of(sh[j], group, k);
+            reps[j][r] = (struct pol_job_replica){pods[j][r], NULL, sh[j]->n};
+        }
+        pj[j] = (struct pol_job){job[j], reps[j], nrep[j]};
+    }
+    cr_assert_eq(pol_plan(la, pj, njobs, now_t, &res, &err), TPX_OK, "%s", err.msg);
+    for (size_t j = 0; j < njobs; j++) {
+        for (size_t r = 0; r < nrep[j]; r++) {
+            size_t nodes[8];
+            char why[512];
+            bool ok =
+                reference_replica(lb, j, job[j], r, pods[j][r], sh[j]->n, nodes, why, sizeof(why));
+            if (!ok) {
+                cr_assert_lt(rj, res.nrejected, "%s step %d: job %zu replica %zu", what, step, j,
+                             r);
+                cr_assert_eq(res.rejected[rj].job, j);
+                cr_assert_eq(res.rejected[rj].replica, r);
+                cr_assert_str_eq(res.rejected[rj].reason, why);
+                rj++;
+                continue;
+            }
+            for (unsigned k = 0; k < sh[j]->n; k++, q++) {
+                char uid[POL_KEY_MAX + 128];
+                cr_assert_lt(q, res.npods);
+                cr_assert_eq(res.pods[q].job, j);
+                cr_assert_eq(res.pods[q].replica, r);
+                cr_assert_eq(res.pods[q].where.node, nodes[k],
+                             "%s step %d: job %zu replica %zu pod %u: index %zu, full pass %zu",
+                             what, step, j, r, k, res.pods[q].where.node, nodes[k]);
+                snprintf(uid, sizeof(uid), "plan:%zu/%zu/%u/%s", j, r, k, res.pods[q].pod_name);
+                remember(uid);
+            }
+        }
+    }
+    cr_assert_eq(q, res.npods);
+    cr_assert_eq(rj, res.nrejected);
+    pol_plan_result_release(&res);
+}
+
 Test(pol_index, the_plan_places_as_the_full_pass_after_random_changes, .fini = teardown)
 {
-    static struct pol_workload pods[8][8];
-    static struct pol_job_replica reps[8];
-
     for (size_t sp = 0; sp < sizeof(specs) / sizeof(specs[0]); sp++) {
         setup_spec(specs[sp], 0x2545f4914f6cdd1dULL + sp);
         nuids = 0;
         for (int step = 0; step < 60; step++) {
-            const struct shape *s = &shapes[rnd(NSHAPES)];
-            size_t nrep = 1 + rnd(4);
-            char job[64];
-            struct pol_job pj;
-            struct pol_plan_result res;
-            struct tpx_err err = TPX_ERR_INIT;
-            size_t q = 0, rj = 0;
+            /* one to three jobs, mostly twins of the first (one memo key): each meets the index
+             * the one before left */
+            size_t njobs = 1 + rnd(3), s0 = rnd(NSHAPES), nrep[3];
+            const struct shape *sh[3];
 
             random_change();
-            snprintf(job, sizeof(job), "plan/j%d", step);
-            for (size_t r = 0; r < nrep; r++) {
-                char group[96];
-                snprintf(group, sizeof(group), "%s/%zu", job, r);
-                for (unsigned k = 0; k < s->n; k++)
-                    pods[r][k] = pod_of(s, group, k);
-                reps[r] = (struct pol_job_replica){pods[r], NULL, s->n};
+            for (size_t j = 0; j < njobs; j++) {
+                size_t t = j == 0 ? s0 : rnd(3) ? twin_of(j == 1 ? s0 : twin_of(s0)) : rnd(NSHAPES);
+                sh[j] = &shapes[t];
+                nrep[j] = 1 + rnd(4);
             }
-            pj = (struct pol_job){job, reps, nrep};
-            cr_assert_eq(pol_plan(la, &pj, 1, now_t, &res, &err), TPX_OK, "%s", err.msg);
-            for (size_t r = 0; r < nrep; r++) {
-                size_t nodes[8];
-                char why[512];
-                bool ok = reference_replica(lb, job, r, pods[r], s->n, nodes, why, sizeof(why));
-                if (!ok) {
-                    cr_assert_lt(rj, res.nrejected, "%s step %d: replica %zu", specs[sp], step, r);
-                    cr_assert_eq(res.rejected[rj].replica, r);
-                    cr_assert_str_eq(res.rejected[rj].reason, why);
-                    rj++;
-                    continue;
-                }
-                for (unsigned k = 0; k < s->n; k++, q++) {
-                    char uid[POL_KEY_MAX + 128];
-                    cr_assert_lt(q, res.npods);
-                    cr_assert_eq(res.pods[q].replica, r);
-                    cr_assert_eq(res.pods[q].where.node, nodes[k],
-                                 "%s step %d: replica %zu pod %u: index %zu, full pass %zu",
-                                 specs[sp], step, r, k, res.pods[q].where.node, nodes[k]);
-                    snprintf(uid, sizeof(uid), "plan:0/%zu/%u/%s", r, k, res.pods[q].pod_name);
-                    remember(uid);
-                }
-            }
-            cr_assert_eq(q, res.npods);
-            cr_assert_eq(rj, res.nrejected);
-            pol_plan_result_release(&res);
+            plan_as_the_full_pass(sh, nrep, njobs, specs[sp], step);
         }
         teardown();
+    }
+}
+
+static size_t shape_index(unsigned tp, unsigned pp, unsigned n, char kv_role)
+{
+    for (size_t i = 0; i < NSHAPES; i++) {
+        if (shapes[i].tp == tp && shapes[i].pp == pp && shapes[i].n == n &&
+            shapes[i].kv_role == kv_role && shapes[i].scope == POL_SCOPE_RACK)
+            return i;
+    }
+    cr_assert_fail("no shape %u %u %u %c", tp, pp, n, kv_role);
+    return 0;
+}
+
+/* Group `group` of shape s committed on both ledgers, pod k on node nodes[k]. */
+static void commit_both(const struct shape *s, const char *group, const char *const *nodes)
+{
+    struct tpx_err err = TPX_ERR_INIT;
+
+    for (unsigned k = 0; k < s->n; k++) {
+        struct pol_workload w = pod_of(s, group, k);
+        struct pol_placement p;
+        char uid[POL_KEY_MAX + 32];
+        size_t node = topo_cluster_find(cl, nodes[k]);
+        snprintf(uid, sizeof(uid), "%s-%u", group, k);
+        cr_assert_eq(pol_commit(la, &w, uid, uid, node, now_t, 600, &p, &err), TPX_OK, "%s",
+                     err.msg);
+        cr_assert_eq(pol_commit(lb, &w, uid, uid, node, now_t, 600, &p, &err), TPX_OK, "%s",
+                     err.msg);
+    }
+}
+
+Test(pol_index, first_members_with_kv_peers_are_placed_as_the_full_pass, .fini = teardown)
+{
+    /* decode in r03 (block b2), prefill in r01 (b1): a prefill's first member looks to r03 and
+     * b2, a decode's to r01 and b1; the jobs alternate on one memo key, so the index's per-rack
+     * best, kept from the job before, would carry the other role's KV bonus */
+    const struct shape *pre = &shapes[shape_index(8, 2, 2, 'p')];
+    const struct shape *dec = &shapes[shape_index(8, 2, 2, 'd')];
+    const char *on_r03[] = {"r03-n01", "r03-n02"}, *on_r01[] = {"r01-n01", "r01-n02"};
+    const struct shape *sh[3] = {pre, dec, pre};
+    size_t nrep[3] = {1, 2, 1};
+
+    setup_spec("racks=4,nodes-per-rack=4,gpus-per-node=8,blocks=2", 7);
+    nuids = 0;
+    commit_both(dec, "llm/dec0", on_r03);
+    commit_both(pre, "llm/pre0", on_r01);
+    plan_as_the_full_pass(sh, nrep, 3, "kv peers", 0);
+    sh[0] = dec;
+    sh[1] = pre;
+    sh[2] = dec;
+    plan_as_the_full_pass(sh, nrep, 3, "kv peers", 1);
+}
+
+Test(pol_index, shapes_apart_only_in_the_rdma_term_keep_their_own_best, .fini = teardown)
+{
+    /* r01 says rdma-nics 0 and is the fullest rack. tp 8 x pp 2 over 2 pods of 8 crosses nodes:
+     * scored 3 lower on r01, it goes to r02 (twice, filling it); dp 2 of tp 8 sends nothing
+     * between its pods, so r01, untouched by the plan so far, is its best again */
+    const struct shape *pp = &shapes[shape_index(8, 2, 2, 0)];
+    const struct shape *dp = &shapes[shape_index(8, 1, 2, 0)];
+    const struct shape *sh[2] = {pp, dp};
+    size_t nrep[2] = {2, 1};
+    struct tpx_err err = TPX_ERR_INIT;
+
+    setup_spec("racks=4,nodes-per-rack=4,gpus-per-node=8,rdma-nics=8,no-rdma-racks=1", 11);
+    nuids = 0;
+    cr_assert_eq(pol_ledger_use(la, topo_cluster_find(cl, "r01-n01"), 8, &err), TPX_OK);
+    cr_assert_eq(pol_ledger_use(lb, topo_cluster_find(cl, "r01-n01"), 8, &err), TPX_OK);
+    plan_as_the_full_pass(sh, nrep, 2, "rdma term", 0);
+    /* what the case is for: r02 full of the pipeline, the dp group in r01 */
+    for (unsigned r = 1; r <= 2; r++) {
+        unsigned full = 0;
+        for (unsigned k = 1; k <= 4; k++) {
+            char name[16];
+            snprintf(name, sizeof(name), "r%02u-n%02u", r, k);
+            full += pol_ledger_node_free(lb, topo_cluster_find(cl, name)) == 0;
+        }
+        cr_expect_eq(full, r == 1 ? 3 : 4, "r%02u: %u nodes full", r, full);
     }
 }
 
@@ -437,7 +621,7 @@ Test(pol_index, a_new_group_takes_the_lowest_free_record, .fini = teardown)
 {
     /* the groups are listed in record order, and a new group reuses the lowest free record, as a
      * scan from the first record finds it */
-    const struct shape one = {8, 1, 1, 8, POL_SCOPE_RACK, false, false, false, 0};
+    const struct shape one = {8, 1, 1, 8, POL_SCOPE_RACK, false, false, false, 0, 0, false};
     const char *names[] = {"a/0", "a/1", "a/2", "a/3"};
     struct pol_group_summary gs[4];
     struct tpx_err err = TPX_ERR_INIT;
