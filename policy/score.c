@@ -4,6 +4,7 @@
 #include "policy/policy.h"
 
 #include "policy/ledger_int.h"
+#include "policy/pack.h"
 
 /* Best-fit part inside the node: 0..3, higher when the domain the pod would take is fuller. */
 static int node_fit_bonus(const struct ctx *x, size_t n)
@@ -59,6 +60,7 @@ enum tpx_code pol_score_memo(const struct pol_ledger *l, struct pol_scope_memo *
                              time_t now, int *scores, struct tpx_err *err)
 {
     struct ctx x;
+    struct led_pack pack = {0};
 
     (void)now;
     for (size_t i = 0; i < n; i++) {
@@ -76,6 +78,8 @@ enum tpx_code pol_score_memo(const struct pol_ledger *l, struct pol_scope_memo *
         return TPX_OK;
     }
     led_compute_scopes(&x);
+    if (x.e.group == TOPO_NONE)
+        led_pack_init(&pack, &x); /* the fragmentation-aware rank of the scopes (pack.c) */
     for (size_t i = 0; i < n; i++) {
         struct reason_code code;
         size_t node = cand[i];
@@ -90,7 +94,13 @@ enum tpx_code pol_score_memo(const struct pol_ledger *l, struct pol_scope_memo *
             scores[i] = x.slot_here[node] ? 10 : 4 + node_fit_bonus(&x, node);
             continue;
         }
-        /* first member: the scope left with the least free capacity after the whole group */
+        /* first member: the scope's packing rank, when it has one */
+        sc = led_pack_score(&pack, &x, node, node_fit_bonus(&x, node));
+        if (sc >= 0) {
+            scores[i] = sc;
+            continue;
+        }
+        /* else the scope left with the least free capacity after the whole group */
         fr = x.sc_free[s] > total ? x.sc_free[s] - total : 0;
         maxcap = l->max_scope_cap[x.e.scope] ? l->max_scope_cap[x.e.scope] : 1;
         sc = 7 - (int)((7UL * fr + maxcap / 2) / maxcap);
@@ -100,6 +110,7 @@ enum tpx_code pol_score_memo(const struct pol_ledger *l, struct pol_scope_memo *
         if (scores[i] > 10)
             scores[i] = 10;
     }
+    led_pack_release(&pack);
     led_ctx_release(&x);
     return TPX_OK;
 }
