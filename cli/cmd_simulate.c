@@ -44,7 +44,8 @@ static const char usage[] =
     "                             GPUs after the whole group, then the fullest node\n"
     "                   blind     no rules, no holds: each pod on the first node with room\n"
     "  -o, --output FMT table (default) or json\n"
-    "  --svg FILE       also write the fragmentation over time, one curve per policy\n"
+    "  --svg FILE       also write the stranded share of the cluster over time, one curve per\n"
+    "                   policy\n"
     "  -h, --help       this text\n"
     "\n"
     "exit status: 0 replayed (or written), 1 failed, 2 bad flag, spec or trace\n";
@@ -202,48 +203,59 @@ static enum tpx_code render_json(const struct pol_sim_result *res, size_t n, siz
     return tpx_buf_adds(out, "]}\n", err);
 }
 
-/* The fragmentation of each replay over time: hours on x, 0..1 on y, one polyline each. */
+/* A sample's share of the cluster that is stranded (free outside whole domains, or held by
+ * half-placed groups): the curve of --svg. */
+static double stranded_share(const struct pol_sim_result *r, const struct pol_sim_sample *s)
+{
+    return r->accel_total ? (double)s->stranded / r->accel_total : 0;
+}
+
+/* The stranded share of each replay over time: hours on x, 0..ymax on y, one polyline each. */
 static enum tpx_code render_svg(const struct pol_sim_result *res, size_t n, struct tpx_buf *out,
                                 struct tpx_err *err)
 {
     static const char *const colour[] = {"#1f77b4", "#d62728", "#7f7f7f", "#2ca02c", "#9467bd"};
     const double w = 760, h = 260, x0 = 60, y0 = 20;
-    double tmax = 0;
+    double tmax = 0, ymax = 0;
 
     for (size_t i = 0; i < n; i++) {
         if (res[i].nsamples && res[i].samples[res[i].nsamples - 1].t > tmax)
             tmax = res[i].samples[res[i].nsamples - 1].t;
+        for (size_t k = 0; k < res[i].nsamples; k++) {
+            double y = stranded_share(&res[i], &res[i].samples[k]);
+            ymax = y > ymax ? y : ymax;
+        }
     }
-    if (tmax <= 0)
-        tmax = 1;
+    tmax = tmax > 0 ? tmax : 1;
+    ymax = ymax > 0 ? (double)(unsigned)(ymax * 10 + 0.999) / 10 : 1; /* up to a tenth */
     if (tpx_buf_addf(out, err,
                      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
                      "font-family=\"sans-serif\" font-size=\"12\">\n"
                      "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
                      "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n"
                      "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n"
-                     "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">1</text>\n"
+                     "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%.1f</text>\n"
                      "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">0</text>\n"
                      "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%.0f h</text>\n"
-                     "<text x=\"%.0f\" y=\"%.0f\">fragmentation: 1 - free GPUs in whole free "
-                     "domains / free GPUs</text>\n",
-                     w + x0 + 20, h + y0 + 40, x0, y0, x0, y0 + h, x0, y0 + h, x0 + w, y0 + h,
-                     x0 - 4, y0 + 4, x0 - 4, y0 + h, x0 + w, y0 + h + 16, tmax / 3600.0, x0 + 8,
-                     y0 + h + 32) != TPX_OK)
+                     "<text x=\"%.0f\" y=\"%.0f\">stranded GPUs / all GPUs (free outside whole "
+                     "domains, or held by half-placed groups)</text>\n",
+                     w + x0 + 20, h + y0 + 56, x0, y0, x0, y0 + h, x0, y0 + h, x0 + w, y0 + h,
+                     x0 - 4, y0 + 4, ymax, x0 - 4, y0 + h, x0 + w, y0 + h + 16, tmax / 3600.0,
+                     x0 + 8, y0 + h + 32) != TPX_OK)
         return err->code;
     for (size_t i = 0; i < n; i++) {
         const char *col = colour[i % (sizeof(colour) / sizeof(colour[0]))];
-        size_t step = res[i].nsamples / 1500 + 1;
+        size_t step = res[i].nsamples / 600 + 1;
         if (tpx_buf_addf(out, err,
                          "<text x=\"%.0f\" y=\"%.0f\" fill=\"%s\">%s</text>\n<polyline "
                          "fill=\"none\" stroke=\"%s\" stroke-width=\"1\" points=\"",
-                         x0 + w - 240 + 80.0 * (double)i, y0 + h + 32, col,
+                         x0 + 8 + 80.0 * (double)i, y0 + h + 50, col,
                          pol_sim_policy_name(res[i].policy), col) != TPX_OK)
             return err->code;
         for (size_t k = 0; k < res[i].nsamples; k += step) {
             const struct pol_sim_sample *s = &res[i].samples[k];
             if (tpx_buf_addf(out, err, "%.1f,%.1f ", x0 + w * s->t / tmax,
-                             y0 + h * (1.0 - s->frag)) != TPX_OK)
+                             y0 + h * (1.0 - stranded_share(&res[i], s) / ymax)) != TPX_OK)
                 return err->code;
         }
         if (tpx_buf_adds(out, "\"/>\n", err) != TPX_OK)

@@ -12,6 +12,7 @@
 #include "common/grow.h"
 
 #define MAX_SHAPES 12
+#define PACK_TOP 8 /* racks ranked by loss: the best fits */
 
 /* A group shape and how many live groups have it (+1 for the group being placed). */
 struct shape {
@@ -34,7 +35,8 @@ struct model {
     size_t nd, dcap;
     unsigned *nf;
     size_t nnf, nfcap;
-    size_t *seen; /* per cluster domain: rack + 1 when already modelled for that rack */
+    size_t *seen; /* per cluster domain: rack + 1 when already modelled for that rack (only when
+                     some domain spans nodes) */
 };
 
 struct key {
@@ -52,6 +54,15 @@ static int key_cmp(const void *a, const void *b)
         return x->loss < y->loss ? -1 : 1;
     if (x->other_shape != y->other_shape)
         return x->other_shape - y->other_shape;
+    if (x->left != y->left)
+        return x->left < y->left ? -1 : 1;
+    return x->s < y->s ? -1 : x->s > y->s;
+}
+
+static int left_cmp(const void *a, const void *b)
+{
+    const struct key *x = a, *y = b;
+
     if (x->left != y->left)
         return x->left < y->left ? -1 : 1;
     return x->s < y->s ? -1 : x->s > y->s;
@@ -236,10 +247,10 @@ void led_pack_init(struct led_pack *p, const struct ctx *x)
         return;
     k = calloc(ns + 1, sizeof(*k));
     same = calloc(ns + 1, sizeof(*same));
-    md.seen = calloc(l->ndomains + 1, sizeof(*md.seen));
+    md.seen = l->any_multi ? calloc(l->ndomains + 1, sizeof(*md.seen)) : NULL;
     p->base = malloc((ns + 1) * sizeof(*p->base));
     p->cap = malloc((ns + 1) * sizeof(*p->cap));
-    if (!k || !same || !md.seen || !p->base || !p->cap)
+    if (!k || !same || (l->any_multi && !md.seen) || !p->base || !p->cap)
         goto fail;
     p->ns = ns;
     nsh = live_shapes(x, sh);
@@ -250,18 +261,28 @@ void led_pack_init(struct led_pack *p, const struct ctx *x)
             same[g->scope_id]++;
     }
     for (size_t s = 0; s < ns; s++) {
-        bool ok;
         p->base[s] = -1;
         p->cap[s] = 0;
         if (x->sc_dyn[s] < x->e.n || x->sc_static[s] < x->e.n)
             continue;
-        k[nk].loss = rack_loss(x, s, &md, sh, nsh, &ok);
-        if (!ok)
-            goto fail;
-        k[nk].other_shape = same[s] == 0;
         k[nk].left = x->sc_free[s] > total ? x->sc_free[s] - total : 0;
         k[nk].s = s;
         nk++;
+    }
+    /* the loss is worked out for the PACK_TOP best fits only, so a score costs O(racks) plus the
+     * nodes of those racks, not of the cluster; the others score 0 */
+    if (nk > PACK_TOP) {
+        qsort(k, nk, sizeof(*k), left_cmp);
+        for (size_t i = PACK_TOP; i < nk; i++)
+            p->base[k[i].s] = 0;
+        nk = PACK_TOP;
+    }
+    for (size_t i = 0; i < nk; i++) {
+        bool ok;
+        k[i].loss = rack_loss(x, k[i].s, &md, sh, nsh, &ok);
+        if (!ok)
+            goto fail;
+        k[i].other_shape = same[k[i].s] == 0;
     }
     qsort(k, nk, sizeof(*k), key_cmp);
     for (size_t i = 0; i < nk; i++) {

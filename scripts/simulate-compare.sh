@@ -20,8 +20,8 @@ seeds=${2:-20}
 cluster=${3:-racks=8,nodes-per-rack=8,gpus-per-node=8,domain-nodes=2}
 gen=${4:-groups=400,gpus=512,load=1.0,life=6}
 
-printf '| seed | topox whole | best-fit whole | blind whole | topox - best-fit |\n'
-printf '|---|---|---|---|---|\n'
+printf '| seed | topox whole | best-fit whole | topox - best-fit | blind whole | topox rejected (with room) | best-fit rejected (with room) | topox GPU-h stranded | best-fit GPU-h stranded |\n'
+printf '|---|---|---|---|---|---|---|---|---|\n'
 s=1
 tt=0
 tb=0
@@ -30,18 +30,23 @@ below=0
 while [ "$s" -le "$seeds" ]; do
     out=$("$topox" simulate --cluster "$cluster" --generate "seed=$s,$gen" \
         --policy topox,best-fit,blind) || exit 2
-    t=$(printf '%s\n' "$out" | awk '$1 == "topox" { print $3 }')
-    b=$(printf '%s\n' "$out" | awk '$1 == "best-fit" { print $3 }')
-    n=$(printf '%s\n' "$out" | awk '$1 == "blind" { print $3 }')
-    printf '| %s | %s | %s | %s | %+d |\n' "$s" "$t" "$b" "$n" $((t - b))
+    # columns: POLICY GROUPS WHOLE CROSS-RACK TP-SPLIT HALF REJECTED WITH-ROOM WHOLE-GPUS
+    # GPU-H-USED GPU-H-STRANDED MEAN-FRAG
+    row() { printf '%s\n' "$out" | awk -v p="$1" -v c="$2" '$1 == p { print $c }'; }
+    t=$(row topox 3)
+    b=$(row best-fit 3)
+    n=$(row blind 3)
+    printf '| %s | %s | %s | %+d | %s | %s (%s) | %s (%s) | %s | %s |\n' "$s" "$t" "$b" $((t - b)) \
+        "$n" "$(row topox 7)" "$(row topox 8)" "$(row best-fit 7)" "$(row best-fit 8)" \
+        "$(row topox 11)" "$(row best-fit 11)"
     [ "$t" -ge "$b" ] || below=$((below + 1))
     tt=$((tt + t))
     tb=$((tb + b))
     tn=$((tn + n))
     s=$((s + 1))
 done
-printf '| **sum** | **%s** | **%s** | **%s** | **%+d (%s %%)** |\n' "$tt" "$tb" "$tn" $((tt - tb)) \
-    "$(awk -v t="$tt" -v b="$tb" 'BEGIN { printf "%+.1f", b ? 100 * (t - b) / b : 0 }')"
+printf '| **sum** | **%s** | **%s** | **%+d (%s %%)** | **%s** | | | | |\n' "$tt" "$tb" $((tt - tb)) \
+    "$(awk -v t="$tt" -v b="$tb" 'BEGIN { printf "%+.1f", b ? 100 * (t - b) / b : 0 }')" "$tn"
 ok=$(awk -v t="$tt" -v b="$tb" 'BEGIN { print (t >= 1.05 * b) ? 1 : 0 }')
 if [ "$ok" = 1 ] && [ "$below" -eq 0 ]; then
     echo "target met: topox >= best-fit + 5 % summed over $seeds seeds, below it on no seed"
