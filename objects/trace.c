@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,7 +64,9 @@ static enum tpx_code parse_event(const json_t *o, const char *name, size_t line,
         get_uint(o, "tp", 1, MAX_PODS * MAX_GPUS, &e->tp, name, line, err) != TPX_OK ||
         get_uint(o, "pp", 1, MAX_PODS * MAX_GPUS, &e->pp, name, line, err) != TPX_OK)
         return err->code;
-    if ((e->pods * e->gpus) % (e->tp * e->pp) != 0)
+    /* in 64 bits: tp x pp may pass what an unsigned holds */
+    if ((uint64_t)e->tp * e->pp > (uint64_t)e->pods * e->gpus ||
+        (e->pods * e->gpus) % (e->tp * e->pp) != 0)
         return tpx_err_set(err, TPX_EINVAL,
                            "%s:%zu: tp %u x pp %u does not divide %u pods x %u gpus", name, line,
                            e->tp, e->pp, e->pods, e->gpus);

@@ -243,9 +243,12 @@ enum tpx_code pol_filter(const struct pol_ledger *l, const struct pol_workload *
                          struct tpx_err *err);
 void pol_filter_result_release(struct pol_filter_result *res);
 
-/* Scores 0..10 (integers, best fit: the rack left with the least free capacity after the whole
- * group is placed scores highest; within a rack, partially used domains first). scores has n
- * entries. */
+/* Scores 0..10 (integers). A group's first member: the racks that can hold the whole group are
+ * ranked by what the placement costs the live groups' shapes, then by holding a group of the same
+ * shape, then best fit (the rack left with the least free capacity after the whole group); 7..10
+ * on the best rack, 4..6 on the next, 1..3 on the third, 0 elsewhere, and within a rack partially
+ * used domains first (policy/pack.c, docs/simulate.md). A later member: its reserved place 10.
+ * scores has n entries. */
 enum tpx_code pol_score(const struct pol_ledger *l, const struct pol_workload *wl,
                         const size_t *cand, size_t n, time_t now, int *scores, struct tpx_err *err);
 

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* policy/score.c - pol_score: 0..10 per candidate node that passes the rules; a reserved
- * place first, then the scope left fullest after the whole group, then the fullest domain. */
+ * place first; for a first member the packing rank of its rack (pack.c), or, where pack.c ranks
+ * nothing (preferred, EP, block/zone scope), the scope left fullest after the whole group; then
+ * the fullest domain. */
 #include "policy/policy.h"
 
 #include "policy/ledger_int.h"

@@ -39,6 +39,9 @@ Test(obj_trace, bad_lines_are_named_with_their_line)
         {"{\"time\":1,\"event\":\"arrive\",\"group\":\"a\",\"pods\":1,\"gpus\":4,\"tp\":8,"
          "\"pp\":1}",
          TPX_EINVAL, "t:1: tp 8 x pp 1 does not divide 1 pods x 4 gpus"},
+        {"{\"time\":1,\"event\":\"arrive\",\"group\":\"a\",\"pods\":1,\"gpus\":8,\"tp\":65536,"
+         "\"pp\":65536}",
+         TPX_EINVAL, "t:1: tp 65536 x pp 65536 does not divide 1 pods x 8 gpus"},
         {A0 "{\"time\":0,\"event\":\"arrive\",\"group\":\"a\",\"pods\":1,\"gpus\":8,\"tp\":8,"
             "\"pp\":1}",
          TPX_EINVAL, "t:2: group 'a' arrives again before it leaves"},
