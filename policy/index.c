@@ -321,7 +321,8 @@ enum tpx_code led_index_choose(const struct pol_ledger *l, struct pol_scope_memo
     /* The tree keeps per scope what depends on that scope's own state and the shape; the KV term
      * (prefer.c) reads where the deployment's other groups are, which no scope's change count
      * follows: a first member with such peers takes the pass over every node. */
-    if (!x.invalid && (x.e.group != TOPO_NONE || (x.pf.npeer_rack == 0 && x.pf.npeer_block == 0)))
+    if (!x.invalid &&
+        (x.e.group != TOPO_NONE || (x.pf.npeer_rack == 0 && x.pf.npeer_block == 0 && !l->pack)))
         *found = x.e.group == TOPO_NONE ? led_index_best_first(&x, node) : best_member(&x, node);
     led_ctx_release(&x);
     return TPX_OK;

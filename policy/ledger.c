@@ -60,6 +60,11 @@ void pol_ledger_set_budgets(struct pol_ledger *l, unsigned long per_namespace, u
     l->budget_all = total;
 }
 
+void pol_ledger_set_pack(struct pol_ledger *l, bool on)
+{
+    l->pack = on;
+}
+
 unsigned long pol_ledger_budget_refusals(const struct pol_ledger *l)
 {
     return l->budget_refused;
@@ -642,6 +647,7 @@ struct pol_ledger *pol_ledger_rebase(const struct pol_ledger *l, const struct to
     if (!n)
         return NULL;
     pol_ledger_set_budgets(n, l->budget_ns, l->budget_all);
+    n->pack = l->pack;
     n->budget_refused = l->budget_refused;
     for (size_t gi = 0; gi < l->ngroups; gi++) {
         const struct group *og = &l->groups[gi];

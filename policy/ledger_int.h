@@ -105,6 +105,7 @@ struct pol_ledger {
     unsigned long held;                  /* accelerators reserved, all groups */
     unsigned long budget_ns, budget_all; /* pol_ledger_set_budgets(); 0: no limit */
     unsigned long budget_refused;        /* holds not made for a budget */
+    bool pack;                           /* pol_ledger_set_pack(): pack.c's rank is on */
     /* The placement index (policy/index.c). Per scope kind: each scope's nodes in index order
      * (scope_nodes[k][scope_start[k][s]] up to scope_start[k][s + 1]) and a change count per scope,
      * bumped by every change on a node of the scope or of a multi-node domain with a node there;

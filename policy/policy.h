@@ -193,6 +193,13 @@ unsigned pol_ledger_node_free(const struct pol_ledger *l, size_t node);
 void pol_ledger_set_budgets(struct pol_ledger *l, unsigned long per_namespace, unsigned long total);
 unsigned long pol_ledger_budget_refusals(const struct pol_ledger *l);
 
+/* Experimental, off unless set (only `topox simulate --policy pack` sets it): a group's first
+ * member ranks the racks that hold the whole group against each other by what the placement costs
+ * the live groups' shapes (policy/pack.c, docs/simulate.md). The rank reads other racks' state,
+ * so while it is on pol_plan answers first members by the pass over every node, not the index.
+ * Rebase keeps it. */
+void pol_ledger_set_pack(struct pol_ledger *l, bool on);
+
 /* Read-only summaries for /debug/state, metrics and `plan`'s picture. */
 struct pol_rack_summary {
     size_t rack;             /* rack index in the cluster */
@@ -254,9 +261,11 @@ enum tpx_code pol_filter(const struct pol_ledger *l, const struct pol_workload *
                          struct tpx_err *err);
 void pol_filter_result_release(struct pol_filter_result *res);
 
-/* Scores 0..10 (integers, best fit: the rack left with the least free capacity after the whole
- * group is placed scores highest; within a rack, partially used domains first). scores has n
- * entries. */
+/* Scores 0..10 (integers). A group's first member: best fit, the rack left with the least free
+ * capacity after the whole group scores highest (with pol_ledger_set_pack, the experimental rank
+ * of policy/pack.c instead, docs/simulate.md); within a rack partially used domains first; the
+ * RDMA, KV and EP terms of policy/prefer.c on top (docs/workloads.md). A later member: its
+ * reserved place 10. scores has n entries. */
 enum tpx_code pol_score(const struct pol_ledger *l, const struct pol_workload *wl,
                         const size_t *cand, size_t n, time_t now, int *scores, struct tpx_err *err);
 

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* policy/score.c - pol_score: 0..10 per candidate node that passes the rules; a reserved
- * place first, then the scope left fullest after the whole group, then the fullest domain. */
+ * place first; for a first member the scope left fullest after the whole group (or, only where
+ * pol_ledger_set_pack turned it on, the packing rank of its rack: pack.c); then the fullest
+ * domain; prefer.c's terms on top. */
 #include "policy/policy.h"
 
 #include "policy/ledger_int.h"
+#include "policy/pack.h"
 
 /* Best-fit part inside the node: 0..3, higher when the domain the pod would take is fuller. */
 static int node_fit_bonus(const struct ctx *x, size_t n)
@@ -80,6 +83,7 @@ enum tpx_code pol_score_memo(const struct pol_ledger *l, struct pol_scope_memo *
                              time_t now, int *scores, struct tpx_err *err)
 {
     struct ctx x;
+    struct led_pack pack = {0};
 
     (void)now;
     for (size_t i = 0; i < n; i++) {
@@ -96,12 +100,19 @@ enum tpx_code pol_score_memo(const struct pol_ledger *l, struct pol_scope_memo *
         return TPX_OK;
     }
     led_compute_scopes(&x);
+    if (x.e.group == TOPO_NONE && l->pack)
+        led_pack_init(&pack, &x); /* the fragmentation-aware rank of the scopes (pack.c) */
     for (size_t i = 0; i < n; i++) {
         struct reason_code code;
+        int sc;
 
-        if (led_judge(&x, cand[i], &code) == POL_FIT)
-            scores[i] = led_score_node(&x, cand[i]);
+        if (led_judge(&x, cand[i], &code) != POL_FIT)
+            continue;
+        /* a first member's rack rank, where pack.c ranks it (off unless pol_ledger_set_pack) */
+        sc = pack.base ? led_pack_score(&pack, &x, cand[i], node_fit_bonus(&x, cand[i])) : -1;
+        scores[i] = sc >= 0 ? led_prefer(&x, cand[i], sc) : led_score_node(&x, cand[i]);
     }
+    led_pack_release(&pack);
     led_ctx_release(&x);
     return TPX_OK;
 }
