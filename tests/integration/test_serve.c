@@ -934,9 +934,31 @@ Test(serve, certain_dense_tp16_from_flags_and_uncertain_reject)
     free(p2);
 }
 
-/* RDMA NICs: the nodes of r01 say topox.io/rdma-nics 0. A certain tp 8 x pp 2 group over two
- * 8-GPU pods crosses nodes: r01 is FailedAndUnresolvable with the reason, r02 fits. The same
- * group read from flags it cannot resolve is uncertain: never unresolvable. */
+/* pod_json() with the annotations topox.io/data-parallel-size dp and expert-parallel-size ep. */
+static char *pod_with_ep(const char *name, const char *uid, const char *group, int index, int size,
+                         int tp, int pp, int gpus, int dp, int ep)
+{
+    char *base = pod_json(name, uid, group, index, size, tp, pp, gpus);
+    json_t *pod = json_loads(base, 0, NULL);
+    char *s, buf[16];
+
+    json_t *ann = json_object_get(json_object_get(pod, "metadata"), "annotations");
+
+    snprintf(buf, sizeof(buf), "%d", dp);
+    json_object_set_new(ann, "topox.io/data-parallel-size", json_string(buf));
+    snprintf(buf, sizeof(buf), "%d", ep);
+    json_object_set_new(ann, "topox.io/expert-parallel-size", json_string(buf));
+    s = json_dumps(pod, JSON_COMPACT);
+    json_decref(pod);
+    free(base);
+    return s;
+}
+
+/* RDMA NICs: the nodes of r01 say topox.io/rdma-nics 0. A certain group of two 8-GPU pods whose
+ * EP all-to-all (ep 16) crosses nodes: r01 is FailedAndUnresolvable with the reason, r02 fits.
+ * A certain tp 8 x pp 2 group crosses nodes too, but only with pipeline sends, which NCCL carries
+ * over TCP sockets without an RDMA NIC: never unresolvable for that. The EP group read from flags
+ * it cannot resolve is uncertain: never unresolvable either. */
 Test(serve, group_crossing_nodes_skips_nodes_without_rdma_nics_only_when_certain)
 {
     const char *args[] = {
@@ -945,7 +967,8 @@ Test(serve, group_crossing_nodes_skips_nodes_without_rdma_nics_only_when_certain
     char names[4][32];
     size_t n = node_names(2, 2, names);
     struct server s;
-    char *certain = pod_json("pp-0", "pp-0", "pp", 0, 2, 8, 2, 8);
+    char *certain = pod_with_ep("ep-0", "ep-0", "ep", 0, 2, 8, 1, 8, 2, 16);
+    char *pipeline = pod_json("pp-0", "pp-0", "pp", 0, 2, 8, 2, 8);
     char *unsure = pod_with_args("u-0", "u-0", "unsure", 0, 2, 8, unknown);
     json_t *f, *un;
     const char *why;
@@ -955,9 +978,12 @@ Test(serve, group_crossing_nodes_skips_nodes_without_rdma_nics_only_when_certain
     un = json_object_get(f, "FailedAndUnresolvableNodes");
     cr_expect_eq(json_object_size(un), 2, "the two nodes of r01");
     why = json_string_value(json_object_get(un, "r01-n01"));
-    cr_assert_not_null(why);
-    cr_expect(strstr(why, "topox.io/rdma-nics 0") != NULL, "%s", why);
+    cr_expect(why && strstr(why, "topox.io/rdma-nics 0") != NULL, "%s", why ? why : "(none)");
     cr_expect_eq(json_array_size(json_object_get(f, "NodeNames")), 2);
+    json_decref(f);
+    f = filter_of(s.port, pipeline, names, n);
+    cr_expect_eq(json_object_size(json_object_get(f, "FailedAndUnresolvableNodes")), 0);
+    cr_expect_eq(json_array_size(json_object_get(f, "NodeNames")), 4);
     json_decref(f);
     f = filter_of(s.port, unsure, names, n);
     cr_expect_eq(json_object_size(json_object_get(f, "FailedAndUnresolvableNodes")), 0);
@@ -965,6 +991,7 @@ Test(serve, group_crossing_nodes_skips_nodes_without_rdma_nics_only_when_certain
     json_decref(f);
     stop(&s);
     free(certain);
+    free(pipeline);
     free(unsure);
 }
 
