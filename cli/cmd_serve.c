@@ -288,6 +288,7 @@ int cmd_serve(int argc, char **argv)
     struct tpx_err err = TPX_ERR_INIT;
     struct ext_state *state = NULL;
     struct ext_metrics *metrics = NULL;
+    struct ext_codec_names_cache *names_cache = NULL;
     struct ext_http *http = NULL;
     struct ext_routes routes;
     struct ext_http_config hc;
@@ -380,6 +381,10 @@ int cmd_serve(int argc, char **argv)
     routes.opts.labels = &cfg.label_cfg; /* filled by start_api(); the watch reads it too */
     routes.opts.default_scope = cfg.pipeline_scope;
     routes.opts.max_candidates = cfg.max_candidates;
+    names_cache = ext_codec_names_cache_new(&err);
+    if (!names_cache)
+        goto fail;
+    routes.opts.names_cache = names_cache;
     routes.scheduler_name = cfg.scheduler_name;
     routes.bind_mode = cfg.bind_mode;
     routes.uncertain = cfg.uncertain;
@@ -443,6 +448,7 @@ out:
     ext_binder_free(binder);
     kube_config_release(&kcfg);
     ext_metrics_free(metrics);
+    ext_codec_names_cache_free(names_cache); /* after the HTTP server: no request holds it */
     ext_state_free(state);
     free(cert);
     free(key);

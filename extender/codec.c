@@ -4,6 +4,7 @@
 #include "extender/codec.h"
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +130,141 @@ static enum tpx_code decode_pod_span(const char *body, const struct ext_nodescan
     return rc;
 }
 
+/* ---- the NodeNames cache ---- */
+
+struct ext_codec_names_cache;
+
+struct ext_codec_names_entry {
+    struct ext_codec_names_cache *owner;
+    size_t refs;             /* the cache's and each request's; under the cache lock */
+    unsigned long long used; /* for LRU; under the cache lock */
+    size_t len;              /* the list's bytes, as they came */
+    char *bytes;
+    char **names; /* decoded: one block (ext_nodescan_node_names) */
+    size_t n;
+    struct ext_state_resolution res;
+};
+
+struct ext_codec_names_cache {
+    pthread_mutex_t lock;
+    struct ext_codec_names_entry *e[EXT_CODEC_NAMES_CACHED];
+    unsigned long long clock;
+};
+
+struct ext_codec_names_cache *ext_codec_names_cache_new(struct tpx_err *err)
+{
+    struct ext_codec_names_cache *c = calloc(1, sizeof(*c));
+
+    if (!c) {
+        tpx_err_set(err, TPX_ENOMEM, "out of memory");
+        return NULL;
+    }
+    pthread_mutex_init(&c->lock, NULL);
+    return c;
+}
+
+static void entry_free(struct ext_codec_names_entry *e)
+{
+    free(e->bytes);
+    free(e->names);
+    ext_state_resolution_release(&e->res);
+    free(e);
+}
+
+/* Drop one reference; the last one frees the entry. */
+static void entry_unref(struct ext_codec_names_entry *e)
+{
+    struct ext_codec_names_cache *c = e->owner;
+    bool last;
+
+    pthread_mutex_lock(&c->lock);
+    last = --e->refs == 0;
+    pthread_mutex_unlock(&c->lock);
+    if (last)
+        entry_free(e);
+}
+
+void ext_codec_names_cache_free(struct ext_codec_names_cache *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < EXT_CODEC_NAMES_CACHED; i++) {
+        if (c->e[i])
+            entry_unref(c->e[i]);
+    }
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+/* The entry holding exactly these bytes, with a reference for the caller; NULL when none. The
+ * comparison runs outside the lock (entries do not change once in the cache). */
+static struct ext_codec_names_entry *cache_find(struct ext_codec_names_cache *c, const char *p,
+                                                size_t len)
+{
+    struct ext_codec_names_entry *cand[EXT_CODEC_NAMES_CACHED], *hit = NULL;
+    size_t n = 0;
+
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < EXT_CODEC_NAMES_CACHED; i++) {
+        if (c->e[i] && c->e[i]->len == len) {
+            c->e[i]->refs++;
+            cand[n++] = c->e[i];
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+    for (size_t i = 0; i < n; i++) {
+        if (!hit && memcmp(cand[i]->bytes, p, len) == 0) {
+            hit = cand[i];
+            pthread_mutex_lock(&c->lock);
+            hit->used = ++c->clock;
+            pthread_mutex_unlock(&c->lock);
+            continue;
+        }
+        entry_unref(cand[i]);
+    }
+    return hit;
+}
+
+/* Keep a decoded list: the entry takes names (also when it returns NULL: then it frees them) and
+ * comes back with a reference for the caller. The least recently used entry makes room. */
+static struct ext_codec_names_entry *cache_insert(struct ext_codec_names_cache *c, const char *p,
+                                                  size_t len, char **names, size_t n)
+{
+    struct ext_codec_names_entry *e = calloc(1, sizeof(*e)), *old = NULL;
+    size_t slot = 0;
+
+    if (!e || !(e->bytes = malloc(len ? len : 1))) {
+        free(e);
+        free(names);
+        return NULL;
+    }
+    memcpy(e->bytes, p, len);
+    e->owner = c;
+    e->len = len;
+    e->names = names;
+    e->n = n;
+    e->refs = 2;
+    ext_state_resolution_init(&e->res);
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < EXT_CODEC_NAMES_CACHED; i++) {
+        if (!c->e[i]) {
+            slot = i;
+            break;
+        }
+        if (c->e[i]->used < c->e[slot]->used)
+            slot = i;
+    }
+    old = c->e[slot];
+    if (old && --old->refs > 0)
+        old = NULL; /* still in use: its last request frees it */
+    c->e[slot] = e;
+    e->used = ++c->clock;
+    pthread_mutex_unlock(&c->lock);
+    if (old)
+        entry_free(old);
+    return e;
+}
+
 /* ---- ExtenderArgs ---- */
 
 #define DEFAULT_MAX_CANDIDATES 100000
@@ -160,10 +296,29 @@ enum tpx_code ext_codec_decode_args(const char *body, size_t len, const struct e
     if (decode_pod_span(body, &sp[0], o, &a->pod, err) != TPX_OK)
         return err->code;
     if (!sp[2].null) {
-        if (ext_nodescan_node_names(body + sp[2].off, sp[2].len, max_candidates(o), &a->names,
-                                    &a->nnames, err) != TPX_OK) {
+        const char *np = body + sp[2].off;
+        bool cache = o && o->names_cache && sp[2].len <= EXT_CODEC_NAMES_CACHE_MAX;
+
+        /* the same bytes decoded (and validated) before give the same names */
+        if (cache && (a->cached = cache_find(o->names_cache, np, sp[2].len))) {
+            a->names = a->cached->names;
+            a->nnames = a->cached->n;
+            a->resolution = &a->cached->res;
+            return TPX_OK;
+        }
+        if (ext_nodescan_node_names(np, sp[2].len, max_candidates(o), &a->names, &a->nnames, err) !=
+            TPX_OK) {
             tpx_err_prefix(err, "NodeNames");
             goto fail;
+        }
+        if (cache) {
+            a->cached = cache_insert(o->names_cache, np, sp[2].len, a->names, a->nnames);
+            if (!a->cached) {
+                a->names = NULL;
+                tpx_err_set(err, TPX_ENOMEM, "out of memory");
+                goto fail;
+            }
+            a->resolution = &a->cached->res;
         }
         return TPX_OK;
     }
@@ -197,7 +352,12 @@ fail:
 void ext_codec_args_release(struct ext_codec_args *a)
 {
     ext_codec_pod_release(&a->pod);
-    free(a->names);
+    if (a->cached) /* the names are the entry's */
+        entry_unref(a->cached);
+    else
+        free(a->names);
+    a->cached = NULL;
+    a->resolution = NULL;
     ext_nodescan_nodes_release(&a->nodes);
     a->names = NULL;
     a->nnames = 0;
@@ -284,6 +444,20 @@ enum tpx_code ext_codec_filter_result(const struct ext_codec_args *a,
         if (tpx_buf_adds(out, "]},\"NodeNames\":null", err) != TPX_OK)
             return err->code;
     } else {
+        bool all = true;
+
+        for (size_t i = 0; verdict && all && i < a->nnames; i++)
+            all = verdict[i] == POL_FIT;
+        /* every name passes: the answer's list is the request's, byte for byte (validated) */
+        if (all && a->cached)
+            return tpx_buf_adds(out, "{\"Nodes\":null,\"NodeNames\":", err) != TPX_OK ||
+                           tpx_buf_add(out, a->cached->bytes, a->cached->len, err) != TPX_OK ||
+                           tpx_buf_adds(out,
+                                        ",\"FailedNodes\":{},\"FailedAndUnresolvableNodes\":{},"
+                                        "\"Error\":\"\"}",
+                                        err) != TPX_OK
+                       ? err->code
+                       : TPX_OK;
         if (tpx_buf_adds(out, "{\"Nodes\":null,\"NodeNames\":[", err) != TPX_OK)
             return err->code;
         for (size_t i = 0; i < a->nnames; i++) {
@@ -304,6 +478,215 @@ enum tpx_code ext_codec_filter_result(const struct ext_codec_args *a,
         reason_map(a, verdict, reason, POL_UNRESOLVABLE, out, err) != TPX_OK)
         return err->code;
     return tpx_buf_adds(out, ",\"Error\":\"\"}", err);
+}
+
+/* The filter answer as pieces, one at a time: static text, a span of the request body (a full
+ * Node), or an item formatted in `item` (a name, or a name and its reason). */
+struct ext_codec_filter_stream {
+    const struct ext_codec_args *a;
+    const enum pol_verdict *verdict;
+    const char *const *reason;
+    void (*release)(void *);
+    void *release_ctx;
+    unsigned phase;
+    size_t i;
+    bool first;
+    struct tpx_buf item;
+    const char *piece; /* what is left of the current piece */
+    size_t left;
+    size_t pos; /* bytes handed out so far */
+};
+
+static bool stream_fits(const struct ext_codec_filter_stream *f, size_t i, enum pol_verdict want)
+{
+    return f->verdict ? f->verdict[i] == want : want == POL_FIT;
+}
+
+/* The next piece into f->piece/f->left; false at the end (or out of memory: then the answer is
+ * cut short and the client sees a body shorter than its Content-Length). */
+static bool stream_next(struct ext_codec_filter_stream *f)
+{
+    const struct ext_codec_args *a = f->a;
+    struct tpx_err e = TPX_ERR_INIT;
+    static const char *const text[] = {
+        "{\"Nodes\":null,\"NodeNames\":[",
+        "{\"Nodes\":{\"metadata\":{},\"items\":[",
+        "],\"FailedNodes\":{",
+        "]},\"NodeNames\":null,\"FailedNodes\":{",
+        "},\"FailedAndUnresolvableNodes\":{",
+        "},\"Error\":\"\"}",
+    };
+
+    for (;;) {
+        switch (f->phase) {
+        case 0: /* the head */
+            f->piece = text[a->full_nodes ? 1 : 0];
+            f->phase = 1;
+            f->i = 0;
+            f->first = true;
+            break;
+        case 1: /* the names or Node objects that pass */
+            while (f->i < a->nnames && !stream_fits(f, f->i, POL_FIT))
+                f->i++;
+            if (f->i == a->nnames) {
+                f->phase = 2;
+                continue;
+            }
+            if (a->full_nodes) {
+                const struct ext_nodescan_node *s = &a->nodes.items[f->i];
+                bool comma = !f->first;
+
+                f->first = false;
+                if (comma) { /* the comma, then (10) the Node's own bytes */
+                    f->piece = ",";
+                    f->left = 1;
+                    f->phase = 10;
+                    return true;
+                }
+                f->piece = a->body + a->nodes_off + s->off;
+                f->left = s->len;
+                f->i++;
+                return true;
+            }
+            tpx_buf_reset(&f->item);
+            if (!f->first && tpx_buf_add(&f->item, ",", 1, &e) != TPX_OK)
+                return false;
+            f->first = false;
+            if (tpx_json_str(&f->item, a->names[f->i], &e) != TPX_OK)
+                return false;
+            f->i++;
+            f->piece = f->item.data;
+            f->left = f->item.len;
+            return true;
+        case 10: { /* the Node object after its comma */
+            const struct ext_nodescan_node *s = &a->nodes.items[f->i];
+
+            f->piece = a->body + a->nodes_off + s->off;
+            f->left = s->len;
+            f->i++;
+            f->phase = 1;
+            return true;
+        }
+        case 2:
+            f->piece = text[a->full_nodes ? 3 : 2];
+            f->phase = 3;
+            f->i = 0;
+            f->first = true;
+            break;
+        case 3: /* FailedNodes, then (5) FailedAndUnresolvableNodes */
+        case 5: {
+            enum pol_verdict want = f->phase == 3 ? POL_FAIL : POL_UNRESOLVABLE;
+
+            while (f->verdict && f->i < a->nnames && f->verdict[f->i] != want)
+                f->i++;
+            if (!f->verdict || f->i == a->nnames) {
+                f->phase++;
+                continue;
+            }
+            tpx_buf_reset(&f->item);
+            if ((!f->first && tpx_buf_add(&f->item, ",", 1, &e) != TPX_OK) ||
+                tpx_json_str(&f->item, a->names[f->i], &e) != TPX_OK ||
+                tpx_buf_add(&f->item, ":", 1, &e) != TPX_OK ||
+                tpx_json_str(&f->item, f->reason && f->reason[f->i] ? f->reason[f->i] : "rejected",
+                             &e) != TPX_OK)
+                return false;
+            f->first = false;
+            f->i++;
+            f->piece = f->item.data;
+            f->left = f->item.len;
+            return true;
+        }
+        case 4:
+            f->piece = text[4];
+            f->phase = 5;
+            f->i = 0;
+            f->first = true;
+            break;
+        case 6:
+            f->piece = text[5];
+            f->phase = 7;
+            break;
+        default:
+            return false;
+        }
+        f->left = strlen(f->piece);
+        return true;
+    }
+}
+
+static void stream_restart(struct ext_codec_filter_stream *f)
+{
+    f->phase = 0;
+    f->i = 0;
+    f->first = true;
+    f->left = 0;
+    f->pos = 0;
+}
+
+struct ext_codec_filter_stream *
+ext_codec_filter_stream_new(const struct ext_codec_args *a, const enum pol_verdict *verdict,
+                            const char *const *reason, void (*release)(void *), void *release_ctx,
+                            size_t *len, struct tpx_err *err)
+{
+    struct ext_codec_filter_stream *f = calloc(1, sizeof(*f));
+    size_t total = 0;
+
+    *len = 0;
+    if (!f) {
+        tpx_err_set(err, TPX_ENOMEM, "out of memory");
+        return NULL;
+    }
+    f->a = a;
+    f->verdict = verdict;
+    f->reason = reason;
+    f->release = release;
+    f->release_ctx = release_ctx;
+    tpx_buf_init(&f->item, SIZE_MAX);
+    /* one pass to size it (Content-Length), then the real one as MHD asks */
+    stream_restart(f);
+    while (stream_next(f))
+        total += f->left;
+    if (f->phase != 7) {
+        f->release = NULL; /* the caller keeps what it gave */
+        ext_codec_filter_stream_free(f);
+        tpx_err_set(err, TPX_ENOMEM, "out of memory writing the filter answer");
+        return NULL;
+    }
+    stream_restart(f);
+    *len = total;
+    return f;
+}
+
+size_t ext_codec_filter_stream_read(struct ext_codec_filter_stream *f, size_t pos, char *buf,
+                                    size_t max)
+{
+    size_t n = 0;
+
+    if (pos != f->pos)
+        return 0; /* only sequential reads */
+    while (n < max) {
+        size_t k;
+
+        if (!f->left && !stream_next(f))
+            break;
+        k = f->left < max - n ? f->left : max - n;
+        memcpy(buf + n, f->piece, k);
+        f->piece += k;
+        f->left -= k;
+        n += k;
+    }
+    f->pos += n;
+    return n;
+}
+
+void ext_codec_filter_stream_free(struct ext_codec_filter_stream *f)
+{
+    if (!f)
+        return;
+    tpx_buf_release(&f->item);
+    if (f->release)
+        f->release(f->release_ctx);
+    free(f);
 }
 
 enum tpx_code ext_codec_filter_error(const char *msg, struct tpx_buf *out, struct tpx_err *err)

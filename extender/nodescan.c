@@ -49,76 +49,92 @@ static int hexval(char c)
     return -1;
 }
 
+/* SWAR (issue 14): eight bytes at a time. The result has the high bit set in each byte of w
+ * that is a quote or a backslash (and, with ctl, below 0x20). Only the lowest flagged byte is
+ * exact (a borrow can flag bytes above a true hit), which is the only one read. */
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+static inline uint64_t special8(uint64_t w, bool ctl)
+{
+    uint64_t q = w ^ (ONES * '"'), b = w ^ (ONES * '\\');
+    uint64_t m = ((q - ONES) & ~q) | ((b - ONES) & ~b);
+
+    if (ctl)
+        m |= (w - ONES * 0x20) & ~w;
+    return m & HIGHS;
+}
+
+/* The first byte at or after i (before len) that is a quote, a backslash or (ctl) a control
+ * byte; len when there is none. */
+static inline size_t next_special(const char *b, size_t i, size_t len, bool ctl)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w, m;
+
+        memcpy(&w, b + i, 8);
+        m = special8(w, ctl);
+        if (m)
+            return i + ((size_t)__builtin_ctzll(m) >> 3);
+    }
+#endif
+    for (; i < len; i++) {
+        unsigned char c = (unsigned char)b[i];
+
+        if (c == '"' || c == '\\' || (ctl && c < 0x20))
+            return i;
+    }
+    return len;
+}
+
 /* At a quote: validate the string, leave pos after the closing quote. *raw and *rawlen give
  * the bytes between the quotes; *esc says whether any escape is inside. */
 static enum tpx_code string_tok(struct scan *s, size_t *raw, size_t *rawlen, bool *esc)
 {
-    size_t i, j;
+    size_t j;
 
     if (s->pos >= s->len || s->b[s->pos] != '"')
         return fail(s, "expected a string");
-    i = s->pos + 1;
-    *raw = i;
+    *raw = s->pos + 1;
     *esc = false;
-    /* Short plain strings (names, keys) are the common case: a byte loop reaches their closing
-     * quote before a memchr call would pay off. Anything else takes the general path below. */
-    for (j = i; j < s->len && j - i < 48; j++) {
-        unsigned char c = (unsigned char)s->b[j];
+    for (j = *raw;;) {
+        unsigned char c;
 
-        if (c == '"') {
-            *rawlen = j - i;
-            s->pos = j + 1;
-            return TPX_OK;
-        }
-        if (c < 0x20 || c == '\\')
-            break;
-    }
-    i = j; /* what the loop passed is plain */
-    for (;;) {
-        /* memchr-driven fast path: most strings have no escapes or control bytes */
-        const char *q = memchr(s->b + i, '"', s->len - i);
-        size_t qi;
-
-        if (!q) {
+        j = next_special(s->b, j, s->len, true);
+        if (j >= s->len) {
             s->pos = s->len;
             return fail(s, "unterminated string");
         }
-        qi = (size_t)(q - s->b);
-        for (j = i; j < qi; j++) {
-            unsigned char c = (unsigned char)s->b[j];
-
-            if (c < 0x20) {
-                s->pos = j;
-                return fail(s, "control character in a string");
-            }
-            if (c != '\\')
-                continue;
-            *esc = true;
-            if (j + 1 >= s->len) {
-                s->pos = j;
-                return fail(s, "unterminated escape");
-            }
-            c = (unsigned char)s->b[j + 1];
-            if (c == 'u') {
-                if (j + 5 >= s->len || hexval(s->b[j + 2]) < 0 || hexval(s->b[j + 3]) < 0 ||
-                    hexval(s->b[j + 4]) < 0 || hexval(s->b[j + 5]) < 0) {
-                    s->pos = j;
-                    return fail(s, "bad \\u escape");
-                }
-                j += 5;
-            } else if (c && strchr("\"\\/bfnrt", c)) {
-                j += 1;
-            } else {
-                s->pos = j;
-                return fail(s, "bad escape");
-            }
-        }
-        if (j == qi) {
-            *rawlen = qi - *raw;
-            s->pos = qi + 1;
+        c = (unsigned char)s->b[j];
+        if (c == '"') {
+            *rawlen = j - *raw;
+            s->pos = j + 1;
             return TPX_OK;
         }
-        i = j; /* an escape swallowed that quote: look for the next one */
+        if (c < 0x20) {
+            s->pos = j;
+            return fail(s, "control character in a string");
+        }
+        *esc = true; /* a backslash */
+        if (j + 1 >= s->len) {
+            s->pos = j;
+            return fail(s, "unterminated escape");
+        }
+        c = (unsigned char)s->b[j + 1];
+        if (c == 'u') {
+            if (j + 5 >= s->len || hexval(s->b[j + 2]) < 0 || hexval(s->b[j + 3]) < 0 ||
+                hexval(s->b[j + 4]) < 0 || hexval(s->b[j + 5]) < 0) {
+                s->pos = j;
+                return fail(s, "bad \\u escape");
+            }
+            j += 6;
+        } else if (c && strchr("\"\\/bfnrt", c)) {
+            j += 2;
+        } else {
+            s->pos = j;
+            return fail(s, "bad escape");
+        }
     }
 }
 
@@ -450,22 +466,19 @@ static enum tpx_code span_skip(struct scan *s)
         if (ch == '"') {
             size_t i = s->pos + 1;
 
-            for (;;) {
-                const char *q = memchr(s->b + i, '"', s->len - i);
-                size_t qi, k;
-
-                if (!q) {
-                    s->pos = s->len;
-                    return fail(s, "unterminated string");
+            for (;;) { /* to the closing quote; a backslash takes the byte after it */
+                i = next_special(s->b, i, s->len, false);
+                if (i < s->len && s->b[i] == '\\') {
+                    i += 2;
+                    continue;
                 }
-                qi = (size_t)(q - s->b);
-                for (k = qi; k > i && s->b[k - 1] == '\\';)
-                    k--;
-                i = qi + 1;
-                if (((qi - k) & 1) == 0)
-                    break; /* not escaped: the string ends here */
+                break;
             }
-            s->pos = i;
+            if (i >= s->len) {
+                s->pos = s->len;
+                return fail(s, "unterminated string");
+            }
+            s->pos = i + 1;
             continue;
         }
         if (ch == '[' || ch == '{') {
