@@ -274,27 +274,57 @@ static size_t max_candidates(const struct ext_codec_opts *o)
     return o && o->max_candidates ? o->max_candidates : DEFAULT_MAX_CANDIDATES;
 }
 
+/* Nodes, parsed as the outer scan meets it (one pass over a 35 MB list, not two). A value that
+ * is valid JSON but no NodeList is only an error if the request turns out to be full-node
+ * (NodeNames null): then it is parsed again for the message. */
+struct nodes_hook {
+    struct ext_nodescan_nodes *nodes;
+    bool failed;
+};
+
+static enum tpx_code parse_nodes(void *ctx, size_t key, const char *at, size_t rest, size_t *used,
+                                 struct tpx_err *err)
+{
+    struct nodes_hook *h = ctx;
+    struct tpx_err e = TPX_ERR_INIT;
+
+    (void)key;
+    ext_nodescan_nodes_release(h->nodes); /* a later "Nodes" replaces an earlier one */
+    h->failed = false;
+    if (rest >= 4 && memcmp(at, "null", 4) == 0) { /* names mode sends "Nodes":null */
+        *used = 4;
+        return TPX_OK;
+    }
+    if (ext_nodescan_nodelist_prefix(at, rest, h->nodes, used, &e) == TPX_OK)
+        return TPX_OK;
+    if (e.code == TPX_ENOMEM)
+        return tpx_err_set(err, TPX_ENOMEM, "%s", e.msg);
+    h->failed = true;
+    return ext_nodescan_value_len(at, rest, used, err);
+}
+
 enum tpx_code ext_codec_decode_args(const char *body, size_t len, const struct ext_codec_opts *o,
                                     struct ext_codec_args *a, struct tpx_err *err)
 {
     static const char *const keys[] = {"Pod", "Nodes", "NodeNames"};
     struct ext_nodescan_span sp[3];
+    struct nodes_hook nh;
 
     memset(a, 0, sizeof(*a));
     a->body = body;
-    /* Nodes and NodeNames are each tokenized once, by the parser below that reads them; the one
-     * not read (when both are given) is validated on its own. */
-    if (ext_nodescan_object_keys(body, len, keys, 3, 1U << 1 | 1U << 2, sp, err) != TPX_OK) {
+    nh.nodes = &a->nodes;
+    nh.failed = false;
+    /* NodeNames is tokenized once, by the parser below that reads it; Nodes by the hook. */
+    if (ext_nodescan_object_keys_hook(body, len, keys, 3, 1U << 2, 1U << 1, parse_nodes, &nh, sp,
+                                      err) != TPX_OK) {
+        ext_nodescan_nodes_release(&a->nodes);
         tpx_err_prefix(err, "ExtenderArgs");
         return err->code;
     }
-    if (!sp[2].null && !sp[1].null &&
-        ext_nodescan_validate(body + sp[1].off, sp[1].len, err) != TPX_OK) {
-        tpx_err_prefix(err, "ExtenderArgs: Nodes");
-        return err->code;
-    }
+    if (!sp[2].null) /* names mode: Nodes (validated) is not used */
+        ext_nodescan_nodes_release(&a->nodes);
     if (decode_pod_span(body, &sp[0], o, &a->pod, err) != TPX_OK)
-        return err->code;
+        goto fail;
     if (!sp[2].null) {
         const char *np = body + sp[2].off;
         bool cache = o && o->names_cache && sp[2].len <= EXT_CODEC_NAMES_CACHE_MAX;
@@ -325,7 +355,10 @@ enum tpx_code ext_codec_decode_args(const char *body, size_t len, const struct e
     if (!sp[1].null) {
         a->full_nodes = true;
         a->nodes_off = sp[1].off;
-        if (ext_nodescan_nodelist(body + sp[1].off, sp[1].len, &a->nodes, err) != TPX_OK) {
+        if (nh.failed) {
+            ext_nodescan_nodes_release(&a->nodes);
+            if (ext_nodescan_nodelist(body + sp[1].off, sp[1].len, &a->nodes, err) == TPX_OK)
+                tpx_err_set(err, TPX_EPARSE, "Nodes is not a NodeList");
             tpx_err_prefix(err, "Nodes");
             goto fail;
         }

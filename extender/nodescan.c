@@ -506,6 +506,14 @@ enum tpx_code ext_nodescan_object_keys(const char *p, size_t len, const char *co
                                        size_t nkeys, unsigned deferred,
                                        struct ext_nodescan_span *spans, struct tpx_err *err)
 {
+    return ext_nodescan_object_keys_hook(p, len, keys, nkeys, deferred, 0, NULL, NULL, spans, err);
+}
+
+enum tpx_code ext_nodescan_object_keys_hook(const char *p, size_t len, const char *const *keys,
+                                            size_t nkeys, unsigned deferred, unsigned hooked,
+                                            ext_nodescan_hook_fn *hook, void *ctx,
+                                            struct ext_nodescan_span *spans, struct tpx_err *err)
+{
     struct scan s = {p, len, 0, 1, err};
     bool first = true, kesc;
     size_t kraw, klen;
@@ -527,8 +535,16 @@ enum tpx_code ext_nodescan_object_keys(const char *p, size_t len, const char *co
         lazy = hit < nkeys && (deferred >> hit & 1U);
         ws(&s);
         start = s.pos;
-        if ((lazy ? span_skip(&s) : skip_value(&s)) != TPX_OK)
+        if (hit < nkeys && hook && (hooked >> hit & 1U)) {
+            size_t used = 0;
+
+            /* the caller parses (and so validates) this value itself, in the same pass */
+            if (hook(ctx, hit, p + start, len - start, &used, err) != TPX_OK)
+                return err->code;
+            s.pos = start + used;
+        } else if ((lazy ? span_skip(&s) : skip_value(&s)) != TPX_OK) {
             return err->code;
+        }
         if (hit == nkeys)
             continue;
         /* Go decodes every occurrence into the field, so the last one wins, whatever its
@@ -908,8 +924,10 @@ static enum tpx_code items_array(struct nl *l)
     return r == 0 ? TPX_OK : l->s.err->code;
 }
 
-enum tpx_code ext_nodescan_nodelist(const char *p, size_t len, struct ext_nodescan_nodes *out,
-                                    struct tpx_err *err)
+/* One NodeList value at the start of [p, p + len) (after whitespace); *used: the bytes up to its
+ * end. With whole, nothing but whitespace may follow. */
+static enum tpx_code nodelist(const char *p, size_t len, bool whole, struct ext_nodescan_nodes *out,
+                              size_t *used, struct tpx_err *err)
 {
     struct nl l;
     int c;
@@ -918,7 +936,8 @@ enum tpx_code ext_nodescan_nodelist(const char *p, size_t len, struct ext_nodesc
     memset(&l, 0, sizeof(l));
     l.s = (struct scan){p, len, 0, 1, err};
     l.out = out;
-    /* every decoded string is no longer than its quoted form, so len + 1 bytes hold them all */
+    /* every decoded string is no longer than its quoted form, so len + 1 bytes hold them all
+     * (pages never written are never resident) */
     out->arena = malloc(len + 1);
     if (!out->arena)
         return tpx_err_set(err, TPX_ENOMEM, "out of memory scanning %zu bytes of nodes", len);
@@ -949,12 +968,37 @@ enum tpx_code ext_nodescan_nodelist(const char *p, size_t len, struct ext_nodesc
         if (r < 0)
             goto fail;
     }
-    if (at_end(&l.s) != TPX_OK)
+    if (used)
+        *used = l.s.pos;
+    if (whole && at_end(&l.s) != TPX_OK)
         goto fail;
     return TPX_OK;
 fail:
     ext_nodescan_nodes_release(out);
     return err->code;
+}
+
+enum tpx_code ext_nodescan_nodelist(const char *p, size_t len, struct ext_nodescan_nodes *out,
+                                    struct tpx_err *err)
+{
+    return nodelist(p, len, true, out, NULL, err);
+}
+
+enum tpx_code ext_nodescan_nodelist_prefix(const char *p, size_t len,
+                                           struct ext_nodescan_nodes *out, size_t *used,
+                                           struct tpx_err *err)
+{
+    return nodelist(p, len, false, out, used, err);
+}
+
+enum tpx_code ext_nodescan_value_len(const char *p, size_t len, size_t *used, struct tpx_err *err)
+{
+    struct scan s = {p, len, 0, 1, err};
+
+    if (skip_value(&s) != TPX_OK)
+        return err->code;
+    *used = s.pos;
+    return TPX_OK;
 }
 
 void ext_nodescan_nodes_release(struct ext_nodescan_nodes *s)

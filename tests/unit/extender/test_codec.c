@@ -705,3 +705,34 @@ Test(ext_codec, swar_string_scan_at_every_offset)
         }
     }
 }
+
+/* Nodes is parsed in the same pass as the outer object (issue 14): the last "Nodes" wins, a valid
+ * value that is no NodeList is an error only when it is used, and item bytes stay exact. */
+Test(ext_codec, nodes_parsed_in_one_pass_last_wins)
+{
+    const char *twice =
+        "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"Nodes\":{\"items\":[{\"metadata\":"
+        "{\"name\":\"old\"}}]},\"nodes\":{\"items\":[{\"metadata\":{\"name\":\"a\"}},"
+        " {\"metadata\":{\"name\":\"b\"}}]}}";
+    const char *unused =
+        "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"Nodes\":\"x\",\"NodeNames\":[\"n\"]}";
+    const char *used = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"Nodes\":\"x\"}";
+    struct ext_codec_args a;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_eq(ext_codec_decode_args(twice, strlen(twice), NULL, &a, &err), TPX_OK, "%s",
+                 err.msg);
+    cr_assert(a.full_nodes);
+    cr_assert_eq(a.nnames, 2);
+    cr_expect_str_eq(a.names[0], "a");
+    cr_expect_str_eq(a.names[1], "b");
+    cr_expect(strncmp(a.body + a.nodes_off + a.nodes.items[1].off,
+                      "{\"metadata\":{\"name\":\"b\"}}", a.nodes.items[1].len) == 0);
+    ext_codec_args_release(&a);
+    cr_assert_eq(ext_codec_decode_args(unused, strlen(unused), NULL, &a, &err), TPX_OK, "%s",
+                 err.msg);
+    cr_expect(!a.full_nodes);
+    ext_codec_args_release(&a);
+    cr_expect_eq(ext_codec_decode_args(used, strlen(used), NULL, &a, &err), TPX_EPARSE);
+    cr_expect(strstr(err.msg, "Nodes") != NULL, "%s", err.msg);
+}
