@@ -142,6 +142,7 @@ struct ext_codec_names_entry {
     char *bytes;
     char **names; /* decoded: one block (ext_nodescan_node_names) */
     size_t n;
+    uint32_t *plain; /* per name: its length when it needs no JSON escaping, else UINT32_MAX */
     struct ext_state_resolution res;
 };
 
@@ -167,6 +168,7 @@ static void entry_free(struct ext_codec_names_entry *e)
 {
     free(e->bytes);
     free(e->names);
+    free(e->plain);
     ext_state_resolution_release(&e->res);
     free(e);
 }
@@ -233,10 +235,17 @@ static struct ext_codec_names_entry *cache_insert(struct ext_codec_names_cache *
     struct ext_codec_names_entry *e = calloc(1, sizeof(*e)), *old = NULL;
     size_t slot = 0;
 
-    if (!e || !(e->bytes = malloc(len ? len : 1))) {
+    if (!e || !(e->bytes = malloc(len ? len : 1)) ||
+        !(e->plain = malloc((n ? n : 1) * sizeof(*e->plain)))) {
+        if (e)
+            free(e->bytes);
         free(e);
         free(names);
         return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t pl = tpx_json_plain_len(names[i]);
+        e->plain[i] = pl >= UINT32_MAX ? UINT32_MAX : (uint32_t)pl;
     }
     memcpy(e->bytes, p, len);
     e->owner = c;
@@ -334,6 +343,9 @@ enum tpx_code ext_codec_decode_args(const char *body, size_t len, const struct e
             a->names = a->cached->names;
             a->nnames = a->cached->n;
             a->resolution = &a->cached->res;
+            a->plain = a->cached->plain;
+            a->cached_bytes = a->cached->bytes;
+            a->cached_len = a->cached->len;
             return TPX_OK;
         }
         if (ext_nodescan_node_names(np, sp[2].len, max_candidates(o), &a->names, &a->nnames, err) !=
@@ -349,6 +361,9 @@ enum tpx_code ext_codec_decode_args(const char *body, size_t len, const struct e
                 goto fail;
             }
             a->resolution = &a->cached->res;
+            a->plain = a->cached->plain;
+            a->cached_bytes = a->cached->bytes;
+            a->cached_len = a->cached->len;
         }
         return TPX_OK;
     }
@@ -391,6 +406,8 @@ void ext_codec_args_release(struct ext_codec_args *a)
         free(a->names);
     a->cached = NULL;
     a->resolution = NULL;
+    a->plain = NULL;
+    a->cached_bytes = NULL;
     ext_nodescan_nodes_release(&a->nodes);
     a->names = NULL;
     a->nnames = 0;
@@ -513,18 +530,25 @@ enum tpx_code ext_codec_filter_result(const struct ext_codec_args *a,
     return tpx_buf_adds(out, ",\"Error\":\"\"}", err);
 }
 
-/* The filter answer as pieces, one at a time: static text, a span of the request body (a full
- * Node), or an item formatted in `item` (a name, or a name and its reason). */
+/* The filter answer as pieces, one at a time: static text, a name as it is (it needs no
+ * escaping: the common case), a span of the request body (a full Node, or a cached NodeNames
+ * list that passes whole), or text formatted in `item` (an escaped name, a reason). */
 struct ext_codec_filter_stream {
     const struct ext_codec_args *a;
     const enum pol_verdict *verdict;
     const char *const *reason;
     void (*release)(void *);
     void *release_ctx;
+    const uint32_t *plain; /* per name: its length when it needs no escaping, else UINT32_MAX */
+    uint32_t *own_plain;
+    bool echo; /* names mode, every name passes, the list is cached: send it back as it came */
     unsigned phase;
+    unsigned sub; /* the piece within an item */
     size_t i;
     bool first;
     struct tpx_buf item;
+    const char *last_reason; /* the reason quoted in `reason_json` (reasons are shared) */
+    struct tpx_buf reason_json;
     const char *piece; /* what is left of the current piece */
     size_t left;
     size_t pos; /* bytes handed out so far */
@@ -535,8 +559,45 @@ static bool stream_fits(const struct ext_codec_filter_stream *f, size_t i, enum 
     return f->verdict ? f->verdict[i] == want : want == POL_FIT;
 }
 
-/* The next piece into f->piece/f->left; false at the end (or out of memory: then the answer is
- * cut short and the client sees a body shorter than its Content-Length). */
+static void stream_piece(struct ext_codec_filter_stream *f, const char *p, size_t n)
+{
+    f->piece = p;
+    f->left = n;
+}
+
+/* The pieces of name i, by f->sub: 0 ,"  (the comma unless first), 1 NAME, 2 " (or ": with
+ * colon), then 3: done. A name to escape is one formatted piece instead, and goes to 3 at once.
+ * false when out of memory. */
+static bool stream_name(struct ext_codec_filter_stream *f, size_t i, bool colon)
+{
+    struct tpx_err e = TPX_ERR_INIT;
+    const char *name = f->a->names[i];
+
+    if (f->sub == 0 && f->plain[i] == UINT32_MAX) {
+        tpx_buf_reset(&f->item);
+        if ((!f->first && tpx_buf_add(&f->item, ",", 1, &e) != TPX_OK) ||
+            tpx_json_str(&f->item, name, &e) != TPX_OK ||
+            (colon && tpx_buf_add(&f->item, ":", 1, &e) != TPX_OK))
+            return false;
+        stream_piece(f, f->item.data, f->item.len);
+        f->first = false;
+        f->sub = 3;
+    } else if (f->sub == 0) {
+        stream_piece(f, f->first ? "\"" : ",\"", f->first ? 1 : 2);
+        f->first = false;
+        f->sub = 1;
+    } else if (f->sub == 1) {
+        stream_piece(f, name, f->plain[i]);
+        f->sub = 2;
+    } else {
+        stream_piece(f, colon ? "\":" : "\"", colon ? 2 : 1);
+        f->sub = 3;
+    }
+    return true;
+}
+
+/* The next piece into f->piece/f->left; false at the end (or out of memory: phase is then not
+ * 7, and stream_new refuses it). */
 static bool stream_next(struct ext_codec_filter_stream *f)
 {
     const struct ext_codec_args *a = f->a;
@@ -548,18 +609,29 @@ static bool stream_next(struct ext_codec_filter_stream *f)
         "]},\"NodeNames\":null,\"FailedNodes\":{",
         "},\"FailedAndUnresolvableNodes\":{",
         "},\"Error\":\"\"}",
+        "{\"Nodes\":null,\"NodeNames\":",
+        ",\"FailedNodes\":{",
     };
 
     for (;;) {
         switch (f->phase) {
         case 0: /* the head */
-            f->piece = text[a->full_nodes ? 1 : 0];
-            f->phase = 1;
+            f->piece = text[a->full_nodes ? 1 : f->echo ? 6 : 0];
+            f->phase = f->echo ? 11 : 1;
             f->i = 0;
+            f->sub = 0;
             f->first = true;
             break;
+        case 11: /* the cached list, as it came */
+            stream_piece(f, a->cached_bytes, a->cached_len);
+            f->phase = 2;
+            return true;
         case 1: /* the names or Node objects that pass */
-            while (f->i < a->nnames && !stream_fits(f, f->i, POL_FIT))
+            if (f->sub == 3) {
+                f->sub = 0;
+                f->i++;
+            }
+            while (f->sub == 0 && f->i < a->nnames && !stream_fits(f, f->i, POL_FIT))
                 f->i++;
             if (f->i == a->nnames) {
                 f->phase = 2;
@@ -567,72 +639,58 @@ static bool stream_next(struct ext_codec_filter_stream *f)
             }
             if (a->full_nodes) {
                 const struct ext_nodescan_node *s = &a->nodes.items[f->i];
-                bool comma = !f->first;
 
-                f->first = false;
-                if (comma) { /* the comma, then (10) the Node's own bytes */
-                    f->piece = ",";
-                    f->left = 1;
-                    f->phase = 10;
+                if (f->sub == 0 && !f->first) { /* the comma, then the Node's own bytes */
+                    stream_piece(f, ",", 1);
+                    f->sub = 2;
                     return true;
                 }
-                f->piece = a->body + a->nodes_off + s->off;
-                f->left = s->len;
-                f->i++;
+                f->first = false;
+                stream_piece(f, a->body + a->nodes_off + s->off, s->len);
+                f->sub = 3;
                 return true;
             }
-            tpx_buf_reset(&f->item);
-            if (!f->first && tpx_buf_add(&f->item, ",", 1, &e) != TPX_OK)
-                return false;
-            f->first = false;
-            if (tpx_json_str(&f->item, a->names[f->i], &e) != TPX_OK)
-                return false;
-            f->i++;
-            f->piece = f->item.data;
-            f->left = f->item.len;
-            return true;
-        case 10: { /* the Node object after its comma */
-            const struct ext_nodescan_node *s = &a->nodes.items[f->i];
-
-            f->piece = a->body + a->nodes_off + s->off;
-            f->left = s->len;
-            f->i++;
-            f->phase = 1;
-            return true;
-        }
+            return stream_name(f, f->i, false);
         case 2:
-            f->piece = text[a->full_nodes ? 3 : 2];
+            f->piece = text[a->full_nodes ? 3 : f->echo ? 7 : 2];
             f->phase = 3;
             f->i = 0;
+            f->sub = 0;
             f->first = true;
             break;
-        case 3: /* FailedNodes, then (5) FailedAndUnresolvableNodes */
+        case 3: /* FailedNodes, then (5) FailedAndUnresolvableNodes: ,"NAME":"REASON" */
         case 5: {
             enum pol_verdict want = f->phase == 3 ? POL_FAIL : POL_UNRESOLVABLE;
+            const char *r;
 
-            while (f->verdict && f->i < a->nnames && f->verdict[f->i] != want)
+            if (f->sub == 4) {
+                f->sub = 0;
+                f->i++;
+            }
+            while (f->sub == 0 && f->verdict && f->i < a->nnames && f->verdict[f->i] != want)
                 f->i++;
             if (!f->verdict || f->i == a->nnames) {
                 f->phase++;
                 continue;
             }
-            tpx_buf_reset(&f->item);
-            if ((!f->first && tpx_buf_add(&f->item, ",", 1, &e) != TPX_OK) ||
-                tpx_json_str(&f->item, a->names[f->i], &e) != TPX_OK ||
-                tpx_buf_add(&f->item, ":", 1, &e) != TPX_OK ||
-                tpx_json_str(&f->item, f->reason && f->reason[f->i] ? f->reason[f->i] : "rejected",
-                             &e) != TPX_OK)
-                return false;
-            f->first = false;
-            f->i++;
-            f->piece = f->item.data;
-            f->left = f->item.len;
+            if (f->sub < 3)
+                return stream_name(f, f->i, true);
+            r = f->reason && f->reason[f->i] ? f->reason[f->i] : "rejected";
+            if (r != f->last_reason) { /* reasons are shared: quoted once per run */
+                tpx_buf_reset(&f->reason_json);
+                if (tpx_json_str(&f->reason_json, r, &e) != TPX_OK)
+                    return false;
+                f->last_reason = r;
+            }
+            stream_piece(f, f->reason_json.data, f->reason_json.len);
+            f->sub = 4;
             return true;
         }
         case 4:
             f->piece = text[4];
             f->phase = 5;
             f->i = 0;
+            f->sub = 0;
             f->first = true;
             break;
         case 6:
@@ -650,6 +708,7 @@ static bool stream_next(struct ext_codec_filter_stream *f)
 static void stream_restart(struct ext_codec_filter_stream *f)
 {
     f->phase = 0;
+    f->sub = 0;
     f->i = 0;
     f->first = true;
     f->left = 0;
@@ -675,6 +734,24 @@ ext_codec_filter_stream_new(const struct ext_codec_args *a, const enum pol_verdi
     f->release = release;
     f->release_ctx = release_ctx;
     tpx_buf_init(&f->item, SIZE_MAX);
+    tpx_buf_init(&f->reason_json, SIZE_MAX);
+    f->plain = a->plain;
+    if (!f->plain) { /* measured once, for both passes */
+        f->own_plain = malloc((a->nnames ? a->nnames : 1) * sizeof(*f->own_plain));
+        if (!f->own_plain) {
+            free(f);
+            tpx_err_set(err, TPX_ENOMEM, "out of memory");
+            return NULL;
+        }
+        for (size_t i = 0; i < a->nnames; i++) {
+            size_t pl = tpx_json_plain_len(a->names[i]);
+            f->own_plain[i] = pl >= UINT32_MAX ? UINT32_MAX : (uint32_t)pl;
+        }
+        f->plain = f->own_plain;
+    }
+    f->echo = !a->full_nodes && a->cached_bytes;
+    for (size_t i = 0; f->echo && verdict && i < a->nnames; i++)
+        f->echo = verdict[i] == POL_FIT;
     /* one pass to size it (Content-Length), then the real one as MHD asks */
     stream_restart(f);
     while (stream_next(f))
@@ -717,6 +794,8 @@ void ext_codec_filter_stream_free(struct ext_codec_filter_stream *f)
     if (!f)
         return;
     tpx_buf_release(&f->item);
+    tpx_buf_release(&f->reason_json);
+    free(f->own_plain);
     if (f->release)
         f->release(f->release_ctx);
     free(f);
@@ -736,13 +815,29 @@ enum tpx_code ext_codec_filter_error(const char *msg, struct tpx_buf *out, struc
 enum tpx_code ext_codec_priorities(const char *const *names, const int *scores, size_t n,
                                    struct tpx_buf *out, struct tpx_err *err)
 {
+    return ext_codec_priorities_plain(names, NULL, scores, n, out, err);
+}
+
+enum tpx_code ext_codec_priorities_plain(const char *const *names, const uint32_t *plains,
+                                         const int *scores, size_t n, struct tpx_buf *out,
+                                         struct tpx_err *err)
+{
     static const char host[] = "{\"Host\":";
     static const char score[] = ",\"Score\":";
 
+    if (plains) { /* the answer's size is known but for the scores' digits: one allocation */
+        size_t want = 2;
+        for (size_t i = 0; i < n; i++)
+            want += (plains[i] == UINT32_MAX ? 6 * strlen(names[i]) : plains[i]) + 24;
+        if (tpx_buf_reserve(out, want, err) != TPX_OK)
+            return err->code;
+    }
     if (tpx_buf_add(out, "[", 1, err) != TPX_OK)
         return err->code;
     for (size_t i = 0; i < n; i++) {
-        size_t plain = tpx_json_plain_len(names[i]);
+        size_t plain = !plains                   ? tpx_json_plain_len(names[i])
+                       : plains[i] == UINT32_MAX ? SIZE_MAX
+                                                 : plains[i];
 
         if (plain == SIZE_MAX) { /* a name to escape: the general path */
             if ((i && tpx_buf_add(out, ",", 1, err) != TPX_OK) ||

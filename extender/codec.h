@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/buf.h"
 #include "common/err.h"
@@ -63,6 +64,10 @@ struct ext_codec_args {
      * ext_state_score_res() (with the state of opts' server only); NULL otherwise */
     struct ext_codec_names_entry *cached;
     struct ext_state_resolution *resolution;
+    const uint32_t *plain;    /* with it: each name's length when it needs no escaping, else
+                                 UINT32_MAX */
+    const char *cached_bytes; /* with it: the NodeNames list as it came (validated) */
+    size_t cached_len;
 };
 
 /* Decode a filter/prioritize body. TPX_EPARSE (with the byte offset) for malformed JSON or a
@@ -116,6 +121,10 @@ enum tpx_code ext_codec_filter_error(const char *msg, struct tpx_buf *out, struc
 /* HostPriorityList: a bare array of {"Host","Score"}. */
 enum tpx_code ext_codec_priorities(const char *const *names, const int *scores, size_t n,
                                    struct tpx_buf *out, struct tpx_err *err);
+/* The same with each name's unescaped length known (ext_codec_args.plain; NULL: measured). */
+enum tpx_code ext_codec_priorities_plain(const char *const *names, const uint32_t *plains,
+                                         const int *scores, size_t n, struct tpx_buf *out,
+                                         struct tpx_err *err);
 
 /* ExtenderBindingArgs. Strings owned: ext_codec_bind_args_release(). TPX_EPARSE when malformed or
  * when PodUID or Node is missing. */

@@ -424,7 +424,8 @@ static unsigned do_prioritize(struct ext_routes *r, const struct ext_http_req *r
                                        &e) != TPX_OK)
             goto fail;
     }
-    if (ext_codec_priorities((const char *const *)a.names, scores, a.nnames, &b, &e) != TPX_OK)
+    if (ext_codec_priorities_plain((const char *const *)a.names, a.plain, scores, a.nnames, &b,
+                                   &e) != TPX_OK)
         goto fail;
     log_decision("prioritize", &a.pod, a.nnames, a.nnames, NULL, t0, NULL);
     give(rp, 200, &b, NULL);
