@@ -198,24 +198,26 @@ void ext_codec_names_cache_free(struct ext_codec_names_cache *c)
     free(c);
 }
 
-/* The entry holding exactly these bytes, with a reference for the caller; NULL when none. The
- * comparison runs outside the lock (entries do not change once in the cache). */
-static struct ext_codec_names_entry *cache_find(struct ext_codec_names_cache *c, const char *p,
-                                                size_t len)
+/* The entry whose bytes begin at p (with rest bytes from there), with a reference; NULL when
+ * none. Lists that do not fit in rest are not compared. */
+static struct ext_codec_names_entry *cache_find_prefix(struct ext_codec_names_cache *c,
+                                                       const char *p, size_t rest)
 {
     struct ext_codec_names_entry *cand[EXT_CODEC_NAMES_CACHED], *hit = NULL;
     size_t n = 0;
 
+    if (rest == 0 || *p != '[')
+        return NULL;
     pthread_mutex_lock(&c->lock);
     for (size_t i = 0; i < EXT_CODEC_NAMES_CACHED; i++) {
-        if (c->e[i] && c->e[i]->len == len) {
+        if (c->e[i] && c->e[i]->len <= rest) {
             c->e[i]->refs++;
             cand[n++] = c->e[i];
         }
     }
     pthread_mutex_unlock(&c->lock);
     for (size_t i = 0; i < n; i++) {
-        if (!hit && memcmp(cand[i]->bytes, p, len) == 0) {
+        if (!hit && memcmp(cand[i]->bytes, p, cand[i]->len) == 0) {
             hit = cand[i];
             pthread_mutex_lock(&c->lock);
             hit->used = ++c->clock;
@@ -283,23 +285,37 @@ static size_t max_candidates(const struct ext_codec_opts *o)
     return o && o->max_candidates ? o->max_candidates : DEFAULT_MAX_CANDIDATES;
 }
 
-/* Nodes, parsed as the outer scan meets it (one pass over a 35 MB list, not two). A value that
- * is valid JSON but no NodeList is only an error if the request turns out to be full-node
- * (NodeNames null): then it is parsed again for the message. */
-struct nodes_hook {
+/* The outer scan's hooks. Nodes is parsed as the scan meets it (one pass over a 35 MB list, not
+ * two); a value that is valid JSON but no NodeList is only an error if the request turns out to
+ * be full-node (NodeNames null): then it is parsed again for the message. NodeNames is looked up
+ * in the names cache where it starts: a cached list is one complete JSON value, so bytes that
+ * begin with it hold exactly that value, and a hit costs one memcmp and no scan; a miss is
+ * skipped by its brackets and decoded after the Pod, as before. */
+struct args_hook {
     struct ext_nodescan_nodes *nodes;
-    bool failed;
+    bool nodes_failed;
+    struct ext_codec_names_cache *cache;
+    struct ext_codec_names_entry *hit; /* of the last NodeNames seen */
 };
 
-static enum tpx_code parse_nodes(void *ctx, size_t key, const char *at, size_t rest, size_t *used,
-                                 struct tpx_err *err)
+static enum tpx_code args_hook(void *ctx, size_t key, const char *at, size_t rest, size_t *used,
+                               struct tpx_err *err)
 {
-    struct nodes_hook *h = ctx;
+    struct args_hook *h = ctx;
     struct tpx_err e = TPX_ERR_INIT;
 
-    (void)key;
+    if (key == 2) { /* NodeNames */
+        if (h->hit)
+            entry_unref(h->hit);
+        h->hit = h->cache ? cache_find_prefix(h->cache, at, rest) : NULL;
+        if (h->hit) {
+            *used = h->hit->len;
+            return TPX_OK;
+        }
+        return ext_nodescan_span_len(at, rest, used, err);
+    }
     ext_nodescan_nodes_release(h->nodes); /* a later "Nodes" replaces an earlier one */
-    h->failed = false;
+    h->nodes_failed = false;
     if (rest >= 4 && memcmp(at, "null", 4) == 0) { /* names mode sends "Nodes":null */
         *used = 4;
         return TPX_OK;
@@ -308,7 +324,7 @@ static enum tpx_code parse_nodes(void *ctx, size_t key, const char *at, size_t r
         return TPX_OK;
     if (e.code == TPX_ENOMEM)
         return tpx_err_set(err, TPX_ENOMEM, "%s", e.msg);
-    h->failed = true;
+    h->nodes_failed = true;
     return ext_nodescan_value_len(at, rest, used, err);
 }
 
@@ -317,21 +333,30 @@ enum tpx_code ext_codec_decode_args(const char *body, size_t len, const struct e
 {
     static const char *const keys[] = {"Pod", "Nodes", "NodeNames"};
     struct ext_nodescan_span sp[3];
-    struct nodes_hook nh;
+    struct args_hook ah;
 
     memset(a, 0, sizeof(*a));
+    memset(&ah, 0, sizeof(ah));
     a->body = body;
-    nh.nodes = &a->nodes;
-    nh.failed = false;
-    /* NodeNames is tokenized once, by the parser below that reads it; Nodes by the hook. */
-    if (ext_nodescan_object_keys_hook(body, len, keys, 3, 1U << 2, 1U << 1, parse_nodes, &nh, sp,
-                                      err) != TPX_OK) {
+    ah.nodes = &a->nodes;
+    ah.cache = o ? o->names_cache : NULL;
+    /* NodeNames is tokenized once, by the parser below that reads it (or not at all: a cache
+     * hit); Nodes by the hook. */
+    if (ext_nodescan_object_keys_hook(body, len, keys, 3, 1U << 2, 1U << 1 | 1U << 2, args_hook,
+                                      &ah, sp, err) != TPX_OK) {
         ext_nodescan_nodes_release(&a->nodes);
+        if (ah.hit)
+            entry_unref(ah.hit);
         tpx_err_prefix(err, "ExtenderArgs");
         return err->code;
     }
     if (!sp[2].null) /* names mode: Nodes (validated) is not used */
         ext_nodescan_nodes_release(&a->nodes);
+    a->cached = ah.hit; /* released with a from here on */
+    if (a->cached) {
+        a->names = a->cached->names;
+        a->nnames = a->cached->n;
+    }
     if (decode_pod_span(body, &sp[0], o, &a->pod, err) != TPX_OK)
         goto fail;
     if (!sp[2].null) {
@@ -339,7 +364,7 @@ enum tpx_code ext_codec_decode_args(const char *body, size_t len, const struct e
         bool cache = o && o->names_cache && sp[2].len <= EXT_CODEC_NAMES_CACHE_MAX;
 
         /* the same bytes decoded (and validated) before give the same names */
-        if (cache && (a->cached = cache_find(o->names_cache, np, sp[2].len))) {
+        if (a->cached) {
             a->names = a->cached->names;
             a->nnames = a->cached->n;
             a->resolution = &a->cached->res;
@@ -370,7 +395,7 @@ enum tpx_code ext_codec_decode_args(const char *body, size_t len, const struct e
     if (!sp[1].null) {
         a->full_nodes = true;
         a->nodes_off = sp[1].off;
-        if (nh.failed) {
+        if (ah.nodes_failed) {
             ext_nodescan_nodes_release(&a->nodes);
             if (ext_nodescan_nodelist(body + sp[1].off, sp[1].len, &a->nodes, err) == TPX_OK)
                 tpx_err_set(err, TPX_EPARSE, "Nodes is not a NodeList");

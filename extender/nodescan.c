@@ -576,7 +576,7 @@ static bool has_control(const char *d, size_t n)
 /* names: NodeNames (issue 12, item 6): each entry 1..EXT_SCAN_NAME_MAX bytes decoded, with no NUL
  * or control byte (TPX_EINVAL naming the entry); more than max entries is TPX_ETOOBIG. */
 static enum tpx_code string_array(const char *p, size_t len, bool names, size_t max, char ***out,
-                                  size_t *n, struct tpx_err *err)
+                                  size_t *n, size_t *used, struct tpx_err *err)
 {
     struct scan s = {p, len, 0, 1, err};
     struct span {
@@ -628,7 +628,9 @@ static enum tpx_code string_array(const char *p, size_t len, bool names, size_t 
         count++;
         chars += rawlen + 1;
     }
-    if (r < 0 || at_end(&s) != TPX_OK) {
+    if (used)
+        *used = s.pos;
+    if (r < 0 || (!used && at_end(&s) != TPX_OK)) {
         free(sp);
         return err->code;
     }
@@ -669,13 +671,19 @@ static enum tpx_code string_array(const char *p, size_t len, bool names, size_t 
 enum tpx_code ext_nodescan_string_array(const char *p, size_t len, char ***out, size_t *n,
                                         struct tpx_err *err)
 {
-    return string_array(p, len, false, 0, out, n, err);
+    return string_array(p, len, false, 0, out, n, NULL, err);
 }
 
 enum tpx_code ext_nodescan_node_names(const char *p, size_t len, size_t max, char ***out, size_t *n,
                                       struct tpx_err *err)
 {
-    return string_array(p, len, true, max, out, n, err);
+    return string_array(p, len, true, max, out, n, NULL, err);
+}
+
+enum tpx_code ext_nodescan_node_names_prefix(const char *p, size_t len, size_t max, char ***out,
+                                             size_t *n, size_t *used, struct tpx_err *err)
+{
+    return string_array(p, len, true, max, out, n, used, err);
 }
 
 /* ---- NodeList ---- */
@@ -989,6 +997,16 @@ enum tpx_code ext_nodescan_nodelist_prefix(const char *p, size_t len,
                                            struct tpx_err *err)
 {
     return nodelist(p, len, false, out, used, err);
+}
+
+enum tpx_code ext_nodescan_span_len(const char *p, size_t len, size_t *used, struct tpx_err *err)
+{
+    struct scan s = {p, len, 0, 1, err};
+
+    if (span_skip(&s) != TPX_OK)
+        return err->code;
+    *used = s.pos;
+    return TPX_OK;
 }
 
 enum tpx_code ext_nodescan_value_len(const char *p, size_t len, size_t *used, struct tpx_err *err)

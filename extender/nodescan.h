@@ -56,6 +56,10 @@ enum tpx_code ext_nodescan_object_keys_hook(const char *p, size_t len, const cha
                                             ext_nodescan_hook_fn *hook, void *ctx,
                                             struct ext_nodescan_span *spans, struct tpx_err *err);
 
+/* The length of the array or object at the start of [p, p + len) by its brackets and quotes
+ * alone, as a deferred value is skipped (validated only when it is no array or object). */
+enum tpx_code ext_nodescan_span_len(const char *p, size_t len, size_t *used, struct tpx_err *err);
+
 /* The length of the one JSON value at the start of [p, p + len) (validated), in *used. */
 enum tpx_code ext_nodescan_value_len(const char *p, size_t len, size_t *used, struct tpx_err *err);
 
@@ -75,6 +79,10 @@ enum tpx_code ext_nodescan_string_array(const char *p, size_t len, char ***out, 
 #define EXT_SCAN_NAME_MAX 253
 enum tpx_code ext_nodescan_node_names(const char *p, size_t len, size_t max, char ***out, size_t *n,
                                       struct tpx_err *err);
+
+/* The same for the array at the start of [p, p + len), whatever follows it; *used: its length. */
+enum tpx_code ext_nodescan_node_names_prefix(const char *p, size_t len, size_t max, char ***out,
+                                             size_t *n, size_t *used, struct tpx_err *err);
 
 /* One Node object of a NodeList, as the filter needs it. Strings point into the result's arena. */
 struct ext_nodescan_node {

@@ -745,3 +745,27 @@ Test(ext_codec, nodes_parsed_in_one_pass_last_wins)
     cr_expect_eq(ext_codec_decode_args(used, strlen(used), NULL, &a, &err), TPX_EPARSE);
     cr_expect(strstr(err.msg, "Nodes") != NULL, "%s", err.msg);
 }
+
+/* A cached list met first and replaced by a later NodeNames key: the later one is what counts. */
+Test(ext_codec, names_cache_hit_replaced_by_a_later_key)
+{
+    struct tpx_err err = TPX_ERR_INIT;
+    struct ext_codec_names_cache *c = ext_codec_names_cache_new(&err);
+    struct ext_codec_opts o = {.names_cache = c};
+    const char *b1 = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"n1\",\"n2\"]}";
+    const char *b2 = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"n1\",\"n2\"],"
+                     "\"nodenames\":[\"z\"]}";
+    const char *b3 = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"n1\",\"n2\"],"
+                     "\"nodenames\":[\"\"]}";
+    struct ext_codec_args a, b;
+
+    cr_assert_eq(ext_codec_decode_args(b1, strlen(b1), &o, &a, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(ext_codec_decode_args(b2, strlen(b2), &o, &b, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(b.nnames, 1);
+    cr_expect_str_eq(b.names[0], "z");
+    cr_expect_neq(b.cached, a.cached);
+    ext_codec_args_release(&b);
+    cr_expect_eq(ext_codec_decode_args(b3, strlen(b3), &o, &b, &err), TPX_EINVAL);
+    ext_codec_args_release(&a);
+    ext_codec_names_cache_free(c);
+}
