@@ -121,6 +121,42 @@ static enum tpx_code check_listen(const struct ext_config *cfg, struct tpx_err *
     return TPX_OK;
 }
 
+/* The host part of "ADDR:PORT" ("" for ":PORT"), for the log line that says where it listens. */
+static void listen_host(const char *addr, char *host, size_t cap)
+{
+    const char *colon = strrchr(addr, ':');
+
+    snprintf(host, cap, "%.*s", colon ? (int)(colon - addr) : 0, addr);
+}
+
+/* The admin listener (--admin-listen): plain HTTP, GET only, read-only paths; its own small pool,
+ * so a flood on --listen does not keep /metrics from answering, and the reverse. */
+static struct ext_http *start_admin(const struct ext_config *cfg, struct ext_routes *routes,
+                                    struct tpx_err *err)
+{
+    struct ext_http_config hc;
+    struct ext_http *h;
+    char host[256];
+
+    memset(&hc, 0, sizeof(hc));
+    hc.listen = cfg->admin_listen;
+    hc.max_body = 64 * 1024; /* GET only: a body has no use here */
+    hc.threads = 2;
+    hc.conn_timeout_s = cfg->conn_timeout_s;
+    hc.max_conns = cfg->max_conns;
+    hc.max_conns_per_ip = cfg->max_conns_per_ip;
+    hc.request_timeout_s = cfg->request_timeout_s;
+    h = ext_http_start(&hc, ext_routes_handle_admin, routes, err);
+    if (!h) {
+        tpx_err_prefix(err, "--admin-listen");
+        return NULL;
+    }
+    listen_host(cfg->admin_listen, host, sizeof(host));
+    TPX_LOG(TPX_INFO, "admin listening", TPX_S("addr", host), TPX_I("port", ext_http_port(h)),
+            TPX_S("serves", "/metrics /debug/state /healthz /readyz /version"));
+    return h;
+}
+
 static char *read_pem(const char *path, struct tpx_err *err)
 {
     char *data = NULL;
@@ -245,6 +281,7 @@ static enum tpx_code start_api(struct ext_config *cfg, struct ext_state *state,
     }
     if (kube_config_check_scheme(kcfg, cfg->api_insecure, "--insecure true", err) != TPX_OK)
         return err->code;
+    kcfg->max_body = cfg->api_max_body; /* before the watch and the binder copy it */
     if (*use_api) {
         struct kube_watch_config wc;
         struct kube_watch_sink sink;
@@ -289,7 +326,7 @@ int cmd_serve(int argc, char **argv)
     struct ext_state *state = NULL;
     struct ext_metrics *metrics = NULL;
     struct ext_codec_names_cache *names_cache = NULL;
-    struct ext_http *http = NULL;
+    struct ext_http *http = NULL, *admin = NULL;
     struct ext_routes routes;
     struct ext_http_config hc;
     struct topo_cluster *cluster;
@@ -358,8 +395,11 @@ int cmd_serve(int argc, char **argv)
     if (err.code != TPX_OK)
         goto fail;
     state = ext_state_new(cfg.reservation_ttl_s, &err);
-    if (state)
+    if (state) {
         ext_state_set_budgets(state, cfg.reservation_budget_ns, cfg.reservation_cap);
+        ext_state_set_pod_max(state, cfg.pod_table_size);
+        ext_state_set_pod_ns_max(state, cfg.pod_table_ns_max);
+    }
     metrics = state ? ext_metrics_new(&err) : NULL;
     if (!metrics)
         goto fail;
@@ -390,6 +430,7 @@ int cmd_serve(int argc, char **argv)
     routes.uncertain = cfg.uncertain;
     routes.max_response = cfg.max_body + 1024 * 1024;
     routes.binder = binder;
+    routes.admin_elsewhere = cfg.admin_listen != NULL;
     memset(&hc, 0, sizeof(hc));
     hc.listen = cfg.listen;
     hc.max_body = cfg.max_body;
@@ -404,14 +445,14 @@ int cmd_serve(int argc, char **argv)
     hc.tls_priorities = cfg.tls_priorities;
     hc.client_allow = (const char *const *)cfg.client_allow;
     hc.nclient_allow = cfg.nclient_allow;
+    if (cfg.admin_listen && !(admin = start_admin(&cfg, &routes, &err)))
+        goto fail;
     http = ext_http_start(&hc, ext_routes_handle, &routes, &err);
     if (!http)
         goto fail;
     {
-        const char *addr = cfg.listen;
-        const char *colon = strrchr(addr, ':');
         char host[256];
-        snprintf(host, sizeof(host), "%.*s", colon ? (int)(colon - addr) : 0, addr);
+        listen_host(cfg.listen, host, sizeof(host));
         TPX_LOG(TPX_INFO, "listening", TPX_S("addr", host), TPX_I("port", ext_http_port(http)),
                 TPX_B("tls", cert != NULL), TPX_B("client_certs", ca != NULL),
                 TPX_S("bind_mode", cfg.bind_mode == EXT_BIND_API ? "api" : "record"),
@@ -431,6 +472,8 @@ int cmd_serve(int argc, char **argv)
     TPX_LOG(TPX_INFO, "shutting down", TPX_I("signal", sig));
     ext_http_stop(http, cfg.drain_s * 1000);
     http = NULL;
+    ext_http_stop(admin, 0);
+    admin = NULL;
     kube_watch_stop(watch);
     watch = NULL;
     TPX_LOG(TPX_INFO, "stopped");
@@ -443,6 +486,7 @@ fail:
     status = CMD_FAILED;
 out:
     ext_http_stop(http, 0);
+    ext_http_stop(admin, 0);
     kube_watch_stop(watch); /* after the HTTP server: no handler runs any more */
     ext_state_feed_free(feed);
     ext_binder_free(binder);

@@ -18,25 +18,26 @@ const struct tpx_hash_key tpx_hash_fixed_key = {0x746f706f78206669ULL, 0x7865642
 static struct tpx_hash_key process_key;
 static pthread_once_t process_once = PTHREAD_ONCE_INIT;
 
-static int read_all(int fd, unsigned char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t got = read(fd, p, n);
+/* read(2) and getrandom(2) alike: bytes, or -1 with errno. */
+typedef ssize_t source_fn(void *ctx, unsigned char *p, size_t n);
 
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            return -1;
-        p += got;
-        n -= (size_t)got;
-    }
-    return 0;
+static ssize_t from_fd(void *ctx, unsigned char *p, size_t n)
+{
+    return read(*(const int *)ctx, p, n);
 }
 
-static int from_getrandom(unsigned char *p, size_t n)
+static ssize_t from_kernel(void *ctx, unsigned char *p, size_t n)
+{
+    (void)ctx;
+    return getrandom(p, n, 0);
+}
+
+/* Fill p[0..n) from get, again after EINTR and after short reads. 0, or -1 when get fails or has
+ * nothing more. */
+static int fill(source_fn *get, void *ctx, unsigned char *p, size_t n)
 {
     while (n > 0) {
-        ssize_t got = getrandom(p, n, 0);
+        ssize_t got = get(ctx, p, n);
 
         if (got < 0 && errno == EINTR)
             continue;
@@ -55,7 +56,7 @@ static int from_urandom(unsigned char *p, size_t n)
 
     if (fd < 0)
         return -1;
-    rc = read_all(fd, p, n);
+    rc = fill(from_fd, &fd, p, n);
     close(fd);
     return rc;
 }
@@ -64,7 +65,7 @@ static void init_process_key(void)
 {
     unsigned char raw[16];
 
-    if (from_getrandom(raw, sizeof(raw)) != 0 && from_urandom(raw, sizeof(raw)) != 0) {
+    if (fill(from_kernel, NULL, raw, sizeof(raw)) != 0 && from_urandom(raw, sizeof(raw)) != 0) {
         /* No randomness at all (a seccomp jail without /dev): weak, but differs per process. */
         struct timespec ts;
         uint64_t a, b;

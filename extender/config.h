@@ -24,8 +24,9 @@ enum ext_config_cluster_source { EXT_SOURCE_AUTO = 0, EXT_SOURCE_API, EXT_SOURCE
 
 /* Every string is malloc'd and owned; ext_config_release() frees them. */
 struct ext_config {
-    char *listen;   /* "127.0.0.1:8888" */
-    char *tls_cert; /* paths, or NULL */
+    char *listen;       /* "127.0.0.1:8888" */
+    char *admin_listen; /* NULL: none; else /metrics and /debug/state are served there only */
+    char *tls_cert;     /* paths, or NULL */
     char *tls_key;
     char *client_ca;
     char *resources[EXT_MAX_LIST]; /* accelerator resource names in precedence order; none: the
@@ -37,6 +38,8 @@ struct ext_config {
     unsigned reservation_ttl_s;     /* 600 */
     unsigned reservation_budget_ns; /* 0: no limit (accelerators held per namespace) */
     unsigned reservation_cap;       /* 0: no limit (accelerators held in all) */
+    unsigned pod_table_size;        /* 200000: pods remembered between filter and bind */
+    unsigned pod_table_ns_max;      /* 20000: unbound ones per namespace; 0: no limit */
     size_t max_body;                /* 64 MiB */
     unsigned max_candidates;        /* 100000: NodeNames or Nodes per request */
     enum ext_bind_mode bind_mode;   /* record */
@@ -48,6 +51,7 @@ struct ext_config {
     unsigned drain_s;               /* 10: how long SIGTERM waits for requests in flight */
     char *kubeconfig;               /* --kubeconfig; NULL: $KUBECONFIG, then in-cluster */
     bool api_insecure;              /* --insecure: allow an http:// API server */
+    size_t api_max_body;            /* 256 MiB: one API response (struct kube_config) */
     enum ext_config_cluster_source cluster_source; /* auto */
     unsigned bind_timeout_s;          /* 4: one Binding POST (the scheduler's timeout is 5 s) */
     unsigned api_backoff_max_s;       /* 30: longest wait between watch retries */

@@ -349,7 +349,8 @@ static unsigned do_filter(struct ext_routes *r, const struct ext_http_req *rq,
         if (a->nnames)
             warn_rejected(r, &a->pod, NULL, a->pod.msg);
     } else if (a->pod.wl.has_intent) {
-        ext_state_remember_pod(r->state, a->pod.uid, a->pod.name, &a->pod.wl, time(NULL));
+        ext_state_remember_pod(r->state, a->pod.uid, a->pod.ns, a->pod.name, &a->pod.wl,
+                               time(NULL));
         st = request_state(r, a, &h->tmp, &e);
         if (!st || ext_state_filter_res(st, &a->pod.wl, (const char *const *)a->names, a->nnames,
                                         st == r->state ? a->resolution : NULL, time(NULL), v,
@@ -367,9 +368,10 @@ static unsigned do_filter(struct ext_routes *r, const struct ext_http_req *rq,
         /* but its accelerators count once it is bound: without a watch, this is the only place
          * topox learns what the pod requests (a bind carries no resources) */
         if (a->pod.wl.accel_per_pod > 0)
-            ext_state_remember_pod(r->state, a->pod.uid, a->pod.name, &a->pod.wl, time(NULL));
+            ext_state_remember_pod(r->state, a->pod.uid, a->pod.ns, a->pod.name, &a->pod.wl,
+                                   time(NULL));
         else
-            ext_state_note_filtered(r->state, a->pod.uid, a->pod.name, time(NULL));
+            ext_state_note_filtered(r->state, a->pod.uid, a->pod.ns, a->pod.name, time(NULL));
     }
     log_decision("filter", &a->pod, a->nnames, nout, verdict == v->verdict ? v : NULL, t0, NULL);
     if (filter_answer(h, verdict, reason, &b, rp, &e) != TPX_OK)
@@ -603,6 +605,33 @@ static void render_binder(struct ext_binder *bd, struct tpx_buf *b, struct tpx_e
                  st.warnings_deduped, st.events_queued);
 }
 
+/* The pod table's size and what it has forgotten, in Prometheus text. */
+static void render_pod_table(struct ext_state *st, struct tpx_buf *b, struct tpx_err *e)
+{
+    struct ext_state_pod_stats ps;
+
+    ext_state_pod_stats(st, &ps);
+    tpx_buf_addf(b, e,
+                 "# HELP topox_pod_table_entries Pods remembered between filter and bind.\n"
+                 "# TYPE topox_pod_table_entries gauge\n"
+                 "topox_pod_table_entries %zu\n"
+                 "# HELP topox_pod_table_size The pod table's bound (podTableSize).\n"
+                 "# TYPE topox_pod_table_size gauge\n"
+                 "topox_pod_table_size %zu\n"
+                 "# HELP topox_pod_table_evictions_total Filtered, unbound pods forgotten, by "
+                 "why: the table was full, their namespace held podTableNamespaceMax, or they "
+                 "were older than an hour.\n"
+                 "# TYPE topox_pod_table_evictions_total counter\n"
+                 "topox_pod_table_evictions_total{reason=\"full\"} %lu\n"
+                 "topox_pod_table_evictions_total{reason=\"namespace\"} %lu\n"
+                 "topox_pod_table_evictions_total{reason=\"expired\"} %lu\n"
+                 "# HELP topox_pod_table_refusals_total Filters not remembered: the table held "
+                 "only bound pods.\n"
+                 "# TYPE topox_pod_table_refusals_total counter\n"
+                 "topox_pod_table_refusals_total %lu\n",
+                 ps.entries, ps.max, ps.evicted_full, ps.evicted_namespace, ps.expired, ps.refused);
+}
+
 static unsigned do_get(struct ext_routes *r, const char *path, struct ext_http_resp *rp)
 {
     struct tpx_err e = TPX_ERR_INIT;
@@ -633,6 +662,7 @@ static unsigned do_get(struct ext_routes *r, const char *path, struct ext_http_r
         tpx_buf_init(&b, 64 * 1024 * 1024);
         ext_metrics_render(r->metrics, &b, &e);
         ext_state_read(r->state, render, &rc);
+        render_pod_table(r->state, &b, &e);
         render_binder(r->binder, &b, &e);
         if (e.code != TPX_OK) {
             tpx_buf_release(&b);
@@ -675,10 +705,35 @@ static enum ext_metrics_verb verb_of(const char *path)
     return EXT_METRICS_VERB_OTHER;
 }
 
-static bool is_get_path(const char *p)
+/* What only the admin listener serves when there is one. */
+static bool is_admin_path(const char *p)
 {
-    return strcmp(p, "/healthz") == 0 || strcmp(p, "/readyz") == 0 || strcmp(p, "/metrics") == 0 ||
-           strcmp(p, "/version") == 0 || strcmp(p, "/debug/state") == 0;
+    return strcmp(p, "/metrics") == 0 || strcmp(p, "/debug/state") == 0;
+}
+
+/* The GET paths served on this listener: all of them on the main one without --admin-listen. */
+static bool is_get_path(const struct ext_routes *r, const char *p, bool admin)
+{
+    if (is_admin_path(p))
+        return admin || !r->admin_elsewhere;
+    return strcmp(p, "/healthz") == 0 || strcmp(p, "/readyz") == 0 || strcmp(p, "/version") == 0;
+}
+
+static unsigned do_get_or_405(struct ext_routes *r, const struct ext_http_req *rq,
+                              struct ext_http_resp *rp)
+{
+    if (strcmp(rq->method, "GET") != 0 && strcmp(rq->method, "HEAD") != 0) {
+        text(rp, 405, "{\"error\":\"method not allowed; use GET\"}");
+        rp->allow = "GET, HEAD";
+        return 405;
+    }
+    return do_get(r, rq->path, rp);
+}
+
+static unsigned not_found(struct ext_http_resp *rp)
+{
+    text(rp, 404, "{\"error\":\"not found\"}");
+    return 404;
 }
 
 void ext_routes_handle(void *ctx, const struct ext_http_req *rq, struct ext_http_resp *rp)
@@ -702,17 +757,19 @@ void ext_routes_handle(void *ctx, const struct ext_http_req *rq, struct ext_http
         } else {
             status = do_preempt(r, rq, rp);
         }
-    } else if (is_get_path(rq->path)) {
-        if (strcmp(rq->method, "GET") != 0 && strcmp(rq->method, "HEAD") != 0) {
-            text(rp, 405, "{\"error\":\"method not allowed; use GET\"}");
-            rp->allow = "GET, HEAD";
-            status = 405;
-        } else {
-            status = do_get(r, rq->path, rp);
-        }
+    } else if (is_get_path(r, rq->path, false)) {
+        status = do_get_or_405(r, rq, rp);
     } else {
-        text(rp, 404, "{\"error\":\"not found\"}");
-        status = 404;
+        status = not_found(rp);
     }
     ext_metrics_request(r->metrics, verb, status, tpx_mono_s() - t0);
+}
+
+void ext_routes_handle_admin(void *ctx, const struct ext_http_req *rq, struct ext_http_resp *rp)
+{
+    struct ext_routes *r = ctx;
+    double t0 = tpx_mono_s();
+    unsigned status = is_get_path(r, rq->path, true) ? do_get_or_405(r, rq, rp) : not_found(rp);
+
+    ext_metrics_request(r->metrics, EXT_METRICS_VERB_OTHER, status, tpx_mono_s() - t0);
 }

@@ -7,7 +7,7 @@
  * and logs one line per decision. In bind mode api, bind records the placement, POSTs the Binding
  * through binder.c and takes the placement back when that fails; a placed pod gets a Normal Event
  * and a pod whose group fits nowhere a (deduplicated) Warning. No MHD here: http.c calls
- * ext_routes_handle(). */
+ * ext_routes_handle() (and ext_routes_handle_admin() on the admin listener). */
 #ifndef TPX_EXTENDER_ROUTES_H
 #define TPX_EXTENDER_ROUTES_H
 
@@ -29,9 +29,15 @@ struct ext_routes {
     struct ext_binder *binder;    /* the API server: Bindings (bind mode api) and Events; NULL:
                                    * none (api mode then answers bind with an Error) */
     enum pol_uncertain uncertain; /* what a layout topox cannot read for certain gets */
+    bool admin_elsewhere;         /* --admin-listen: /metrics and /debug/state are 404 here */
 };
 
 /* The ext_http_handler_fn for http.c; ctx is a struct ext_routes. Thread-safe. */
 void ext_routes_handle(void *ctx, const struct ext_http_req *rq, struct ext_http_resp *rp);
+
+/* The handler of the admin listener (--admin-listen): GET /metrics, /debug/state, /healthz,
+ * /readyz and /version only; the extender verbs and every other path are 404 there, so nothing
+ * on it changes state. ctx is the same struct ext_routes. Thread-safe. */
+void ext_routes_handle_admin(void *ctx, const struct ext_http_req *rq, struct ext_http_resp *rp);
 
 #endif

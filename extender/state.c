@@ -15,6 +15,7 @@
 #include "common/map.h"
 
 #define POD_MAX 200000
+#define POD_NS_MAX 20000
 #define POD_SEEN_TTL 3600
 #define MEMOS 16
 
@@ -23,6 +24,15 @@
 static atomic_ullong snapshot_gens;
 
 enum pod_kind { POD_SEEN = 0, POD_COMMITTED, POD_USED };
+
+/* The entries of one namespace: how many, and its SEEN ones in LRU order, so a namespace at its
+ * bound gives up its own least recently used entry and never another namespace's. */
+struct pod_ns {
+    char *name;  /* owned; the key in ext_state.namespaces */
+    size_t refs; /* entries of this namespace, of every kind */
+    size_t nseen;
+    struct pod *head, *tail; /* its SEEN entries, most recent first */
+};
 
 struct pod {
     char *uid;
@@ -43,6 +53,9 @@ struct pod {
     bool confirmed;       /* the API server has reported it bound to node */
     struct pod *lru_prev; /* on the SEEN list (see lru_push) */
     struct pod *lru_next;
+    struct pod_ns *ns;   /* its namespace's record (counted in ns->refs) */
+    struct pod *ns_prev; /* on ns's SEEN list, as on the table's */
+    struct pod *ns_next;
 };
 
 struct ext_state {
@@ -59,9 +72,12 @@ struct ext_state {
     pthread_mutex_t pods_lock;                       /* pods, scheduler_name */
     char scheduler_name[EXT_SCHEDULER_NAME_MAX + 1]; /* "" until ext_state_set_scheduler() */
     size_t pod_max;                                  /* entries; 0 until first used: POD_MAX */
-    struct pod *lru_head;                            /* SEEN entries, most recent first */
+    size_t pod_ns_max;    /* SEEN entries per namespace; 0: no such bound */
+    struct pod *lru_head; /* SEEN entries, most recent first */
     struct pod *lru_tail;
-    struct tpx_map pods; /* uid (borrowed from the entry) -> struct pod (owned) */
+    struct tpx_map pods;       /* uid (borrowed from the entry) -> struct pod (owned) */
+    struct tpx_map namespaces; /* namespace (borrowed from the record) -> struct pod_ns (owned) */
+    struct ext_state_pod_stats stats; /* counters only: the sizes are filled when read */
 
     /* Scope memos for filter and score (policy.h): each call takes one, the most recently given
      * back (likely the same pod's shape: prioritize follows filter), and gives it back before the
@@ -167,6 +183,8 @@ static struct pod *pod_find(struct ext_state *st, const char *uid)
  * an entry is on the list exactly when its kind is POD_SEEN. pods_lock held for all of these. */
 static void lru_unlink(struct ext_state *st, struct pod *p)
 {
+    struct pod_ns *ns = p->ns;
+
     if (p->lru_prev)
         p->lru_prev->lru_next = p->lru_next;
     else
@@ -176,10 +194,23 @@ static void lru_unlink(struct ext_state *st, struct pod *p)
     else
         st->lru_tail = p->lru_prev;
     p->lru_prev = p->lru_next = NULL;
+    /* the same on its namespace's list */
+    if (p->ns_prev)
+        p->ns_prev->ns_next = p->ns_next;
+    else
+        ns->head = p->ns_next;
+    if (p->ns_next)
+        p->ns_next->ns_prev = p->ns_prev;
+    else
+        ns->tail = p->ns_prev;
+    p->ns_prev = p->ns_next = NULL;
+    ns->nseen--;
 }
 
 static void lru_push(struct ext_state *st, struct pod *p)
 {
+    struct pod_ns *ns = p->ns;
+
     p->lru_prev = NULL;
     p->lru_next = st->lru_head;
     if (st->lru_head)
@@ -187,6 +218,14 @@ static void lru_push(struct ext_state *st, struct pod *p)
     else
         st->lru_tail = p;
     st->lru_head = p;
+    p->ns_prev = NULL;
+    p->ns_next = ns->head;
+    if (ns->head)
+        ns->head->ns_prev = p;
+    else
+        ns->tail = p;
+    ns->head = p;
+    ns->nseen++;
 }
 
 /* A SEEN entry was used again: to the front. */
@@ -212,6 +251,46 @@ static size_t pod_limit(const struct ext_state *st)
     return st->pod_max ? st->pod_max : POD_MAX;
 }
 
+/* The record of namespace name ("" for none), made on first use; NULL when out of memory. */
+static struct pod_ns *ns_ref(struct ext_state *st, const char *name)
+{
+    struct pod_ns *ns = tpx_map_get(&st->namespaces, name ? name : "");
+    struct tpx_err e = TPX_ERR_INIT;
+
+    if (!ns) {
+        ns = calloc(1, sizeof(*ns));
+        if (!ns || !(ns->name = strdup(name ? name : "")) ||
+            tpx_map_put(&st->namespaces, ns->name, ns, &e) != TPX_OK) {
+            if (ns)
+                free(ns->name);
+            free(ns);
+            return NULL;
+        }
+    }
+    ns->refs++;
+    return ns;
+}
+
+static void ns_unref(struct ext_state *st, struct pod_ns *ns)
+{
+    if (--ns->refs > 0)
+        return;
+    tpx_map_del(&st->namespaces, ns->name, NULL);
+    free(ns->name);
+    free(ns);
+}
+
+/* Forget the SEEN entry p: off both lists, out of the table, freed. */
+static void pod_forget(struct ext_state *st, struct pod *p)
+{
+    struct pod_ns *ns = p->ns;
+
+    lru_unlink(st, p);
+    tpx_map_del(&st->pods, p->uid, NULL);
+    pod_free(p);
+    ns_unref(st, ns);
+}
+
 /* Forget SEEN entries from the LRU end: those older than the TTL, and, when the table is full,
  * down to the low-water mark. Each eviction is O(1); facts are never touched. */
 static void pods_sweep(struct ext_state *st, time_t now)
@@ -224,44 +303,65 @@ static void pods_sweep(struct ext_state *st, time_t now)
 
         if (!full && now - p->seen <= POD_SEEN_TTL)
             break;
-        lru_unlink(st, p);
-        tpx_map_del(&st->pods, p->uid, NULL);
-        pod_free(p);
+        if (full)
+            st->stats.evicted_full++;
+        else
+            st->stats.expired++;
+        pod_forget(st, p);
+    }
+}
+
+/* A new SEEN entry of ns is coming: when ns already holds its bound, its own least recently used
+ * SEEN entries make room, so a flood of made-up UIDs in one namespace only pushes out its own. */
+static void ns_make_room(struct ext_state *st, struct pod_ns *ns)
+{
+    while (st->pod_ns_max && ns->nseen >= st->pod_ns_max && ns->tail) {
+        st->stats.evicted_namespace++;
+        pod_forget(st, ns->tail);
     }
 }
 
 /* pods_lock held. fact: the caller records what the API server or a bind says (never refused
  * for space: such entries are bounded by the cluster's real pods); otherwise a filter's note,
  * which gets NULL when the table is full of facts. A new entry is SEEN, at the LRU front. */
-static struct pod *pod_get(struct ext_state *st, const char *uid, const char *name, time_t now,
-                           bool fact)
+static struct pod *pod_get(struct ext_state *st, const char *uid, const char *ns, const char *name,
+                           time_t now, bool fact)
 {
     struct pod *p = pod_find(st, uid);
     struct tpx_err e = TPX_ERR_INIT;
+    struct pod_ns *rec;
 
     if (p) {
         lru_touch(st, p);
         return p;
     }
+    rec = ns_ref(st, ns);
+    if (!rec)
+        return NULL;
+    if (!fact)
+        ns_make_room(st, rec);
     if (tpx_map_len(&st->pods) >= pod_limit(st) ||
         (st->lru_tail && now - st->lru_tail->seen > POD_SEEN_TTL))
         pods_sweep(st, now);
-    if (!fact && tpx_map_len(&st->pods) >= pod_limit(st))
+    if (!fact && tpx_map_len(&st->pods) >= pod_limit(st)) {
+        st->stats.refused++;
+        ns_unref(st, rec);
         return NULL;
+    }
     p = calloc(1, sizeof(*p));
-    if (!p)
+    if (!p) {
+        ns_unref(st, rec);
         return NULL;
+    }
     p->uid = strdup(uid);
     p->name = strdup(name ? name : uid);
-    if (!p->uid || !p->name) {
+    p->ns = rec;
+    if (!p->uid || !p->name || tpx_map_put(&st->pods, p->uid, p, &e) != TPX_OK) {
         pod_free(p);
+        ns_unref(st, rec);
         return NULL;
     }
     p->seen = now;
-    if (tpx_map_put(&st->pods, p->uid, p, &e) != TPX_OK) {
-        pod_free(p);
-        return NULL;
-    }
     lru_push(st, p);
     return p;
 }
@@ -270,6 +370,24 @@ void ext_state_set_pod_max(struct ext_state *st, size_t max)
 {
     pthread_mutex_lock(&st->pods_lock);
     st->pod_max = max ? max : POD_MAX;
+    pthread_mutex_unlock(&st->pods_lock);
+}
+
+void ext_state_set_pod_ns_max(struct ext_state *st, size_t max)
+{
+    pthread_mutex_lock(&st->pods_lock);
+    st->pod_ns_max = max;
+    pthread_mutex_unlock(&st->pods_lock);
+}
+
+void ext_state_pod_stats(struct ext_state *st, struct ext_state_pod_stats *out)
+{
+    pthread_mutex_lock(&st->pods_lock);
+    *out = st->stats;
+    out->entries = tpx_map_len(&st->pods);
+    out->max = pod_limit(st);
+    out->ns_max = st->pod_ns_max;
+    out->namespaces = tpx_map_len(&st->namespaces);
     pthread_mutex_unlock(&st->pods_lock);
 }
 
@@ -319,10 +437,8 @@ static void unbook(struct ext_state *st, struct pod *p)
 /* Both locks held: unbook and forget the entry p. */
 static void drop_entry(struct ext_state *st, struct pod *p)
 {
-    unbook(st, p);
-    lru_unlink(st, p);
-    tpx_map_del(&st->pods, p->uid, NULL);
-    pod_free(p);
+    unbook(st, p); /* SEEN now */
+    pod_forget(st, p);
 }
 
 struct ext_state *ext_state_new(unsigned ttl_s, struct tpx_err *err)
@@ -347,6 +463,7 @@ struct ext_state *ext_state_new(unsigned ttl_s, struct tpx_err *err)
     pthread_mutex_init(&st->pods_lock, NULL);
     pthread_mutex_init(&st->memo_lock, NULL);
     st->ttl_s = ttl_s;
+    st->pod_ns_max = POD_NS_MAX;
     atomic_init(&st->next_expire, 0);
     atomic_init(&st->need_sync, false);
     atomic_init(&st->synced, false);
@@ -370,6 +487,12 @@ void ext_state_free(struct ext_state *st)
     for (size_t pos = 0; tpx_map_next(&st->pods, &pos, NULL, &v);)
         pod_free(v.ptr);
     tpx_map_release(&st->pods);
+    for (size_t pos = 0; tpx_map_next(&st->namespaces, &pos, NULL, &v);) {
+        struct pod_ns *ns = v.ptr;
+        free(ns->name);
+        free(ns);
+    }
+    tpx_map_release(&st->namespaces);
     pthread_rwlock_destroy(&st->lock);
     pthread_mutex_destroy(&st->pods_lock);
     for (size_t i = 0; i < st->nhome; i++)
@@ -652,7 +775,7 @@ enum tpx_code ext_state_record_pod(struct ext_state *st, const char *uid, const 
         rc = tpx_err_set(err, TPX_ENOENT, "node '%s' is not known", node_name);
         goto out;
     }
-    p = pod_get(st, uid, name, now, true);
+    p = pod_get(st, uid, NULL, name, now, true);
     if (!p) {
         rc = tpx_err_set(err, TPX_ENOMEM, "out of memory");
         goto out;
@@ -771,7 +894,7 @@ bool ext_state_ready(struct ext_state *st, const char **why)
     return true;
 }
 
-void ext_state_remember_pod(struct ext_state *st, const char *uid, const char *name,
+void ext_state_remember_pod(struct ext_state *st, const char *uid, const char *ns, const char *name,
                             const struct pol_workload *wl, time_t now)
 {
     struct pod *p;
@@ -779,7 +902,7 @@ void ext_state_remember_pod(struct ext_state *st, const char *uid, const char *n
     if (!uid || !*uid)
         return;
     pthread_mutex_lock(&st->pods_lock);
-    p = pod_get(st, uid, name, now, false);
+    p = pod_get(st, uid, ns, name, now, false);
     if (p && p->kind == POD_SEEN && pod_set_wl(p, wl))
         p->seen = now;
     if (p)
@@ -787,14 +910,15 @@ void ext_state_remember_pod(struct ext_state *st, const char *uid, const char *n
     pthread_mutex_unlock(&st->pods_lock);
 }
 
-void ext_state_note_filtered(struct ext_state *st, const char *uid, const char *name, time_t now)
+void ext_state_note_filtered(struct ext_state *st, const char *uid, const char *ns,
+                             const char *name, time_t now)
 {
     struct pod *p;
 
     if (!uid || !*uid)
         return;
     pthread_mutex_lock(&st->pods_lock);
-    p = pod_get(st, uid, name, now, false);
+    p = pod_get(st, uid, ns, name, now, false);
     if (p && p->kind == POD_SEEN)
         p->seen = now;
     if (p)
@@ -830,8 +954,8 @@ void ext_state_set_scheduler(struct ext_state *st, const char *name)
     pthread_mutex_unlock(&st->pods_lock);
 }
 
-void ext_state_note_scheduler(struct ext_state *st, const char *uid, const char *name,
-                              const char *scheduler, time_t now)
+void ext_state_note_scheduler(struct ext_state *st, const char *uid, const char *ns,
+                              const char *name, const char *scheduler, time_t now)
 {
     struct pod *p;
 
@@ -843,7 +967,7 @@ void ext_state_note_scheduler(struct ext_state *st, const char *uid, const char 
 
         /* an entry only for a foreign pod, or one that already has one: a pod of ours gets its
          * entry from the filter, and the table stays as small as before for it */
-        p = foreign ? pod_get(st, uid, name, now, false) : pod_find(st, uid);
+        p = foreign ? pod_get(st, uid, ns, name, now, false) : pod_find(st, uid);
         if (p)
             p->foreign = foreign;
     }
@@ -1144,7 +1268,7 @@ enum tpx_code ext_state_bind(struct ext_state *st, const char *uid, const char *
     p = pod_find(st, uid);
     out->known = p && p->has_wl;
     if (!p) {
-        p = pod_get(st, uid, name, now, true);
+        p = pod_get(st, uid, NULL, name, now, true);
         if (!p) {
             rc = tpx_err_set(err, TPX_ENOMEM, "out of memory");
             goto out;

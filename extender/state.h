@@ -87,19 +87,38 @@ void ext_state_mark_synced(struct ext_state *st);
 /* true when ready; otherwise *why (static text) says what is missing. */
 bool ext_state_ready(struct ext_state *st, const char **why);
 
-/* Remember what pod uid asked for (at filter time), so bind can commit it. Copied. Entries of
- * pods not bound are kept in LRU order: forgotten after an hour, or, when the table is full
- * (200 000 entries), the least recently used go, down to 7/8 of it. Bound pods are never
- * evicted for room, and when the table holds only those a new filter is not remembered. */
-void ext_state_remember_pod(struct ext_state *st, const char *uid, const char *name,
+/* Remember what pod uid of namespace ns (NULL: none) asked for (at filter time), so bind can
+ * commit it. Copied. Entries of pods not bound are kept in LRU order: forgotten after an hour,
+ * or, when the table is full (200 000 entries), the least recently used go, down to 7/8 of it.
+ * One namespace holds at most ext_state_set_pod_ns_max() of them (20 000): past it, its own least
+ * recently used entry goes, never another namespace's. Bound pods are never evicted for room,
+ * and when the table holds only those a new filter is not remembered. */
+void ext_state_remember_pod(struct ext_state *st, const char *uid, const char *ns, const char *name,
                             const struct pol_workload *wl, time_t now);
 
-/* The pod table's size (0: 200 000). For tests and for small deployments. */
+/* The pod table's size (0: 200 000): setting podTableSize. */
 void ext_state_set_pod_max(struct ext_state *st, size_t max);
+/* Entries of pods not bound one namespace may hold (0: no such bound; default 20 000): setting
+ * podTableNamespaceMax. */
+void ext_state_set_pod_ns_max(struct ext_state *st, size_t max);
+
+/* What the pod table holds and has done, for /metrics. */
+struct ext_state_pod_stats {
+    size_t entries;                  /* pods remembered, bound or not */
+    size_t max;                      /* the table's size */
+    size_t ns_max;                   /* entries of pods not bound per namespace; 0: no bound */
+    size_t namespaces;               /* namespaces with an entry */
+    unsigned long evicted_full;      /* not-bound entries forgotten because the table was full */
+    unsigned long evicted_namespace; /* ... because their namespace held its bound */
+    unsigned long expired;           /* ... because they were older than an hour */
+    unsigned long refused;           /* filters not remembered: the table held only bound pods */
+};
+void ext_state_pod_stats(struct ext_state *st, struct ext_state_pod_stats *out);
 
 /* The pod uid went through /filter here, without a workload to remember (no intent, no
  * accelerators): only the time is kept, for ext_state_was_filtered(). */
-void ext_state_note_filtered(struct ext_state *st, const char *uid, const char *name, time_t now);
+void ext_state_note_filtered(struct ext_state *st, const char *uid, const char *ns,
+                             const char *name, time_t now);
 /* true when this process filtered pod uid (ext_state_remember_pod() or _note_filtered()) within
  * the reservation TTL before now. /bind accepts no other pod (issue 12, item 4). */
 bool ext_state_was_filtered(struct ext_state *st, const char *uid, time_t now);
@@ -109,8 +128,8 @@ void ext_state_set_scheduler(struct ext_state *st, const char *name);
 /* The watch saw pod uid, not yet bound, with spec.schedulerName scheduler (NULL: none given,
  * ignored). A pod of another scheduler than the one given to ext_state_set_scheduler() is
  * remembered as foreign. */
-void ext_state_note_scheduler(struct ext_state *st, const char *uid, const char *name,
-                              const char *scheduler, time_t now);
+void ext_state_note_scheduler(struct ext_state *st, const char *uid, const char *ns,
+                              const char *name, const char *scheduler, time_t now);
 /* true when the watch saw pod uid pending with another schedulerName: --bind-mode=api refuses to
  * create its Binding. A pod the watch has not reported yet is not foreign (the bind may race the
  * watch event; it still needs a filter, and the API server refuses a uid that does not exist). */

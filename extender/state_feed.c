@@ -363,7 +363,8 @@ static void apply_pod(struct ext_state_feed *f, json_t *pod)
          * ours */
         json_t *sn = json_object_get(json_object_get(pod, "spec"), "schedulerName");
 
-        ext_state_note_scheduler(f->st, uid, name, json_string_value(sn), time(NULL));
+        ext_state_note_scheduler(f->st, uid, meta(pod, "namespace"), name, json_string_value(sn),
+                                 time(NULL));
         return;
     }
     memset(&store, 0, sizeof(store));

@@ -345,14 +345,24 @@ enum tpx_code kube_config_kubeconfig(const char *path, struct kube_config *cfg, 
             cfg->server[--n] = '\0';
     }
     cfg->insecure = json_is_true(json_object_get(cluster, "insecure-skip-tls-verify"));
-    if (cfg->insecure)
-        TPX_LOG(TPX_WARN, "kubeconfig skips TLS verification of the API server",
-                TPX_S("kubeconfig", path), TPX_S("server", server),
-                TPX_S("setting", "insecure-skip-tls-verify"));
     cfg->ca_file = resolve(dir, kube_jstr(cluster, "certificate-authority"));
     if (take_data(cluster, "certificate-authority-data", &cfg->ca_data, &cfg->ca_data_len, path,
                   err) != TPX_OK)
         goto out;
+    /* client-go refuses the pair (transport.TLSConfigFor): which of the two was meant? */
+    if (cfg->insecure && (cfg->ca_file || cfg->ca_data)) {
+        tpx_err_set(err, TPX_EINVAL,
+                    "%s: cluster '%s' sets both insecure-skip-tls-verify and %s: specifying a "
+                    "root certificates file with the insecure flag is not allowed (as in "
+                    "kubectl); drop one of them",
+                    path, cname,
+                    cfg->ca_data ? "certificate-authority-data" : "certificate-authority");
+        goto out;
+    }
+    if (cfg->insecure)
+        TPX_LOG(TPX_WARN, "kubeconfig skips TLS verification of the API server",
+                TPX_S("kubeconfig", path), TPX_S("server", server),
+                TPX_S("setting", "insecure-skip-tls-verify"));
     if (kube_jstr(ctx, "namespace"))
         cfg->namespace = strdup(kube_jstr(ctx, "namespace"));
     if (user) {

@@ -50,7 +50,8 @@ enum tpx_code kube_config_in_cluster(struct kube_config *cfg, struct tpx_err *er
 /* The current context of a kubeconfig file: server, certificate-authority(-data),
  * insecure-skip-tls-verify, token, tokenFile, client-certificate(-data), client-key(-data),
  * namespace. Relative paths are taken from the file's folder. insecure-skip-tls-verify is
- * honoured with one TPX_WARN log line. TPX_ENOTSUP for exec or
+ * honoured with one TPX_WARN log line; with a certificate-authority(-data) too it is TPX_EINVAL,
+ * as client-go refuses it. TPX_ENOTSUP for exec or
  * auth-provider users, TPX_EPARSE / TPX_ENOENT with "FILE: ..." messages otherwise. */
 enum tpx_code kube_config_kubeconfig(const char *path, struct kube_config *cfg,
                                      struct tpx_err *err);

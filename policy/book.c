@@ -38,22 +38,25 @@ static int take_slot(struct pol_ledger *l, struct group *g, int idx, size_t node
     int slot = NO_SLOT;
 
     if (idx >= 0) {
-        if (!g->slots[idx].filled)
+        if (!led_slot(g, (unsigned)idx)->filled)
             slot = idx;
     } else {
-        for (unsigned k = 0; k < g->n && slot == NO_SLOT; k++) {
+        for (unsigned k = 0; k < g->nslots && slot == NO_SLOT; k++) {
             if (!g->slots[k].filled && g->slots[k].reserved && g->slots[k].at.node == node)
                 slot = (int)k;
         }
+        /* past nslots every slot is free: the first of them when all made are filled */
         for (unsigned k = 0; k < g->n && slot == NO_SLOT; k++) {
-            if (!g->slots[k].filled)
+            if (!led_slot(g, k)->filled)
                 slot = (int)k;
         }
     }
-    if (slot != NO_SLOT && g->slots[slot].reserved && g->slots[slot].at.node == node) {
+    if (slot == NO_SLOT || (unsigned)slot >= g->nslots)
+        return slot; /* a slot not made yet holds nothing */
+    if (g->slots[slot].reserved && g->slots[slot].at.node == node) {
         *use_reserved = true;
         *w = g->slots[slot].at;
-    } else if (slot != NO_SLOT) {
+    } else {
         led_release_slot(l, g, &g->slots[slot]);
     }
     return slot;
@@ -96,11 +99,16 @@ static enum tpx_code book(struct pol_ledger *l, const struct ctx *x, const struc
     p = &l->pods[pi];
     p->accel = x->e.accel_per_pod;
     p->at = w;
+    if (g && *slot != NO_SLOT && !led_slot_grow(g, (unsigned)*slot)) {
+        led_kill_pod(l, pi);
+        return TPX_ENOMEM;
+    }
     if (use_reserved)
         led_account(l, &w, x->e.accel_per_pod, -1, true);
     led_account(l, &w, x->e.accel_per_pod, +1, false);
     if (wl->has_intent && !g && wl->group[0] && group_fits_somewhere(l, x)) {
-        *gi = led_new_group(l, wl->group, wl->display, x->e.n);
+        unsigned first = x->e.idx >= 0 ? (unsigned)x->e.idx : 0;
+        *gi = led_new_group(l, wl->group, wl->display, x->e.n, first + 1);
         if (*gi == TOPO_NONE) {
             led_account(l, &w, x->e.accel_per_pod, -1, false);
             if (use_reserved)
@@ -312,7 +320,7 @@ static void warn_bound(const struct ctx *x, const struct booking *b, char *warn,
     if (x->e.group == TOPO_NONE)
         return;
     g = &l->groups[x->e.group];
-    if (x->e.idx >= 0 && g->slots[x->e.idx].filled) {
+    if (x->e.idx >= 0 && led_slot(g, (unsigned)x->e.idx)->filled) {
         snprintf(text, sizeof(text), "pod '%s': index %d of group %s is already taken", who,
                  x->e.idx, g->display);
         add_warn(warn, warn_len, text);

@@ -84,7 +84,7 @@ enum tpx_code led_ctx_init(struct ctx *x, const struct pol_ledger *l, const stru
             led_ctx_release(x);
             return tpx_err_set(err, TPX_ENOMEM, "policy: out of memory");
         }
-        for (unsigned k = 0; k < g->n; k++) {
+        for (unsigned k = 0; k < g->nslots; k++) {
             const struct slot *s = &g->slots[k];
             if (s->reserved && s->at.node != TOPO_NONE && (x->e.idx < 0 || (unsigned)x->e.idx == k))
                 x->slot_here[s->at.node] = 1;
@@ -92,7 +92,7 @@ enum tpx_code led_ctx_init(struct ctx *x, const struct pol_ledger *l, const stru
         /* TP mates: pods of the same TP unit already bound */
         if (x->ppu > 1 && x->e.idx >= 0 && g->accel_per_pod == x->e.accel_per_pod) {
             unsigned u0 = (unsigned)x->e.idx / x->ppu * x->ppu;
-            for (unsigned k = u0; k < u0 + x->ppu && k < g->n; k++) {
+            for (unsigned k = u0; k < u0 + x->ppu && k < g->nslots; k++) {
                 const struct slot *s = &g->slots[k];
                 if (k != (unsigned)x->e.idx && s->filled && s->at.node != TOPO_NONE) {
                     x->mate_domain = where_domain(l, &s->at);

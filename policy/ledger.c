@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "policy/ledger_int.h"
 
 /* --- the two indexes: group key -> group, pod UID -> pod ---------------------------------------
@@ -73,7 +74,7 @@ static unsigned long ns_held(const struct pol_ledger *l, const char *key)
         const struct group *g = &l->groups[i];
         if (!g->live || strncmp(g->key, key, len) != 0 || g->key[len] != key[len])
             continue;
-        for (unsigned k = 0; k < g->n; k++)
+        for (unsigned k = 0; k < g->nslots; k++)
             sum += g->slots[k].reserved ? g->accel_per_pod : 0;
     }
     return sum;
@@ -265,6 +266,8 @@ static void group_release(struct group *g)
 {
     free(g->slots);
     g->slots = NULL;
+    g->nslots = 0;
+    g->aslots = 0;
     g->live = false;
 }
 
@@ -316,6 +319,21 @@ enum tpx_code pol_ledger_use(struct pol_ledger *l, size_t node, int64_t accel, s
 /* --- groups and pods ----------------------------------------------------------------------------
  */
 
+const struct slot led_empty_slot = {{TOPO_NONE, 0}, false, false};
+
+struct slot *led_slot_grow(struct group *g, unsigned k)
+{
+    if (k >= g->n)
+        return NULL;
+    if (k >= g->nslots) {
+        if (!TPX_GROW(g->slots, g->aslots, (size_t)k + 1))
+            return NULL;
+        while (g->nslots <= k)
+            g->slots[g->nslots++] = led_empty_slot;
+    }
+    return &g->slots[k];
+}
+
 void led_release_slot(struct pol_ledger *l, struct group *g, struct slot *s)
 {
     if (s->reserved && s->at.node != TOPO_NONE)
@@ -327,13 +345,14 @@ static void drop_group(struct pol_ledger *l, size_t gi)
 {
     struct group *g = &l->groups[gi];
 
-    for (unsigned k = 0; k < g->n; k++)
+    for (unsigned k = 0; k < g->nslots; k++)
         led_release_slot(l, g, &g->slots[k]);
     tpx_map_del(&l->gmap, g->key, NULL);
     group_release(g);
 }
 
-size_t led_new_group(struct pol_ledger *l, const char *key, const char *display, unsigned n)
+size_t led_new_group(struct pol_ledger *l, const char *key, const char *display, unsigned n,
+                     unsigned need)
 {
     size_t gi = TOPO_NONE;
     struct group *g;
@@ -363,14 +382,13 @@ size_t led_new_group(struct pol_ledger *l, const char *key, const char *display,
     }
     g = &l->groups[gi];
     memset(g, 0, sizeof(*g));
-    g->slots = calloc(n ? n : 1, sizeof(*g->slots));
-    if (!g->slots)
+    g->n = n;
+    if (need && !led_slot_grow(g, need - 1)) {
+        group_release(g);
         return TOPO_NONE;
-    for (unsigned k = 0; k < n; k++)
-        g->slots[k].at.node = TOPO_NONE;
+    }
     snprintf(g->key, sizeof(g->key), "%s", key);
     snprintf(g->display, sizeof(g->display), "%s", display);
-    g->n = n;
     g->live = true;
     g->rack = TOPO_NONE;
     g->scope_id = TOPO_NONE;
@@ -471,7 +489,7 @@ size_t pol_ledger_expire(struct pol_ledger *l, time_t now)
         if (!g->live)
             continue;
         if (g->expires <= now) {
-            for (unsigned k = 0; k < g->n; k++) {
+            for (unsigned k = 0; k < g->nslots; k++) {
                 any = any || g->slots[k].reserved;
                 led_release_slot(l, g, &g->slots[k]);
             }
@@ -533,10 +551,10 @@ void pol_ledger_groups(const struct pol_ledger *l, struct pol_group_summary *out
         unsigned resv = 0;
         if (!g->live)
             continue;
-        for (unsigned k = 0; k < g->n; k++)
+        for (unsigned k = 0; k < g->nslots; k++)
             resv += g->slots[k].reserved ? g->accel_per_pod : 0;
         out[n++] = (struct pol_group_summary){
-            g->key, g->display, g->rack, g->placed, g->n, resv, resv ? g->expires : 0};
+            g->key, g->display, g->rack, g->placed, g->n, resv, resv ? g->expires : 0, g->nslots};
     }
 }
 
@@ -575,7 +593,7 @@ struct pol_ledger *pol_ledger_rebase(const struct pol_ledger *l, const struct to
         struct group *ng;
         if (!og->live)
             continue;
-        ngi = led_new_group(n, og->key, og->display, og->n);
+        ngi = led_new_group(n, og->key, og->display, og->n, og->nslots);
         if (ngi == TOPO_NONE)
             goto oom;
         ng = &n->groups[ngi];
@@ -586,7 +604,7 @@ struct pol_ledger *pol_ledger_rebase(const struct pol_ledger *l, const struct to
         ng->tp_explicit = og->tp_explicit;
         ng->scope = og->scope;
         ng->expires = og->expires;
-        for (unsigned k = 0; k < og->n; k++) {
+        for (unsigned k = 0; k < og->nslots; k++) {
             const struct slot *os = &og->slots[k];
             struct slot *s = &ng->slots[k];
             if (!os->reserved || !map_where(l, n, &os->at, &s->at))

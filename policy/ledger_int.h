@@ -34,6 +34,9 @@ struct slot {
     bool reserved; /* capacity held for the pod that will come */
 };
 
+/* What a slot a group has not grown to yet is: planned nowhere, neither filled nor held. */
+extern const struct slot led_empty_slot;
+
 struct group {
     bool live;
     char key[POL_KEY_MAX];
@@ -43,7 +46,11 @@ struct group {
     enum pol_scope scope;
     size_t scope_id;
     size_t rack; /* rack of the first placed member */
+    /* Slots 0..nslots-1, grown by need (led_slot_grow) as members arrive and holds are made, never
+     * past n: a declared size allocates nothing. Slots from nslots to n-1 are led_empty_slot. */
     struct slot *slots;
+    unsigned nslots;
+    size_t aslots; /* allocated */
     unsigned placed;
     time_t expires;
 };
@@ -94,6 +101,12 @@ struct pol_ledger {
     unsigned long budget_ns, budget_all; /* pol_ledger_set_budgets(); 0: no limit */
     unsigned long budget_refused;        /* holds not made for a budget */
 };
+
+/* Slot k of g to read (k < g->n): led_empty_slot when g has not grown to it. */
+static inline const struct slot *led_slot(const struct group *g, unsigned k)
+{
+    return k < g->nslots ? &g->slots[k] : &led_empty_slot;
+}
 
 static inline size_t led_node_domains(const struct pol_ledger *l, size_t n, size_t *nd)
 {
@@ -211,7 +224,13 @@ struct ctx {
 /* ledger.c: use (resv false) or holds (resv true) change on w's node and domains, by sign */
 void led_account(struct pol_ledger *l, const struct where *w, unsigned accel, int sign, bool resv);
 void led_release_slot(struct pol_ledger *l, struct group *g, struct slot *s);
-size_t led_new_group(struct pol_ledger *l, const char *key, const char *display, unsigned n);
+/* ledger.c: a new group of n pods, with slots 0..need-1 (need <= n) made; TOPO_NONE out of memory
+ */
+size_t led_new_group(struct pol_ledger *l, const char *key, const char *display, unsigned n,
+                     unsigned need);
+/* ledger.c: slot k of g (k < g->n) to write, growing the slots to it (TPX_GROW): pointers into
+ * g->slots taken before may move. NULL when out of memory or k >= g->n. */
+struct slot *led_slot_grow(struct group *g, unsigned k);
 size_t led_new_pod(struct pol_ledger *l, const char *uid, const char *name);
 void led_kill_pod(struct pol_ledger *l, size_t pi);
 size_t led_group_find(const struct pol_ledger *l, const char *key); /* TOPO_NONE: none */

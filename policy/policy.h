@@ -199,6 +199,8 @@ struct pol_group_summary {
     unsigned group_size;
     unsigned accel_reserved;
     time_t expires; /* when the reservation lapses; 0: none */
+    unsigned slots; /* member slots made so far: grown as members come and holds are made, so a
+                       declared group_size allocates nothing by itself */
 };
 /* Fill caller arrays (sized by topo_cluster_rack_count / pol_ledger_group_count). */
 void pol_ledger_racks(const struct pol_ledger *l, struct pol_rack_summary *out);

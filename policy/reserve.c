@@ -40,6 +40,14 @@ static bool hold_slot(struct pol_ledger *l, const struct group *g, struct slot *
     return true;
 }
 
+/* The same for slot k, grown to first (so g->slots may move); false also out of memory. */
+static bool hold_slot_at(struct pol_ledger *l, struct group *g, unsigned k, const struct where *w)
+{
+    struct slot *s = led_slot_grow(g, k);
+
+    return s && hold_slot(l, g, s, w);
+}
+
 /* Where a TP mate of the member at at0 (in domain dom0) goes: the same in-node domain of its node,
  * or the first node of its multi-node domain in the group's scope that takes it. */
 static bool place_mate(const struct ctx *x, const struct group *g, const struct where *at0,
@@ -65,13 +73,13 @@ static bool place_mate(const struct ctx *x, const struct group *g, const struct 
 static void reserve_mates(struct pol_ledger *l, const struct ctx *x, struct group *g, unsigned k0)
 {
     unsigned u0 = k0 / x->ppu * x->ppu;
-    const struct where *at0 = &g->slots[k0].at;
-    size_t dom0 = where_domain(l, at0);
+    const struct where at0 = g->slots[k0].at; /* a copy: holding grows the slots */
+    size_t dom0 = where_domain(l, &at0);
 
     for (unsigned k = u0; k < u0 + x->ppu && k < g->n; k++) {
         struct where w;
-        if (k != k0 && place_mate(x, g, at0, dom0, &w))
-            hold_slot(l, g, &g->slots[k], &w);
+        if (k != k0 && place_mate(x, g, &at0, dom0, &w))
+            hold_slot_at(l, g, k, &w);
     }
 }
 
@@ -166,7 +174,7 @@ static void reserve_unit(struct pol_ledger *l, const struct ctx *x, struct group
             size_t n = fullest_node(x, g, dom);
             ok = n != TOPO_NONE && led_place_on(x, n, x->e.accel_per_pod, TOPO_NONE, &w);
         }
-        if (!ok || !hold_slot(l, g, &g->slots[k], &w))
+        if (!ok || !hold_slot_at(l, g, k, &w))
             break;
     }
 }
@@ -181,8 +189,8 @@ void led_reserve_rest(struct pol_ledger *l, const struct ctx *x, struct group *g
 
     /* an EP group spanning pods prefers the first member's multi-node NVLink domain
      * (docs/workloads.md): its units go there while it has room, then best fit as for TP */
-    const struct where *at0 = &g->slots[k0].at;
-    size_t dom0 = where_domain(l, at0);
+    const struct where at0 = g->slots[k0].at; /* a copy: holding grows the slots */
+    size_t dom0 = where_domain(l, &at0);
     bool ep_pref = x->ppu == 1 && x->wl->layout.ep > x->e.accel_per_pod &&
                    topo_cluster_domain_is_multinode(l->c, dom0);
 
@@ -193,8 +201,8 @@ void led_reserve_rest(struct pol_ledger *l, const struct ctx *x, struct group *g
         struct where w;
         if (u == u0)
             continue;
-        if (ep_pref && place_mate(x, g, at0, dom0, &w)) {
-            hold_slot(l, g, &g->slots[u], &w);
+        if (ep_pref && place_mate(x, g, &at0, dom0, &w)) {
+            hold_slot_at(l, g, u, &w);
             continue;
         }
         dom = best_unit_domain(x, g, cnt, &node);
@@ -259,7 +267,7 @@ void led_displace(struct pol_ledger *l, size_t n)
         struct group *g = &l->groups[gi];
         if (!g->live)
             continue;
-        for (unsigned k = 0; k < g->n && overbooked(l, n); k++) {
+        for (unsigned k = 0; k < g->nslots && overbooked(l, n); k++) {
             struct slot *s = &g->slots[k];
             if (s->filled || !s->reserved || s->at.node != n)
                 continue;

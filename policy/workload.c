@@ -173,6 +173,27 @@ static bool adds_up(const struct pol_workload *wl, char *why, size_t len)
     return true;
 }
 
+/* A size that multiplies the group's accelerators (tp, pp or dp) was given by a flag whose value
+ * is not known: tp x pp x dp is not known either. Names the first in why (may be NULL). */
+static bool size_unknown(const struct pol_workload *wl, char *why, size_t len)
+{
+    static const char *const names[] = {"tp", "pp", "dp"};
+
+    for (int k = POL_SIZE_TP; k <= POL_SIZE_DP; k++) {
+        const struct pol_size_origin *o = &wl->layout.origin[k];
+
+        if (!o->unknown)
+            continue;
+        if (why) {
+            size_t used = strlen(why);
+            snprintf(why + used, len - used, "%s (%s) is not known; ", names[k],
+                     o->what ? o->what : "a flag");
+        }
+        return true;
+    }
+    return false;
+}
+
 /* An uncertain layout is still scored: give it the most it can be sure of, consistent with
  * the pod's accelerators (tp that aligns with the pod, else the pod's own), one stage. */
 static void fallback_layout(struct pol_workload *wl)
@@ -384,6 +405,16 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
         if (wl->layout.certain && wl->has_intent &&
             !adds_up(wl, wl->layout.why, sizeof(wl->layout.why)))
             wl->layout.certain = false;
+    } else if (wl->has_intent && size_unknown(wl, NULL, 0)) {
+        /* the annotated sizes are the user's word, but one size comes from a flag topox cannot
+         * read: a group that the known sizes do not explain is not certain either */
+        char why[sizeof(wl->layout.why)] = "";
+
+        size_unknown(wl, why, sizeof(why));
+        if (!adds_up(wl, why, sizeof(why))) {
+            snprintf(wl->layout.why, sizeof(wl->layout.why), "%s", why);
+            wl->layout.certain = false;
+        }
     }
     if (!wl->layout.certain && wl->has_intent) {
         size_t n = strlen(wl->layout.why);
@@ -428,7 +459,8 @@ enum tpx_code pol_workload_validate(const struct pol_workload *wl, const struct 
         return tpx_err_set(err, TPX_EINVAL, "data-parallel-size must be a positive number");
     if (g == 0)
         return tpx_err_set(err, TPX_EINVAL, "the pod requests no accelerators");
-    if (wl->tp_explicit && wl->group_size > 0 &&
+    /* only when tp x pp x dp is known: a size left to an unresolved flag is no contradiction */
+    if (wl->tp_explicit && wl->group_size > 0 && !size_unknown(wl, NULL, 0) &&
         (unsigned long)wl->tp * wl->pp * wl->dp != (unsigned long)wl->group_size * g)
         return tpx_err_set(err, TPX_EINVAL,
                            "tensor-parallel-size %u x pipeline-parallel-size %u x "

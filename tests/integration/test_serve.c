@@ -933,3 +933,79 @@ Test(serve, certain_dense_tp16_from_flags_and_uncertain_reject)
     free(p1);
     free(p2);
 }
+
+/* The port of the admin listener, from its "admin listening" log line; 0 when it never came. */
+static int admin_port(struct server *s)
+{
+    const char *line, *port;
+
+    if (!server_wait_log(s, "\"msg\":\"admin listening\"", 10000))
+        return 0;
+    line = strstr(s->log, "\"msg\":\"admin listening\"");
+    port = strstr(line, "\"port\":");
+    return port ? (int)strtol(port + 7, NULL, 10) : 0;
+}
+
+/* --admin-listen moves /metrics and /debug/state to a second listener (issue 12, item 4): the
+ * main one answers 404 for them, the admin one serves nothing that changes state, and both keep
+ * the probes. One setting: flag, file, --print-config and --help all know it. */
+Test(serve, admin_listener_takes_metrics_and_debug_state_off_the_main_one)
+{
+    const char *args[] = {"--cluster", "example", "--admin-listen", "127.0.0.1:0", NULL};
+    const char *plain[] = {"--cluster", "example", NULL};
+    const char *help[] = {"serve", "--help", NULL};
+    const char *print[] = {"serve", "--admin-listen", "127.0.0.1:9100", "--print-config", NULL};
+    const char *bad[] = {"serve", "--cluster", "example", "--admin-listen", "no-port", NULL};
+    char names[1][32] = {"r01-n01"};
+    char *pod = pod_json("p", "uid-admin", NULL, 0, 0, 8, 1, 8);
+    char *req = args_json(pod, names, 1);
+    struct run_result r;
+    struct server s;
+    char *body = NULL;
+    int admin;
+
+    start(&s, args);
+    admin = admin_port(&s);
+    cr_assert_gt(admin, 0, "no admin listening line:\n%s", s.log);
+    cr_expect_neq(admin, s.port);
+    cr_expect_eq(http_call("GET", admin, "/metrics", NULL, &body), 200);
+    cr_expect(body && strstr(body, "topox_pod_table_evictions_total{reason=\"namespace\"} 0") &&
+                  strstr(body, "topox_pod_table_size 200000"),
+              "%s", body ? body : "");
+    free(body);
+    cr_expect_eq(http_call("GET", admin, "/debug/state", NULL, NULL), 200);
+    cr_expect_eq(http_call("GET", s.port, "/metrics", NULL, NULL), 404);
+    cr_expect_eq(http_call("GET", s.port, "/debug/state", NULL, NULL), 404);
+    for (int i = 0; i < 2; i++) {
+        int port = i ? admin : s.port;
+        cr_expect_eq(http_call("GET", port, "/healthz", NULL, NULL), 200, "port %d", port);
+        cr_expect_eq(http_call("GET", port, "/readyz", NULL, NULL), 200, "port %d", port);
+        cr_expect_eq(http_call("GET", port, "/version", NULL, NULL), 200, "port %d", port);
+    }
+    /* the extender's verbs stay on the main listener only */
+    cr_expect_eq(http_call("POST", s.port, "/filter", req, NULL), 200);
+    cr_expect_eq(http_call("POST", admin, "/filter", req, NULL), 404);
+    cr_expect_eq(http_call("POST", admin, "/bind", "{}", NULL), 404);
+    cr_expect_eq(http_call("POST", admin, "/metrics", "{}", NULL), 405);
+    stop(&s);
+
+    /* without it, the main listener serves everything, as before */
+    start(&s, plain);
+    cr_expect_eq(http_call("GET", s.port, "/metrics", NULL, NULL), 200);
+    cr_expect_eq(http_call("GET", s.port, "/debug/state", NULL, NULL), 200);
+    stop(&s);
+
+    cr_assert_eq(run_topox(help, NULL, &r), 0);
+    cr_expect(strstr(r.out, "--admin-listen") != NULL, "%s", r.out);
+    run_result_release(&r);
+    cr_assert_eq(run_topox(print, NULL, &r), 0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "adminListen: \"127.0.0.1:9100\"") != NULL, "%s", r.out);
+    run_result_release(&r);
+    cr_assert_eq(run_topox(bad, NULL, &r), 0);
+    cr_expect_eq(r.status, 1, "%s", r.err);
+    cr_expect(strstr(r.err, "--admin-listen") != NULL, "%s", r.err);
+    run_result_release(&r);
+    free(req);
+    free(pod);
+}

@@ -1081,3 +1081,17 @@ Test(serve_api, an_uncertain_layout_passes_and_gets_one_warning, .timeout = 120)
     free(body);
     stop(w);
 }
+
+/* The cap on one API response is the setting apiMaxBody (it was a fixed 256 MiB): a node LIST
+ * over it is refused, never truncated, and the log names the cap in force. */
+Test(serve_api, the_api_response_cap_is_a_setting, .timeout = 120)
+{
+    struct world *w = world_new(false);
+    const char *args[] = {"--api-max-body", "1Ki", NULL};
+
+    start(w, args);
+    cr_expect(server_wait_log(&w->srv, "response body over 1024 bytes", 20000),
+              "no page refused at the cap:\n%s", w->srv.log);
+    cr_expect_eq(get(w, "/readyz", NULL), 503, "a cluster read past its cap is not ready");
+    stop(w);
+}

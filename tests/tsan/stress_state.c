@@ -195,7 +195,7 @@ static void op_bind_plain(struct slot *s, unsigned *seed, struct stats *sx)
     if (w_state(w) < g_nnodes)
         return;
     uid_of(s, gen, uid, sizeof(uid));
-    ext_state_remember_pod(g_state, uid, s->name, &s->wl, now);
+    ext_state_remember_pod(g_state, uid, NULL, s->name, &s->wl, now);
     pthread_rwlock_wrlock(&g_sched);
     ext_state_read(g_state, fit_fn, &fc);
     if (fc.pick == SIZE_MAX) {
@@ -239,7 +239,7 @@ static void op_bind(struct slot *s, unsigned *seed, struct stats *sx)
         return;
     }
     uid_of(s, gen, uid, sizeof(uid));
-    ext_state_remember_pod(g_state, uid, s->name, &s->wl, now);
+    ext_state_remember_pod(g_state, uid, NULL, s->name, &s->wl, now);
     if (ext_state_filter(g_state, &s->wl, g_names, g_nnodes, now, &v, &err) != TPX_OK) {
         violation("filter failed for '%s': %s", uid, err.msg);
         free(scores);

@@ -124,7 +124,7 @@ Test(ext_state, concurrent_binds_to_one_node_book_it_once)
         r[i].st = st;
         r[i].node = names[0];
         snprintf(r[i].uid, sizeof(r[i].uid), "uid-%d", i);
-        ext_state_remember_pod(st, r[i].uid, r[i].uid, &w, 1000);
+        ext_state_remember_pod(st, r[i].uid, NULL, r[i].uid, &w, 1000);
     }
     for (int i = 0; i < 8; i++)
         pthread_create(&t[i], NULL, race, &r[i]);
@@ -145,8 +145,8 @@ Test(ext_state, a_pod_leaving_frees_its_capacity)
     struct ext_state_bind_out out;
     struct tpx_err err = TPX_ERR_INIT;
 
-    ext_state_remember_pod(st, "ua", "a", &a, 1000);
-    ext_state_remember_pod(st, "ub", "b", &b, 1000);
+    ext_state_remember_pod(st, "ua", NULL, "a", &a, 1000);
+    ext_state_remember_pod(st, "ub", NULL, "b", &b, 1000);
     cr_assert_eq(ext_state_bind(st, "ua", "a", names[0], 1000, &out, &err), TPX_OK, "%s", err.msg);
     cr_expect(out.intent);
     cr_expect_neq(ext_state_bind(st, "ub", "b", names[0], 1000, &out, &err), TPX_OK);
@@ -174,7 +174,7 @@ Test(ext_state, node_refresh_rebuilds_only_on_change_and_keeps_groups)
     size_t same_rack = 0;
 
     cr_assert_eq(n, 4);
-    ext_state_remember_pod(st, "u0", "g-0", &lead, 1000);
+    ext_state_remember_pod(st, "u0", NULL, "g-0", &lead, 1000);
     cr_assert_eq(ext_state_bind(st, "u0", "g-0", names[0], 1000, &out, &err), TPX_OK, "%s",
                  err.msg);
     memset(&info, 0, sizeof(info));
@@ -197,7 +197,7 @@ Test(ext_state, node_refresh_rebuilds_only_on_change_and_keeps_groups)
     /* the group placed before the rebuild still binds its worker to the leader's rack */
     for (size_t i = 0; i < 4; i++)
         cand[i] = names[i];
-    ext_state_remember_pod(st, "u1", "g-1", &worker, 1001);
+    ext_state_remember_pod(st, "u1", NULL, "g-1", &worker, 1001);
     cr_assert_eq(ext_state_filter(st, &worker, cand, 4, 1001, &v, &err), TPX_OK, "%s", err.msg);
     for (size_t i = 0; i < 4; i++)
         same_rack += v.verdict[i] == POL_FIT;
@@ -246,7 +246,7 @@ Test(ext_state, a_repeated_bind_reports_the_same_placement)
     struct ext_state_bind_out first, again;
     struct tpx_err err = TPX_ERR_INIT;
 
-    ext_state_remember_pod(st, "u1", "g-0-1", &w, 1000);
+    ext_state_remember_pod(st, "u1", NULL, "g-0-1", &w, 1000);
     cr_assert_eq(ext_state_bind(st, "u1", "g-0-1", names[2], 1000, &first, &err), TPX_OK, "%s",
                  err.msg);
     cr_assert_str_not_empty(first.rack);
@@ -397,7 +397,7 @@ static void check_restart_order(const size_t *order, const char *what)
     }
     ext_state_verdicts_release(&v);
     /* a new placement still goes through every check: d-0 binds in rack 3, not elsewhere */
-    ext_state_remember_pod(st, "d0", "d0", &d0, 1000);
+    ext_state_remember_pod(st, "d0", NULL, "d0", &d0, 1000);
     cr_expect_eq(ext_state_bind(st, "d0", "d0", names[11], 1000, &out, &err), TPX_OK, "%s",
                  err.msg);
     memset(&s, 0, sizeof(s));
@@ -475,14 +475,14 @@ Test(ext_state, a_refused_bind_is_taken_back_unless_the_watch_confirmed_it)
     struct tpx_err err = TPX_ERR_INIT;
 
     /* a: booked by our bind, refused by the API server: taken back */
-    ext_state_remember_pod(st, "ua", "a", &a, 1000);
+    ext_state_remember_pod(st, "ua", NULL, "a", &a, 1000);
     cr_assert_eq(ext_state_bind(st, "ua", "a", names[0], 1000, &out, &err), TPX_OK, "%s", err.msg);
     cr_expect(!tp8_fits(st, names[0]));
     cr_expect(ext_state_unbind(st, "ua"));
     cr_expect(tp8_fits(st, names[0]), "the refused bind gave its GPUs back");
 
     /* b: booked, then the watch reports it bound there before the 409 comes back: it stays */
-    ext_state_remember_pod(st, "ub", "b", &b, 1000);
+    ext_state_remember_pod(st, "ub", NULL, "b", &b, 1000);
     cr_assert_eq(ext_state_bind(st, "ub", "b", names[0], 1000, &out, &err), TPX_OK, "%s", err.msg);
     cr_assert_eq(ext_state_record_pod(st, "ub", "b", names[0], 8, &b, NULL, 0, &err), TPX_OK, "%s",
                  err.msg);
@@ -502,7 +502,7 @@ Test(ext_state, the_api_servers_node_wins_over_an_unconfirmed_booking)
     struct tpx_err err = TPX_ERR_INIT;
 
     /* we booked node 0; another binder won and the watch says node 1 */
-    ext_state_remember_pod(st, "ua", "a", &a, 1000);
+    ext_state_remember_pod(st, "ua", NULL, "a", &a, 1000);
     cr_assert_eq(ext_state_bind(st, "ua", "a", names[0], 1000, &out, &err), TPX_OK, "%s", err.msg);
     cr_assert_eq(ext_state_record_pod(st, "ua", "a", names[1], 8, &a, NULL, 0, &err), TPX_OK, "%s",
                  err.msg);
@@ -537,7 +537,7 @@ Test(ext_state, a_relist_prunes_bound_pods_it_lacks_but_not_binds_made_during_it
 
         snprintf(g, sizeof(g), "g%d", i);
         w[i] = wl_of(g, 8, 1, 1, 0);
-        ext_state_remember_pod(st, uid[i], uid[i], &w[i], 1000);
+        ext_state_remember_pod(st, uid[i], NULL, uid[i], &w[i], 1000);
     }
     /* booked by binds at t=1000 (the list starts at 2000), one of them confirmed by the watch */
     cr_assert_eq(ext_state_bind(st, "kept", "kept", names[0], 1000, &out, &err), TPX_OK);
@@ -569,18 +569,18 @@ Test(ext_state, bind_checks_filtered_within_the_ttl_and_foreign_pods)
     struct pol_workload wl = wl_of("solo", 8, 1, 1, 0);
 
     cr_expect_not(ext_state_was_filtered(st, "u-1", 1000));
-    ext_state_remember_pod(st, "u-1", "p1", &wl, 1000);
+    ext_state_remember_pod(st, "u-1", NULL, "p1", &wl, 1000);
     cr_expect(ext_state_was_filtered(st, "u-1", 1000));
     cr_expect(ext_state_was_filtered(st, "u-1", 1600), "the TTL (600 s) is inclusive");
     cr_expect_not(ext_state_was_filtered(st, "u-1", 1601), "past the TTL");
-    ext_state_note_filtered(st, "u-2", "p2", 1000);
+    ext_state_note_filtered(st, "u-2", NULL, "p2", 1000);
     cr_expect(ext_state_was_filtered(st, "u-2", 1000));
     cr_expect_not(ext_state_was_filtered(st, NULL, 1000));
 
     ext_state_set_scheduler(st, "topox-scheduler");
-    ext_state_note_scheduler(st, "u-3", "p3", "default-scheduler", 1000);
-    ext_state_note_scheduler(st, "u-2", "p2", "topox-scheduler", 1000);
-    ext_state_note_scheduler(st, "u-4", "p4", NULL, 1000);
+    ext_state_note_scheduler(st, "u-3", NULL, "p3", "default-scheduler", 1000);
+    ext_state_note_scheduler(st, "u-2", NULL, "p2", "topox-scheduler", 1000);
+    ext_state_note_scheduler(st, "u-4", NULL, "p4", NULL, 1000);
     cr_expect(ext_state_is_foreign(st, "u-3"));
     cr_expect_not(ext_state_is_foreign(st, "u-2"));
     cr_expect_not(ext_state_is_foreign(st, "u-4"));
@@ -605,12 +605,12 @@ Test(ext_state, pod_table_flood_evicts_lru_never_bound_pods)
         cr_assert_eq(ext_state_upsert_pod(st, uid, uid, names[i % 2], 1, NULL, &err), TPX_OK, "%s",
                      err.msg);
     }
-    ext_state_remember_pod(st, "kept", "kept", &wl, 1000);
+    ext_state_remember_pod(st, "kept", NULL, "kept", &wl, 1000);
     for (int i = 0; i < 10000; i++) {
         snprintf(uid, sizeof(uid), "fake-%d", i);
-        ext_state_remember_pod(st, uid, uid, &wl, 1000);
+        ext_state_remember_pod(st, uid, NULL, uid, &wl, 1000);
         if (i % 16 == 0)
-            ext_state_note_filtered(st, "kept", "kept", 1000); /* used again: stays */
+            ext_state_note_filtered(st, "kept", NULL, "kept", 1000); /* used again: stays */
     }
     cr_expect(ext_state_was_filtered(st, "fake-9999", 1000), "the newest is remembered");
     cr_expect_not(ext_state_was_filtered(st, "fake-0", 1000), "the oldest went first");
@@ -636,12 +636,100 @@ Test(ext_state, pod_table_full_of_bound_pods_remembers_no_new_filter)
         cr_assert_eq(ext_state_upsert_pod(st, uid, uid, names[i % 2], 1, NULL, &err), TPX_OK, "%s",
                      err.msg);
     }
-    ext_state_note_filtered(st, "fake", "fake", 1000);
+    ext_state_note_filtered(st, "fake", NULL, "fake", 1000);
     cr_expect_not(ext_state_was_filtered(st, "fake", 1000));
     for (int i = 0; i < 6; i++) {
         snprintf(uid, sizeof(uid), "real-%d", i);
         cr_expect(ext_state_remove_pod(st, uid), "%s", uid);
     }
+    ext_state_free(st);
+}
+
+/* One tenant filtering made-up UIDs in its own namespace pushes out only its own entries: the
+ * other namespaces' filter-time facts stay, however long the flood (issue 12, item 8). */
+Test(ext_state, one_namespace_flooding_evicts_only_its_own_entries)
+{
+    char names[64][64];
+    size_t n;
+    struct ext_state *st = state_with("racks=1,nodes-per-rack=2,gpus-per-node=8", names, &n);
+    struct pol_workload wl = wl_of("solo", 1, 1, 1, 0);
+    struct ext_state_pod_stats ps;
+    char uid[32];
+
+    ext_state_set_pod_max(st, 1000);
+    ext_state_set_pod_ns_max(st, 100);
+    for (int i = 0; i < 50; i++) {
+        snprintf(uid, sizeof(uid), "team-%d", i);
+        ext_state_remember_pod(st, uid, "team", uid, &wl, 1000);
+    }
+    for (int i = 0; i < 100000; i++) {
+        snprintf(uid, sizeof(uid), "fake-%d", i);
+        ext_state_remember_pod(st, uid, "flood", uid, &wl, 1000);
+    }
+    for (int i = 0; i < 50; i++) {
+        snprintf(uid, sizeof(uid), "team-%d", i);
+        cr_expect(ext_state_was_filtered(st, uid, 1000), "%s was evicted by another namespace",
+                  uid);
+    }
+    cr_expect(ext_state_was_filtered(st, "fake-99999", 1000), "the newest of the flood stays");
+    cr_expect_not(ext_state_was_filtered(st, "fake-99899", 1000), "past its bound it lost it");
+    ext_state_pod_stats(st, &ps);
+    cr_expect_eq(ps.entries, 150, "50 + the flood's 100, not %zu", ps.entries);
+    cr_expect_eq(ps.evicted_namespace, 100000 - 100);
+    cr_expect_eq(ps.evicted_full, 0);
+    cr_expect_eq(ps.namespaces, 2);
+    cr_expect_eq(ps.ns_max, 100);
+    cr_expect_eq(ps.max, 1000);
+
+    /* without the bound the flood fills the table and the LRU takes the other tenant's too */
+    ext_state_set_pod_ns_max(st, 0);
+    for (int i = 0; i < 2000; i++) {
+        snprintf(uid, sizeof(uid), "fake2-%d", i);
+        ext_state_remember_pod(st, uid, "flood", uid, &wl, 1000);
+    }
+    cr_expect_not(ext_state_was_filtered(st, "team-0", 1000));
+    ext_state_pod_stats(st, &ps);
+    cr_expect_gt(ps.evicted_full, 0);
+    cr_expect_leq(ps.entries, 1000);
+    ext_state_free(st);
+}
+
+/* The namespace's bound counts entries of pods not bound: a namespace's bound pods are facts,
+ * neither counted nor evicted, and a pod that leaves gives its namespace's record back. */
+Test(ext_state, a_namespace_bound_never_touches_bound_pods)
+{
+    char names[64][64];
+    size_t n;
+    struct ext_state *st = state_with("racks=1,nodes-per-rack=2,gpus-per-node=8", names, &n);
+    struct pol_workload wl = wl_of("solo", 1, 1, 1, 0);
+    struct ext_state_pod_stats ps;
+    struct tpx_err err = TPX_ERR_INIT;
+    char uid[32];
+
+    ext_state_set_pod_ns_max(st, 4);
+    for (int i = 0; i < 4; i++) {
+        snprintf(uid, sizeof(uid), "real-%d", i);
+        ext_state_remember_pod(st, uid, "team", uid, &wl, 1000);
+        cr_assert_eq(ext_state_upsert_pod(st, uid, uid, names[i % 2], 1, NULL, &err), TPX_OK, "%s",
+                     err.msg);
+    }
+    for (int i = 0; i < 40; i++) {
+        snprintf(uid, sizeof(uid), "new-%d", i);
+        ext_state_note_filtered(st, uid, "team", uid, 1000);
+    }
+    cr_expect(ext_state_was_filtered(st, "new-39", 1000));
+    cr_expect_not(ext_state_was_filtered(st, "new-35", 1000));
+    for (int i = 0; i < 4; i++) {
+        snprintf(uid, sizeof(uid), "real-%d", i);
+        cr_expect(ext_state_remove_pod(st, uid), "bound pod %s was evicted", uid);
+    }
+    for (int i = 36; i < 40; i++) {
+        snprintf(uid, sizeof(uid), "new-%d", i);
+        cr_expect(ext_state_remove_pod(st, uid), "%s", uid);
+    }
+    ext_state_pod_stats(st, &ps);
+    cr_expect_eq(ps.entries, 0);
+    cr_expect_eq(ps.namespaces, 0, "a namespace without entries keeps no record");
     ext_state_free(st);
 }
 
@@ -706,7 +794,7 @@ Test(ext_state, a_remembered_workload_comes_back_whole)
     memset(w.display, 'd', sizeof(w.display) - 1);
     w.display[sizeof(w.display) - 1] = '\0';
     snprintf(w.resource, sizeof(w.resource), "nvidia.com/gpu");
-    ext_state_remember_pod(st, "u1", "p1", &w, 1000);
+    ext_state_remember_pod(st, "u1", "ns", "p1", &w, 1000);
     cr_assert_eq(ext_state_bind(st, "u1", "p1", names[0], 1000, &out, &err), TPX_OK, "%s", err.msg);
     cr_expect(out.known && out.intent);
     cr_expect_str_eq(out.group, "ns/grp");

@@ -194,6 +194,37 @@ Test(kube_client, kubeconfig_that_skips_tls_verification_warns_once)
     free(off);
 }
 
+/* A CA and insecure-skip-tls-verify together are refused, as kubectl and client-go refuse them
+ * ("specifying a root certificates file with the insecure flag is not allowed",
+ * client-go transport/transport.go TLSConfigFor): topox cannot tell which one was meant. */
+Test(kube_client, kubeconfig_with_a_ca_and_insecure_skip_tls_verify_is_refused)
+{
+    static const char *const cas[] = {"certificate-authority-data: LS0tCg==",
+                                      "certificate-authority: ca.crt"};
+
+    for (size_t i = 0; i < 2; i++) {
+        struct kube_config cfg;
+        struct tpx_err err = TPX_ERR_INIT;
+        char yaml[512];
+
+        snprintf(yaml, sizeof(yaml),
+                 "current-context: c\ncontexts: [{name: c, context: {cluster: k}}]\n"
+                 "clusters: [{name: k, cluster: {server: 'https://api.example:6443', "
+                 "insecure-skip-tls-verify: true, %s}}]\n",
+                 cas[i]);
+        write_file(tmp_path("config"), yaml);
+        cr_expect_eq(kube_config_kubeconfig(tmp_path("config"), &cfg, &err), TPX_EINVAL,
+                     "case %zu: %s", i, err.msg);
+        cr_expect(strstr(err.msg, "specifying a root certificates file with the insecure flag is "
+                                  "not allowed") != NULL,
+                  "case %zu: %s", i, err.msg);
+        cr_expect(strstr(err.msg, tmp_path("config")) && strstr(err.msg, "cluster 'k'") &&
+                      strstr(err.msg, i ? "certificate-authority" : "certificate-authority-data"),
+                  "case %zu: %s", i, err.msg);
+        kube_config_release(&cfg);
+    }
+}
+
 /* Issue 12 item 11: http:// only with the caller's --insecure; the message names the server and
  * the flag. */
 Test(kube_client, plain_http_servers_need_the_insecure_flag)
@@ -236,7 +267,6 @@ Test(kube_client, kubeconfig_current_context_with_data_and_relative_files)
                      "- name: other\n  cluster: {server: 'https://wrong:1'}\n"
                      "- name: gpu\n  cluster:\n    server: https://[fd00::1]:6443/\n"
                      "    certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==\n"
-                     "    insecure-skip-tls-verify: true\n"
                      "contexts:\n"
                      "- name: dev\n  context: {cluster: other, user: nobody}\n"
                      "- name: prod\n  context: {cluster: gpu, user: admin, namespace: llm}\n"
@@ -248,7 +278,7 @@ Test(kube_client, kubeconfig_current_context_with_data_and_relative_files)
     cr_expect_str_eq(cfg.server, "https://[fd00::1]:6443");
     cr_expect_str_eq(cfg.ca_data, "-----BEGIN CERTIFICATE-----\n");
     cr_expect_eq(cfg.ca_data_len, 28);
-    cr_expect(cfg.insecure);
+    cr_expect_not(cfg.insecure);
     cr_expect_str_eq(cfg.token, "abc.def");
     cr_expect_str_eq(cfg.namespace, "llm");
     cr_expect_str_eq(cfg.key_data, "key");

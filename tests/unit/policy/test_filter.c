@@ -825,6 +825,73 @@ static unsigned rack_free(void)
     return f;
 }
 
+/* Slot arrays grow by need: a group that declares many pods makes a slot for each member that
+ * comes and each hold its first member makes, not for the declared size (issue 12, item 2). */
+Test(pol_filter, slot_arrays_grow_as_members_come, .fini = teardown)
+{
+    /* 500 pods of 1 GPU fit the 512 GPUs of the rack, but tp 1 x pp 1 says 1 GPU: nothing is
+     * held for a preferred group whose size contradicts its layout, so one slot is made */
+    struct pol_workload odd = member("llm/odd", 1, 1, 1, 500, 0);
+    struct pol_workload four = member("llm/four", 8, 4, 8, 4, 0);
+    struct pol_group_summary gs[4];
+
+    setup_spec("racks=1,nodes-per-rack=64,gpus-per-node=8");
+    odd.preferred = true;
+    cr_assert_neq(place(&odd, "odd0", NULL, NULL, 0), TOPO_NONE);
+    cr_assert_eq(pol_ledger_group_count(led), 1);
+    pol_ledger_groups(led, gs);
+    cr_expect_eq(gs[0].group_size, 500);
+    cr_expect_eq(gs[0].slots, 1, "a slot per member that came, not %u", gs[0].slots);
+    /* members without an index take the next slot; one with index 99 needs slot 99 */
+    odd.pod_index = -1;
+    cr_assert_neq(place(&odd, "odd1", NULL, NULL, 0), TOPO_NONE);
+    pol_ledger_groups(led, gs);
+    cr_expect_eq(gs[0].slots, 2);
+    odd.pod_index = 99;
+    cr_assert_neq(place(&odd, "odd99", NULL, NULL, 0), TOPO_NONE);
+    pol_ledger_groups(led, gs);
+    cr_expect_eq(gs[0].slots, 100);
+    cr_expect_eq(gs[0].members_placed, 3);
+    cr_expect(pol_ledger_forget_pod(led, "odd99"));
+    cr_expect(pol_ledger_forget_pod(led, "odd1"));
+    cr_expect(pol_ledger_forget_pod(led, "odd0"));
+    cr_expect_eq(pol_ledger_group_count(led), 0);
+
+    /* a group whose first member holds the rest makes a slot per hold: all four */
+    cr_assert_neq(place(&four, "four0", NULL, NULL, 0), TOPO_NONE);
+    pol_ledger_groups(led, gs);
+    cr_expect_eq(gs[0].slots, 4);
+    cr_expect_eq(gs[0].accel_reserved, 24);
+    four.pod_index = 3;
+    cr_assert_neq(place(&four, "four3", NULL, NULL, 0), TOPO_NONE);
+    pol_ledger_groups(led, gs);
+    cr_expect_eq(gs[0].slots, 4);
+    cr_expect_eq(gs[0].accel_reserved, 16, "the member took its own hold");
+}
+
+/* A declared group size that contradicts a certain layout (tp 8 x pp 2 = 16 GPUs, 3 pods of 8
+ * declared): required, every node is unresolvable with the arithmetic; preferred, the pod is
+ * placed on its own and nothing is held for the other two. */
+Test(pol_filter, a_group_size_that_contradicts_a_certain_layout, .fini = teardown)
+{
+    struct pol_workload wl = member("llm/odd", 8, 2, 8, 3, 0);
+    char why[512];
+
+    setup_spec("racks=1,nodes-per-rack=4");
+    cr_expect_eq(verdict_on(&wl, "r01-n01", why, sizeof(why)), POL_UNRESOLVABLE);
+    cr_expect(strstr(why, "= 16 GPUs, but the group has 3 pods x 8 GPUs = 24") != NULL, "%s", why);
+    cr_expect_eq(place(&wl, "odd0", NULL, NULL, 0), TOPO_NONE);
+    wl.preferred = true;
+    cr_expect_eq(verdict_on(&wl, "r01-n01", NULL, 0), POL_FIT);
+    cr_assert_neq(place(&wl, "odd0", NULL, NULL, 0), TOPO_NONE);
+    cr_expect_eq(rack_free(), 32 - 8, "only the pod's own 8 are taken, nothing is held");
+    /* the same group with a size that adds up holds its rest */
+    wl = member("llm/even", 8, 2, 8, 2, 0);
+    wl.preferred = true;
+    cr_assert_neq(place(&wl, "even0", NULL, NULL, 0), TOPO_NONE);
+    cr_expect_eq(rack_free(), 32 - 8 - 16);
+}
+
 Test(pol_filter, reservation_budgets_per_namespace_and_in_all, .fini = teardown)
 {
     struct pol_workload a = member("ns1/a", 8, 4, 8, 4, 0);

@@ -522,3 +522,49 @@ Test(pol_workload, group_size_is_bounded_by_the_controller_and_the_cluster)
     cr_expect_eq(pol_workload_validate(&wl, c, &err), TPX_OK, "%s", err.msg);
     topo_cluster_free(c);
 }
+
+/* The group-size check compares tp x pp x dp with the group's pods x accelerators only when all
+ * three are known. tp from the annotation with the pipeline size in an unresolved flag
+ * (`-pp $(PP)`): the product is not known, so a group of 2 pods of 8 is not "8 GPUs, but the
+ * group has 16" (a false rejection): the layout is uncertain, placed as preferred, and says why. */
+Test(pol_workload, an_unknown_size_is_never_checked_against_the_group)
+{
+    const char *argv[] = {"vllm", "serve", "m", "-pp", "$(PP)"};
+    const struct topo_kv labels[] = {{"leaderworkerset.sigs.k8s.io/name", "vllm"},
+                                     {"leaderworkerset.sigs.k8s.io/group-index", "0"}};
+    const struct topo_kv ann[] = {{"leaderworkerset.sigs.k8s.io/size", "2"},
+                                  {"topox.io/tensor-parallel-size", "8"}};
+    struct pol_pod_facts f = {.name = "vllm-0",
+                              .ns = "llm",
+                              .labels = labels,
+                              .nlabels = 2,
+                              .annotations = ann,
+                              .nannotations = 2,
+                              .argv = argv,
+                              .nargv = 5,
+                              .accel = 8,
+                              .resource = "nvidia.com/gpu"};
+    struct pol_workload wl;
+    struct tpx_err err = TPX_ERR_INIT;
+    struct topo_cluster *c = topo_cluster_synthetic("example", &err);
+
+    cr_assert_not_null(c, "%s", err.msg);
+    cr_assert_eq(pol_workload_infer(&f, &wl, &err), TPX_OK, "%s", err.msg);
+    cr_expect(wl.has_intent);
+    cr_expect_eq(wl.group_size, 2);
+    cr_expect_eq(wl.layout.pp, 0, "pp is unknown");
+    cr_expect_not(wl.layout.certain, "an unknown size that leaves the group unexplained");
+    cr_expect(wl.preferred);
+    cr_expect(strstr(wl.layout.why, "group has 2 pods") != NULL, "%s", wl.layout.why);
+    cr_expect_eq(pol_workload_validate(&wl, c, &err), TPX_OK, "%s", err.msg);
+
+    /* validation alone: the same sizes with pp unknown are not compared */
+    wl = wl_of(8, 1, 8, 2);
+    wl.layout.origin[POL_SIZE_PP].unknown = true;
+    cr_expect_eq(pol_workload_validate(&wl, c, &err), TPX_OK, "%s", err.msg);
+    /* known, they are: the declared size contradicts tp 8 x pp 1 x dp 1 */
+    wl.layout.origin[POL_SIZE_PP].unknown = false;
+    cr_expect_eq(pol_workload_validate(&wl, c, &err), TPX_EINVAL);
+    cr_expect(strstr(err.msg, "but the group has 2 pods x 8 GPUs = 16") != NULL, "%s", err.msg);
+    topo_cluster_free(c);
+}
