@@ -849,13 +849,19 @@ enum tpx_code ext_codec_priorities_plain(const char *const *names, const uint32_
 {
     static const char host[] = "{\"Host\":";
     static const char score[] = ",\"Score\":";
+    /* ,{"Host":"NAME","Score":-2147483648} at most around a name */
+    const size_t around = 1 + (sizeof(host) - 1) + 2 + (sizeof(score) - 1) + 11 + 1;
+    bool room = false;
 
-    if (plains) { /* the answer's size is known but for the scores' digits: one allocation */
+    if (plains) { /* the whole answer's room at once: then no check per name */
         size_t want = 2;
+
         for (size_t i = 0; i < n; i++)
-            want += (plains[i] == UINT32_MAX ? 6 * strlen(names[i]) : plains[i]) + 24;
-        if (tpx_buf_reserve(out, want, err) != TPX_OK)
+            want += (plains[i] == UINT32_MAX ? 6 * strlen(names[i]) : plains[i]) + around;
+        room = tpx_buf_reserve(out, want, err) == TPX_OK;
+        if (!room && err->code != TPX_ETOOBIG)
             return err->code;
+        tpx_err_clear(err); /* near the cap the worst case may not fit where the answer does */
     }
     if (tpx_buf_add(out, "[", 1, err) != TPX_OK)
         return err->code;
@@ -870,15 +876,14 @@ enum tpx_code ext_codec_priorities_plain(const char *const *names, const uint32_
                 tpx_json_str(out, names[i], err) != TPX_OK)
                 return err->code;
         } else { /* ,{"Host":"NAME" */
-            if (tpx_buf_reserve(out, plain + sizeof(host) + 2, err) != TPX_OK)
+            if (!room && tpx_buf_reserve(out, plain + sizeof(host) + 2, err) != TPX_OK)
                 return err->code;
             if (i)
                 tpx_buf_put(out, ",", 1);
             tpx_buf_put(out, host, sizeof(host) - 1);
             put_quoted(out, names[i], plain);
         }
-        /* ,"Score":-2147483648} at most */
-        if (tpx_buf_reserve(out, sizeof(score) + 12, err) != TPX_OK)
+        if (!room && tpx_buf_reserve(out, sizeof(score) + 12, err) != TPX_OK)
             return err->code;
         tpx_buf_put(out, score, sizeof(score) - 1);
         put_int(out, scores[i]);

@@ -769,3 +769,36 @@ Test(ext_codec, names_cache_hit_replaced_by_a_later_key)
     ext_codec_args_release(&a);
     ext_codec_names_cache_free(c);
 }
+
+/* With the names' lengths known (a cached list), the prioritize answer is the same bytes, and
+ * the cap still holds (the one reservation for the worst case may not fit where the answer does).
+ */
+Test(ext_codec, priorities_with_known_lengths_are_the_same_bytes)
+{
+    const char *names[] = {"n-0", "we\"ird\\n\x01", "n-2", "n-3"};
+    const uint32_t plains[] = {3, UINT32_MAX, 3, 3};
+    int scores[] = {10, 0, -3, 2147483647};
+    struct tpx_err err = TPX_ERR_INIT;
+    struct tpx_buf a, b;
+    size_t exact;
+
+    tpx_buf_init(&a, 4096);
+    tpx_buf_init(&b, 4096);
+    cr_assert_eq(ext_codec_priorities(names, scores, 4, &a, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(ext_codec_priorities_plain(names, plains, scores, 4, &b, &err), TPX_OK, "%s",
+                 err.msg);
+    cr_expect_str_eq(b.data, a.data);
+    exact = a.len;
+    tpx_buf_release(&b);
+    /* room for the answer (and one score's worst case), not for every name's worst case: the
+     * one reservation fails and the writer checks name by name, as without the lengths */
+    tpx_buf_init(&b, exact + 32);
+    cr_expect_eq(ext_codec_priorities_plain(names, plains, scores, 4, &b, &err), TPX_OK, "%s",
+                 err.msg);
+    cr_expect_str_eq(b.data, a.data);
+    tpx_buf_release(&b);
+    tpx_buf_init(&b, exact - 1);
+    cr_expect_eq(ext_codec_priorities_plain(names, plains, scores, 4, &b, &err), TPX_ETOOBIG);
+    tpx_buf_release(&b);
+    tpx_buf_release(&a);
+}
