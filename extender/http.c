@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -383,6 +384,22 @@ static void body_add(struct req *r, const char *p, size_t n)
         r->oom = true;
 }
 
+/* A big body (a full-node request is 35 MB) is written once, in order: ask for transparent huge
+ * pages where the kernel gives them on request (THP "madvise" mode), so it costs a few dozen page
+ * faults instead of thousands. Advice only: nothing changes when it is refused. */
+static void huge_pages(void *p, size_t len)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    uintptr_t page = pg > 0 ? (uintptr_t)pg : 4096, a = (uintptr_t)p, start, end;
+
+    if (!p || len < (4U << 20))
+        return;
+    start = (a + page - 1) & ~(page - 1);
+    end = (a + len) & ~(page - 1);
+    if (end > start)
+        (void)madvise((void *)start, end - start, MADV_HUGEPAGE);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **req_cls)
@@ -422,7 +439,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             if (want > 0) {
                 struct tpx_err ignore = TPX_ERR_INIT; /* then it grows as the body comes */
 
-                tpx_buf_presize(&r->body, (size_t)want, &ignore);
+                if (tpx_buf_presize(&r->body, (size_t)want, &ignore) == TPX_OK)
+                    huge_pages(r->body.data, (size_t)want);
             }
         }
         return MHD_YES;
