@@ -69,11 +69,15 @@ enum tpx_code led_ctx_init(struct ctx *x, const struct pol_ledger *l, const stru
     }
     x->ppu = x->e.accel_per_pod < x->e.tp ? x->e.tp / x->e.accel_per_pod : 1;
     x->unit = x->e.accel_per_pod < x->e.tp ? x->e.tp : x->e.accel_per_pod;
-    /* the group's TP, EP or PP traffic goes between its pods (docs/workloads.md, RDMA NICs) */
-    if (x->e.n > 1 &&
-        (x->e.tp > x->e.accel_per_pod || x->e.pp > 1 || wl->layout.ep > x->e.accel_per_pod)) {
-        x->rdma_need = (unsigned long)x->e.n * x->e.accel_per_pod;
-        x->rdma_hard = wl->layout.certain && !x->e.preferred;
+    /* the group's TP, EP or PP traffic goes between its pods (docs/workloads.md, RDMA NICs). Only
+     * TP and EP make it hard: pipeline sends are small and NCCL carries them over TCP sockets when
+     * a node has no RDMA NIC (slower, never broken), so PP alone only scores. */
+    if (x->e.n > 1) {
+        bool a2a = x->e.tp > x->e.accel_per_pod || wl->layout.ep > x->e.accel_per_pod;
+        if (a2a || x->e.pp > 1) {
+            x->rdma_need = (unsigned long)x->e.n * x->e.accel_per_pod;
+            x->rdma_hard = a2a && wl->layout.certain && !x->e.preferred;
+        }
     }
     x->sc_dyn = calloc(l->nscopes[x->e.scope] + 1, sizeof(unsigned long));
     x->sc_static = calloc(l->nscopes[x->e.scope] + 1, sizeof(unsigned long));
