@@ -24,7 +24,7 @@ static const char usage[] =
     "  -s, --spec SPEC    comma-separated key=value pairs, or \"example\" (the default):\n"
     "                     racks=N nodes-per-rack=N gpus-per-node=N interconnect=KIND\n"
     "                     resource=NAME domain-nodes=N domains-per-node=N blocks=N zones=N\n"
-    "                     used=N\n"
+    "                     used=N rdma-nics=N no-rdma-racks=K\n"
     "                     example = " TOPO_SYNTHETIC_EXAMPLE "\n"
     "  -o, --output FMT   json (default) or yaml\n"
     "  -h, --help         this text\n"

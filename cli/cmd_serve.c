@@ -290,7 +290,9 @@ static enum tpx_code start_api(struct ext_config *cfg, struct ext_state *state,
         if (!*feed)
             return err->code;
         ext_state_feed_sink(*feed, &sink);
+        ext_state_feed_watch_dra(*feed, cfg->dra);
         memset(&wc, 0, sizeof(wc));
+        wc.dra = cfg->dra;
         wc.backoff_max_ms = cfg->api_backoff_max_s * 1000;
         if (wc.backoff_max_ms < 500)
             wc.backoff_min_ms = wc.backoff_max_ms;
@@ -425,6 +427,11 @@ int cmd_serve(int argc, char **argv)
     if (!names_cache)
         goto fail;
     routes.opts.names_cache = names_cache;
+    if (feed) { /* claims' demand, from what the watch holds */
+        routes.opts.pod_facts = ext_state_feed_pod_facts;
+        routes.opts.pod_workload = ext_state_feed_pod_workload;
+        routes.opts.pod_ctx = feed;
+    }
     routes.scheduler_name = cfg.scheduler_name;
     routes.bind_mode = cfg.bind_mode;
     routes.uncertain = cfg.uncertain;

@@ -15,13 +15,15 @@ enum sh_at {
     SH_START,  /* no command word yet (assignments and wrappers such as exec do not count) */
     SH_OPTS,   /* the command is a shell: reading its options */
     SH_OPTARG, /* the next word is the argument of a shell option (-o pipefail) */
+    SH_LAUNCH, /* the command is an MPI launcher (mpirun, srun): its options, then a command */
     SH_NONE,   /* anything else, or a shell past its script */
 };
 
 struct shell {
     enum sh_at at;
-    bool dash_c;  /* one of its option clusters had 'c' */
-    bool endopts; /* "--" seen */
+    bool dash_c;   /* one of its option clusters had 'c' */
+    bool endopts;  /* "--" seen */
+    unsigned skip; /* SH_LAUNCH: words left of the option being read (-n 8, --mca a b) */
 };
 
 /* One script being read: argv[argi] itself, or a copy of a word inside another script. */
@@ -269,11 +271,63 @@ static bool shell_word(struct shell *sh, const char *w)
     static const char *const shells[] = {"sh", "bash", "dash", "ash", "zsh", "ksh", "mksh", NULL};
     static const char *const wrappers[] = {"exec", "env",  "nohup", "command",   "busybox",
                                            "time", "nice", "tini",  "dumb-init", NULL};
+    /* MPI launchers run the command after their options (Open MPI mpirun(1), Slurm srun(1)) */
+    static const char *const launchers[] = {"mpirun", "mpiexec", "orterun", "srun", NULL};
+    /* their options that take a value in the next word (--mca and -gmca take two); any other
+     * option is taken to have none, and an unknown one with a value only ends the search for a
+     * command early, as if no launcher had been named */
+    static const char *const launch_arg[] = {"-n",
+                                             "-np",
+                                             "--np",
+                                             "-c",
+                                             "-N",
+                                             "-H",
+                                             "--host",
+                                             "-host",
+                                             "-hostfile",
+                                             "--hostfile",
+                                             "-machinefile",
+                                             "--machinefile",
+                                             "-x",
+                                             "--map-by",
+                                             "-map-by",
+                                             "--bind-to",
+                                             "-bind-to",
+                                             "--rank-by",
+                                             "-npernode",
+                                             "--npernode",
+                                             "-wdir",
+                                             "--wdir",
+                                             "--prefix",
+                                             "-output-filename",
+                                             "--output-filename",
+                                             "--ntasks",
+                                             "--nodes",
+                                             "--cpus-per-task",
+                                             "--mpi",
+                                             NULL};
+    static const char *const launch_arg2[] = {"--mca", "-mca", "--gmca", "-gmca", NULL};
     const char *base = strrchr(w, '/');
 
     switch (sh->at) {
+    case SH_LAUNCH:
+        if (sh->skip > 0) {
+            sh->skip--;
+            return false;
+        }
+        /* an option, or a $(...) that prints some (Dynamo: $([ ... ] && echo --allow-run-...)) */
+        if (w[0] == '-' || strncmp(w, "$(", 2) == 0) {
+            sh->skip = word_is(w, launch_arg2) ? 2 : word_is(w, launch_arg) ? 1 : 0;
+            return false;
+        }
+        sh->at = SH_START; /* the command it launches */
+        return shell_word(sh, w);
     case SH_START:
         base = base ? base + 1 : w;
+        if (word_is(base, launchers)) {
+            *sh = (struct shell){SH_LAUNCH, false, false, 0};
+            return false;
+        }
         if (w[0] == '-' || word_is(base, wrappers))
             return false; /* a wrapper or its option */
         if (is_name_start(w[0])) {
@@ -283,7 +337,7 @@ static bool shell_word(struct shell *sh, const char *w)
             if (*p == '=')
                 return false; /* VAR=value before the command */
         }
-        *sh = (struct shell){word_is(base, shells) ? SH_OPTS : SH_NONE, false, false};
+        *sh = (struct shell){word_is(base, shells) ? SH_OPTS : SH_NONE, false, false, 0};
         return false;
     case SH_OPTARG:
         sh->at = SH_OPTS;
@@ -333,13 +387,13 @@ static void push_token(struct lexer *lx, size_t len, size_t off, unsigned flags)
 static void end_command(struct lexer *lx, struct shell *sh)
 {
     lx->cmd++;
-    *sh = (struct shell){SH_START, false, false};
+    *sh = (struct shell){SH_START, false, false, 0};
 }
 
 /* A script is its own commands, and what follows it ($0, $1, ...) is none of them. */
 static void read_script(struct lexer *lx, const struct src *src)
 {
-    struct shell inner = {SH_START, false, false};
+    struct shell inner = {SH_START, false, false, 0};
 
     lx->cmd++;
     if (lx->rc == TPX_OK)
@@ -470,7 +524,7 @@ enum tpx_code tpx_cmdline_split(struct tpx_cmdline *cl, const char *const *argv,
                                 struct tpx_err *err)
 {
     struct lexer lx = {cl, 0, 0, TPX_OK, err};
-    struct shell sh = {SH_START, false, false};
+    struct shell sh = {SH_START, false, false, 0};
     struct tpx_cmdline_tok *tok;
     const char *p;
     size_t total = 0;

@@ -46,11 +46,12 @@ struct tpx_cmdline_tok {
  * an element without blanks, quotes, `$`, backslashes or ; & | ( ) < > # is one token as it
  * stands. A shell's -c script (sh, bash, dash, ... after exec/env/nohup wrappers, -c in any
  * option cluster such as -ec or -lc) is split again, also when it is a quoted word inside another
- * script, up to TPX_CMDLINE_MAX_DEPTH. Redirections (>f, 2>&1, <in) and # comments are dropped;
- * separators only change tok.cmd. An empty element is one empty token, as is '' or "".
- * Unterminated quotes are not an error (a plain element may hold an apostrophe; a shell would
- * refuse the script): the quoted text runs to the end of its element, and the token has
- * TPX_CMDLINE_UNTERMINATED.
+ * script, up to TPX_CMDLINE_MAX_DEPTH. An MPI launcher (mpirun, mpiexec, orterun, srun) is a
+ * wrapper too: after its options (and the values of those it knows take one) comes the command.
+ * Redirections (>f, 2>&1, <in) and # comments are dropped; separators only change tok.cmd. An empty
+ * element is one empty token, as is '' or "". Unterminated quotes are not an error (a plain element
+ * may hold an apostrophe; a shell would refuse the script): the quoted text runs to the end of its
+ * element, and the token has TPX_CMDLINE_UNTERMINATED.
  *
  * Caller-allocated: tpx_cmdline_init(), then tpx_cmdline_split(), then tpx_cmdline_release().
  * tok[0, ntok) and their text are owned by the struct until release. Not thread-safe: one owner.

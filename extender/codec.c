@@ -82,9 +82,11 @@ static enum tpx_code decode_pod_json(const json_t *pod, const struct ext_codec_o
     const json_t *ann = json_object_get(md, "annotations");
     struct obj_pod_facts store;
     struct tpx_err e = TPX_ERR_INIT;
+    char res[64];
 
     memset(out, 0, sizeof(*out));
     memset(&store, 0, sizeof(store));
+    res[0] = '\0';
     if (!json_is_object(pod))
         return tpx_err_set(err, TPX_EPARSE, "Pod is missing or not an object");
     out->name = dup_or_null(jstr(md, "name"));
@@ -95,8 +97,10 @@ static enum tpx_code decode_pod_json(const json_t *pod, const struct ext_codec_o
         ext_codec_pod_release(out);
         return tpx_err_set(err, TPX_ENOMEM, "out of memory decoding a pod");
     }
-    if (obj_pod_facts_from_json_cfg(pod, o ? o->labels : NULL, &store, &e) != TPX_OK ||
-        pol_workload_infer(&store.facts, &out->wl, &e) != TPX_OK) {
+    if (obj_pod_facts_from_json_cfg(pod, o ? o->labels : NULL, &store, &e) == TPX_OK && o &&
+        o->pod_facts)
+        o->pod_facts(o->pod_ctx, pod, &store.facts, res, sizeof(res));
+    if (e.code != TPX_OK || pol_workload_infer(&store.facts, &out->wl, &e) != TPX_OK) {
         if (e.code == TPX_ENOMEM) {
             obj_pod_facts_release(&store);
             ext_codec_pod_release(out);
@@ -106,6 +110,8 @@ static enum tpx_code decode_pod_json(const json_t *pod, const struct ext_codec_o
         memcpy(out->msg, e.msg, sizeof(out->msg));
     }
     obj_pod_facts_release(&store);
+    if (!out->infer_failed && o && o->pod_workload)
+        o->pod_workload(o->pod_ctx, pod, &out->wl);
     if (!out->infer_failed && o && !json_object_get(ann, "topox.io/pipeline-scope"))
         out->wl.scope = o->default_scope;
     return TPX_OK;

@@ -34,9 +34,17 @@ void ext_codec_names_cache_free(struct ext_codec_names_cache *c); /* accepts NUL
 
 /* How pods and nodes are read. Borrowed. */
 struct ext_codec_opts {
-    const struct topo_label_config *labels;    /* NULL: topo_label_config_default() */
-    enum pol_scope default_scope;              /* when the pod has no topox.io/pipeline-scope */
-    size_t max_candidates;                     /* NodeNames or Nodes entries; 0: 100000 */
+    const struct topo_label_config *labels; /* NULL: topo_label_config_default() */
+    enum pol_scope default_scope;           /* when the pod has no topox.io/pipeline-scope */
+    size_t max_candidates;                  /* NodeNames or Nodes entries; 0: 100000 */
+    /* What the watch knows about DRA (extender/state_feed.c), NULL: nothing. Called with the
+     * decoded Pod (a jansson json_t, borrowed for the call): pod_facts before its intent is read
+     * (claim demand into f; a resource name it sets goes into res, res_len bytes), pod_workload
+     * after (ComputeDomain membership). */
+    void (*pod_facts)(void *ctx, const void *pod, struct pol_pod_facts *f, char *res,
+                      size_t res_len);
+    void (*pod_workload)(void *ctx, const void *pod, struct pol_workload *wl);
+    void *pod_ctx;
     struct ext_codec_names_cache *names_cache; /* NULL: every NodeNames list is decoded */
 };
 

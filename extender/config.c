@@ -366,6 +366,14 @@ const struct ext_config_setting ext_config_settings[] = {
      .offset = FIELD(events),
      .def = "true",
      .help = "Events on placed pods and rejected groups (default true)"},
+    {.key = "dra",
+     .flag = "dra",
+     .metavar = "BOOL",
+     .type = EXT_CONFIG_SETTING_BOOL,
+     .offset = FIELD(dra),
+     .def = "true",
+     .help = "watch ResourceSlices, ResourceClaims, DeviceClasses and ComputeDomains: GPUs that "
+             "DRA hands out (default true)"},
 };
 
 const size_t ext_config_nsettings = COUNT(ext_config_settings);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/map.h"
+#include "objects/dra.h"
 
 #define POD_MAX 200000
 #define POD_NS_MAX 20000
@@ -577,7 +578,8 @@ static bool info_same(const struct topo_node_info *a, const struct topo_node_inf
            str_eq(a->domain, b->domain) && str_eq(a->resource, b->resource) &&
            a->accel_alloc == b->accel_alloc && a->fabric == b->fabric &&
            a->domain_size == b->domain_size && a->domains_per_node == b->domains_per_node &&
-           a->unschedulable == b->unschedulable;
+           a->unschedulable == b->unschedulable && a->rdma_known == b->rdma_known &&
+           a->rdma_nics == b->rdma_nics;
 }
 
 /* Write lock held. Rebuild the cluster from the old one with updates (upd[i] replaces the node of
@@ -1148,6 +1150,17 @@ enum tpx_code ext_state_filter_res(struct ext_state *st, const struct pol_worklo
     }
     if (rc != TPX_OK)
         goto out;
+    /* a ComputeDomain takes no pipeline stages: say its shortfall as plan does */
+    for (size_t k = 0; k < out->res.nreasons; k++) {
+        char why[512];
+        char *copy;
+
+        if (obj_dra_domain_reason(wl, out->res.reasons[k], why, sizeof(why)) &&
+            (copy = strdup(why)) != NULL) {
+            free(out->res.reasons[k]);
+            out->res.reasons[k] = copy;
+        }
+    }
     for (size_t i = 0, k = 0; i < n; i++) {
         out->reason[i] = NULL;
         if (rv.idx[i] == TOPO_NONE) {

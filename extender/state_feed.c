@@ -7,15 +7,24 @@
  * as json_t objects) until that node arrives. */
 #include "extender/state_feed.h"
 
+#include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "common/log.h"
 #include "common/map.h"
+#include "objects/dra.h"
 #include "objects/podfacts.h"
 #include "common/banned.h"
+
+/* The DRA kinds, from KUBE_KIND_SLICE on. */
+#define NDRA (KUBE_KIND_COUNT - KUBE_KIND_SLICE)
+/* A node's devices that allocated claims hold, and that no bound pod counts, are booked as one
+ * pod with this uid prefix and the node's name. */
+#define DRA_UID "dra:"
 
 /* A bound pod waiting for its node: what ext_state_upsert_pod() needs and nothing more. The
  * workload's scalar fields are copied one by one and its three strings live in `str` with uid,
@@ -57,6 +66,27 @@ struct ext_state_feed {
     time_t pod_list_at; /* when the pod list in progress started */
     unsigned long refused;
     unsigned long pruned;
+    /* every node as it was last listed or watched, before DRA: name -> struct node_copy */
+    struct tpx_map ncopy;
+    /* DRA (docs/dra.md): the objects are kept and `dra` is built anew from them (objects/dra.c,
+     * the rules `plan --snapshot` uses) after each change, outside lists */
+    bool dra_on;               /* the DRA kinds are watched: readiness waits for them too */
+    bool dra_dirty;            /* something changed since the last refresh */
+    bool refreshing;           /* inside dra_refresh(): pods re-applied there change nothing */
+    json_t *dra_objs[NDRA];    /* per kind: uid -> object */
+    json_t *dra_seen[NDRA];    /* uids of a list in progress */
+    json_t *dra_pods;          /* uid -> bound Pod with claims or an extendedResourceClaimStatus */
+    json_t *owned;             /* "ns/name" -> true: claims whose devices their pod counts */
+    json_t *booked;            /* node -> devices booked as pod DRA_UID node */
+    pthread_rwlock_t dra_lock; /* the filter reads `dra` while a refresh replaces it */
+    struct obj_dra dra;
+    unsigned long dra_refreshes;
+};
+
+/* A node as the feed got it; every string of info lives in str. */
+struct node_copy {
+    struct topo_node_info info;
+    char str[];
 };
 
 /* ---- pending pods ----------------------------------------------------------------------- */
@@ -273,6 +303,70 @@ static void batch_release(struct node_batch *nb)
     memset(nb, 0, sizeof(*nb));
 }
 
+/* Keep a copy of *in under its name (replacing one), for DRA to adjust later. false: no memory. */
+static bool ncopy_put(struct ext_state_feed *f, const struct topo_node_info *in)
+{
+    size_t len = len0(in->name) + len0(in->rack) + len0(in->block) + len0(in->zone) +
+                 len0(in->domain) + len0(in->resource);
+    struct node_copy *c = malloc(sizeof(*c) + len + 1);
+    struct node_copy *old;
+    struct tpx_err e = TPX_ERR_INIT;
+    char *at;
+
+    if (!c || !in->name) {
+        free(c);
+        return false;
+    }
+    at = c->str;
+    c->info = *in;
+    c->info.name = dup_into(&at, in->name);
+    c->info.rack = dup_into(&at, in->rack);
+    c->info.block = dup_into(&at, in->block);
+    c->info.zone = dup_into(&at, in->zone);
+    c->info.domain = dup_into(&at, in->domain);
+    c->info.resource = dup_into(&at, in->resource);
+    old = tpx_map_get(&f->ncopy, c->info.name);
+    if (tpx_map_put(&f->ncopy, c->info.name, c, &e) != TPX_OK) {
+        free(c);
+        return false;
+    }
+    free(old); /* after the put: the map pointed at its name until then */
+    return true;
+}
+
+static void ncopy_del(struct ext_state_feed *f, const char *name)
+{
+    union tpx_map_val old;
+
+    if (tpx_map_del(&f->ncopy, name, &old))
+        free(old.ptr);
+}
+
+static void ncopy_release(struct tpx_map *m)
+{
+    union tpx_map_val v;
+
+    for (size_t pos = 0; tpx_map_next(m, &pos, NULL, &v);)
+        free(v.ptr);
+    tpx_map_release(m);
+}
+
+/* A node's capacity as DRA says it (docs/dra.md): the GPUs of its ResourceSlices stand for
+ * allocatable. Only on the watch's thread (it reads `dra` unlocked). */
+static void dra_capacity(const struct ext_state_feed *f, struct topo_node_info *info)
+{
+    unsigned total, taken;
+
+    if (!f->dra_on)
+        return;
+    obj_dra_node_count(&f->dra, info->name, &total, &taken);
+    if (total) {
+        info->accel_alloc = total;
+        if (!info->resource)
+            info->resource = obj_dra_resource(&f->dra);
+    }
+}
+
 static const char *meta(json_t *obj, const char *key)
 {
     json_t *v = json_object_get(json_object_get(obj, "metadata"), key);
@@ -307,11 +401,28 @@ static void refuse(struct ext_state_feed *f, const char *what, const char *name,
 
 static void drop_pod(struct ext_state_feed *f, const char *uid)
 {
+    char *copy;
+
     if (!uid)
         return;
     ext_state_remove_pod(f->st, uid);
     pend_del(&f->pending, uid);
-    json_object_del(f->pods, uid); /* last: uid may be this object's key */
+    /* uid may be a key of f->pods or a string of the Pod that dra_pods holds */
+    copy = strdup(uid);
+    if (!copy)
+        return;
+    if (json_object_get(f->dra_pods, copy)) {
+        json_object_del(f->dra_pods, copy);
+        f->dra_dirty = true;
+    }
+    json_object_del(f->pods, copy);
+    free(copy);
+}
+
+static bool has_claims(json_t *pod)
+{
+    return json_array_size(json_object_get(json_object_get(pod, "spec"), "resourceClaims")) > 0 ||
+           json_object_get(json_object_get(pod, "status"), "extendedResourceClaimStatus");
 }
 
 /* Give one bound pod's facts to the state. TPX_ENOENT: its node is not known yet (the caller
@@ -335,6 +446,49 @@ static enum tpx_code give_pod(struct ext_state_feed *f, const char *uid, const c
     if (e.code != TPX_ENOENT)
         refuse(f, "pod", name, &e);
     return e.code;
+}
+
+/* The pod's index among its ComputeDomain's claimants: its own group's (LWS, topox.io), else
+ * what the MPIJob or Indexed Job controller labels it with, else -1 (any free slot). */
+static int domain_index(json_t *pod, const struct pol_workload *wl)
+{
+    static const char *const keys[] = {"training.kubeflow.org/replica-index",
+                                       "batch.kubernetes.io/job-completion-index"};
+    json_t *labels = json_object_get(json_object_get(pod, "metadata"), "labels");
+
+    if (wl->group[0])
+        return wl->pod_index;
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        const char *v = json_string_value(json_object_get(labels, keys[i]));
+        char *end;
+        long n;
+
+        if (!v)
+            continue;
+        n = strtol(v, &end, 10);
+        if (*v && !*end && n >= 0 && n < 1000000)
+            return (int)n;
+    }
+    return -1;
+}
+
+/* A claimant of a ComputeDomain's channel joins the domain's group (obj_dra_domain_member(), the
+ * rule plan uses): as many pods as its numNodes, else as its own group says; with neither the
+ * size is unknown and the pod keeps its own intent. Callers hold what protects `dra`. */
+static void domain_member(const struct ext_state_feed *f, json_t *pod, struct pol_workload *wl)
+{
+    const char *ns = meta(pod, "namespace");
+    const struct obj_dra_domain *cd;
+    unsigned n;
+
+    if (!f->dra_on || wl->accel_per_pod == 0 || !has_claims(pod))
+        return;
+    cd = obj_dra_pod_domain(&f->dra, pod, ns);
+    if (!cd)
+        return;
+    n = cd->num_nodes ? cd->num_nodes : wl->size_explicit ? wl->group_size : 0;
+    if (n)
+        obj_dra_domain_member(cd, n, n * wl->accel_per_pod, domain_index(pod, wl), wl);
 }
 
 /* Give one Pod to the state, or keep its facts pending. */
@@ -372,8 +526,24 @@ static void apply_pod(struct ext_state_feed *f, json_t *pod)
         refuse(f, "pod", name, &e);
         return;
     }
+    if (f->dra_on && has_claims(pod)) {
+        if (!f->refreshing) {
+            /* given to the state by the refresh this marks, once its claims are known to be
+             * its own: recorded now, its devices would also still be held for the claims */
+            json_object_set(f->dra_pods, uid, pod);
+            f->dra_dirty = true;
+            obj_pod_facts_release(&store);
+            return;
+        }
+        /* its claims' devices count as its own (a claim not known yet counts nothing, and the
+         * refresh once it comes re-applies the pod) */
+        obj_dra_facts_demand(&f->dra, pod, &store.facts, NULL, NULL, &ignore);
+        ignore = (struct tpx_err)TPX_ERR_INIT;
+    }
     /* A pod whose intent cannot be read still holds its accelerators. */
     has_wl = pol_workload_infer(&store.facts, &wl, &ignore) == TPX_OK;
+    if (has_wl)
+        domain_member(f, pod, &wl);
     if (!name)
         name = uid;
     if (give_pod(f, uid, name, node, store.facts.accel, has_wl ? &wl : NULL) == TPX_ENOENT) {
@@ -408,16 +578,23 @@ static void retry_pending(struct ext_state_feed *f)
 
 /* ---- nodes ------------------------------------------------------------------------------ */
 
-/* Give nodes to the state in one batch; returns the names taken (a new object). */
-static json_t *apply_nodes(struct ext_state_feed *f, const struct topo_node_info *infos, size_t n)
+/* Give nodes to the state in one batch (their DRA capacity set in place: infos is the caller's
+ * scratch); returns the names taken (a new object). */
+static json_t *apply_nodes(struct ext_state_feed *f, struct topo_node_info *infos, size_t n)
 {
     json_t *names = json_object();
     struct tpx_err e = TPX_ERR_INIT;
 
     if (!names)
         return NULL;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         json_object_set_new(names, infos[i].name, json_true());
+        if (!ncopy_put(f, &infos[i])) {
+            tpx_err_set(&e, TPX_ENOMEM, "out of memory keeping a node");
+            refuse(f, "node", infos[i].name, &e);
+        }
+        dra_capacity(f, &infos[i]);
+    }
     if (n > 0 && ext_state_upsert_nodes(f->st, infos, n, NULL, &e) != TPX_OK) {
         refuse(f, "node", "(batch)", &e);
         json_object_clear(names);
@@ -432,7 +609,161 @@ static void drop_node(struct ext_state_feed *f, const char *name)
     if (!name)
         return;
     ext_state_remove_node(f->st, name, &ignore);
+    ncopy_del(f, name);
     json_object_del(f->nodes, name);
+}
+
+/* ---- DRA -------------------------------------------------------------------------------- */
+
+/* "ns/name" of a claim. */
+static void claim_key(const json_t *claim, char *key, size_t len)
+{
+    const json_t *md = json_object_get(claim, "metadata");
+    const char *ns = json_string_value(json_object_get(md, "namespace"));
+    const char *name = json_string_value(json_object_get(md, "name"));
+
+    snprintf(key, len, "%s/%s", ns ? ns : "", name ? name : "");
+}
+
+static void own_claim(void *ctx, const json_t *claim)
+{
+    struct ext_state_feed *f = ctx;
+    char key[600];
+
+    claim_key(claim, key, sizeof(key));
+    json_object_set_new(f->owned, key, json_true());
+}
+
+static bool is_owned(void *ctx, const json_t *claim)
+{
+    struct ext_state_feed *f = ctx;
+    char key[600];
+
+    claim_key(claim, key, sizeof(key));
+    return json_object_get(f->owned, key) != NULL;
+}
+
+/* Book what claims hold and no pod counts, per node, as pod DRA_UID+node. */
+static void dra_book(struct ext_state_feed *f)
+{
+    union tpx_map_val v;
+    const char *key;
+    json_t *val;
+    void *tmp;
+
+    for (size_t pos = 0; tpx_map_next(&f->ncopy, &pos, NULL, &v);) {
+        const struct node_copy *c = v.ptr;
+        unsigned total, taken;
+        json_t *had = json_object_get(f->booked, c->info.name);
+        char uid[300];
+        struct tpx_err e = TPX_ERR_INIT;
+
+        obj_dra_node_count(&f->dra, c->info.name, &total, &taken);
+        if ((json_int_t)taken == (had ? json_integer_value(had) : 0))
+            continue;
+        snprintf(uid, sizeof(uid), "%s%s", DRA_UID, c->info.name);
+        if (taken == 0) {
+            ext_state_remove_pod(f->st, uid);
+            json_object_del(f->booked, c->info.name);
+        } else if (ext_state_record_pod(f->st, uid, uid, c->info.name, taken, NULL, NULL, 0, &e) ==
+                   TPX_OK) {
+            json_object_set_new(f->booked, c->info.name, json_integer(taken));
+        } else if (e.code != TPX_ENOENT) {
+            refuse(f, "resourceclaim", uid, &e);
+        }
+    }
+    json_object_foreach_safe(f->booked, tmp, key, val)
+    {
+        char uid[300];
+
+        if (tpx_map_get(&f->ncopy, key))
+            continue;
+        snprintf(uid, sizeof(uid), "%s%s", DRA_UID, key);
+        ext_state_remove_pod(f->st, uid);
+        json_object_del(f->booked, key);
+    }
+}
+
+/* Build `dra` anew from the kept objects, then give the state what follows from it: nodes'
+ * capacity, the devices claims hold, the bound pods that claim. O(objects + nodes + claiming
+ * pods), plus the sort of the devices. */
+static void dra_refresh(struct ext_state_feed *f)
+{
+    struct obj_dra nd, old;
+    struct topo_node_info *infos;
+    size_t n = 0;
+    union tpx_map_val v;
+    const char *key;
+    json_t *obj;
+    void *tmp;
+
+    f->dra_dirty = false;
+    f->dra_refreshes++;
+    obj_dra_init(&nd);
+    for (int k = 0; k < NDRA; k++) {
+        json_object_foreach(f->dra_objs[k], key, obj)
+        {
+            struct tpx_err e = TPX_ERR_INIT;
+
+            if (obj_dra_add_docs(&nd, &obj, 1, &e) != TPX_OK)
+                refuse(f, kube_kind_name((enum kube_kind)(KUBE_KIND_SLICE + k)), meta(obj, "name"),
+                       &e);
+        }
+    }
+    /* the claims a bound pod counts itself take no device of their node (the first finish
+     * indexes the claims, so each pod's claims are found without a scan) */
+    obj_dra_finish(&nd);
+    json_object_clear(f->owned);
+    json_object_foreach(f->dra_pods, key, obj)
+    {
+        struct obj_pod_facts store;
+        struct tpx_err e = TPX_ERR_INIT;
+
+        memset(&store, 0, sizeof(store));
+        if (obj_pod_facts_from_json_cfg(obj, f->cfg, &store, &e) == TPX_OK)
+            obj_dra_facts_demand(&nd, obj, &store.facts, own_claim, f, &e);
+        obj_pod_facts_release(&store);
+    }
+    obj_dra_finish_skip(&nd, is_owned, f);
+    pthread_rwlock_wrlock(&f->dra_lock);
+    old = f->dra;
+    f->dra = nd;
+    pthread_rwlock_unlock(&f->dra_lock);
+    obj_dra_release(&old);
+
+    /* every node again, with its DRA capacity (the state rebuilds only when one differs) */
+    infos = malloc((tpx_map_len(&f->ncopy) + 1) * sizeof(*infos));
+    if (infos) {
+        for (size_t pos = 0; tpx_map_next(&f->ncopy, &pos, NULL, &v);) {
+            infos[n] = ((const struct node_copy *)v.ptr)->info;
+            dra_capacity(f, &infos[n]);
+            n++;
+        }
+        if (n > 0) {
+            struct tpx_err e = TPX_ERR_INIT;
+
+            if (ext_state_upsert_nodes(f->st, infos, n, NULL, &e) != TPX_OK)
+                refuse(f, "node", "(DRA capacity)", &e);
+        }
+        free(infos);
+    }
+    dra_book(f);
+    f->refreshing = true;
+    json_object_foreach_safe(f->dra_pods, tmp, key, obj)
+    {
+        json_incref(obj); /* apply_pod may drop it */
+        apply_pod(f, obj);
+        json_decref(obj);
+    }
+    f->refreshing = false;
+}
+
+/* The uid a DRA object is kept under. */
+static const char *dra_key(json_t *obj)
+{
+    const char *uid = meta(obj, "uid");
+
+    return uid ? uid : meta(obj, "name");
 }
 
 /* ---- the sink --------------------------------------------------------------------------- */
@@ -444,7 +775,9 @@ static void on_reset(void *ctx, enum kube_kind kind)
     struct ext_state_feed *f = ctx;
 
     f->in_list[kind] = true;
-    if (kind == KUBE_KIND_NODE) {
+    if (kind >= KUBE_KIND_SLICE) {
+        json_object_clear(f->dra_seen[kind - KUBE_KIND_SLICE]);
+    } else if (kind == KUBE_KIND_NODE) {
         batch_release(&f->batch);
     } else {
         json_object_clear(f->seen);
@@ -456,19 +789,40 @@ static bool in_pod_list(void *ctx, const char *uid)
 {
     struct ext_state_feed *f = ctx;
 
-    return json_object_get(f->seen, uid) != NULL;
+    /* what claims hold is not a pod of the list */
+    return json_object_get(f->seen, uid) != NULL || strncmp(uid, DRA_UID, strlen(DRA_UID)) == 0;
+}
+
+/* After a callback: refresh DRA when something changed and no list of this kind is running. */
+static void maybe_refresh(struct ext_state_feed *f, enum kube_kind kind)
+{
+    if (f->dra_on && f->dra_dirty && !f->in_list[kind])
+        dra_refresh(f);
 }
 
 static void on_upsert(void *ctx, enum kube_kind kind, json_t *obj)
 {
     struct ext_state_feed *f = ctx;
 
+    if (kind >= KUBE_KIND_SLICE) {
+        const char *key = dra_key(obj);
+
+        if (!key)
+            return;
+        if (f->in_list[kind])
+            json_object_set_new(f->dra_seen[kind - KUBE_KIND_SLICE], key, json_true());
+        json_object_set(f->dra_objs[kind - KUBE_KIND_SLICE], key, obj);
+        f->dra_dirty = true;
+        maybe_refresh(f, kind);
+        return;
+    }
     if (kind == KUBE_KIND_POD) {
         const char *uid = meta(obj, "uid");
 
         if (f->in_list[kind] && uid)
             json_object_set_new(f->seen, uid, json_true());
         apply_pod(f, obj);
+        maybe_refresh(f, kind);
         return;
     }
     {
@@ -496,6 +850,8 @@ static void on_upsert(void *ctx, enum kube_kind kind, json_t *obj)
             json_object_set_new(f->nodes, name, json_true());
         }
         json_decref(names);
+        if (f->dra_on)
+            dra_book(f); /* a new node may have claims waiting for it */
         retry_pending(f);
     }
 }
@@ -504,10 +860,23 @@ static void on_remove(void *ctx, enum kube_kind kind, json_t *obj)
 {
     struct ext_state_feed *f = ctx;
 
-    if (kind == KUBE_KIND_POD)
+    if (kind >= KUBE_KIND_SLICE) {
+        const char *key = dra_key(obj);
+
+        if (key && json_object_get(f->dra_objs[kind - KUBE_KIND_SLICE], key)) {
+            char *copy = strdup(key);
+
+            if (copy)
+                json_object_del(f->dra_objs[kind - KUBE_KIND_SLICE], copy);
+            free(copy);
+            f->dra_dirty = true;
+        }
+    } else if (kind == KUBE_KIND_POD) {
         drop_pod(f, meta(obj, "uid"));
-    else
+    } else {
         drop_node(f, meta(obj, "name"));
+    }
+    maybe_refresh(f, kind);
 }
 
 static void on_synced(void *ctx, enum kube_kind kind)
@@ -518,7 +887,19 @@ static void on_synced(void *ctx, enum kube_kind kind)
     void *tmp;
 
     f->in_list[kind] = false;
-    if (kind == KUBE_KIND_NODE) {
+    if (kind >= KUBE_KIND_SLICE) {
+        json_t *objs = f->dra_objs[kind - KUBE_KIND_SLICE];
+        json_t *seen = f->dra_seen[kind - KUBE_KIND_SLICE];
+
+        /* Objects the new list lacks were deleted while we were not watching. */
+        json_object_foreach_safe(objs, tmp, key, v)
+        {
+            if (!json_object_get(seen, key))
+                json_object_del(objs, key);
+        }
+        json_object_clear(seen);
+        f->dra_dirty = true;
+    } else if (kind == KUBE_KIND_NODE) {
         json_t *names = apply_nodes(f, f->batch.nodes, f->batch.n);
 
         batch_release(&f->batch);
@@ -537,6 +918,8 @@ static void on_synced(void *ctx, enum kube_kind kind)
         }
         json_object_update(f->nodes, names);
         json_decref(names);
+        if (f->dra_on)
+            dra_book(f); /* claims listed before their nodes are held now */
         retry_pending(f);
     } else {
         struct pend *p;
@@ -571,8 +954,15 @@ static void on_synced(void *ctx, enum kube_kind kind)
         json_object_clear(f->seen);
     }
     f->synced[kind] = true;
-    if (f->synced[KUBE_KIND_NODE] && f->synced[KUBE_KIND_POD])
-        ext_state_mark_synced(f->st);
+    maybe_refresh(f, kind);
+    {
+        bool all = f->synced[KUBE_KIND_NODE] && f->synced[KUBE_KIND_POD];
+
+        for (int k = KUBE_KIND_SLICE; f->dra_on && k < KUBE_KIND_COUNT; k++)
+            all = all && f->synced[k];
+        if (all)
+            ext_state_mark_synced(f->st);
+    }
 }
 
 /* ---- lifecycle -------------------------------------------------------------------------- */
@@ -582,14 +972,28 @@ struct ext_state_feed *ext_state_feed_new(struct ext_state *st, const struct top
 {
     struct ext_state_feed *f = calloc(1, sizeof(*f));
 
+    bool ok;
+
     if (f) {
         f->st = st;
         f->cfg = cfg;
         f->seen = json_object();
         f->nodes = json_object();
         f->pods = json_object();
+        f->dra_pods = json_object();
+        f->owned = json_object();
+        f->booked = json_object();
+        for (int k = 0; k < NDRA; k++) {
+            f->dra_objs[k] = json_object();
+            f->dra_seen[k] = json_object();
+        }
+        obj_dra_init(&f->dra);
+        pthread_rwlock_init(&f->dra_lock, NULL);
     }
-    if (!f || !f->seen || !f->nodes || !f->pods) {
+    ok = f && f->seen && f->nodes && f->pods && f->dra_pods && f->owned && f->booked;
+    for (int k = 0; ok && k < NDRA; k++)
+        ok = f->dra_objs[k] && f->dra_seen[k];
+    if (!ok) {
         ext_state_feed_free(f);
         tpx_err_set(err, TPX_ENOMEM, "out of memory creating the state feed");
         return NULL;
@@ -607,13 +1011,63 @@ void ext_state_feed_sink(struct ext_state_feed *f, struct kube_watch_sink *out)
     out->synced = on_synced;
 }
 
+void ext_state_feed_watch_dra(struct ext_state_feed *f, bool on)
+{
+    f->dra_on = on;
+}
+
+void ext_state_feed_pod_facts(void *ctx, const void *pod, struct pol_pod_facts *facts, char *res,
+                              size_t res_len)
+{
+    struct ext_state_feed *f = ctx;
+    struct tpx_err ignore = TPX_ERR_INIT;
+    const char *before = facts->resource;
+
+    /* without claims, only an extended resource that a DeviceClass maps can ask for DRA GPUs */
+    if (!f || !f->dra_on || (!has_claims((json_t *)pod) && facts->accel))
+        return;
+    pthread_rwlock_rdlock(&f->dra_lock);
+    obj_dra_facts_demand(&f->dra, pod, facts, NULL, NULL, &ignore);
+    if (facts->resource && facts->resource != before && res_len) {
+        /* borrowed from `dra`, which a refresh may free once the lock is let go */
+        snprintf(res, res_len, "%s", facts->resource);
+        facts->resource = res;
+    }
+    pthread_rwlock_unlock(&f->dra_lock);
+}
+
+void ext_state_feed_pod_workload(void *ctx, const void *pod, struct pol_workload *wl)
+{
+    struct ext_state_feed *f = ctx;
+
+    if (!f || !f->dra_on)
+        return;
+    pthread_rwlock_rdlock(&f->dra_lock);
+    domain_member(f, (json_t *)pod, wl);
+    pthread_rwlock_unlock(&f->dra_lock);
+}
+
 void ext_state_feed_stats(const struct ext_state_feed *f, struct ext_state_feed_stats *out)
 {
+    json_t *v;
+    const char *k;
+
     out->nodes = json_object_size(f->nodes);
     out->pods = json_object_size(f->pods);
     out->pending = tpx_map_len(&f->pending.m);
     out->refused = f->refused;
     out->pruned = f->pruned;
+    out->dra_objects = 0;
+    for (int i = 0; i < NDRA; i++)
+        out->dra_objects += json_object_size(f->dra_objs[i]);
+    out->dra_devices = f->dra.ndev;
+    out->dra_pods = json_object_size(f->dra_pods);
+    out->dra_held = 0;
+    json_object_foreach((json_t *)f->booked, k, v)
+    {
+        out->dra_held += (unsigned long)json_integer_value(v);
+    }
+    out->dra_refreshes = f->dra_refreshes;
 }
 
 void ext_state_feed_free(struct ext_state_feed *f)
@@ -622,8 +1076,18 @@ void ext_state_feed_free(struct ext_state_feed *f)
         return;
     batch_release(&f->batch);
     pend_release(&f->pending);
+    ncopy_release(&f->ncopy);
     json_decref(f->seen);
     json_decref(f->nodes);
     json_decref(f->pods);
+    json_decref(f->dra_pods);
+    json_decref(f->owned);
+    json_decref(f->booked);
+    for (int k = 0; k < NDRA; k++) {
+        json_decref(f->dra_objs[k]);
+        json_decref(f->dra_seen[k]);
+    }
+    obj_dra_release(&f->dra);
+    pthread_rwlock_destroy(&f->dra_lock);
     free(f);
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* extender/state_feed.h - the watch's sink that feeds extender/state: Node objects become
  * ext_state_upsert_nodes()/ext_state_remove_node(), bound Pods (not Succeeded/Failed) become
- * ext_state_upsert_pod()/ext_state_remove_pod(), and the state turns ready once nodes and pods
- * have both been listed in full. A relist replaces what the state knew: objects missing from the
- * new list are removed. */
+ * ext_state_upsert_pod()/ext_state_remove_pod(), ResourceSlices, ResourceClaims, DeviceClasses
+ * and ComputeDomains change nodes' capacity and pods' demand (objects/dra.c), and the state turns
+ * ready once every watched kind has been listed in full. A relist replaces what the state knew:
+ * objects missing from the new list are removed. */
 #ifndef TPX_EXTENDER_STATE_FEED_H
 #define TPX_EXTENDER_STATE_FEED_H
 
@@ -27,13 +28,38 @@ struct ext_state_feed *ext_state_feed_new(struct ext_state *st, const struct top
  * feed has no lock of its own. */
 void ext_state_feed_sink(struct ext_state_feed *f, struct kube_watch_sink *out);
 
+/* Watch the DRA kinds too (kube_watch_config.dra): call before the watch starts. A node's
+ * capacity is then the GPUs of its ResourceSlices when it has any (docs/dra.md); the devices
+ * allocated claims hold are booked on their node, except those of the claims a bound pod counts
+ * (its claims' requests, or the claim behind its extended resource); and readiness waits for the
+ * DRA kinds' first lists as well. */
+void ext_state_feed_watch_dra(struct ext_state_feed *f, bool on);
+
+/* The ext_codec_opts.pod_facts hook (ctx: the feed): a pod's claim demand, from the claims and
+ * DeviceClasses watched, added to its facts as `plan` adds it (obj_dra_facts_demand()). A claim
+ * not seen yet counts nothing. Thread-safe against the watch. */
+void ext_state_feed_pod_facts(void *ctx, const void *pod, struct pol_pod_facts *facts, char *res,
+                              size_t res_len);
+
+/* The ext_codec_opts.pod_workload hook (ctx: the feed): a pod that claims a ComputeDomain's
+ * channel template becomes a member of the domain's group, which must share one multi-node
+ * NVLink domain (clique): placed whole, the rest reserved as for LWS, rejected with the shortfall
+ * when no clique has room (obj_dra_domain_member(), as plan does). The group has the domain's
+ * numNodes pods, or the pod's own group size; with neither it is left alone. Thread-safe. */
+void ext_state_feed_pod_workload(void *ctx, const void *pod, struct pol_workload *wl);
+
 /* Counters for tests and /debug/state. Not thread-safe against a running watch. */
 struct ext_state_feed_stats {
-    size_t nodes;          /* nodes the state got from the feed */
-    size_t pods;           /* bound pods the state got from the feed */
-    size_t pending;        /* bound pods waiting for their node to appear */
-    unsigned long refused; /* objects that could not be read (logged) */
-    unsigned long pruned;  /* bound pods a relist lacked that only our binds had booked */
+    size_t nodes;           /* nodes the state got from the feed */
+    size_t pods;            /* bound pods the state got from the feed */
+    size_t pending;         /* bound pods waiting for their node to appear */
+    unsigned long refused;  /* objects that could not be read (logged) */
+    unsigned long pruned;   /* bound pods a relist lacked that only our binds had booked */
+    size_t dra_objects;     /* ResourceSlices, ResourceClaims, DeviceClasses, ComputeDomains kept */
+    size_t dra_devices;     /* devices of the slices */
+    size_t dra_pods;        /* bound pods with claims */
+    unsigned long dra_held; /* devices that allocated claims hold and no bound pod counts */
+    unsigned long dra_refreshes;
 };
 void ext_state_feed_stats(const struct ext_state_feed *f, struct ext_state_feed_stats *out);
 

@@ -69,9 +69,33 @@ struct kube_watch {
     struct kind_loop loops[KUBE_KIND_COUNT];
 };
 
+/* resource.k8s.io/v1 is GA since Kubernetes 1.34 (KEP-4381); the NVIDIA DRA driver's
+ * ComputeDomain CRD is resource.nvidia.com/v1beta1. */
+static const struct {
+    const char *name;
+    const char *path;
+} kinds[KUBE_KIND_COUNT] = {
+    {"node", "/api/v1/nodes"},
+    {"pod", "/api/v1/pods"},
+    {"resourceslice", "/apis/resource.k8s.io/v1/resourceslices"},
+    {"resourceclaim", "/apis/resource.k8s.io/v1/resourceclaims"},
+    {"deviceclass", "/apis/resource.k8s.io/v1/deviceclasses"},
+    {"computedomain", "/apis/resource.nvidia.com/v1beta1/computedomains"},
+};
+
 const char *kube_kind_name(enum kube_kind kind)
 {
-    return kind == KUBE_KIND_NODE ? "node" : kind == KUBE_KIND_POD ? "pod" : "?";
+    return (unsigned)kind < KUBE_KIND_COUNT ? kinds[kind].name : "?";
+}
+
+const char *kube_kind_path(enum kube_kind kind)
+{
+    return (unsigned)kind < KUBE_KIND_COUNT ? kinds[kind].path : "/";
+}
+
+static bool optional_kind(enum kube_kind kind)
+{
+    return kind != KUBE_KIND_NODE && kind != KUBE_KIND_POD;
 }
 
 /* ---- line splitting --------------------------------------------------------------------- */
@@ -180,7 +204,7 @@ static enum tpx_code add_escaped(struct tpx_buf *b, const char *s, struct tpx_er
 
 static const char *base_path(enum kube_kind kind)
 {
-    return kind == KUBE_KIND_NODE ? "/api/v1/nodes" : "/api/v1/pods";
+    return kube_kind_path(kind);
 }
 
 static void set_rv(struct kind_loop *l, const char *rv)
@@ -276,6 +300,18 @@ static enum tpx_code do_list(struct kind_loop *l, struct tpx_err *err)
     unlock_and_signal(w);
     kube_list(l->k, base_path(l->kind), q.data, w->cfg.page_limit, deliver, &lr, &rv, err);
     tpx_buf_release(&q);
+    if (err->code == TPX_EAPI && err->http_status == 404 && optional_kind(l->kind)) {
+        /* not served here: an empty list, so readiness does not wait for it */
+        free(rv);
+        lock(w);
+        if (w->sink.synced)
+            w->sink.synced(w->sink.ctx, l->kind);
+        l->st.lists++;
+        l->st.synced = true;
+        l->st.absent = true;
+        unlock_and_signal(w);
+        return TPX_ENOENT;
+    }
     if (err->code != TPX_OK) {
         free(rv);
         return err->code;
@@ -290,6 +326,7 @@ static enum tpx_code do_list(struct kind_loop *l, struct tpx_err *err)
         w->sink.synced(w->sink.ctx, l->kind);
     l->st.lists++;
     l->st.synced = true;
+    l->st.absent = false;
     unlock_and_signal(w);
     TPX_LOG(TPX_INFO, "listed", TPX_S("kind", kube_kind_name(l->kind)), TPX_I("items", lr.items),
             TPX_S("rv", rv));
@@ -412,13 +449,27 @@ static void *run(void *arg)
     struct kind_loop *l = arg;
     struct kube_watch *w = l->w;
     unsigned fails = 0;
+    bool absent_logged = false;
 
     while (!atomic_load(&w->stopping)) {
         struct tpx_err e = TPX_ERR_INIT;
         bool expired;
 
         if (!l->rv) {
-            if (do_list(l, &e) != TPX_OK) {
+            if (do_list(l, &e) == TPX_ENOENT) {
+                /* 404: the kind is not served; look again later, quietly */
+                struct timespec ts = tpx_deadline_ms(w->cfg.backoff_max_ms);
+
+                if (!absent_logged)
+                    TPX_LOG(TPX_INFO, "not served, watched as empty",
+                            TPX_S("kind", kube_kind_name(l->kind)), TPX_S("err", e.msg));
+                absent_logged = true;
+                pthread_mutex_lock(&w->mu);
+                tpx_cond_wait_stop(&w->cv, &w->mu, &ts, &w->stopping);
+                pthread_mutex_unlock(&w->mu);
+                continue;
+            }
+            if (e.code != TPX_OK) {
                 if (atomic_load(&w->stopping))
                     break;
                 note_failure(l, &e, e.http_status == 410);
@@ -509,7 +560,8 @@ struct kube_watch *kube_watch_start(const struct kube_config *kcfg,
         l->kind = (enum kube_kind)i;
         kube_watch_lines_init(&l->lines, w->cfg.max_event);
         tpx_backoff_init(&l->retry, w->cfg.backoff_min_ms, w->cfg.backoff_max_ms, true);
-        if ((i == KUBE_KIND_NODE && w->cfg.no_nodes) || (i == KUBE_KIND_POD && w->cfg.no_pods))
+        if ((i == KUBE_KIND_NODE && w->cfg.no_nodes) || (i == KUBE_KIND_POD && w->cfg.no_pods) ||
+            (optional_kind(l->kind) && !w->cfg.dra))
             continue;
         l->k = kube_client_new(kcfg, err);
         if (!l->k) {

@@ -14,10 +14,23 @@
 #include "common/err.h"
 #include "kube/client.h"
 
-enum kube_kind { KUBE_KIND_NODE = 0, KUBE_KIND_POD = 1, KUBE_KIND_COUNT = 2 };
+/* What is watched. The DRA kinds (resource.k8s.io, docs/dra.md) and NVIDIA's ComputeDomains are
+ * watched only when kube_watch_config.dra is set. */
+enum kube_kind {
+    KUBE_KIND_NODE = 0,
+    KUBE_KIND_POD = 1,
+    KUBE_KIND_SLICE = 2,  /* resourceslices */
+    KUBE_KIND_CLAIM = 3,  /* resourceclaims */
+    KUBE_KIND_CLASS = 4,  /* deviceclasses */
+    KUBE_KIND_DOMAIN = 5, /* computedomains.resource.nvidia.com */
+    KUBE_KIND_COUNT = 6
+};
 
-/* "node" or "pod". */
+/* "node", "pod", "resourceslice", "resourceclaim", "deviceclass" or "computedomain". */
 const char *kube_kind_name(enum kube_kind kind);
+
+/* The collection's path: "/api/v1/nodes", "/apis/resource.k8s.io/v1/resourceslices", ... */
+const char *kube_kind_path(enum kube_kind kind);
 
 /*
  * What the watch tells its consumer. Every callback is optional (NULL: ignored). The json_t is
@@ -30,8 +43,10 @@ const char *kube_kind_name(enum kube_kind kind);
  * whole), then synced(kind) once the last page came back. A list that fails half way ends without
  * synced; the retry starts with reset again. So the consumer applies items as they come, remembers
  * what it saw since reset, and at synced removes what the list lacked. Watch events then arrive as
- * upsert (ADDED, MODIFIED) and remove (DELETED). Bookmarks are not delivered. After each completed
- * list the watch calls malloc_trim(0) (glibc) to return the freed page memory to the OS.
+ * upsert (ADDED, MODIFIED) and remove (DELETED). Bookmarks are not delivered. A DRA kind whose
+ * LIST answers 404 (a server older than resource.k8s.io/v1, or no ComputeDomain CRD) is
+ * delivered as an empty list (reset, synced) and listed again after backoff_max_ms. After each
+ * completed list the watch calls malloc_trim(0) (glibc) to return the freed page memory to the OS.
  */
 struct kube_watch_sink {
     void *ctx;
@@ -45,6 +60,8 @@ struct kube_watch_sink {
 struct kube_watch_config {
     bool no_nodes;           /* skip nodes */
     bool no_pods;            /* skip pods */
+    bool dra;                /* also resourceslices, resourceclaims, deviceclasses (resource.k8s.io
+                              * v1) and computedomains (resource.nvidia.com v1beta1) */
     unsigned page_limit;     /* LIST page size, default KUBE_LIST_LIMIT (100) */
     unsigned timeout_s;      /* WATCH timeoutSeconds, default 300 (the client allows 60 more) */
     size_t max_event;        /* cap on one watch event line, default 64 MiB */
@@ -63,6 +80,7 @@ struct kube_watch_stats {
     unsigned long expired;  /* 410s, as status or ERROR event */
     unsigned long failures; /* other failed calls (each followed by a backoff) */
     bool synced;            /* a full list has been delivered at least once */
+    bool absent;            /* the last LIST answered 404: the server does not serve the kind */
     char rv[128];           /* last resourceVersion seen ("" before the first list) */
     char last_error[256];   /* the latest failure's message, "" if none */
 };

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "common/map.h"
 #include "objects/manifest.h"
 #include "objects/podfacts.h"
 #include "topology/labels.h"
@@ -230,8 +231,10 @@ static enum tpx_code add_one(struct obj_dra *d, const json_t *obj, unsigned dept
         return add_class(d, obj, err);
     if (strcmp(kind, "ComputeDomain") == 0)
         return add_domain(d, obj, err);
-    if (strcmp(kind, "ResourceClaim") == 0)
+    if (strcmp(kind, "ResourceClaim") == 0) {
+        d->claim_ix_stale = true; /* until the next finish */
         return keep(&d->claims, obj, err);
+    }
     if (strcmp(kind, "ResourceClaimTemplate") == 0)
         return keep(&d->templates, obj, err);
     return TPX_OK;
@@ -284,15 +287,66 @@ static const json_t *results(const json_t *claim)
 
 void obj_dra_finish(struct obj_dra *d)
 {
+    obj_dra_finish_skip(d, NULL, NULL);
+}
+
+/* Index the claims by "ns/name" (all of them namespaced: otherwise find_claim() scans). */
+static void index_claims(struct obj_dra *d)
+{
     size_t i;
     const json_t *claim;
 
+    for (i = 0; i < d->nclaim_keys; i++)
+        free(d->claim_keys[i]);
+    free(d->claim_keys);
+    d->claim_keys = NULL;
+    d->nclaim_keys = 0;
+    tpx_map_release(&d->claim_ix);
+    d->claim_ix_stale = true;
+    if (!json_array_size(d->claims))
+        return;
+    d->claim_keys = calloc(json_array_size(d->claims), sizeof(*d->claim_keys));
+    if (!d->claim_keys)
+        return;
+    json_array_foreach(d->claims, i, claim)
+    {
+        const char *ns = meta_str(claim, "namespace");
+        const char *name = meta_str(claim, "name");
+        size_t len;
+        struct tpx_err e = TPX_ERR_INIT;
+        char *key;
+
+        if (!ns || !name)
+            return; /* a claim without a namespace matches any: scan */
+        len = strlen(ns) + strlen(name) + 2;
+        key = malloc(len);
+        if (!key)
+            return;
+        snprintf(key, len, "%s/%s", ns, name);
+        d->claim_keys[d->nclaim_keys++] = key;
+        if (!tpx_map_get(&d->claim_ix, key) &&
+            tpx_map_put(&d->claim_ix, key, (void *)claim, &e) != TPX_OK)
+            return;
+    }
+    d->claim_ix_stale = false;
+}
+
+void obj_dra_finish_skip(struct obj_dra *d, bool (*skip)(void *ctx, const json_t *claim), void *ctx)
+{
+    size_t i;
+    const json_t *claim;
+
+    index_claims(d);
     if (d->ndev)
         qsort(d->dev, d->ndev, sizeof(*d->dev), by_key);
+    for (i = 0; i < d->ndev; i++)
+        d->dev[i].taken = false;
     json_array_foreach(d->claims, i, claim)
     {
         size_t k;
         const json_t *r;
+        if (skip && skip(ctx, claim))
+            continue;
         json_array_foreach(results(claim), k, r)
         {
             const char *driver = jstr(r, "driver");
@@ -360,9 +414,24 @@ static const json_t *find_named(const json_t *arr, const char *ns, const char *n
     return NULL;
 }
 
+/* A claim by namespace and name: through the index obj_dra_finish() builds when every claim has
+ * a namespace (what serve's watch gives: a pod's demand is then O(1) per claim, not a scan of
+ * every claim), else by a scan. */
+static const json_t *find_claim(const struct obj_dra *d, const char *ns, const char *name)
+{
+    char key[600];
+
+    if (!name)
+        return NULL;
+    if (!ns || !d->claim_ix.cap || d->claim_ix_stale)
+        return find_named(d->claims, ns, name);
+    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    return tpx_map_get(&d->claim_ix, key);
+}
+
 bool obj_dra_claim_allocated(const struct obj_dra *d, const char *ns, const char *name)
 {
-    const json_t *c = name ? find_named(d->claims, ns, name) : NULL;
+    const json_t *c = find_claim(d, ns, name);
 
     return c && json_array_size(results(c)) > 0;
 }
@@ -435,9 +504,33 @@ static const struct obj_dra_domain *claimed_domain(const struct obj_dra *d, cons
     return NULL;
 }
 
+/* The claim that the kube-controller-manager made from entry's template, as the pod's
+ * status.resourceClaimStatuses names it, or NULL. */
+static const char *generated_claim(const json_t *pod, const char *entry)
+{
+    size_t i;
+    const json_t *st;
+
+    json_array_foreach(jget(jget(pod, "status"), "resourceClaimStatuses"), i, st)
+    {
+        const char *n = jstr(st, "name");
+        if (entry && n && strcmp(n, entry) == 0)
+            return jstr(st, "resourceClaimName");
+    }
+    return NULL;
+}
+
 enum tpx_code obj_dra_pod_demand(const struct obj_dra *d, const json_t *pod, const char *ns,
                                  unsigned *accel, const struct obj_dra_domain **domain,
                                  struct tpx_err *err)
+{
+    return obj_dra_pod_demand_owned(d, pod, ns, accel, domain, NULL, NULL, err);
+}
+
+enum tpx_code obj_dra_pod_demand_owned(const struct obj_dra *d, const json_t *pod, const char *ns,
+                                       unsigned *accel, const struct obj_dra_domain **domain,
+                                       void (*owned)(void *ctx, const json_t *claim), void *ctx,
+                                       struct tpx_err *err)
 {
     size_t i;
     const json_t *rc;
@@ -449,6 +542,7 @@ enum tpx_code obj_dra_pod_demand(const struct obj_dra *d, const json_t *pod, con
     {
         const char *claim = jstr(rc, "resourceClaimName");
         const char *tmpl = jstr(rc, "resourceClaimTemplateName");
+        const char *made;
         const json_t *o;
         char what[320];
 
@@ -458,13 +552,22 @@ enum tpx_code obj_dra_pod_demand(const struct obj_dra *d, const json_t *pod, con
         }
         if (tmpl && domain_of(d, ns, tmpl))
             continue; /* a ComputeDomain channel: no GPUs */
+        made = tmpl ? generated_claim(pod, jstr(rc, "name")) : NULL;
+        if (made && !find_named(d->templates, ns, tmpl) && find_claim(d, ns, made)) {
+            /* serve watches claims, not templates: the claim made from it says the same */
+            claim = made;
+            tmpl = NULL;
+        }
         if (claim) {
+            unsigned before = *accel;
             snprintf(what, sizeof(what), "ResourceClaim '%.200s'", claim);
-            o = find_named(d->claims, ns, claim);
+            o = find_claim(d, ns, claim);
             if (!o)
                 return tpx_err_set(err, TPX_ENOENT, "%s is not in the snapshot or manifests", what);
             if (spec_demand(d, jget(o, "spec"), what, accel, err) != TPX_OK)
                 return err->code;
+            if (owned && *accel > before)
+                owned(ctx, o);
         } else if (tmpl) {
             snprintf(what, sizeof(what), "ResourceClaimTemplate '%.200s'", tmpl);
             o = find_named(d->templates, ns, tmpl);
@@ -499,19 +602,58 @@ enum tpx_code obj_dra_extended_demand(const struct obj_dra *d, const json_t *pod
     return TPX_OK;
 }
 
+/* The claim that serves a bound pod's extended resource (KEP-5004), or NULL. */
+static const json_t *extended_claim(const struct obj_dra *d, const json_t *pod, const char *ns)
+{
+    const char *claim =
+        jstr(jget(jget(pod, "status"), "extendedResourceClaimStatus"), "resourceClaimName");
+
+    return find_claim(d, ns, claim);
+}
+
+enum tpx_code obj_dra_facts_demand(const struct obj_dra *d, const json_t *pod,
+                                   struct pol_pod_facts *f,
+                                   void (*owned)(void *ctx, const json_t *claim), void *ctx,
+                                   struct tpx_err *err)
+{
+    const char *res = obj_dra_resource(d);
+    struct tpx_err miss = TPX_ERR_INIT;
+    unsigned extra = 0;
+    const char *ext = NULL;
+    const json_t *xc;
+
+    if (obj_dra_pod_demand_owned(d, pod, f->ns, &extra, NULL, owned, ctx, &miss) != TPX_OK) {
+        if (miss.code != TPX_ENOENT) {
+            *err = miss;
+            return err->code;
+        }
+        extra = 0; /* a claim made elsewhere: its GPUs, if any, are unknown here */
+    }
+    if (f->accel == 0 && extra == 0 && obj_dra_extended_demand(d, pod, &extra, &ext, err) != TPX_OK)
+        return err->code;
+    if (ext)
+        f->resource = res; /* the nodes carry DRA GPUs under obj_dra_resource() */
+    f->accel += extra;
+    if (extra && !f->resource)
+        f->resource = res;
+    /* the claim behind the pod's extended resource holds what the pod counts */
+    if (owned && f->accel > 0 && (xc = extended_claim(d, pod, f->ns)) != NULL)
+        owned(ctx, xc);
+    if (miss.code != TPX_OK) {
+        *err = miss;
+        return TPX_ENOENT;
+    }
+    return TPX_OK;
+}
+
 enum tpx_code obj_dra_manifest_demand(const struct obj_dra *d, struct obj_manifest *m,
                                       void (*note)(void *ctx, const char *line), void *ctx,
                                       struct tpx_err *err)
 {
-    const char *res = obj_dra_resource(d);
-
     for (size_t t = 0; t < m->ntmpl; t++) {
         struct pol_pod_facts *f = &m->tmpl[t].facts;
-        unsigned extra = 0;
-        const char *ext = NULL;
 
-        if (obj_dra_pod_demand(d, m->tmpl_json[t], f->ns, &extra, NULL, err) == TPX_ENOENT) {
-            /* a claim made elsewhere: its GPUs, if any, are unknown here */
+        if (obj_dra_facts_demand(d, m->tmpl_json[t], f, NULL, NULL, err) == TPX_ENOENT) {
             if (note) {
                 char line[400];
                 snprintf(line, sizeof(line),
@@ -520,21 +662,11 @@ enum tpx_code obj_dra_manifest_demand(const struct obj_dra *d, struct obj_manife
                 note(ctx, line);
             }
             *err = (struct tpx_err)TPX_ERR_INIT;
-            extra = 0;
         }
-        if (err->code != TPX_OK ||
-            (f->accel == 0 && extra == 0 &&
-             obj_dra_extended_demand(d, m->tmpl_json[t], &extra, &ext, err) != TPX_OK)) {
+        if (err->code != TPX_OK) {
             tpx_err_prefix(err, "pod template '%s'", f->name ? f->name : "?");
             return err->code;
         }
-        if (ext)
-            f->resource = res; /* the nodes carry DRA GPUs under obj_dra_resource() */
-        if (extra == 0)
-            continue;
-        f->accel += extra;
-        if (!f->resource)
-            f->resource = res;
     }
     return TPX_OK;
 }
@@ -575,27 +707,61 @@ enum tpx_code obj_dra_manifest_domains(const struct obj_dra *d, struct obj_manif
             note(ctx, line);
         }
         for (size_t i = m->replica_first_pod[replica], k = 0; i < m->replica_first_pod[replica + 1];
-             i++, k++) {
-            struct pol_workload *wl = &m->wl[i];
-            snprintf(wl->group, sizeof(wl->group), "%.100s/computedomain:%.100s",
-                     cd->ns ? cd->ns : "default", cd->name);
-            snprintf(wl->display, sizeof(wl->display), "%.100s/%.100s (ComputeDomain)",
-                     cd->ns ? cd->ns : "default", cd->name);
-            wl->group_size =
-                (unsigned)(m->replica_first_pod[replica + 1] - m->replica_first_pod[replica]);
-            wl->size_explicit = true;
-            wl->pod_index = (int)k;
-            /* one clique: the whole group is one tensor-parallel group over multi-node NVLink */
-            wl->tp = accel ? accel : wl->group_size;
-            wl->pp = 1;
-            wl->dp = 1;
-            wl->tp_explicit = true;
-            wl->pp_explicit = true;
-            wl->tp_source = "ComputeDomain";
-            wl->has_intent = true;
-        }
+             i++, k++)
+            obj_dra_domain_member(
+                cd, (unsigned)(m->replica_first_pod[replica + 1] - m->replica_first_pod[replica]),
+                accel, (int)k, &m->wl[i]);
     }
     return TPX_OK;
+}
+
+void obj_dra_domain_member(const struct obj_dra_domain *cd, unsigned n, unsigned accel, int index,
+                           struct pol_workload *wl)
+{
+    snprintf(wl->group, sizeof(wl->group), "%.100s/computedomain:%.100s",
+             cd->ns ? cd->ns : "default", cd->name);
+    snprintf(wl->display, sizeof(wl->display), "%.100s/%.100s (ComputeDomain)",
+             cd->ns ? cd->ns : "default", cd->name);
+    wl->group_size = n;
+    wl->size_explicit = true;
+    wl->pod_index = index;
+    /* one clique: the whole group is one tensor-parallel group over multi-node NVLink */
+    wl->tp = accel ? accel : n;
+    wl->pp = 1;
+    wl->dp = 1;
+    wl->tp_explicit = true;
+    wl->pp_explicit = true;
+    wl->tp_source = "ComputeDomain";
+    wl->has_intent = true;
+    /* the domain says it: a known size and one clique are no guess (the certainty rule) */
+    wl->layout.tp = wl->tp;
+    wl->layout.pp = 1;
+    wl->layout.dp = 1;
+    wl->layout.accel = wl->tp;
+    wl->layout.certain = true;
+    wl->layout.why[0] = '\0';
+    if (!wl->layout.placement_ann)
+        wl->preferred = false;
+}
+
+const struct obj_dra_domain *obj_dra_pod_domain(const struct obj_dra *d, const json_t *pod,
+                                                const char *ns)
+{
+    return claimed_domain(d, pod, ns);
+}
+
+bool obj_dra_domain_reason(const struct pol_workload *wl, const char *reason, char *out, size_t len)
+{
+    const char *has = reason ? strstr(reason, "the largest here has ") : NULL;
+    const char *end = has ? strstr(has, ")") : NULL;
+
+    if (!wl->tp_source || strcmp(wl->tp_source, "ComputeDomain") != 0 || !has || !end || !len)
+        return false;
+    snprintf(out, len,
+             "%.200s needs one multi-node NVLink domain (clique) with %u free GPUs for its %u "
+             "pods; %.*s",
+             wl->display, wl->tp, wl->group_size, (int)(end + 1 - has), has);
+    return true;
 }
 
 void obj_dra_reword_rejects(const struct obj_manifest *m, struct pol_plan_result *res)
@@ -604,19 +770,10 @@ void obj_dra_reword_rejects(const struct obj_manifest *m, struct pol_plan_result
         struct pol_plan_reject *rj = &res->rejected[k];
         size_t r = m->jobs[rj->job].first_replica + rj->replica;
         const struct pol_workload *wl = &m->wl[m->replica_first_pod[r]];
-        const char *has = strstr(rj->reason, "the largest here has ");
-        const char *end = has ? strstr(has, ")") : NULL;
         char why[512];
 
-        if (!wl->tp_source || strcmp(wl->tp_source, "ComputeDomain") != 0 || !has || !end)
-            continue;
-        snprintf(why, sizeof(why),
-                 "%.200s needs one multi-node NVLink domain (clique) with %u free GPUs for its %u "
-                 "pods; %.*s",
-                 wl->display, wl->tp, wl->group_size, (int)(end + 1 - has), has);
-        memcpy(rj->reason, why,
-               sizeof(rj->reason) < sizeof(why) ? sizeof(rj->reason) : sizeof(why));
-        rj->reason[sizeof(rj->reason) - 1] = '\0';
+        if (obj_dra_domain_reason(wl, rj->reason, why, sizeof(why)))
+            snprintf(rj->reason, sizeof(rj->reason), "%s", why);
     }
 }
 
@@ -641,6 +798,10 @@ void obj_dra_release(struct obj_dra *d)
         free(d->cd[i].name);
         free(d->cd[i].channel_template);
     }
+    for (size_t i = 0; i < d->nclaim_keys; i++)
+        free(d->claim_keys[i]);
+    free(d->claim_keys);
+    tpx_map_release(&d->claim_ix);
     free(d->dev);
     free(d->cls);
     free(d->cd);

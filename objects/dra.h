@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "common/err.h"
+#include "common/map.h"
 #include "policy/policy.h"
 
 struct obj_manifest;
@@ -59,6 +60,11 @@ struct obj_dra {
     json_t *claims;    /* array of ResourceClaim objects */
     json_t *templates; /* array of ResourceClaimTemplate objects */
     bool finished;     /* devices sorted and marked since the last slice came in */
+    /* "ns/name" -> claim, built by obj_dra_finish() (stale: claims are scanned) */
+    struct tpx_map claim_ix;
+    char **claim_keys;
+    size_t nclaim_keys;
+    bool claim_ix_stale;
 };
 
 /* Most devices one snapshot may list; more is TPX_ETOOBIG. */
@@ -75,6 +81,11 @@ enum tpx_code obj_dra_add_docs(struct obj_dra *d, json_t *const *docs, size_t nd
 /* Mark the devices allocated claims hold and sort the devices by node (the getters below need
  * it; a slice added later needs another finish). O(n log n). Cannot fail. */
 void obj_dra_finish(struct obj_dra *d);
+
+/* obj_dra_finish(), except that the claims for which skip(ctx, claim) is true take no device
+ * (serve: a bound pod counts those itself). Taken marks of an earlier finish are reset. */
+void obj_dra_finish_skip(struct obj_dra *d, bool (*skip)(void *ctx, const json_t *claim),
+                         void *ctx);
 
 /* True for the kinds obj_dra_add_docs() takes (so other loaders can skip them quietly). */
 bool obj_dra_is_kind(const char *kind);
@@ -104,6 +115,30 @@ enum tpx_code obj_dra_pod_demand(const struct obj_dra *d, const json_t *pod, con
                                  unsigned *accel, const struct obj_dra_domain **domain,
                                  struct tpx_err *err);
 
+/* obj_dra_pod_demand(), and a template whose claim the controller made (the pod's
+ * status.resourceClaimStatuses names it) is read from that claim when the template itself is not
+ * known. owned(ctx, claim) (owned may be NULL) receives each claim whose requests added
+ * accelerators. */
+enum tpx_code obj_dra_pod_demand_owned(const struct obj_dra *d, const json_t *pod, const char *ns,
+                                       unsigned *accel, const struct obj_dra_domain **domain,
+                                       void (*owned)(void *ctx, const json_t *claim), void *ctx,
+                                       struct tpx_err *err);
+
+/*
+ * Add what one pod or template asks for through DRA to its facts f (f->ns, f->accel and
+ * f->resource as obj_pod_facts_from_json() set them): its claims' demand; when it asks for
+ * nothing, the extended resource an accelerator DeviceClass maps; the resource is then
+ * obj_dra_resource() (borrowed from d). owned (may be NULL) receives the claims whose devices
+ * the pod's count covers (those of obj_dra_pod_demand_owned(), and the claim of
+ * status.extendedResourceClaimStatus when the pod counts accelerators). TPX_ENOENT (with the
+ * message, f still completed without that claim's part) for a claim or template that is not
+ * known; other errors as obj_dra_pod_demand().
+ */
+enum tpx_code obj_dra_facts_demand(const struct obj_dra *d, const json_t *pod,
+                                   struct pol_pod_facts *f,
+                                   void (*owned)(void *ctx, const json_t *claim), void *ctx,
+                                   struct tpx_err *err);
+
 /* Accelerators a pod asks for through an extended resource that an accelerator DeviceClass maps
  * (spec.extendedResourceName, KEP-5004), counted as obj_pod_accel() counts resources; *resource
  * receives that name (borrowed) or NULL. TPX_EINVAL for a bad quantity. */
@@ -130,6 +165,24 @@ enum tpx_code obj_dra_manifest_demand(const struct obj_dra *d, struct obj_manife
 enum tpx_code obj_dra_manifest_domains(const struct obj_dra *d, struct obj_manifest *m,
                                        void (*note)(void *ctx, const char *line), void *ctx,
                                        struct tpx_err *err);
+
+/* Make wl a member of ComputeDomain cd's group: n pods with accel accelerators in all (0: n),
+ * one tensor-parallel group that must share one multi-node interconnect domain, pp 1, dp 1, this
+ * pod at index (-1: any free slot). The layout is certain (a known size and one clique are the
+ * domain's own word), so a group no clique can hold is rejected, not merely scored. The one rule
+ * that plan (obj_dra_manifest_domains()) and serve use. Cannot fail. */
+void obj_dra_domain_member(const struct obj_dra_domain *cd, unsigned n, unsigned accel, int index,
+                           struct pol_workload *wl);
+
+/* The ComputeDomain whose channel template pod (or template) claims in ns (NULL: any), or NULL. */
+const struct obj_dra_domain *obj_dra_pod_domain(const struct obj_dra *d, const json_t *pod,
+                                                const char *ns);
+
+/* A reason the policy gave for a ComputeDomain member wl (obj_dra_domain_member()), said in the
+ * domain's words into out (len bytes): true when reworded; false (out untouched) for another
+ * workload or a reason that is not about the largest interconnect domain. */
+bool obj_dra_domain_reason(const struct pol_workload *wl, const char *reason, char *out,
+                           size_t len);
 
 /* After pol_plan(): say a rejected ComputeDomain group's shortfall in its own words (the policy
  * speaks of a tensor-parallel size and suggests pipeline stages, which a ComputeDomain cannot

@@ -13,6 +13,25 @@
 #include "objects/yamljson.h"
 #include "topology/labels.h"
 
+/* The list an operator's kind is made of (spec.roles, spec.services: an array, or an object when
+ * `object`), then the kind's job. TPX_EINVAL "spec.FIELD is missing or empty", with m->err_at on
+ * what was there instead. */
+static enum tpx_code open_kind(struct obj_manifest *m, const json_t *obj, const char *field,
+                               bool object, const char *kind, struct expander *x,
+                               const json_t **list, struct tpx_err *err)
+{
+    const json_t *l = json_object_get(json_object_get(obj, "spec"), field);
+    size_t n = object ? json_object_size(l) : json_array_size(l);
+
+    if (n == 0) {
+        if (l)
+            m->err_at = l;
+        return tpx_err_set(err, TPX_EINVAL, "spec.%s is missing or empty", field);
+    }
+    *list = l;
+    return obj_mf_add_job(m, obj, kind, x->src, &x->job, err);
+}
+
 /*
  * DisaggregatedSet (disaggregatedset.x-k8s.io/v1, kubernetes-sigs/lws
  * pkg/controllers/disaggregatedset/lws_manager.go, distribution.go,
@@ -25,8 +44,7 @@
 enum tpx_code obj_mf_expand_disaggregatedset(struct obj_manifest *m, const json_t *obj,
                                              const char *src, struct tpx_err *err)
 {
-    const json_t *spec = json_object_get(obj, "spec");
-    const json_t *roles = json_object_get(spec, "roles");
+    const json_t *roles = NULL;
     const char *ds = obj_mf_obj_name(obj);
     struct expander x = {m, src, 0, 0};
     char rev[EXTRA_LEN];
@@ -34,13 +52,8 @@ enum tpx_code obj_mf_expand_disaggregatedset(struct obj_manifest *m, const json_
     size_t r;
     const json_t *role;
 
-    if (!json_is_array(roles) || json_array_size(roles) == 0) {
-        if (roles)
-            m->err_at = roles;
-        return tpx_err_set(err, TPX_EINVAL, "spec.roles is missing or empty");
-    }
-    if (obj_mf_get_count(m, spec, "slices", 1, &slices, err) != TPX_OK ||
-        obj_mf_add_job(m, obj, "DisaggregatedSet", src, &x.job, err) != TPX_OK)
+    if (obj_mf_get_count(m, json_object_get(obj, "spec"), "slices", 1, &slices, err) != TPX_OK ||
+        open_kind(m, obj, "roles", false, "DisaggregatedSet", &x, &roles, err) != TPX_OK)
         return err->code;
     obj_mf_hash_key(rev, obj_mf_obj_ns(obj), ds, 0);
     rev[8] = '\0';
@@ -188,14 +201,13 @@ static bool is_python(const char *c)
     return c && strncmp(c, "python", 6) == 0 && strspn(c + 6, "0123456789.") == strlen(c + 6);
 }
 
-/* Join the strings of array a with spaces into buf (a Go strings.Join). */
+/* Append the strings of array a to buf, joined with spaces (a Go strings.Join). */
 static void join(const json_t *a, char *buf, size_t len)
 {
     size_t i;
     const json_t *s;
-    size_t at = 0;
+    size_t at = strlen(buf);
 
-    buf[0] = '\0';
     json_array_foreach(a, i, s)
     {
         const char *t = json_string_value(s);
@@ -251,7 +263,15 @@ static void dynamo_multinode(json_t *c, const char *framework, bool leader, unsi
         }
         json_array_append_new(
             env, json_pack("{s:s,s:s}", "name", "OMPI_MCA_orte_keep_fqdn_hostnames", "value", "1"));
-        join(json_array_size(args) ? args : cmd, orig, sizeof(orig));
+        /* backend_trtllm.go setupLeaderContainer: a python command with its args, else the
+         * args (a sh -c script), else the command */
+        orig[0] = '\0';
+        if (is_python(json_string_value(json_array_get(cmd, 0)))) {
+            join(cmd, orig, sizeof(orig));
+            join(args, orig, sizeof(orig));
+        } else {
+            join(json_array_size(args) ? args : cmd, orig, sizeof(orig));
+        }
         for (unsigned long i = 1; i < nodes && strlen(hosts) + 32 < sizeof(hosts); i++) {
             size_t l = strlen(hosts);
             snprintf(hosts + l, sizeof(hosts) - l, ",${LWS_WORKER_%lu_ADDRESS}", i);
@@ -348,17 +368,12 @@ static json_t *dynamo_template(struct obj_manifest *m, const json_t *dgd, const 
 enum tpx_code obj_mf_expand_dgd(struct obj_manifest *m, const json_t *obj, const char *src,
                                 struct tpx_err *err)
 {
-    const json_t *svcs = json_object_get(json_object_get(obj, "spec"), "services");
+    const json_t *svcs = NULL;
     struct expander x = {m, src, 0, 0};
     const char *sname;
     const json_t *svc;
 
-    if (!json_is_object(svcs) || json_object_size(svcs) == 0) {
-        if (svcs)
-            m->err_at = svcs;
-        return tpx_err_set(err, TPX_EINVAL, "spec.services is missing or empty");
-    }
-    if (obj_mf_add_job(m, obj, "DynamoGraphDeployment", src, &x.job, err) != TPX_OK)
+    if (open_kind(m, obj, "services", true, "DynamoGraphDeployment", &x, &svcs, err) != TPX_OK)
         return err->code;
     json_object_foreach((json_t *)svcs, sname, svc)
     {
@@ -504,18 +519,13 @@ static json_t *rbg_lwp_template(struct obj_manifest *m, const json_t *lwp, bool 
 enum tpx_code obj_mf_expand_rbg(struct obj_manifest *m, const json_t *obj, const char *src,
                                 struct tpx_err *err)
 {
-    const json_t *roles = json_object_get(json_object_get(obj, "spec"), "roles");
+    const json_t *roles = NULL;
     const char *rbg = obj_mf_obj_name(obj);
     struct expander x = {m, src, 0, 0};
     size_t r;
     const json_t *role;
 
-    if (!json_is_array(roles) || json_array_size(roles) == 0) {
-        if (roles)
-            m->err_at = roles;
-        return tpx_err_set(err, TPX_EINVAL, "spec.roles is missing or empty");
-    }
-    if (obj_mf_add_job(m, obj, "RoleBasedGroup", src, &x.job, err) != TPX_OK)
+    if (open_kind(m, obj, "roles", false, "RoleBasedGroup", &x, &roles, err) != TPX_OK)
         return err->code;
     json_array_foreach(roles, r, role)
     {
@@ -705,17 +715,20 @@ static json_t *llmisvc_template(struct obj_manifest *m, const json_t *ps, const 
 }
 
 /* One workload of an LLMInferenceService (spec, or spec.prefill): with a worker, the LWS
- * `<name>-kserve-mn[-prefill]` of size pipeline (when set) else data / dataLocal; without one,
- * `replicas` pods `<name>-kserve[-prefill]-<i>`. */
+ * `<name>-kserve-mn[-prefill]` of size ParallelismSpec.GetSize() (kserve/kserve
+ * pkg/apis/serving/v1alpha2/llm_inference_service_lifecycle.go, used by expectedMainMultiNodeLWS
+ * and expectedPrefillMultiNodeLWS in pkg/controller/v1alpha2/llmisvc/workload_multi_node.go);
+ * without one, `replicas` pods `<name>-kserve[-prefill]-<i>`. */
 static enum tpx_code llmisvc_workload(struct obj_manifest *m, struct expander *x, const json_t *obj,
                                       const json_t *w, const char *model, bool prefill,
-                                      struct tpx_err *err)
+                                      bool has_prefill, struct tpx_err *err)
 {
     const json_t *parj = json_object_get(w, "parallelism");
     const json_t *tmpl = json_object_get(w, "template");
     const json_t *worker = json_object_get(w, "worker");
     const char *name = obj_mf_obj_name(obj);
-    const char *role = prefill ? "prefill" : "decode";
+    /* llm-d.ai/role: prefill, decode beside a prefill, else both (expectedMainMultiNodeLWS) */
+    const char *role = prefill ? "prefill" : has_prefill ? "decode" : "both";
     struct llmisvc_par par = {0, 0, 0, 0, false, model};
     unsigned long replicas;
     unsigned long size = 1;
@@ -736,10 +749,15 @@ static enum tpx_code llmisvc_workload(struct obj_manifest *m, struct expander *x
         json_t *wt = lt ? llmisvc_template(m, worker, name, &par, false, true, role, err) : NULL;
         json_t *spec;
 
-        if (par.pipeline > 1)
+        /* ParallelismSpec.GetSize(): data parallel first, data / dataLocal (each at least 1,
+         * the quotient at least 1), else pipeline when set; else LWS's default size 1 */
+        if (par.data || par.data_local) {
+            size = (par.data ? par.data : 1) / (par.data_local ? par.data_local : 1);
+            if (size < 1)
+                size = 1;
+        } else if (par.pipeline) {
             size = par.pipeline;
-        else if (par.data && par.data_local && par.data >= par.data_local)
-            size = par.data / par.data_local;
+        }
         spec = wt ? obj_mf_keep(m,
                                 json_pack("{s:I,s:{s:I,s:O,s:O}}", "replicas", (json_int_t)replicas,
                                           "leaderWorkerTemplate", "size", (json_int_t)size,
@@ -775,12 +793,13 @@ enum tpx_code obj_mf_expand_llmisvc(struct obj_manifest *m, const json_t *obj, c
     const char *model = json_string_value(json_object_get(json_object_get(spec, "model"), "name"));
     struct expander x = {m, src, 0, 0};
 
+    bool has_prefill = json_is_object(json_object_get(spec, "prefill"));
+
     if (obj_mf_add_job(m, obj, "LLMInferenceService", src, &x.job, err) != TPX_OK ||
-        llmisvc_workload(m, &x, obj, spec, model, false, err) != TPX_OK)
+        llmisvc_workload(m, &x, obj, spec, model, false, has_prefill, err) != TPX_OK)
         return err->code;
-    if (json_is_object(json_object_get(spec, "prefill")) &&
-        llmisvc_workload(m, &x, obj, json_object_get(spec, "prefill"), model, true, err) !=
-            TPX_OK) {
+    if (has_prefill && llmisvc_workload(m, &x, obj, json_object_get(spec, "prefill"), model, true,
+                                        true, err) != TPX_OK) {
         tpx_err_prefix(err, "prefill");
         return err->code;
     }

@@ -124,6 +124,8 @@ static enum tpx_code book(struct pol_ledger *l, const struct ctx *x, const struc
         g->accel_per_pod = x->e.accel_per_pod;
         g->tp_explicit = wl->tp_explicit;
         g->scope = wl->scope;
+        g->kv_role = wl->kv_role;
+        memcpy(g->kv_group, wl->kv_group, sizeof(g->kv_group));
         *slot = x->e.idx >= 0 ? x->e.idx : 0;
     }
     if (g) {

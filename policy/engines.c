@@ -30,6 +30,9 @@ enum fld {
     F_NPROC,    /* torchrun processes (accelerators) per pod */
     F_GPN,      /* Triton server.py --gpu_per_node */
     F_NSHARD,   /* TGI --num-shard */
+    F_DISAGG,   /* --disaggregation-mode prefill|decode (SGLang, Dynamo's workers) */
+    F_PREFILL,  /* Dynamo vLLM's older --is-prefill-worker */
+    F_DECODE,   /* Dynamo vLLM's older --is-decode-worker */
     F_NFIELDS
 };
 
@@ -46,8 +49,11 @@ static enum fkind field_kind(enum fld f)
     case F_EP_ON:
     case F_DPATTN:
     case F_DEEPEP:
+    case F_PREFILL:
+    case F_DECODE:
         return K_BOOL;
     case F_A2A:
+    case F_DISAGG:
         return K_TEXT;
     default:
         return K_COUNT;
@@ -68,6 +74,10 @@ static const struct flag_def vllm_flags[] = {
     {"--enable-expert-parallel", F_EP_ON},
     {"-ep", F_EP_ON},
     {"--nnodes", F_NNODES},
+    /* python3 -m dynamo.vllm: components/src/dynamo/vllm/args.py */
+    {"--disaggregation-mode", F_DISAGG},
+    {"--is-prefill-worker", F_PREFILL},
+    {"--is-decode-worker", F_DECODE},
 };
 
 /* SGLang: python/sglang/srt/server_args.py (add_cli_args: "--tensor-parallel-size", "--tp-size";
@@ -93,6 +103,7 @@ static const struct flag_def sglang_flags[] = {
     {"--enable-ep-moe", F_EP_ON},
     {"--moe-dense-tp-size", F_DENSE_TP},
     {"--nnodes", F_NNODES},
+    {"--disaggregation-mode", F_DISAGG},
 };
 
 /* TensorRT-LLM: tensorrt_llm/commands/serve.py (trtllm-serve's click options --tp_size,
@@ -103,6 +114,26 @@ static const struct flag_def trtllm_flags[] = {
     {"--ep-size", F_EP},
     {"--gpus-per-node", F_GPN},
 };
+
+/* Dynamo's TensorRT-LLM worker, `python3 -m dynamo.trtllm`: ai-dynamo/dynamo
+ * components/src/dynamo/trtllm/backend_args.py (DynamoTrtllmArgGroup: --tensor-parallel-size,
+ * --pipeline-parallel-size, --expert-parallel-size, --gpus-per-node, --disaggregation-mode, each
+ * defaulting to its DYN_TRTLLM_* env var: components/src/dynamo/common/configuration/utils.py
+ * add_argument, env_or_default). The sizes mean what trtllm-serve's mean. */
+static const struct flag_def dynamo_trtllm_flags[] = {
+    {"--tensor-parallel-size", F_TP},    {"--pipeline-parallel-size", F_PP},
+    {"--expert-parallel-size", F_EP},    {"--gpus-per-node", F_GPN},
+    {"--disaggregation-mode", F_DISAGG},
+};
+/* The env vars those flags default to, in the same order. */
+static const char *const dynamo_trtllm_env[] = {
+    "DYN_TRTLLM_TENSOR_PARALLEL_SIZE", "DYN_TRTLLM_PIPELINE_PARALLEL_SIZE",
+    "DYN_TRTLLM_EXPERT_PARALLEL_SIZE", "DYN_TRTLLM_GPUS_PER_NODE",
+    "DYN_TRTLLM_DISAGGREGATION_MODE",
+};
+_Static_assert(sizeof(dynamo_trtllm_env) / sizeof(dynamo_trtllm_env[0]) ==
+                   sizeof(dynamo_trtllm_flags) / sizeof(dynamo_trtllm_flags[0]),
+               "one env var per Dynamo TensorRT-LLM flag");
 
 /* Triton's TensorRT-LLM launcher for LWS: kubernetes-sigs/lws
  * docs/examples/tensorrt-llm/build/server.py (argparse --tp, --pp, --gpu_per_node; world =
@@ -155,7 +186,17 @@ static const struct flag_def generic_flags[] = {
     {"--nnodes", F_NNODES},
 };
 
-enum eng { E_GENERIC, E_VLLM, E_SGLANG, E_TRTLLM, E_TRITON, E_LMDEPLOY, E_TGI, E_MEGATRON };
+enum eng {
+    E_GENERIC,
+    E_VLLM,
+    E_SGLANG,
+    E_TRTLLM,
+    E_DYNAMO_TRTLLM,
+    E_TRITON,
+    E_LMDEPLOY,
+    E_TGI,
+    E_MEGATRON
+};
 
 #define TABLE(t) t, sizeof(t) / sizeof(t[0])
 static const struct {
@@ -167,18 +208,29 @@ static const struct {
     [E_VLLM] = {"vllm", TABLE(vllm_flags)},
     [E_SGLANG] = {"sglang", TABLE(sglang_flags)},
     [E_TRTLLM] = {"trtllm", TABLE(trtllm_flags)},
+    [E_DYNAMO_TRTLLM] = {"dynamo-trtllm", TABLE(dynamo_trtllm_flags)},
     [E_TRITON] = {"triton-trtllm", TABLE(triton_flags)},
     [E_LMDEPLOY] = {"lmdeploy", TABLE(lmdeploy_flags)},
     [E_TGI] = {"tgi", TABLE(tgi_flags)},
     [E_MEGATRON] = {"megatron", TABLE(megatron_flags)},
 };
 
-/* Words that name an engine (a program, a module, a script), first match in argv order wins. */
-static const struct {
+/* Words that name an engine (a program, a module, a script), first match in argv order wins. A
+ * launcher (weak) names the engine only when nothing after it does: TensorRT-LLM's
+ * trtllm-llmapi-launch runs the command that follows it under MPI (tensorrt_llm/llmapi/
+ * trtllm-llmapi-launch; examples/llm-api/llm_mgmn_trtllm_serve.sh), e.g. `trtllm-llmapi-launch
+ * trtllm-serve ...` or, in Dynamo's multinode leader, `... && trtllm-llmapi-launch python3 -m
+ * dynamo.trtllm ...` (deploy/operator backend_trtllm.go). */
+struct mark {
     const char *word; /* substring of a token */
     enum eng e;
-} marks[] = {
+};
+static const struct mark launchers[] = {
+    {"trtllm-llmapi-launch", E_TRTLLM},
+};
+static const struct mark marks[] = {
     {"sglang", E_SGLANG},
+    {"dynamo.trtllm", E_DYNAMO_TRTLLM},
     {"vllm", E_VLLM},
     {"trtllm-serve", E_TRTLLM},
     {"tensorrt_llm", E_TRTLLM},
@@ -196,13 +248,19 @@ static const struct {
 
 static enum eng which_engine(const struct tpx_cmdline *cl)
 {
+    enum eng launcher = E_GENERIC;
+
     for (size_t i = 0; i < cl->ntok; i++) {
         for (size_t k = 0; k < sizeof(marks) / sizeof(marks[0]); k++) {
             if (strstr(cl->tok[i].text, marks[k].word))
                 return marks[k].e;
         }
+        for (size_t k = 0; k < sizeof(launchers) / sizeof(launchers[0]); k++) {
+            if (launcher == E_GENERIC && strstr(cl->tok[i].text, launchers[k].word))
+                launcher = launchers[k].e;
+        }
     }
-    return E_GENERIC;
+    return launcher;
 }
 
 static const char *kv_get(const struct topo_kv *kv, size_t n, const char *key)
@@ -425,6 +483,34 @@ static enum tpx_code kube_argv(const struct pol_pod_facts *f, const struct envse
     return TPX_OK;
 }
 
+/* A flag the command line did not give, from the env var the engine defaults it to (the last
+ * definition of it in the container's env): a literal value, or unknown (valueFrom, not a
+ * number). */
+static void env_default(struct found *ff, const struct flag_def *d, const char *var,
+                        const struct envset *es)
+{
+    enum fld fl = d->field;
+
+    if (ff->st[fl] != S_ABSENT)
+        return;
+    for (size_t i = es->n; i-- > 0;) {
+        const char *v = es->v[i].value;
+        if (!es->v[i].name || strcmp(es->v[i].name, var) != 0)
+            continue;
+        ff->name[fl] = var;
+        ff->argi[fl] = -1;
+        ff->env[fl] = true;
+        copy_text(ff->text[fl], sizeof(ff->text[fl]), v ? v : "valueFrom");
+        if (v && field_kind(fl) == K_TEXT)
+            ff->st[fl] = S_VALUE;
+        else if (v && count_of(v, &ff->val[fl]))
+            ff->st[fl] = S_VALUE;
+        else
+            ff->st[fl] = S_UNKNOWN;
+        return;
+    }
+}
+
 /* Every occurrence counts, in order: the last one wins, and a bad literal is an error even when
  * a later one is good, as with argparse. A count flag without a value is ignored. */
 static enum tpx_code scan(const struct pol_pod_facts *f, const struct envset *es, enum eng *eng,
@@ -463,6 +549,8 @@ static enum tpx_code scan(const struct pol_pod_facts *f, const struct envset *es
             break;
         }
     }
+    for (size_t k = 0; rc == TPX_OK && *eng == E_DYNAMO_TRTLLM && k < engines[*eng].nflags; k++)
+        env_default(ff, &dynamo_trtllm_flags[k], dynamo_trtllm_env[k], es);
     tpx_cmdline_release(&cl);
     for (size_t a = 0; owned && a < f->nargv; a++)
         free(owned[a]);
@@ -686,6 +774,7 @@ static void map_layout(struct pol_engine_layout *o, enum eng e, const struct fou
         break;
     }
     case E_TRTLLM:
+    case E_DYNAMO_TRTLLM:
     case E_TRITON: {
         unsigned tp = val_or(ff, F_TP, 1), pp = val_or(ff, F_PP, 1);
         set_size(o, ff, POL_SIZE_TP, tp, F_TP);
@@ -719,7 +808,21 @@ static void map_layout(struct pol_engine_layout *o, enum eng e, const struct fou
 
 static bool is_size_field(enum fld f)
 {
-    return f != F_NNODES && f != F_NPROC && f != F_GPN;
+    return f != F_NNODES && f != F_NPROC && f != F_GPN && f != F_DISAGG && f != F_PREFILL &&
+           f != F_DECODE;
+}
+
+/* The serving role the flags give: --disaggregation-mode prefill|decode, or Dynamo vLLM's
+ * --is-prefill-worker / --is-decode-worker. */
+static char role_of(const struct found *ff)
+{
+    if (has(ff, F_DISAGG) && strstr(ff->text[F_DISAGG], "prefill"))
+        return 'p';
+    if (has(ff, F_DISAGG) && strstr(ff->text[F_DISAGG], "decode"))
+        return 'd';
+    if (has(ff, F_PREFILL))
+        return 'p';
+    return has(ff, F_DECODE) ? 'd' : 0;
 }
 
 enum tpx_code pol_engine_read(const struct pol_pod_facts *f, struct pol_engine_layout *out,
@@ -762,6 +865,7 @@ enum tpx_code pol_engine_read(const struct pol_pod_facts *f, struct pol_engine_l
     }
     if (out->any || e == E_TGI)
         map_layout(out, e, &ff, &es, f->accel);
+    out->role = role_of(&ff);
     env_release(&es);
     return TPX_OK;
 }

@@ -69,6 +69,16 @@ enum tpx_code led_ctx_init(struct ctx *x, const struct pol_ledger *l, const stru
     }
     x->ppu = x->e.accel_per_pod < x->e.tp ? x->e.tp / x->e.accel_per_pod : 1;
     x->unit = x->e.accel_per_pod < x->e.tp ? x->e.tp : x->e.accel_per_pod;
+    /* the group's TP, EP or PP traffic goes between its pods (docs/workloads.md, RDMA NICs). Only
+     * TP and EP make it hard: pipeline sends are small and NCCL carries them over TCP sockets when
+     * a node has no RDMA NIC (slower, never broken), so PP alone only scores. */
+    if (x->e.n > 1) {
+        bool a2a = x->e.tp > x->e.accel_per_pod || wl->layout.ep > x->e.accel_per_pod;
+        if (a2a || x->e.pp > 1) {
+            x->rdma_need = (unsigned long)x->e.n * x->e.accel_per_pod;
+            x->rdma_hard = a2a && wl->layout.certain && !x->e.preferred;
+        }
+    }
     x->sc_dyn = calloc(l->nscopes[x->e.scope] + 1, sizeof(unsigned long));
     x->sc_static = calloc(l->nscopes[x->e.scope] + 1, sizeof(unsigned long));
     x->sc_free = calloc(l->nscopes[x->e.scope] + 1, sizeof(unsigned long));
@@ -198,6 +208,11 @@ enum pol_verdict led_judge(struct ctx *x, size_t n, struct reason_code *why)
         *why = (struct reason_code){R_DOMAIN_SMALL, size, x->e.tp};
         return POL_UNRESOLVABLE;
     }
+    /* a certain group whose traffic crosses nodes needs a NIC for it (never an unknown count) */
+    if (led_rdma_cut(x, n)) {
+        *why = (struct reason_code){R_NO_RDMA, multi ? size : l->n_alloc[n], 0};
+        return POL_UNRESOLVABLE;
+    }
     /* rule 3: later members follow the group */
     if (x->e.group != TOPO_NONE) {
         const struct group *g = &l->groups[x->e.group];
@@ -312,6 +327,12 @@ void led_reason_text(const struct ctx *x, const struct reason_code *why, char *b
     case R_DOM_FREE:
         snprintf(buf, len, "domain %s has %u free %s, TP group needs %u",
                  topo_cluster_domain_name(l->c, why->a), why->b, word, x->e.tp);
+        break;
+    case R_NO_RDMA:
+        snprintf(buf, len,
+                 "node has no RDMA NIC (topox.io/rdma-nics 0): group %s of %lu %s crosses nodes, "
+                 "but only %u fit without leaving this node's interconnect domain",
+                 x->wl->display, x->rdma_need, word, why->a);
         break;
     case R_NONE:
         buf[0] = '\0';

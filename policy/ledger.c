@@ -209,11 +209,12 @@ struct pol_ledger *pol_ledger_new(const struct topo_cluster *c, struct tpx_err *
     l->n_dcount = calloc(nn + 1, sizeof(unsigned));
     l->n_multi = calloc(nn + 1, sizeof(bool));
     l->n_unsched = calloc(nn + 1, sizeof(bool));
+    l->n_nordma = calloc(nn + 1, sizeof(bool));
     l->n_res = calloc(nn + 1, sizeof(int));
     l->d_size = calloc(nd + 1, sizeof(unsigned));
     if (!l->dom_used || !l->dom_resv || !l->node_used || !l->node_resv || !l->rack_used ||
         !l->rack_resv || !l->n_alloc || !l->n_dfirst || !l->n_dcount || !l->n_multi ||
-        !l->n_unsched || !l->n_res || !l->d_size)
+        !l->n_unsched || !l->n_nordma || !l->n_res || !l->d_size)
         goto oom;
     for (size_t d = 0; d < nd; d++)
         l->d_size[d] = topo_cluster_domain_size(c, d);
@@ -226,6 +227,7 @@ struct pol_ledger *pol_ledger_new(const struct topo_cluster *c, struct tpx_err *
         l->n_multi[i] = topo_cluster_domain_is_multinode(c, l->n_dfirst[i]);
         l->any_multi = l->any_multi || l->n_multi[i];
         l->n_unsched[i] = in->unschedulable;
+        l->n_nordma[i] = in->rdma_known && in->rdma_nics == 0;
         l->n_res[i] = -1;
         for (size_t r = 0; in->resource && r < l->nres && l->n_res[i] < 0; r++) {
             if (strcmp(l->res[r], in->resource) == 0)
@@ -286,6 +288,7 @@ void pol_ledger_free(struct pol_ledger *l)
     free(l->n_dcount);
     free(l->n_multi);
     free(l->n_unsched);
+    free(l->n_nordma);
     free(l->n_res);
     free(l->d_size);
     for (int k = 0; k < NSCOPE; k++) {
@@ -604,6 +607,8 @@ struct pol_ledger *pol_ledger_rebase(const struct pol_ledger *l, const struct to
         ng->tp_explicit = og->tp_explicit;
         ng->scope = og->scope;
         ng->expires = og->expires;
+        ng->kv_role = og->kv_role;
+        memcpy(ng->kv_group, og->kv_group, sizeof(ng->kv_group));
         for (unsigned k = 0; k < og->nslots; k++) {
             const struct slot *os = &og->slots[k];
             struct slot *s = &ng->slots[k];

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* policy/ledger_int.h - private to policy/: the ledger's records and the helpers its pieces share
- * (ledger.c, scope.c, judge.c, filter.c, score.c, reserve.c, book.c), as git's refs-internal.h is
- * to refs/. Code outside policy/ uses policy/policy.h only and never includes this header
- * (scripts/check-layering.sh). The hot helpers stay static inline here, so splitting the ledger
- * into files costs the filter and score loops no calls. */
+ * (ledger.c, scope.c, judge.c, filter.c, score.c, prefer.c, reserve.c, book.c), as git's
+ * refs-internal.h is to refs/. Code outside policy/ uses policy/policy.h only and never includes
+ * this header (scripts/check-layering.sh). The hot helpers stay static inline here, so splitting
+ * the ledger into files costs the filter and score loops no calls. */
 #ifndef TPX_POLICY_LEDGER_INT_H
 #define TPX_POLICY_LEDGER_INT_H
 
@@ -45,7 +45,9 @@ struct group {
     bool tp_explicit;
     enum pol_scope scope;
     size_t scope_id;
-    size_t rack; /* rack of the first placed member */
+    size_t rack;                /* rack of the first placed member */
+    char kv_group[POL_KEY_MAX]; /* pol_workload.kv_group: the deployment it trades KV in */
+    char kv_role;               /* 'p' prefill, 'd' decode, 0 */
     /* Slots 0..nslots-1, grown by need (led_slot_grow) as members arrive and holds are made, never
      * past n: a declared size allocates nothing. Slots from nslots to n-1 are led_empty_slot. */
     struct slot *slots;
@@ -90,7 +92,8 @@ struct pol_ledger {
     bool *n_multi;
     bool any_multi; /* some domain spans nodes */
     bool *n_unsched;
-    int *n_res; /* index into res[], -1 when the node names no resource */
+    bool *n_nordma; /* the node says topox.io/rdma-nics 0 (unknown is false) */
+    int *n_res;     /* index into res[], -1 when the node names no resource */
     unsigned *d_size;
     const char *res[16];
     size_t nres;
@@ -189,6 +192,7 @@ enum rkind {
     R_NODE_FREE,
     R_NODE_FREE_TP,
     R_DOM_FREE,
+    R_NO_RDMA,
 };
 
 struct reason_code {
@@ -216,7 +220,29 @@ struct ctx {
     size_t mate_domain;          /* domain of the pod's placed TP mates, or TOPO_NONE */
     size_t mate_node;            /* node of those mates when the domain is in-node */
     int res_id;                  /* the pod's resource in l->res[]; -1 any; -2 none has it */
+    unsigned long rdma_need;     /* accelerators of a group whose traffic crosses pods; 0: none */
+    bool rdma_hard;              /* rdma_need is a hard rule: certain layout, not preferred */
 };
+
+/* Node n says it has no RDMA NIC (topox.io/rdma-nics 0) and its NVLink reach (the node, or its
+ * multi-node domain) is smaller than the x->rdma_need accelerators of a group whose TP, EP or PP
+ * traffic crosses pods: that traffic would have to leave the node over a NIC it does not have. */
+static inline bool led_no_rdma(const struct ctx *x, size_t n)
+{
+    const struct pol_ledger *l = x->l;
+    unsigned reach;
+
+    if (x->rdma_need == 0 || !l->n_nordma[n])
+        return false;
+    reach = l->n_multi[n] ? l->d_size[l->n_dfirst[n]] : l->n_alloc[n];
+    return reach < x->rdma_need;
+}
+
+/* The hard form of led_no_rdma(): where placement and holds must not go. */
+static inline bool led_rdma_cut(const struct ctx *x, size_t n)
+{
+    return x->rdma_hard && led_no_rdma(x, n);
+}
 
 /* --- shared between the pieces (defined in the file named) --------------------------------------
  */
@@ -251,6 +277,17 @@ bool led_pick_innode(const struct pol_ledger *l, size_t n, unsigned g, unsigned 
                      uint64_t *mask);
 enum pol_verdict led_judge(struct ctx *x, size_t n, struct reason_code *why);
 void led_reason_text(const struct ctx *x, const struct reason_code *why, char *buf, size_t len);
+
+/* prefer.c: the soft terms of pol_score beside best fit (score only, never a rejection): nodes
+ * without RDMA for a group that may cross nodes, the KV transfer of a deployment's prefill and
+ * decode groups, and a later member's EP group in its NVLink domain. Filled once per call. */
+struct led_prefer {
+    size_t peer_rack[8], peer_block[8]; /* where the deployment's other-role groups are placed */
+    size_t npeer_rack, npeer_block;
+};
+void led_prefer_init(const struct ctx *x, struct led_prefer *pf);
+/* score (0..10) of node n adjusted by those terms, kept in 0..10 */
+int led_prefer(const struct ctx *x, const struct led_prefer *pf, size_t n, int score);
 
 /* reserve.c: where a pod goes on a node, and the holds of a group */
 bool led_place_on(const struct ctx *x, size_t n, unsigned need, size_t only, struct where *w);

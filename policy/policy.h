@@ -77,8 +77,8 @@ struct pol_layout {
                             tp/pp/dp are what placement uses, which differ only when uncertain */
     unsigned accel;      /* accelerators of the instance the flags describe; 0: unknown */
     unsigned ep;         /* expert-parallel size; 1: off */
-    const char *engine;  /* static: "vllm", "sglang", "trtllm", "triton-trtllm", "lmdeploy", "tgi",
-                            "megatron", or "" when no engine was recognised */
+    const char *engine;  /* static: "vllm", "sglang", "trtllm", "dynamo-trtllm", "triton-trtllm",
+                            "lmdeploy", "tgi",  "megatron", or "" when no engine was recognised */
     struct pol_size_origin origin[POL_NSIZES];
     bool certain;
     bool placement_ann; /* topox.io/placement was given (preferred is the user's choice) */
@@ -106,6 +106,12 @@ struct pol_workload {
     bool size_explicit;    /* group_size came from an annotation, LWS or --nnodes */
     char resource[64];     /* accelerator resource ("nvidia.com/gpu"), "" when unknown */
     struct pol_layout layout;
+    /* KV transfer: the deployment whose prefill and decode groups trade KV ("ns/kind:name", ""
+     * when none is known) and this pod's role in it ('p' prefill, 'd' decode, 0: neither or
+     * both). Read from the operators' labels (DisaggregatedSet, Dynamo, RoleBasedGroup, KServe,
+     * Grove), the role also from --disaggregation-mode; score only (docs/workloads.md). */
+    char kv_group[POL_KEY_MAX];
+    char kv_role;
 };
 
 /* What serve does with an uncertain layout (setting `uncertain`). */

@@ -62,7 +62,7 @@ static bool place_mate(const struct ctx *x, const struct group *g, const struct 
         return led_place_on(x, at0->node, x->e.accel_per_pod, dom0, w);
     nodes = topo_cluster_domain_nodes(l->c, dom0, &nn);
     for (size_t q = 0; q < nn; q++) {
-        if (sof[nodes[q]] == g->scope_id &&
+        if (sof[nodes[q]] == g->scope_id && !led_rdma_cut(x, nodes[q]) &&
             led_place_on(x, nodes[q], x->e.accel_per_pod, TOPO_NONE, w))
             return true;
     }
@@ -98,7 +98,7 @@ static bool multi_domain_room(const struct ctx *x, const struct group *g, size_t
         return false;
     *free_accel = 0;
     for (size_t q = 0; q < nn; q++) {
-        if (sof[nodes[q]] == g->scope_id && !l->n_unsched[nodes[q]]) {
+        if (sof[nodes[q]] == g->scope_id && !l->n_unsched[nodes[q]] && !led_rdma_cut(x, nodes[q])) {
             pods += node_free(l, nodes[q]) / x->e.accel_per_pod;
             *free_accel += node_free(l, nodes[q]);
         }
@@ -128,7 +128,8 @@ static size_t best_unit_domain(const struct ctx *x, const struct group *g, unsig
                 continue;
             dom = led_node_domain(l, n);
         } else {
-            if (!led_place_on(x, n, x->ppu > 1 ? x->e.tp : x->e.accel_per_pod, TOPO_NONE, &w))
+            if (led_rdma_cut(x, n) ||
+                !led_place_on(x, n, x->ppu > 1 ? x->e.tp : x->e.accel_per_pod, TOPO_NONE, &w))
                 continue;
             dom = where_domain(l, &w);
             f = dom_free(l, dom);
@@ -152,7 +153,8 @@ static size_t fullest_node(const struct ctx *x, const struct group *g, size_t do
 
     for (size_t q = 0; q < nn; q++) {
         unsigned f = node_free(l, nodes[q]);
-        if (sof[nodes[q]] != g->scope_id || f < x->e.accel_per_pod || l->n_unsched[nodes[q]])
+        if (sof[nodes[q]] != g->scope_id || f < x->e.accel_per_pod || l->n_unsched[nodes[q]] ||
+            led_rdma_cut(x, nodes[q]))
             continue;
         if (best == TOPO_NONE || f < node_free(l, best))
             best = nodes[q];
@@ -187,22 +189,29 @@ void led_reserve_rest(struct pol_ledger *l, const struct ctx *x, struct group *g
 {
     unsigned u0 = k0 / x->ppu * x->ppu;
 
-    /* an EP group spanning pods prefers the first member's multi-node NVLink domain
-     * (docs/workloads.md): its units go there while it has room, then best fit as for TP */
+    /* an EP group spanning TP units (pods, or TP groups that span pods) prefers the first
+     * member's multi-node NVLink domain (docs/workloads.md): its units go there while it has
+     * room, then best fit as for TP */
     const struct where at0 = g->slots[k0].at; /* a copy: holding grows the slots */
     size_t dom0 = where_domain(l, &at0);
-    bool ep_pref = x->ppu == 1 && x->wl->layout.ep > x->e.accel_per_pod &&
-                   topo_cluster_domain_is_multinode(l->c, dom0);
+    bool ep_pref = x->wl->layout.ep > x->unit && topo_cluster_domain_is_multinode(l->c, dom0);
+    size_t nn0;
+    const size_t *dnodes0 = topo_cluster_domain_nodes(l->c, dom0, &nn0);
 
     reserve_mates(l, x, g, k0);
     for (unsigned u = 0; u < g->n; u += x->ppu) {
         unsigned cnt = g->n - u < x->ppu ? g->n - u : x->ppu; /* pods in this unit */
         size_t node = TOPO_NONE, dom;
+        unsigned long f0;
         struct where w;
         if (u == u0)
             continue;
-        if (ep_pref && place_mate(x, g, &at0, dom0, &w)) {
+        if (ep_pref && x->ppu == 1 && place_mate(x, g, &at0, dom0, &w)) {
             hold_slot_at(l, g, u, &w);
+            continue;
+        }
+        if (ep_pref && x->ppu > 1 && nn0 > 0 && multi_domain_room(x, g, dnodes0[0], cnt, &f0)) {
+            reserve_unit(l, x, g, u, dom0, dnodes0[0]);
             continue;
         }
         dom = best_unit_domain(x, g, cnt, &node);

@@ -33,6 +33,7 @@ struct pol_scope_memo {
     bool valid;
     enum pol_scope scope;
     unsigned accel_per_pod, tp, ppu;
+    unsigned long rdma_cut;   /* ctx.rdma_need when it is hard, else 0: which nodes were left out */
     size_t nscopes, ndomains; /* entries the arrays hold */
     unsigned long *sc_dyn, *sc_static, *sc_free;
     unsigned *dom_pods;
@@ -92,6 +93,11 @@ static unsigned long node_pods_innode(const struct ctx *x, size_t n, bool now)
     return pods < cap ? pods : cap;
 }
 
+static unsigned long rdma_cut_of(const struct ctx *x)
+{
+    return x->rdma_hard ? x->rdma_need : 0;
+}
+
 /* The memo's scopes into x, when it holds x's shape for this ledger at its current generation. */
 static bool memo_take(const struct ctx *x)
 {
@@ -100,7 +106,8 @@ static bool memo_take(const struct ctx *x)
     size_t ns = l->nscopes[x->e.scope];
 
     if (!m || !m->valid || m->l != l || m->gen != l->gen || m->scope != x->e.scope ||
-        m->accel_per_pod != x->e.accel_per_pod || m->tp != x->e.tp || m->ppu != x->ppu)
+        m->accel_per_pod != x->e.accel_per_pod || m->tp != x->e.tp || m->ppu != x->ppu ||
+        m->rdma_cut != rdma_cut_of(x))
         return false;
     memcpy(x->sc_dyn, m->sc_dyn, ns * sizeof(*x->sc_dyn));
     memcpy(x->sc_static, m->sc_static, ns * sizeof(*x->sc_static));
@@ -154,11 +161,13 @@ static void memo_keep(const struct ctx *x)
     m->accel_per_pod = x->e.accel_per_pod;
     m->tp = x->e.tp;
     m->ppu = x->ppu;
+    m->rdma_cut = rdma_cut_of(x);
     m->valid = true;
 }
 
 /* Pods placeable per scope now and on an empty cluster, in one pass over nodes and domains (or
- * from the memo, when the ledger has not changed since the same shape was computed). */
+ * from the memo, when the ledger has not changed since the same shape was computed). Nodes the
+ * RDMA rule keeps out (led_rdma_cut) hold none of the group. */
 void led_compute_scopes(struct ctx *x)
 {
     const struct pol_ledger *l = x->l;
@@ -171,7 +180,7 @@ void led_compute_scopes(struct ctx *x)
         return;
     for (size_t n = 0; n < l->nnodes; n++) {
         size_t s = sof[n];
-        if (l->n_unsched[n])
+        if (l->n_unsched[n] || led_rdma_cut(x, n))
             continue;
         x->sc_free[s] += node_free(l, n);
         if (!node_multinode(l, n)) {
@@ -190,7 +199,7 @@ void led_compute_scopes(struct ctx *x)
             continue;
         nodes = topo_cluster_domain_nodes(l->c, d, &nn);
         for (size_t k = 0; k < nn; k++) {
-            if (!l->n_unsched[nodes[k]])
+            if (!l->n_unsched[nodes[k]] && !led_rdma_cut(x, nodes[k]))
                 stat += l->n_alloc[nodes[k]] / x->e.accel_per_pod;
         }
         if (nn == 0)
@@ -241,6 +250,15 @@ enum tpx_code pol_gang_shortfall(const struct pol_ledger *l, const struct pol_wo
                  led_scope_word[x.e.scope], need, x.unit, word, need == 1 ? "" : "s",
                  led_scope_word[x.e.scope], led_scope_name(l, x.e.scope, best),
                  x.sc_dyn[best] * x.e.accel_per_pod / x.unit);
+    for (size_t n = 0; n < l->nnodes; n++) {
+        if (led_rdma_cut(&x, n)) {
+            size_t used = strlen(buf);
+            snprintf(buf + used, len - used,
+                     "; nodes with topox.io/rdma-nics 0 are left out: the group's traffic "
+                     "crosses nodes");
+            break;
+        }
+    }
     led_ctx_release(&x);
     return TPX_OK;
 }

@@ -59,6 +59,7 @@ enum tpx_code pol_score_memo(const struct pol_ledger *l, struct pol_scope_memo *
                              time_t now, int *scores, struct tpx_err *err)
 {
     struct ctx x;
+    struct led_prefer pf;
 
     (void)now;
     for (size_t i = 0; i < n; i++) {
@@ -76,6 +77,7 @@ enum tpx_code pol_score_memo(const struct pol_ledger *l, struct pol_scope_memo *
         return TPX_OK;
     }
     led_compute_scopes(&x);
+    led_prefer_init(&x, &pf);
     for (size_t i = 0; i < n; i++) {
         struct reason_code code;
         size_t node = cand[i];
@@ -87,7 +89,8 @@ enum tpx_code pol_score_memo(const struct pol_ledger *l, struct pol_scope_memo *
             continue;
         if (x.e.group != TOPO_NONE) {
             /* a reserved place for this pod is the best; else fuller domains first */
-            scores[i] = x.slot_here[node] ? 10 : 4 + node_fit_bonus(&x, node);
+            scores[i] =
+                led_prefer(&x, &pf, node, x.slot_here[node] ? 10 : 4 + node_fit_bonus(&x, node));
             continue;
         }
         /* first member: the scope left with the least free capacity after the whole group */
@@ -97,8 +100,7 @@ enum tpx_code pol_score_memo(const struct pol_ledger *l, struct pol_scope_memo *
         if (sc < 0)
             sc = 0;
         scores[i] = sc + node_fit_bonus(&x, node) + ep_domain_bonus(&x, node);
-        if (scores[i] > 10)
-            scores[i] = 10;
+        scores[i] = led_prefer(&x, &pf, node, scores[i] > 10 ? 10 : scores[i]);
     }
     led_ctx_release(&x);
     return TPX_OK;

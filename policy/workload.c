@@ -130,6 +130,84 @@ static void infer_group(const struct pol_pod_facts *f, struct pol_workload *wl, 
     set_str(wl->display, "%s/%s", ns, pod);
 }
 
+/* 'p' when a role name says prefill, 'd' when it says decode (case aside), else 0. */
+static char role_word(const char *v)
+{
+    char low[64];
+    size_t i;
+
+    if (!v)
+        return 0;
+    for (i = 0; v[i] && i + 1 < sizeof(low); i++)
+        low[i] = (char)(v[i] >= 'A' && v[i] <= 'Z' ? v[i] - 'A' + 'a' : v[i]);
+    low[i] = '\0';
+    if (strstr(low, "prefill"))
+        return 'p';
+    return strstr(low, "decode") ? 'd' : 0;
+}
+
+/*
+ * The deployment a pod's prefill or decode group belongs to, from what each operator labels its
+ * pods with (the first that applies), and the role from its role label, else from the engine's
+ * --disaggregation-mode (flag_role):
+ *   DisaggregatedSet  disaggregatedset.x-k8s.io/{name,slice} + /role
+ *   Dynamo            nvidia.com/dynamo-graph-deployment-name + dynamo-sub-component-type (else
+ *                     dynamo-component-type, else the component name)
+ *   RoleBasedGroup    rbg.workloads.x-k8s.io/group-name + /role-name
+ *   KServe llm-d      app.kubernetes.io/name (part-of llminferenceservice) + llm-d.ai/role
+ *   Grove             app.kubernetes.io/part-of (managed-by grove-operator) + grove.io/podclique
+ */
+static void infer_kv(const struct pol_pod_facts *f, char flag_role, struct pol_workload *wl)
+{
+    /* deploy: the deployment's label; sub: a part of it that is a deployment of its own (a
+     * DisaggregatedSet slice); roles: the labels that may name the role, in order; the first of
+     * them must be there for the deployment label to count (a common app.kubernetes.io key alone
+     * says nothing of KV), except for the operators' own deployment keys (need_role false) */
+    static const struct {
+        const char *kind, *deploy, *sub;
+        const char *roles[3];
+        bool need_role;
+    } ops[] = {
+        {"ds",
+         "disaggregatedset.x-k8s.io/name",
+         "disaggregatedset.x-k8s.io/slice",
+         {"disaggregatedset.x-k8s.io/role", NULL, NULL},
+         false},
+        {"dynamo",
+         "nvidia.com/dynamo-graph-deployment-name",
+         NULL,
+         {"nvidia.com/dynamo-sub-component-type", "nvidia.com/dynamo-component-type",
+          "nvidia.com/dynamo-component"},
+         false},
+        {"rbg",
+         "rbg.workloads.x-k8s.io/group-name",
+         NULL,
+         {"rbg.workloads.x-k8s.io/role-name", NULL, NULL},
+         false},
+        {"llmisvc", "app.kubernetes.io/name", NULL, {"llm-d.ai/role", NULL, NULL}, true},
+        {"grove", "app.kubernetes.io/part-of", NULL, {"grove.io/podclique", NULL, NULL}, true},
+    };
+    const char *ns = f->ns ? f->ns : "default";
+
+    for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+        const char *d = kv_get(f->labels, f->nlabels, ops[k].deploy);
+        const char *sub = ops[k].sub ? kv_get(f->labels, f->nlabels, ops[k].sub) : NULL;
+        char role = 0;
+
+        if (!d || !d[0] || (ops[k].need_role && !kv_get(f->labels, f->nlabels, ops[k].roles[0])))
+            continue;
+        for (size_t r = 0; r < 3 && ops[k].roles[r] && !role; r++)
+            role = role_word(kv_get(f->labels, f->nlabels, ops[k].roles[r]));
+        if (!role)
+            role = flag_role;
+        set_str(wl->kv_group, "%s/%s:%.100s%s%.20s", ns, ops[k].kind, d, sub ? "/" : "",
+                sub ? sub : "");
+        wl->kv_role = role;
+        return;
+    }
+    wl->kv_role = flag_role; /* no deployment known: the role alone pairs with nothing */
+}
+
 const char *pol_src_name(enum pol_src src)
 {
     switch (src) {
@@ -338,6 +416,7 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
         wl->layout.ep = 0;
 
     infer_group(f, wl, &grouped);
+    infer_kv(f, el.role, wl);
 
     /* group size: annotation, LWS size, --nnodes and the like, else derived; the controller's size
      * wins no argument: an annotation that says otherwise is refused */

@@ -266,6 +266,13 @@ enum tpx_code topo_labels_decode(const struct topo_label_config *cfg, const stru
         rc = read_count(labels, nlabels, "topox.io/domains-per-node", &out->domains_per_node, err);
     if (rc != TPX_OK)
         return rc;
+    /* what `topox label` counted (docs/label.md); a value that is not a count says nothing, so
+     * it stays unknown rather than refusing the node */
+    v = kv_get(labels, nlabels, "topox.io/rdma-nics");
+    if (v && topo_quantity_whole(v, &out->rdma_nics) && out->rdma_nics <= TOPO_ACCEL_MAX)
+        out->rdma_known = true;
+    else
+        out->rdma_nics = 0;
     v = kv_get(labels, nlabels, "topox.io/interconnect");
     if (v) {
         if (!topo_fabric_parse(v, &out->fabric))

@@ -64,8 +64,9 @@ struct topo_label_explain {
  * Fill *out from a node's labels and its allocatable resources (key = resource name, value = a
  * Kubernetes quantity such as "8"). out's strings are BORROWED from labels/alloc (copy them, e.g.
  * by topo_cluster_add(), before those go away); out->name is left to the caller. Also reads
- * topox.io/interconnect, topox.io/domain-size and topox.io/domains-per-node (else the fabric is
- * guessed from nvidia.com/gpu.* product labels, or unknown). GFD's clique sets out->nvl: present,
+ * topox.io/interconnect, topox.io/domain-size, topox.io/domains-per-node (else the fabric is
+ * guessed from nvidia.com/gpu.* product labels, or unknown) and topox.io/rdma-nics (a whole count
+ * sets rdma_known; absent or not a count: unknown, never 0). GFD's clique sets out->nvl: present,
  * the fabric is COMPLETED and, without a rack label, its ClusterUUID is the rack
  * (out->rack_from_domain); absent on an NVL72 part (nvidia.com/gpu.product GB200 or GB300), the
  * fabric is not COMPLETED and the node gets no multi-node domain, whichever key offers one. Values

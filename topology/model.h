@@ -51,6 +51,8 @@ struct topo_node_info {
     enum topo_nvl nvl;         /* the clique's word on the NVLink fabric */
     bool rack_from_domain;     /* no rack label: the rack is the domain value up to its last '.'
                                   (a clique's ClusterUUID, the NVL72 rack) */
+    bool rdma_known;           /* topox.io/rdma-nics was given (false: unknown, never 0) */
+    unsigned rdma_nics;        /* RDMA-capable NICs the node says it has; only when rdma_known */
 };
 
 /* Opaque: fields live in model.c. Built by _new/_add, frozen by _seal, then read-only and safe to

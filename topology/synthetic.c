@@ -4,24 +4,26 @@
  */
 #include "topology/synthetic.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct spec {
     unsigned racks, nodes_per_rack, gpus, domain_nodes, dpn, blocks, zones, used;
+    unsigned rdma, no_rdma_racks; /* rdma UINT_MAX: not said (unknown) */
     enum topo_fabric fabric;
     char resource[128];
 };
 
 static const char *const num_keys[] = {
     "racks",  "nodes-per-rack", "gpus-per-node", "domain-nodes", "domains-per-node",
-    "blocks", "zones",          "used"};
+    "blocks", "zones",          "used",          "rdma-nics",    "no-rdma-racks"};
 
 static unsigned *num_field(struct spec *s, size_t k)
 {
-    unsigned *f[] = {&s->racks, &s->nodes_per_rack, &s->gpus,  &s->domain_nodes,
-                     &s->dpn,   &s->blocks,         &s->zones, &s->used};
+    unsigned *f[] = {&s->racks,  &s->nodes_per_rack, &s->gpus, &s->domain_nodes, &s->dpn,
+                     &s->blocks, &s->zones,          &s->used, &s->rdma,         &s->no_rdma_racks};
     return f[k];
 }
 
@@ -83,7 +85,8 @@ static enum tpx_code parse_pair(struct spec *s, const char *p, size_t len, struc
     return tpx_err_set(
         err, TPX_EINVAL,
         "synthetic spec: unknown key '%.*s' (racks, nodes-per-rack, gpus-per-node, "
-        "interconnect, resource, domain-nodes, domains-per-node, blocks, zones, used)",
+        "interconnect, resource, domain-nodes, domains-per-node, blocks, zones, used, rdma-nics, "
+        "no-rdma-racks)",
         (int)klen, p);
 }
 
@@ -91,7 +94,7 @@ static enum tpx_code parse_spec(const char *text, struct spec *s, struct tpx_err
 {
     const char *p;
 
-    *s = (struct spec){1, 1, 8, 1, 1, 0, 0, 0, TOPO_FABRIC_NVSWITCH, "nvidia.com/gpu"};
+    *s = (struct spec){1, 1, 8, 1, 1, 0, 0, 0, UINT_MAX, 0, TOPO_FABRIC_NVSWITCH, "nvidia.com/gpu"};
     if (!text)
         return tpx_err_set(err, TPX_EINVAL, "synthetic spec: empty");
     if (strcmp(text, "example") == 0)
@@ -191,6 +194,8 @@ struct topo_cluster *topo_cluster_synthetic(const char *text, struct tpx_err *er
             in.fabric = s.fabric;
             in.domain_size = s.gpus / s.dpn;
             in.domains_per_node = s.dpn;
+            in.rdma_known = s.rdma != UINT_MAX || r < s.no_rdma_racks;
+            in.rdma_nics = r < s.no_rdma_racks || !in.rdma_known ? 0 : s.rdma;
             if (topo_cluster_add(c, &in, err) != TPX_OK)
                 goto fail;
         }
@@ -233,6 +238,8 @@ size_t topo_synthetic_node_labels(const struct topo_cluster *c, size_t i, struct
     PUT("topox.io/interconnect", "%s", topo_fabric_name(in->fabric));
     PUT("topox.io/domain-size", "%u", in->domain_size ? in->domain_size : in->accel_alloc / dpn);
     PUT("topox.io/domains-per-node", "%u", dpn);
+    if (in->rdma_known)
+        PUT("topox.io/rdma-nics", "%u", in->rdma_nics);
 #undef PUT
     return n;
 }

@@ -23,6 +23,8 @@
  *   domains-per-node=N (1: e.g. 2 for a 16-NPU host with two 8-NPU HCCS domains)
  *   blocks=N (0: no block level; racks are spread evenly over blocks b1..bN)
  *   zones=N (0: no zone level)     used=N (0: accelerators already in use on every node)
+ *   rdma-nics=N (not said: unknown; every node says topox.io/rdma-nics N)
+ *   no-rdma-racks=K (0: the nodes of the first K racks say topox.io/rdma-nics 0)
  * Nodes are named "r01-n03" (zero-padded to the width of the largest number), racks "r01", blocks
  * "b1", zones "zone-a". NULL with *err (TPX_EINVAL naming the key) for an unknown key or a bad
  * value. Free with topo_cluster_free().
@@ -32,7 +34,8 @@ struct topo_cluster *topo_cluster_synthetic(const char *spec, struct tpx_err *er
 /*
  * The node labels synthetic node i would carry: topox.io/rack, topox.io/block (when blocks),
  * topology.kubernetes.io/zone (when zones), nvidia.com/gpu.clique (multi-node domains),
- * topox.io/interconnect, topox.io/domain-size, topox.io/domains-per-node. Keys are static strings;
+ * topox.io/interconnect, topox.io/domain-size, topox.io/domains-per-node, topox.io/rdma-nics (when
+ * known). Keys are static strings;
  * values are written into storage (one 64-byte slot per label), so out is valid while storage is.
  * Returns the number of labels written (at most max). The allocatable resource is
  * topo_cluster_node(c, i)->resource with accel_alloc. Works on any sealed cluster.

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#define NLISTS 6
 #define MAX_WATCH_SCRIPTS 32
 #define MAX_BINDS 256
 
@@ -44,7 +45,7 @@ struct fake_api {
     pthread_cond_t cv;
     bool stopping;
     char *token;
-    json_t *lists[2]; /* nodes, pods */
+    json_t *lists[NLISTS]; /* nodes, pods, then the DRA kinds (list_paths) */
     struct watch_script scripts[MAX_WATCH_SCRIPTS];
     size_t nscripts;
     unsigned fail_n;
@@ -135,12 +136,26 @@ static void sleep_ms(unsigned ms)
     nanosleep(&ts, NULL);
 }
 
+/* What is listed and watched. ComputeDomains are not served (404: no CRD) until set. */
+static const char *const list_paths[NLISTS] = {
+    "/api/v1/nodes",
+    "/api/v1/pods",
+    "/apis/resource.k8s.io/v1/resourceslices",
+    "/apis/resource.k8s.io/v1/resourceclaims",
+    "/apis/resource.k8s.io/v1/deviceclasses",
+    "/apis/resource.nvidia.com/v1beta1/computedomains",
+};
+static const char *const list_files[NLISTS] = {
+    "nodes-list.json",          "pods-list.json",          "resourceslices-list.json",
+    "resourceclaims-list.json", "deviceclasses-list.json", "computedomains-list.json",
+};
+
 static int list_index(const char *path)
 {
-    if (strcmp(path, "/api/v1/nodes") == 0)
-        return 0;
-    if (strcmp(path, "/api/v1/pods") == 0)
-        return 1;
+    for (int i = 0; i < NLISTS; i++) {
+        if (strcmp(path, list_paths[i]) == 0)
+            return i;
+    }
     return -1;
 }
 
@@ -548,6 +563,10 @@ static enum MHD_Result route(struct fake_api *f, struct MHD_Connection *c, const
         return answer_fixture(f, c, (unsigned)fail, "status-500.json");
 
     idx = list_index(url);
+    pthread_mutex_lock(&f->mu);
+    if (idx >= 0 && !f->lists[idx])
+        idx = -1; /* not served (yet): 404 */
+    pthread_mutex_unlock(&f->mu);
     if (strcmp(method, "GET") == 0 && idx >= 0)
         return is_watch ? answer_watch(f, c, url) : answer_list(f, c, idx);
     if (strcmp(method, "GET") == 0 && sscanf(url, "/api/v1/nodes/%255[^/]", name) == 1) {
@@ -679,20 +698,23 @@ struct fake_api *fake_api_start(const char *fixtures_dir)
     struct fake_api *f = xmalloc(sizeof(*f));
     struct sockaddr_in sa;
     const union MHD_DaemonInfo *info;
-    const char *files[2] = {"nodes-list.json", "pods-list.json"};
 
     memset(f, 0, sizeof(*f));
     f->fixtures = xstrdup(fixtures_dir);
     pthread_mutex_init(&f->mu, NULL);
     pthread_cond_init(&f->cv, NULL);
     f->events = json_object();
-    for (int i = 0; i < 2; i++) {
-        char *s = slurp(fixtures_dir, files[i]);
+    for (int i = 0; i < NLISTS; i++) {
+        char *s = i < 2 ? slurp(fixtures_dir, list_files[i]) : NULL;
 
+        /* the DRA kinds start empty (fake_api_set_list() fills them); ComputeDomains absent */
         f->lists[i] = s ? json_loads(s, 0, NULL) : NULL;
+        if (i >= 2 && i < NLISTS - 1)
+            f->lists[i] = json_pack("{s:s,s:s,s:{s:s},s:[]}", "kind", "List", "apiVersion", "v1",
+                                    "metadata", "resourceVersion", "1", "items");
         free(s);
-        if (!f->lists[i]) {
-            fprintf(stderr, "fake_api: cannot load %s/%s\n", fixtures_dir, files[i]);
+        if (!f->lists[i] && i != NLISTS - 1) {
+            fprintf(stderr, "fake_api: cannot load %s/%s\n", fixtures_dir, list_files[i]);
             fake_api_stop(f);
             return NULL;
         }
@@ -750,8 +772,8 @@ void fake_api_stop(struct fake_api *f)
     }
     free(f->recs);
     json_decref(f->events);
-    json_decref(f->lists[0]);
-    json_decref(f->lists[1]);
+    for (int i = 0; i < NLISTS; i++)
+        json_decref(f->lists[i]);
     free(f->token);
     free(f->failm_method);
     free(f->failm_fixture);

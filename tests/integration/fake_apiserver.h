@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tests/integration/fake_apiserver.h - an in-process Kubernetes API server for tests
  * (libmicrohttpd, one thread per connection, 127.0.0.1 on port 0). It serves the node and pod
- * lists of tests/fixtures/apiserver with limit/continue paging, scripted watch streams written in
+ * lists of tests/fixtures/apiserver (and ResourceSlices, ResourceClaims, DeviceClasses, empty
+ * until set) with limit/continue paging, scripted watch streams written in
  * small chunks (bookmarks, ERROR 410, dropped connections), pod bindings (201, then 409 for a
  * second bind; 404 for unknown pods; 403 in namespace "locked"), single Node GETs, node merge
  * PATCHes (applied to the served node list, RFC 7386) and Event POSTs, which it records for
@@ -32,7 +33,10 @@ void fake_api_stop(struct fake_api *f);
 /* Require "Authorization: Bearer TOKEN" (NULL: accept anything). Others get 401. */
 void fake_api_set_token(struct fake_api *f, const char *token);
 
-/* Replace the list served at path ("/api/v1/nodes" or "/api/v1/pods") with json_text. */
+/* Replace the list served at path ("/api/v1/nodes", "/api/v1/pods", or
+ * "/apis/resource.k8s.io/v1/{resourceslices,resourceclaims,deviceclasses}", which start empty)
+ * with json_text. /apis/resource.nvidia.com/v1beta1/computedomains is not served (404, no CRD)
+ * until it is set. */
 int fake_api_set_list(struct fake_api *f, const char *path, const char *json_text);
 
 /* How a scripted watch ends after its body is sent. */

@@ -730,3 +730,99 @@ Test(plan, ep_groups_prefer_one_nvlink_domain_each)
     cr_expect_null(strstr(r.out, "EP all-to-all, 16 ranks, over RDMA"), "%s", r.out);
     run_result_release(&r);
 }
+
+/* --- traffic beside TP: RDMA NICs and KV transfer (docs/workloads.md) ---------------------------
+ */
+
+static struct run_result plan_fixture(const char *name, const char *spec)
+{
+    char path[512];
+    struct run_result r;
+
+    snprintf(path, sizeof(path), "%s/manifests/%s", TPX_FIXTURES, name);
+    cr_assert_eq(
+        run_topox((const char *[]){"plan", "-f", path, "--cluster", spec, "-o", "json", NULL}, NULL,
+                  &r),
+        0);
+    return r;
+}
+
+/* llm-d wide-EP (certain TP 1 x DP 16, EP 16 over 2 pods of 8): the all-to-all crosses nodes, so
+ * the nodes of r01, which say topox.io/rdma-nics 0, are not used; with no NICs anywhere the replica
+ * is rejected (exit 3) with the reason. vLLM tp 8 x pp 2 sends only pipeline traffic between its
+ * pods, which NCCL carries over TCP: it prefers the rack with NICs but is never rejected. */
+Test(plan, traffic_across_nodes_avoids_nodes_without_rdma_nics)
+{
+    static const char *const pods[] = {"vllm-0", "vllm-0-1"};
+    struct run_result r = plan_fixture("llm-d-wide-ep-lws-prefill-vllm-deepseek-r1-dp16-ep.yaml",
+                                       "racks=2,nodes-per-rack=2,gpus-per-node=8,rdma-nics=8,"
+                                       "no-rdma-racks=1");
+
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "r02-n01") && !strstr(r.out, "r01-n01"), "%s", r.out);
+    run_result_release(&r);
+    r = plan_fixture("llm-d-wide-ep-lws-prefill-vllm-deepseek-r1-dp16-ep.yaml",
+                     "racks=2,nodes-per-rack=2,gpus-per-node=8,no-rdma-racks=2");
+    cr_expect_eq(r.status, 3, "%s", r.err);
+    expect_has(r.out, "nodes with topox.io/rdma-nics 0 are left out", "reason");
+    run_result_release(&r);
+    /* the same nodes without the label: unknown, never 0 */
+    r = plan_fixture("llm-d-wide-ep-lws-prefill-vllm-deepseek-r1-dp16-ep.yaml",
+                     "racks=2,nodes-per-rack=2,gpus-per-node=8");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    run_result_release(&r);
+    /* pipeline only: the first replica takes the rack with NICs, the second still fits in r01 */
+    r = plan_fixture("lws-vllm-gpu-llama405b-tp8-pp2.yaml",
+                     "racks=2,nodes-per-rack=2,gpus-per-node=8,rdma-nics=8,no-rdma-racks=1");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    for (size_t i = 0; i < 2; i++) {
+        char node[64];
+        node_of(r.out, pods[i], node, sizeof(node));
+        cr_expect(strncmp(node, "r02-", 4) == 0, "%s on %s", pods[i], node);
+    }
+    run_result_release(&r);
+}
+
+/* Dynamo's SGLang prefill and decode workers of one graph (nvidia.com/dynamo-graph-deployment-name,
+ * --disaggregation-mode) for their KV transfer: 4 racks in 2 blocks, r03-n01 taken by a bound pod,
+ * so best fit puts the decode worker on r03-n02 (block b2). Best fit alone would then start the
+ * prefill worker on the first empty rack, r01 in block b1; the KV term takes it to b2 (r04). */
+Test(plan, dynamo_prefill_follows_its_decode_into_the_block)
+{
+    static const char *const decode[] = {"sglang-disagg-multinode-decode-0",
+                                         "sglang-disagg-multinode-decode-0-1"};
+    static const char *const prefill[] = {"sglang-disagg-multinode-prefill-0",
+                                          "sglang-disagg-multinode-prefill-0-1"};
+    char nodes[128], pods[128], path[512], node[64];
+    struct run_result gen, r;
+
+    path_in(nodes, sizeof(nodes), "kv-nodes.json");
+    path_in(pods, sizeof(pods), "kv-pods.json");
+    cr_assert_eq(run_topox((const char *[]){"cluster", "--spec",
+                                            "racks=4,nodes-per-rack=2,gpus-per-node=8,blocks=2",
+                                            "-o", "json", NULL},
+                           NULL, &gen),
+                 0);
+    cr_assert_eq(gen.status, 0, "%s", gen.err);
+    write_text(nodes, gen.out);
+    run_result_release(&gen);
+    write_text(pods, "{\"apiVersion\": \"v1\", \"kind\": \"List\", \"items\": [{\"apiVersion\": "
+                     "\"v1\", \"kind\": \"Pod\", \"metadata\": {\"name\": \"busy\", \"namespace\": "
+                     "\"default\", \"uid\": \"u-busy\"}, \"spec\": {\"nodeName\": \"r03-n01\", "
+                     "\"containers\": [{\"name\": \"c\", \"resources\": {\"limits\": "
+                     "{\"nvidia.com/gpu\": \"8\"}}}]}, \"status\": {\"phase\": \"Running\"}}]}\n");
+    snprintf(path, sizeof(path), "%s/manifests/dynamo-dgd-sglang-disagg-multinode-tp8-2x4gpu.yaml",
+             TPX_FIXTURES);
+    cr_assert_eq(run_topox((const char *[]){"plan", "-f", path, "--nodes", nodes, "--pods", pods,
+                                            "-o", "json", NULL},
+                           NULL, &r),
+                 0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    for (size_t i = 0; i < 2; i++) {
+        node_of(r.out, decode[i], node, sizeof(node));
+        cr_expect_str_eq(node, "r03-n02", "%s", decode[i]);
+        node_of(r.out, prefill[i], node, sizeof(node));
+        cr_expect(strncmp(node, "r04-", 4) == 0, "%s on %s, want block b2", prefill[i], node);
+    }
+    run_result_release(&r);
+}

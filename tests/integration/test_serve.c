@@ -934,6 +934,51 @@ Test(serve, certain_dense_tp16_from_flags_and_uncertain_reject)
     free(p2);
 }
 
+/* RDMA NICs: the nodes of r01 say topox.io/rdma-nics 0. A certain vLLM tp 8 x dp 2 with expert
+ * parallelism (EP 16) over two 8-GPU pods sends its all-to-all between nodes: r01 is
+ * FailedAndUnresolvable with the reason, r02 fits. A certain tp 8 x pp 2 group (pipeline sends
+ * only, which NCCL carries over TCP) and the EP group read from flags it cannot resolve are never
+ * unresolvable. */
+Test(serve, group_crossing_nodes_skips_nodes_without_rdma_nics_only_when_certain)
+{
+    const char *args[] = {
+        "--cluster", "racks=2,nodes-per-rack=2,gpus-per-node=8,rdma-nics=8,no-rdma-racks=1", NULL};
+    static const char *const ep[] = {
+        "vllm", "serve", "m", "-tp", "8", "-dp", "2", "--enable-expert-parallel", NULL};
+    static const char *const unknown[] = {
+        "vllm", "serve", "m", "-tp", "8", "-dp", "$(DP)", "--enable-expert-parallel", NULL};
+    char names[4][32];
+    size_t n = node_names(2, 2, names);
+    struct server s;
+    char *certain = pod_with_args("ep-0", "ep-0", "ep", 0, 2, 8, ep);
+    char *pipeline = pod_json("pp-0", "pp-0", "pp", 0, 2, 8, 2, 8);
+    char *unsure = pod_with_args("u-0", "u-0", "unsure", 0, 2, 8, unknown);
+    json_t *f, *un;
+    const char *why;
+
+    start(&s, args);
+    f = filter_of(s.port, certain, names, n);
+    un = json_object_get(f, "FailedAndUnresolvableNodes");
+    cr_expect_eq(json_object_size(un), 2, "the two nodes of r01");
+    why = json_string_value(json_object_get(un, "r01-n01"));
+    cr_assert_not_null(why);
+    cr_expect(strstr(why, "topox.io/rdma-nics 0") != NULL, "%s", why);
+    cr_expect_eq(json_array_size(json_object_get(f, "NodeNames")), 2);
+    json_decref(f);
+    f = filter_of(s.port, pipeline, names, n);
+    cr_expect_eq(json_object_size(json_object_get(f, "FailedAndUnresolvableNodes")), 0);
+    cr_expect_eq(json_array_size(json_object_get(f, "NodeNames")), 4);
+    json_decref(f);
+    f = filter_of(s.port, unsure, names, n);
+    cr_expect_eq(json_object_size(json_object_get(f, "FailedAndUnresolvableNodes")), 0);
+    cr_expect_eq(json_array_size(json_object_get(f, "NodeNames")), 4);
+    json_decref(f);
+    stop(&s);
+    free(certain);
+    free(pipeline);
+    free(unsure);
+}
+
 /* The port of the admin listener, from its "admin listening" log line; 0 when it never came. */
 static int admin_port(struct server *s)
 {

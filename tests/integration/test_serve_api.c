@@ -1082,6 +1082,274 @@ Test(serve_api, an_uncertain_layout_passes_and_gets_one_warning, .timeout = 120)
     stop(w);
 }
 
+/* ---- DRA ------------------------------------------------------------------------------------ */
+
+/* A ResourceSlice of 8 GPUs on node, as the NVIDIA driver publishes one (driver gpu.nvidia.com,
+ * pool = node, attributes type=gpu, pcieRoot). */
+static json_t *slice_on(const char *node)
+{
+    json_t *devs = json_array();
+    char name[64];
+
+    for (int i = 0; i < 8; i++) {
+        snprintf(name, sizeof(name), "gpu-%d", i);
+        json_array_append_new(devs,
+                              json_pack("{s:s,s:{s:{s:s},s:{s:s}}}", "name", name, "attributes",
+                                        "type", "string", "gpu", "resource.kubernetes.io/pcieRoot",
+                                        "string", i < 4 ? "pci0000:00" : "pci0000:80"));
+    }
+    snprintf(name, sizeof(name), "%s-gpu.nvidia.com-x1", node);
+    return json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s,s:s,s:{s:s,s:i,s:i},s:o}}", "apiVersion",
+                     "resource.k8s.io/v1", "kind", "ResourceSlice", "metadata", "name", name, "uid",
+                     name, "spec", "driver", "gpu.nvidia.com", "nodeName", node, "pool", "name",
+                     node, "generation", 1, "resourceSliceCount", 1, "devices", devs);
+}
+
+/* A ResourceClaim in llm for 8 GPUs; allocated on node (all of its slice) unless node is NULL. */
+static json_t *claim_of(const char *name, const char *node)
+{
+    json_t *c = json_pack("{s:s,s:s,s:{s:s,s:s,s:s},s:{s:{s:[{s:s,s:{s:s,s:s,s:i}}]}}}",
+                          "apiVersion", "resource.k8s.io/v1", "kind", "ResourceClaim", "metadata",
+                          "name", name, "namespace", "llm", "uid", name, "spec", "devices",
+                          "requests", "name", "gpus", "exactly", "deviceClassName",
+                          "gpu.nvidia.com", "allocationMode", "ExactCount", "count", 8);
+    json_t *results = json_array();
+    char dev[16];
+
+    if (!node)
+        return c;
+    for (int i = 0; i < 8; i++) {
+        snprintf(dev, sizeof(dev), "gpu-%d", i);
+        json_array_append_new(results, json_pack("{s:s,s:s,s:s,s:s}", "request", "gpus", "driver",
+                                                 "gpu.nvidia.com", "pool", node, "device", dev));
+    }
+    json_object_set_new(c, "status",
+                        json_pack("{s:{s:{s:o}}}", "allocation", "devices", "results", results));
+    return c;
+}
+
+static void set_dra_list(struct world *w, const char *what, json_t *items)
+{
+    char path[128];
+    json_t *list =
+        json_pack("{s:s,s:s,s:{s:s},s:o}", "kind", "List", "apiVersion", "resource.k8s.io/v1",
+                  "metadata", "resourceVersion", "2000", "items", items);
+    char *s = json_dumps(list, JSON_COMPACT);
+
+    snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/%s", what);
+    cr_assert_eq(fake_api_set_list(w->api, path, s), 0);
+    free(s);
+    json_decref(list);
+}
+
+static bool passes(char pass[][16], size_t n, const char *node)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(pass[i], node) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Issue 13 section 3 through serve: r1-n1's 8 GPUs come from a ResourceSlice and an allocated
+ * ResourceClaim holds them all (Node allocatable still says 8, as the scheduler's own fit sees
+ * it). A pod asking for 8 is steered to the free nodes; a pod whose only demand is its claim is
+ * placed and booked for 8; and when the held claim goes away (a relist after a 410), r1-n1 is
+ * free again. */
+Test(serve_api, dra_held_gpus_steer_a_pod_to_the_free_node, .timeout = 120)
+{
+    struct world *w = world_new(true);
+    const char *args[] = {NULL};
+    char pass[NNODES][16];
+    json_t *claimer, *spec;
+    const char *node;
+    char *gone410;
+    size_t n;
+    long total;
+    int i;
+
+    set_dra_list(w, "deviceclasses",
+                 json_pack("[{s:s,s:{s:s},s:{s:[{s:{s:s}}]}}]", "kind", "DeviceClass", "metadata",
+                           "name", "gpu.nvidia.com", "spec", "selectors", "cel", "expression",
+                           "device.driver == 'gpu.nvidia.com'"));
+    set_dra_list(w, "resourceslices", json_pack("[o,o]", slice_on("r1-n1"), slice_on("r1-n2")));
+    set_dra_list(w, "resourceclaims",
+                 json_pack("[o,o]", claim_of("held", "r1-n1"), claim_of("want-8", NULL)));
+    start(w, args);
+    cr_assert_eq(wait_ready(w), 200, "never ready:\n%s", w->srv.log);
+    total = free_gpus(w);
+    cr_expect_eq(total, NNODES * 8 - 8, "r1-n1's 8 GPUs are held by the claim");
+
+    n = filter(w, add_pod(w, "llm", "plain", "plain-1", NULL, 0, 1, 8, 1), pass, NULL);
+    cr_expect(!passes(pass, n, "r1-n1"), "r1-n1's GPUs are all held");
+    cr_expect(passes(pass, n, "r1-n2"), "r1-n2's slice is free");
+    cr_expect_eq(n, NNODES - 1);
+
+    /* the pod asks for nothing but its claim's 8 GPUs */
+    claimer = add_pod(w, "llm", "claimer", "claimer-1", NULL, 0, 1, 8, 1);
+    spec = json_object_get(claimer, "spec");
+    json_object_del(json_array_get(json_object_get(spec, "containers"), 0), "resources");
+    json_object_set_new(spec, "resourceClaims",
+                        json_pack("[{s:s,s:s}]", "name", "gpus", "resourceClaimName", "want-8"));
+    push_pods(w);
+    node = place(w, claimer);
+    cr_expect_str_neq(node, "r1-n1");
+    cr_expect_eq(free_gpus(w), total - 8, "booked for its claim's 8 GPUs");
+
+    /* the held claim is deleted while the watch is away; its resourceVersion is gone, so the
+     * claims are listed anew */
+    proxy_set_down(w->proxy, true);
+    set_dra_list(w, "resourceclaims", json_pack("[o]", claim_of("want-8", NULL)));
+    gone410 = read_file(TPX_FIXTURES "/apiserver/status-410-expired.json", NULL);
+    cr_assert_not_null(gone410);
+    fake_api_push_watch_status(w->api, "/apis/resource.k8s.io/v1/resourceclaims", 410, gone410);
+    free(gone410);
+    proxy_set_down(w->proxy, false);
+    for (i = 0; i < 300 && free_gpus(w) != total; i++)
+        sleep_ms(100);
+    cr_expect_eq(free_gpus(w), total, "r1-n1's 8 GPUs are free once the claim is gone");
+    n = filter(w, add_pod(w, "llm", "plain2", "plain-2", NULL, 0, 1, 8, 1), pass, NULL);
+    cr_expect(passes(pass, n, "r1-n1"), "r1-n1 takes pods again");
+    stop(w);
+}
+
+/* Nodes for the ComputeDomain test: r1-n1 and r1-n2 share one NVLink clique (16 GPUs, rack r1),
+ * r2-n1 and r2-n2 have an NVLink domain of 8 each. */
+static void clique_nodes(struct world *w)
+{
+    json_t *items = json_array();
+    json_t *list;
+    char *s;
+
+    for (int r = 1; r <= 2; r++) {
+        for (int i = 1; i <= 2; i++) {
+            json_t *labels = json_pack("{s:s,s:s}", "topox.io/rack", r == 1 ? "r1" : "r2",
+                                       "topox.io/domain-size", "8");
+
+            if (r == 1)
+                json_object_set_new(labels, "nvidia.com/gpu.clique",
+                                    json_string("7a1c0e4e-5f3b-4d8e-9c1a-2b3c4d5e6f70.1"));
+            json_array_append_new(
+                items, json_pack("{s:{s:s,s:s,s:o},s:{s:{s:s,s:s},s:[{s:s,s:s}]}}", "metadata",
+                                 "name", node_name(r, i), "uid", node_name(r, i), "labels", labels,
+                                 "status", "allocatable", "nvidia.com/gpu", "8", "cpu", "96",
+                                 "conditions", "type", "Ready", "status", "True"));
+        }
+    }
+    list = json_pack("{s:s,s:s,s:{s:s},s:o}", "kind", "NodeList", "apiVersion", "v1", "metadata",
+                     "resourceVersion", "1000", "items", items);
+    s = json_dumps(list, JSON_COMPACT);
+    cr_assert_eq(fake_api_set_list(w->api, "/api/v1/nodes", s), 0);
+    free(s);
+    json_decref(list);
+}
+
+/* A ComputeDomain in llm, as the NVIDIA DRA driver's CRD spells it. */
+static json_t *compute_domain(const char *name, int nodes)
+{
+    char tmpl[64];
+
+    snprintf(tmpl, sizeof(tmpl), "%s-channel", name);
+    return json_pack("{s:s,s:s,s:{s:s,s:s,s:s},s:{s:i,s:{s:{s:s}}}}", "apiVersion",
+                     "resource.nvidia.com/v1beta1", "kind", "ComputeDomain", "metadata", "name",
+                     name, "namespace", "llm", "uid", name, "spec", "numNodes", nodes, "channel",
+                     "resourceClaimTemplate", "name", tmpl);
+}
+
+/* A pod of 8 nvidia.com/gpu that claims the domain's channel, nothing topox-specific on it. */
+static json_t *claimant(struct world *w, const char *name, const char *domain)
+{
+    json_t *pod = add_pod(w, "llm", name, name, NULL, 0, 1, 8, 1);
+    char tmpl[64];
+
+    snprintf(tmpl, sizeof(tmpl), "%s-channel", domain);
+    json_object_del(json_object_get(pod, "metadata"), "annotations");
+    json_object_set_new(json_object_get(pod, "metadata"), "annotations", json_object());
+    json_object_set_new(
+        json_object_get(pod, "spec"), "resourceClaims",
+        json_pack("[{s:s,s:s}]", "name", "channel", "resourceClaimTemplateName", tmpl));
+    push_pods(w);
+    return pod;
+}
+
+static size_t filter_some(struct world *w, json_t *pod, char pass[][16], json_t **answer)
+{
+    const char *names[4] = {node_name(1, 1), node_name(1, 2), node_name(2, 1), node_name(2, 2)};
+    char *req = all_nodes_args(pod, names, 4);
+    json_t *f = post(w, "/filter", req);
+    json_t *left = json_object_get(f, "NodeNames");
+    size_t n = json_array_size(left);
+
+    free(req);
+    for (size_t i = 0; i < n; i++)
+        snprintf(pass[i], 16, "%s", json_string_value(json_array_get(left, i)));
+    *answer = f;
+    return n;
+}
+
+/* Issue 13 section 3: the claimants of one ComputeDomain's channel are one group that must share
+ * one clique. Placed whole (the first member's bind reserves the rest of the clique), and a
+ * domain no clique can hold is rejected on every node with the shortfall. */
+Test(serve_api, a_compute_domain_is_placed_inside_one_clique_or_rejected, .timeout = 120)
+{
+    struct world *w = world_new(false);
+    const char *args[] = {NULL};
+    char pass[NNODES][16];
+    json_t *answer, *failed, *w0, *w1;
+    const char *node;
+    const char *why;
+    size_t n;
+
+    clique_nodes(w);
+    {
+        json_t *list =
+            json_pack("{s:s,s:s,s:{s:s},s:[o,o]}", "kind", "ComputeDomainList", "apiVersion",
+                      "resource.nvidia.com/v1beta1", "metadata", "resourceVersion", "3000", "items",
+                      compute_domain("cd-2", 2), compute_domain("cd-3", 3));
+        char *s = json_dumps(list, JSON_COMPACT);
+
+        cr_assert_eq(
+            fake_api_set_list(w->api, "/apis/resource.nvidia.com/v1beta1/computedomains", s), 0);
+        free(s);
+        json_decref(list);
+    }
+    start(w, args);
+    cr_assert_eq(wait_ready(w), 200, "never ready:\n%s", w->srv.log);
+
+    /* 2 pods x 8 GPUs over one NVLink domain: only the clique of 16 can hold it */
+    w0 = claimant(w, "cd2-w-0", "cd-2");
+    n = filter_some(w, w0, pass, &answer);
+    cr_expect_eq(n, 2, "only r1-n1 and r1-n2 share a clique: %s", json_dumps(answer, JSON_COMPACT));
+    cr_expect(passes(pass, n, "r1-n1") && passes(pass, n, "r1-n2"));
+    json_decref(answer);
+    node = place(w, w0);
+    cr_expect_eq(rack_of(node), 1);
+    cr_expect_eq(members_placed(w, "llm/computedomain:cd-2"), 1, "one group, named by its domain");
+    /* the rest of the clique is the group's: the second claimant goes to the other node */
+    w1 = claimant(w, "cd2-w-1", "cd-2");
+    n = filter_some(w, w1, pass, &answer);
+    json_decref(answer);
+    cr_expect_eq(n, 1);
+    cr_expect_str_neq(pass[0], node);
+    cr_expect_eq(rack_of(pass[0]), 1);
+    place(w, w1);
+    cr_expect_eq(members_placed(w, "llm/computedomain:cd-2"), 2);
+
+    /* 3 pods x 8 = 24 GPUs over one clique: none has them, and that is certain */
+    n = filter_some(w, claimant(w, "cd3-w-0", "cd-3"), pass, &answer);
+    cr_expect_eq(n, 0);
+    failed = json_object_get(answer, "FailedAndUnresolvableNodes");
+    if (!json_object_size(failed))
+        failed = json_object_get(answer, "FailedNodes");
+    why = json_string_value(json_object_get(failed, "r2-n1"));
+    cr_expect(why && strstr(why, "llm/cd-3 (ComputeDomain) needs one multi-node NVLink domain "
+                                 "(clique) with 24 free GPUs for its 3 pods; the largest here "
+                                 "has 16 (nvlink, 2 nodes)"),
+              "the shortfall, in the domain's words: %s", why ? why : "(none)");
+    json_decref(answer);
+    stop(w);
+}
+
 /* The cap on one API response is the setting apiMaxBody (it was a fixed 256 MiB): a node LIST
  * over it is refused, never truncated, and the log names the cap in force. */
 Test(serve_api, the_api_response_cap_is_a_setting, .timeout = 120)

@@ -82,6 +82,18 @@ Test(tpx_cmdline, words_as_the_program_gets_them)
         {{"/usr/bin/env", "FOO=1", "/bin/bash", "-o", "pipefail", "-ec", "vllm --tp 2"},
          "[/usr/bin/env] [FOO=1] [/bin/bash] [-o] [pipefail] [-ec] ; [vllm] [--tp] [2]"},
         {{"sh", "-c", "--", "vllm --tp 2"}, "[sh] [-c] [--] ; [vllm] [--tp] [2]"},
+        /* an MPI launcher runs the command after its options (Dynamo's TensorRT-LLM leader) */
+        {{"sh", "-c",
+          "mpirun $([ \"$(id -u)\" = \"0\" ] && echo --allow-run-as-root) --oversubscribe -n 8 "
+          "-H a,b --mca pml ob1 -x HOME bash -c 'trtllm-llmapi-launch python3 --tp 8'"},
+         "[sh] [-c] ; [mpirun] [$([ \"$(id -u)\" = \"0\" ] && echo --allow-run-as-root)] "
+         "[--oversubscribe] [-n] [8] [-H] [a,b] [--mca] [pml] [ob1] [-x] [HOME] [bash] [-c] ; "
+         "[trtllm-llmapi-launch] [python3] [--tp] [8]"},
+        {{"srun", "-N", "2", "--mpi=pmix", "bash", "-c", "vllm --tp 2"},
+         "[srun] [-N] [2] [--mpi=pmix] [bash] [-c] ; [vllm] [--tp] [2]"},
+        /* an option it does not know to take a value: its value is taken for the command */
+        {{"mpirun", "--cpus-per-proc", "2", "bash", "-c", "vllm"},
+         "[mpirun] [--cpus-per-proc] [2] [bash] [-c] [vllm]"},
         /* a shell running a script file is just a command */
         {{"bash", "run.sh", "--tp", "8"}, "[bash] [run.sh] [--tp] [8]"},
         /* an element with blanks that no shell was named for is still read as words */

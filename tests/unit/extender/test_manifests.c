@@ -420,6 +420,10 @@ static const struct grant grants[] = {
     /* exactly the calls of `topox serve`: kube/watch.c lists and watches, kube/bodies.c POSTs */
     {"topox-extender", "", "nodes", " list watch ", NULL},
     {"topox-extender", "", "pods", " list watch ", NULL},
+    {"topox-extender", "resource.k8s.io", "resourceslices", " list watch ", NULL},
+    {"topox-extender", "resource.k8s.io", "resourceclaims", " list watch ", NULL},
+    {"topox-extender", "resource.k8s.io", "deviceclasses", " list watch ", NULL},
+    {"topox-extender", "resource.nvidia.com", "computedomains", " list watch ", NULL},
     {"topox-extender", "", "pods/binding", " create ", NULL},
     {"topox-extender", "", "events", " create ", NULL},
     /* cli/cmd_label.c: GET the own Node, then one merge PATCH (narrowed by the policy below) */

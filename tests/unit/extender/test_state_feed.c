@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/extender/test_state_feed.c - watch events into extender/state: lists as batches,
  * pods that arrive before their node, relists that drop what vanished, finished pods, readiness
- * only after both kinds synced; and the whole path from the fake API server through kube_watch. */
+ * only after both kinds synced; DRA slices, claims and classes on the real objects of
+ * tests/fixtures/dra (capacity, held devices, claim demand); and the whole path from the fake API
+ * server through kube_watch. */
 #include <criterion/criterion.h>
 #include <curl/curl.h>
 #include <stdio.h>
@@ -304,5 +306,240 @@ Test(ext_state_feed, a_relist_releases_a_pod_only_our_bind_booked)
     x.sink.synced(x.sink.ctx, KUBE_KIND_POD);
     cr_expect_eq(stats(&x).pruned, 1);
     cr_expect(ext_state_remove_pod(x.st, "u-new"));
+    fixture_release(&x);
+}
+
+/* ---- DRA ------------------------------------------------------------------------------------ */
+
+#define DRAFIX TPX_FIXTURES "/dra"
+
+/* The items of the two-node snapshot of one kind, as a watch would list them (a new array). */
+static json_t *snap_items(const char *kind)
+{
+    json_error_t je;
+    json_t *snap = json_load_file(DRAFIX "/snapshot-two-nodes.json", 0, &je);
+    json_t *out = json_array();
+    json_t *it;
+    size_t i;
+
+    cr_assert_not_null(snap, "%s", je.text);
+    json_array_foreach(json_object_get(snap, "items"), i, it)
+    {
+        json_t *md = json_object_get(it, "metadata");
+        char uid[300];
+
+        if (strcmp(json_string_value(json_object_get(it, "kind")), kind) != 0)
+            continue;
+        /* as the API server gives every object */
+        snprintf(uid, sizeof(uid), "uid-%s", json_string_value(json_object_get(md, "name")));
+        if (!json_object_get(md, "uid"))
+            json_object_set_new(md, "uid", json_string(uid));
+        json_array_append(out, it);
+    }
+    json_decref(snap);
+    return out;
+}
+
+static void list_kind(struct fixture *x, enum kube_kind kind, const char *k)
+{
+    json_t *items = snap_items(k);
+
+    list(&x->sink, kind, items);
+    json_decref(items);
+}
+
+struct node_free {
+    const char *name;
+    long free;
+    long alloc;
+};
+
+static void read_free(void *ctx, const struct pol_ledger *l, size_t pods_seen)
+{
+    struct node_free *nf = ctx;
+    const struct topo_cluster *c = pol_ledger_cluster(l);
+    size_t i = topo_cluster_find(c, nf->name);
+
+    (void)pods_seen;
+    if (i == TOPO_NONE)
+        return;
+    nf->free = pol_ledger_node_free(l, i);
+    nf->alloc = topo_cluster_node(c, i)->accel_alloc;
+}
+
+/* Free accelerators on node (-1: unknown); *alloc (may be NULL) its capacity. */
+static long free_on(struct fixture *x, const char *node, long *alloc)
+{
+    struct node_free nf = {node, -1, -1};
+
+    ext_state_read(x->st, read_free, &nf);
+    if (alloc)
+        *alloc = nf.alloc;
+    return nf.free;
+}
+
+static void dra_init(struct fixture *x)
+{
+    fixture_init(x);
+    tpx_log_set_level(TPX_WARN);
+    ext_state_feed_watch_dra(x->f, true);
+}
+
+static void list_empty(struct fixture *x, enum kube_kind kind)
+{
+    json_t *none = json_array();
+
+    list(&x->sink, kind, none);
+    json_decref(none);
+}
+
+Test(ext_state_feed, dra_capacity_is_the_slices_gpus_minus_what_claims_hold)
+{
+    struct fixture x;
+    const char *why = NULL;
+    long alloc;
+
+    dra_init(&x);
+    list_kind(&x, KUBE_KIND_NODE, "Node");
+    list_kind(&x, KUBE_KIND_POD, "Pod");
+    cr_expect_not(ext_state_ready(x.st, &why), "readiness waits for the DRA kinds");
+    list_kind(&x, KUBE_KIND_CLASS, "DeviceClass");
+    list_kind(&x, KUBE_KIND_SLICE, "ResourceSlice");
+    list_kind(&x, KUBE_KIND_CLAIM, "ResourceClaim");
+    list_empty(&x, KUBE_KIND_DOMAIN);
+    cr_expect(ext_state_ready(x.st, &why), "%s", why ? why : "");
+    /* node a: 4 GPUs in its slice, allocatable lists none; trainer-0 holds 3 through the claim
+     * made from its template, notebook 1 through the claim behind nvidia.com/gpu (KEP-5004) */
+    cr_expect_eq(free_on(&x, "gpu-node-a", &alloc), 0);
+    cr_expect_eq(alloc, 4);
+    cr_expect_eq(free_on(&x, "gpu-node-b", &alloc), 4);
+    cr_expect_eq(alloc, 4);
+    cr_expect_eq(stats(&x).dra_pods, 2);
+    cr_expect_eq(stats(&x).dra_held, 0, "both claims are counted by their pods, not twice");
+    cr_expect_eq(stats(&x).refused, 0);
+    fixture_release(&x);
+}
+
+Test(ext_state_feed, dra_claims_before_their_pods_are_counted_once_whatever_the_order)
+{
+    struct fixture x;
+    json_t *claims = snap_items("ResourceClaim");
+    json_t *pods = snap_items("Pod");
+
+    dra_init(&x);
+    list_kind(&x, KUBE_KIND_NODE, "Node");
+    list_kind(&x, KUBE_KIND_CLASS, "DeviceClass");
+    list_kind(&x, KUBE_KIND_SLICE, "ResourceSlice");
+    list(&x.sink, KUBE_KIND_CLAIM, claims);
+    list_empty(&x, KUBE_KIND_POD);
+    /* no pod counts them yet: the claims' devices are held on their node */
+    cr_expect_eq(free_on(&x, "gpu-node-a", NULL), 0);
+    cr_expect_eq(stats(&x).dra_held, 4);
+    /* the pods come: they count the devices, the held ones are let go */
+    x.sink.upsert(x.sink.ctx, KUBE_KIND_POD, json_array_get(pods, 0));
+    x.sink.upsert(x.sink.ctx, KUBE_KIND_POD, json_array_get(pods, 1));
+    cr_expect_eq(free_on(&x, "gpu-node-a", NULL), 0);
+    cr_expect_eq(stats(&x).dra_held, 0);
+    /* trainer-0 goes, its claim stays allocated a while: still held */
+    x.sink.remove(x.sink.ctx, KUBE_KIND_POD, json_array_get(pods, 0));
+    cr_expect_eq(free_on(&x, "gpu-node-a", NULL), 0);
+    cr_expect_eq(stats(&x).dra_held, 3);
+    /* then the claim is deleted: its 3 GPUs are free */
+    x.sink.remove(x.sink.ctx, KUBE_KIND_CLAIM, json_array_get(claims, 0));
+    cr_expect_eq(free_on(&x, "gpu-node-a", NULL), 3);
+    cr_expect_eq(stats(&x).dra_held, 0);
+    /* a pod relist keeps the held devices (they are no pod of the list) */
+    x.sink.remove(x.sink.ctx, KUBE_KIND_POD, json_array_get(pods, 1));
+    cr_expect_eq(stats(&x).dra_held, 1);
+    list_empty(&x, KUBE_KIND_POD);
+    cr_expect_eq(free_on(&x, "gpu-node-a", NULL), 3);
+    cr_expect_eq(stats(&x).dra_held, 1);
+    json_decref(claims);
+    json_decref(pods);
+    fixture_release(&x);
+}
+
+Test(ext_state_feed, dra_kinds_listed_before_the_nodes_count_once_the_nodes_come)
+{
+    struct fixture x;
+    const char *why = NULL;
+    long alloc;
+
+    dra_init(&x);
+    list_kind(&x, KUBE_KIND_CLASS, "DeviceClass");
+    list_kind(&x, KUBE_KIND_SLICE, "ResourceSlice");
+    list_kind(&x, KUBE_KIND_CLAIM, "ResourceClaim");
+    list_empty(&x, KUBE_KIND_DOMAIN);
+    list_empty(&x, KUBE_KIND_POD);
+    list_kind(&x, KUBE_KIND_NODE, "Node");
+    cr_expect(ext_state_ready(x.st, &why), "%s", why ? why : "");
+    cr_expect_eq(free_on(&x, "gpu-node-a", &alloc), 0, "the claims' 4 GPUs are held");
+    cr_expect_eq(alloc, 4);
+    cr_expect_eq(stats(&x).dra_held, 4);
+    fixture_release(&x);
+}
+
+Test(ext_state_feed, dra_a_slice_deleted_gives_the_node_back_its_allocatable)
+{
+    struct fixture x;
+    json_t *slices = snap_items("ResourceSlice");
+    long alloc;
+
+    dra_init(&x);
+    list_kind(&x, KUBE_KIND_NODE, "Node");
+    list_kind(&x, KUBE_KIND_CLASS, "DeviceClass");
+    list(&x.sink, KUBE_KIND_SLICE, slices);
+    cr_expect_eq(free_on(&x, "gpu-node-b", &alloc), 4);
+    x.sink.remove(x.sink.ctx, KUBE_KIND_SLICE, json_array_get(slices, 1));
+    cr_expect_eq(free_on(&x, "gpu-node-b", &alloc), 0);
+    cr_expect_eq(alloc, 0, "node b's allocatable lists no GPUs");
+    /* a relist that has it again */
+    list(&x.sink, KUBE_KIND_SLICE, slices);
+    cr_expect_eq(free_on(&x, "gpu-node-b", &alloc), 4);
+    json_decref(slices);
+    fixture_release(&x);
+}
+
+Test(ext_state_feed, dra_a_pending_pods_demand_comes_from_its_claim)
+{
+    struct fixture x;
+    json_t *claims = snap_items("ResourceClaim");
+    json_t *want = json_deep_copy(json_array_get(claims, 0));
+    json_t *pod =
+        json_pack("{s:{s:s,s:s,s:s},s:{s:[{s:s,s:s}],s:[{s:s}]}}", "metadata", "name", "waiting",
+                  "namespace", "ml", "uid", "u-wait", "spec", "resourceClaims", "name", "gpus",
+                  "resourceClaimName", "want-5", "containers", "name", "main");
+    struct pol_pod_facts facts;
+    char res[64];
+
+    dra_init(&x);
+    list_kind(&x, KUBE_KIND_CLASS, "DeviceClass");
+    /* not seen yet: nothing is counted (and the pod is not refused for it) */
+    memset(&facts, 0, sizeof(facts));
+    facts.ns = "ml";
+    ext_state_feed_pod_facts(x.f, pod, &facts, res, sizeof(res));
+    cr_expect_eq(facts.accel, 0);
+    /* a claim of 5 GPUs, not allocated */
+    json_object_set_new(json_object_get(want, "metadata"), "name", json_string("want-5"));
+    json_object_set_new(json_object_get(want, "metadata"), "uid", json_string("c-want"));
+    json_object_del(want, "status");
+    json_object_set_new(
+        json_object_get(
+            json_array_get(
+                json_object_get(json_object_get(json_object_get(want, "spec"), "devices"),
+                                "requests"),
+                0),
+            "exactly"),
+        "count", json_integer(5));
+    x.sink.upsert(x.sink.ctx, KUBE_KIND_CLAIM, want);
+    memset(&facts, 0, sizeof(facts));
+    facts.ns = "ml";
+    ext_state_feed_pod_facts(x.f, pod, &facts, res, sizeof(res));
+    cr_expect_eq(facts.accel, 5);
+    cr_expect_str_eq(facts.resource, "nvidia.com/gpu");
+    cr_expect(facts.resource == res, "copied out of the feed's DRA view");
+    json_decref(want);
+    json_decref(pod);
+    json_decref(claims);
     fixture_release(&x);
 }

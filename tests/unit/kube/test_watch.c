@@ -580,3 +580,79 @@ Test(kube_watch, a_page_over_the_body_cap_is_asked_for_again_with_half_the_limit
     cr_expect_null(strstr(log, "limit=500"), "%s", log);
     free(log);
 }
+
+/* The DRA kinds go the same way as nodes: LIST, WATCH from its resourceVersion with bookmarks,
+ * a 410 relists; the ComputeDomain CRD that the server lacks (404) is an empty list that counts as
+ * synced, so readiness does not wait for it, and it is asked for again later. */
+Test(kube_watch, dra_kinds_list_watch_and_relist_and_a_missing_crd_is_an_empty_list)
+{
+    const char *slices = "{\"kind\":\"ResourceSliceList\",\"apiVersion\":\"resource.k8s.io/v1\","
+                         "\"metadata\":{\"resourceVersion\":\"50\"},\"items\":[{\"metadata\":{"
+                         "\"name\":\"s1\",\"uid\":\"u1\",\"resourceVersion\":\"40\"},\"spec\":{"
+                         "\"driver\":\"gpu.nvidia.com\",\"nodeName\":\"n1\",\"pool\":{\"name\":"
+                         "\"n1\"},\"devices\":[{\"name\":\"gpu-0\"}]}}]}";
+    const char *claim_events =
+        "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"55\"}}}\n"
+        "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"c1\",\"namespace\":\"ml\","
+        "\"uid\":\"c1\",\"resourceVersion\":\"56\"}}}\n"
+        "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\","
+        "\"message\":\"too old resource version: 56 (60)\"}}\n";
+    struct kube_config kc;
+    struct kube_watch_config wc;
+    struct rec r;
+    struct kube_watch_sink sink = {&r, on_reset, on_upsert, on_remove, on_synced};
+    struct tpx_err err = TPX_ERR_INIT;
+    struct kube_watch *w;
+    struct kube_watch_stats st;
+    char *log;
+
+    cr_assert_eq(fake_api_set_list(fake, "/apis/resource.k8s.io/v1/resourceslices", slices), 0);
+    fake_api_push_watch(fake, "/apis/resource.k8s.io/v1/resourceclaims", claim_events, 5,
+                        FAKE_WATCH_CLOSE);
+    memset(&r, 0, sizeof(r));
+    memset(&kc, 0, sizeof(kc));
+    memset(&wc, 0, sizeof(wc));
+    kc.server = strdup(fake_api_url(fake));
+    kc.backoff_ms = 1;
+    wc.no_nodes = true;
+    wc.no_pods = true;
+    wc.dra = true;
+    wc.timeout_s = 30;
+    wc.backoff_min_ms = 5;
+    wc.backoff_max_ms = 20;
+    w = kube_watch_start(&kc, &wc, &sink, &err);
+    kube_config_release(&kc);
+    cr_assert_not_null(w, "%s", err.msg);
+    wait_for(w, (struct want){KUBE_KIND_CLAIM, 2, 2, 1, 1, 0});
+    wait_for(w, (struct want){KUBE_KIND_DOMAIN, 2, 0, 0, 0, 0});
+    cr_expect(kube_watch_is_synced(w));
+    kube_watch_get_stats(w, KUBE_KIND_DOMAIN, &st);
+    cr_expect(st.absent, "computedomains are not served here");
+    cr_expect(st.synced);
+    cr_expect_eq(st.failures, 0, "a kind that is not served is no failure");
+    kube_watch_get_stats(w, KUBE_KIND_CLAIM, &st);
+    cr_expect_eq(st.bookmarks, 1);
+    kube_watch_stop(w);
+    cr_expect(strstr(r.klog[KUBE_KIND_SLICE],
+                     "reset resourceslice;upsert resourceslice s1;synced resourceslice;") ==
+                  r.klog[KUBE_KIND_SLICE],
+              "%s", r.klog[KUBE_KIND_SLICE]);
+    cr_expect(strstr(r.klog[KUBE_KIND_CLAIM],
+                     "reset resourceclaim;synced resourceclaim;upsert resourceclaim c1;reset "
+                     "resourceclaim;synced resourceclaim;") == r.klog[KUBE_KIND_CLAIM],
+              "%s", r.klog[KUBE_KIND_CLAIM]);
+    cr_expect(strstr(r.klog[KUBE_KIND_DOMAIN], "reset computedomain;synced computedomain;") ==
+                  r.klog[KUBE_KIND_DOMAIN],
+              "%s", r.klog[KUBE_KIND_DOMAIN]);
+    cr_expect_eq(r.resets[KUBE_KIND_NODE], 0, "nodes were not asked for");
+    log = fake_api_log(fake);
+    cr_expect(strstr(log, "GET /apis/resource.k8s.io/v1/resourceslices?watch=1&allowWatchBookmarks="
+                          "true&timeoutSeconds=30&resourceVersion=50\n") != NULL,
+              "%s", log);
+    cr_expect(strstr(log, "GET /apis/resource.k8s.io/v1/deviceclasses?limit=100\n") != NULL, "%s",
+              log);
+    cr_expect(strstr(log, "GET /apis/resource.nvidia.com/v1beta1/computedomains?limit=100\n") !=
+                  NULL,
+              "%s", log);
+    free(log);
+}

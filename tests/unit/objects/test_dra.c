@@ -251,3 +251,69 @@ Test(obj_dra, missing_claim_template_is_a_note)
     cr_expect_eq(m.wl[0].accel_per_pod, 2);
     obj_manifest_release(&m);
 }
+
+static void count_owned(void *ctx, const json_t *claim)
+{
+    (void)claim;
+    (*(unsigned *)ctx)++;
+}
+
+static bool skip_all(void *ctx, const json_t *claim)
+{
+    (void)ctx;
+    (void)claim;
+    return true;
+}
+
+/* What serve needs beyond plan: a template claim read from the claim the controller made (the
+ * snapshot holds no ResourceClaimTemplate), the claims a pod's count covers, and devices that
+ * those claims take left out of the node's taken count. */
+Test(obj_dra, serve_reads_made_claims_and_skips_what_pods_count)
+{
+    struct tpx_err err = TPX_ERR_INIT;
+    const json_t *trainer = NULL, *notebook = NULL;
+    struct pol_pod_facts f;
+    unsigned owned = 0, total, taken;
+
+    add(DRA "snapshot-two-nodes.json");
+    {
+        size_t i;
+        const json_t *it;
+        json_array_foreach(json_object_get(docs[0].docs[0], "items"), i, it)
+        {
+            const char *n =
+                json_string_value(json_object_get(json_object_get(it, "metadata"), "name"));
+            if (strcmp(n, "trainer-0") == 0)
+                trainer = it;
+            else if (strcmp(n, "notebook") == 0)
+                notebook = it;
+        }
+    }
+    cr_assert_not_null(trainer);
+    cr_assert_not_null(notebook);
+    /* trainer-0 names template trainer-gpus, which is not here; its made claim is */
+    memset(&f, 0, sizeof(f));
+    f.ns = "ml";
+    cr_assert_eq(obj_dra_facts_demand(&dra, trainer, &f, count_owned, &owned, &err), TPX_OK, "%s",
+                 err.msg);
+    cr_expect_eq(f.accel, 3);
+    cr_expect_str_eq(f.resource, "nvidia.com/gpu");
+    cr_expect_eq(owned, 1);
+    /* notebook counts nvidia.com/gpu: 1 itself; the claim behind it is covered */
+    memset(&f, 0, sizeof(f));
+    f.ns = "ml";
+    f.accel = 1;
+    owned = 0;
+    cr_assert_eq(obj_dra_facts_demand(&dra, notebook, &f, count_owned, &owned, &err), TPX_OK, "%s",
+                 err.msg);
+    cr_expect_eq(f.accel, 1);
+    cr_expect_eq(owned, 1);
+    /* with every claim counted by its pod, nothing is taken on the node */
+    obj_dra_finish_skip(&dra, skip_all, NULL);
+    obj_dra_node_count(&dra, "gpu-node-a", &total, &taken);
+    cr_expect_eq(total, 4);
+    cr_expect_eq(taken, 0);
+    obj_dra_finish(&dra);
+    obj_dra_node_count(&dra, "gpu-node-a", &total, &taken);
+    cr_expect_eq(taken, 4, "a second finish marks them again");
+}

@@ -556,7 +556,9 @@ Test(obj_manifest, upstream_dynamo_trtllm_reads_the_engine_args_configmap)
     /* backend_trtllm.go: mpirun over 2 x 4 GPUs on the leader, sshd on the worker */
     cr_expect(argv_has(
         l, "mpirun --oversubscribe -n 8 -H ${LWS_LEADER_ADDRESS},${LWS_WORKER_1_ADDRESS}"));
-    cr_expect(argv_has(l, "trtllm-llmapi-launch --model-path Qwen/Qwen3-0.6B"));
+    cr_expect(argv_has(l, "trtllm-llmapi-launch python3 -m dynamo.trtllm --model-path "
+                          "Qwen/Qwen3-0.6B"));
+    cr_expect_str_eq(m.wl[l].layout.engine, "dynamo-trtllm"); /* named by what it launches */
     cr_expect(argv_has(w, "/usr/sbin/sshd"));
     cr_expect_str_eq(env(w, "OMPI_MCA_orte_keep_fqdn_hostnames"), "1");
     cr_expect_str_eq(env(w, "OMPI_ALLOW_RUN_AS_ROOT"), "1");
@@ -732,7 +734,8 @@ Test(obj_manifest, upstream_kserve_llmisvc_dp32_is_an_lws_of_four_8gpu_pods)
     cr_expect_str_eq(m.names[3], "deepseek-r1-0528-kserve-mn-0-3");
     cr_expect_eq(m.wl[3].accel_per_pod, 8);
     cr_expect_eq(m.wl[3].group_size, 4);
-    cr_expect_str_eq(label(0, "llm-d.ai/role"), "decode");
+    /* no spec.prefill: the main workload serves both */
+    cr_expect_str_eq(label(0, "llm-d.ai/role"), "both");
     cr_expect_str_eq(label(0, "app.kubernetes.io/component"),
                      "llminferenceservice-workload-leader");
     cr_expect_str_eq(label(1, "app.kubernetes.io/component"),
@@ -745,6 +748,47 @@ Test(obj_manifest, upstream_kserve_llmisvc_dp32_is_an_lws_of_four_8gpu_pods)
     cr_expect_str_eq(env(2, "LWS_WORKER_INDEX"), "2");
     cr_expect_str_eq(env(2, "VLLM_ALL2ALL_BACKEND"), "deepep_high_throughput");
     cr_expect_str_eq(env(2, "HF_HUB_CACHE"), "/models");
+}
+
+/* kserve/kserve pkg/apis/serving/v1alpha2 ParallelismSpec.GetSize(): data / dataLocal wins over
+ * pipeline; pipeline alone is the size; the main workload beside a prefill is "decode". */
+Test(obj_manifest, kserve_llmisvc_lws_size_follows_getsize_and_roles_follow_prefill)
+{
+    load_yaml("apiVersion: serving.kserve.io/v1alpha2\n"
+              "kind: LLMInferenceService\n"
+              "metadata: {name: s}\n"
+              "spec:\n"
+              "  model: {name: m}\n"
+              "  parallelism: {data: 4, dataLocal: 2, pipeline: 3}\n"
+              "  template: {containers: [{name: main, resources: {limits: {nvidia.com/gpu: 2}}}]}\n"
+              "  worker: {containers: [{name: main, resources: {limits: {nvidia.com/gpu: 2}}}]}\n"
+              "  prefill:\n"
+              "    parallelism: {pipeline: 3, tensor: 8}\n"
+              "    template: {containers: [{name: main, command: [vllm, serve],\n"
+              "               resources: {limits: {nvidia.com/gpu: 8}}}]}\n"
+              "    worker: {containers: [{name: main, command: [vllm, serve],\n"
+              "             resources: {limits: {nvidia.com/gpu: 8}}}]}\n");
+    /* main: 4 / 2 = 2 pods (not pipeline 3); prefill: pipeline 3 */
+    cr_assert_eq(m.nreplicas, 2);
+    cr_expect_eq(replica_size(0), 2);
+    cr_expect_eq(replica_size(1), 3);
+    cr_expect_str_eq(m.names[0], "s-kserve-mn-0");
+    cr_expect_str_eq(m.names[2], "s-kserve-mn-prefill-0");
+    cr_expect_str_eq(label(0, "llm-d.ai/role"), "decode");
+    cr_expect_str_eq(label(2, "llm-d.ai/role"), "prefill");
+}
+
+Test(obj_manifest, kserve_llmisvc_data_local_above_data_is_one_pod)
+{
+    load_yaml("apiVersion: serving.kserve.io/v1alpha2\n"
+              "kind: LLMInferenceService\n"
+              "metadata: {name: s}\n"
+              "spec:\n"
+              "  parallelism: {data: 1, dataLocal: 8}\n"
+              "  template: {containers: [{name: main, resources: {limits: {nvidia.com/gpu: 8}}}]}\n"
+              "  worker: {containers: [{name: main, resources: {limits: {nvidia.com/gpu: 8}}}]}\n");
+    cr_assert_eq(m.nreplicas, 1);
+    cr_expect_eq(replica_size(0), 1);
 }
 
 Test(obj_manifest, upstream_grove_pcs_scaling_group_instances_are_groups_packed_by_rack)

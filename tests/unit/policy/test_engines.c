@@ -206,6 +206,128 @@ Test(engines, tensorrt_llm)
     expect(&w, (struct want){2, 8, 1, 1, false, "triton-trtllm"}, "gpu_per_node disagrees");
 }
 
+/* ai-dynamo/dynamo components/src/dynamo/trtllm/backend_args.py: dash spellings, each
+ * defaulting to its DYN_TRTLLM_* env var; TensorRT-LLM's trtllm-llmapi-launch names the engine
+ * only when what it launches does not. */
+Test(engines, dynamo_trtllm_and_the_llmapi_launcher)
+{
+    struct pod a = {{"python3", "-m", "dynamo.trtllm", "--model-path", "/m",
+                     "--tensor-parallel-size", "8", "--expert-parallel-size", "4"},
+                    4,
+                    LWS_POD("2")};
+    struct pod b = {{"python3", "-m", "dynamo.trtllm", "--model-path", "/m"},
+                    4,
+                    {{"DYN_TRTLLM_TENSOR_PARALLEL_SIZE", "8"}},
+                    LWS_POD("2")};
+    struct pod c = {{"python3", "-m", "dynamo.trtllm"},
+                    4,
+                    {{"DYN_TRTLLM_TENSOR_PARALLEL_SIZE", NULL}},
+                    LWS_POD("2")};
+    /* the script Dynamo's multinode leader hands mpirun: trtllm-llmapi-launch python3 -m
+     * dynamo.trtllm ... */
+    struct pod d = {{"/bin/sh", "-c",
+                     "bash -c 'source /opt/dynamo/venv/bin/activate && trtllm-llmapi-launch "
+                     "python3 -m dynamo.trtllm --tensor-parallel-size 8 "
+                     "--disaggregation-mode prefill'"},
+                    4,
+                    LWS_POD("2")};
+    struct pod e = {{"srun", "bash", "-c", "trtllm-llmapi-launch trtllm-serve /m --tp_size 16"},
+                    8,
+                    LWS_POD("2")};
+    struct pod f = {
+        {"mpirun", "-np", "8", "trtllm-llmapi-launch", "python3", "run.py", "--tp-size", "8"}, 8};
+    /* Dynamo's multinode leader as backend_trtllm.go writes it: mpirun ... bash -c '...' */
+    struct pod g = {{"/bin/sh", "-c",
+                     "mkdir -p $HOME/.ssh && mpirun $([ \"$(id -u)\" = \"0\" ] && echo "
+                     "--allow-run-as-root) --oversubscribe -n 8 -H ${LWS_LEADER_ADDRESS},w1 "
+                     "--mca pml ob1 --mca plm_rsh_args \"-p 2222\" -x HOME -x PATH bash -c "
+                     "'trtllm-llmapi-launch python3 -m dynamo.trtllm --tensor-parallel-size 8'"},
+                    4,
+                    LWS_POD("2")};
+
+    expect(&a, (struct want){8, 1, 1, 4, true, "dynamo-trtllm"}, "dynamo.trtllm flags");
+    expect(&b, (struct want){8, 1, 1, 1, true, "dynamo-trtllm"}, "dynamo.trtllm env default");
+    cr_expect_eq(infer(&b).layout.origin[POL_SIZE_TP].src, POL_SRC_ENV);
+    cr_expect_str_eq(infer(&b).layout.origin[POL_SIZE_TP].what, "DYN_TRTLLM_TENSOR_PARALLEL_SIZE");
+    /* a valueFrom is unknown, never a guess */
+    expect(&c, (struct want){0, 1, 1, 1, false, "dynamo-trtllm"}, "dynamo.trtllm valueFrom");
+    expect(&d, (struct want){8, 1, 1, 1, true, "dynamo-trtllm"}, "llmapi-launch dynamo.trtllm");
+    expect(&e, (struct want){16, 1, 1, 1, true, "trtllm"}, "llmapi-launch trtllm-serve");
+    expect(&f, (struct want){8, 1, 1, 1, true, "trtllm"}, "llmapi-launch alone: trtllm");
+    expect(&g, (struct want){8, 1, 1, 1, true, "dynamo-trtllm"}, "Dynamo's mpirun leader");
+}
+
+/* The deployment and role KV transfer is scored by: the operators' labels, else the flags. */
+Test(engines, serving_role_from_operator_labels_and_disaggregation_mode)
+{
+    static const struct {
+        struct pod p;
+        const char *group;
+        char role;
+    } cases[] = {
+        {{{"python3", "-m", "sglang.launch_server", "--tp", "8"},
+          8,
+          {{0}},
+          {{"disaggregatedset.x-k8s.io/name", "ds"},
+           {"disaggregatedset.x-k8s.io/slice", "0"},
+           {"disaggregatedset.x-k8s.io/role", "prefill"}}},
+         "llm/ds:ds/0",
+         'p'},
+        {{{"python3", "-m", "dynamo.vllm"},
+          8,
+          {{0}},
+          {{"nvidia.com/dynamo-graph-deployment-name", "g"},
+           {"nvidia.com/dynamo-component", "VllmWorker"},
+           {"nvidia.com/dynamo-sub-component-type", "decode"}}},
+         "llm/dynamo:g",
+         'd'},
+        {{{"python3", "-m", "dynamo.vllm"},
+          8,
+          {{0}},
+          {{"nvidia.com/dynamo-graph-deployment-name", "g"},
+           {"nvidia.com/dynamo-component", "VllmPrefillWorker"}}},
+         "llm/dynamo:g",
+         'p'},
+        {{{"python3", "-m", "dynamo.trtllm", "--disaggregation-mode", "prefill"},
+          8,
+          {{0}},
+          {{"nvidia.com/dynamo-graph-deployment-name", "g"},
+           {"nvidia.com/dynamo-component", "worker"}}},
+         "llm/dynamo:g",
+         'p'},
+        {{{"python3", "-m", "dynamo.vllm", "--is-decode-worker"},
+          8,
+          {{0}},
+          {{"nvidia.com/dynamo-graph-deployment-name", "g"}}},
+         "llm/dynamo:g",
+         'd'},
+        {{{"python3", "-m", "sglang.launch_server"},
+          8,
+          {{0}},
+          {{"rbg.workloads.x-k8s.io/group-name", "r"},
+           {"rbg.workloads.x-k8s.io/role-name", "Decode"}}},
+         "llm/rbg:r",
+         'd'},
+        {{{"vllm", "serve"},
+          8,
+          {{0}},
+          {{"app.kubernetes.io/name", "svc"}, {"llm-d.ai/role", "both"}}},
+         "llm/llmisvc:svc",
+         0},
+        {{{"vllm", "serve"}, 8, {{0}}, {{"app.kubernetes.io/name", "svc"}}}, "", 0},
+        {{{"python3", "-m", "sglang.launch_server", "--disaggregation-mode", "decode"}, 8},
+         "",
+         'd'},
+    };
+    for (size_t i = 0; i < NELEM(cases); i++) {
+        struct pol_workload wl = infer(&cases[i].p);
+        cr_expect_str_eq(wl.kv_group, cases[i].group, "case %zu", i);
+        cr_expect_eq(wl.kv_role, cases[i].role, "case %zu: %d", i, wl.kv_role);
+        /* a role flag is no parallelism flag: it changes neither the layout nor its certainty */
+        cr_expect(wl.layout.certain, "case %zu: %s", i, wl.layout.why);
+    }
+}
+
 Test(engines, lmdeploy_tgi_megatron)
 {
     struct pod a = {

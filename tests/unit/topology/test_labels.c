@@ -137,6 +137,26 @@ Test(topo_labels, hints_resources_and_fabric)
     cr_expect_eq(in.domains_per_node, 2);
 }
 
+/* topox.io/rdma-nics: a count (0 included) is known; absent or not a count is unknown, never 0. */
+Test(topo_labels, rdma_nics_known_only_when_the_label_says_a_count)
+{
+    static const struct {
+        const char *v; /* NULL: no label */
+        bool known;
+        unsigned n;
+    } cases[] = {{"8", true, 8},  {"0", true, 0},   {NULL, false, 0},   {"", false, 0},
+                 {"x", false, 0}, {"-1", false, 0}, {"99999", false, 0}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct topo_kv kv[] = {{"topox.io/rdma-nics", cases[i].v}};
+        struct topo_node_info in;
+        struct tpx_err err = TPX_ERR_INIT;
+
+        cr_assert_eq(decode(kv, cases[i].v ? 1 : 0, &in, NULL, &err), TPX_OK, "%s", err.msg);
+        cr_expect_eq(in.rdma_known, cases[i].known, "case %zu", i);
+        cr_expect_eq(in.rdma_nics, cases[i].n, "case %zu", i);
+    }
+}
+
 Test(topo_labels, fabric_is_guessed_from_gfd_product_and_clique)
 {
     struct topo_kv sxm[] = {{"nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"}};
