@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* bench/bench_memory.c - memory of what `topox serve` caches with 10 000 nodes and 50 000 pods
- * (DESIGN.md: <= 128 MiB RSS). Two measurements, the real binary first:
+ * (DESIGN.md: <= 128 MiB RSS), or, with --nodes 50000 --pods 250000, issue 14's size (<= 256 MiB
+ * RSS after /readyz). Two measurements, the real binary first:
  *   1. `topox serve --kubeconfig` against the in-process fake API server
  *      (tests/integration/fake_apiserver.c) serving generated NodeList and PodList objects; after
  *      /readyz answers 200 the child's VmRSS and VmHWM are read from /proc/PID/status and
@@ -511,8 +512,11 @@ static int run_binary(const struct topo_cluster *c, const struct pod_plan *pl)
         printf("| server topox_nodes / topox_pods_tracked / topox_groups | %.0f / %.0f / %.0f |\n",
                metric(metrics, "topox_nodes"), metric(metrics, "topox_pods_tracked"),
                metric(metrics, "topox_groups"));
-        printf("| **server VmRSS after /readyz 200** | **%.1f MiB** (target <= 128 MiB: %s) |\n",
-               mib(m.rss_kb), mib(m.rss_kb) <= 128 ? "met" : "MISSED");
+        /* issue 14: 50 000 nodes and 250 000 pods in 256 MiB; DESIGN.md: 10 000 / 50 000 in 128 */
+        double target = nodes >= 50000 || pods >= 250000 ? 256 : 128;
+
+        printf("| **server VmRSS after /readyz 200** | **%.1f MiB** (target <= %.0f MiB: %s) |\n",
+               mib(m.rss_kb), target, mib(m.rss_kb) <= target ? "met" : "MISSED");
         printf("| server VmHWM (peak, during the initial list) | %.1f MiB |\n", mib(m.hwm_kb));
     }
     free(metrics);

@@ -1,29 +1,34 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* bench/bench_serve.c - `topox serve` against a generated ~5 000-node cluster: filter +
- * prioritize with node names only (p50/p99 per call, calls/s, 8 concurrent keep-alive clients),
- * filter with 5 000 full Node objects (~30 MB, end to end) side by side with a jansson DOM decode
- * and with the tokenizer alone, and optionally (--load SECONDS) a soak at 32 clients reporting
- * errors and the server's RSS before and after. Not a test: prints a table.
- * With --go-baseline PATH (bench/go-baseline, or a go-baseline binary) it also builds and starts
- * the Go extender there (net/http + encoding/json) on the same 5 040 nodes and runs the same
- * names-only filter+prioritize client loop against topox and against Go, interleaved, printing both
- * side by side with the ratio; without golang-go it says "go baseline skipped: install golang-go".
+/* bench/bench_serve.c - `topox serve` on a generated cluster (5 040 nodes unless --nodes), side by
+ * side with the same cases against a second topox binary (--before PATH: the build before a
+ * change) and a typical Go extender (--go-baseline PATH: bench/go-baseline, net/http +
+ * encoding/json), all in one run with the servers' turns interleaved:
+ *   names     filter + prioritize with node names only, `--clients` keep-alive clients (8);
+ *             calls/s, p50/p99 client side, server CPU per call, server-side p50/p99;
+ *   names32   the same loop with `--load-clients` clients (32): server-side p50/p99;
+ *   full      filter with every Node object in the request (NCC=false, ~7 KB a node), end to end;
+ *   tokenizer the nodescan tokenizer alone against a jansson DOM decode of that body (in process);
+ *   soak      (--load SECONDS) names at --load-clients clients: errors and RSS before and after.
+ * Server side is each request's "http request" log line of topox (dur_us: from its headers to its
+ * answer queued, body upload included), read from the server's stderr. Without golang-go the Go
+ * column says "go baseline skipped: install golang-go" and the rest still runs. Not a test: prints
+ * markdown tables.
  *
- * usage: bench_serve [--clients N] [--calls N] [--load SECONDS] [--load-clients N]
- *                    [--go-baseline PATH] */
+ * usage: bench_serve [--nodes N] [--clients N] [--calls N] [--rounds N] [--full-reps N]
+ *                    [--cases names,names32,full,tokenizer] [--load SECONDS] [--load-clients N]
+ *                    [--topox PATH] [--before PATH] [--go-baseline PATH] */
 #include <curl/curl.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,8 +39,6 @@
 
 extern char **environ;
 
-#define SPEC "racks=63,nodes-per-rack=80,gpus-per-node=8,interconnect=nvswitch"
-
 static double now(void)
 {
     struct timespec t;
@@ -44,64 +47,154 @@ static double now(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static pid_t server_pid;
-static int server_port;
-
-static int start_server(void)
+static int cmp_d(const void *a, const void *b)
 {
-    /* at info level: the "listening" line carries the port; later lines go to a drain */
-    char *argv[] = {(char *)TOPOX_BIN,
-                    (char *)"serve",
-                    (char *)"--listen",
-                    (char *)"127.0.0.1:0",
-                    (char *)"--cluster",
-                    (char *)SPEC,
-                    NULL};
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double quantile(double *v, size_t n, double q)
+{
+    size_t i;
+
+    if (!n)
+        return 0;
+    qsort(v, n, sizeof(*v), cmp_d);
+    i = (size_t)((double)n * q);
+    return v[i < n ? i : n - 1];
+}
+
+/* ---- the servers ------------------------------------------------------------------------- */
+
+struct target {
+    const char *label;
+    bool topox;
+    pid_t pid;
+    int port;
+    int logfd;
+    pthread_t reader;
+    bool reading;
+    pthread_mutex_t mu;
+    bool record; /* collect server-side durations now */
+    double *srv; /* seconds, of /filter and /prioritize */
+    size_t nsrv, capsrv;
+};
+
+/* One log line of a topox server: keep the dur_us of "http request" lines of the verbs. */
+static void log_line(struct target *t, const char *l)
+{
+    const char *d;
+
+    if (!strstr(l, "\"msg\":\"http request\"") ||
+        (!strstr(l, "\"path\":\"/filter\"") && !strstr(l, "\"path\":\"/prioritize\"")) ||
+        !(d = strstr(l, "\"dur_us\":")))
+        return;
+    pthread_mutex_lock(&t->mu);
+    if (t->record) {
+        if (t->nsrv == t->capsrv) {
+            size_t cap = t->capsrv ? 2 * t->capsrv : 4096;
+            double *v = realloc(t->srv, cap * sizeof(*v));
+            if (v) {
+                t->srv = v;
+                t->capsrv = cap;
+            }
+        }
+        if (t->nsrv < t->capsrv)
+            t->srv[t->nsrv++] = atof(d + 9) / 1e6;
+    }
+    pthread_mutex_unlock(&t->mu);
+}
+
+static void *log_reader(void *arg)
+{
+    struct target *t = arg;
+    static __thread char buf[1 << 16];
+    size_t len = 0;
+
+    for (;;) {
+        ssize_t n = read(t->logfd, buf + len, sizeof(buf) - 1 - len);
+        char *l, *nl;
+
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+        buf[len] = '\0';
+        for (l = buf; (nl = strchr(l, '\n')); l = nl + 1) {
+            *nl = '\0';
+            if (t->topox)
+                log_line(t, l);
+        }
+        len -= (size_t)(l - buf);
+        memmove(buf, l, len);
+        if (len == sizeof(buf) - 1)
+            len = 0; /* a line longer than the buffer: drop it */
+    }
+    return NULL;
+}
+
+/* Spawn argv with stderr into a pipe; wait for `"port":N` on it (the "listening" line), then read
+ * the rest in a thread. */
+static int spawn_server(struct target *t, char *const *argv)
+{
     posix_spawn_file_actions_t fa;
     int p[2];
     char buf[65536];
     size_t len = 0;
-    double deadline = now() + 30;
+    double deadline = now() + 60;
 
+    pthread_mutex_init(&t->mu, NULL);
     if (pipe(p))
         return -1;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, p[1], 2);
     posix_spawn_file_actions_addclose(&fa, p[0]);
-    if (posix_spawn(&server_pid, TOPOX_BIN, &fa, NULL, argv, environ) != 0)
+    if (posix_spawn(&t->pid, argv[0], &fa, NULL, argv, environ) != 0)
         return -1;
     posix_spawn_file_actions_destroy(&fa);
     close(p[1]);
     while (now() < deadline && len < sizeof(buf) - 1) {
         ssize_t n = read(p[0], buf + len, sizeof(buf) - 1 - len);
         char *l;
+
         if (n <= 0)
             return -1;
         len += (size_t)n;
         buf[len] = '\0';
         l = strstr(buf, "\"msg\":\"listening\"");
         if (l && strstr(l, "\"port\":")) {
-            server_port = atoi(strstr(l, "\"port\":") + 7);
+            t->port = atoi(strstr(l, "\"port\":") + 7);
             break;
         }
     }
-    /* keep draining the server's log in the background: redirect the pipe to /dev/null */
-    if (fork() == 0) {
-        while (read(p[0], buf, sizeof(buf)) > 0)
-            ;
-        _exit(0);
-    }
-    close(p[0]);
-    return server_port > 0 ? 0 : -1;
+    t->logfd = p[0];
+    t->reading = pthread_create(&t->reader, NULL, log_reader, t) == 0;
+    return t->port > 0 ? 0 : -1;
 }
 
-static long server_rss_kb(void)
+static void stop_server(struct target *t, bool report)
+{
+    int ws = 0;
+
+    if (t->pid <= 0)
+        return;
+    kill(t->pid, SIGTERM);
+    waitpid(t->pid, &ws, 0);
+    if (t->reading)
+        pthread_join(t->reader, NULL);
+    close(t->logfd);
+    if (report)
+        printf("| %s exit after SIGTERM | %d |\n", t->label, WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
+    free(t->srv);
+    t->pid = 0;
+}
+
+static long rss_kb(pid_t pid)
 {
     char path[64], line[256];
     long kb = -1;
     FILE *f;
 
-    snprintf(path, sizeof(path), "/proc/%d/status", (int)server_pid);
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
     f = fopen(path, "r");
     if (!f)
         return -1;
@@ -113,29 +206,57 @@ static long server_rss_kb(void)
     return kb;
 }
 
-struct sink {
-    size_t len;
-};
+/* CPU seconds (user + system) the process pid has used so far; -1 when unreadable. */
+static double cpu_s(pid_t pid)
+{
+    char path[64], line[1024], *q;
+    unsigned long ut = 0, st = 0;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    f = fopen(path, "r");
+    if (!f)
+        return -1;
+    q = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+    fclose(f);
+    /* after "comm)": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime
+     * stime */
+    if (!q || sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+        return -1;
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* ---- the client ---------------------------------------------------------------------------- */
 
 static size_t discard(char *p, size_t s, size_t n, void *ud)
 {
     (void)p;
-    ((struct sink *)ud)->len += s * n;
+    *(size_t *)ud += s * n;
     return s * n;
 }
 
-static long post(CURL *h, const char *path, const char *body, size_t len)
+/* libcurl write callback: append to a tpx_buf (uncapped: the bench reads its own servers). */
+static size_t keep(char *d, size_t s, size_t n, void *ud)
+{
+    struct tpx_err err = TPX_ERR_INIT;
+
+    return tpx_buf_add(ud, d, s * n, &err) == TPX_OK ? s * n : 0;
+}
+
+/* POST body to port/path; the answer is kept in *out when out is given. HTTP status or 0. */
+static long post(CURL *h, int port, const char *path, const char *body, size_t len,
+                 struct tpx_buf *out)
 {
     char url[128];
     long status = 0;
-    struct sink sk = {0};
+    size_t got = 0;
 
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", server_port, path);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, path);
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &sk);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, out ? keep : discard);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, out ? (void *)out : (void *)&got);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_TIMEOUT, 60L);
     if (curl_easy_perform(h) != CURLE_OK)
@@ -158,12 +279,13 @@ static char *names_body;
 static size_t names_len;
 
 struct worker {
+    int port;
     size_t calls;
     double *lat;
     size_t nlat;
     size_t errors;
     size_t done;
-    double stop_at; /* load mode */
+    double stop_at; /* soak */
 };
 
 static void *names_worker(void *arg)
@@ -174,7 +296,7 @@ static void *names_worker(void *arg)
     for (size_t i = 0; (w->stop_at > 0 ? now() < w->stop_at : i < w->calls); i++) {
         const char *path = (i % 2 == 0) ? "/filter" : "/prioritize";
         double t0 = now();
-        long st = post(h, path, names_body, names_len);
+        long st = post(h, w->port, path, names_body, names_len, NULL);
         double dt = now() - t0;
         w->done++;
         if (st != 200)
@@ -186,63 +308,103 @@ static void *names_worker(void *arg)
     return NULL;
 }
 
-/* libcurl write callback: append to a tpx_buf (uncapped: the bench reads its own server). */
-static size_t keep(char *d, size_t s, size_t n, void *ud)
-{
-    struct tpx_err err = TPX_ERR_INIT;
+struct run {
+    bool done;
+    double cps, p50, p99; /* client side */
+    double cpu;           /* server CPU seconds per call */
+    double srv50, srv99;  /* server side (topox) */
+    size_t errors, calls;
+};
 
-    return tpx_buf_add(ud, d, s * n, &err) == TPX_OK ? s * n : 0;
+/* One names-only filter+prioritize run: 20 warm-up calls, then `calls` over `clients` clients. */
+static struct run names_run(struct target *t, int clients, size_t calls)
+{
+    struct run r = {0};
+    struct worker *w = calloc((size_t)clients, sizeof(*w));
+    pthread_t *th = calloc((size_t)clients, sizeof(*th));
+    double *all = calloc(calls ? calls : 1, sizeof(double)), t0, el, c0;
+    size_t nall = 0;
+
+    {
+        CURL *h = curl_easy_init();
+        for (int i = 0; i < 20; i++)
+            post(h, t->port, (i % 2) ? "/prioritize" : "/filter", names_body, names_len, NULL);
+        curl_easy_cleanup(h);
+    }
+    pthread_mutex_lock(&t->mu);
+    t->nsrv = 0;
+    t->record = true;
+    pthread_mutex_unlock(&t->mu);
+    c0 = cpu_s(t->pid);
+    t0 = now();
+    for (int i = 0; i < clients; i++) {
+        w[i].port = t->port;
+        w[i].calls = calls / (size_t)clients;
+        w[i].lat = calloc(w[i].calls ? w[i].calls : 1, sizeof(double));
+        pthread_create(&th[i], NULL, names_worker, &w[i]);
+    }
+    for (int i = 0; i < clients; i++)
+        pthread_join(th[i], NULL);
+    el = now() - t0;
+    r.cpu = cpu_s(t->pid) - c0;
+    for (int i = 0; i < clients; i++) {
+        memcpy(all + nall, w[i].lat, w[i].nlat * sizeof(double));
+        nall += w[i].nlat;
+        r.errors += w[i].errors;
+        free(w[i].lat);
+    }
+    if (t->topox) { /* the last log lines may still be in the pipe */
+        for (int k = 0; k < 100; k++) {
+            size_t got;
+            pthread_mutex_lock(&t->mu);
+            got = t->nsrv;
+            pthread_mutex_unlock(&t->mu);
+            if (got >= nall)
+                break;
+            usleep(10000);
+        }
+    }
+    pthread_mutex_lock(&t->mu);
+    t->record = false;
+    r.srv50 = quantile(t->srv, t->nsrv, 0.50);
+    r.srv99 = quantile(t->srv, t->nsrv, 0.99);
+    pthread_mutex_unlock(&t->mu);
+    r.calls = nall;
+    r.cpu = nall ? r.cpu / (double)nall : 0;
+    r.p50 = quantile(all, nall, 0.50);
+    r.p99 = quantile(all, nall, 0.99);
+    r.cps = nall ? (double)nall / el : 0;
+    r.done = true;
+    free(all);
+    free(w);
+    free(th);
+    return r;
 }
 
-/* Server-side latency quantiles from the /metrics histogram (upper bucket bounds). */
-static void server_quantiles(const char *verb)
+/* Names in NodeNames (or items in Nodes) of one /filter answer (-1 when unreadable). */
+static long fit_count(struct target *t, const char *body, size_t len)
 {
     CURL *h = curl_easy_init();
     struct tpx_buf g;
+    long n = -1;
+    json_t *res;
 
     tpx_buf_init(&g, SIZE_MAX);
-    char url[128], pat[96];
-    double le[32];
-    unsigned long long cnt[32];
-    size_t nb = 0;
-    const char *p;
-
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d/metrics", server_port);
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, keep);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &g);
-    curl_easy_perform(h);
-    curl_easy_cleanup(h);
-    snprintf(pat, sizeof(pat), "topox_request_duration_seconds_bucket{verb=\"%s\",le=\"", verb);
-    for (p = g.data; p && (p = strstr(p, pat)) && nb < 32; p++) {
-        const char *v = p + strlen(pat);
-        le[nb] = strncmp(v, "+Inf", 4) == 0 ? 1e9 : atof(v);
-        cnt[nb++] = strtoull(strstr(v, "} ") + 2, NULL, 10);
-    }
-    if (nb) {
-        unsigned long long total = cnt[nb - 1];
-        double q50 = -1, q99 = -1;
-        for (size_t i = 0; i < nb; i++) {
-            if (q50 < 0 && cnt[i] * 2 >= total)
-                q50 = le[i];
-            if (q99 < 0 && cnt[i] * 100 >= total * 99)
-                q99 = le[i];
-        }
-        printf("| server-side %s latency (histogram bucket bound) | p50 <= %.2f ms, p99 <= %.2f ms"
-               " (%llu calls) |\n",
-               verb, q50 * 1e3, q99 * 1e3, total);
+    if (post(h, t->port, "/filter", body, len, &g) == 200 && g.data) {
+        res = json_loadb(g.data, g.len, 0, NULL);
+        if (json_is_array(json_object_get(res, "NodeNames")))
+            n = (long)json_array_size(json_object_get(res, "NodeNames"));
+        else if (json_is_array(json_object_get(json_object_get(res, "Nodes"), "items")))
+            n = (long)json_array_size(json_object_get(json_object_get(res, "Nodes"), "items"));
+        json_decref(res);
     }
     tpx_buf_release(&g);
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
+    curl_easy_cleanup(h);
+    return n;
 }
 
 /* A realistic Node object: the synthetic labels plus the labels, conditions and images a GPU
- * node carries in practice (~6 KB). */
+ * node carries in practice (~7 KB). */
 static void append_node(json_t *items, const struct topo_cluster *c, size_t i)
 {
     struct topo_kv kv[16];
@@ -300,157 +462,70 @@ static void append_node(json_t *items, const struct topo_cluster *c, size_t i)
                   "kernelVersion", "5.15.0-1062-aws"));
 }
 
-/* ---- --go-baseline: the same names-only loop against a typical Go extender ------------------ */
+/* ---- starting the servers ------------------------------------------------------------------ */
 
-/* One names-only filter+prioritize run (warm-up, then `calls` over `clients` keep-alive clients)
- * against the server on port; calls per second, p50/p99 and errors. */
-static double names_run(int port, int clients, size_t calls, double *p50, double *p99,
-                        size_t *errors)
+static int start_topox(struct target *t, const char *bin, const char *spec)
 {
-    int saved = server_port;
-    struct worker *w = calloc((size_t)clients, sizeof(*w));
-    pthread_t *t = calloc((size_t)clients, sizeof(*t));
-    double *all = calloc(calls ? calls : 1, sizeof(double)), t0, el;
-    size_t nall = 0;
+    char *argv[] = {(char *)bin,
+                    (char *)"serve",
+                    (char *)"--listen",
+                    (char *)"127.0.0.1:0",
+                    (char *)"--cluster",
+                    (char *)spec,
+                    NULL};
 
-    server_port = port;
-    {
-        CURL *h = curl_easy_init();
-        for (int i = 0; i < 20; i++)
-            post(h, (i % 2) ? "/prioritize" : "/filter", names_body, names_len);
-        curl_easy_cleanup(h);
-    }
-    t0 = now();
-    for (int i = 0; i < clients; i++) {
-        w[i].calls = calls / (size_t)clients;
-        w[i].lat = calloc(w[i].calls ? w[i].calls : 1, sizeof(double));
-        pthread_create(&t[i], NULL, names_worker, &w[i]);
-    }
-    for (int i = 0; i < clients; i++)
-        pthread_join(t[i], NULL);
-    el = now() - t0;
-    *errors = 0;
-    for (int i = 0; i < clients; i++) {
-        memcpy(all + nall, w[i].lat, w[i].nlat * sizeof(double));
-        nall += w[i].nlat;
-        *errors += w[i].errors;
-        free(w[i].lat);
-    }
-    qsort(all, nall, sizeof(double), cmp_d);
-    *p50 = nall ? all[nall / 2] : 0;
-    *p99 = nall ? all[(size_t)((double)nall * 0.99)] : 0;
-    server_port = saved;
-    free(all);
-    free(w);
-    free(t);
-    return nall ? (double)nall / el : 0;
+    t->topox = true;
+    return spawn_server(t, argv);
 }
 
-/* CPU seconds (user + system) the process pid has used so far; -1 when unreadable. */
-static double cpu_s(pid_t pid)
-{
-    char path[64], line[1024], *q;
-    unsigned long ut = 0, st = 0;
-    FILE *f;
+static char go_tmp[64];
 
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    f = fopen(path, "r");
-    if (!f)
-        return -1;
-    q = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
-    fclose(f);
-    /* after "comm)": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime
-     * stime */
-    if (!q || sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
-        return -1;
-    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+static void go_cleanup(void)
+{
+    char cmd[256];
+
+    if (!go_tmp[0])
+        return;
+    snprintf(cmd, sizeof(cmd), "chmod -R u+w '%s'; rm -rf '%s'", go_tmp, go_tmp);
+    if (system(cmd) != 0)
+        fprintf(stderr, "bench_serve: cannot remove %s\n", go_tmp);
+    go_tmp[0] = '\0';
 }
 
-/* Names in NodeNames of one /filter answer from the server on port (-1 when unreadable). */
-static long filter_fit_count(int port)
+/* Build (when path is a directory with main.go) and start the Go baseline on the cluster's nodes.
+ * Prints why and returns -1 when it cannot. */
+static int start_go(struct target *t, const char *path, const struct topo_cluster *c)
 {
-    CURL *h = curl_easy_init();
-    struct tpx_buf g;
-
-    tpx_buf_init(&g, SIZE_MAX);
-    char url[128];
-    long n = -1;
-    json_t *res;
-
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d/filter", port);
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, names_body);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)names_len);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, keep);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &g);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    if (curl_easy_perform(h) == CURLE_OK && g.data) {
-        res = json_loads(g.data, 0, NULL);
-        if (json_is_array(json_object_get(res, "NodeNames")))
-            n = (long)json_array_size(json_object_get(res, "NodeNames"));
-        json_decref(res);
-    }
-    tpx_buf_release(&g);
-    curl_easy_cleanup(h);
-    return n;
-}
-
-static void *drain_fd(void *arg)
-{
-    int fd = *(int *)arg;
-    char buf[4096];
-
-    while (read(fd, buf, sizeof(buf)) > 0)
-        ;
-    return NULL;
-}
-
-/* Build (when path is a directory with main.go) and start the Go baseline on the cluster's nodes,
- * run the names-only loop against topox and Go, interleaved, and print both. */
-static void go_baseline(const char *path, const struct topo_cluster *c, int clients, size_t calls)
-{
-    char tmp[] = "/tmp/bench-go-XXXXXX", bin[512], nodes_file[600], cmd[2048];
+    char bin[512], nodes_file[600], cmd[2048];
     struct stat sb;
     json_t *arr = json_array();
-    pid_t gpid;
-    int p[2], gport = 0;
-    char buf[4096];
-    size_t len = 0;
-    pthread_t drainer;
-    posix_spawn_file_actions_t fa;
-    double best[2] = {0, 0}, p50[2] = {0, 0}, p99[2] = {0, 0}, cpu[2] = {0, 0};
-    size_t errs[2] = {0, 0};
-    long fit[2];
 
-    if (!mkdtemp(tmp) || strchr(path, '\'')) {
+    snprintf(go_tmp, sizeof(go_tmp), "/tmp/bench-go-XXXXXX");
+    if (!mkdtemp(go_tmp) || strchr(path, '\'')) {
         printf("go baseline skipped: cannot make a temporary directory\n");
-        return;
+        go_tmp[0] = '\0';
+        return -1;
     }
     if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
         if (system("command -v go >/dev/null 2>&1") != 0) {
             printf("go baseline skipped: install golang-go\n");
-            rmdir(tmp);
-            return;
+            return -1;
         }
-        snprintf(bin, sizeof(bin), "%s/go-baseline", tmp);
+        snprintf(bin, sizeof(bin), "%s/go-baseline", go_tmp);
         /* standard library only: builds offline with a private cache */
         snprintf(cmd, sizeof(cmd),
                  "cd '%s' && GOCACHE='%s/cache' GOPATH='%s/gopath' GOPROXY=off GOFLAGS= "
                  "GOTOOLCHAIN=local GO111MODULE=on go build -o '%s' . >&2",
-                 path, tmp, tmp, bin);
+                 path, go_tmp, go_tmp, bin);
         if (system(cmd) != 0) {
             printf("go baseline skipped: `go build` failed in %s\n", path);
-            snprintf(cmd, sizeof(cmd), "chmod -R u+w '%s'; rm -rf '%s'", tmp, tmp);
-            if (system(cmd) != 0)
-                fprintf(stderr, "bench_serve: cannot remove %s\n", tmp);
-            return;
+            return -1;
         }
     } else if (access(path, X_OK) == 0) {
         snprintf(bin, sizeof(bin), "%s", path);
     } else {
         printf("go baseline skipped: %s is neither the go-baseline folder nor a binary\n", path);
-        rmdir(tmp);
-        return;
+        return -1;
     }
     for (size_t i = 0; i < topo_cluster_node_count(c); i++) {
         const struct topo_node_info *info = topo_cluster_node(c, i);
@@ -459,140 +534,355 @@ static void go_baseline(const char *path, const struct topo_cluster *c, int clie
                                         info->rack ? info->rack : "", "gpus",
                                         (int)info->accel_alloc, "used", (int)info->accel_used));
     }
-    snprintf(nodes_file, sizeof(nodes_file), "%s/nodes.json", tmp);
+    snprintf(nodes_file, sizeof(nodes_file), "%s/nodes.json", go_tmp);
     json_dump_file(arr, nodes_file, JSON_COMPACT);
     json_decref(arr);
     {
         char *argv[] = {bin, (char *)"-listen", (char *)"127.0.0.1:0", (char *)"-nodes", nodes_file,
                         NULL};
 
-        if (pipe(p))
-            return;
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_adddup2(&fa, p[1], 2);
-        posix_spawn_file_actions_addclose(&fa, p[0]);
-        if (posix_spawn(&gpid, bin, &fa, NULL, argv, environ) != 0) {
-            printf("go baseline skipped: cannot start %s\n", bin);
-            return;
+        t->topox = false;
+        if (spawn_server(t, argv) != 0) {
+            printf("go baseline skipped: %s did not start or say its port\n", bin);
+            return -1;
         }
-        posix_spawn_file_actions_destroy(&fa);
-        close(p[1]);
     }
-    while (gport == 0 && len < sizeof(buf) - 1) {
-        ssize_t n = read(p[0], buf + len, sizeof(buf) - 1 - len);
-        char *l;
+    return 0;
+}
 
-        if (n <= 0)
-            break;
-        len += (size_t)n;
-        buf[len] = '\0';
-        l = strstr(buf, "\"port\":");
-        if (l)
-            gport = atoi(l + 7);
-    }
-    pthread_create(&drainer, NULL, drain_fd, &p[0]);
-    if (gport > 0) {
-        /* interleaved: topox, Go, topox, Go; the best run of each counts */
-        for (int round = 0; round < 2; round++) {
-            for (int k = 0; k < 2; k++) {
-                double a, b;
-                size_t er;
-                pid_t who = k == 0 ? server_pid : gpid;
-                double c0 = cpu_s(who);
-                double r = names_run(k == 0 ? server_port : gport, clients, calls, &a, &b, &er);
+/* ---- the cases ----------------------------------------------------------------------------- */
 
-                /* server CPU per call over both runs (warm-up calls included) */
-                cpu[k] += (cpu_s(who) - c0) / (double)(calls + 20) / 2;
+#define MAXT 3
 
-                if (r > best[k]) {
-                    best[k] = r;
-                    p50[k] = a;
-                    p99[k] = b;
-                    errs[k] = er;
-                }
-            }
+static void print_ratio_header(const char *title, struct target *t, size_t nt)
+{
+    printf("\n| %s |", title);
+    for (size_t k = 0; k < nt; k++)
+        printf(" %s |", t[k].label);
+    for (size_t k = 1; k < nt; k++)
+        printf(" %s / %s |", t[0].label, t[k].label);
+    printf("\n|---|");
+    for (size_t k = 0; k < 2 * nt - 1; k++)
+        printf("---|");
+    printf("\n");
+}
+
+/* One row; lower_is_better: the ratio is other / topox, else topox / other. */
+static void print_row(const char *what, const double *v, size_t nt, double scale, int decimals,
+                      const char *unit, bool lower_is_better, const bool *have)
+{
+    printf("| %s |", what);
+    for (size_t k = 0; k < nt; k++) {
+        if (!have[k]) {
+            printf(" - |");
+            continue;
         }
-        fit[0] = filter_fit_count(server_port);
-        fit[1] = filter_fit_count(gport);
-        printf("\n| names-only filter+prioritize, %zu nodes, %d clients, %zu calls a run, best of "
-               "2 interleaved runs | topox | Go baseline (net/http + encoding/json) | ratio |\n"
-               "|---|---|---|---|\n",
-               topo_cluster_node_count(c), clients, calls);
-        printf("| calls per second | %.0f | %.0f | **%.1fx** (target >= 5x: %s) |\n", best[0],
-               best[1], best[1] > 0 ? best[0] / best[1] : 0,
-               best[1] > 0 && best[0] / best[1] >= 5 ? "met" : "MISSED");
-        printf("| p50 per call (client side) | %.3f ms | %.3f ms | %.1fx |\n", p50[0] * 1e3,
-               p50[1] * 1e3, p50[0] > 0 ? p50[1] / p50[0] : 0);
-        printf("| p99 per call (client side) | %.3f ms | %.3f ms | %.1fx |\n", p99[0] * 1e3,
-               p99[1] * 1e3, p99[0] > 0 ? p99[1] / p99[0] : 0);
-        printf("| server CPU per call (user + system, /proc/PID/stat) | %.3f ms | %.3f ms | "
-               "**%.1fx** |\n",
-               cpu[0] * 1e3, cpu[1] * 1e3, cpu[0] > 0 ? cpu[1] / cpu[0] : 0);
-        printf("| errors | %zu | %zu | |\n", errs[0], errs[1]);
-        printf("| names passing one /filter call | %ld | %ld | |\n", fit[0], fit[1]);
-    } else {
-        printf("go baseline skipped: %s did not say its port\n", bin);
+        printf(" %.*f%s |", decimals, v[k] * scale, unit);
     }
-    kill(gpid, SIGTERM);
-    waitpid(gpid, NULL, 0);
-    pthread_join(drainer, NULL);
-    close(p[0]);
-    snprintf(cmd, sizeof(cmd), "chmod -R u+w '%s'; rm -rf '%s'", tmp, tmp);
-    if (system(cmd) != 0)
-        fprintf(stderr, "bench_serve: cannot remove %s\n", tmp);
+    for (size_t k = 1; k < nt; k++) {
+        double r = lower_is_better ? (v[0] > 0 ? v[k] / v[0] : 0) : (v[k] > 0 ? v[0] / v[k] : 0);
+        if (!have[k] || !have[0])
+            printf(" - |");
+        else
+            printf(" **%.1fx** |", r);
+    }
+    printf("\n");
+}
+
+/* names-only loop over every target, `rounds` interleaved rounds, the best (calls/s) kept. */
+static void names_case(struct target *t, size_t nt, int clients, size_t calls, int rounds,
+                       size_t nodes)
+{
+    struct run best[MAXT] = {{0}};
+    double v[MAXT];
+    bool have[MAXT], srv[MAXT];
+    char title[256];
+
+    for (int round = 0; round < rounds; round++) {
+        for (size_t k = 0; k < nt; k++) {
+            struct run r = names_run(&t[k], clients, calls);
+            if (!best[k].done || r.cps > best[k].cps)
+                best[k] = r;
+        }
+    }
+    snprintf(title, sizeof(title),
+             "names-only filter+prioritize, %zu nodes, body %zu KB, %d clients, %zu calls a run, "
+             "best of %d interleaved",
+             nodes, names_len / 1024, clients, calls, rounds);
+    print_ratio_header(title, t, nt);
+    for (size_t k = 0; k < nt; k++) {
+        have[k] = best[k].done;
+        srv[k] = best[k].done && t[k].topox;
+    }
+#define ROW(name, field, scale, dec, unit, low, h)                                                 \
+    do {                                                                                           \
+        for (size_t k = 0; k < nt; k++)                                                            \
+            v[k] = best[k].field;                                                                  \
+        print_row(name, v, nt, scale, dec, unit, low, h);                                          \
+    } while (0)
+    ROW("calls per second", cps, 1, 0, "", false, have);
+    ROW("p50 per call (client side)", p50, 1e3, 3, " ms", true, have);
+    ROW("p99 per call (client side)", p99, 1e3, 3, " ms", true, have);
+    ROW("server CPU per call (user + system)", cpu, 1e3, 3, " ms", true, have);
+    ROW("server side p50 (http request log)", srv50, 1e3, 3, " ms", true, srv);
+    ROW("server side p99 (http request log)", srv99, 1e3, 3, " ms", true, srv);
+#undef ROW
+    printf("| errors |");
+    for (size_t k = 0; k < nt; k++)
+        printf(" %zu |", best[k].errors);
+    for (size_t k = 1; k < nt; k++)
+        printf(" |");
+    printf("\n| names passing one /filter |");
+    for (size_t k = 0; k < nt; k++)
+        printf(" %ld |", fit_count(&t[k], names_body, names_len));
+    for (size_t k = 1; k < nt; k++)
+        printf(" |");
+    printf("\n");
+}
+
+static char *full_body(const struct topo_cluster *c, size_t *len)
+{
+    json_t *items = json_array(), *req;
+    char *tail, *body;
+    size_t n = topo_cluster_node_count(c);
+
+    for (size_t i = 0; i < n; i++)
+        append_node(items, c, i);
+    req = json_pack("{s:{s:{},s:o},s:n}", "Nodes", "metadata", "items", items, "NodeNames");
+    tail = json_dumps(req, JSON_COMPACT);
+    *len = strlen(pod) + strlen(tail) + 16;
+    body = malloc(*len);
+    snprintf(body, *len, "{\"Pod\":%s,%s", pod, tail + 1);
+    *len = strlen(body);
+    free(tail);
+    json_decref(req);
+    return body;
+}
+
+/* filter with full Node objects, end to end, `reps` interleaved turns: best and median. */
+static void full_case(struct target *t, size_t nt, const char *body, size_t len, int reps,
+                      size_t nodes)
+{
+    double *lat[MAXT], best[MAXT], med[MAXT], cpu[MAXT];
+    bool have[MAXT];
+    long bad[MAXT] = {0};
+    char title[256];
+    size_t answer[MAXT] = {0};
+
+    for (size_t k = 0; k < nt; k++) {
+        lat[k] = calloc((size_t)reps, sizeof(double));
+        cpu[k] = 0;
+        have[k] = true;
+    }
+    for (int rep = 0; rep < reps + 1; rep++) {
+        for (size_t k = 0; k < nt; k++) {
+            CURL *h = curl_easy_init();
+            struct tpx_buf g;
+            double c0 = cpu_s(t[k].pid), t0 = now(), dt;
+            long st;
+
+            tpx_buf_init(&g, SIZE_MAX);
+            st = post(h, t[k].port, "/filter", body, len, &g);
+            dt = now() - t0;
+            if (st != 200)
+                bad[k]++;
+            answer[k] = g.len;
+            tpx_buf_release(&g);
+            curl_easy_cleanup(h);
+            if (rep == 0)
+                continue; /* warm-up */
+            cpu[k] += (cpu_s(t[k].pid) - c0) / reps;
+            lat[k][rep - 1] = dt;
+        }
+    }
+    for (size_t k = 0; k < nt; k++) {
+        med[k] = quantile(lat[k], (size_t)reps, 0.5);
+        best[k] = lat[k][0];
+        free(lat[k]);
+    }
+    snprintf(title, sizeof(title),
+             "filter with full Node objects, %zu nodes, body %.1f MB, end to end (new connection, "
+             "upload, answer read), %d interleaved turns",
+             nodes, (double)len / 1e6, reps);
+    print_ratio_header(title, t, nt);
+    print_row("best", best, nt, 1e3, 1, " ms", true, have);
+    print_row("median", med, nt, 1e3, 1, " ms", true, have);
+    print_row("server CPU per call", cpu, nt, 1e3, 1, " ms", true, have);
+    printf("| answer size / non-200 answers |");
+    for (size_t k = 0; k < nt; k++)
+        printf(" %.1f MB / %ld |", (double)answer[k] / 1e6, bad[k]);
+    for (size_t k = 1; k < nt; k++)
+        printf(" |");
+    printf("\n| Node objects passing one /filter |");
+    for (size_t k = 0; k < nt; k++)
+        printf(" %ld |", fit_count(&t[k], body, len));
+    for (size_t k = 1; k < nt; k++)
+        printf(" |");
+    printf("\n");
+}
+
+static void tokenizer_case(const char *body, size_t len)
+{
+    double best_dom = 1e9, best_scan = 1e9;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    for (int rep = 0; rep < 5; rep++) {
+        double t0 = now(), dt;
+        json_error_t je;
+        json_t *dom = json_loadb(body, len, 0, &je);
+        struct ext_nodescan_nodes sn;
+        const char *p = strstr(body, "\"Nodes\":") + 8;
+        size_t plen = len - (size_t)(p - body) - 1;
+
+        dt = now() - t0;
+        json_decref(dom);
+        if (dt < best_dom)
+            best_dom = dt;
+        t0 = now();
+        ext_nodescan_nodelist(p, plen - strlen(",\"NodeNames\":null"), &sn, &err);
+        dt = now() - t0;
+        ext_nodescan_nodes_release(&sn);
+        if (dt < best_scan)
+            best_scan = dt;
+    }
+    printf("\n| in process, the full-object body (%.1f MB), best of 5 | value |\n|---|---|\n",
+           (double)len / 1e6);
+    printf("| jansson json_loadb (DOM only, no policy) | %.1f ms |\n", best_dom * 1e3);
+    printf("| nodescan tokenizer alone (the Nodes list) | %.1f ms |\n", best_scan * 1e3);
+    printf("| tokenizer vs jansson DOM | %.1fx faster |\n", best_dom / best_scan);
+}
+
+static void soak_case(struct target *t, int clients, int load_s)
+{
+    struct worker *w = calloc((size_t)clients, sizeof(*w));
+    pthread_t *th = calloc((size_t)clients, sizeof(*th));
+    long rss0 = -1, rss1;
+    size_t errors = 0, total = 0;
+    double stop_at, t0;
+
+    for (int phase = 0; phase < 2; phase++) { /* a tenth of the time as warm-up, then the soak */
+        stop_at = now() + (phase ? load_s : load_s / 10.0);
+        t0 = now();
+        for (int i = 0; i < clients; i++) {
+            memset(&w[i], 0, sizeof(w[i]));
+            w[i].port = t->port;
+            w[i].stop_at = stop_at;
+            w[i].calls = (size_t)-1;
+            pthread_create(&th[i], NULL, names_worker, &w[i]);
+        }
+        for (int i = 0; i < clients; i++)
+            pthread_join(th[i], NULL);
+        if (phase == 0)
+            rss0 = rss_kb(t->pid);
+    }
+    for (int i = 0; i < clients; i++) {
+        errors += w[i].errors;
+        total += w[i].done;
+    }
+    rss1 = rss_kb(t->pid);
+    printf("\n| soak (%s) | value |\n|---|---|\n", t->label);
+    printf("| %d clients for %d s (after %d s warm-up) | %zu calls, %zu errors, %.0f calls/s |\n",
+           clients, load_s, load_s / 10, total, errors, (double)total / (now() - t0));
+    printf("| server RSS after warm-up / after soak | %ld KB / %ld KB |\n", rss0, rss1);
+    free(w);
+    free(th);
+}
+
+static bool want(const char *cases, const char *c)
+{
+    size_t n = strlen(c);
+
+    for (const char *p = cases; (p = strstr(p, c)); p += n) {
+        if ((p == cases || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
+            return true;
+    }
+    return false;
 }
 
 int main(int argc, char **argv)
 {
-    int clients = 8, load_s = 0, load_clients = 32;
-    const char *go_path = NULL;
-    size_t calls = 2000;
+    int clients = 8, load_s = 0, load_clients = 32, rounds = 2, reps = 5;
+    const char *go_path = NULL, *before = NULL, *topox = TOPOX_BIN;
+    const char *cases = "names,names32,full,tokenizer";
+    size_t calls = 2000, nodes = 5040, nt = 0;
     struct tpx_err err = TPX_ERR_INIT;
+    struct target t[MAXT];
     struct topo_cluster *c;
-    size_t n;
+    char spec[128];
 
+    memset(t, 0, sizeof(t));
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--clients") == 0 && i + 1 < argc)
             clients = atoi(argv[++i]);
         else if (strcmp(argv[i], "--calls") == 0 && i + 1 < argc)
             calls = (size_t)atol(argv[++i]);
+        else if (strcmp(argv[i], "--nodes") == 0 && i + 1 < argc)
+            nodes = (size_t)atol(argv[++i]);
+        else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
+            rounds = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--full-reps") == 0 && i + 1 < argc)
+            reps = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--cases") == 0 && i + 1 < argc)
+            cases = argv[++i];
         else if (strcmp(argv[i], "--load") == 0 && i + 1 < argc)
             load_s = atoi(argv[++i]);
         else if (strcmp(argv[i], "--load-clients") == 0 && i + 1 < argc)
             load_clients = atoi(argv[++i]);
         else if (strcmp(argv[i], "--go-baseline") == 0 && i + 1 < argc)
             go_path = argv[++i];
+        else if (strcmp(argv[i], "--before") == 0 && i + 1 < argc)
+            before = argv[++i];
+        else if (strcmp(argv[i], "--topox") == 0 && i + 1 < argc)
+            topox = argv[++i];
         else {
-            fprintf(stderr, "usage: bench_serve [--clients N] [--calls N] [--load SECONDS] "
-                            "[--load-clients N] [--go-baseline PATH]\n");
+            fprintf(stderr,
+                    "usage: bench_serve [--nodes N] [--clients N] [--calls N] [--rounds N] "
+                    "[--full-reps N] [--cases names,names32,full,tokenizer] [--load SECONDS] "
+                    "[--load-clients N] [--topox PATH] [--before PATH] [--go-baseline PATH]\n");
             return 2;
         }
     }
+    if (nodes < 80 || nodes % 80 || clients < 1 || load_clients < 1 || rounds < 1 || reps < 1) {
+        fprintf(stderr, "bench_serve: --nodes must be a multiple of 80; counts at least 1\n");
+        return 2;
+    }
+    snprintf(spec, sizeof(spec),
+             "racks=%zu,nodes-per-rack=80,gpus-per-node=8,interconnect=nvswitch", nodes / 80);
     curl_global_init(CURL_GLOBAL_DEFAULT);
-    c = topo_cluster_synthetic(SPEC, &err);
+    c = topo_cluster_synthetic(spec, &err);
     if (!c) {
         fprintf(stderr, "bench_serve: %s\n", err.msg);
         return 1;
     }
-    n = topo_cluster_node_count(c);
-    if (start_server() != 0) {
-        fprintf(stderr, "bench_serve: cannot start %s\n", TOPOX_BIN);
+    t[nt].label = "topox";
+    if (start_topox(&t[nt], topox, spec) != 0) {
+        fprintf(stderr, "bench_serve: cannot start %s\n", topox);
         return 1;
     }
-    printf("topox serve benchmark: cluster %s (%zu nodes), server pid %d port %d\n", SPEC, n,
-           (int)server_pid, server_port);
-
-    /* 1. names only */
+    nt++;
+    if (before) {
+        t[nt].label = "before";
+        if (start_topox(&t[nt], before, spec) != 0) {
+            fprintf(stderr, "bench_serve: cannot start %s\n", before);
+            return 1;
+        }
+        nt++;
+    }
+    if (go_path) {
+        t[nt].label = "Go";
+        if (start_go(&t[nt], go_path, c) == 0)
+            nt++;
+        else
+            t[nt].label = NULL;
+    }
+    printf("topox serve benchmark: cluster %s (%zu nodes); %s %s", spec, nodes, topox,
+           before ? "against " : "");
+    printf("%s%s\n", before ? before : "", nt > (before ? 2U : 1U) ? " and the Go baseline" : "");
     {
-        json_t *arr = json_array();
-        json_t *req;
+        json_t *arr = json_array(), *req;
         char *tail;
-        struct worker *w = calloc((size_t)clients, sizeof(*w));
-        pthread_t *t = calloc((size_t)clients, sizeof(*t));
-        double *all, t0, el;
-        size_t nall = 0, errors = 0;
 
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < nodes; i++)
             json_array_append_new(arr, json_string(topo_cluster_node(c, i)->name));
         req = json_pack("{s:n,s:o}", "Nodes", "NodeNames", arr);
         tail = json_dumps(req, JSON_COMPACT);
@@ -602,154 +892,30 @@ int main(int argc, char **argv)
         names_len = strlen(names_body);
         free(tail);
         json_decref(req);
-        /* warm up */
-        {
-            CURL *h = curl_easy_init();
-            for (int i = 0; i < 20; i++)
-                post(h, "/filter", names_body, names_len);
-            curl_easy_cleanup(h);
-        }
-        t0 = now();
-        for (int i = 0; i < clients; i++) {
-            w[i].calls = calls / (size_t)clients;
-            w[i].lat = calloc(w[i].calls, sizeof(double));
-            pthread_create(&t[i], NULL, names_worker, &w[i]);
-        }
-        for (int i = 0; i < clients; i++)
-            pthread_join(t[i], NULL);
-        el = now() - t0;
-        all = calloc(calls, sizeof(double));
-        for (int i = 0; i < clients; i++) {
-            memcpy(all + nall, w[i].lat, w[i].nlat * sizeof(double));
-            nall += w[i].nlat;
-            errors += w[i].errors;
-            free(w[i].lat);
-        }
-        qsort(all, nall, sizeof(double), cmp_d);
-        printf("\n| case | value |\n|---|---|\n");
-        printf("| names-only filter+prioritize, %zu nodes, body %zu KB | %d clients, %zu calls, "
-               "%zu errors |\n",
-               n, names_len / 1024, clients, nall, errors);
-        printf("| p50 per call (client side, HTTP included) | %.3f ms |\n", all[nall / 2] * 1e3);
-        printf("| p99 per call | %.3f ms |\n", all[(size_t)((double)nall * 0.99)] * 1e3);
-        printf("| calls per second | %.0f |\n", (double)nall / el);
-        server_quantiles("filter");
-        server_quantiles("prioritize");
-        free(all);
-        free(w);
-        free(t);
     }
-
-    /* 2. full Node objects */
-    {
-        json_t *items = json_array(), *req;
-        char *tail, *body;
+    if (want(cases, "names"))
+        names_case(t, nt, clients, calls, rounds, nodes);
+    if (want(cases, "names32"))
+        names_case(t, nt, load_clients, calls, rounds, nodes);
+    if (want(cases, "full") || want(cases, "tokenizer")) {
         size_t len;
-        CURL *h = curl_easy_init();
-        double best_srv = 1e9, best_dom = 1e9, best_scan = 1e9;
+        char *body = full_body(c, &len);
 
-        for (size_t i = 0; i < n; i++)
-            append_node(items, c, i);
-        req = json_pack("{s:{s:{},s:o},s:n}", "Nodes", "metadata", "items", items, "NodeNames");
-        tail = json_dumps(req, JSON_COMPACT);
-        len = strlen(pod) + strlen(tail) + 16;
-        body = malloc(len);
-        snprintf(body, len, "{\"Pod\":%s,%s", pod, tail + 1);
-        len = strlen(body);
-        free(tail);
-        json_decref(req);
-        for (int rep = 0; rep < 5; rep++) {
-            double t0 = now();
-            long st = post(h, "/filter", body, len);
-            double dt = now() - t0;
-            json_error_t je;
-            json_t *dom;
-            struct ext_nodescan_nodes sn;
-
-            if (st != 200)
-                printf("full-object filter answered %ld\n", st);
-            if (dt < best_srv)
-                best_srv = dt;
-            t0 = now();
-            dom = json_loadb(body, len, 0, &je);
-            dt = now() - t0;
-            json_decref(dom);
-            if (dt < best_dom)
-                best_dom = dt;
-            t0 = now();
-            {
-                const char *p = strstr(body, "\"Nodes\":") + 8;
-                size_t plen = len - (size_t)(p - body) - 1;
-                ext_nodescan_nodelist(p, plen - strlen(",\"NodeNames\":null"), &sn, &err);
-            }
-            dt = now() - t0;
-            ext_nodescan_nodes_release(&sn);
-            if (dt < best_scan)
-                best_scan = dt;
-        }
-        printf("| full Node objects: %zu nodes, body %.1f MB | best of 5 |\n", n,
-               (double)len / 1e6);
-        printf("| filter end to end (HTTP upload, decode, policy, 30 MB answer) | %.1f ms |\n",
-               best_srv * 1e3);
-        printf("| jansson json_loadb of the same body (DOM only, no policy) | %.1f ms |\n",
-               best_dom * 1e3);
-        printf("| nodescan tokenizer alone on the same body | %.1f ms |\n", best_scan * 1e3);
-        printf("| tokenizer vs jansson DOM | %.1fx faster |\n", best_dom / best_scan);
+        if (want(cases, "full"))
+            full_case(t, nt, body, len, reps, nodes);
+        if (want(cases, "tokenizer"))
+            tokenizer_case(body, len);
         free(body);
-        curl_easy_cleanup(h);
     }
-
-    /* 3. soak */
-    if (load_s > 0) {
-        struct worker *w = calloc((size_t)load_clients, sizeof(*w));
-        pthread_t *t = calloc((size_t)load_clients, sizeof(*t));
-        long rss0, rss1;
-        size_t errors = 0, total = 0;
-        double stop_at, t0 = now();
-
-        /* warm-up a tenth of the time, then measure RSS */
-        stop_at = now() + load_s / 10.0;
-        for (int i = 0; i < load_clients; i++) {
-            w[i].stop_at = stop_at;
-            w[i].calls = (size_t)-1;
-            pthread_create(&t[i], NULL, names_worker, &w[i]);
-        }
-        for (int i = 0; i < load_clients; i++)
-            pthread_join(t[i], NULL);
-        rss0 = server_rss_kb();
-        stop_at = now() + load_s;
-        t0 = now();
-        for (int i = 0; i < load_clients; i++) {
-            w[i].stop_at = stop_at;
-            w[i].errors = 0;
-            w[i].calls = (size_t)-1;
-            w[i].nlat = 0;
-            w[i].done = 0;
-            w[i].lat = NULL;
-            pthread_create(&t[i], NULL, names_worker, &w[i]);
-        }
-        for (int i = 0; i < load_clients; i++) {
-            pthread_join(t[i], NULL);
-            errors += w[i].errors;
-            total += w[i].done;
-        }
-        rss1 = server_rss_kb();
-        printf("| soak: %d clients for %d s (after %d s warm-up) | %zu calls, %zu errors, "
-               "%.0f calls/s |\n",
-               load_clients, load_s, load_s / 10, total, errors, (double)total / (now() - t0));
-        printf("| server RSS after warm-up / after soak | %ld KB / %ld KB |\n", rss0, rss1);
-        free(w);
-        free(t);
+    if (load_s > 0)
+        soak_case(&t[0], load_clients, load_s);
+    printf("\n| server | value |\n|---|---|\n");
+    for (size_t k = 0; k < nt; k++) {
+        printf("| %s RSS at the end | %ld KB |\n", t[k].label, rss_kb(t[k].pid));
+        stop_server(&t[k], t[k].topox);
     }
-    /* 4. the same names-only loop against a typical Go extender, side by side */
-    if (go_path)
-        go_baseline(go_path, c, clients, calls);
-    kill(server_pid, SIGTERM);
-    {
-        int ws = 0;
-        waitpid(server_pid, &ws, 0);
-        printf("| server exit after SIGTERM | %d |\n", WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
-    }
+    go_cleanup();
+    free(names_body);
     topo_cluster_free(c);
     curl_global_cleanup();
     return 0;

@@ -327,6 +327,7 @@ int cmd_serve(int argc, char **argv)
     struct tpx_err err = TPX_ERR_INIT;
     struct ext_state *state = NULL;
     struct ext_metrics *metrics = NULL;
+    struct ext_codec_names_cache *names_cache = NULL;
     struct ext_http *http = NULL, *admin = NULL;
     struct ext_routes routes;
     struct ext_http_config hc;
@@ -422,6 +423,10 @@ int cmd_serve(int argc, char **argv)
     routes.opts.labels = &cfg.label_cfg; /* filled by start_api(); the watch reads it too */
     routes.opts.default_scope = cfg.pipeline_scope;
     routes.opts.max_candidates = cfg.max_candidates;
+    names_cache = ext_codec_names_cache_new(&err);
+    if (!names_cache)
+        goto fail;
+    routes.opts.names_cache = names_cache;
     if (feed) { /* claims' demand, from what the watch holds */
         routes.opts.pod_facts = ext_state_feed_pod_facts;
         routes.opts.pod_workload = ext_state_feed_pod_workload;
@@ -494,6 +499,7 @@ out:
     ext_binder_free(binder);
     kube_config_release(&kcfg);
     ext_metrics_free(metrics);
+    ext_codec_names_cache_free(names_cache); /* after the HTTP server: no request holds it */
     ext_state_free(state);
     free(cert);
     free(key);

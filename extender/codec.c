@@ -4,6 +4,7 @@
 #include "extender/codec.h"
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,6 +136,152 @@ static enum tpx_code decode_pod_span(const char *body, const struct ext_nodescan
     return rc;
 }
 
+/* ---- the NodeNames cache ---- */
+
+struct ext_codec_names_cache;
+
+struct ext_codec_names_entry {
+    struct ext_codec_names_cache *owner;
+    size_t refs;             /* the cache's and each request's; under the cache lock */
+    unsigned long long used; /* for LRU; under the cache lock */
+    size_t len;              /* the list's bytes, as they came */
+    char *bytes;
+    char **names; /* decoded: one block (ext_nodescan_node_names) */
+    size_t n;
+    uint32_t *plain; /* per name: its length when it needs no JSON escaping, else UINT32_MAX */
+    struct ext_state_resolution res;
+};
+
+struct ext_codec_names_cache {
+    pthread_mutex_t lock;
+    struct ext_codec_names_entry *e[EXT_CODEC_NAMES_CACHED];
+    unsigned long long clock;
+};
+
+struct ext_codec_names_cache *ext_codec_names_cache_new(struct tpx_err *err)
+{
+    struct ext_codec_names_cache *c = calloc(1, sizeof(*c));
+
+    if (!c) {
+        tpx_err_set(err, TPX_ENOMEM, "out of memory");
+        return NULL;
+    }
+    pthread_mutex_init(&c->lock, NULL);
+    return c;
+}
+
+static void entry_free(struct ext_codec_names_entry *e)
+{
+    free(e->bytes);
+    free(e->names);
+    free(e->plain);
+    ext_state_resolution_release(&e->res);
+    free(e);
+}
+
+/* Drop one reference; the last one frees the entry. */
+static void entry_unref(struct ext_codec_names_entry *e)
+{
+    struct ext_codec_names_cache *c = e->owner;
+    bool last;
+
+    pthread_mutex_lock(&c->lock);
+    last = --e->refs == 0;
+    pthread_mutex_unlock(&c->lock);
+    if (last)
+        entry_free(e);
+}
+
+void ext_codec_names_cache_free(struct ext_codec_names_cache *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < EXT_CODEC_NAMES_CACHED; i++) {
+        if (c->e[i])
+            entry_unref(c->e[i]);
+    }
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+/* The entry whose bytes begin at p (with rest bytes from there), with a reference; NULL when
+ * none. Lists that do not fit in rest are not compared. */
+static struct ext_codec_names_entry *cache_find_prefix(struct ext_codec_names_cache *c,
+                                                       const char *p, size_t rest)
+{
+    struct ext_codec_names_entry *cand[EXT_CODEC_NAMES_CACHED], *hit = NULL;
+    size_t n = 0;
+
+    if (rest == 0 || *p != '[')
+        return NULL;
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < EXT_CODEC_NAMES_CACHED; i++) {
+        if (c->e[i] && c->e[i]->len <= rest) {
+            c->e[i]->refs++;
+            cand[n++] = c->e[i];
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+    for (size_t i = 0; i < n; i++) {
+        if (!hit && memcmp(cand[i]->bytes, p, cand[i]->len) == 0) {
+            hit = cand[i];
+            pthread_mutex_lock(&c->lock);
+            hit->used = ++c->clock;
+            pthread_mutex_unlock(&c->lock);
+            continue;
+        }
+        entry_unref(cand[i]);
+    }
+    return hit;
+}
+
+/* Keep a decoded list: the entry takes names (also when it returns NULL: then it frees them) and
+ * comes back with a reference for the caller. The least recently used entry makes room. */
+static struct ext_codec_names_entry *cache_insert(struct ext_codec_names_cache *c, const char *p,
+                                                  size_t len, char **names, size_t n)
+{
+    struct ext_codec_names_entry *e = calloc(1, sizeof(*e)), *old = NULL;
+    size_t slot = 0;
+
+    if (!e || !(e->bytes = malloc(len ? len : 1)) ||
+        !(e->plain = malloc((n ? n : 1) * sizeof(*e->plain)))) {
+        if (e)
+            free(e->bytes);
+        free(e);
+        free(names);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t pl = tpx_json_plain_len(names[i]);
+        e->plain[i] = pl >= UINT32_MAX ? UINT32_MAX : (uint32_t)pl;
+    }
+    memcpy(e->bytes, p, len);
+    e->owner = c;
+    e->len = len;
+    e->names = names;
+    e->n = n;
+    e->refs = 2;
+    ext_state_resolution_init(&e->res);
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < EXT_CODEC_NAMES_CACHED; i++) {
+        if (!c->e[i]) {
+            slot = i;
+            break;
+        }
+        if (c->e[i]->used < c->e[slot]->used)
+            slot = i;
+    }
+    old = c->e[slot];
+    if (old && --old->refs > 0)
+        old = NULL; /* still in use: its last request frees it */
+    c->e[slot] = e;
+    e->used = ++c->clock;
+    pthread_mutex_unlock(&c->lock);
+    if (old)
+        entry_free(old);
+    return e;
+}
+
 /* ---- ExtenderArgs ---- */
 
 #define DEFAULT_MAX_CANDIDATES 100000
@@ -144,39 +291,120 @@ static size_t max_candidates(const struct ext_codec_opts *o)
     return o && o->max_candidates ? o->max_candidates : DEFAULT_MAX_CANDIDATES;
 }
 
+/* The outer scan's hooks. Nodes is parsed as the scan meets it (one pass over a 35 MB list, not
+ * two); a value that is valid JSON but no NodeList is only an error if the request turns out to
+ * be full-node (NodeNames null): then it is parsed again for the message. NodeNames is looked up
+ * in the names cache where it starts: a cached list is one complete JSON value, so bytes that
+ * begin with it hold exactly that value, and a hit costs one memcmp and no scan; a miss is
+ * skipped by its brackets and decoded after the Pod, as before. */
+struct args_hook {
+    struct ext_nodescan_nodes *nodes;
+    bool nodes_failed;
+    struct ext_codec_names_cache *cache;
+    struct ext_codec_names_entry *hit; /* of the last NodeNames seen */
+};
+
+static enum tpx_code args_hook(void *ctx, size_t key, const char *at, size_t rest, size_t *used,
+                               struct tpx_err *err)
+{
+    struct args_hook *h = ctx;
+    struct tpx_err e = TPX_ERR_INIT;
+
+    if (key == 2) { /* NodeNames */
+        if (h->hit)
+            entry_unref(h->hit);
+        h->hit = h->cache ? cache_find_prefix(h->cache, at, rest) : NULL;
+        if (h->hit) {
+            *used = h->hit->len;
+            return TPX_OK;
+        }
+        return ext_nodescan_span_len(at, rest, used, err);
+    }
+    ext_nodescan_nodes_release(h->nodes); /* a later "Nodes" replaces an earlier one */
+    h->nodes_failed = false;
+    if (rest >= 4 && memcmp(at, "null", 4) == 0) { /* names mode sends "Nodes":null */
+        *used = 4;
+        return TPX_OK;
+    }
+    if (ext_nodescan_nodelist_prefix(at, rest, h->nodes, used, &e) == TPX_OK)
+        return TPX_OK;
+    if (e.code == TPX_ENOMEM)
+        return tpx_err_set(err, TPX_ENOMEM, "%s", e.msg);
+    h->nodes_failed = true;
+    return ext_nodescan_value_len(at, rest, used, err);
+}
+
 enum tpx_code ext_codec_decode_args(const char *body, size_t len, const struct ext_codec_opts *o,
                                     struct ext_codec_args *a, struct tpx_err *err)
 {
     static const char *const keys[] = {"Pod", "Nodes", "NodeNames"};
     struct ext_nodescan_span sp[3];
+    struct args_hook ah;
 
     memset(a, 0, sizeof(*a));
+    memset(&ah, 0, sizeof(ah));
     a->body = body;
-    /* Nodes and NodeNames are each tokenized once, by the parser below that reads them; the one
-     * not read (when both are given) is validated on its own. */
-    if (ext_nodescan_object_keys(body, len, keys, 3, 1U << 1 | 1U << 2, sp, err) != TPX_OK) {
+    ah.nodes = &a->nodes;
+    ah.cache = o ? o->names_cache : NULL;
+    /* NodeNames is tokenized once, by the parser below that reads it (or not at all: a cache
+     * hit); Nodes by the hook. */
+    if (ext_nodescan_object_keys_hook(body, len, keys, 3, 1U << 2, 1U << 1 | 1U << 2, args_hook,
+                                      &ah, sp, err) != TPX_OK) {
+        ext_nodescan_nodes_release(&a->nodes);
+        if (ah.hit)
+            entry_unref(ah.hit);
         tpx_err_prefix(err, "ExtenderArgs");
         return err->code;
     }
-    if (!sp[2].null && !sp[1].null &&
-        ext_nodescan_validate(body + sp[1].off, sp[1].len, err) != TPX_OK) {
-        tpx_err_prefix(err, "ExtenderArgs: Nodes");
-        return err->code;
+    if (!sp[2].null) /* names mode: Nodes (validated) is not used */
+        ext_nodescan_nodes_release(&a->nodes);
+    a->cached = ah.hit; /* released with a from here on */
+    if (a->cached) {
+        a->names = a->cached->names;
+        a->nnames = a->cached->n;
     }
     if (decode_pod_span(body, &sp[0], o, &a->pod, err) != TPX_OK)
-        return err->code;
+        goto fail;
     if (!sp[2].null) {
-        if (ext_nodescan_node_names(body + sp[2].off, sp[2].len, max_candidates(o), &a->names,
-                                    &a->nnames, err) != TPX_OK) {
+        const char *np = body + sp[2].off;
+        bool cache = o && o->names_cache && sp[2].len <= EXT_CODEC_NAMES_CACHE_MAX;
+
+        /* the same bytes decoded (and validated) before give the same names */
+        if (a->cached) {
+            a->names = a->cached->names;
+            a->nnames = a->cached->n;
+            a->resolution = &a->cached->res;
+            a->plain = a->cached->plain;
+            a->cached_bytes = a->cached->bytes;
+            a->cached_len = a->cached->len;
+            return TPX_OK;
+        }
+        if (ext_nodescan_node_names(np, sp[2].len, max_candidates(o), &a->names, &a->nnames, err) !=
+            TPX_OK) {
             tpx_err_prefix(err, "NodeNames");
             goto fail;
+        }
+        if (cache) {
+            a->cached = cache_insert(o->names_cache, np, sp[2].len, a->names, a->nnames);
+            if (!a->cached) {
+                a->names = NULL;
+                tpx_err_set(err, TPX_ENOMEM, "out of memory");
+                goto fail;
+            }
+            a->resolution = &a->cached->res;
+            a->plain = a->cached->plain;
+            a->cached_bytes = a->cached->bytes;
+            a->cached_len = a->cached->len;
         }
         return TPX_OK;
     }
     if (!sp[1].null) {
         a->full_nodes = true;
         a->nodes_off = sp[1].off;
-        if (ext_nodescan_nodelist(body + sp[1].off, sp[1].len, &a->nodes, err) != TPX_OK) {
+        if (ah.nodes_failed) {
+            ext_nodescan_nodes_release(&a->nodes);
+            if (ext_nodescan_nodelist(body + sp[1].off, sp[1].len, &a->nodes, err) == TPX_OK)
+                tpx_err_set(err, TPX_EPARSE, "Nodes is not a NodeList");
             tpx_err_prefix(err, "Nodes");
             goto fail;
         }
@@ -203,7 +431,14 @@ fail:
 void ext_codec_args_release(struct ext_codec_args *a)
 {
     ext_codec_pod_release(&a->pod);
-    free(a->names);
+    if (a->cached) /* the names are the entry's */
+        entry_unref(a->cached);
+    else
+        free(a->names);
+    a->cached = NULL;
+    a->resolution = NULL;
+    a->plain = NULL;
+    a->cached_bytes = NULL;
     ext_nodescan_nodes_release(&a->nodes);
     a->names = NULL;
     a->nnames = 0;
@@ -290,6 +525,20 @@ enum tpx_code ext_codec_filter_result(const struct ext_codec_args *a,
         if (tpx_buf_adds(out, "]},\"NodeNames\":null", err) != TPX_OK)
             return err->code;
     } else {
+        bool all = true;
+
+        for (size_t i = 0; verdict && all && i < a->nnames; i++)
+            all = verdict[i] == POL_FIT;
+        /* every name passes: the answer's list is the request's, byte for byte (validated) */
+        if (all && a->cached)
+            return tpx_buf_adds(out, "{\"Nodes\":null,\"NodeNames\":", err) != TPX_OK ||
+                           tpx_buf_add(out, a->cached->bytes, a->cached->len, err) != TPX_OK ||
+                           tpx_buf_adds(out,
+                                        ",\"FailedNodes\":{},\"FailedAndUnresolvableNodes\":{},"
+                                        "\"Error\":\"\"}",
+                                        err) != TPX_OK
+                       ? err->code
+                       : TPX_OK;
         if (tpx_buf_adds(out, "{\"Nodes\":null,\"NodeNames\":[", err) != TPX_OK)
             return err->code;
         for (size_t i = 0; i < a->nnames; i++) {
@@ -312,6 +561,277 @@ enum tpx_code ext_codec_filter_result(const struct ext_codec_args *a,
     return tpx_buf_adds(out, ",\"Error\":\"\"}", err);
 }
 
+/* The filter answer as pieces, one at a time: static text, a name as it is (it needs no
+ * escaping: the common case), a span of the request body (a full Node, or a cached NodeNames
+ * list that passes whole), or text formatted in `item` (an escaped name, a reason). */
+struct ext_codec_filter_stream {
+    const struct ext_codec_args *a;
+    const enum pol_verdict *verdict;
+    const char *const *reason;
+    void (*release)(void *);
+    void *release_ctx;
+    const uint32_t *plain; /* per name: its length when it needs no escaping, else UINT32_MAX */
+    uint32_t *own_plain;
+    bool echo; /* names mode, every name passes, the list is cached: send it back as it came */
+    unsigned phase;
+    unsigned sub; /* the piece within an item */
+    size_t i;
+    bool first;
+    struct tpx_buf item;
+    const char *last_reason; /* the reason quoted in `reason_json` (reasons are shared) */
+    struct tpx_buf reason_json;
+    const char *piece; /* what is left of the current piece */
+    size_t left;
+    size_t pos; /* bytes handed out so far */
+};
+
+static bool stream_fits(const struct ext_codec_filter_stream *f, size_t i, enum pol_verdict want)
+{
+    return f->verdict ? f->verdict[i] == want : want == POL_FIT;
+}
+
+static void stream_piece(struct ext_codec_filter_stream *f, const char *p, size_t n)
+{
+    f->piece = p;
+    f->left = n;
+}
+
+/* The pieces of name i, by f->sub: 0 ,"  (the comma unless first), 1 NAME, 2 " (or ": with
+ * colon), then 3: done. A name to escape is one formatted piece instead, and goes to 3 at once.
+ * false when out of memory. */
+static bool stream_name(struct ext_codec_filter_stream *f, size_t i, bool colon)
+{
+    struct tpx_err e = TPX_ERR_INIT;
+    const char *name = f->a->names[i];
+
+    if (f->sub == 0 && f->plain[i] == UINT32_MAX) {
+        tpx_buf_reset(&f->item);
+        if ((!f->first && tpx_buf_add(&f->item, ",", 1, &e) != TPX_OK) ||
+            tpx_json_str(&f->item, name, &e) != TPX_OK ||
+            (colon && tpx_buf_add(&f->item, ":", 1, &e) != TPX_OK))
+            return false;
+        stream_piece(f, f->item.data, f->item.len);
+        f->first = false;
+        f->sub = 3;
+    } else if (f->sub == 0) {
+        stream_piece(f, f->first ? "\"" : ",\"", f->first ? 1 : 2);
+        f->first = false;
+        f->sub = 1;
+    } else if (f->sub == 1) {
+        stream_piece(f, name, f->plain[i]);
+        f->sub = 2;
+    } else {
+        stream_piece(f, colon ? "\":" : "\"", colon ? 2 : 1);
+        f->sub = 3;
+    }
+    return true;
+}
+
+/* The next piece into f->piece/f->left; false at the end (or out of memory: phase is then not
+ * 7, and stream_new refuses it). */
+static bool stream_next(struct ext_codec_filter_stream *f)
+{
+    const struct ext_codec_args *a = f->a;
+    struct tpx_err e = TPX_ERR_INIT;
+    static const char *const text[] = {
+        "{\"Nodes\":null,\"NodeNames\":[",
+        "{\"Nodes\":{\"metadata\":{},\"items\":[",
+        "],\"FailedNodes\":{",
+        "]},\"NodeNames\":null,\"FailedNodes\":{",
+        "},\"FailedAndUnresolvableNodes\":{",
+        "},\"Error\":\"\"}",
+        "{\"Nodes\":null,\"NodeNames\":",
+        ",\"FailedNodes\":{",
+    };
+
+    for (;;) {
+        switch (f->phase) {
+        case 0: /* the head */
+            f->piece = text[a->full_nodes ? 1 : f->echo ? 6 : 0];
+            f->phase = f->echo ? 11 : 1;
+            f->i = 0;
+            f->sub = 0;
+            f->first = true;
+            break;
+        case 11: /* the cached list, as it came */
+            stream_piece(f, a->cached_bytes, a->cached_len);
+            f->phase = 2;
+            return true;
+        case 1: /* the names or Node objects that pass */
+            if (f->sub == 3) {
+                f->sub = 0;
+                f->i++;
+            }
+            while (f->sub == 0 && f->i < a->nnames && !stream_fits(f, f->i, POL_FIT))
+                f->i++;
+            if (f->i == a->nnames) {
+                f->phase = 2;
+                continue;
+            }
+            if (a->full_nodes) {
+                const struct ext_nodescan_node *s = &a->nodes.items[f->i];
+
+                if (f->sub == 0 && !f->first) { /* the comma, then the Node's own bytes */
+                    stream_piece(f, ",", 1);
+                    f->sub = 2;
+                    return true;
+                }
+                f->first = false;
+                stream_piece(f, a->body + a->nodes_off + s->off, s->len);
+                f->sub = 3;
+                return true;
+            }
+            return stream_name(f, f->i, false);
+        case 2:
+            f->piece = text[a->full_nodes ? 3 : f->echo ? 7 : 2];
+            f->phase = 3;
+            f->i = 0;
+            f->sub = 0;
+            f->first = true;
+            break;
+        case 3: /* FailedNodes, then (5) FailedAndUnresolvableNodes: ,"NAME":"REASON" */
+        case 5: {
+            enum pol_verdict want = f->phase == 3 ? POL_FAIL : POL_UNRESOLVABLE;
+            const char *r;
+
+            if (f->sub == 4) {
+                f->sub = 0;
+                f->i++;
+            }
+            while (f->sub == 0 && f->verdict && f->i < a->nnames && f->verdict[f->i] != want)
+                f->i++;
+            if (!f->verdict || f->i == a->nnames) {
+                f->phase++;
+                continue;
+            }
+            if (f->sub < 3)
+                return stream_name(f, f->i, true);
+            r = f->reason && f->reason[f->i] ? f->reason[f->i] : "rejected";
+            if (r != f->last_reason) { /* reasons are shared: quoted once per run */
+                tpx_buf_reset(&f->reason_json);
+                if (tpx_json_str(&f->reason_json, r, &e) != TPX_OK)
+                    return false;
+                f->last_reason = r;
+            }
+            stream_piece(f, f->reason_json.data, f->reason_json.len);
+            f->sub = 4;
+            return true;
+        }
+        case 4:
+            f->piece = text[4];
+            f->phase = 5;
+            f->i = 0;
+            f->sub = 0;
+            f->first = true;
+            break;
+        case 6:
+            f->piece = text[5];
+            f->phase = 7;
+            break;
+        default:
+            return false;
+        }
+        f->left = strlen(f->piece);
+        return true;
+    }
+}
+
+static void stream_restart(struct ext_codec_filter_stream *f)
+{
+    f->phase = 0;
+    f->sub = 0;
+    f->i = 0;
+    f->first = true;
+    f->left = 0;
+    f->pos = 0;
+}
+
+struct ext_codec_filter_stream *
+ext_codec_filter_stream_new(const struct ext_codec_args *a, const enum pol_verdict *verdict,
+                            const char *const *reason, void (*release)(void *), void *release_ctx,
+                            size_t *len, struct tpx_err *err)
+{
+    struct ext_codec_filter_stream *f = calloc(1, sizeof(*f));
+    size_t total = 0;
+
+    *len = 0;
+    if (!f) {
+        tpx_err_set(err, TPX_ENOMEM, "out of memory");
+        return NULL;
+    }
+    f->a = a;
+    f->verdict = verdict;
+    f->reason = reason;
+    f->release = release;
+    f->release_ctx = release_ctx;
+    tpx_buf_init(&f->item, SIZE_MAX);
+    tpx_buf_init(&f->reason_json, SIZE_MAX);
+    f->plain = a->plain;
+    if (!f->plain) { /* measured once, for both passes */
+        f->own_plain = malloc((a->nnames ? a->nnames : 1) * sizeof(*f->own_plain));
+        if (!f->own_plain) {
+            free(f);
+            tpx_err_set(err, TPX_ENOMEM, "out of memory");
+            return NULL;
+        }
+        for (size_t i = 0; i < a->nnames; i++) {
+            size_t pl = tpx_json_plain_len(a->names[i]);
+            f->own_plain[i] = pl >= UINT32_MAX ? UINT32_MAX : (uint32_t)pl;
+        }
+        f->plain = f->own_plain;
+    }
+    f->echo = !a->full_nodes && a->cached_bytes;
+    for (size_t i = 0; f->echo && verdict && i < a->nnames; i++)
+        f->echo = verdict[i] == POL_FIT;
+    /* one pass to size it (Content-Length), then the real one as MHD asks */
+    stream_restart(f);
+    while (stream_next(f))
+        total += f->left;
+    if (f->phase != 7) {
+        f->release = NULL; /* the caller keeps what it gave */
+        ext_codec_filter_stream_free(f);
+        tpx_err_set(err, TPX_ENOMEM, "out of memory writing the filter answer");
+        return NULL;
+    }
+    stream_restart(f);
+    *len = total;
+    return f;
+}
+
+size_t ext_codec_filter_stream_read(struct ext_codec_filter_stream *f, size_t pos, char *buf,
+                                    size_t max)
+{
+    size_t n = 0;
+
+    if (pos != f->pos)
+        return 0; /* only sequential reads */
+    while (n < max) {
+        size_t k;
+
+        if (!f->left && !stream_next(f))
+            break;
+        k = f->left < max - n ? f->left : max - n;
+        memcpy(buf + n, f->piece, k);
+        f->piece += k;
+        f->left -= k;
+        n += k;
+    }
+    f->pos += n;
+    return n;
+}
+
+void ext_codec_filter_stream_free(struct ext_codec_filter_stream *f)
+{
+    if (!f)
+        return;
+    tpx_buf_release(&f->item);
+    tpx_buf_release(&f->reason_json);
+    free(f->own_plain);
+    if (f->release)
+        f->release(f->release_ctx);
+    free(f);
+}
+
 enum tpx_code ext_codec_filter_error(const char *msg, struct tpx_buf *out, struct tpx_err *err)
 {
     if (tpx_buf_adds(out,
@@ -326,13 +846,35 @@ enum tpx_code ext_codec_filter_error(const char *msg, struct tpx_buf *out, struc
 enum tpx_code ext_codec_priorities(const char *const *names, const int *scores, size_t n,
                                    struct tpx_buf *out, struct tpx_err *err)
 {
+    return ext_codec_priorities_plain(names, NULL, scores, n, out, err);
+}
+
+enum tpx_code ext_codec_priorities_plain(const char *const *names, const uint32_t *plains,
+                                         const int *scores, size_t n, struct tpx_buf *out,
+                                         struct tpx_err *err)
+{
     static const char host[] = "{\"Host\":";
     static const char score[] = ",\"Score\":";
+    /* ,{"Host":"NAME","Score":-2147483648} at most around a name */
+    const size_t around = 1 + (sizeof(host) - 1) + 2 + (sizeof(score) - 1) + 11 + 1;
+    bool room = false;
 
+    if (plains) { /* the whole answer's room at once: then no check per name */
+        size_t want = 2;
+
+        for (size_t i = 0; i < n; i++)
+            want += (plains[i] == UINT32_MAX ? 6 * strlen(names[i]) : plains[i]) + around;
+        room = tpx_buf_reserve(out, want, err) == TPX_OK;
+        if (!room && err->code != TPX_ETOOBIG)
+            return err->code;
+        tpx_err_clear(err); /* near the cap the worst case may not fit where the answer does */
+    }
     if (tpx_buf_add(out, "[", 1, err) != TPX_OK)
         return err->code;
     for (size_t i = 0; i < n; i++) {
-        size_t plain = tpx_json_plain_len(names[i]);
+        size_t plain = !plains                   ? tpx_json_plain_len(names[i])
+                       : plains[i] == UINT32_MAX ? SIZE_MAX
+                                                 : plains[i];
 
         if (plain == SIZE_MAX) { /* a name to escape: the general path */
             if ((i && tpx_buf_add(out, ",", 1, err) != TPX_OK) ||
@@ -340,15 +882,14 @@ enum tpx_code ext_codec_priorities(const char *const *names, const int *scores, 
                 tpx_json_str(out, names[i], err) != TPX_OK)
                 return err->code;
         } else { /* ,{"Host":"NAME" */
-            if (tpx_buf_reserve(out, plain + sizeof(host) + 2, err) != TPX_OK)
+            if (!room && tpx_buf_reserve(out, plain + sizeof(host) + 2, err) != TPX_OK)
                 return err->code;
             if (i)
                 tpx_buf_put(out, ",", 1);
             tpx_buf_put(out, host, sizeof(host) - 1);
             put_quoted(out, names[i], plain);
         }
-        /* ,"Score":-2147483648} at most */
-        if (tpx_buf_reserve(out, sizeof(score) + 12, err) != TPX_OK)
+        if (!room && tpx_buf_reserve(out, sizeof(score) + 12, err) != TPX_OK)
             return err->code;
         tpx_buf_put(out, score, sizeof(score) - 1);
         put_int(out, scores[i]);

@@ -11,12 +11,26 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/buf.h"
 #include "common/err.h"
 #include "extender/nodescan.h"
+#include "extender/state.h"
 #include "policy/policy.h"
 #include "topology/labels.h"
+
+/* Decoded NodeNames lists kept by their exact bytes (issue 14): the prioritize after a filter,
+ * and the filters of the next pods, usually carry the same list, so it is tokenized once and its
+ * names resolved once per cluster snapshot (ext_state_resolution). A hit is an exact byte
+ * comparison, never a hash alone. At most EXT_CODEC_NAMES_CACHED lists, each of at most
+ * EXT_CODEC_NAMES_CACHE_MAX bytes, the least recently used replaced. Thread-safe. */
+#define EXT_CODEC_NAMES_CACHED 4
+#define EXT_CODEC_NAMES_CACHE_MAX (2U << 20)
+struct ext_codec_names_cache;
+struct ext_codec_names_entry;
+struct ext_codec_names_cache *ext_codec_names_cache_new(struct tpx_err *err);
+void ext_codec_names_cache_free(struct ext_codec_names_cache *c); /* accepts NULL */
 
 /* How pods and nodes are read. Borrowed. */
 struct ext_codec_opts {
@@ -31,6 +45,7 @@ struct ext_codec_opts {
                       size_t res_len);
     void (*pod_workload)(void *ctx, const void *pod, struct pol_workload *wl);
     void *pod_ctx;
+    struct ext_codec_names_cache *names_cache; /* NULL: every NodeNames list is decoded */
 };
 
 /* One decoded pod. Strings are owned (ext_codec_pod_release()). */
@@ -52,6 +67,15 @@ struct ext_codec_args {
     struct ext_nodescan_nodes nodes; /* full mode: the scanned items, parallel to names */
     const char *body;                /* borrowed request body (item spans point into it) */
     size_t nodes_off;                /* where the Nodes value starts in body */
+    /* names mode with a names cache: the shared entry names point into (a reference, dropped by
+     * ext_codec_args_release()), and its resolution for ext_state_filter_res() and
+     * ext_state_score_res() (with the state of opts' server only); NULL otherwise */
+    struct ext_codec_names_entry *cached;
+    struct ext_state_resolution *resolution;
+    const uint32_t *plain;    /* with it: each name's length when it needs no escaping, else
+                                 UINT32_MAX */
+    const char *cached_bytes; /* with it: the NodeNames list as it came (validated) */
+    size_t cached_len;
 };
 
 /* Decode a filter/prioritize body. TPX_EPARSE (with the byte offset) for malformed JSON or a
@@ -79,12 +103,36 @@ enum tpx_code ext_codec_filter_result(const struct ext_codec_args *a,
                                       const enum pol_verdict *verdict, const char *const *reason,
                                       struct tpx_buf *out, struct tpx_err *err);
 
+/*
+ * The same answer, written as it is sent (issue 14, and issue 12's budget of 4x the body per
+ * request): the bytes equal ext_codec_filter_result()'s, but no answer buffer is ever built, so a
+ * 35 MB full-node answer is copied once, from the request body into the socket's buffer, and an
+ * answer for 100 000 unknown names costs no memory of its own. *a, verdict and reason are
+ * borrowed until ext_codec_filter_stream_free(), which then calls release(release_ctx) (may be
+ * NULL) so the caller can free them. NULL with *err when out of memory (release is not called:
+ * the caller still owns them). *len: the answer's exact length.
+ */
+struct ext_codec_filter_stream;
+struct ext_codec_filter_stream *
+ext_codec_filter_stream_new(const struct ext_codec_args *a, const enum pol_verdict *verdict,
+                            const char *const *reason, void (*release)(void *), void *release_ctx,
+                            size_t *len, struct tpx_err *err);
+/* Up to max bytes of the answer from offset pos (consecutive calls: pos is what was read so
+ * far) into buf; returns how many (0 at the end). */
+size_t ext_codec_filter_stream_read(struct ext_codec_filter_stream *f, size_t pos, char *buf,
+                                    size_t max);
+void ext_codec_filter_stream_free(struct ext_codec_filter_stream *f); /* accepts NULL */
+
 /* A filter answer that carries only Error (HTTP 200: the scheduler reads the Error field). */
 enum tpx_code ext_codec_filter_error(const char *msg, struct tpx_buf *out, struct tpx_err *err);
 
 /* HostPriorityList: a bare array of {"Host","Score"}. */
 enum tpx_code ext_codec_priorities(const char *const *names, const int *scores, size_t n,
                                    struct tpx_buf *out, struct tpx_err *err);
+/* The same with each name's unescaped length known (ext_codec_args.plain; NULL: measured). */
+enum tpx_code ext_codec_priorities_plain(const char *const *names, const uint32_t *plains,
+                                         const int *scores, size_t n, struct tpx_buf *out,
+                                         struct tpx_err *err);
 
 /* ExtenderBindingArgs. Strings owned: ext_codec_bind_args_release(). TPX_EPARSE when malformed or
  * when PodUID or Node is missing. */

@@ -32,6 +32,14 @@ struct ext_http_resp {
     size_t len;
     const char *content_type;
     const char *allow; /* for 405: the Allow header value (static) */
+    /* Instead of body: the body written as it is sent, gen_len bytes in all (Content-Length).
+     * gen(gen_ctx, pos, buf, max) puts up to max bytes from offset pos into buf and returns how
+     * many; gen_free(gen_ctx) is called once when the answer is done with, sent or not (also when
+     * it cannot be queued). The request's body stays valid until then. */
+    size_t (*gen)(void *gen_ctx, size_t pos, char *buf, size_t max);
+    void (*gen_free)(void *gen_ctx);
+    void *gen_ctx;
+    size_t gen_len;
 };
 
 typedef void ext_http_handler_fn(void *ctx, const struct ext_http_req *rq,

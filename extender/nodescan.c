@@ -8,6 +8,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 struct scan {
     const char *b;
@@ -22,8 +25,11 @@ static enum tpx_code fail(struct scan *s, const char *what)
     return tpx_err_set(s->err, TPX_EPARSE, "malformed JSON at byte %zu: %s", s->pos, what);
 }
 
-static void ws(struct scan *s)
+static inline void ws(struct scan *s)
 {
+    /* compact JSON (what Go's json.Marshal writes) has none: one test in the common case */
+    if (s->pos < s->len && (unsigned char)s->b[s->pos] > ' ')
+        return;
     while (s->pos < s->len) {
         char c = s->b[s->pos];
         if (c != ' ' && c != '\n' && c != '\r' && c != '\t')
@@ -49,76 +55,109 @@ static int hexval(char c)
     return -1;
 }
 
+/* SWAR (issue 14): eight bytes at a time. The result has the high bit set in each byte of w
+ * that is a quote or a backslash (and, with ctl, below 0x20). Only the lowest flagged byte is
+ * exact (a borrow can flag bytes above a true hit), which is the only one read. */
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+static inline uint64_t special8(uint64_t w, bool ctl)
+{
+    uint64_t q = w ^ (ONES * '"'), b = w ^ (ONES * '\\');
+    uint64_t m = ((q - ONES) & ~q) | ((b - ONES) & ~b);
+
+    if (ctl)
+        m |= (w - ONES * 0x20) & ~w;
+    return m & HIGHS;
+}
+
+/* The first byte at or after i (before len) that is a quote, a backslash or (ctl) a control
+ * byte; len when there is none. */
+static inline size_t next_special(const char *b, size_t i, size_t len, bool ctl)
+{
+#if defined(__SSE2__)
+    /* sixteen bytes at a time where SSE2 is there (every x86-64): three compares and a mask */
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    const __m128i low = _mm_set1_epi8(0x1f);
+
+    for (; i + 16 <= len; i += 16) {
+        __m128i w = _mm_loadu_si128((const __m128i *)(const void *)(b + i));
+        __m128i m = _mm_or_si128(_mm_cmpeq_epi8(w, quote), _mm_cmpeq_epi8(w, bslash));
+        unsigned bits;
+
+        if (ctl) /* unsigned w <= 0x1f: max(w, 0x1f) == 0x1f */
+            m = _mm_or_si128(m, _mm_cmpeq_epi8(_mm_max_epu8(w, low), low));
+        bits = (unsigned)_mm_movemask_epi8(m);
+        if (bits)
+            return i + (size_t)__builtin_ctz(bits);
+    }
+#endif
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w, m;
+
+        memcpy(&w, b + i, 8);
+        m = special8(w, ctl);
+        if (m)
+            return i + ((size_t)__builtin_ctzll(m) >> 3);
+    }
+#endif
+    for (; i < len; i++) {
+        unsigned char c = (unsigned char)b[i];
+
+        if (c == '"' || c == '\\' || (ctl && c < 0x20))
+            return i;
+    }
+    return len;
+}
+
 /* At a quote: validate the string, leave pos after the closing quote. *raw and *rawlen give
  * the bytes between the quotes; *esc says whether any escape is inside. */
 static enum tpx_code string_tok(struct scan *s, size_t *raw, size_t *rawlen, bool *esc)
 {
-    size_t i, j;
+    size_t j;
 
     if (s->pos >= s->len || s->b[s->pos] != '"')
         return fail(s, "expected a string");
-    i = s->pos + 1;
-    *raw = i;
+    *raw = s->pos + 1;
     *esc = false;
-    /* Short plain strings (names, keys) are the common case: a byte loop reaches their closing
-     * quote before a memchr call would pay off. Anything else takes the general path below. */
-    for (j = i; j < s->len && j - i < 48; j++) {
-        unsigned char c = (unsigned char)s->b[j];
+    for (j = *raw;;) {
+        unsigned char c;
 
-        if (c == '"') {
-            *rawlen = j - i;
-            s->pos = j + 1;
-            return TPX_OK;
-        }
-        if (c < 0x20 || c == '\\')
-            break;
-    }
-    i = j; /* what the loop passed is plain */
-    for (;;) {
-        /* memchr-driven fast path: most strings have no escapes or control bytes */
-        const char *q = memchr(s->b + i, '"', s->len - i);
-        size_t qi;
-
-        if (!q) {
+        j = next_special(s->b, j, s->len, true);
+        if (j >= s->len) {
             s->pos = s->len;
             return fail(s, "unterminated string");
         }
-        qi = (size_t)(q - s->b);
-        for (j = i; j < qi; j++) {
-            unsigned char c = (unsigned char)s->b[j];
-
-            if (c < 0x20) {
-                s->pos = j;
-                return fail(s, "control character in a string");
-            }
-            if (c != '\\')
-                continue;
-            *esc = true;
-            if (j + 1 >= s->len) {
-                s->pos = j;
-                return fail(s, "unterminated escape");
-            }
-            c = (unsigned char)s->b[j + 1];
-            if (c == 'u') {
-                if (j + 5 >= s->len || hexval(s->b[j + 2]) < 0 || hexval(s->b[j + 3]) < 0 ||
-                    hexval(s->b[j + 4]) < 0 || hexval(s->b[j + 5]) < 0) {
-                    s->pos = j;
-                    return fail(s, "bad \\u escape");
-                }
-                j += 5;
-            } else if (c && strchr("\"\\/bfnrt", c)) {
-                j += 1;
-            } else {
-                s->pos = j;
-                return fail(s, "bad escape");
-            }
-        }
-        if (j == qi) {
-            *rawlen = qi - *raw;
-            s->pos = qi + 1;
+        c = (unsigned char)s->b[j];
+        if (c == '"') {
+            *rawlen = j - *raw;
+            s->pos = j + 1;
             return TPX_OK;
         }
-        i = j; /* an escape swallowed that quote: look for the next one */
+        if (c < 0x20) {
+            s->pos = j;
+            return fail(s, "control character in a string");
+        }
+        *esc = true; /* a backslash */
+        if (j + 1 >= s->len) {
+            s->pos = j;
+            return fail(s, "unterminated escape");
+        }
+        c = (unsigned char)s->b[j + 1];
+        if (c == 'u') {
+            if (j + 5 >= s->len || hexval(s->b[j + 2]) < 0 || hexval(s->b[j + 3]) < 0 ||
+                hexval(s->b[j + 4]) < 0 || hexval(s->b[j + 5]) < 0) {
+                s->pos = j;
+                return fail(s, "bad \\u escape");
+            }
+            j += 6;
+        } else if (c && strchr("\"\\/bfnrt", c)) {
+            j += 2;
+        } else {
+            s->pos = j;
+            return fail(s, "bad escape");
+        }
     }
 }
 
@@ -450,22 +489,19 @@ static enum tpx_code span_skip(struct scan *s)
         if (ch == '"') {
             size_t i = s->pos + 1;
 
-            for (;;) {
-                const char *q = memchr(s->b + i, '"', s->len - i);
-                size_t qi, k;
-
-                if (!q) {
-                    s->pos = s->len;
-                    return fail(s, "unterminated string");
+            for (;;) { /* to the closing quote; a backslash takes the byte after it */
+                i = next_special(s->b, i, s->len, false);
+                if (i < s->len && s->b[i] == '\\') {
+                    i += 2;
+                    continue;
                 }
-                qi = (size_t)(q - s->b);
-                for (k = qi; k > i && s->b[k - 1] == '\\';)
-                    k--;
-                i = qi + 1;
-                if (((qi - k) & 1) == 0)
-                    break; /* not escaped: the string ends here */
+                break;
             }
-            s->pos = i;
+            if (i >= s->len) {
+                s->pos = s->len;
+                return fail(s, "unterminated string");
+            }
+            s->pos = i + 1;
             continue;
         }
         if (ch == '[' || ch == '{') {
@@ -493,6 +529,14 @@ enum tpx_code ext_nodescan_object_keys(const char *p, size_t len, const char *co
                                        size_t nkeys, unsigned deferred,
                                        struct ext_nodescan_span *spans, struct tpx_err *err)
 {
+    return ext_nodescan_object_keys_hook(p, len, keys, nkeys, deferred, 0, NULL, NULL, spans, err);
+}
+
+enum tpx_code ext_nodescan_object_keys_hook(const char *p, size_t len, const char *const *keys,
+                                            size_t nkeys, unsigned deferred, unsigned hooked,
+                                            ext_nodescan_hook_fn *hook, void *ctx,
+                                            struct ext_nodescan_span *spans, struct tpx_err *err)
+{
     struct scan s = {p, len, 0, 1, err};
     bool first = true, kesc;
     size_t kraw, klen;
@@ -514,8 +558,16 @@ enum tpx_code ext_nodescan_object_keys(const char *p, size_t len, const char *co
         lazy = hit < nkeys && (deferred >> hit & 1U);
         ws(&s);
         start = s.pos;
-        if ((lazy ? span_skip(&s) : skip_value(&s)) != TPX_OK)
+        if (hit < nkeys && hook && (hooked >> hit & 1U)) {
+            size_t used = 0;
+
+            /* the caller parses (and so validates) this value itself, in the same pass */
+            if (hook(ctx, hit, p + start, len - start, &used, err) != TPX_OK)
+                return err->code;
+            s.pos = start + used;
+        } else if ((lazy ? span_skip(&s) : skip_value(&s)) != TPX_OK) {
             return err->code;
+        }
         if (hit == nkeys)
             continue;
         /* Go decodes every occurrence into the field, so the last one wins, whatever its
@@ -547,7 +599,7 @@ static bool has_control(const char *d, size_t n)
 /* names: NodeNames (issue 12, item 6): each entry 1..EXT_SCAN_NAME_MAX bytes decoded, with no NUL
  * or control byte (TPX_EINVAL naming the entry); more than max entries is TPX_ETOOBIG. */
 static enum tpx_code string_array(const char *p, size_t len, bool names, size_t max, char ***out,
-                                  size_t *n, struct tpx_err *err)
+                                  size_t *n, size_t *used, struct tpx_err *err)
 {
     struct scan s = {p, len, 0, 1, err};
     struct span {
@@ -599,7 +651,9 @@ static enum tpx_code string_array(const char *p, size_t len, bool names, size_t 
         count++;
         chars += rawlen + 1;
     }
-    if (r < 0 || at_end(&s) != TPX_OK) {
+    if (used)
+        *used = s.pos;
+    if (r < 0 || (!used && at_end(&s) != TPX_OK)) {
         free(sp);
         return err->code;
     }
@@ -640,13 +694,19 @@ static enum tpx_code string_array(const char *p, size_t len, bool names, size_t 
 enum tpx_code ext_nodescan_string_array(const char *p, size_t len, char ***out, size_t *n,
                                         struct tpx_err *err)
 {
-    return string_array(p, len, false, 0, out, n, err);
+    return string_array(p, len, false, 0, out, n, NULL, err);
 }
 
 enum tpx_code ext_nodescan_node_names(const char *p, size_t len, size_t max, char ***out, size_t *n,
                                       struct tpx_err *err)
 {
-    return string_array(p, len, true, max, out, n, err);
+    return string_array(p, len, true, max, out, n, NULL, err);
+}
+
+enum tpx_code ext_nodescan_node_names_prefix(const char *p, size_t len, size_t max, char ***out,
+                                             size_t *n, size_t *used, struct tpx_err *err)
+{
+    return string_array(p, len, true, max, out, n, used, err);
 }
 
 /* ---- NodeList ---- */
@@ -895,8 +955,10 @@ static enum tpx_code items_array(struct nl *l)
     return r == 0 ? TPX_OK : l->s.err->code;
 }
 
-enum tpx_code ext_nodescan_nodelist(const char *p, size_t len, struct ext_nodescan_nodes *out,
-                                    struct tpx_err *err)
+/* One NodeList value at the start of [p, p + len) (after whitespace); *used: the bytes up to its
+ * end. With whole, nothing but whitespace may follow. */
+static enum tpx_code nodelist(const char *p, size_t len, bool whole, struct ext_nodescan_nodes *out,
+                              size_t *used, struct tpx_err *err)
 {
     struct nl l;
     int c;
@@ -905,7 +967,8 @@ enum tpx_code ext_nodescan_nodelist(const char *p, size_t len, struct ext_nodesc
     memset(&l, 0, sizeof(l));
     l.s = (struct scan){p, len, 0, 1, err};
     l.out = out;
-    /* every decoded string is no longer than its quoted form, so len + 1 bytes hold them all */
+    /* every decoded string is no longer than its quoted form, so len + 1 bytes hold them all
+     * (pages never written are never resident) */
     out->arena = malloc(len + 1);
     if (!out->arena)
         return tpx_err_set(err, TPX_ENOMEM, "out of memory scanning %zu bytes of nodes", len);
@@ -936,12 +999,47 @@ enum tpx_code ext_nodescan_nodelist(const char *p, size_t len, struct ext_nodesc
         if (r < 0)
             goto fail;
     }
-    if (at_end(&l.s) != TPX_OK)
+    if (used)
+        *used = l.s.pos;
+    if (whole && at_end(&l.s) != TPX_OK)
         goto fail;
     return TPX_OK;
 fail:
     ext_nodescan_nodes_release(out);
     return err->code;
+}
+
+enum tpx_code ext_nodescan_nodelist(const char *p, size_t len, struct ext_nodescan_nodes *out,
+                                    struct tpx_err *err)
+{
+    return nodelist(p, len, true, out, NULL, err);
+}
+
+enum tpx_code ext_nodescan_nodelist_prefix(const char *p, size_t len,
+                                           struct ext_nodescan_nodes *out, size_t *used,
+                                           struct tpx_err *err)
+{
+    return nodelist(p, len, false, out, used, err);
+}
+
+enum tpx_code ext_nodescan_span_len(const char *p, size_t len, size_t *used, struct tpx_err *err)
+{
+    struct scan s = {p, len, 0, 1, err};
+
+    if (span_skip(&s) != TPX_OK)
+        return err->code;
+    *used = s.pos;
+    return TPX_OK;
+}
+
+enum tpx_code ext_nodescan_value_len(const char *p, size_t len, size_t *used, struct tpx_err *err)
+{
+    struct scan s = {p, len, 0, 1, err};
+
+    if (skip_value(&s) != TPX_OK)
+        return err->code;
+    *used = s.pos;
+    return TPX_OK;
 }
 
 void ext_nodescan_nodes_release(struct ext_nodescan_nodes *s)

@@ -44,6 +44,26 @@ enum tpx_code ext_nodescan_object_keys(const char *p, size_t len, const char *co
                                        struct ext_nodescan_span *spans, struct tpx_err *err);
 
 /*
+ * The same, but the value of keys[i] with bit i of hooked set is handed to hook(ctx, i, at, rest,
+ * &used, err) instead: at is where the value starts, rest the bytes from there to the end of the
+ * input; the hook parses one value from the start (validating it) and sets *used to its length.
+ * It is called for every occurrence (the last one wins, as above). An error from it ends the scan.
+ */
+typedef enum tpx_code ext_nodescan_hook_fn(void *ctx, size_t key, const char *at, size_t rest,
+                                           size_t *used, struct tpx_err *err);
+enum tpx_code ext_nodescan_object_keys_hook(const char *p, size_t len, const char *const *keys,
+                                            size_t nkeys, unsigned deferred, unsigned hooked,
+                                            ext_nodescan_hook_fn *hook, void *ctx,
+                                            struct ext_nodescan_span *spans, struct tpx_err *err);
+
+/* The length of the array or object at the start of [p, p + len) by its brackets and quotes
+ * alone, as a deferred value is skipped (validated only when it is no array or object). */
+enum tpx_code ext_nodescan_span_len(const char *p, size_t len, size_t *used, struct tpx_err *err);
+
+/* The length of the one JSON value at the start of [p, p + len) (validated), in *used. */
+enum tpx_code ext_nodescan_value_len(const char *p, size_t len, size_t *used, struct tpx_err *err);
+
+/*
  * A JSON array of strings -> decoded, NUL-terminated strings. *out is one malloc'd block: the
  * pointer array followed by the characters; free(*out) releases everything. TPX_EPARSE when an
  * element is not a string.
@@ -59,6 +79,10 @@ enum tpx_code ext_nodescan_string_array(const char *p, size_t len, char ***out, 
 #define EXT_SCAN_NAME_MAX 253
 enum tpx_code ext_nodescan_node_names(const char *p, size_t len, size_t max, char ***out, size_t *n,
                                       struct tpx_err *err);
+
+/* The same for the array at the start of [p, p + len), whatever follows it; *used: its length. */
+enum tpx_code ext_nodescan_node_names_prefix(const char *p, size_t len, size_t max, char ***out,
+                                             size_t *n, size_t *used, struct tpx_err *err);
 
 /* One Node object of a NodeList, as the filter needs it. Strings point into the result's arena. */
 struct ext_nodescan_node {
@@ -90,6 +114,11 @@ struct ext_nodescan_nodes {
  */
 enum tpx_code ext_nodescan_nodelist(const char *p, size_t len, struct ext_nodescan_nodes *out,
                                     struct tpx_err *err);
+/* The NodeList value at the start of [p, p + len), whatever follows it; *used: its length. Item
+ * offsets are relative to p. For ext_nodescan_object_keys_hook(). */
+enum tpx_code ext_nodescan_nodelist_prefix(const char *p, size_t len,
+                                           struct ext_nodescan_nodes *out, size_t *used,
+                                           struct tpx_err *err);
 void ext_nodescan_nodes_release(struct ext_nodescan_nodes *s);
 
 #endif

@@ -247,95 +247,151 @@ static void apply_uncertain(struct ext_routes *r, struct ext_codec_pod *pod, boo
         ext_binder_uncertain(r->binder, pod->ns, pod->name, pod->uid, pod->wl.group, msg);
 }
 
+/* What a filter answer reads while it is sent (ext_codec_filter_stream): freed by its release. */
+struct filter_hold {
+    struct ext_codec_args a;
+    struct ext_state_verdicts v;
+    enum pol_verdict *all;
+    const char **why;
+    struct ext_state *tmp;
+};
+
+static void filter_hold_free(void *p)
+{
+    struct filter_hold *h = p;
+
+    free(h->all);
+    free(h->why);
+    ext_state_verdicts_release(&h->v);
+    ext_state_free(h->tmp);
+    ext_codec_args_release(&h->a);
+    free(h);
+}
+
+static size_t filter_stream_read(void *ctx, size_t pos, char *buf, size_t max)
+{
+    return ext_codec_filter_stream_read(ctx, pos, buf, max);
+}
+
+static void filter_stream_done(void *ctx)
+{
+    ext_codec_filter_stream_free(ctx); /* and, through its release, the filter_hold */
+}
+
+/* The answer to a filter that was decided: streamed (no answer buffer: issue 14), the stream then
+ * owning h; or, when that cannot be set up, written into b (h stays the caller's). */
+static enum tpx_code filter_answer(struct filter_hold *h, const enum pol_verdict *verdict,
+                                   const char *const *reason, struct tpx_buf *b,
+                                   struct ext_http_resp *rp, struct tpx_err *e)
+{
+    struct ext_codec_filter_stream *f;
+    size_t len;
+
+    f = ext_codec_filter_stream_new(&h->a, verdict, reason, filter_hold_free, h, &len, e);
+    if (!f) {
+        tpx_err_clear(e);
+        return ext_codec_filter_result(&h->a, verdict, reason, b, e);
+    }
+    rp->status = 200;
+    rp->gen = filter_stream_read;
+    rp->gen_free = filter_stream_done;
+    rp->gen_ctx = f;
+    rp->gen_len = len;
+    return TPX_OK;
+}
+
 static unsigned do_filter(struct ext_routes *r, const struct ext_http_req *rq,
                           struct ext_http_resp *rp)
 {
     double t0 = tpx_mono_s();
-    struct ext_codec_args a;
-    struct ext_state_verdicts v;
+    struct filter_hold *h = calloc(1, sizeof(*h));
     struct tpx_err e = TPX_ERR_INIT;
     struct tpx_buf b;
-    struct ext_state *st = NULL, *tmp = NULL;
-    enum pol_verdict *all = NULL;
-    const char **why = NULL;
+    struct ext_state *st = NULL;
     const enum pol_verdict *verdict = NULL;
     const char *const *reason = NULL;
+    struct ext_codec_args *a;
+    struct ext_state_verdicts *v;
     size_t nout;
 
-    memset(&v, 0, sizeof(v));
     tpx_buf_init(&b, r->max_response);
-    if (ext_codec_decode_args(rq->body, rq->body_len, &r->opts, &a, &e) != TPX_OK) {
+    if (!h) {
+        text(rp, 200, "{\"Error\":\"out of memory\"}");
+        return 200;
+    }
+    a = &h->a;
+    v = &h->v;
+    if (ext_codec_decode_args(rq->body, rq->body_len, &r->opts, a, &e) != TPX_OK) {
         unsigned status = decode_status(&e, 200);
 
+        free(h);
         TPX_LOG(TPX_WARN, "bad filter request", TPX_S("err", e.msg));
         ext_codec_filter_error(e.msg, &b, &e);
         give(rp, status, &b, NULL);
         return status;
     }
-    apply_uncertain(r, &a.pod, true);
-    if (a.pod.infer_failed) {
+    apply_uncertain(r, &a->pod, true);
+    if (a->pod.infer_failed) {
         /* DESIGN.md filter rule 1: an unreadable intent rejects every node, with the reason */
-        all = malloc((a.nnames ? a.nnames : 1) * sizeof(*all));
-        why = malloc((a.nnames ? a.nnames : 1) * sizeof(*why));
-        if (!all || !why) {
+        h->all = malloc((a->nnames ? a->nnames : 1) * sizeof(*h->all));
+        h->why = malloc((a->nnames ? a->nnames : 1) * sizeof(*h->why));
+        if (!h->all || !h->why) {
             tpx_err_set(&e, TPX_ENOMEM, "out of memory");
             goto fail;
         }
-        for (size_t i = 0; i < a.nnames; i++) {
-            all[i] = POL_UNRESOLVABLE;
-            why[i] = a.pod.msg;
+        for (size_t i = 0; i < a->nnames; i++) {
+            h->all[i] = POL_UNRESOLVABLE;
+            h->why[i] = a->pod.msg;
         }
-        verdict = all;
-        reason = why;
+        verdict = h->all;
+        reason = h->why;
         nout = 0;
-        if (a.nnames)
-            warn_rejected(r, &a.pod, NULL, a.pod.msg);
-    } else if (a.pod.wl.has_intent) {
-        ext_state_remember_pod(r->state, a.pod.uid, a.pod.ns, a.pod.name, &a.pod.wl, time(NULL));
-        st = request_state(r, &a, &tmp, &e);
-        if (!st || ext_state_filter(st, &a.pod.wl, (const char *const *)a.names, a.nnames,
-                                    time(NULL), &v, &e) != TPX_OK)
+        if (a->nnames)
+            warn_rejected(r, &a->pod, NULL, a->pod.msg);
+    } else if (a->pod.wl.has_intent) {
+        ext_state_remember_pod(r->state, a->pod.uid, a->pod.ns, a->pod.name, &a->pod.wl,
+                               time(NULL));
+        st = request_state(r, a, &h->tmp, &e);
+        if (!st || ext_state_filter_res(st, &a->pod.wl, (const char *const *)a->names, a->nnames,
+                                        st == r->state ? a->resolution : NULL, time(NULL), v,
+                                        &e) != TPX_OK)
             goto fail;
-        verdict = v.verdict;
-        reason = v.reason;
-        nout = v.nfit;
-        count_verdicts(r, &v);
-        if (v.n > v.nunknown && v.nfit == 0)
-            warn_rejected(r, &a.pod, &v, NULL);
+        verdict = v->verdict;
+        reason = v->reason;
+        nout = v->nfit;
+        count_verdicts(r, v);
+        if (v->n > v->nunknown && v->nfit == 0)
+            warn_rejected(r, &a->pod, v, NULL);
     } else {
-        nout = a.nnames; /* no intent: every node passes untouched */
-        ext_metrics_verdict(r->metrics, "fit", NULL, a.nnames);
+        nout = a->nnames; /* no intent: every node passes untouched */
+        ext_metrics_verdict(r->metrics, "fit", NULL, a->nnames);
         /* but its accelerators count once it is bound: without a watch, this is the only place
          * topox learns what the pod requests (a bind carries no resources) */
-        if (a.pod.wl.accel_per_pod > 0)
-            ext_state_remember_pod(r->state, a.pod.uid, a.pod.ns, a.pod.name, &a.pod.wl,
+        if (a->pod.wl.accel_per_pod > 0)
+            ext_state_remember_pod(r->state, a->pod.uid, a->pod.ns, a->pod.name, &a->pod.wl,
                                    time(NULL));
         else
-            ext_state_note_filtered(r->state, a.pod.uid, a.pod.ns, a.pod.name, time(NULL));
+            ext_state_note_filtered(r->state, a->pod.uid, a->pod.ns, a->pod.name, time(NULL));
     }
-    if (ext_codec_filter_result(&a, verdict, reason, &b, &e) != TPX_OK)
+    log_decision("filter", &a->pod, a->nnames, nout, verdict == v->verdict ? v : NULL, t0, NULL);
+    if (filter_answer(h, verdict, reason, &b, rp, &e) != TPX_OK)
         goto fail;
-    log_decision("filter", &a.pod, a.nnames, nout, verdict == v.verdict ? &v : NULL, t0, NULL);
+    if (rp->gen) { /* the stream reads h until it is sent, then frees it */
+        tpx_buf_release(&b);
+        return 200;
+    }
     give(rp, 200, &b, NULL);
-    free(all);
-    free(why);
-    ext_state_verdicts_release(&v);
-    ext_state_free(tmp);
-    ext_codec_args_release(&a);
+    filter_hold_free(h);
     return 200;
 fail:
-    log_decision("filter", &a.pod, a.nnames, 0, NULL, t0, e.msg);
+    log_decision("filter", &a->pod, a->nnames, 0, NULL, t0, e.msg);
     tpx_buf_reset(&b);
     {
         struct tpx_err e2 = TPX_ERR_INIT;
         ext_codec_filter_error(e.msg, &b, &e2);
     }
     give(rp, 200, &b, NULL);
-    free(all);
-    free(why);
-    ext_state_verdicts_release(&v);
-    ext_state_free(tmp);
-    ext_codec_args_release(&a);
+    filter_hold_free(h);
     return 200;
 }
 
@@ -365,11 +421,13 @@ static unsigned do_prioritize(struct ext_routes *r, const struct ext_http_req *r
     }
     if (a.pod.wl.has_intent && !a.pod.infer_failed) {
         st = request_state(r, &a, &tmp, &e);
-        if (!st || ext_state_score(st, &a.pod.wl, (const char *const *)a.names, a.nnames,
-                                   time(NULL), scores, &e) != TPX_OK)
+        if (!st || ext_state_score_res(st, &a.pod.wl, (const char *const *)a.names, a.nnames,
+                                       st == r->state ? a.resolution : NULL, time(NULL), scores,
+                                       &e) != TPX_OK)
             goto fail;
     }
-    if (ext_codec_priorities((const char *const *)a.names, scores, a.nnames, &b, &e) != TPX_OK)
+    if (ext_codec_priorities_plain((const char *const *)a.names, a.plain, scores, a.nnames, &b,
+                                   &e) != TPX_OK)
         goto fail;
     log_decision("prioritize", &a.pod, a.nnames, a.nnames, NULL, t0, NULL);
     give(rp, 200, &b, NULL);

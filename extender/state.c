@@ -20,6 +20,10 @@
 #define POD_SEEN_TTL 3600
 #define MEMOS 16
 
+/* Snapshot numbers, unique in the process, so a resolution made for one never passes for
+ * another (of any state). */
+static atomic_ullong snapshot_gens;
+
 enum pod_kind { POD_SEEN = 0, POD_COMMITTED, POD_USED };
 
 /* The entries of one namespace: how many, and its SEEN ones in LRU order, so a namespace at its
@@ -35,7 +39,11 @@ struct pod {
     char *uid;
     char *name;
     char *node; /* bound node, or NULL */
-    struct pol_workload wl;
+    /* What the pod asked for (has_wl): its accelerators, and, only when it has a topology
+     * intent, the whole workload, packed (wl_pack; about a tenth of its 1 KB: most of it is
+     * unused string room). Most pods (plain and CPU-only) keep no workload at all. */
+    unsigned char *wl_packed;
+    unsigned wl_accel;
     bool has_wl;
     enum pod_kind kind;
     unsigned accel;
@@ -55,6 +63,7 @@ struct ext_state {
     pthread_rwlock_t lock; /* cluster, ledger */
     struct topo_cluster *cluster;
     struct pol_ledger *ledger;
+    unsigned long long gen; /* this snapshot's number, unique in the process (resolutions) */
     unsigned ttl_s;
     unsigned budget_ns, budget_all; /* ext_state_set_budgets() */
     atomic_llong next_expire;
@@ -80,8 +89,83 @@ struct ext_state {
     size_t nmemo;
 };
 
+/* A pol_workload as runs of literal bytes and runs of zero bytes (most of the struct is the
+ * unused tail of fixed string arrays): a header byte h < 128 is followed by h + 1 literal bytes;
+ * h >= 128 stands for h - 127 zero bytes. Unpacking gives the very same bytes back, whatever
+ * fields policy.h adds. malloc'd; NULL when out of memory. */
+static unsigned char *wl_pack(const struct pol_workload *wl)
+{
+    const unsigned char *b = (const unsigned char *)wl;
+    unsigned char tmp[sizeof(*wl) + sizeof(*wl) / 128 + 2], *out;
+    size_t i = 0, n = 0;
+
+    while (i < sizeof(*wl)) {
+        size_t run = 0;
+
+        while (i + run < sizeof(*wl) && b[i + run] == 0 && run < 128)
+            run++;
+        if (run >= 2 || (run == 1 && i + 1 == sizeof(*wl))) {
+            tmp[n++] = (unsigned char)(127 + run);
+            i += run;
+            continue;
+        }
+        /* literal: up to the next pair of zeros (or 128 bytes) */
+        run = 0;
+        while (i + run < sizeof(*wl) && run < 128 &&
+               !(b[i + run] == 0 && (i + run + 1 == sizeof(*wl) || b[i + run + 1] == 0)))
+            run++;
+        tmp[n++] = (unsigned char)(run - 1);
+        memcpy(tmp + n, b + i, run);
+        n += run;
+        i += run;
+    }
+    out = malloc(n);
+    if (out)
+        memcpy(out, tmp, n);
+    return out;
+}
+
+static void wl_unpack(const unsigned char *p, struct pol_workload *wl)
+{
+    unsigned char *b = (unsigned char *)wl;
+    size_t i = 0;
+
+    while (i < sizeof(*wl)) {
+        unsigned h = *p++;
+
+        if (h < 128) {
+            memcpy(b + i, p, h + 1);
+            p += h + 1;
+            i += h + 1;
+        } else {
+            memset(b + i, 0, h - 127);
+            i += h - 127;
+        }
+    }
+}
+
+/* What a pod asked for. false when out of memory (p keeps what it had). */
+static bool pod_set_wl(struct pod *p, const struct pol_workload *wl)
+{
+    unsigned char *packed = NULL;
+
+    if (wl->has_intent && !(packed = wl_pack(wl)))
+        return false;
+    free(p->wl_packed);
+    p->wl_packed = packed;
+    p->wl_accel = wl->accel_per_pod;
+    p->has_wl = true;
+    return true;
+}
+
+static bool pod_intent(const struct pod *p)
+{
+    return p->has_wl && p->wl_packed;
+}
+
 static void pod_free(struct pod *p)
 {
+    free(p->wl_packed);
     free(p->uid);
     free(p->name);
     free(p->node);
@@ -466,6 +550,7 @@ static enum tpx_code install(struct ext_state *st, struct topo_cluster *c, struc
     topo_cluster_free(st->cluster);
     st->ledger = l;
     st->cluster = c;
+    st->gen = atomic_fetch_add(&snapshot_gens, 1) + 1;
     return TPX_OK;
 }
 
@@ -620,8 +705,12 @@ static enum tpx_code place(struct ext_state *st, struct pod *p, size_t i, time_t
     if (p->node) {
         /* Idempotent. A committed pod gets its placement again (pol_commit is idempotent for the
          * same uid and node), so a repeated bind still carries its rack, domain and stage. */
-        if (strcmp(p->node, node) == 0 && p->kind == POD_COMMITTED)
-            return pol_commit(st->ledger, &p->wl, p->uid, p->name, i, now, st->ttl_s, where, err);
+        if (strcmp(p->node, node) == 0 && p->kind == POD_COMMITTED && pod_intent(p)) {
+            struct pol_workload wl;
+
+            wl_unpack(p->wl_packed, &wl);
+            return pol_commit(st->ledger, &wl, p->uid, p->name, i, now, st->ttl_s, where, err);
+        }
         if (strcmp(p->node, node) == 0)
             return TPX_OK;
         return tpx_err_set(err, TPX_EEXIST, "pod '%s' is already bound to node '%s'", p->name,
@@ -630,16 +719,19 @@ static enum tpx_code place(struct ext_state *st, struct pod *p, size_t i, time_t
     copy = strdup(node);
     if (!copy)
         return tpx_err_set(err, TPX_ENOMEM, "out of memory");
-    if (p->has_wl && p->wl.has_intent) {
+    if (pod_intent(p)) {
+        struct pol_workload wl;
         enum tpx_code rc;
+
+        wl_unpack(p->wl_packed, &wl);
         if (bound)
-            rc = pol_record(st->ledger, &p->wl, p->uid, p->name, i, now, st->ttl_s, where, warn,
+            rc = pol_record(st->ledger, &wl, p->uid, p->name, i, now, st->ttl_s, where, warn,
                             warn_len, err);
         else {
             /* a memo of the same shape (the pod's filter and score just used one) answers the
              * first member's rack check from the scopes changed since, not every node */
             struct pol_scope_memo *m = memo_take(st);
-            rc = pol_commit_memo(st->ledger, m, &p->wl, p->uid, p->name, i, now, st->ttl_s, where,
+            rc = pol_commit_memo(st->ledger, m, &wl, p->uid, p->name, i, now, st->ttl_s, where,
                                  err);
             memo_give(st, m);
         }
@@ -649,7 +741,7 @@ static enum tpx_code place(struct ext_state *st, struct pod *p, size_t i, time_t
         }
         set_kind(st, p, POD_COMMITTED);
     } else {
-        p->accel = p->has_wl ? p->wl.accel_per_pod : p->accel;
+        p->accel = p->has_wl ? p->wl_accel : p->accel;
         if (p->accel && pol_ledger_use(st->ledger, i, (int64_t)p->accel, err) != TPX_OK) {
             free(copy);
             return err->code;
@@ -696,9 +788,9 @@ enum tpx_code ext_state_record_pod(struct ext_state *st, const char *uid, const 
         rc = tpx_err_set(err, TPX_ENOMEM, "out of memory");
         goto out;
     }
-    if (wl) {
-        p->wl = *wl;
-        p->has_wl = true;
+    if (wl && !pod_set_wl(p, wl)) {
+        rc = tpx_err_set(err, TPX_ENOMEM, "out of memory");
+        goto out;
     }
     if (p->kind == POD_USED && p->node && strcmp(p->node, node_name) == 0) {
         /* Already counted here, maybe with 0 (a bind of a pod never seen at filter time): the
@@ -819,11 +911,8 @@ void ext_state_remember_pod(struct ext_state *st, const char *uid, const char *n
         return;
     pthread_mutex_lock(&st->pods_lock);
     p = pod_get(st, uid, ns, name, now, false);
-    if (p && p->kind == POD_SEEN) {
-        p->wl = *wl;
-        p->has_wl = true;
+    if (p && p->kind == POD_SEEN && pod_set_wl(p, wl))
         p->seen = now;
-    }
     if (p)
         p->filtered = now;
     pthread_mutex_unlock(&st->pods_lock);
@@ -936,40 +1025,118 @@ static void maybe_expire(struct ext_state *st, time_t now)
         ext_state_expire(st, now);
 }
 
-/* Read lock held: names -> indices; TOPO_NONE for unknown names. */
-static size_t *resolve(struct ext_state *st, const char *const *names, size_t n, size_t *known,
-                       size_t *nknown, struct tpx_err *err)
+void ext_state_resolution_init(struct ext_state_resolution *r)
 {
-    size_t *idx = malloc((n ? n : 1) * sizeof(*idx));
+    memset(r, 0, sizeof(*r));
+    pthread_mutex_init(&r->lock, NULL);
+}
 
+void ext_state_resolution_release(struct ext_state_resolution *r)
+{
+    if (!r)
+        return;
+    free(r->idx);
+    free(r->known);
+    pthread_mutex_destroy(&r->lock);
+    memset(r, 0, sizeof(*r));
+}
+
+/* names -> node indices: borrowed from a resolution memo, or owned. */
+struct resolved {
+    const size_t *idx;
+    const size_t *known;
+    size_t nknown;
+    size_t *own_idx;
+    size_t *own_known;
+};
+
+static void resolved_release(struct resolved *r)
+{
+    free(r->own_idx);
+    free(r->own_known);
+}
+
+/* Read lock held: fill idx (TOPO_NONE for unknown names) and known (the known indices). */
+static bool resolve_into(struct ext_state *st, const char *const *names, size_t n, size_t **idx,
+                         size_t **known, size_t *nknown)
+{
+    *idx = malloc((n ? n : 1) * sizeof(**idx));
+    *known = malloc((n ? n : 1) * sizeof(**known));
     *nknown = 0;
-    if (!idx) {
-        tpx_err_set(err, TPX_ENOMEM, "out of memory for %zu candidates", n);
-        return NULL;
+    if (!*idx || !*known) {
+        free(*idx);
+        free(*known);
+        *idx = *known = NULL;
+        return false;
     }
     for (size_t i = 0; i < n; i++) {
-        idx[i] = topo_cluster_find(st->cluster, names[i]);
-        if (idx[i] != TOPO_NONE)
-            known[(*nknown)++] = idx[i];
+        (*idx)[i] = topo_cluster_find(st->cluster, names[i]);
+        if ((*idx)[i] != TOPO_NONE)
+            (*known)[(*nknown)++] = (*idx)[i];
     }
-    return idx;
+    return true;
+}
+
+/* Read lock held. With res, its arrays are reused when they were made for this snapshot, or
+ * replaced: a snapshot changes only under the write lock, so no reader of the old one is left,
+ * and readers of this one never replace them (borrowed arrays stay valid while the read lock is
+ * held). */
+static enum tpx_code resolve(struct ext_state *st, const char *const *names, size_t n,
+                             struct ext_state_resolution *res, struct resolved *out,
+                             struct tpx_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    if (!res) {
+        if (!resolve_into(st, names, n, &out->own_idx, &out->own_known, &out->nknown))
+            return tpx_err_set(err, TPX_ENOMEM, "out of memory for %zu candidates", n);
+        out->idx = out->own_idx;
+        out->known = out->own_known;
+        return TPX_OK;
+    }
+    pthread_mutex_lock(&res->lock);
+    if (res->gen != st->gen || res->n != n || !res->idx) {
+        size_t *idx, *known, nknown;
+
+        if (!resolve_into(st, names, n, &idx, &known, &nknown)) {
+            pthread_mutex_unlock(&res->lock);
+            return tpx_err_set(err, TPX_ENOMEM, "out of memory for %zu candidates", n);
+        }
+        free(res->idx);
+        free(res->known);
+        res->idx = idx;
+        res->known = known;
+        res->nknown = nknown;
+        res->n = n;
+        res->gen = st->gen;
+    }
+    out->idx = res->idx;
+    out->known = res->known;
+    out->nknown = res->nknown;
+    pthread_mutex_unlock(&res->lock);
+    return TPX_OK;
 }
 
 enum tpx_code ext_state_filter(struct ext_state *st, const struct pol_workload *wl,
                                const char *const *names, size_t n, time_t now,
                                struct ext_state_verdicts *out, struct tpx_err *err)
 {
-    size_t *idx = NULL, *known = NULL, nknown = 0;
+    return ext_state_filter_res(st, wl, names, n, NULL, now, out, err);
+}
+
+enum tpx_code ext_state_filter_res(struct ext_state *st, const struct pol_workload *wl,
+                                   const char *const *names, size_t n,
+                                   struct ext_state_resolution *res, time_t now,
+                                   struct ext_state_verdicts *out, struct tpx_err *err)
+{
+    struct resolved rv = {0};
     enum tpx_code rc = TPX_OK;
 
     memset(out, 0, sizeof(*out));
     maybe_expire(st, now);
     out->n = n;
-    out->verdict = calloc(n ? n : 1, sizeof(*out->verdict));
-    out->reason = calloc(n ? n : 1, sizeof(*out->reason));
-    known = malloc((n ? n : 1) * sizeof(*known));
-    if (!out->verdict || !out->reason || !known) {
-        free(known);
+    out->verdict = malloc((n ? n : 1) * sizeof(*out->verdict));
+    out->reason = malloc((n ? n : 1) * sizeof(*out->reason));
+    if (!out->verdict || !out->reason) {
         ext_state_verdicts_release(out);
         return tpx_err_set(err, TPX_ENOMEM, "out of memory for %zu candidates", n);
     }
@@ -978,15 +1145,13 @@ enum tpx_code ext_state_filter(struct ext_state *st, const struct pol_workload *
         rc = tpx_err_set(err, TPX_ENOENT, "no cluster loaded yet");
         goto out;
     }
-    idx = resolve(st, names, n, known, &nknown, err);
-    if (!idx) {
-        rc = err->code;
+    rc = resolve(st, names, n, res, &rv, err);
+    if (rc != TPX_OK)
         goto out;
-    }
     {
         struct pol_scope_memo *m = memo_take(st);
 
-        rc = pol_filter_memo(st->ledger, m, wl, known, nknown, now, &out->res, err);
+        rc = pol_filter_memo(st->ledger, m, wl, rv.known, rv.nknown, now, &out->res, err);
         memo_give(st, m);
     }
     if (rc != TPX_OK)
@@ -1003,7 +1168,8 @@ enum tpx_code ext_state_filter(struct ext_state *st, const struct pol_workload *
         }
     }
     for (size_t i = 0, k = 0; i < n; i++) {
-        if (idx[i] == TOPO_NONE) {
+        out->reason[i] = NULL;
+        if (rv.idx[i] == TOPO_NONE) {
             out->verdict[i] = POL_FAIL;
             out->reason[i] = EXT_UNKNOWN_NODE_REASON;
             out->nunknown++;
@@ -1020,8 +1186,7 @@ enum tpx_code ext_state_filter(struct ext_state *st, const struct pol_workload *
     }
 out:
     pthread_rwlock_unlock(&st->lock);
-    free(idx);
-    free(known);
+    resolved_release(&rv);
     if (rc != TPX_OK)
         ext_state_verdicts_release(out);
     return rc;
@@ -1039,46 +1204,47 @@ enum tpx_code ext_state_score(struct ext_state *st, const struct pol_workload *w
                               const char *const *names, size_t n, time_t now, int *scores,
                               struct tpx_err *err)
 {
-    size_t *idx = NULL, *known = NULL, nknown = 0;
+    return ext_state_score_res(st, wl, names, n, NULL, now, scores, err);
+}
+
+enum tpx_code ext_state_score_res(struct ext_state *st, const struct pol_workload *wl,
+                                  const char *const *names, size_t n,
+                                  struct ext_state_resolution *res, time_t now, int *scores,
+                                  struct tpx_err *err)
+{
+    struct resolved rv = {0};
     int *ks = NULL;
     enum tpx_code rc = TPX_OK;
 
     maybe_expire(st, now);
-    known = malloc((n ? n : 1) * sizeof(*known));
     ks = calloc(n ? n : 1, sizeof(*ks));
-    if (!known || !ks) {
-        free(known);
-        free(ks);
+    if (!ks)
         return tpx_err_set(err, TPX_ENOMEM, "out of memory for %zu candidates", n);
-    }
     pthread_rwlock_rdlock(&st->lock);
     if (!st->cluster) {
         rc = tpx_err_set(err, TPX_ENOENT, "no cluster loaded yet");
         goto out;
     }
-    idx = resolve(st, names, n, known, &nknown, err);
-    if (!idx) {
-        rc = err->code;
+    rc = resolve(st, names, n, res, &rv, err);
+    if (rc != TPX_OK)
         goto out;
-    }
     {
         struct pol_scope_memo *m = memo_take(st);
 
-        rc = pol_score_memo(st->ledger, m, wl, known, nknown, now, ks, err);
+        rc = pol_score_memo(st->ledger, m, wl, rv.known, rv.nknown, now, ks, err);
         memo_give(st, m);
     }
     if (rc != TPX_OK)
         goto out;
     for (size_t i = 0, k = 0; i < n; i++) {
         int s = 0;
-        if (idx[i] != TOPO_NONE)
+        if (rv.idx[i] != TOPO_NONE)
             s = ks[k++];
         scores[i] = s < 0 ? 0 : s > 10 ? 10 : s;
     }
 out:
     pthread_rwlock_unlock(&st->lock);
-    free(idx);
-    free(known);
+    resolved_release(&rv);
     free(ks);
     return rc;
 }
@@ -1135,10 +1301,15 @@ enum tpx_code ext_state_bind(struct ext_state *st, const char *uid, const char *
         p->booked = now;
     out->intent = p->kind == POD_COMMITTED;
     if (out->intent) {
+        struct pol_workload wl;
+
         copy_str(out->rack, where.rack);
         copy_str(out->domain, where.domain);
-        copy_str(out->group, p->wl.group);
-        copy_str(out->display, p->wl.display);
+        memset(&wl, 0, sizeof(wl));
+        if (pod_intent(p))
+            wl_unpack(p->wl_packed, &wl);
+        copy_str(out->group, wl.group);
+        copy_str(out->display, wl.display);
         out->stage = where.stage;
         out->rank_first = where.rank_first;
         out->rank_last = where.rank_last;

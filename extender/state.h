@@ -10,6 +10,7 @@
 #ifndef TPX_EXTENDER_STATE_H
 #define TPX_EXTENDER_STATE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <time.h>
@@ -146,17 +147,43 @@ struct ext_state_verdicts {
     struct pol_filter_result res; /* owns the reason strings */
 };
 
+/* What a list of candidate names resolved to in one cluster snapshot, kept by the caller for a
+ * list it will see again (the codec's NodeNames cache, issue 14): the next filter or prioritize
+ * with the same list skips the name lookups while the cluster is the same. Initialise with
+ * ext_state_resolution_init(), free with ext_state_resolution_release(). Thread-safe: requests
+ * share one. */
+struct ext_state_resolution {
+    pthread_mutex_t lock;
+    unsigned long long gen; /* the snapshot it was made for (0: none yet) */
+    size_t n;               /* names */
+    size_t *idx;            /* per name: node index, or TOPO_NONE */
+    size_t *known;          /* the known indices, in input order */
+    size_t nknown;
+};
+void ext_state_resolution_init(struct ext_state_resolution *r);
+void ext_state_resolution_release(struct ext_state_resolution *r);
+
 /* Filter the named nodes for a pod with intent. Unknown names get POL_FAIL with
  * EXT_UNKNOWN_NODE_REASON. TPX_ENOENT when no cluster is loaded. */
 enum tpx_code ext_state_filter(struct ext_state *st, const struct pol_workload *wl,
                                const char *const *names, size_t n, time_t now,
                                struct ext_state_verdicts *out, struct tpx_err *err);
 void ext_state_verdicts_release(struct ext_state_verdicts *v);
+/* The same, with the names' resolution taken from (or stored in) *res when it is for the current
+ * snapshot; res NULL: resolved afresh. res must have been used only with these names. */
+enum tpx_code ext_state_filter_res(struct ext_state *st, const struct pol_workload *wl,
+                                   const char *const *names, size_t n,
+                                   struct ext_state_resolution *res, time_t now,
+                                   struct ext_state_verdicts *out, struct tpx_err *err);
 
 /* Scores 0..10 for the named nodes (unknown names score 0). */
 enum tpx_code ext_state_score(struct ext_state *st, const struct pol_workload *wl,
                               const char *const *names, size_t n, time_t now, int *scores,
                               struct tpx_err *err);
+enum tpx_code ext_state_score_res(struct ext_state *st, const struct pol_workload *wl,
+                                  const char *const *names, size_t n,
+                                  struct ext_state_resolution *res, time_t now, int *scores,
+                                  struct tpx_err *err);
 
 /* Where a bound pod went; strings copied. */
 struct ext_state_bind_out {

@@ -109,12 +109,70 @@ type Pod struct {
 	Status     PodStatus  `json:"status"`
 }
 
+// Node mirrors the parts of v1.Node that the bench's Node objects carry, so that a filter with full
+// Node objects (nodeCacheCapable: false) answers with the surviving Nodes re-encoded, as an
+// extender built on k8s.io/api does (extender-protocol.md section 7, trap 3: NodeNames alone
+// would filter out every node).
 type Node struct {
-	Metadata ObjectMeta `json:"metadata"`
+	Kind       string     `json:"kind,omitempty"`
+	APIVersion string     `json:"apiVersion,omitempty"`
+	Metadata   ObjectMeta `json:"metadata"`
+	Spec       NodeSpec   `json:"spec"`
+	Status     NodeStatus `json:"status"`
+}
+
+type Taint struct {
+	Key    string `json:"key"`
+	Value  string `json:"value,omitempty"`
+	Effect string `json:"effect"`
+}
+
+type NodeSpec struct {
+	PodCIDR       string   `json:"podCIDR,omitempty"`
+	PodCIDRs      []string `json:"podCIDRs,omitempty"`
+	ProviderID    string   `json:"providerID,omitempty"`
+	Unschedulable bool     `json:"unschedulable,omitempty"`
+	Taints        []Taint  `json:"taints,omitempty"`
+}
+
+type NodeCondition struct {
+	Type               string `json:"type"`
+	Status             string `json:"status"`
+	LastHeartbeatTime  string `json:"lastHeartbeatTime,omitempty"`
+	LastTransitionTime string `json:"lastTransitionTime,omitempty"`
+	Reason             string `json:"reason,omitempty"`
+	Message            string `json:"message,omitempty"`
+}
+
+type NodeAddress struct {
+	Type    string `json:"type"`
+	Address string `json:"address"`
+}
+
+type ContainerImage struct {
+	Names     []string `json:"names"`
+	SizeBytes int64    `json:"sizeBytes,omitempty"`
+}
+
+type NodeSystemInfo struct {
+	KernelVersion           string `json:"kernelVersion"`
+	OSImage                 string `json:"osImage"`
+	ContainerRuntimeVersion string `json:"containerRuntimeVersion"`
+	KubeletVersion          string `json:"kubeletVersion"`
+}
+
+type NodeStatus struct {
+	Capacity    map[string]string `json:"capacity,omitempty"`
+	Allocatable map[string]string `json:"allocatable,omitempty"`
+	Conditions  []NodeCondition   `json:"conditions,omitempty"`
+	Addresses   []NodeAddress     `json:"addresses,omitempty"`
+	Images      []ContainerImage  `json:"images,omitempty"`
+	NodeInfo    NodeSystemInfo    `json:"nodeInfo"`
 }
 
 type NodeList struct {
-	Items []Node `json:"items"`
+	Metadata struct{} `json:"metadata"`
+	Items    []Node   `json:"items"`
 }
 
 // ---- the extender ----
@@ -208,6 +266,21 @@ func (e *extender) filter(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	e.mu.RUnlock()
+	if args.NodeNames == nil && args.Nodes != nil {
+		// full Node objects in: the surviving Node objects out
+		keep := make(map[string]bool, len(fit))
+		for _, name := range fit {
+			keep[name] = true
+		}
+		out := &NodeList{Items: make([]Node, 0, len(fit))}
+		for _, n := range args.Nodes.Items {
+			if keep[n.Metadata.Name] {
+				out.Items = append(out.Items, n)
+			}
+		}
+		writeJSON(w, ExtenderFilterResult{Nodes: out, FailedNodes: failed})
+		return
+	}
 	writeJSON(w, ExtenderFilterResult{NodeNames: &fit, FailedNodes: failed})
 }
 

@@ -747,29 +747,39 @@ static struct run_result plan_fixture(const char *name, const char *spec)
     return r;
 }
 
-/* vLLM tp 8 x pp 2 over 2 pods of 8 (certain): the pipeline crosses nodes, but pipeline sends go
- * over TCP sockets without an RDMA NIC, so the nodes of r01, which say topox.io/rdma-nics 0, only
- * score lower: replica 0 goes to r02, replica 1 to r01, the only rack left; with no NICs anywhere
- * both are still placed. (TP or EP across nodes keeps them out: tests/unit/policy/test_prefer.c.)
- */
-Test(plan, pipeline_across_nodes_prefers_nodes_with_rdma_nics)
+/* llm-d wide-EP (certain TP 1 x DP 16, EP 16 over 2 pods of 8): the all-to-all crosses nodes, so
+ * the nodes of r01, which say topox.io/rdma-nics 0, are not used; with no NICs anywhere the replica
+ * is rejected (exit 3) with the reason. vLLM tp 8 x pp 2 sends only pipeline traffic between its
+ * pods, which NCCL carries over TCP: it prefers the rack with NICs but is never rejected. */
+Test(plan, traffic_across_nodes_avoids_nodes_without_rdma_nics)
 {
     static const char *const pods[] = {"vllm-0", "vllm-0-1"};
-    struct run_result r = plan_fixture("lws-vllm-gpu-llama405b-tp8-pp2.yaml",
+    struct run_result r = plan_fixture("llm-d-wide-ep-lws-prefill-vllm-deepseek-r1-dp16-ep.yaml",
                                        "racks=2,nodes-per-rack=2,gpus-per-node=8,rdma-nics=8,"
                                        "no-rdma-racks=1");
-    char node[64];
 
     cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "r02-n01") && !strstr(r.out, "r01-n01"), "%s", r.out);
+    run_result_release(&r);
+    r = plan_fixture("llm-d-wide-ep-lws-prefill-vllm-deepseek-r1-dp16-ep.yaml",
+                     "racks=2,nodes-per-rack=2,gpus-per-node=8,no-rdma-racks=2");
+    cr_expect_eq(r.status, 3, "%s", r.err);
+    expect_has(r.out, "nodes with topox.io/rdma-nics 0 are left out", "reason");
+    run_result_release(&r);
+    /* the same nodes without the label: unknown, never 0 */
+    r = plan_fixture("llm-d-wide-ep-lws-prefill-vllm-deepseek-r1-dp16-ep.yaml",
+                     "racks=2,nodes-per-rack=2,gpus-per-node=8");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    run_result_release(&r);
+    /* pipeline only: the first replica takes the rack with NICs, the second still fits in r01 */
+    r = plan_fixture("lws-vllm-gpu-llama405b-tp8-pp2.yaml",
+                     "racks=2,nodes-per-rack=2,gpus-per-node=8,rdma-nics=8,no-rdma-racks=1");
+    cr_expect_eq(r.status, 0, "%s", r.err);
     for (size_t i = 0; i < 2; i++) {
+        char node[64];
         node_of(r.out, pods[i], node, sizeof(node));
         cr_expect(strncmp(node, "r02-", 4) == 0, "%s on %s", pods[i], node);
     }
-    run_result_release(&r);
-    r = plan_fixture("lws-vllm-gpu-llama405b-tp8-pp2.yaml",
-                     "racks=2,nodes-per-rack=2,gpus-per-node=8,no-rdma-racks=2");
-    cr_expect_eq(r.status, 0, "%s", r.err);
-    cr_expect_null(strstr(r.out, "nodes with topox.io/rdma-nics 0 are left out"), "%s", r.out);
     run_result_release(&r);
 }
 

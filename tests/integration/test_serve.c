@@ -934,40 +934,23 @@ Test(serve, certain_dense_tp16_from_flags_and_uncertain_reject)
     free(p2);
 }
 
-/* pod_json() with the annotations topox.io/data-parallel-size dp and expert-parallel-size ep. */
-static char *pod_with_ep(const char *name, const char *uid, const char *group, int index, int size,
-                         int tp, int pp, int gpus, int dp, int ep)
-{
-    char *base = pod_json(name, uid, group, index, size, tp, pp, gpus);
-    json_t *pod = json_loads(base, 0, NULL);
-    char *s, buf[16];
-
-    json_t *ann = json_object_get(json_object_get(pod, "metadata"), "annotations");
-
-    snprintf(buf, sizeof(buf), "%d", dp);
-    json_object_set_new(ann, "topox.io/data-parallel-size", json_string(buf));
-    snprintf(buf, sizeof(buf), "%d", ep);
-    json_object_set_new(ann, "topox.io/expert-parallel-size", json_string(buf));
-    s = json_dumps(pod, JSON_COMPACT);
-    json_decref(pod);
-    free(base);
-    return s;
-}
-
-/* RDMA NICs: the nodes of r01 say topox.io/rdma-nics 0. A certain group of two 8-GPU pods whose
- * EP all-to-all (ep 16) crosses nodes: r01 is FailedAndUnresolvable with the reason, r02 fits.
- * A certain tp 8 x pp 2 group crosses nodes too, but only with pipeline sends, which NCCL carries
- * over TCP sockets without an RDMA NIC: never unresolvable for that. The EP group read from flags
- * it cannot resolve is uncertain: never unresolvable either. */
+/* RDMA NICs: the nodes of r01 say topox.io/rdma-nics 0. A certain vLLM tp 8 x dp 2 with expert
+ * parallelism (EP 16) over two 8-GPU pods sends its all-to-all between nodes: r01 is
+ * FailedAndUnresolvable with the reason, r02 fits. A certain tp 8 x pp 2 group (pipeline sends
+ * only, which NCCL carries over TCP) and the EP group read from flags it cannot resolve are never
+ * unresolvable. */
 Test(serve, group_crossing_nodes_skips_nodes_without_rdma_nics_only_when_certain)
 {
     const char *args[] = {
         "--cluster", "racks=2,nodes-per-rack=2,gpus-per-node=8,rdma-nics=8,no-rdma-racks=1", NULL};
-    static const char *const unknown[] = {"vllm", "serve", "m", "-tp", "8", "-pp", "$(PP)", NULL};
+    static const char *const ep[] = {
+        "vllm", "serve", "m", "-tp", "8", "-dp", "2", "--enable-expert-parallel", NULL};
+    static const char *const unknown[] = {
+        "vllm", "serve", "m", "-tp", "8", "-dp", "$(DP)", "--enable-expert-parallel", NULL};
     char names[4][32];
     size_t n = node_names(2, 2, names);
     struct server s;
-    char *certain = pod_with_ep("ep-0", "ep-0", "ep", 0, 2, 8, 1, 8, 2, 16);
+    char *certain = pod_with_args("ep-0", "ep-0", "ep", 0, 2, 8, ep);
     char *pipeline = pod_json("pp-0", "pp-0", "pp", 0, 2, 8, 2, 8);
     char *unsure = pod_with_args("u-0", "u-0", "unsure", 0, 2, 8, unknown);
     json_t *f, *un;
@@ -978,7 +961,8 @@ Test(serve, group_crossing_nodes_skips_nodes_without_rdma_nics_only_when_certain
     un = json_object_get(f, "FailedAndUnresolvableNodes");
     cr_expect_eq(json_object_size(un), 2, "the two nodes of r01");
     why = json_string_value(json_object_get(un, "r01-n01"));
-    cr_expect(why && strstr(why, "topox.io/rdma-nics 0") != NULL, "%s", why ? why : "(none)");
+    cr_assert_not_null(why);
+    cr_expect(strstr(why, "topox.io/rdma-nics 0") != NULL, "%s", why);
     cr_expect_eq(json_array_size(json_object_get(f, "NodeNames")), 2);
     json_decref(f);
     f = filter_of(s.port, pipeline, names, n);

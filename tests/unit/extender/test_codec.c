@@ -537,3 +537,268 @@ Test(ext_codec, full_node_name_with_nul_is_refused)
     cr_expect_neq(ext_nodescan_nodelist(nl, strlen(nl), &nodes, &err), TPX_OK);
     cr_expect(strstr(err.msg, "NUL or control byte in a node name") != NULL, "%s", err.msg);
 }
+
+/* Read a filter stream in pieces of `step` bytes. */
+static char *read_stream(struct ext_codec_filter_stream *f, size_t len, size_t step)
+{
+    char *got = malloc(len + 1);
+    size_t pos = 0, n;
+
+    cr_assert_not_null(got);
+    while ((n = ext_codec_filter_stream_read(f, pos, got + pos,
+                                             pos + step > len ? len - pos : step)) > 0)
+        pos += n;
+    cr_expect_eq(pos, len, "the stream gave %zu of %zu bytes", pos, len);
+    got[pos] = '\0';
+    return got;
+}
+
+static int released;
+
+static void count_release(void *ctx)
+{
+    (void)ctx;
+    released++;
+}
+
+/* The streamed answer (issue 14) is byte for byte the buffered one: names mode with escapes and
+ * every verdict, full mode, and every node passing; read in pieces as small as one byte. */
+Test(ext_codec, filter_stream_equals_the_buffered_answer)
+{
+    static const char *const bodies[] = {
+        "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"a\", \"b\\\"q\",\"c\",\"d\"]}",
+        "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"Nodes\":{\"items\":[{\"metadata\":{\"name\":"
+        "\"a\"}}, {\"metadata\":{\"name\":\"b\"},\"x\":[1,2]},{\"metadata\":{\"name\":\"c\"}},"
+        "{\"metadata\":{\"name\":\"d\"}}]},\"NodeNames\":null}",
+        "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[]}",
+    };
+    enum pol_verdict v[4] = {POL_FIT, POL_FAIL, POL_UNRESOLVABLE, POL_FIT};
+    const char *why[4] = {NULL, "no \"room\"", "wrong rack", NULL};
+
+    struct tpx_err cerr = TPX_ERR_INIT;
+    struct ext_codec_names_cache *cache = ext_codec_names_cache_new(&cerr);
+    struct ext_codec_opts cached = {.names_cache = cache};
+
+    for (size_t k = 0; k < 2 * sizeof(bodies) / sizeof(bodies[0]); k++) {
+        for (int all = 0; all < 2; all++) {
+            const char *body = bodies[k % (sizeof(bodies) / sizeof(bodies[0]))];
+            struct ext_codec_args a;
+            struct tpx_err err = TPX_ERR_INIT;
+            struct tpx_buf out;
+            struct ext_codec_filter_stream *f;
+            size_t len;
+
+            /* the second time round with the NodeNames cache: its list is echoed when all pass */
+            cr_assert_eq(ext_codec_decode_args(
+                             body, strlen(body),
+                             k >= sizeof(bodies) / sizeof(bodies[0]) ? &cached : NULL, &a, &err),
+                         TPX_OK, "%s", err.msg);
+            tpx_buf_init(&out, 1 << 20);
+            cr_assert_eq(ext_codec_filter_result(&a, all ? NULL : v, all ? NULL : why, &out, &err),
+                         TPX_OK);
+            for (size_t step = 1; step <= 4096; step *= 64) {
+                char *got;
+
+                released = 0;
+                f = ext_codec_filter_stream_new(&a, all ? NULL : v, all ? NULL : why, count_release,
+                                                NULL, &len, &err);
+                cr_assert_not_null(f, "%s", err.msg);
+                cr_expect_eq(len, out.len, "Content-Length %zu, answer %zu", len, out.len);
+                got = read_stream(f, len, step);
+                cr_expect_str_eq(got, out.data);
+                cr_expect_eq(ext_codec_filter_stream_read(f, len, got, 16), 0, "past the end");
+                ext_codec_filter_stream_free(f);
+                cr_expect_eq(released, 1, "release runs once, at the free");
+                free(got);
+            }
+            tpx_buf_release(&out);
+            ext_codec_args_release(&a);
+        }
+    }
+    ext_codec_names_cache_free(cache);
+}
+
+/* The NodeNames cache (issue 14): the same bytes give the same names without a second decode,
+ * other bytes (a one-byte change, a different length) never hit, a bad list is never cached, and
+ * entries outlive their eviction while a request holds them. */
+Test(ext_codec, names_cache_hits_only_on_the_same_bytes)
+{
+    struct tpx_err err = TPX_ERR_INIT;
+    struct ext_codec_names_cache *c = ext_codec_names_cache_new(&err);
+    struct ext_codec_opts o = {.names_cache = c};
+    const char *b1 = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"n1\",\"n2\"]}";
+    const char *b2 = "{\"Pod\":{\"metadata\":{\"name\":\"q\"}},\"NodeNames\":[\"n1\",\"n2\"]}";
+    const char *b3 = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"n1\",\"n3\"]}";
+    const char *bad = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"n1\",\"\"]}";
+    struct ext_codec_args a, b, d, held;
+    char name[64];
+
+    cr_assert_not_null(c);
+    cr_assert_eq(ext_codec_decode_args(b1, strlen(b1), &o, &a, &err), TPX_OK, "%s", err.msg);
+    cr_assert_not_null(a.cached);
+    cr_assert_not_null(a.resolution);
+    cr_assert_eq(ext_codec_decode_args(b2, strlen(b2), &o, &b, &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(b.cached, a.cached, "the same NodeNames bytes share one entry");
+    cr_expect_eq(b.names, a.names);
+    cr_expect_str_eq(b.pod.name, "q", "the pod is decoded every time");
+    cr_assert_eq(ext_codec_decode_args(b3, strlen(b3), &o, &d, &err), TPX_OK, "%s", err.msg);
+    cr_expect_neq(d.cached, a.cached, "one byte differs: no hit");
+    cr_assert_eq(d.nnames, 2);
+    cr_expect_str_eq(d.names[1], "n3");
+    ext_codec_args_release(&b);
+    ext_codec_args_release(&d);
+    cr_expect_neq(ext_codec_decode_args(bad, strlen(bad), &o, &b, &err), TPX_OK);
+    cr_expect_eq(err.code, TPX_EINVAL, "an empty name is refused, cached or not");
+    tpx_err_clear(&err);
+    cr_expect_neq(ext_codec_decode_args(bad, strlen(bad), &o, &b, &err), TPX_OK);
+    tpx_err_clear(&err);
+    /* evict a's entry with other lists while a still holds it */
+    held = a;
+    for (int i = 0; i < 2 * EXT_CODEC_NAMES_CACHED; i++) {
+        char body[128];
+
+        snprintf(body, sizeof(body),
+                 "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"x%d\"]}", i);
+        cr_assert_eq(ext_codec_decode_args(body, strlen(body), &o, &b, &err), TPX_OK);
+        ext_codec_args_release(&b);
+    }
+    snprintf(name, sizeof(name), "%s", held.names[1]);
+    cr_expect_str_eq(name, "n2", "an evicted entry lives while a request holds it");
+    ext_codec_args_release(&a);
+    cr_assert_eq(ext_codec_decode_args(b1, strlen(b1), &o, &a, &err), TPX_OK, "%s", err.msg);
+    cr_expect_str_eq(a.names[0], "n1");
+    ext_codec_args_release(&a);
+    ext_codec_names_cache_free(c);
+}
+
+/* The eight-bytes-at-a-time string scan (issue 14) finds quotes, backslashes and control bytes at
+ * every position of a word, and never reads past the input. */
+Test(ext_codec, swar_string_scan_at_every_offset)
+{
+    for (size_t len = 1; len < 40; len++) {
+        for (size_t at = 0; at < len; at++) {
+            char in[64], *dup;
+            char **v;
+            size_t n;
+            struct tpx_err err = TPX_ERR_INIT;
+
+            memset(in, 'a', sizeof(in));
+            in[0] = '[';
+            in[1] = '"';
+            in[2 + len] = '"';
+            in[3 + len] = ']';
+            /* an escaped quote at `at`: the string goes on */
+            if (at + 1 < len) {
+                in[2 + at] = '\\';
+                in[3 + at] = '"';
+            }
+            dup = malloc(4 + len); /* exactly the input: ASan catches a read past it */
+            memcpy(dup, in, 4 + len);
+            cr_assert_eq(ext_nodescan_string_array(dup, 4 + len, &v, &n, &err), TPX_OK,
+                         "len %zu at %zu: %s", len, at, err.msg);
+            cr_expect_eq(n, 1);
+            cr_expect_eq(strlen(v[0]), at + 1 < len ? len - 1 : len);
+            free(v);
+            dup[2 + at] = 0x1f; /* a raw control byte is refused */
+            cr_expect_eq(ext_nodescan_string_array(dup, 4 + len, &v, &n, &err), TPX_EPARSE,
+                         "len %zu at %zu", len, at);
+            tpx_err_clear(&err);
+            dup[2 + at] = '"'; /* a quote ends the string early: then the rest is garbage */
+            cr_expect_neq(ext_nodescan_validate(dup, 4 + len, &err), TPX_OK);
+            tpx_err_clear(&err);
+            dup[2 + len] = 'a'; /* no closing quote at all */
+            dup[2 + at] = 'a';
+            cr_expect_eq(ext_nodescan_validate(dup, 4 + len, &err), TPX_EPARSE);
+            tpx_err_clear(&err);
+            free(dup);
+        }
+    }
+}
+
+/* Nodes is parsed in the same pass as the outer object (issue 14): the last "Nodes" wins, a valid
+ * value that is no NodeList is an error only when it is used, and item bytes stay exact. */
+Test(ext_codec, nodes_parsed_in_one_pass_last_wins)
+{
+    const char *twice =
+        "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"Nodes\":{\"items\":[{\"metadata\":"
+        "{\"name\":\"old\"}}]},\"nodes\":{\"items\":[{\"metadata\":{\"name\":\"a\"}},"
+        " {\"metadata\":{\"name\":\"b\"}}]}}";
+    const char *unused =
+        "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"Nodes\":\"x\",\"NodeNames\":[\"n\"]}";
+    const char *used = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"Nodes\":\"x\"}";
+    struct ext_codec_args a;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_eq(ext_codec_decode_args(twice, strlen(twice), NULL, &a, &err), TPX_OK, "%s",
+                 err.msg);
+    cr_assert(a.full_nodes);
+    cr_assert_eq(a.nnames, 2);
+    cr_expect_str_eq(a.names[0], "a");
+    cr_expect_str_eq(a.names[1], "b");
+    cr_expect(strncmp(a.body + a.nodes_off + a.nodes.items[1].off,
+                      "{\"metadata\":{\"name\":\"b\"}}", a.nodes.items[1].len) == 0);
+    ext_codec_args_release(&a);
+    cr_assert_eq(ext_codec_decode_args(unused, strlen(unused), NULL, &a, &err), TPX_OK, "%s",
+                 err.msg);
+    cr_expect(!a.full_nodes);
+    ext_codec_args_release(&a);
+    cr_expect_eq(ext_codec_decode_args(used, strlen(used), NULL, &a, &err), TPX_EPARSE);
+    cr_expect(strstr(err.msg, "Nodes") != NULL, "%s", err.msg);
+}
+
+/* A cached list met first and replaced by a later NodeNames key: the later one is what counts. */
+Test(ext_codec, names_cache_hit_replaced_by_a_later_key)
+{
+    struct tpx_err err = TPX_ERR_INIT;
+    struct ext_codec_names_cache *c = ext_codec_names_cache_new(&err);
+    struct ext_codec_opts o = {.names_cache = c};
+    const char *b1 = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"n1\",\"n2\"]}";
+    const char *b2 = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"n1\",\"n2\"],"
+                     "\"nodenames\":[\"z\"]}";
+    const char *b3 = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"n1\",\"n2\"],"
+                     "\"nodenames\":[\"\"]}";
+    struct ext_codec_args a, b;
+
+    cr_assert_eq(ext_codec_decode_args(b1, strlen(b1), &o, &a, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(ext_codec_decode_args(b2, strlen(b2), &o, &b, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(b.nnames, 1);
+    cr_expect_str_eq(b.names[0], "z");
+    cr_expect_neq(b.cached, a.cached);
+    ext_codec_args_release(&b);
+    cr_expect_eq(ext_codec_decode_args(b3, strlen(b3), &o, &b, &err), TPX_EINVAL);
+    ext_codec_args_release(&a);
+    ext_codec_names_cache_free(c);
+}
+
+/* With the names' lengths known (a cached list), the prioritize answer is the same bytes, and
+ * the cap still holds (the one reservation for the worst case may not fit where the answer does).
+ */
+Test(ext_codec, priorities_with_known_lengths_are_the_same_bytes)
+{
+    const char *names[] = {"n-0", "we\"ird\\n\x01", "n-2", "n-3"};
+    const uint32_t plains[] = {3, UINT32_MAX, 3, 3};
+    int scores[] = {10, 0, -3, 2147483647};
+    struct tpx_err err = TPX_ERR_INIT;
+    struct tpx_buf a, b;
+    size_t exact;
+
+    tpx_buf_init(&a, 4096);
+    tpx_buf_init(&b, 4096);
+    cr_assert_eq(ext_codec_priorities(names, scores, 4, &a, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(ext_codec_priorities_plain(names, plains, scores, 4, &b, &err), TPX_OK, "%s",
+                 err.msg);
+    cr_expect_str_eq(b.data, a.data);
+    exact = a.len;
+    tpx_buf_release(&b);
+    /* room for the answer (and one score's worst case), not for every name's worst case: the
+     * one reservation fails and the writer checks name by name, as without the lengths */
+    tpx_buf_init(&b, exact + 32);
+    cr_expect_eq(ext_codec_priorities_plain(names, plains, scores, 4, &b, &err), TPX_OK, "%s",
+                 err.msg);
+    cr_expect_str_eq(b.data, a.data);
+    tpx_buf_release(&b);
+    tpx_buf_init(&b, exact - 1);
+    cr_expect_eq(ext_codec_priorities_plain(names, plains, scores, 4, &b, &err), TPX_ETOOBIG);
+    tpx_buf_release(&b);
+    tpx_buf_release(&a);
+}

@@ -732,3 +732,77 @@ Test(ext_state, a_namespace_bound_never_touches_bound_pods)
     cr_expect_eq(ps.namespaces, 0, "a namespace without entries keeps no record");
     ext_state_free(st);
 }
+
+/* A kept resolution (issue 14) gives the same verdicts as a fresh one, and is made again once the
+ * cluster changes: a node that appears is found, one that goes is unknown. */
+Test(ext_state, a_kept_resolution_follows_the_cluster)
+{
+    char names[64][64];
+    size_t n;
+    struct ext_state *st = state_with("racks=1,nodes-per-rack=2", names, &n);
+    struct pol_workload w = wl_of("g", 8, 1, 1, 0);
+    const char *cand[] = {names[0], "late", names[1]};
+    struct ext_state_resolution res;
+    struct ext_state_verdicts v;
+    struct tpx_err err = TPX_ERR_INIT;
+    struct topo_node_info late;
+    int scores[3];
+
+    ext_state_resolution_init(&res);
+    for (int round = 0; round < 2; round++) {
+        cr_assert_eq(ext_state_filter_res(st, &w, cand, 3, &res, 1000, &v, &err), TPX_OK);
+        cr_expect_eq(v.verdict[0], POL_FIT);
+        cr_expect_eq(v.verdict[1], POL_FAIL);
+        cr_expect_str_eq(v.reason[1], EXT_UNKNOWN_NODE_REASON);
+        cr_expect_eq(v.nunknown, 1);
+        ext_state_verdicts_release(&v);
+    }
+    {
+        struct topo_cluster *one = cluster("racks=1,nodes-per-rack=1");
+
+        late = *topo_cluster_node(one, 0);
+        late.name = "late";
+        cr_assert_eq(ext_state_upsert_node(st, &late, &err), TPX_OK, "%s", err.msg);
+        topo_cluster_free(one);
+    }
+    cr_assert_eq(ext_state_filter_res(st, &w, cand, 3, &res, 1000, &v, &err), TPX_OK);
+    cr_expect_eq(v.nunknown, 0, "the node that arrived is known now");
+    cr_expect_eq(v.verdict[1], POL_FIT, "%s", v.reason[1] ? v.reason[1] : "");
+    ext_state_verdicts_release(&v);
+    cr_assert_eq(ext_state_remove_node(st, names[1], &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(ext_state_score_res(st, &w, cand, 3, &res, 1000, scores, &err), TPX_OK);
+    cr_expect_eq(scores[2], 0, "a node that left scores 0");
+    cr_assert_eq(ext_state_filter_res(st, &w, cand, 3, &res, 1000, &v, &err), TPX_OK);
+    cr_expect_eq(v.verdict[2], POL_FAIL);
+    cr_expect_str_eq(v.reason[2], EXT_UNKNOWN_NODE_REASON);
+    ext_state_verdicts_release(&v);
+    ext_state_resolution_release(&res);
+    ext_state_free(st);
+}
+
+/* Pods keep their workload packed (issue 14, memory): what a bind reports and what a repeated
+ * bind gives back are the workload as it was remembered, long strings and all. */
+Test(ext_state, a_remembered_workload_comes_back_whole)
+{
+    char names[64][64];
+    size_t n;
+    struct ext_state *st = state_with("racks=1,nodes-per-rack=2", names, &n);
+    struct pol_workload w = wl_of("ns/grp", 8, 1, 1, 0);
+    struct ext_state_bind_out out, again;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    memset(w.display, 'd', sizeof(w.display) - 1);
+    w.display[sizeof(w.display) - 1] = '\0';
+    snprintf(w.resource, sizeof(w.resource), "nvidia.com/gpu");
+    ext_state_remember_pod(st, "u1", "ns", "p1", &w, 1000);
+    cr_assert_eq(ext_state_bind(st, "u1", "p1", names[0], 1000, &out, &err), TPX_OK, "%s", err.msg);
+    cr_expect(out.known && out.intent);
+    cr_expect_str_eq(out.group, "ns/grp");
+    cr_expect_eq(strlen(out.display), sizeof(w.display) - 1);
+    cr_assert_eq(ext_state_bind(st, "u1", "p1", names[0], 1000, &again, &err), TPX_OK, "%s",
+                 err.msg);
+    cr_expect(again.already);
+    cr_expect_str_eq(again.rack, out.rack);
+    cr_expect_str_eq(again.display, out.display);
+    ext_state_free(st);
+}

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/policy/test_prefer.c - the traffic rules beside TP (docs/workloads.md): a group whose
- * traffic crosses nodes and nodes that say topox.io/rdma-nics 0 (hard only for a certain layout,
- * scored otherwise, never for an unknown count), the KV transfer of one deployment's prefill and
- * decode groups (score only), and an EP group wider than its TP unit held in one NVLink domain. */
+ * TP or EP traffic crosses nodes and nodes that say topox.io/rdma-nics 0 (hard only for a certain
+ * layout, scored otherwise and for pipeline sends alone, never for an unknown count), the KV
+ * transfer of one deployment's prefill and decode groups (score only), and an EP group wider than
+ * its TP unit held in one NVLink domain. */
 #include "policy/policy.h"
 
 #include <criterion/criterion.h>
@@ -135,7 +136,7 @@ static size_t place(const struct pol_workload *wl, const char *uid, struct pol_p
 
 Test(pol_prefer, certain_group_crossing_nodes_is_kept_off_nodes_without_rdma, .fini = teardown)
 {
-    /* tp 8 x dp 2 over 2 pods of 8, ep 16: the expert all-to-all crosses nodes */
+    /* tp 8 x dp 2 with ep 16 over 2 pods of 8: the EP all-to-all crosses nodes */
     struct pol_workload w0 = member("ep", 8, 1, 2, 16, 8, 2, 0);
     struct pol_workload w1 = member("ep", 8, 1, 2, 16, 8, 2, 1);
     struct pol_placement p0, p1;
@@ -152,10 +153,23 @@ Test(pol_prefer, certain_group_crossing_nodes_is_kept_off_nodes_without_rdma, .f
     cr_expect_str_eq(p1.rack, "r02");
 }
 
+/* Pipeline sends alone never make the rule hard: NCCL carries them over TCP where a node has no
+ * RDMA NIC (slower, not broken), so a certain tp 8 x pp 2 group only scores such nodes lower. */
+Test(pol_prefer, pipeline_alone_scores_nodes_without_rdma_lower_but_never_rejects, .fini = teardown)
+{
+    struct pol_workload w = member("pp", 8, 2, 1, 1, 8, 2, 0);
+
+    setup_spec(TWO_RACKS_R1_NO_RDMA);
+    cr_expect_eq(verdict_on(&w, "r01-n01", NULL, 0), POL_FIT);
+    cr_expect_eq(verdict_on(&w, "r02-n01", NULL, 0), POL_FIT);
+    cr_expect_lt(score_on(&w, "r01-n01"), score_on(&w, "r02-n01"), "r1 %d, r2 %d",
+                 score_on(&w, "r01-n01"), score_on(&w, "r02-n01"));
+}
+
 Test(pol_prefer, rack_without_rdma_is_not_counted_for_the_gang, .fini = teardown)
 {
-    /* 2 pods of 8 (ep 16) need both nodes of a rack; only r2 has NICs, r2 is half used: no rack
-     * fits now */
+    /* an EP 16 group of 2 pods of 8 needs both nodes of a rack; only r2 has NICs, and once r2 is
+     * half used no rack fits now */
     struct pol_workload w = member("g", 8, 1, 2, 16, 8, 2, 0);
     char why[512];
 
@@ -170,19 +184,6 @@ Test(pol_prefer, rack_without_rdma_is_not_counted_for_the_gang, .fini = teardown
     cr_expect(strstr(why, "rack r02"), "%s", why);
     cr_expect_eq(verdict_on(&w, "r01-n01", why, sizeof(why)), POL_UNRESOLVABLE);
     cr_expect(strstr(why, "rdma-nics 0"), "%s", why);
-}
-
-Test(pol_prefer, pipeline_alone_only_scores_nodes_without_rdma_lower, .fini = teardown)
-{
-    /* tp 8 x pp 2 over 2 pods of 8, certain: the pipeline crosses nodes, but its sends are small
-     * and NCCL carries them over TCP sockets without an RDMA NIC (slower, never broken) */
-    struct pol_workload w = member("pp", 8, 2, 1, 1, 8, 2, 0);
-
-    setup_spec(TWO_RACKS_R1_NO_RDMA);
-    cr_expect_not(w.preferred);
-    cr_expect_eq(verdict_on(&w, "r01-n01", NULL, 0), POL_FIT);
-    cr_expect_lt(score_on(&w, "r01-n01"), score_on(&w, "r02-n01"), "r1 %d, r2 %d",
-                 score_on(&w, "r01-n01"), score_on(&w, "r02-n01"));
 }
 
 Test(pol_prefer, uncertain_layout_scores_nodes_without_rdma_lower, .fini = teardown)
