@@ -49,6 +49,7 @@ Test(simulate, help_names_every_flag)
     expect_has(r.out, "--trace FILE", "help");
     expect_has(r.out, "--generate GEN", "help");
     expect_has(r.out, "best-fit", "help");
+    expect_has(r.out, "pack", "help");
     expect_has(r.out, "--svg FILE", "help");
     run_result_release(&r);
 }
@@ -76,10 +77,11 @@ Test(simulate, small_trace_json_counts)
     json_t *root, *p;
     json_error_t jerr;
 
-    cr_assert_eq(run_topox((const char *[]){"simulate", "--cluster", CLUSTER, "--trace", SMALL,
-                                            "-o", "json", NULL},
-                           NULL, &r),
-                 0);
+    cr_assert_eq(
+        run_topox((const char *[]){"simulate", "--cluster", CLUSTER, "--trace", SMALL, "--policy",
+                                   "topox,best-fit,blind,pack", "-o", "json", NULL},
+                  NULL, &r),
+        0);
     cr_assert_eq(r.status, 0, "%s", r.err);
     root = json_loads(r.out, 0, &jerr);
     cr_assert_not_null(root, "%s: %s", jerr.text, r.out);
@@ -94,6 +96,10 @@ Test(simulate, small_trace_json_counts)
     cr_expect(json_array_size(json_object_get(p, "samples")) >= 6);
     p = policy_of(root, "best-fit");
     cr_expect_eq(num(p, "whole"), 3);
+    /* pack: the same rules, so the same groups whole and rejected */
+    p = policy_of(root, "pack");
+    cr_expect_eq(num(p, "whole"), 3);
+    cr_expect_eq(num(p, "rejected"), 2);
     /* blind: b over r01-n02 and r02-n01, e over r01-n01 and r02-n02 */
     p = policy_of(root, "blind");
     cr_expect_eq(num(p, "whole"), 2);
@@ -169,7 +175,7 @@ Test(simulate, bad_input_exits_2_with_the_line)
         {{"simulate", "--generate", "seed=1,color=2", NULL}, NULL, "unknown key 'color'"},
         {{"simulate", "--cluster", CLUSTER, "--generate", "seed=1", "--policy", "worst", NULL},
          NULL,
-         "'worst' is not topox, best-fit or blind"},
+         "'worst' is not topox, best-fit, blind or pack"},
         {{"simulate", "--cluster", CLUSTER, NULL}, NULL, "give --trace FILE or --generate GEN"},
         {{"simulate", NULL}, NULL, "give --cluster SPEC and --trace FILE"},
     };
