@@ -727,8 +727,14 @@ static enum tpx_code place(struct ext_state *st, struct pod *p, size_t i, time_t
         if (bound)
             rc = pol_record(st->ledger, &wl, p->uid, p->name, i, now, st->ttl_s, where, warn,
                             warn_len, err);
-        else
-            rc = pol_commit(st->ledger, &wl, p->uid, p->name, i, now, st->ttl_s, where, err);
+        else {
+            /* a memo of the same shape (the pod's filter and score just used one) answers the
+             * first member's rack check from the scopes changed since, not every node */
+            struct pol_scope_memo *m = memo_take(st);
+            rc =
+                pol_commit_memo(st->ledger, m, &wl, p->uid, p->name, i, now, st->ttl_s, where, err);
+            memo_give(st, m);
+        }
         if (rc != TPX_OK) {
             free(copy);
             return err->code;

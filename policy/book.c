@@ -283,6 +283,14 @@ enum tpx_code pol_commit(struct pol_ledger *l, const struct pol_workload *wl, co
                          const char *name, size_t node, time_t now, unsigned ttl_s,
                          struct pol_placement *out, struct tpx_err *err)
 {
+    return pol_commit_memo(l, NULL, wl, uid, name, node, now, ttl_s, out, err);
+}
+
+enum tpx_code pol_commit_memo(struct pol_ledger *l, struct pol_scope_memo *memo,
+                              const struct pol_workload *wl, const char *uid, const char *name,
+                              size_t node, time_t now, unsigned ttl_s, struct pol_placement *out,
+                              struct tpx_err *err)
+{
     const struct booking b = {uid, name, node, now, ttl_s, false};
     struct ctx x;
     struct reason_code code;
@@ -290,7 +298,7 @@ enum tpx_code pol_commit(struct pol_ledger *l, const struct pol_workload *wl, co
 
     if (answered_before_booking(l, "commit", uid, node, out, &rc, err))
         return rc;
-    if (led_ctx_init(&x, l, wl, err) != TPX_OK)
+    if (led_ctx_init(&x, l, wl, memo, err) != TPX_OK)
         return err->code;
     if (led_judge(&x, node, &code) != POL_FIT) {
         char text[400];
@@ -349,7 +357,7 @@ enum tpx_code pol_record(struct pol_ledger *l, const struct pol_workload *wl, co
         warn[0] = '\0';
     if (answered_before_booking(l, "record", uid, node, out, &rc, err))
         return rc;
-    if (led_ctx_init(&x, l, wl, err) != TPX_OK)
+    if (led_ctx_init(&x, l, wl, NULL, err) != TPX_OK)
         return err->code;
     warn_bound(&x, &b, warn, warn_len);
     rc = place_and_book(l, &x, &b, out, err);

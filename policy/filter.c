@@ -93,9 +93,8 @@ enum tpx_code pol_filter_memo(const struct pol_ledger *l, struct pol_scope_memo 
         if (cand[i] >= l->nnodes)
             return tpx_err_set(err, TPX_EINVAL, "filter: bad node index %zu", cand[i]);
     }
-    if (led_ctx_init(&x, l, wl, err) != TPX_OK)
+    if (led_ctx_init(&x, l, wl, memo, err) != TPX_OK)
         return err->code;
-    x.memo = memo;
     res->verdict = calloc(n + 1, sizeof(*res->verdict));
     res->reason = calloc(n + 1, sizeof(*res->reason));
     t.scope_idx = calloc(l->nscopes[wl->scope] + 1, sizeof(unsigned));

@@ -12,15 +12,40 @@
 
 void led_ctx_release(struct ctx *x)
 {
-    free(x->sc_dyn);
-    free(x->sc_static);
-    free(x->sc_free);
-    free(x->dom_pods);
-    free(x->slot_here);
+    if (!x->sc_borrowed) {
+        free(x->sc_dyn);
+        free(x->sc_static);
+        free(x->sc_free);
+        free(x->dom_pods);
+    }
+    free(x->slot_map);
+}
+
+/* The nodes where a reserved slot of group g waits for x's pod: a list while short, else a map. */
+static enum tpx_code note_slots(struct ctx *x, const struct group *g, struct tpx_err *err)
+{
+    for (unsigned k = 0; k < g->nslots; k++) {
+        const struct slot *s = &g->slots[k];
+        if (!s->reserved || s->at.node == TOPO_NONE || (x->e.idx >= 0 && (unsigned)x->e.idx != k))
+            continue;
+        if (!x->slot_map && x->nslot < LED_SLOT_LIST) {
+            x->slot_list[x->nslot++] = s->at.node;
+            continue;
+        }
+        if (!x->slot_map) {
+            x->slot_map = calloc(x->l->nnodes + 1, 1);
+            if (!x->slot_map)
+                return tpx_err_set(err, TPX_ENOMEM, "policy: out of memory");
+            for (unsigned i = 0; i < x->nslot; i++)
+                x->slot_map[x->slot_list[i]] = 1;
+        }
+        x->slot_map[s->at.node] = 1;
+    }
+    return TPX_OK;
 }
 
 enum tpx_code led_ctx_init(struct ctx *x, const struct pol_ledger *l, const struct pol_workload *wl,
-                           struct tpx_err *err)
+                           struct pol_scope_memo *memo, struct tpx_err *err)
 {
     struct tpx_err verr = TPX_ERR_INIT;
     struct pol_workload eff_wl = *wl;
@@ -62,7 +87,8 @@ enum tpx_code led_ctx_init(struct ctx *x, const struct pol_ledger *l, const stru
         x->e.idx = -1;
     if (!wl->has_intent)
         return TPX_OK;
-    if (pol_workload_validate(&eff_wl, l->c, &verr) != TPX_OK) {
+    if (pol_workload_validate_sized(&eff_wl, l->c, l->biggest_alloc, l->total_alloc, &verr) !=
+        TPX_OK) {
         x->invalid = true;
         snprintf(x->invalid_msg, sizeof(x->invalid_msg), "%s", verr.msg);
         return TPX_OK;
@@ -79,25 +105,27 @@ enum tpx_code led_ctx_init(struct ctx *x, const struct pol_ledger *l, const stru
             x->rdma_hard = a2a && wl->layout.certain && !x->e.preferred;
         }
     }
-    x->sc_dyn = calloc(l->nscopes[x->e.scope] + 1, sizeof(unsigned long));
-    x->sc_static = calloc(l->nscopes[x->e.scope] + 1, sizeof(unsigned long));
-    x->sc_free = calloc(l->nscopes[x->e.scope] + 1, sizeof(unsigned long));
-    x->dom_pods = calloc(l->ndomains + 1, sizeof(unsigned));
-    if (!x->sc_dyn || !x->sc_static || !x->sc_free || !x->dom_pods) {
-        led_ctx_release(x);
-        return tpx_err_set(err, TPX_ENOMEM, "policy: out of memory");
-    }
-    if (gi != TOPO_NONE) {
-        const struct group *g = &l->groups[gi];
-        x->slot_here = calloc(l->nnodes + 1, 1);
-        if (!x->slot_here) {
+    x->memo = memo;
+    if (memo) {
+        if (led_memo_attach(x, memo, err) != TPX_OK) {
+            led_ctx_release(x);
+            return err->code;
+        }
+    } else {
+        x->sc_dyn = calloc(l->nscopes[x->e.scope] + 1, sizeof(unsigned long));
+        x->sc_static = calloc(l->nscopes[x->e.scope] + 1, sizeof(unsigned long));
+        x->sc_free = calloc(l->nscopes[x->e.scope] + 1, sizeof(unsigned long));
+        x->dom_pods = calloc(l->ndomains + 1, sizeof(unsigned));
+        if (!x->sc_dyn || !x->sc_static || !x->sc_free || !x->dom_pods) {
             led_ctx_release(x);
             return tpx_err_set(err, TPX_ENOMEM, "policy: out of memory");
         }
-        for (unsigned k = 0; k < g->nslots; k++) {
-            const struct slot *s = &g->slots[k];
-            if (s->reserved && s->at.node != TOPO_NONE && (x->e.idx < 0 || (unsigned)x->e.idx == k))
-                x->slot_here[s->at.node] = 1;
+    }
+    if (gi != TOPO_NONE) {
+        const struct group *g = &l->groups[gi];
+        if (note_slots(x, g, err) != TPX_OK) {
+            led_ctx_release(x);
+            return err->code;
         }
         /* TP mates: pods of the same TP unit already bound */
         if (x->ppu > 1 && x->e.idx >= 0 && g->accel_per_pod == x->e.accel_per_pod) {
@@ -113,6 +141,7 @@ enum tpx_code led_ctx_init(struct ctx *x, const struct pol_ledger *l, const stru
             }
         }
     }
+    led_prefer_init(x, &x->pf);
     return TPX_OK;
 }
 
@@ -228,7 +257,7 @@ enum pol_verdict led_judge(struct ctx *x, size_t n, struct reason_code *why)
                 return POL_UNRESOLVABLE;
             }
         }
-        if (x->slot_here[n])
+        if (led_slot_here(x, n))
             return POL_FIT;
         /* no reserved place here: plain capacity, other reservations held */
         if (member_fits(x, n, multi))

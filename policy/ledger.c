@@ -4,8 +4,9 @@
  * and change it (scope.c, judge.c, filter.c, score.c, reserve.c, book.c) share its records through
  * policy/ledger_int.h (DESIGN.md, Placement rules). Pure C: never includes HTTP, JSON, YAML, curl,
  * hwloc or log headers. Not locked: the caller serialises access to one ledger. Free counts per
- * domain, node and rack are kept up to date on every change, so a filter call costs
- * O(nodes + domains) with a handful of allocations. */
+ * domain, node and rack are kept up to date on every change, and every change is told to the
+ * placement index (led_touch, policy/index.c), so a filter with a scope memo costs the racks
+ * changed since its last call plus O(1) per candidate. */
 #include "policy/policy.h"
 
 #include <limits.h>
@@ -59,6 +60,11 @@ void pol_ledger_set_budgets(struct pol_ledger *l, unsigned long per_namespace, u
     l->budget_all = total;
 }
 
+void pol_ledger_set_pack(struct pol_ledger *l, bool on)
+{
+    l->pack = on;
+}
+
 unsigned long pol_ledger_budget_refusals(const struct pol_ledger *l)
 {
     return l->budget_refused;
@@ -95,6 +101,26 @@ const struct topo_cluster *pol_ledger_cluster(const struct pol_ledger *l)
     return l->c;
 }
 
+/* Every change of use or holds goes through here: the ledger's change count, the node in the ring
+ * of changes, and the change count of each scope the change can move (policy/index.c): the node's
+ * own, and, for a node of a multi-node domain, those of every node of the domain (their pods
+ * placeable, their fit and their EP bonus read the whole domain). */
+void led_touch(struct pol_ledger *l, size_t n)
+{
+    l->gen++;
+    l->changed[l->gen % LED_CHANGE_RING] = n;
+    for (int k = 0; k < NSCOPE; k++)
+        l->scope_gen[k][l->scope_of[k][n]]++;
+    if (l->n_multi[n]) {
+        size_t nn;
+        const size_t *nodes = topo_cluster_domain_nodes(l->c, l->n_dfirst[n], &nn);
+        for (size_t q = 0; q < nn; q++) {
+            for (int k = 0; k < NSCOPE; k++)
+                l->scope_gen[k][l->scope_of[k][nodes[q]]]++;
+        }
+    }
+}
+
 /* Add (sign +1) or remove (-1) accel on node at w, as use or as reservation. In-node domains in
  * the mask each take up to their size, in mask order. */
 void led_account(struct pol_ledger *l, const struct where *w, unsigned accel, int sign, bool resv)
@@ -104,7 +130,7 @@ void led_account(struct pol_ledger *l, const struct where *w, unsigned accel, in
     unsigned *rck = resv ? l->rack_resv : l->rack_used;
     size_t rack = topo_cluster_node_rack(l->c, w->node), first, nd;
 
-    l->gen++;
+    led_touch(l, w->node);
     if (resv)
         l->held = sign > 0 ? l->held + accel : (l->held > accel ? l->held - accel : 0);
     first = led_node_domains(l, w->node, &nd);
@@ -140,7 +166,7 @@ static void account_external(struct pol_ledger *l, size_t node, int64_t accel)
     uint64_t mag = accel < 0 ? UINT64_C(0) - (uint64_t)accel : (uint64_t)accel;
     unsigned left = mag > UINT_MAX ? UINT_MAX : (unsigned)mag;
 
-    l->gen++;
+    led_touch(l, node);
     if (accel >= 0) {
         l->node_used[node] = sat_add(l->node_used[node], left);
         l->rack_used[rack] = sat_add(l->rack_used[rack], left);
@@ -176,6 +202,20 @@ static void account_external(struct pol_ledger *l, size_t node, int64_t accel)
 /* --- life cycle ---------------------------------------------------------------------------------
  */
 
+/* Each scope's nodes, in index order (a counting sort by scope): the index's lists. */
+static void index_scope_lists(struct pol_ledger *l)
+{
+    for (int k = 0; k < NSCOPE; k++) {
+        size_t *start = l->scope_start[k], ns = l->nscopes[k];
+        for (size_t i = 0; i < l->nnodes; i++)
+            start[l->scope_of[k][i] + 2]++;
+        for (size_t s = 0; s < ns; s++)
+            start[s + 2] += start[s + 1];
+        for (size_t i = 0; i < l->nnodes; i++)
+            l->scope_nodes[k][start[l->scope_of[k][i] + 1]++] = i;
+    }
+}
+
 struct pol_ledger *pol_ledger_new(const struct topo_cluster *c, struct tpx_err *err)
 {
     struct pol_ledger *l = calloc(1, sizeof(*l));
@@ -201,7 +241,11 @@ struct pol_ledger *pol_ledger_new(const struct topo_cluster *c, struct tpx_err *
     for (int k = 0; k < NSCOPE; k++) {
         l->scope_of[k] = calloc(nn + 1, sizeof(size_t));
         l->scope_cap[k] = calloc(l->nscopes[k] + 1, sizeof(unsigned long));
-        if (!l->scope_of[k] || !l->scope_cap[k])
+        l->scope_start[k] = calloc(l->nscopes[k] + 2, sizeof(size_t));
+        l->scope_nodes[k] = calloc(nn + 1, sizeof(size_t));
+        l->scope_gen[k] = calloc(l->nscopes[k] + 1, sizeof(unsigned long));
+        if (!l->scope_of[k] || !l->scope_cap[k] || !l->scope_start[k] || !l->scope_nodes[k] ||
+            !l->scope_gen[k])
             goto oom;
     }
     l->n_alloc = calloc(nn + 1, sizeof(unsigned));
@@ -247,6 +291,13 @@ struct pol_ledger *pol_ledger_new(const struct topo_cluster *c, struct tpx_err *
         l->scope_of[POL_SCOPE_ZONE][i] = z != TOPO_NONE ? z : nz + r;
         for (int k = 0; k < NSCOPE; k++)
             l->scope_cap[k][l->scope_of[k][i]] += in->accel_alloc;
+        if (in->accel_alloc > l->biggest_alloc)
+            l->biggest_alloc = in->accel_alloc;
+        l->total_alloc += in->accel_alloc;
+    }
+    index_scope_lists(l);
+    for (size_t i = 0; i < nn; i++) {
+        const struct topo_node_info *in = topo_cluster_node(c, i);
         if (in->accel_used)
             account_external(l, i, (int64_t)in->accel_used);
     }
@@ -294,6 +345,9 @@ void pol_ledger_free(struct pol_ledger *l)
     for (int k = 0; k < NSCOPE; k++) {
         free(l->scope_of[k]);
         free(l->scope_cap[k]);
+        free(l->scope_start[k]);
+        free(l->scope_nodes[k]);
+        free(l->scope_gen[k]);
     }
     for (size_t i = 0; i < l->ngroups; i++)
         group_release(&l->groups[i]);
@@ -352,6 +406,8 @@ static void drop_group(struct pol_ledger *l, size_t gi)
         led_release_slot(l, g, &g->slots[k]);
     tpx_map_del(&l->gmap, g->key, NULL);
     group_release(g);
+    if (gi < l->group_hint)
+        l->group_hint = gi;
 }
 
 size_t led_new_group(struct pol_ledger *l, const char *key, const char *display, unsigned n,
@@ -360,7 +416,8 @@ size_t led_new_group(struct pol_ledger *l, const char *key, const char *display,
     size_t gi = TOPO_NONE;
     struct group *g;
 
-    for (size_t i = 0; i < l->ngroups; i++) {
+    /* the lowest free record, as a scan from 0 finds it: every record below the hint is live */
+    for (size_t i = l->group_hint; i < l->ngroups; i++) {
         if (!l->groups[i].live) {
             gi = i;
             break;
@@ -399,6 +456,7 @@ size_t led_new_group(struct pol_ledger *l, const char *key, const char *display,
         group_release(g);
         return TOPO_NONE;
     }
+    l->group_hint = gi + 1; /* the scan passed only live records below gi */
     return gi;
 }
 
@@ -589,6 +647,7 @@ struct pol_ledger *pol_ledger_rebase(const struct pol_ledger *l, const struct to
     if (!n)
         return NULL;
     pol_ledger_set_budgets(n, l->budget_ns, l->budget_all);
+    n->pack = l->pack;
     n->budget_refused = l->budget_refused;
     for (size_t gi = 0; gi < l->ngroups; gi++) {
         const struct group *og = &l->groups[gi];

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* policy/ledger_int.h - private to policy/: the ledger's records and the helpers its pieces share
- * (ledger.c, scope.c, judge.c, filter.c, score.c, prefer.c, reserve.c, book.c), as git's
- * refs-internal.h is to refs/. Code outside policy/ uses policy/policy.h only and never includes
- * this header (scripts/check-layering.sh). The hot helpers stay static inline here, so splitting
- * the ledger into files costs the filter and score loops no calls. */
+ * (ledger.c, scope.c, judge.c, filter.c, score.c, prefer.c, reserve.c, book.c, index.c, plan.c),
+ * as git's refs-internal.h is to refs/. Code outside policy/ uses policy/policy.h only and never
+ * includes this header (scripts/check-layering.sh). The hot helpers stay static inline here, so
+ * splitting the ledger into files costs the filter and score loops no calls. */
 #ifndef TPX_POLICY_LEDGER_INT_H
 #define TPX_POLICY_LEDGER_INT_H
 
@@ -17,6 +17,8 @@
 
 #define NSCOPE 3
 #define NO_SLOT (-1)
+#define LED_CHANGE_RING 256
+#define LED_SLOT_LIST 8
 
 /* --- records ------------------------------------------------------------------------------------
  */
@@ -103,6 +105,18 @@ struct pol_ledger {
     unsigned long held;                  /* accelerators reserved, all groups */
     unsigned long budget_ns, budget_all; /* pol_ledger_set_budgets(); 0: no limit */
     unsigned long budget_refused;        /* holds not made for a budget */
+    bool pack;                           /* pol_ledger_set_pack(): pack.c's rank is on */
+    /* The placement index (policy/index.c). Per scope kind: each scope's nodes in index order
+     * (scope_nodes[k][scope_start[k][s]] up to scope_start[k][s + 1]) and a change count per scope,
+     * bumped by every change on a node of the scope or of a multi-node domain with a node there;
+     * and the node of each change, by gen, in a ring (changed[gen % LED_CHANGE_RING]), so a memo
+     * a few changes behind visits only the scopes they touched. */
+    size_t *scope_start[NSCOPE], *scope_nodes[NSCOPE];
+    unsigned long *scope_gen[NSCOPE];
+    size_t changed[LED_CHANGE_RING];
+    unsigned biggest_alloc;         /* the largest node's allocatable accelerators */
+    unsigned long long total_alloc; /* the cluster's */
+    size_t group_hint;              /* every group record below it is live */
 };
 
 /* Slot k of g to read (k < g->n): led_empty_slot when g has not grown to it. */
@@ -200,6 +214,13 @@ struct reason_code {
     unsigned a, b;
 };
 
+/* Where a deployment's groups of the other KV role (prefill vs decode) are placed, for a first
+ * member's score (prefer.c): filled once per call. */
+struct led_prefer {
+    size_t peer_rack[8], peer_block[8];
+    size_t npeer_rack, npeer_block;
+};
+
 /* State of one filter/score/commit call. */
 struct ctx {
     const struct pol_ledger *l;
@@ -216,13 +237,31 @@ struct ctx {
     unsigned long *sc_static;    /* pods placeable on an empty scope */
     unsigned long *sc_free;      /* free accelerators per scope */
     unsigned *dom_pods;          /* per multi-node domain: pods placeable now */
-    unsigned char *slot_here;    /* per node: a reserved slot of the group waits for this pod */
-    size_t mate_domain;          /* domain of the pod's placed TP mates, or TOPO_NONE */
-    size_t mate_node;            /* node of those mates when the domain is in-node */
-    int res_id;                  /* the pod's resource in l->res[]; -1 any; -2 none has it */
-    unsigned long rdma_need;     /* accelerators of a group whose traffic crosses pods; 0: none */
-    bool rdma_hard;              /* rdma_need is a hard rule: certain layout, not preferred */
+    bool sc_borrowed;            /* the four arrays above are the memo's (policy/index.c) */
+    /* the nodes where a reserved slot of the group waits for this pod: a short list, or a map
+     * per node when there are more (led_slot_here) */
+    size_t slot_list[LED_SLOT_LIST];
+    unsigned nslot;
+    unsigned char *slot_map;
+    size_t mate_domain;      /* domain of the pod's placed TP mates, or TOPO_NONE */
+    size_t mate_node;        /* node of those mates when the domain is in-node */
+    int res_id;              /* the pod's resource in l->res[]; -1 any; -2 none has it */
+    unsigned long rdma_need; /* accelerators of a group whose traffic crosses pods; 0: none */
+    bool rdma_hard;          /* rdma_need is a hard rule: certain TP or EP layout, not preferred */
+    struct led_prefer pf;    /* prefer.c's view of the other groups, for a first member */
 };
+
+/* A reserved slot of the group waits for this pod on node n. */
+static inline bool led_slot_here(const struct ctx *x, size_t n)
+{
+    if (x->slot_map)
+        return x->slot_map[n] != 0;
+    for (unsigned i = 0; i < x->nslot; i++) {
+        if (x->slot_list[i] == n)
+            return true;
+    }
+    return false;
+}
 
 /* Node n says it has no RDMA NIC (topox.io/rdma-nics 0) and its NVLink reach (the node, or its
  * multi-node domain) is smaller than the x->rdma_need accelerators of a group whose TP, EP or PP
@@ -247,6 +286,8 @@ static inline bool led_rdma_cut(const struct ctx *x, size_t n)
 /* --- shared between the pieces (defined in the file named) --------------------------------------
  */
 
+/* ledger.c: a change of use or holds on node n: bumps gen and the index's change counts */
+void led_touch(struct pol_ledger *l, size_t n);
 /* ledger.c: use (resv false) or holds (resv true) change on w's node and domains, by sign */
 void led_account(struct pol_ledger *l, const struct where *w, unsigned accel, int sign, bool resv);
 void led_release_slot(struct pol_ledger *l, struct group *g, struct slot *s);
@@ -268,10 +309,29 @@ bool led_budget_allows(struct pol_ledger *l, const struct group *g);
 extern const char *const led_scope_word[NSCOPE];
 const char *led_scope_name(const struct pol_ledger *l, enum pol_scope k, size_t sid);
 void led_compute_scopes(struct ctx *x);
+/* scope.c: led_compute_scopes' pass over every node and domain, into x's zeroed arrays */
+void led_scopes_all(struct ctx *x);
+/* scope.c: the same for the scopes whose numbers are in dirty[0, ndirty), on zeroed entries (and
+ * dom_pods for the multi-node domains with a node in them): what the index refreshes */
+void led_scopes_some(struct ctx *x, const size_t *dirty, size_t ndirty);
+
+/* index.c: point x's scope arrays at memo m (sized for x's ledger); the index behind it */
+enum tpx_code led_memo_attach(struct ctx *x, struct pol_scope_memo *m, struct tpx_err *err);
+/* index.c: bring the memo x uses up to date for x's shape (led_compute_scopes with a memo) */
+void led_memo_refresh(struct ctx *x);
+/* index.c: the first member's best node over the whole cluster from the memo's per-scope best
+ * (what pol_filter + pol_score + the highest score, lowest index, give). false: none fits. */
+bool led_index_best_first(struct ctx *x, size_t *node);
+/* index.c: for pol_plan, the node pol_filter + pol_score + the highest score (lowest index on a
+ * tie) choose for wl, from the index (*found), or *found false when a pass over every node must
+ * answer: no intent, preferred, invalid, nothing fits (the pass then gives the reasons). */
+enum tpx_code led_index_choose(const struct pol_ledger *l, struct pol_scope_memo *m,
+                               const struct pol_workload *wl, size_t *node, bool *found,
+                               struct tpx_err *err);
 
 /* judge.c: the call state, the rules and their reason text */
 enum tpx_code led_ctx_init(struct ctx *x, const struct pol_ledger *l, const struct pol_workload *wl,
-                           struct tpx_err *err);
+                           struct pol_scope_memo *memo, struct tpx_err *err);
 void led_ctx_release(struct ctx *x);
 bool led_pick_innode(const struct pol_ledger *l, size_t n, unsigned g, unsigned need, size_t only,
                      uint64_t *mask);
@@ -280,14 +340,13 @@ void led_reason_text(const struct ctx *x, const struct reason_code *why, char *b
 
 /* prefer.c: the soft terms of pol_score beside best fit (score only, never a rejection): nodes
  * without RDMA for a group that may cross nodes, the KV transfer of a deployment's prefill and
- * decode groups, and a later member's EP group in its NVLink domain. Filled once per call. */
-struct led_prefer {
-    size_t peer_rack[8], peer_block[8]; /* where the deployment's other-role groups are placed */
-    size_t npeer_rack, npeer_block;
-};
+ * decode groups, and a later member's EP group in its NVLink domain. led_ctx_init fills x->pf. */
 void led_prefer_init(const struct ctx *x, struct led_prefer *pf);
 /* score (0..10) of node n adjusted by those terms, kept in 0..10 */
-int led_prefer(const struct ctx *x, const struct led_prefer *pf, size_t n, int score);
+int led_prefer(const struct ctx *x, size_t n, int score);
+
+/* score.c: the score 0..10 of node n, which led_judge found POL_FIT for x (prefer.c's terms in) */
+int led_score_node(const struct ctx *x, size_t n);
 
 /* reserve.c: where a pod goes on a node, and the holds of a group */
 bool led_place_on(const struct ctx *x, size_t n, unsigned need, size_t only, struct where *w);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "policy/estimate.h"
+#include "policy/ledger_int.h"
 
 struct grow {
     void *p;
@@ -193,7 +194,7 @@ enum tpx_code pol_plan(struct pol_ledger *l, const struct pol_job *jobs, size_t 
     size_t nn = topo_cluster_node_count(c);
     size_t *cand = malloc((nn + 1) * sizeof(*cand));
     int *scores = malloc((nn + 1) * sizeof(*scores));
-    /* the score of a pod reuses its filter's rack capacities; without a memo both compute them */
+    /* the index: each pod's node from the scopes the last commit changed, not every node */
     struct pol_scope_memo *memo = pol_scope_memo_new();
     struct grow pods = {NULL, 0, 0, sizeof(struct pol_plan_pod)};
     struct grow rej = {NULL, 0, 0, sizeof(struct pol_plan_reject)};
@@ -215,48 +216,61 @@ enum tpx_code pol_plan(struct pol_ledger *l, const struct pol_job *jobs, size_t 
 
             for (size_t k = 0; k < rep->npods && !why[0]; k++) {
                 const struct pol_workload *wl = &rep->pods[k];
-                struct pol_filter_result res;
+                struct pol_filter_result res = {0};
                 struct pol_plan_pod *pp;
                 struct tpx_err cerr = TPX_ERR_INIT;
-                size_t best = (size_t)-1;
+                size_t best = (size_t)-1, node = TOPO_NONE;
+                bool found, scanned = false;
                 char uid[POL_KEY_MAX + 128];
 
-                if (pol_filter_memo(l, memo, wl, cand, nn, now, &res, err) != TPX_OK) {
+                /* the index knows the node the pass below would pick (policy/index.c); the pass
+                 * answers what it does not: no intent, preferred, nothing fits and why */
+                if (led_index_choose(l, memo, wl, &node, &found, err) != TPX_OK) {
                     rc = err->code;
                     goto fail;
                 }
-                if (pol_score_memo(l, memo, wl, cand, nn, now, scores, err) != TPX_OK) {
-                    pol_filter_result_release(&res);
-                    rc = err->code;
-                    goto fail;
-                }
-                best = pick_best(l, wl, &res, cand, nn, scores);
-                if (best == (size_t)-1 && !wl->has_intent) {
-                    unsigned most = 0;
-                    for (size_t i = 0; i < nn; i++) {
-                        unsigned f = pol_ledger_node_free(l, cand[i]);
-                        most = f > most ? f : most;
+                if (!found) {
+                    scanned = true;
+                    if (pol_filter_memo(l, memo, wl, cand, nn, now, &res, err) != TPX_OK) {
+                        rc = err->code;
+                        goto fail;
                     }
-                    snprintf(why, sizeof(why),
-                             "replica %zu of %s: pod %zu: no node has %u free %s (most: %u)", r,
-                             job->name, k, wl->accel_per_pod, pol_accel_word(wl->resource), most);
-                    pol_filter_result_release(&res);
-                    break;
-                }
-                if (best == (size_t)-1) {
-                    char gang[400] = "";
-                    if (k == 0 && pol_gang_shortfall(l, wl, gang, sizeof(gang), err) != TPX_OK) {
+                    if (pol_score_memo(l, memo, wl, cand, nn, now, scores, err) != TPX_OK) {
                         pol_filter_result_release(&res);
                         rc = err->code;
                         goto fail;
                     }
-                    if (gang[0])
-                        snprintf(why, sizeof(why), "replica %zu of %s: %s", r, job->name, gang);
-                    else
-                        snprintf(why, sizeof(why), "replica %zu of %s: pod %zu: %s", r, job->name,
-                                 k, top_reason(&res));
-                    pol_filter_result_release(&res);
-                    break;
+                    best = pick_best(l, wl, &res, cand, nn, scores);
+                    if (best == (size_t)-1 && !wl->has_intent) {
+                        unsigned most = 0;
+                        for (size_t i = 0; i < nn; i++) {
+                            unsigned f = pol_ledger_node_free(l, cand[i]);
+                            most = f > most ? f : most;
+                        }
+                        snprintf(why, sizeof(why),
+                                 "replica %zu of %s: pod %zu: no node has %u free %s (most: %u)", r,
+                                 job->name, k, wl->accel_per_pod, pol_accel_word(wl->resource),
+                                 most);
+                        pol_filter_result_release(&res);
+                        break;
+                    }
+                    if (best == (size_t)-1) {
+                        char gang[400] = "";
+                        if (k == 0 &&
+                            pol_gang_shortfall(l, wl, gang, sizeof(gang), err) != TPX_OK) {
+                            pol_filter_result_release(&res);
+                            rc = err->code;
+                            goto fail;
+                        }
+                        if (gang[0])
+                            snprintf(why, sizeof(why), "replica %zu of %s: %s", r, job->name, gang);
+                        else
+                            snprintf(why, sizeof(why), "replica %zu of %s: pod %zu: %s", r,
+                                     job->name, k, top_reason(&res));
+                        pol_filter_result_release(&res);
+                        break;
+                    }
+                    node = cand[best];
                 }
                 pp = grow_push(&pods);
                 if (!pp) {
@@ -272,9 +286,9 @@ enum tpx_code pol_plan(struct pol_ledger *l, const struct pol_job *jobs, size_t 
                 else
                     snprintf(pp->pod_name, sizeof(pp->pod_name), "%s-%zu-%zu", job->name, r, k);
                 snprintf(uid, sizeof(uid), "plan:%zu/%zu/%zu/%s", j, r, k, pp->pod_name);
-                while (pol_commit(l, wl, uid, pp->pod_name, cand[best], now, 600, &pp->where,
-                                  &cerr) != TPX_OK &&
-                       cerr.code == TPX_EINVAL && wl->preferred) {
+                while (pol_commit_memo(l, memo, wl, uid, pp->pod_name, node, now, 600, &pp->where,
+                                       &cerr) != TPX_OK &&
+                       cerr.code == TPX_EINVAL && wl->preferred && scanned) {
                     /* preferred passes the filter everywhere: try the next best node */
                     size_t next;
                     scores[best] = -1;
@@ -282,6 +296,7 @@ enum tpx_code pol_plan(struct pol_ledger *l, const struct pol_job *jobs, size_t 
                     if (next == (size_t)-1)
                         break;
                     best = next;
+                    node = cand[best];
                     tpx_err_clear(&cerr);
                 }
                 pol_filter_result_release(&res);

@@ -146,6 +146,11 @@ const char *pol_accel_word(const char *resource);
  * tensor-parallel-size 8 with pipeline-parallel-size 2." TPX_EINVAL when invalid. */
 enum tpx_code pol_workload_validate(const struct pol_workload *wl, const struct topo_cluster *c,
                                     struct tpx_err *err);
+/* The same with the cluster's largest node (allocatable accelerators) and their total given, as
+ * a ledger keeps them, so a filter does not count every node for them. */
+enum tpx_code pol_workload_validate_sized(const struct pol_workload *wl,
+                                          const struct topo_cluster *c, unsigned biggest,
+                                          unsigned long long all, struct tpx_err *err);
 
 /* ------------------------------------------------------------------------------------------------
  * Ledger: capacity in use, group placements and reservations over one sealed cluster.
@@ -187,6 +192,13 @@ unsigned pol_ledger_node_free(const struct pol_ledger *l, size_t node);
  * A hold past either is not made, and counted (pol_ledger_budget_refusals). Rebase keeps them. */
 void pol_ledger_set_budgets(struct pol_ledger *l, unsigned long per_namespace, unsigned long total);
 unsigned long pol_ledger_budget_refusals(const struct pol_ledger *l);
+
+/* Experimental, off unless set (only `topox simulate --policy pack` sets it): a group's first
+ * member ranks the racks that hold the whole group against each other by what the placement costs
+ * the live groups' shapes (policy/pack.c, docs/simulate.md). The rank reads other racks' state,
+ * so while it is on pol_plan answers first members by the pass over every node, not the index.
+ * Rebase keeps it. */
+void pol_ledger_set_pack(struct pol_ledger *l, bool on);
 
 /* Read-only summaries for /debug/state, metrics and `plan`'s picture. */
 struct pol_rack_summary {
@@ -249,20 +261,23 @@ enum tpx_code pol_filter(const struct pol_ledger *l, const struct pol_workload *
                          struct tpx_err *err);
 void pol_filter_result_release(struct pol_filter_result *res);
 
-/* Scores 0..10 (integers, best fit: the rack left with the least free capacity after the whole
- * group is placed scores highest; within a rack, partially used domains first). scores has n
- * entries. */
+/* Scores 0..10 (integers). A group's first member: best fit, the rack left with the least free
+ * capacity after the whole group scores highest (with pol_ledger_set_pack, the experimental rank
+ * of policy/pack.c instead, docs/simulate.md); within a rack partially used domains first; the
+ * RDMA, KV and EP terms of policy/prefer.c on top (docs/workloads.md). A later member: its
+ * reserved place 10. scores has n entries. */
 enum tpx_code pol_score(const struct pol_ledger *l, const struct pol_workload *wl,
                         const size_t *cand, size_t n, time_t now, int *scores, struct tpx_err *err);
 
 /*
  * A group's first member needs the capacity of every rack (one pass over all nodes). A memo keeps
- * the last such result with its shape and the ledger's change count, so the next filter or score
- * of the same shape on an unchanged ledger (kube-scheduler's prioritize right after filter, the
- * next pod of the same job) reuses it. The caller owns the memo and gives it to one call at a time;
- * a ledger is never written by a filter or score, memo or not. After the ledger a memo was used
- * with is freed, pol_scope_memo_forget() it before it meets another (a new ledger may take the
- * old one's address).
+ * that result for one shape and brings it up to date from the ledger's per-rack change counts:
+ * the next filter or score of the same shape (kube-scheduler's prioritize right after filter, the
+ * next pod of the same job, the next pod after a bind) recomputes only the racks (blocks, zones)
+ * changed since, so each candidate costs O(1) (policy/index.c, the placement index). The caller
+ * owns the memo and gives it to one call at a time; a ledger is never written by a filter or
+ * score, memo or not. After the ledger a memo was used with is freed, pol_scope_memo_forget() it
+ * before it meets another (a new ledger may take the old one's address).
  */
 struct pol_scope_memo;
 struct pol_scope_memo *pol_scope_memo_new(void); /* NULL when out of memory */
@@ -296,6 +311,13 @@ struct pol_placement {
 enum tpx_code pol_commit(struct pol_ledger *l, const struct pol_workload *wl, const char *uid,
                          const char *name, size_t node, time_t now, unsigned ttl_s,
                          struct pol_placement *out, struct tpx_err *err);
+
+/* pol_commit() with a scope memo (NULL: none): the check of a group's first member reads the
+ * rack capacities from it instead of a pass over every node. The answer is the same either way. */
+enum tpx_code pol_commit_memo(struct pol_ledger *l, struct pol_scope_memo *memo,
+                              const struct pol_workload *wl, const char *uid, const char *name,
+                              size_t node, time_t now, unsigned ttl_s, struct pol_placement *out,
+                              struct tpx_err *err);
 
 /* Record that pod uid (name for display) of workload wl IS bound to node (a fact from the API
  * server, e.g. after a restart, in whatever order the watch lists pods): takes its capacity and

@@ -80,7 +80,8 @@ static int ep_mate_bonus(const struct ctx *x, size_t n)
     const struct group *g;
     size_t dom = led_node_domain(l, n);
 
-    if (x->e.group == TOPO_NONE || x->slot_here[n] || x->wl->layout.ep <= x->unit || !l->n_multi[n])
+    if (x->e.group == TOPO_NONE || led_slot_here(x, n) || x->wl->layout.ep <= x->unit ||
+        !l->n_multi[n])
         return 0;
     g = &l->groups[x->e.group];
     for (unsigned k = 0; k < g->nslots; k++) {
@@ -92,13 +93,13 @@ static int ep_mate_bonus(const struct ctx *x, size_t n)
     return 0;
 }
 
-int led_prefer(const struct ctx *x, const struct led_prefer *pf, size_t n, int score)
+int led_prefer(const struct ctx *x, size_t n, int score)
 {
     /* the hard form (led_rdma_cut) never lets such a node through; this is the rest: an
      * uncertain or preferred layout. A place already held for the pod stays its best. */
-    if (led_no_rdma(x, n) && !(x->slot_here && x->slot_here[n]))
+    if (led_no_rdma(x, n) && !led_slot_here(x, n))
         score -= RDMA_PENALTY;
-    score += kv_bonus(x, pf, n) + ep_mate_bonus(x, n);
+    score += kv_bonus(x, &x->pf, n) + ep_mate_bonus(x, n);
     if (score < 0)
         return 0;
     return score > 10 ? 10 : score;

@@ -18,14 +18,16 @@ bool led_place_on(const struct ctx *x, size_t n, unsigned need, size_t only, str
     return led_pick_innode(l, n, x->e.accel_per_pod, need, only, &w->dmask);
 }
 
-/* The nodes to search for group g's scope: its rack's list, or NULL for every node (*n of them),
- * which the caller filters by scope. */
+/* The nodes to search for group g's scope: its rack's list, or the index's list of the block or
+ * zone (in index order, as a pass over every node meets them). */
 static const size_t *scope_nodes(const struct pol_ledger *l, const struct group *g, size_t *n)
 {
-    *n = l->nnodes;
+    const size_t *start = l->scope_start[g->scope];
+
     if (g->scope == POL_SCOPE_RACK)
         return topo_cluster_rack_nodes(l->c, g->scope_id, n);
-    return NULL;
+    *n = start[g->scope_id + 1] - start[g->scope_id];
+    return l->scope_nodes[g->scope] + start[g->scope_id];
 }
 
 /* Hold slot s of group g at w; false when a budget refuses it (pol_ledger_set_budgets). */
@@ -118,7 +120,7 @@ static size_t best_unit_domain(const struct ctx *x, const struct group *g, unsig
     unsigned long best_free = 0;
 
     for (size_t q = 0; q < nlist; q++) {
-        size_t n = list ? list[q] : q, dom;
+        size_t n = list[q], dom;
         unsigned long f;
         struct where w;
         if (sof[n] != g->scope_id || l->n_unsched[n])
@@ -250,7 +252,7 @@ static bool rehome_slot(struct pol_ledger *l, struct group *g, struct slot *s)
         return false;
     list = scope_nodes(l, g, &nlist);
     for (size_t q = 0; q < nlist; q++) {
-        size_t n = list ? list[q] : q;
+        size_t n = list[q];
         uint64_t m = 0;
         if (sof[n] != g->scope_id || l->n_unsched[n] || node_free(l, n) < g->accel_per_pod)
             continue;

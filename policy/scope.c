@@ -26,43 +26,6 @@ const char *led_scope_name(const struct pol_ledger *l, enum pol_scope k, size_t 
     return topo_cluster_rack_name(l->c, sid);
 }
 
-/* See policy.h. The arrays grow to the largest ledger the memo meets. */
-struct pol_scope_memo {
-    const struct pol_ledger *l;
-    unsigned long gen;
-    bool valid;
-    enum pol_scope scope;
-    unsigned accel_per_pod, tp, ppu;
-    unsigned long rdma_cut;   /* ctx.rdma_need when it is hard, else 0: which nodes were left out */
-    size_t nscopes, ndomains; /* entries the arrays hold */
-    unsigned long *sc_dyn, *sc_static, *sc_free;
-    unsigned *dom_pods;
-};
-
-struct pol_scope_memo *pol_scope_memo_new(void)
-{
-    return calloc(1, sizeof(struct pol_scope_memo));
-}
-
-void pol_scope_memo_forget(struct pol_scope_memo *m)
-{
-    if (m) {
-        m->valid = false;
-        m->l = NULL;
-    }
-}
-
-void pol_scope_memo_free(struct pol_scope_memo *m)
-{
-    if (!m)
-        return;
-    free(m->sc_dyn);
-    free(m->sc_static);
-    free(m->sc_free);
-    free(m->dom_pods);
-    free(m);
-}
-
 /* Pods placeable on the in-node domains of node n (free: now, else empty), best case. */
 static unsigned long node_pods_innode(const struct ctx *x, size_t n, bool now)
 {
@@ -93,91 +56,27 @@ static unsigned long node_pods_innode(const struct ctx *x, size_t n, bool now)
     return pods < cap ? pods : cap;
 }
 
-static unsigned long rdma_cut_of(const struct ctx *x)
-{
-    return x->rdma_hard ? x->rdma_need : 0;
-}
-
-/* The memo's scopes into x, when it holds x's shape for this ledger at its current generation. */
-static bool memo_take(const struct ctx *x)
-{
-    const struct pol_scope_memo *m = x->memo;
-    const struct pol_ledger *l = x->l;
-    size_t ns = l->nscopes[x->e.scope];
-
-    if (!m || !m->valid || m->l != l || m->gen != l->gen || m->scope != x->e.scope ||
-        m->accel_per_pod != x->e.accel_per_pod || m->tp != x->e.tp || m->ppu != x->ppu ||
-        m->rdma_cut != rdma_cut_of(x))
-        return false;
-    memcpy(x->sc_dyn, m->sc_dyn, ns * sizeof(*x->sc_dyn));
-    memcpy(x->sc_static, m->sc_static, ns * sizeof(*x->sc_static));
-    memcpy(x->sc_free, m->sc_free, ns * sizeof(*x->sc_free));
-    if (l->any_multi)
-        memcpy(x->dom_pods, m->dom_pods, l->ndomains * sizeof(*x->dom_pods));
-    return true;
-}
-
-static bool grow_ul(unsigned long **a, size_t n)
-{
-    unsigned long *p = realloc(*a, n * sizeof(**a));
-
-    if (!p)
-        return false;
-    *a = p;
-    return true;
-}
-
-/* x's scopes into the memo (it is left invalid when its arrays cannot grow). */
-static void memo_keep(const struct ctx *x)
-{
-    struct pol_scope_memo *m = x->memo;
-    const struct pol_ledger *l = x->l;
-    size_t ns = l->nscopes[x->e.scope];
-
-    if (!m)
-        return;
-    m->valid = false;
-    if (ns > m->nscopes) {
-        if (!grow_ul(&m->sc_dyn, ns) || !grow_ul(&m->sc_static, ns) || !grow_ul(&m->sc_free, ns))
-            return;
-        m->nscopes = ns;
-    }
-    if (l->any_multi && l->ndomains > m->ndomains) {
-        unsigned *p = realloc(m->dom_pods, l->ndomains * sizeof(*p));
-
-        if (!p)
-            return;
-        m->dom_pods = p;
-        m->ndomains = l->ndomains;
-    }
-    memcpy(m->sc_dyn, x->sc_dyn, ns * sizeof(*x->sc_dyn));
-    memcpy(m->sc_static, x->sc_static, ns * sizeof(*x->sc_static));
-    memcpy(m->sc_free, x->sc_free, ns * sizeof(*x->sc_free));
-    if (l->any_multi)
-        memcpy(m->dom_pods, x->dom_pods, l->ndomains * sizeof(*x->dom_pods));
-    m->l = l;
-    m->gen = l->gen;
-    m->scope = x->e.scope;
-    m->accel_per_pod = x->e.accel_per_pod;
-    m->tp = x->e.tp;
-    m->ppu = x->ppu;
-    m->rdma_cut = rdma_cut_of(x);
-    m->valid = true;
-}
-
 /* Pods placeable per scope now and on an empty cluster, in one pass over nodes and domains (or
- * from the memo, when the ledger has not changed since the same shape was computed). Nodes the
- * RDMA rule keeps out (led_rdma_cut) hold none of the group. */
+ * through the memo, which brings up to date only the scopes that changed since it last saw the
+ * same shape: policy/index.c). Nodes the RDMA rule keeps out (led_rdma_cut) hold none of the
+ * group: the cut reads only the node's own labels and domain, so it stays per scope. */
 void led_compute_scopes(struct ctx *x)
+{
+    if (x->scopes_done)
+        return;
+    x->scopes_done = true;
+    if (x->memo)
+        led_memo_refresh(x);
+    else
+        led_scopes_all(x);
+}
+
+/* led_compute_scopes' pass over every node and domain, into x's zeroed arrays. */
+void led_scopes_all(struct ctx *x)
 {
     const struct pol_ledger *l = x->l;
     const size_t *sof = l->scope_of[x->e.scope];
 
-    if (x->scopes_done)
-        return;
-    x->scopes_done = true;
-    if (memo_take(x))
-        return;
     for (size_t n = 0; n < l->nnodes; n++) {
         size_t s = sof[n];
         if (l->n_unsched[n] || led_rdma_cut(x, n))
@@ -207,7 +106,60 @@ void led_compute_scopes(struct ctx *x)
         x->sc_dyn[sof[nodes[0]]] += x->dom_pods[d] / x->ppu * x->ppu;
         x->sc_static[sof[nodes[0]]] += stat / x->ppu * x->ppu;
     }
-    memo_keep(x);
+}
+
+/* Pods placeable on multi-node domain d now (x->dom_pods[d]) and on an empty cluster. */
+static unsigned long domain_pods(struct ctx *x, size_t d)
+{
+    const struct pol_ledger *l = x->l;
+    size_t nn;
+    const size_t *nodes = topo_cluster_domain_nodes(l->c, d, &nn);
+    unsigned long stat = 0;
+    unsigned now = 0;
+
+    for (size_t k = 0; k < nn; k++) {
+        size_t q = nodes[k];
+        if (l->n_unsched[q] || led_rdma_cut(x, q))
+            continue;
+        stat += l->n_alloc[q] / x->e.accel_per_pod;
+        if (l->n_multi[q] && l->n_dfirst[q] == d)
+            now += node_free(l, q) / x->e.accel_per_pod;
+    }
+    x->dom_pods[d] = now;
+    return stat;
+}
+
+/* What led_compute_scopes sums, for the scopes in dirty[] only (their entries zeroed here): the
+ * nodes of each, then the multi-node domains whose first node is there, each counted in full
+ * (a domain with a node in a dirty scope has its first node's scope dirty too: led_touch). */
+void led_scopes_some(struct ctx *x, const size_t *dirty, size_t ndirty)
+{
+    const struct pol_ledger *l = x->l;
+    const size_t *start = l->scope_start[x->e.scope], *list = l->scope_nodes[x->e.scope];
+
+    for (size_t i = 0; i < ndirty; i++) {
+        size_t s = dirty[i];
+        x->sc_free[s] = x->sc_dyn[s] = x->sc_static[s] = 0;
+        for (size_t q = start[s]; q < start[s + 1]; q++) {
+            size_t n = list[q];
+            if (l->n_multi[n]) {
+                size_t nn, d = l->n_dfirst[n];
+                const size_t *dn = topo_cluster_domain_nodes(l->c, d, &nn);
+                if (nn > 0 && dn[0] == n) {
+                    unsigned long stat = domain_pods(x, d);
+                    x->sc_dyn[s] += x->dom_pods[d] / x->ppu * x->ppu;
+                    x->sc_static[s] += stat / x->ppu * x->ppu;
+                }
+            }
+            if (l->n_unsched[n] || led_rdma_cut(x, n))
+                continue;
+            x->sc_free[s] += node_free(l, n);
+            if (!l->n_multi[n]) {
+                x->sc_dyn[s] += node_pods_innode(x, n, true);
+                x->sc_static[s] += node_pods_innode(x, n, false);
+            }
+        }
+    }
 }
 
 enum tpx_code pol_gang_shortfall(const struct pol_ledger *l, const struct pol_workload *wl,
@@ -219,7 +171,7 @@ enum tpx_code pol_gang_shortfall(const struct pol_ledger *l, const struct pol_wo
     unsigned long need;
 
     buf[0] = '\0';
-    if (led_ctx_init(&x, l, wl, err) != TPX_OK)
+    if (led_ctx_init(&x, l, wl, NULL, err) != TPX_OK)
         return err->code;
     if (!wl->has_intent) {
         led_ctx_release(&x);

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* policy/score.c - pol_score: 0..10 per candidate node that passes the rules; a reserved
- * place first, then the scope left fullest after the whole group, then the fullest domain. */
+ * place first; for a first member the scope left fullest after the whole group (or, only where
+ * pol_ledger_set_pack turned it on, the packing rank of its rack: pack.c); then the fullest
+ * domain; prefer.c's terms on top. */
 #include "policy/policy.h"
 
 #include "policy/ledger_int.h"
+#include "policy/pack.h"
 
 /* Best-fit part inside the node: 0..3, higher when the domain the pod would take is fuller. */
 static int node_fit_bonus(const struct ctx *x, size_t n)
@@ -54,12 +57,33 @@ enum tpx_code pol_score(const struct pol_ledger *l, const struct pol_workload *w
     return pol_score_memo(l, NULL, wl, cand, n, now, scores, err);
 }
 
+int led_score_node(const struct ctx *x, size_t node)
+{
+    const struct pol_ledger *l = x->l;
+    unsigned long total = (unsigned long)x->e.n * x->e.accel_per_pod, fr, maxcap;
+    size_t s = l->scope_of[x->e.scope][node];
+    int sc;
+
+    if (x->e.group != TOPO_NONE) {
+        /* a reserved place for this pod is the best; else fuller domains first */
+        return led_prefer(x, node, led_slot_here(x, node) ? 10 : 4 + node_fit_bonus(x, node));
+    }
+    /* first member: the scope left with the least free capacity after the whole group */
+    fr = x->sc_free[s] > total ? x->sc_free[s] - total : 0;
+    maxcap = l->max_scope_cap[x->e.scope] ? l->max_scope_cap[x->e.scope] : 1;
+    sc = 7 - (int)((7UL * fr + maxcap / 2) / maxcap);
+    if (sc < 0)
+        sc = 0;
+    sc += node_fit_bonus(x, node) + ep_domain_bonus(x, node);
+    return led_prefer(x, node, sc > 10 ? 10 : sc);
+}
+
 enum tpx_code pol_score_memo(const struct pol_ledger *l, struct pol_scope_memo *memo,
                              const struct pol_workload *wl, const size_t *cand, size_t n,
                              time_t now, int *scores, struct tpx_err *err)
 {
     struct ctx x;
-    struct led_prefer pf;
+    struct led_pack pack = {0};
 
     (void)now;
     for (size_t i = 0; i < n; i++) {
@@ -69,39 +93,26 @@ enum tpx_code pol_score_memo(const struct pol_ledger *l, struct pol_scope_memo *
     }
     if (!wl->has_intent)
         return TPX_OK;
-    if (led_ctx_init(&x, l, wl, err) != TPX_OK)
+    if (led_ctx_init(&x, l, wl, memo, err) != TPX_OK)
         return err->code;
-    x.memo = memo;
     if (x.invalid) {
         led_ctx_release(&x);
         return TPX_OK;
     }
     led_compute_scopes(&x);
-    led_prefer_init(&x, &pf);
+    if (x.e.group == TOPO_NONE && l->pack)
+        led_pack_init(&pack, &x); /* the fragmentation-aware rank of the scopes (pack.c) */
     for (size_t i = 0; i < n; i++) {
         struct reason_code code;
-        size_t node = cand[i];
-        unsigned long total = (unsigned long)x.e.n * x.e.accel_per_pod, fr, maxcap;
-        size_t s = l->scope_of[x.e.scope][node];
         int sc;
 
-        if (led_judge(&x, node, &code) != POL_FIT)
+        if (led_judge(&x, cand[i], &code) != POL_FIT)
             continue;
-        if (x.e.group != TOPO_NONE) {
-            /* a reserved place for this pod is the best; else fuller domains first */
-            scores[i] =
-                led_prefer(&x, &pf, node, x.slot_here[node] ? 10 : 4 + node_fit_bonus(&x, node));
-            continue;
-        }
-        /* first member: the scope left with the least free capacity after the whole group */
-        fr = x.sc_free[s] > total ? x.sc_free[s] - total : 0;
-        maxcap = l->max_scope_cap[x.e.scope] ? l->max_scope_cap[x.e.scope] : 1;
-        sc = 7 - (int)((7UL * fr + maxcap / 2) / maxcap);
-        if (sc < 0)
-            sc = 0;
-        scores[i] = sc + node_fit_bonus(&x, node) + ep_domain_bonus(&x, node);
-        scores[i] = led_prefer(&x, &pf, node, scores[i] > 10 ? 10 : scores[i]);
+        /* a first member's rack rank, where pack.c ranks it (off unless pol_ledger_set_pack) */
+        sc = pack.base ? led_pack_score(&pack, &x, cand[i], node_fit_bonus(&x, cand[i])) : -1;
+        scores[i] = sc >= 0 ? led_prefer(&x, cand[i], sc) : led_score_node(&x, cand[i]);
     }
+    led_pack_release(&pack);
     led_ctx_release(&x);
     return TPX_OK;
 }

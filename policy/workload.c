@@ -522,6 +522,22 @@ const char *pol_accel_word(const char *resource)
 enum tpx_code pol_workload_validate(const struct pol_workload *wl, const struct topo_cluster *c,
                                     struct tpx_err *err)
 {
+    unsigned biggest = 0;
+    unsigned long long all = 0;
+
+    for (size_t i = 0, n = c ? topo_cluster_node_count(c) : 0; i < n; i++) {
+        const struct topo_node_info *ni = topo_cluster_node(c, i);
+        if (ni->accel_alloc > biggest)
+            biggest = ni->accel_alloc;
+        all += ni->accel_alloc;
+    }
+    return pol_workload_validate_sized(wl, c, biggest, all, err);
+}
+
+enum tpx_code pol_workload_validate_sized(const struct pol_workload *wl,
+                                          const struct topo_cluster *c, unsigned biggest,
+                                          unsigned long long all, struct tpx_err *err)
+{
     const char *word = pol_accel_word(wl->resource);
     unsigned g = wl->accel_per_pod;
     enum topo_fabric fab;
@@ -556,14 +572,6 @@ enum tpx_code pol_workload_validate(const struct pol_workload *wl, const struct 
         return TPX_OK;
     {
         /* A pod lives on one node: if no node is big enough, every other message would mislead. */
-        unsigned biggest = 0;
-        unsigned long long all = 0;
-        for (size_t i = 0, n = topo_cluster_node_count(c); i < n; i++) {
-            const struct topo_node_info *ni = topo_cluster_node(c, i);
-            if (ni->accel_alloc > biggest)
-                biggest = ni->accel_alloc;
-            all += ni->accel_alloc;
-        }
         /* a required group larger than the whole cluster fits nowhere (a preferred one goes on
          * its own and holds nothing, policy/book.c) */
         if (!wl->preferred && (unsigned long long)wl->group_size * g > all && g <= biggest)

@@ -232,6 +232,54 @@ Test(pol_filter, best_fit_prefers_the_fullest_rack_that_still_fits, .fini = tear
     cr_expect_str_eq(p.rack, "r03");
 }
 
+/* Fragmentation-aware packing (policy/pack.c, on only with pol_ledger_set_pack): a 4-GPU pod
+ * fills the 4-GPU hole of r02 rather than open r01's last whole node, which a live 8-GPU shape
+ * could still use. Plain best fit, the score without it (r01 is left with less free), takes
+ * r01-n02. */
+Test(pol_filter, first_member_fills_a_hole_before_opening_a_whole_node, .fini = teardown)
+{
+    struct pol_workload big = member("big", 8, 1, 8, 1, 0);
+    struct pol_workload small = member("small", 4, 1, 4, 1, 0);
+    struct pol_placement p;
+
+    for (int pack = 0; pack < 2; pack++) {
+        setup_spec("racks=2,nodes-per-rack=2");
+        pol_ledger_set_pack(led, pack);
+        cr_assert_neq(place(&big, "big-0", &p, NULL, 0), TOPO_NONE);
+        cr_expect_str_eq(p.node_name, "r01-n01");
+        use_node("r02-n01", 4);
+        cr_assert_neq(place(&small, "small-0", &p, NULL, 0), TOPO_NONE);
+        cr_expect_str_eq(p.node_name, pack ? "r02-n01" : "r01-n02", "pack %d", pack);
+        teardown();
+    }
+}
+
+/* With the packing rank on, and as much to lose and as much left either way, groups of one shape
+ * share a rack: the second 2-pod group joins the first in r02, where plain best fit would take
+ * the lower index r01. */
+Test(pol_filter, first_member_prefers_a_rack_with_its_shape, .fini = teardown)
+{
+    struct pol_workload a = member("a", 8, 2, 8, 2, 0);
+    struct pol_workload b = member("b", 8, 2, 8, 2, 0);
+    struct pol_placement p;
+
+    setup_spec("racks=2,nodes-per-rack=4");
+    pol_ledger_set_pack(led, true);
+    for (int k = 1; k <= 4; k++) {
+        char name[16];
+        snprintf(name, sizeof(name), "r01-n0%d", k);
+        use_node(name, 8);
+    }
+    cr_assert_neq(place(&a, "a-0", &p, NULL, 0), TOPO_NONE);
+    cr_expect_str_eq(p.rack, "r02");
+    /* r01 gets two free nodes back: both racks now hold two */
+    use_node("r01-n01", -8);
+    use_node("r01-n02", -8);
+    cr_assert_neq(place(&b, "b-0", &p, NULL, 0), TOPO_NONE);
+    cr_expect_str_eq(p.rack, "r02", "the rack that holds a group of the same shape, not %s",
+                     p.node_name);
+}
+
 Test(pol_filter, other_groups_reservations_count, .fini = teardown)
 {
     struct pol_workload a = member("a", 8, 4, 8, 4, 0);

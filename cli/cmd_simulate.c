@@ -1,0 +1,385 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* cli/cmd_simulate.c - `topox simulate`: replay a trace of group arrivals and departures on a
+ * synthetic cluster through the policy core (policy/sim.c) with topox's score or a reference
+ * policy, and print what became of the groups (table or JSON) and the fragmentation over time
+ * (SVG); or write a generated trace (policy/simgen.c). docs/simulate.md. */
+#include "cli/cmd.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/args.h"
+#include "common/buf.h"
+#include "objects/trace.h"
+#include "policy/sim.h"
+#include "topology/synthetic.h"
+
+static const char usage[] =
+    "usage: topox simulate --cluster SPEC (--trace FILE | --generate GEN)\n"
+    "                      [--policy LIST] [-o table|json] [--svg FILE]\n"
+    "       topox simulate --generate GEN\n"
+    "\n"
+    "Replay a trace of LeaderWorkerSet-like groups arriving and leaving on a synthetic cluster,\n"
+    "through the same filter, score and commit as `topox serve` (or a reference policy), and\n"
+    "print how many groups were placed whole, half-placed, across racks, with a TP group split\n"
+    "over domains, or rejected (WITH-ROOM: of those, how many found enough free GPUs in the\n"
+    "cluster, not where the rules allow), the GPU-hours used and stranded, and the mean\n"
+    "fragmentation.\n"
+    "With --generate and no --cluster, write the generated trace to stdout instead.\n"
+    "\n"
+    "  --cluster SPEC   a synthetic cluster (see `topox cluster --help`), e.g.\n"
+    "                   racks=8,nodes-per-rack=8,gpus-per-node=8,domain-nodes=2\n"
+    "  --trace FILE     JSON lines, one event each (- is stdin):\n"
+    "                   {\"time\":S,\"event\":\"arrive\",\"group\":\"g1\",\"pods\":2,\"gpus\":8,\n"
+    "                    \"tp\":8,\"pp\":2}  and  "
+    "{\"time\":S,\"event\":\"leave\",\"group\":\"g1\"}\n"
+    "  --generate GEN   a generated trace: seed=N (1), groups=N (400), gpus=N (512: the cluster\n"
+    "                   size the load is meant for), load=X (1.0: offered load), life=H (6: mean\n"
+    "                   lifetime in hours)\n"
+    "  --policy LIST    comma-separated, each replayed in turn (default topox,best-fit,blind):\n"
+    "                   topox     the score `topox serve` answers /prioritize with\n"
+    "                   best-fit  the same rules and holds; the rack left with the least free\n"
+    "                             GPUs after the whole group, then the fullest node\n"
+    "                   blind     no rules, no holds: each pod on the first node with room\n"
+    "                   pack      topox with the experimental rack rank of policy/pack.c\n"
+    "                             (off in serve and plan; docs/simulate.md)\n"
+    "  -o, --output FMT table (default) or json\n"
+    "  --svg FILE       also write the stranded share of the cluster over time, one curve per\n"
+    "                   policy\n"
+    "  -h, --help       this text\n"
+    "\n"
+    "exit status: 0 replayed (or written), 1 failed, 2 bad flag, spec or trace\n";
+
+#define MAX_POLICIES 8
+
+struct sim_opts {
+    const char *cluster;
+    const char *trace;
+    const char *generate;
+    const char *output;
+    const char *svg;
+    enum pol_sim_policy policies[MAX_POLICIES];
+    size_t npolicies;
+};
+
+static int parse_policies(const struct cmd_args *a, const char *list, struct sim_opts *o)
+{
+    const char *p = list;
+
+    o->npolicies = 0;
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        char word[32];
+        snprintf(word, sizeof(word), "%.*s", (int)(len < 31 ? len : 31), p);
+        if (o->npolicies == MAX_POLICIES || !pol_sim_policy_parse(word, &o->policies[o->npolicies]))
+            return cmd_args_usage_error(a, "--policy: '%s' is not topox, best-fit, blind or pack",
+                                        word);
+        o->npolicies++;
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    if (o->npolicies == 0)
+        return cmd_args_usage_error(a, "%s", "--policy: empty list");
+    return 0;
+}
+
+static int parse(int argc, char **argv, struct sim_opts *o)
+{
+    enum { OPT_CLUSTER = 256, OPT_TRACE, OPT_GENERATE, OPT_POLICY, OPT_SVG };
+    static const struct option opts[] = {
+        {"cluster", required_argument, NULL, OPT_CLUSTER},
+        {"trace", required_argument, NULL, OPT_TRACE},
+        {"generate", required_argument, NULL, OPT_GENERATE},
+        {"policy", required_argument, NULL, OPT_POLICY},
+        {"output", required_argument, NULL, 'o'},
+        {"svg", required_argument, NULL, OPT_SVG},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    struct cmd_args a = {"topox simulate", usage, ":o:h", opts, argc, argv, NULL, 0, 0};
+    const char *policy = "topox,best-fit,blind";
+    int ch, rc;
+
+    memset(o, 0, sizeof(*o));
+    o->output = "table";
+    while ((ch = cmd_args_next(&a)) != CMD_ARGS_END) {
+        switch (ch) {
+        case CMD_ARGS_EXIT:
+            return a.status == CMD_OK ? -1 : a.status;
+        case OPT_CLUSTER:
+            o->cluster = optarg;
+            break;
+        case OPT_TRACE:
+            o->trace = optarg;
+            break;
+        case OPT_GENERATE:
+            o->generate = optarg;
+            break;
+        case OPT_POLICY:
+            policy = optarg;
+            break;
+        case 'o':
+            o->output = optarg;
+            break;
+        case OPT_SVG:
+            o->svg = optarg;
+            break;
+        }
+    }
+    if (strcmp(o->output, "table") != 0 && strcmp(o->output, "json") != 0)
+        return cmd_args_usage_error(&a, "-o '%s': use table or json", o->output);
+    if (o->trace && o->generate)
+        return cmd_args_usage_error(&a, "%s", "give --trace FILE or --generate GEN, not both");
+    if (!o->cluster && !o->generate)
+        return cmd_args_usage_error(&a, "%s", "give --cluster SPEC and --trace FILE");
+    if (o->cluster && !o->trace && !o->generate)
+        return cmd_args_usage_error(&a, "%s", "give --trace FILE or --generate GEN");
+    if (!o->cluster && (o->svg || o->trace))
+        return cmd_args_usage_error(&a, "%s", "--trace and --svg need --cluster SPEC");
+    rc = parse_policies(&a, policy, o);
+    return rc;
+}
+
+static double mean_frag(const struct pol_sim_result *r)
+{
+    double sum = 0, span;
+
+    if (r->nsamples < 2)
+        return 0;
+    /* time-weighted: each sample holds until the next */
+    for (size_t i = 0; i + 1 < r->nsamples; i++)
+        sum += r->samples[i].frag * (r->samples[i + 1].t - r->samples[i].t);
+    span = r->samples[r->nsamples - 1].t - r->samples[0].t;
+    return span > 0 ? sum / span : 0;
+}
+
+static void print_table(const struct pol_sim_result *res, size_t n, size_t nevents)
+{
+    printf("%zu events, %u GPUs\n\n", nevents, n ? res[0].accel_total : 0);
+    printf("%-9s %6s %6s %10s %8s %5s %8s %9s %10s %10s %14s %9s\n", "POLICY", "GROUPS", "WHOLE",
+           "CROSS-RACK", "TP-SPLIT", "HALF", "REJECTED", "WITH-ROOM", "WHOLE-GPUS", "GPU-H-USED",
+           "GPU-H-STRANDED", "MEAN-FRAG");
+    for (size_t i = 0; i < n; i++) {
+        const struct pol_sim_counts *c = &res[i].counts;
+        printf("%-9s %6zu %6zu %10zu %8zu %5zu %8zu %9zu %10zu %10.0f %14.0f %9.3f\n",
+               pol_sim_policy_name(res[i].policy), c->arrived, c->whole, c->cross_rack, c->tp_split,
+               c->half, c->rejected, c->rejected_with_room, c->whole_gpus, c->gpu_hours_used,
+               c->gpu_hours_stranded, mean_frag(&res[i]));
+    }
+}
+
+static enum tpx_code render_json(const struct pol_sim_result *res, size_t n, size_t nevents,
+                                 struct tpx_buf *out, struct tpx_err *err)
+{
+    if (tpx_buf_addf(out, err, "{\"events\":%zu,\"gpus\":%u,\"policies\":[", nevents,
+                     n ? res[0].accel_total : 0) != TPX_OK)
+        return err->code;
+    for (size_t i = 0; i < n; i++) {
+        const struct pol_sim_counts *c = &res[i].counts;
+        if (tpx_buf_addf(
+                out, err,
+                "%s{\"policy\":\"%s\",\"groups\":%zu,\"whole\":%zu,\"cross_rack\":%zu,"
+                "\"tp_split\":%zu,\"half\":%zu,\"rejected\":%zu,\"rejected_with_room\":%zu,"
+                "\"whole_gpus\":%zu,"
+                "\"gpu_hours_used\":%.3f,\"gpu_hours_stranded\":%.3f,"
+                "\"mean_fragmentation\":%.4f,\"samples\":[",
+                i ? "," : "", pol_sim_policy_name(res[i].policy), c->arrived, c->whole,
+                c->cross_rack, c->tp_split, c->half, c->rejected, c->rejected_with_room,
+                c->whole_gpus, c->gpu_hours_used, c->gpu_hours_stranded,
+                mean_frag(&res[i])) != TPX_OK)
+            return err->code;
+        for (size_t k = 0; k < res[i].nsamples; k++) {
+            const struct pol_sim_sample *s = &res[i].samples[k];
+            if (tpx_buf_addf(out, err,
+                             "%s{\"time\":%.3f,\"used\":%u,\"free\":%u,\"free_whole\":%u,"
+                             "\"stranded\":%u,\"fragmentation\":%.4f}",
+                             k ? "," : "", s->t, s->used, s->free, s->free_whole, s->stranded,
+                             s->frag) != TPX_OK)
+                return err->code;
+        }
+        if (tpx_buf_adds(out, "]}", err) != TPX_OK)
+            return err->code;
+    }
+    return tpx_buf_adds(out, "]}\n", err);
+}
+
+/* A sample's share of the cluster that is stranded (free outside whole domains, or held by
+ * half-placed groups): the curve of --svg. */
+static double stranded_share(const struct pol_sim_result *r, const struct pol_sim_sample *s)
+{
+    return r->accel_total ? (double)s->stranded / r->accel_total : 0;
+}
+
+/* The stranded share of each replay over time: hours on x, 0..ymax on y, one polyline each. */
+static enum tpx_code render_svg(const struct pol_sim_result *res, size_t n, struct tpx_buf *out,
+                                struct tpx_err *err)
+{
+    static const char *const colour[] = {"#1f77b4", "#d62728", "#7f7f7f", "#2ca02c", "#9467bd"};
+    const double w = 760, h = 260, x0 = 60, y0 = 20;
+    double tmax = 0, ymax = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        if (res[i].nsamples && res[i].samples[res[i].nsamples - 1].t > tmax)
+            tmax = res[i].samples[res[i].nsamples - 1].t;
+        for (size_t k = 0; k < res[i].nsamples; k++) {
+            double y = stranded_share(&res[i], &res[i].samples[k]);
+            ymax = y > ymax ? y : ymax;
+        }
+    }
+    tmax = tmax > 0 ? tmax : 1;
+    ymax = ymax > 0 ? (double)(unsigned)(ymax * 10 + 0.999) / 10 : 1; /* up to a tenth */
+    if (tpx_buf_addf(out, err,
+                     "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+                     "font-family=\"sans-serif\" font-size=\"12\">\n"
+                     "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+                     "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n"
+                     "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n"
+                     "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%.1f</text>\n"
+                     "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">0</text>\n"
+                     "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%.0f h</text>\n"
+                     "<text x=\"%.0f\" y=\"%.0f\">stranded GPUs / all GPUs (free outside whole "
+                     "domains, or held by half-placed groups)</text>\n",
+                     w + x0 + 20, h + y0 + 56, x0, y0, x0, y0 + h, x0, y0 + h, x0 + w, y0 + h,
+                     x0 - 4, y0 + 4, ymax, x0 - 4, y0 + h, x0 + w, y0 + h + 16, tmax / 3600.0,
+                     x0 + 8, y0 + h + 32) != TPX_OK)
+        return err->code;
+    for (size_t i = 0; i < n; i++) {
+        const char *col = colour[i % (sizeof(colour) / sizeof(colour[0]))];
+        size_t step = res[i].nsamples / 600 + 1;
+        if (tpx_buf_addf(out, err,
+                         "<text x=\"%.0f\" y=\"%.0f\" fill=\"%s\">%s</text>\n<polyline "
+                         "fill=\"none\" stroke=\"%s\" stroke-width=\"1\" points=\"",
+                         x0 + 8 + 80.0 * (double)i, y0 + h + 50, col,
+                         pol_sim_policy_name(res[i].policy), col) != TPX_OK)
+            return err->code;
+        for (size_t k = 0; k < res[i].nsamples; k += step) {
+            const struct pol_sim_sample *s = &res[i].samples[k];
+            if (tpx_buf_addf(out, err, "%.1f,%.1f ", x0 + w * s->t / tmax,
+                             y0 + h * (1.0 - stranded_share(&res[i], s) / ymax)) != TPX_OK)
+                return err->code;
+        }
+        if (tpx_buf_adds(out, "\"/>\n", err) != TPX_OK)
+            return err->code;
+    }
+    return tpx_buf_adds(out, "</svg>\n", err);
+}
+
+static int write_file(const char *path, const struct tpx_buf *b)
+{
+    FILE *f = fopen(path, "w");
+
+    if (!f || fwrite(b->data, 1, b->len, f) != b->len || fclose(f) != 0) {
+        perror(path);
+        if (f)
+            fclose(f);
+        return CMD_FAILED;
+    }
+    return CMD_OK;
+}
+
+/* The events: generated or read. 2 with the message printed for bad input. */
+static int load_events(const struct sim_opts *o, struct pol_sim_event **ev, size_t *n)
+{
+    struct tpx_err err = TPX_ERR_INIT;
+
+    if (o->generate) {
+        struct pol_simgen g;
+        if (pol_simgen_parse(o->generate, &g, &err) != TPX_OK) {
+            fprintf(stderr, "topox simulate: %s\n", err.msg);
+            return CMD_USAGE;
+        }
+        if (pol_simgen_run(&g, ev, n, &err) != TPX_OK) {
+            fprintf(stderr, "topox simulate: %s\n", err.msg);
+            return CMD_FAILED;
+        }
+        return CMD_OK;
+    }
+    if (obj_trace_read(o->trace, ev, n, &err) != TPX_OK) {
+        fprintf(stderr, "topox simulate: %s\n", err.msg);
+        return err.code == TPX_ENOMEM ? CMD_FAILED : CMD_USAGE;
+    }
+    return CMD_OK;
+}
+
+static int replay(const struct sim_opts *o, const struct pol_sim_event *ev, size_t n)
+{
+    struct tpx_err err = TPX_ERR_INIT;
+    struct topo_cluster *c = topo_cluster_synthetic(o->cluster, &err);
+    struct pol_sim_result res[MAX_POLICIES];
+    struct tpx_buf out;
+    size_t done = 0;
+    int status = CMD_FAILED;
+
+    memset(res, 0, sizeof(res));
+    tpx_buf_init(&out, (size_t)1 << 30);
+    if (!c) {
+        fprintf(stderr, "topox simulate: --cluster: %s\n", err.msg);
+        return CMD_USAGE;
+    }
+    for (; done < o->npolicies; done++) {
+        if (pol_sim_run(c, ev, n, o->policies[done], &res[done], &err) != TPX_OK) {
+            fprintf(stderr, "topox simulate: %s: %s\n", pol_sim_policy_name(o->policies[done]),
+                    err.msg);
+            status = err.code == TPX_EINVAL ? CMD_USAGE : CMD_FAILED;
+            goto out;
+        }
+    }
+    if (strcmp(o->output, "json") == 0) {
+        if (render_json(res, done, n, &out, &err) != TPX_OK) {
+            fprintf(stderr, "topox simulate: %s\n", err.msg);
+            goto out;
+        }
+        fwrite(out.data, 1, out.len, stdout);
+    } else {
+        print_table(res, done, n);
+    }
+    status = CMD_OK;
+    if (o->svg) {
+        tpx_buf_reset(&out);
+        if (render_svg(res, done, &out, &err) != TPX_OK) {
+            fprintf(stderr, "topox simulate: %s\n", err.msg);
+            status = CMD_FAILED;
+        } else {
+            status = write_file(o->svg, &out);
+        }
+    }
+out:
+    for (size_t i = 0; i < done; i++)
+        pol_sim_result_release(&res[i]);
+    tpx_buf_release(&out);
+    topo_cluster_free(c);
+    return status;
+}
+
+int cmd_simulate(int argc, char **argv)
+{
+    struct sim_opts o;
+    struct pol_sim_event *ev = NULL;
+    size_t n = 0;
+    int status = parse(argc, argv, &o);
+
+    if (status != 0)
+        return status < 0 ? CMD_OK : status;
+    status = load_events(&o, &ev, &n);
+    if (status != CMD_OK)
+        return status;
+    if (!o.cluster) {
+        struct tpx_err err = TPX_ERR_INIT;
+        struct tpx_buf out;
+        tpx_buf_init(&out, (size_t)1 << 30);
+        if (obj_trace_write(&out, ev, n, &err) != TPX_OK) {
+            fprintf(stderr, "topox simulate: %s\n", err.msg);
+            status = CMD_FAILED;
+        } else {
+            fwrite(out.data ? out.data : "", 1, out.len, stdout);
+        }
+        tpx_buf_release(&out);
+    } else {
+        status = replay(&o, ev, n);
+    }
+    free(ev);
+    return status;
+}

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* policy/sim.h - `topox simulate`'s pure core: a trace of group arrivals and departures replayed
+ * through the very pol_filter, pol_score and pol_commit that serve runs (or through the two
+ * reference policies), the counters and fragmentation curve of a replay, and the deterministic
+ * trace generator (docs/simulate.md). No I/O, no JSON: objects/trace.c reads and writes traces. */
+#ifndef TPX_POLICY_SIM_H
+#define TPX_POLICY_SIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "topology/model.h"
+
+#define POL_SIM_NAME_MAX 128
+
+/* One line of a trace. A leave needs only t and group; its sizes are the arrival's. */
+struct pol_sim_event {
+    double t;    /* seconds from the start of the trace, never decreasing */
+    bool arrive; /* false: leave */
+    char group[POL_SIM_NAME_MAX];
+    unsigned pods, gpus, tp, pp; /* pods per group, accelerators per pod, TP and PP sizes */
+    size_t line;                 /* line of the trace file, for messages (0: none) */
+};
+
+enum pol_sim_policy {
+    POL_SIM_TOPOX = 0, /* pol_filter + pol_score + pol_commit, as serve */
+    POL_SIM_BEST_FIT,  /* the same rules and holds; first member: the rack left with the least free
+                          accelerators after the whole group, then the fullest node */
+    POL_SIM_BLIND,     /* no rules, no holds: every pod on the first node with room */
+    POL_SIM_PACK,      /* topox with the experimental rack rank of policy/pack.c turned on
+                          (pol_ledger_set_pack): off in serve and plan, kept to measure it */
+};
+
+/* "topox", "best-fit", "blind", "pack"; pol_sim_policy_parse: false for another word. */
+const char *pol_sim_policy_name(enum pol_sim_policy p);
+bool pol_sim_policy_parse(const char *s, enum pol_sim_policy *out);
+
+/* What happened to the groups of a replay. Each arrival is counted in exactly one of whole,
+ * cross_rack, tp_split, half and rejected. */
+struct pol_sim_counts {
+    size_t arrived;
+    size_t whole;      /* every pod placed, in one rack, each TP group in one domain */
+    size_t cross_rack; /* every pod placed, but the pipeline spans racks */
+    size_t tp_split;   /* every pod placed in one rack, but a TP group spans domains */
+    size_t half;       /* some pods placed, not all: they hold accelerators they cannot use */
+    size_t rejected;   /* no pod placed */
+    size_t rejected_with_room; /* of the rejected: the cluster had as many free accelerators as
+                                  the group needs, not where the rules allow them */
+    size_t whole_gpus;         /* accelerators of the whole groups */
+    double gpu_hours_used;     /* held by placed pods, integrated over the trace */
+    double gpu_hours_stranded; /* held by half-placed pods, plus free accelerators in partly used
+                                  interconnect domains, integrated over the trace */
+};
+
+/* The cluster after an event (one sample per event time). */
+struct pol_sim_sample {
+    double t;
+    unsigned used;       /* accelerators held by placed pods */
+    unsigned free;       /* allocatable and not held */
+    unsigned free_whole; /* free accelerators in completely free interconnect domains */
+    unsigned stranded;   /* free in partly used domains, plus held by half-placed pods */
+    double frag;         /* 1 - free_whole / free (0 when nothing is free) */
+};
+
+/* The result of a replay. Owned by the caller: pol_sim_result_release(). */
+struct pol_sim_result {
+    enum pol_sim_policy policy;
+    struct pol_sim_counts counts;
+    struct pol_sim_sample *samples;
+    size_t nsamples;
+    unsigned accel_total; /* allocatable accelerators of the cluster */
+};
+
+/* Replay ev[0, n) on an empty ledger over c (sealed, borrowed) with policy p. A group is placed
+ * pod by pod, leader first, each pod the best-scored node that passes the filter (ties: the lowest
+ * node index), committed at time t; a pod that fits nowhere leaves its group half-placed (its
+ * placed pods stay until the group leaves). A leave releases the group's pods. Events must be in
+ * time order with arrivals and leaves that match (objects/trace.c checks a file); a leave of a
+ * group that is not live is ignored. TPX_ENOMEM, TPX_EINVAL for events out of order. */
+enum tpx_code pol_sim_run(const struct topo_cluster *c, const struct pol_sim_event *ev, size_t n,
+                          enum pol_sim_policy p, struct pol_sim_result *out, struct tpx_err *err);
+void pol_sim_result_release(struct pol_sim_result *r);
+
+/* ------------------------------------------------------------------------------------------------
+ * The generator (policy/simgen.c).
+ */
+
+/* What `--generate` reads: "seed=N,groups=N,gpus=N,load=X,life=H". */
+struct pol_simgen {
+    uint64_t seed; /* 1 */
+    size_t groups; /* arrivals (400) */
+    unsigned gpus; /* accelerators of the cluster the load is meant for (512) */
+    double load;   /* offered load: arrival rate x mean lifetime x mean GPUs / gpus (1.0) */
+    double life_h; /* mean lifetime in hours (6) */
+};
+
+/* Defaults, then the comma-separated key=value pairs of spec (NULL or "": defaults only).
+ * TPX_EINVAL naming the key for an unknown key or a bad value. */
+enum tpx_code pol_simgen_parse(const char *spec, struct pol_simgen *g, struct tpx_err *err);
+
+/* The trace of g: groups arrivals and their leaves, in time order (a leave before an arrival at
+ * the same time). The same g gives the same trace, byte for byte, on every machine. *ev is owned by
+ * the caller (free()). TPX_ENOMEM. */
+enum tpx_code pol_simgen_run(const struct pol_simgen *g, struct pol_sim_event **ev, size_t *n,
+                             struct tpx_err *err);
+
+#endif

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* tests/integration/test_simulate.c - the real `topox simulate`: a small trace replayed under the
+ * three policies (table and JSON), the SVG, a generated trace written twice the same, and the
+ * exit status 2 with FILE:LINE for a bad trace, flag or spec. */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define SMALL TPX_FIXTURES "/simulate/small.jsonl"
+#define CLUSTER "racks=2,nodes-per-rack=2,gpus-per-node=8"
+
+static void expect_has(const char *hay, const char *needle, const char *what)
+{
+    cr_expect(strstr(hay, needle) != NULL, "%s lacks '%s':\n%s", what, needle, hay);
+}
+
+/* The policy's object in the JSON answer. */
+static json_t *policy_of(json_t *root, const char *name)
+{
+    size_t i;
+    json_t *p;
+
+    json_array_foreach(json_object_get(root, "policies"), i, p)
+    {
+        if (strcmp(json_string_value(json_object_get(p, "policy")), name) == 0)
+            return p;
+    }
+    cr_assert_fail("no policy %s", name);
+    return NULL;
+}
+
+static long num(json_t *p, const char *key)
+{
+    return (long)json_integer_value(json_object_get(p, key));
+}
+
+Test(simulate, help_names_every_flag)
+{
+    struct run_result r;
+
+    cr_assert_eq(run_topox((const char *[]){"simulate", "--help", NULL}, NULL, &r), 0);
+    cr_expect_eq(r.status, 0);
+    expect_has(r.out, "--cluster SPEC", "help");
+    expect_has(r.out, "--trace FILE", "help");
+    expect_has(r.out, "--generate GEN", "help");
+    expect_has(r.out, "best-fit", "help");
+    expect_has(r.out, "pack", "help");
+    expect_has(r.out, "--svg FILE", "help");
+    run_result_release(&r);
+}
+
+Test(simulate, small_trace_table)
+{
+    struct run_result r;
+
+    cr_assert_eq(
+        run_topox((const char *[]){"simulate", "--cluster", CLUSTER, "--trace", SMALL, NULL}, NULL,
+                  &r),
+        0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    expect_has(r.out, "8 events" /* the comments are not events */, "table");
+    expect_has(r.out, "32 GPUs", "table");
+    expect_has(r.out, "POLICY", "table");
+    expect_has(r.out, "best-fit", "table");
+    expect_has(r.out, "blind", "table");
+    run_result_release(&r);
+}
+
+Test(simulate, small_trace_json_counts)
+{
+    struct run_result r;
+    json_t *root, *p;
+    json_error_t jerr;
+
+    cr_assert_eq(
+        run_topox((const char *[]){"simulate", "--cluster", CLUSTER, "--trace", SMALL, "--policy",
+                                   "topox,best-fit,blind,pack", "-o", "json", NULL},
+                  NULL, &r),
+        0);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    root = json_loads(r.out, 0, &jerr);
+    cr_assert_not_null(root, "%s: %s", jerr.text, r.out);
+    cr_expect_eq(json_integer_value(json_object_get(root, "gpus")), 32);
+    /* the rules: a, b (rack r02), c whole; d finds the cluster full; e has no 16-GPU domain */
+    p = policy_of(root, "topox");
+    cr_expect_eq(num(p, "groups"), 5);
+    cr_expect_eq(num(p, "whole"), 3);
+    cr_expect_eq(num(p, "rejected"), 2);
+    cr_expect_eq(num(p, "rejected_with_room"), 1, "e: 16 GPUs free, no 16-GPU domain");
+    cr_expect_eq(num(p, "cross_rack"), 0);
+    cr_expect(json_array_size(json_object_get(p, "samples")) >= 6);
+    p = policy_of(root, "best-fit");
+    cr_expect_eq(num(p, "whole"), 3);
+    /* pack: the same rules, so the same groups whole and rejected */
+    p = policy_of(root, "pack");
+    cr_expect_eq(num(p, "whole"), 3);
+    cr_expect_eq(num(p, "rejected"), 2);
+    /* blind: b over r01-n02 and r02-n01, e over r01-n01 and r02-n02 */
+    p = policy_of(root, "blind");
+    cr_expect_eq(num(p, "whole"), 2);
+    cr_expect_eq(num(p, "cross_rack"), 2);
+    json_decref(root);
+    run_result_release(&r);
+}
+
+Test(simulate, svg_has_a_curve_per_policy)
+{
+    struct run_result r;
+    char path[64], *svg;
+    size_t len;
+
+    snprintf(path, sizeof(path), "/tmp/topox-sim-%d.svg", (int)getpid());
+    cr_assert_eq(run_topox((const char *[]){"simulate", "--cluster", CLUSTER, "--trace", SMALL,
+                                            "--policy", "topox,blind", "--svg", path, NULL},
+                           NULL, &r),
+                 0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    svg = read_file(path, &len);
+    cr_assert_not_null(svg);
+    expect_has(svg, "<svg", "svg");
+    cr_expect_eq(strstr(strstr(svg, "<polyline") + 1, "<polyline") != NULL, 1, "two curves");
+    cr_expect_null(strstr(strstr(strstr(svg, "<polyline") + 1, "<polyline") + 1, "<polyline"));
+    free(svg);
+    unlink(path);
+    run_result_release(&r);
+}
+
+Test(simulate, generate_is_deterministic_and_replays)
+{
+    struct run_result a, b, c;
+
+    cr_assert_eq(
+        run_topox((const char *[]){"simulate", "--generate", "seed=5,groups=10", NULL}, NULL, &a),
+        0);
+    cr_assert_eq(
+        run_topox((const char *[]){"simulate", "--generate", "seed=5,groups=10", NULL}, NULL, &b),
+        0);
+    cr_expect_eq(a.status, 0, "%s", a.err);
+    cr_expect_str_eq(a.out, b.out);
+    expect_has(a.out, "{\"time\":", "trace");
+    expect_has(a.out, "\"event\":\"leave\"", "trace");
+    /* what it wrote reads back as a trace */
+    cr_assert_eq(run_topox((const char *[]){"simulate", "--cluster", CLUSTER, "--trace", "-",
+                                            "--policy", "topox", NULL},
+                           a.out, &c),
+                 0);
+    cr_expect_eq(c.status, 0, "%s", c.err);
+    expect_has(c.out, "20 events", "replay");
+    run_result_release(&a);
+    run_result_release(&b);
+    run_result_release(&c);
+}
+
+Test(simulate, bad_input_exits_2_with_the_line)
+{
+    static const struct {
+        const char *const args[8];
+        const char *in, *msg;
+    } cases[] = {
+        {{"simulate", "--cluster", CLUSTER, "--trace", "-", NULL},
+         "{\"time\":0,\"event\":\"arrive\",\"group\":\"a\",\"pods\":1,\"gpus\":8,\"tp\":8,\"pp\":1}"
+         "\n"
+         "{\"time\":1,\"event\":\"arrive\",\"group\":\"b\",\"pods\":1}\n",
+         "<stdin>:2: arrival without \"gpus\""},
+        {{"simulate", "--cluster", CLUSTER, "--trace", "-", NULL}, "not json\n", "<stdin>:1:"},
+        {{"simulate", "--cluster", CLUSTER, "--trace", "/nonexistent/t.jsonl", NULL},
+         NULL,
+         "trace '/nonexistent/t.jsonl'"},
+        {{"simulate", "--cluster", "racks=x", "--generate", "seed=1", NULL}, NULL, "--cluster"},
+        {{"simulate", "--generate", "seed=1,color=2", NULL}, NULL, "unknown key 'color'"},
+        {{"simulate", "--cluster", CLUSTER, "--generate", "seed=1", "--policy", "worst", NULL},
+         NULL,
+         "'worst' is not topox, best-fit, blind or pack"},
+        {{"simulate", "--cluster", CLUSTER, NULL}, NULL, "give --trace FILE or --generate GEN"},
+        {{"simulate", NULL}, NULL, "give --cluster SPEC and --trace FILE"},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct run_result r;
+        cr_assert_eq(run_topox(cases[i].args, cases[i].in, &r), 0);
+        cr_expect_eq(r.status, 2, "case %zu: %d\n%s", i, r.status, r.err);
+        expect_has(r.err, cases[i].msg, "stderr");
+        run_result_release(&r);
+    }
+}
