@@ -438,7 +438,8 @@ Test(pol_index, a_kept_memo_answers_as_a_full_pass_after_random_changes, .fini =
                 char group[sizeof(uids[0])];
                 const char *dash;
                 struct pol_workload w = pod_of(&shapes[0], "", 1);
-                snprintf(group, sizeof(group), "%s", uids[rnd((unsigned)nuids)]);
+                snprintf(group, sizeof(group), "%.*s", (int)sizeof(group) - 1,
+                         uids[rnd((unsigned)nuids)]);
                 dash = strrchr(group, '-');
                 if (dash && strncmp(group, "plan:", 5) != 0 && dash - group < POL_KEY_MAX) {
                     snprintf(w.group, sizeof(w.group), "%.*s", (int)(dash - group), group);
