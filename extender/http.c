@@ -24,6 +24,7 @@
 #include "common/cgroup.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/str.h"
 
 /* One open connection, for the whole-request deadline (MHD_OPTION_CONNECTION_TIMEOUT is only an
  * idle timeout: a client that trickles a byte now and then, or sends headers and never the body,
@@ -84,17 +85,6 @@ struct req {
     char method[16];
     char path[256];
 };
-
-static void copy_trunc(char *dst, size_t cap, const char *src)
-{
-    size_t n = src ? strlen(src) : 0;
-
-    if (n >= cap)
-        n = cap - 1;
-    if (n)
-        memcpy(dst, src, n);
-    dst[n] = '\0';
-}
 
 static enum MHD_Result queue(struct MHD_Connection *conn, struct req *r, unsigned status,
                              char *body, size_t len, const char *ctype, const char *allow)
@@ -418,8 +408,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             return MHD_NO;
         r->t0 = tpx_mono_s();
         tpx_buf_init(&r->body, h->max_body);
-        copy_trunc(r->method, sizeof(r->method), method);
-        copy_trunc(r->path, sizeof(r->path), url);
+        tpx_str_copy(r->method, sizeof(r->method), method);
+        tpx_str_copy(r->path, sizeof(r->path), url);
         *req_cls = r; /* freed only in on_completed() */
         atomic_fetch_add(&h->inflight, 1);
         if (h->require_client && !client_ok(conn))

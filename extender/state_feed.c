@@ -16,6 +16,7 @@
 
 #include "common/log.h"
 #include "common/map.h"
+#include "common/str.h"
 #include "objects/dra.h"
 #include "objects/podfacts.h"
 #include "common/banned.h"
@@ -195,16 +196,6 @@ static struct pend *pend_pack(const char *uid, const char *name, const char *nod
     return p;
 }
 
-static void copy_key(char *dst, size_t cap, const char *src)
-{
-    size_t n = strlen(src);
-
-    if (n >= cap)
-        n = cap - 1;
-    memcpy(dst, src, n);
-    dst[n] = '\0';
-}
-
 static void pend_unpack(const struct pend *p, struct pol_workload *wl)
 {
     memset(wl, 0, sizeof(*wl));
@@ -215,8 +206,8 @@ static void pend_unpack(const struct pend *p, struct pol_workload *wl)
     wl->accel_per_pod = p->accel_per_pod;
     wl->group_size = p->group_size;
     wl->pod_index = p->pod_index;
-    copy_key(wl->group, sizeof(wl->group), p->group);
-    copy_key(wl->display, sizeof(wl->display), p->display);
+    tpx_str_copy(wl->group, sizeof(wl->group), p->group);
+    tpx_str_copy(wl->display, sizeof(wl->display), p->display);
     wl->scope = p->scope;
     wl->preferred = p->preferred;
     wl->num_ubatches = p->num_ubatches;
@@ -230,7 +221,7 @@ static void pend_unpack(const struct pend *p, struct pol_workload *wl)
     wl->layout.engine = "";
     for (size_t k = 0; k < POL_NSIZES; k++)
         wl->layout.origin[k].argi = -1;
-    copy_key(wl->resource, sizeof(wl->resource), p->resource);
+    tpx_str_copy(wl->resource, sizeof(wl->resource), p->resource);
 }
 
 /* ---- node batches ----------------------------------------------------------------------- */

@@ -11,6 +11,7 @@
 
 #include "common/cmdline.h"
 #include "common/envexpand.h"
+#include "common/str.h"
 
 #define LWS "leaderworkerset.sigs.k8s.io/"
 #define RBG "rolebasedgroup.workloads.x-k8s.io/"
@@ -394,16 +395,6 @@ __attribute__((format(printf, 2, 3))) static void append(char *buf, const char *
     va_end(ap);
 }
 
-static void copy_text(char *dst, size_t cap, const char *src)
-{
-    size_t n = strlen(src);
-
-    if (n >= cap)
-        n = cap - 1;
-    memcpy(dst, src, n);
-    dst[n] = '\0';
-}
-
 /* A flag's value: literal, through the env, or unknown. */
 static enum tpx_code take(struct found *ff, const struct flag_def *d,
                           const struct tpx_cmdline_value *v, bool kube_env, const struct envset *es,
@@ -416,7 +407,7 @@ static enum tpx_code take(struct found *ff, const struct flag_def *d,
 
     ff->name[fl] = d->name;
     ff->argi[fl] = (int)v->tok->argi;
-    copy_text(ff->text[fl], sizeof(ff->text[fl]), text);
+    tpx_str_copy(ff->text[fl], sizeof(ff->text[fl]), text);
     if (tpx_env_has_expansion(text) || (v->tok->flags & TPX_CMDLINE_EXPANDS)) {
         /* a shell expands it only inside a script; anywhere else the engine gets the text */
         if (!(v->tok->flags & TPX_CMDLINE_SCRIPT) ||
@@ -428,7 +419,7 @@ static enum tpx_code take(struct found *ff, const struct flag_def *d,
         via_env = true;
     }
     if (field_kind(fl) == K_TEXT) {
-        copy_text(ff->text[fl], sizeof(ff->text[fl]), text);
+        tpx_str_copy(ff->text[fl], sizeof(ff->text[fl]), text);
         ff->st[fl] = S_VALUE;
         ff->env[fl] = via_env;
         return TPX_OK;
@@ -500,7 +491,7 @@ static void env_default(struct found *ff, const struct flag_def *d, const char *
         ff->name[fl] = var;
         ff->argi[fl] = -1;
         ff->env[fl] = true;
-        copy_text(ff->text[fl], sizeof(ff->text[fl]), v ? v : "valueFrom");
+        tpx_str_copy(ff->text[fl], sizeof(ff->text[fl]), v ? v : "valueFrom");
         if (v && field_kind(fl) == K_TEXT)
             ff->st[fl] = S_VALUE;
         else if (v && count_of(v, &ff->val[fl]))
