@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/map.h"
+#include "common/str.h"
 #include "objects/dra.h"
 
 #define POD_MAX 200000
@@ -1249,17 +1250,6 @@ out:
     return rc;
 }
 
-static void copy_str(char *dst, const char *src)
-{
-    size_t n = src ? strlen(src) : 0;
-
-    if (n >= POL_KEY_MAX)
-        n = POL_KEY_MAX - 1;
-    if (n)
-        memcpy(dst, src, n);
-    dst[n] = '\0';
-}
-
 enum tpx_code ext_state_bind(struct ext_state *st, const char *uid, const char *name,
                              const char *node_name, time_t now, struct ext_state_bind_out *out,
                              struct tpx_err *err)
@@ -1303,13 +1293,13 @@ enum tpx_code ext_state_bind(struct ext_state *st, const char *uid, const char *
     if (out->intent) {
         struct pol_workload wl;
 
-        copy_str(out->rack, where.rack);
-        copy_str(out->domain, where.domain);
+        tpx_str_copy(out->rack, sizeof(out->rack), where.rack);
+        tpx_str_copy(out->domain, sizeof(out->domain), where.domain);
         memset(&wl, 0, sizeof(wl));
         if (pod_intent(p))
             wl_unpack(p->wl_packed, &wl);
-        copy_str(out->group, wl.group);
-        copy_str(out->display, wl.display);
+        tpx_str_copy(out->group, sizeof(out->group), wl.group);
+        tpx_str_copy(out->display, sizeof(out->display), wl.display);
         out->stage = where.stage;
         out->rank_first = where.rank_first;
         out->rank_last = where.rank_last;
