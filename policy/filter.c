@@ -85,6 +85,7 @@ enum tpx_code pol_filter_memo(const struct pol_ledger *l, struct pol_scope_memo 
 {
     struct ctx x;
     struct rtable t = {.ncode = 0};
+    const struct led_cell *cells;
     enum tpx_code rc = TPX_OK;
 
     (void)now;
@@ -103,9 +104,19 @@ enum tpx_code pol_filter_memo(const struct pol_ledger *l, struct pol_scope_memo 
         goto out;
     }
     res->n = n;
+    /* a first member's answers come from the memo's cells (policy/index.c): a read per node */
+    cells = led_cells_apply(&x) ? led_memo_cells(&x) : NULL;
     for (size_t i = 0; i < n; i++) {
         struct reason_code code;
-        enum pol_verdict v = led_judge(&x, cand[i], &code);
+        enum pol_verdict v;
+
+        if (cells) {
+            const struct led_cell *c = &cells[cand[i]];
+            v = (enum pol_verdict)c->verdict;
+            code = (struct reason_code){(enum rkind)c->kind, c->a, c->b};
+        } else {
+            v = led_judge(&x, cand[i], &code);
+        }
         res->verdict[i] = v;
         if (v == POL_FIT) {
             res->nfit++;

@@ -6,7 +6,10 @@
  * for a group's first member in a tournament tree over the scopes, so the best node of the whole
  * cluster is the root (O(log scopes) per changed scope), and a later member's best node is a pass
  * over its group's scope. Every number here is what a pass over every node (policy/scope.c,
- * led_judge, led_score_node) gives: tests/unit/policy/test_index.c holds the two side by side. */
+ * led_judge, led_score_node) gives: tests/unit/policy/test_index.c holds the two side by side.
+ * And, for pol_filter_memo and pol_score_memo, each node's verdict, reason code and score for a
+ * first member (struct led_cell), recomputed for the scopes that changed, so a names-mode filter
+ * or prioritize of 20 000 candidates costs a read per candidate (issue 14). */
 #include "policy/policy.h"
 
 #include <stdlib.h>
@@ -14,6 +17,47 @@
 
 #include "common/grow.h"
 #include "policy/ledger_int.h"
+
+/* The part of a first member's shape that its best nodes and its cells read beside the scope
+ * arrays' key (scope, accelerators per pod, TP, pods per TP unit, the RDMA cut). */
+struct part {
+    unsigned n, ep;
+    int res_id;
+    unsigned long rdma_need; /* the RDMA term of the score (prefer.c) reads it */
+    bool rdma_hard;
+};
+
+static struct part part_of(const struct ctx *x)
+{
+    return (struct part){x->e.n, x->wl->layout.ep, x->res_id, x->rdma_need, x->rdma_hard};
+}
+
+static bool same_part(const struct part *a, const struct part *b)
+{
+    return a->n == b->n && a->ep == b->ep && a->res_id == b->res_id &&
+           a->rdma_need == b->rdma_need && a->rdma_hard == b->rdma_hard;
+}
+
+/* Scopes whose derived numbers wait to be found again: a mark per scope and their list. */
+struct stale_set {
+    unsigned char *on;
+    size_t *list, n;
+};
+
+static void stale_add(struct stale_set *q, size_t s)
+{
+    if (!q->on[s]) {
+        q->on[s] = 1;
+        q->list[q->n++] = s;
+    }
+}
+
+static void stale_clear(struct stale_set *q)
+{
+    for (size_t i = 0; i < q->n; i++)
+        q->on[q->list[i]] = 0;
+    q->n = 0;
+}
 
 /* One scope's best node for a first member: the highest score, then the lowest node index. */
 struct best {
@@ -36,13 +80,16 @@ struct pol_scope_memo {
     unsigned char *mark; /* scratch: per scope, in dirty[] */
     /* the first members' best nodes, for one more part of the shape */
     bool best_valid;
-    unsigned n, ep;
-    int res_id;
-    unsigned long rdma_need; /* the RDMA term of the score (prefer.c) reads it */
-    bool rdma_hard;
-    unsigned char *stale; /* per scope: its best waits in queue[] to be found again */
-    size_t *queue, nqueue;
-    struct best *tree; /* tree[leaves + s]: scope s; tree[i]: the better of its two children */
+    struct part best_part;
+    struct stale_set stale; /* the scopes whose best waits to be found again */
+    struct best *tree;      /* tree[leaves + s]: scope s; tree[i]: the better of its two children */
+    /* the first members' cells, per node, for one more part of the shape (its own: a filter and
+     * the plan's index may meet the memo with different shapes) */
+    bool cell_valid;
+    struct part cell_part;
+    struct stale_set cstale; /* the scopes whose nodes' cells wait to be found again */
+    struct led_cell *cell;
+    size_t cap_c;
 };
 
 struct pol_scope_memo *pol_scope_memo_new(void)
@@ -55,6 +102,7 @@ void pol_scope_memo_forget(struct pol_scope_memo *m)
     if (m) {
         m->valid = false;
         m->best_valid = false;
+        m->cell_valid = false;
         m->l = NULL;
     }
 }
@@ -70,9 +118,12 @@ void pol_scope_memo_free(struct pol_scope_memo *m)
     free(m->dom_pods);
     free(m->dirty);
     free(m->mark);
-    free(m->stale);
-    free(m->queue);
+    free(m->stale.on);
+    free(m->stale.list);
+    free(m->cstale.on);
+    free(m->cstale.list);
     free(m->tree);
+    free(m->cell);
     free(m);
 }
 
@@ -85,25 +136,28 @@ static bool memo_size(struct pol_scope_memo *m, size_t ns, size_t nd)
     while (leaves < ns)
         leaves *= 2;
     if (ns > m->cap_s || 2 * leaves > m->cap_t) {
-        size_t c[8] = {m->cap_s, m->cap_s, m->cap_s, m->cap_s,
-                       m->cap_s, m->cap_s, m->cap_s, m->cap_s};
-        m->valid = m->best_valid = false;
+        size_t c[10] = {m->cap_s, m->cap_s, m->cap_s, m->cap_s, m->cap_s,
+                        m->cap_s, m->cap_s, m->cap_s, m->cap_s, m->cap_s};
+        m->valid = m->best_valid = m->cell_valid = false;
         if (!tpx_grow(&m->sc_dyn, &c[0], ns, sizeof(*m->sc_dyn)) ||
             !tpx_grow(&m->sc_static, &c[1], ns, sizeof(*m->sc_static)) ||
             !tpx_grow(&m->sc_free, &c[2], ns, sizeof(*m->sc_free)) ||
             !tpx_grow(&m->sgen, &c[3], ns, sizeof(*m->sgen)) ||
             !tpx_grow(&m->dirty, &c[4], ns, sizeof(*m->dirty)) ||
-            !tpx_grow(&m->mark, &c[5], ns, 1) || !tpx_grow(&m->stale, &c[6], ns, 1) ||
-            !tpx_grow(&m->queue, &c[7], ns, sizeof(*m->queue)) ||
+            !tpx_grow(&m->mark, &c[5], ns, 1) || !tpx_grow(&m->stale.on, &c[6], ns, 1) ||
+            !tpx_grow(&m->stale.list, &c[7], ns, sizeof(*m->stale.list)) ||
+            !tpx_grow(&m->cstale.on, &c[8], ns, 1) ||
+            !tpx_grow(&m->cstale.list, &c[9], ns, sizeof(*m->cstale.list)) ||
             !TPX_GROW(m->tree, m->cap_t, 2 * leaves))
             return false;
         m->cap_s = c[0];
         memset(m->mark, 0, m->cap_s);
-        memset(m->stale, 0, m->cap_s);
-        m->nqueue = 0;
+        memset(m->stale.on, 0, m->cap_s);
+        memset(m->cstale.on, 0, m->cap_s);
+        m->stale.n = m->cstale.n = 0;
     }
     if (nd > m->cap_d) {
-        m->valid = m->best_valid = false;
+        m->valid = m->best_valid = m->cell_valid = false;
         if (!TPX_GROW(m->dom_pods, m->cap_d, nd))
             return false;
     }
@@ -196,22 +250,19 @@ void led_memo_refresh(struct ctx *x)
         m->gen = l->gen;
         m->valid = true;
         m->best_valid = false;
-        for (size_t i = 0; i < m->nqueue; i++)
-            m->stale[m->queue[i]] = 0;
-        m->nqueue = 0;
+        m->cell_valid = false;
+        stale_clear(&m->stale);
+        stale_clear(&m->cstale);
         return;
     }
     if (m->gen == l->gen)
         return;
     ndirty = changed_scopes(x, m);
     led_scopes_some(x, m->dirty, ndirty);
-    for (size_t i = 0; m->best_valid && i < ndirty; i++) {
-        size_t s = m->dirty[i];
-        if (!m->stale[s]) {
-            m->stale[s] = 1;
-            m->queue[m->nqueue++] = s;
-        }
-    }
+    for (size_t i = 0; m->best_valid && i < ndirty; i++)
+        stale_add(&m->stale, m->dirty[i]);
+    for (size_t i = 0; m->cell_valid && i < ndirty; i++)
+        stale_add(&m->cstale, m->dirty[i]);
     m->gen = l->gen;
 }
 
@@ -250,11 +301,10 @@ bool led_index_best_first(struct ctx *x, size_t *node)
 {
     struct pol_scope_memo *m = x->memo;
     size_t ns = x->l->nscopes[x->e.scope];
-    unsigned ep = x->wl->layout.ep;
+    struct part p = part_of(x);
 
     led_compute_scopes(x);
-    if (!m->best_valid || m->n != x->e.n || m->res_id != x->res_id || m->ep != ep ||
-        m->rdma_need != x->rdma_need || m->rdma_hard != x->rdma_hard) {
+    if (!m->best_valid || !same_part(&m->best_part, &p)) {
         size_t leaves = 1;
         while (leaves < ns)
             leaves *= 2;
@@ -263,28 +313,78 @@ bool led_index_best_first(struct ctx *x, size_t *node)
             m->tree[leaves + s] = s < ns ? scope_best(x, s) : (struct best){-1, TOPO_NONE};
         for (size_t i = leaves; i-- > 1;)
             m->tree[i] = better(m->tree[2 * i], m->tree[2 * i + 1]);
-        for (size_t i = 0; i < m->nqueue; i++)
-            m->stale[m->queue[i]] = 0;
-        m->nqueue = 0;
-        m->n = x->e.n;
-        m->res_id = x->res_id;
-        m->ep = ep;
-        m->rdma_need = x->rdma_need;
-        m->rdma_hard = x->rdma_hard;
+        stale_clear(&m->stale);
+        m->best_part = p;
         m->best_valid = true;
     }
-    for (size_t i = 0; i < m->nqueue; i++) {
-        size_t s = m->queue[i], t = m->leaves + s;
-        m->stale[s] = 0;
+    for (size_t i = 0; i < m->stale.n; i++) {
+        size_t s = m->stale.list[i], t = m->leaves + s;
         m->tree[t] = scope_best(x, s);
         for (t /= 2; t >= 1; t /= 2)
             m->tree[t] = better(m->tree[2 * t], m->tree[2 * t + 1]);
     }
-    m->nqueue = 0;
+    stale_clear(&m->stale);
     if (m->tree[1].score < 0)
         return false;
     *node = m->tree[1].node;
     return true;
+}
+
+/* x's answer on node n: led_judge's verdict and reason code, and pol_score's score (led_score_node
+ * where the node fits, else 0). */
+static struct led_cell cell_of(struct ctx *x, size_t n)
+{
+    struct reason_code why;
+    enum pol_verdict v = led_judge(x, n, &why);
+    int sc = v == POL_FIT ? led_score_node(x, n) : 0;
+
+    return (struct led_cell){(unsigned char)v, (unsigned char)why.kind, (signed char)sc, why.a,
+                             why.b};
+}
+
+static void scope_cells(struct ctx *x, size_t s)
+{
+    const size_t *start = x->l->scope_start[x->e.scope];
+    const size_t *nodes = x->l->scope_nodes[x->e.scope];
+    struct led_cell *cell = x->memo->cell;
+
+    for (size_t q = start[s]; q < start[s + 1]; q++)
+        cell[nodes[q]] = cell_of(x, nodes[q]);
+}
+
+bool led_cells_apply(const struct ctx *x)
+{
+    /* what a cell depends on is the node's own state, its multi-node domain's, its scope's
+     * numbers (all three move its scope's change count: led_touch) and the shape (the memo's key
+     * and struct part); the KV term reads where other groups are and pack.c's rank compares
+     * scopes, so those first members, and later members (their group's slots and mates), do not
+     * read cells; a preferred or invalid pod, or one without intent, costs nothing per node */
+    return x->memo && x->wl->has_intent && !x->invalid && !x->e.preferred &&
+           x->e.group == TOPO_NONE && x->pf.npeer_rack == 0 && x->pf.npeer_block == 0 &&
+           !x->l->pack;
+}
+
+const struct led_cell *led_memo_cells(struct ctx *x)
+{
+    struct pol_scope_memo *m = x->memo;
+    const struct pol_ledger *l = x->l;
+    struct part p = part_of(x);
+
+    led_compute_scopes(x);
+    if (!m->cell_valid || !same_part(&m->cell_part, &p)) {
+        if (!TPX_GROW(m->cell, m->cap_c, l->nnodes + 1))
+            return NULL;
+        for (size_t s = 0; s < l->nscopes[x->e.scope]; s++)
+            scope_cells(x, s);
+        stale_clear(&m->cstale);
+        m->cell_part = p;
+        m->cell_valid = true;
+        return m->cell;
+    }
+    for (size_t i = 0; i < m->cstale.n; i++)
+        scope_cells(x, m->cstale.list[i]);
+    stale_clear(&m->cstale);
+    return m->cell;
 }
 
 /* A later member's best node: only nodes of its group's scope can fit. false when none does, or

@@ -329,6 +329,20 @@ enum tpx_code led_index_choose(const struct pol_ledger *l, struct pol_scope_memo
                                const struct pol_workload *wl, size_t *node, bool *found,
                                struct tpx_err *err);
 
+/* index.c: a first member's answer on one node, as led_judge and pol_score give it */
+struct led_cell {
+    unsigned char verdict; /* enum pol_verdict */
+    unsigned char kind;    /* enum rkind of the reason, with a and b */
+    signed char score;     /* 0 where the node does not fit */
+    unsigned a, b;
+};
+/* index.c: x reads its answers from its memo's cells: a first member with intent, neither invalid
+ * nor preferred, without KV peers, pack.c's rank off */
+bool led_cells_apply(const struct ctx *x);
+/* index.c: the cells (indexed by node) brought up to date for x, for which led_cells_apply holds;
+ * NULL when out of memory (the caller takes the pass over its candidates) */
+const struct led_cell *led_memo_cells(struct ctx *x);
+
 /* judge.c: the call state, the rules and their reason text */
 enum tpx_code led_ctx_init(struct ctx *x, const struct pol_ledger *l, const struct pol_workload *wl,
                            struct pol_scope_memo *memo, struct tpx_err *err);

@@ -84,6 +84,7 @@ enum tpx_code pol_score_memo(const struct pol_ledger *l, struct pol_scope_memo *
 {
     struct ctx x;
     struct led_pack pack = {0};
+    const struct led_cell *cells;
 
     (void)now;
     for (size_t i = 0; i < n; i++) {
@@ -100,6 +101,14 @@ enum tpx_code pol_score_memo(const struct pol_ledger *l, struct pol_scope_memo *
         return TPX_OK;
     }
     led_compute_scopes(&x);
+    /* a first member's scores come from the memo's cells (policy/index.c): a read per node */
+    cells = led_cells_apply(&x) ? led_memo_cells(&x) : NULL;
+    if (cells) {
+        for (size_t i = 0; i < n; i++)
+            scores[i] = cells[cand[i]].score;
+        led_ctx_release(&x);
+        return TPX_OK;
+    }
     if (x.e.group == TOPO_NONE && l->pack)
         led_pack_init(&pack, &x); /* the fragmentation-aware rank of the scopes (pack.c) */
     for (size_t i = 0; i < n; i++) {
