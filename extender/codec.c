@@ -28,11 +28,10 @@ static void put_quoted(struct tpx_buf *out, const char *s, size_t n)
     tpx_buf_put(out, "\"", 1);
 }
 
-/* Room reserved: the decimal digits of v. */
-static void put_int(struct tpx_buf *out, int v)
+/* The decimal digits of v at the end of d[16]: returns where they start, *len their count. */
+static const char *int_text(char d[16], int v, size_t *len)
 {
-    char d[16];
-    size_t n = sizeof(d);
+    size_t n = 16;
     unsigned u = v < 0 ? 0U - (unsigned)v : (unsigned)v;
 
     do {
@@ -41,7 +40,18 @@ static void put_int(struct tpx_buf *out, int v)
     } while (u);
     if (v < 0)
         d[--n] = '-';
-    tpx_buf_put(out, d + n, sizeof(d) - n);
+    *len = 16 - n;
+    return d + n;
+}
+
+/* Room reserved: the decimal digits of v. */
+static void put_int(struct tpx_buf *out, int v)
+{
+    char d[16];
+    size_t n;
+    const char *p = int_text(d, v, &n);
+
+    tpx_buf_put(out, p, n);
 }
 
 /* ---- pods ---- */
@@ -136,6 +146,78 @@ static enum tpx_code decode_pod_span(const char *body, const struct ext_nodescan
     return rc;
 }
 
+/* ---- the prioritize answer's template ---- */
+
+/* A HostPriorityList for a list of names but for its scores: segment i is what stands before
+ * score i, `[{"Host":"NAME","Score":` for the first name and `},{"Host":"NAME","Score":` for the
+ * others (the name quoted and escaped as tpx_json_str writes it), so the answer is the segments
+ * and the scores in turn, then tail. */
+struct prio_tpl {
+    char *bytes;
+    size_t *cut; /* segment i is bytes[cut[i - 1], cut[i]) (from 0 for the first) */
+    size_t n;
+    const char *tail; /* "}]", or "[]" for no names */
+};
+
+static void tpl_free(struct prio_tpl *t)
+{
+    if (!t)
+        return;
+    free(t->bytes);
+    free(t->cut);
+    free(t);
+}
+
+/* The template of names[0, n) (plain: each name's length when it needs no escaping, else
+ * UINT32_MAX; NULL: measured); NULL when out of memory. */
+static struct prio_tpl *tpl_new(const char *const *names, const uint32_t *plain, size_t n)
+{
+    static const char first[] = "[{\"Host\":", next[] = "},{\"Host\":", score[] = ",\"Score\":";
+    struct prio_tpl *t = calloc(1, sizeof(*t));
+    struct tpx_err e = TPX_ERR_INIT;
+    struct tpx_buf b;
+    size_t want = 0;
+
+    if (!t || !(t->cut = malloc((n ? n : 1) * sizeof(*t->cut)))) {
+        free(t);
+        return NULL;
+    }
+    tpx_buf_init(&b, SIZE_MAX);
+    for (size_t i = 0; plain && i < n; i++)
+        want += (plain[i] == UINT32_MAX ? 0 : plain[i]) + sizeof(next) + sizeof(score);
+    if (want && tpx_buf_reserve(&b, want, &e) != TPX_OK)
+        goto oom;
+    for (size_t i = 0; i < n; i++) {
+        size_t pl = !plain                   ? tpx_json_plain_len(names[i])
+                    : plain[i] == UINT32_MAX ? SIZE_MAX
+                                             : plain[i];
+        if (tpx_buf_add(&b, i ? next : first, i ? sizeof(next) - 1 : sizeof(first) - 1, &e) !=
+            TPX_OK)
+            goto oom;
+        if (pl == SIZE_MAX) {
+            if (tpx_json_str(&b, names[i], &e) != TPX_OK)
+                goto oom;
+        } else {
+            if (tpx_buf_reserve(&b, pl + 2, &e) != TPX_OK)
+                goto oom;
+            put_quoted(&b, names[i], pl);
+        }
+        if (tpx_buf_add(&b, score, sizeof(score) - 1, &e) != TPX_OK)
+            goto oom;
+        t->cut[i] = b.len;
+    }
+    t->n = n;
+    t->tail = n ? "}]" : "[]";
+    t->bytes = tpx_buf_detach(&b, NULL);
+    if (!t->bytes && n)
+        goto oom;
+    return t;
+oom:
+    tpx_buf_release(&b);
+    tpl_free(t);
+    return NULL;
+}
+
 /* ---- the NodeNames cache ---- */
 
 struct ext_codec_names_cache;
@@ -150,6 +232,7 @@ struct ext_codec_names_entry {
     size_t n;
     uint32_t *plain; /* per name: its length when it needs no JSON escaping, else UINT32_MAX */
     struct ext_state_resolution res;
+    struct prio_tpl *tpl; /* the prioritize answer around its scores, made by the first one */
 };
 
 struct ext_codec_names_cache {
@@ -176,6 +259,7 @@ static void entry_free(struct ext_codec_names_entry *e)
     free(e->names);
     free(e->plain);
     ext_state_resolution_release(&e->res);
+    tpl_free(e->tpl);
     free(e);
 }
 
@@ -1124,4 +1208,144 @@ out:
     free(r);
     free(g);
     return rc;
+}
+
+/* ---- the prioritize answer, streamed ---- */
+
+struct ext_codec_prio_stream {
+    const struct prio_tpl *t;
+    struct prio_tpl *own; /* the template when the names are not a cached list's */
+    const int *scores;
+    void (*release)(void *);
+    void *release_ctx;
+    size_t i; /* the name whose segment (sub 0) or score (sub 1) comes next */
+    unsigned sub;
+    bool tail_done;
+    char num[16];
+    const char *piece; /* what is left of the current piece */
+    size_t left;
+    size_t pos; /* bytes handed out so far */
+};
+
+/* The cached list's template, made once (by the first prioritize that needs it); NULL when out
+ * of memory. */
+static const struct prio_tpl *entry_tpl(struct ext_codec_names_entry *e)
+{
+    struct ext_codec_names_cache *c = e->owner;
+    struct prio_tpl *t;
+
+    pthread_mutex_lock(&c->lock);
+    t = e->tpl;
+    pthread_mutex_unlock(&c->lock);
+    if (t)
+        return t;
+    t = tpl_new((const char *const *)e->names, e->plain, e->n);
+    if (!t)
+        return NULL;
+    pthread_mutex_lock(&c->lock);
+    if (e->tpl) { /* another request made it meanwhile */
+        tpl_free(t);
+        t = e->tpl;
+    } else {
+        e->tpl = t;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return t;
+}
+
+struct ext_codec_prio_stream *ext_codec_priorities_stream_new(const struct ext_codec_args *a,
+                                                              const int *scores, size_t cap,
+                                                              void (*release)(void *),
+                                                              void *release_ctx, size_t *len,
+                                                              struct tpx_err *err)
+{
+    struct ext_codec_prio_stream *f = calloc(1, sizeof(*f));
+    size_t total;
+
+    *len = 0;
+    if (!f) {
+        tpx_err_set(err, TPX_ENOMEM, "out of memory");
+        return NULL;
+    }
+    if (a->cached && !a->full_nodes)
+        f->t = entry_tpl(a->cached);
+    else
+        f->t = f->own = tpl_new((const char *const *)a->names, a->plain, a->nnames);
+    if (!f->t) {
+        free(f);
+        tpx_err_set(err, TPX_ENOMEM, "out of memory writing the prioritize answer");
+        return NULL;
+    }
+    total = (f->t->n ? f->t->cut[f->t->n - 1] : 0) + 2;
+    for (size_t i = 0; i < f->t->n; i++) {
+        size_t k;
+        (void)int_text(f->num, scores[i], &k);
+        total += k;
+    }
+    if (total > cap) {
+        tpl_free(f->own);
+        free(f);
+        tpx_err_set(err, TPX_ETOOBIG, "buffer limit of %zu bytes exceeded", cap);
+        return NULL;
+    }
+    f->scores = scores;
+    f->release = release;
+    f->release_ctx = release_ctx;
+    *len = total;
+    return f;
+}
+
+size_t ext_codec_priorities_stream_read(struct ext_codec_prio_stream *f, size_t pos, char *buf,
+                                        size_t max)
+{
+    const struct prio_tpl *t = f->t;
+    size_t n = 0;
+
+    if (pos != f->pos)
+        return 0; /* only sequential reads */
+    while (n < max) {
+        if (f->left) {
+            size_t k = f->left < max - n ? f->left : max - n;
+            memcpy(buf + n, f->piece, k);
+            f->piece += k;
+            f->left -= k;
+            n += k;
+        } else if (f->i < t->n && f->sub == 0) {
+            size_t from = f->i ? t->cut[f->i - 1] : 0, sl = t->cut[f->i] - from;
+            if (max - n >= sl + sizeof(f->num)) { /* the segment and its score at once */
+                size_t k;
+                const char *d = int_text(f->num, f->scores[f->i], &k);
+                memcpy(buf + n, t->bytes + from, sl);
+                memcpy(buf + n + sl, d, k);
+                n += sl + k;
+                f->i++;
+                continue;
+            }
+            f->piece = t->bytes + from;
+            f->left = sl;
+            f->sub = 1;
+        } else if (f->i < t->n) {
+            f->piece = int_text(f->num, f->scores[f->i], &f->left);
+            f->sub = 0;
+            f->i++;
+        } else if (!f->tail_done) {
+            f->piece = t->tail;
+            f->left = 2;
+            f->tail_done = true;
+        } else {
+            break;
+        }
+    }
+    f->pos += n;
+    return n;
+}
+
+void ext_codec_priorities_stream_free(struct ext_codec_prio_stream *f)
+{
+    if (!f)
+        return;
+    tpl_free(f->own);
+    if (f->release)
+        f->release(f->release_ctx);
+    free(f);
 }

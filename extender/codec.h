@@ -134,6 +134,26 @@ enum tpx_code ext_codec_priorities_plain(const char *const *names, const uint32_
                                          const int *scores, size_t n, struct tpx_buf *out,
                                          struct tpx_err *err);
 
+/*
+ * The same HostPriorityList for a->names and scores[0, a->nnames), written as it is sent (issue
+ * 14): the bytes equal ext_codec_priorities_plain()'s, but each name's `{"Host":"NAME","Score":`
+ * comes from a template made once per cached NodeNames list (per call otherwise), so the answer
+ * costs a memcpy and the digits per name, and no answer buffer. *a and scores are borrowed until
+ * ext_codec_priorities_stream_free(), which then calls release(release_ctx) (may be NULL). NULL
+ * with *err when out of memory, or TPX_ETOOBIG when the answer is over cap bytes (release is not
+ * called either way). *len: the answer's exact length.
+ */
+struct ext_codec_prio_stream;
+struct ext_codec_prio_stream *ext_codec_priorities_stream_new(const struct ext_codec_args *a,
+                                                              const int *scores, size_t cap,
+                                                              void (*release)(void *),
+                                                              void *release_ctx, size_t *len,
+                                                              struct tpx_err *err);
+/* Up to max bytes of the answer from offset pos (consecutive calls) into buf; 0 at the end. */
+size_t ext_codec_priorities_stream_read(struct ext_codec_prio_stream *f, size_t pos, char *buf,
+                                        size_t max);
+void ext_codec_priorities_stream_free(struct ext_codec_prio_stream *f); /* accepts NULL */
+
 /* ExtenderBindingArgs. Strings owned: ext_codec_bind_args_release(). TPX_EPARSE when malformed or
  * when PodUID or Node is missing. */
 struct ext_codec_bind_args {

@@ -395,54 +395,113 @@ fail:
     return 200;
 }
 
+/* What a prioritize answer reads while it is sent (ext_codec_prio_stream): freed by its release. */
+struct prio_hold {
+    struct ext_codec_args a;
+    int *scores;
+};
+
+static void prio_hold_free(void *p)
+{
+    struct prio_hold *h = p;
+
+    free(h->scores);
+    ext_codec_args_release(&h->a);
+    free(h);
+}
+
+static size_t prio_stream_read(void *ctx, size_t pos, char *buf, size_t max)
+{
+    return ext_codec_priorities_stream_read(ctx, pos, buf, max);
+}
+
+static void prio_stream_done(void *ctx)
+{
+    ext_codec_priorities_stream_free(ctx); /* and, through its release, the prio_hold */
+}
+
+/* The answer to a prioritize that was scored: streamed (no answer buffer: issue 14), the stream
+ * then owning h; or, when that cannot be set up, written into b (h stays the caller's). The cap
+ * on a response holds either way. */
+static enum tpx_code prio_answer(struct ext_routes *r, struct prio_hold *h, struct tpx_buf *b,
+                                 struct ext_http_resp *rp, struct tpx_err *e)
+{
+    struct ext_codec_prio_stream *f;
+    size_t len;
+
+    f = ext_codec_priorities_stream_new(&h->a, h->scores, r->max_response, prio_hold_free, h, &len,
+                                        e);
+    if (!f && e->code == TPX_ETOOBIG)
+        return e->code;
+    if (!f) {
+        tpx_err_clear(e);
+        return ext_codec_priorities_plain((const char *const *)h->a.names, h->a.plain, h->scores,
+                                          h->a.nnames, b, e);
+    }
+    rp->status = 200;
+    rp->gen = prio_stream_read;
+    rp->gen_free = prio_stream_done;
+    rp->gen_ctx = f;
+    rp->gen_len = len;
+    return TPX_OK;
+}
+
 static unsigned do_prioritize(struct ext_routes *r, const struct ext_http_req *rq,
                               struct ext_http_resp *rp)
 {
     double t0 = tpx_mono_s();
-    struct ext_codec_args a;
+    struct prio_hold *h = calloc(1, sizeof(*h));
+    struct ext_codec_args *a;
     struct tpx_err e = TPX_ERR_INIT;
     struct tpx_buf b;
     struct ext_state *st = NULL, *tmp = NULL;
-    int *scores = NULL;
 
+    if (!h) {
+        error_json(rp, 500, "out of memory");
+        return 500;
+    }
+    a = &h->a;
     tpx_buf_init(&b, r->max_response);
-    if (ext_codec_decode_args(rq->body, rq->body_len, &r->opts, &a, &e) != TPX_OK) {
+    if (ext_codec_decode_args(rq->body, rq->body_len, &r->opts, a, &e) != TPX_OK) {
         unsigned status = decode_status(&e, 400);
 
+        free(h);
         TPX_LOG(TPX_WARN, "bad prioritize request", TPX_S("err", e.msg));
         error_json(rp, status, e.msg);
         return status;
     }
-    apply_uncertain(r, &a.pod, false);
-    scores = calloc(a.nnames ? a.nnames : 1, sizeof(*scores));
-    if (!scores) {
+    apply_uncertain(r, &a->pod, false);
+    h->scores = calloc(a->nnames ? a->nnames : 1, sizeof(*h->scores));
+    if (!h->scores) {
         tpx_err_set(&e, TPX_ENOMEM, "out of memory");
         goto fail;
     }
-    if (a.pod.wl.has_intent && !a.pod.infer_failed) {
-        st = request_state(r, &a, &tmp, &e);
-        if (!st || ext_state_score_res(st, &a.pod.wl, (const char *const *)a.names, a.nnames,
-                                       st == r->state ? a.resolution : NULL, time(NULL), scores,
+    if (a->pod.wl.has_intent && !a->pod.infer_failed) {
+        st = request_state(r, a, &tmp, &e);
+        if (!st || ext_state_score_res(st, &a->pod.wl, (const char *const *)a->names, a->nnames,
+                                       st == r->state ? a->resolution : NULL, time(NULL), h->scores,
                                        &e) != TPX_OK)
             goto fail;
     }
-    if (ext_codec_priorities_plain((const char *const *)a.names, a.plain, scores, a.nnames, &b,
-                                   &e) != TPX_OK)
-        goto fail;
-    log_decision("prioritize", &a.pod, a.nnames, a.nnames, NULL, t0, NULL);
-    give(rp, 200, &b, NULL);
-    free(scores);
     ext_state_free(tmp);
-    ext_codec_args_release(&a);
+    tmp = NULL;
+    if (prio_answer(r, h, &b, rp, &e) != TPX_OK)
+        goto fail;
+    log_decision("prioritize", &a->pod, a->nnames, a->nnames, NULL, t0, NULL);
+    if (rp->gen) { /* the stream reads h until it is sent, then frees it */
+        tpx_buf_release(&b);
+        return 200;
+    }
+    give(rp, 200, &b, NULL);
+    prio_hold_free(h);
     return 200;
 fail:
     /* prioritize has no Error field: a non-200 status is the only way to say it failed */
-    log_decision("prioritize", &a.pod, a.nnames, 0, NULL, t0, e.msg);
+    log_decision("prioritize", &a->pod, a->nnames, 0, NULL, t0, e.msg);
     tpx_buf_release(&b);
     error_json(rp, 500, e.msg);
-    free(scores);
     ext_state_free(tmp);
-    ext_codec_args_release(&a);
+    prio_hold_free(h);
     return 500;
 }
 

@@ -538,19 +538,35 @@ Test(ext_codec, full_node_name_with_nul_is_refused)
     cr_expect(strstr(err.msg, "NUL or control byte in a node name") != NULL, "%s", err.msg);
 }
 
-/* Read a filter stream in pieces of `step` bytes. */
-static char *read_stream(struct ext_codec_filter_stream *f, size_t len, size_t step)
+/* Read a stream of len bytes through rd in pieces of `step` bytes. */
+static char *read_pieces(void *f, size_t (*rd)(void *, size_t, char *, size_t), size_t len,
+                         size_t step)
 {
     char *got = malloc(len + 1);
     size_t pos = 0, n;
 
     cr_assert_not_null(got);
-    while ((n = ext_codec_filter_stream_read(f, pos, got + pos,
-                                             pos + step > len ? len - pos : step)) > 0)
+    while ((n = rd(f, pos, got + pos, pos + step > len ? len - pos : step)) > 0)
         pos += n;
     cr_expect_eq(pos, len, "the stream gave %zu of %zu bytes", pos, len);
     got[pos] = '\0';
     return got;
+}
+
+static size_t filter_rd(void *f, size_t pos, char *buf, size_t max)
+{
+    return ext_codec_filter_stream_read(f, pos, buf, max);
+}
+
+static size_t prio_rd(void *f, size_t pos, char *buf, size_t max)
+{
+    return ext_codec_priorities_stream_read(f, pos, buf, max);
+}
+
+/* Read a filter stream in pieces of `step` bytes. */
+static char *read_stream(struct ext_codec_filter_stream *f, size_t len, size_t step)
+{
+    return read_pieces(f, filter_rd, len, step);
 }
 
 static int released;
@@ -614,6 +630,78 @@ Test(ext_codec, filter_stream_equals_the_buffered_answer)
             tpx_buf_release(&out);
             ext_codec_args_release(&a);
         }
+    }
+    ext_codec_names_cache_free(cache);
+}
+
+/* The streamed prioritize answer (issue 14) is byte for byte the buffered one: names to escape,
+ * scores of every width and sign, no names, full Node objects, with and without the NodeNames
+ * cache (whose template the second call reuses); read in pieces from one byte to more than the
+ * whole answer; over the cap it is refused and nothing is released. */
+Test(ext_codec, priorities_stream_equals_the_buffered_answer)
+{
+    static const char *const bodies[] = {
+        "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"a\", \"b\\\"q\",\"c\",\"dd\","
+        "\"we\\\\ird\\u00e9\",\"n-0123456789\"]}",
+        "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"Nodes\":{\"items\":[{\"metadata\":{\"name\":"
+        "\"a\"}}, {\"metadata\":{\"name\":\"b\\\"x\"},\"x\":[1,2]}]},\"NodeNames\":null}",
+        "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[]}",
+        "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"only\"]}",
+    };
+    const size_t nb = sizeof(bodies) / sizeof(bodies[0]);
+    static const int pattern[] = {10, 0, -3, 2147483647, 7, -2147483647 - 1};
+    struct tpx_err cerr = TPX_ERR_INIT;
+    struct ext_codec_names_cache *cache = ext_codec_names_cache_new(&cerr);
+    struct ext_codec_opts cached = {.names_cache = cache};
+
+    cr_assert_not_null(cache);
+    /* each body three times: without the cache, then twice with it (a miss, then a hit) */
+    for (size_t k = 0; k < 3 * nb; k++) {
+        const char *body = bodies[k % nb];
+        struct ext_codec_args a;
+        struct tpx_err err = TPX_ERR_INIT;
+        struct tpx_buf out;
+        struct ext_codec_prio_stream *f;
+        int scores[8];
+        size_t len;
+
+        cr_assert_eq(ext_codec_decode_args(body, strlen(body), k >= nb ? &cached : NULL, &a, &err),
+                     TPX_OK, "%s", err.msg);
+        cr_assert_leq(a.nnames, 8);
+        for (size_t i = 0; i < a.nnames; i++)
+            scores[i] = pattern[(i + k) % 6];
+        tpx_buf_init(&out, 1 << 20);
+        cr_assert_eq(ext_codec_priorities(a.names ? (const char *const *)a.names : NULL, scores,
+                                          a.nnames, &out, &err),
+                     TPX_OK);
+        for (size_t step = 1; step <= 1 << 12; step *= 8) {
+            char *got;
+
+            released = 0;
+            f = ext_codec_priorities_stream_new(&a, scores, SIZE_MAX, count_release, NULL, &len,
+                                                &err);
+            cr_assert_not_null(f, "%s", err.msg);
+            cr_expect_eq(len, out.len, "Content-Length %zu, answer %zu", len, out.len);
+            got = read_pieces(f, prio_rd, len, step);
+            cr_expect_str_eq(got, out.data, "body %zu, pieces of %zu", k, step);
+            cr_expect_eq(ext_codec_priorities_stream_read(f, len, got, 16), 0, "past the end");
+            ext_codec_priorities_stream_free(f);
+            cr_expect_eq(released, 1, "release runs once, at the free");
+            free(got);
+        }
+        /* the cap: the exact length passes, a byte less is refused, release not called */
+        released = 0;
+        f = ext_codec_priorities_stream_new(&a, scores, out.len, count_release, NULL, &len, &err);
+        cr_expect_not_null(f, "%s", err.msg);
+        ext_codec_priorities_stream_free(f);
+        f = ext_codec_priorities_stream_new(&a, scores, out.len - 1, count_release, NULL, &len,
+                                            &err);
+        cr_expect_null(f);
+        cr_expect_eq(err.code, TPX_ETOOBIG);
+        cr_expect_eq(released, 1, "only the stream that was made is released");
+        tpx_err_clear(&err);
+        tpx_buf_release(&out);
+        ext_codec_args_release(&a);
     }
     ext_codec_names_cache_free(cache);
 }
