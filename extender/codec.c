@@ -44,6 +44,27 @@ static const char *int_text(char d[16], int v, size_t *len)
     return d + n;
 }
 
+/* The decimal digits of v into p (room for 11): a score of 0 to 10 without a division. */
+static size_t score_put(char *p, int v)
+{
+    char d[16];
+    size_t n;
+    const char *s;
+
+    if ((unsigned)v < 10) {
+        p[0] = (char)('0' + v);
+        return 1;
+    }
+    if (v == 10) {
+        p[0] = '1';
+        p[1] = '0';
+        return 2;
+    }
+    s = int_text(d, v, &n);
+    memcpy(p, s, n);
+    return n;
+}
+
 /* Room reserved: the decimal digits of v. */
 static void put_int(struct tpx_buf *out, int v)
 {
@@ -656,7 +677,8 @@ struct ext_codec_filter_stream {
     void *release_ctx;
     const uint32_t *plain; /* per name: its length when it needs no escaping, else UINT32_MAX */
     uint32_t *own_plain;
-    bool echo; /* names mode, every name passes, the list is cached: send it back as it came */
+    bool echo;    /* names mode, every name passes, the list is cached: send it back as it came */
+    bool all_fit; /* every name passes: the failed lists are empty, without a look */
     unsigned phase;
     unsigned sub; /* the piece within an item */
     size_t i;
@@ -782,9 +804,9 @@ static bool stream_next(struct ext_codec_filter_stream *f)
                 f->sub = 0;
                 f->i++;
             }
-            while (f->sub == 0 && f->verdict && f->i < a->nnames && f->verdict[f->i] != want)
+            while (f->sub == 0 && !f->all_fit && f->i < a->nnames && f->verdict[f->i] != want)
                 f->i++;
-            if (!f->verdict || f->i == a->nnames) {
+            if (f->all_fit || f->i == a->nnames) {
                 f->phase++;
                 continue;
             }
@@ -864,9 +886,10 @@ ext_codec_filter_stream_new(const struct ext_codec_args *a, const enum pol_verdi
         }
         f->plain = f->own_plain;
     }
-    f->echo = !a->full_nodes && a->cached_bytes;
-    for (size_t i = 0; f->echo && verdict && i < a->nnames; i++)
-        f->echo = verdict[i] == POL_FIT;
+    f->all_fit = true;
+    for (size_t i = 0; f->all_fit && verdict && i < a->nnames; i++)
+        f->all_fit = verdict[i] == POL_FIT;
+    f->echo = !a->full_nodes && a->cached_bytes && f->all_fit;
     /* one pass to size it (Content-Length), then the real one as MHD asks */
     stream_restart(f);
     while (stream_next(f))
@@ -1277,11 +1300,8 @@ struct ext_codec_prio_stream *ext_codec_priorities_stream_new(const struct ext_c
         return NULL;
     }
     total = (f->t->n ? f->t->cut[f->t->n - 1] : 0) + 2;
-    for (size_t i = 0; i < f->t->n; i++) {
-        size_t k;
-        (void)int_text(f->num, scores[i], &k);
-        total += k;
-    }
+    for (size_t i = 0; i < f->t->n; i++)
+        total += score_put(f->num, scores[i]);
     if (total > cap) {
         tpl_free(f->own);
         free(f);
@@ -1313,11 +1333,9 @@ size_t ext_codec_priorities_stream_read(struct ext_codec_prio_stream *f, size_t 
         } else if (f->i < t->n && f->sub == 0) {
             size_t from = f->i ? t->cut[f->i - 1] : 0, sl = t->cut[f->i] - from;
             if (max - n >= sl + sizeof(f->num)) { /* the segment and its score at once */
-                size_t k;
-                const char *d = int_text(f->num, f->scores[f->i], &k);
                 memcpy(buf + n, t->bytes + from, sl);
-                memcpy(buf + n + sl, d, k);
-                n += sl + k;
+                n += sl;
+                n += score_put(buf + n, f->scores[f->i]);
                 f->i++;
                 continue;
             }
@@ -1325,7 +1343,8 @@ size_t ext_codec_priorities_stream_read(struct ext_codec_prio_stream *f, size_t 
             f->left = sl;
             f->sub = 1;
         } else if (f->i < t->n) {
-            f->piece = int_text(f->num, f->scores[f->i], &f->left);
+            f->left = score_put(f->num, f->scores[f->i]);
+            f->piece = f->num;
             f->sub = 0;
             f->i++;
         } else if (!f->tail_done) {
