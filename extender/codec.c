@@ -44,13 +44,20 @@ static const char *int_text(char d[16], int v, size_t *len)
     return d + n;
 }
 
-/* The decimal digits of v into p (room for 11): a score of 0 to 10 without a division. */
-static size_t score_put(char *p, int v)
+static size_t int_put(char *p, int v)
 {
     char d[16];
     size_t n;
-    const char *s;
+    const char *s = int_text(d, v, &n);
 
+    memcpy(p, s, n);
+    return n;
+}
+
+/* The decimal digits of v into p (room for 11): a score of 0 to 10 without a division or a
+ * call. */
+static inline size_t score_put(char *p, int v)
+{
     if ((unsigned)v < 10) {
         p[0] = (char)('0' + v);
         return 1;
@@ -60,9 +67,17 @@ static size_t score_put(char *p, int v)
         p[1] = '0';
         return 2;
     }
-    s = int_text(d, v, &n);
-    memcpy(p, s, n);
-    return n;
+    return int_put(p, v);
+}
+
+/* How many bytes score_put writes for v. */
+static inline size_t score_len(int v)
+{
+    char d[16];
+
+    if ((unsigned)v < 10)
+        return 1;
+    return v == 10 ? 2 : int_put(d, v);
 }
 
 /* Room reserved: the decimal digits of v. */
@@ -173,6 +188,8 @@ static enum tpx_code decode_pod_span(const char *body, const struct ext_nodescan
  * score i, `[{"Host":"NAME","Score":` for the first name and `},{"Host":"NAME","Score":` for the
  * others (the name quoted and escaped as tpx_json_str writes it), so the answer is the segments
  * and the scores in turn, then tail. */
+#define TPL_SLACK 64 /* readable bytes after the last segment: a short one is copied as 64 */
+
 struct prio_tpl {
     char *bytes;
     size_t *cut; /* segment i is bytes[cut[i - 1], cut[i]) (from 0 for the first) */
@@ -227,11 +244,12 @@ static struct prio_tpl *tpl_new(const char *const *names, const uint32_t *plain,
             goto oom;
         t->cut[i] = b.len;
     }
+    if (tpx_buf_reserve(&b, TPL_SLACK, &e) != TPX_OK)
+        goto oom;
+    memset(b.data + b.len, 0, TPL_SLACK);
     t->n = n;
     t->tail = n ? "}]" : "[]";
     t->bytes = tpx_buf_detach(&b, NULL);
-    if (!t->bytes && n)
-        goto oom;
     return t;
 oom:
     tpx_buf_release(&b);
@@ -1301,7 +1319,7 @@ struct ext_codec_prio_stream *ext_codec_priorities_stream_new(const struct ext_c
     }
     total = (f->t->n ? f->t->cut[f->t->n - 1] : 0) + 2;
     for (size_t i = 0; i < f->t->n; i++)
-        total += score_put(f->num, scores[i]);
+        total += score_len(scores[i]);
     if (total > cap) {
         tpl_free(f->own);
         free(f);
@@ -1332,7 +1350,16 @@ size_t ext_codec_priorities_stream_read(struct ext_codec_prio_stream *f, size_t 
             n += k;
         } else if (f->i < t->n && f->sub == 0) {
             size_t from = f->i ? t->cut[f->i - 1] : 0, sl = t->cut[f->i] - from;
-            if (max - n >= sl + sizeof(f->num)) { /* the segment and its score at once */
+            if (max - n >= TPL_SLACK + sizeof(f->num) && sl <= TPL_SLACK) {
+                /* the segment and its score at once; a copy of fixed size is a few moves, the
+                 * bytes past the segment are written over or past the answer's end */
+                memcpy(buf + n, t->bytes + from, TPL_SLACK);
+                n += sl;
+                n += score_put(buf + n, f->scores[f->i]);
+                f->i++;
+                continue;
+            }
+            if (max - n >= sl + sizeof(f->num)) {
                 memcpy(buf + n, t->bytes + from, sl);
                 n += sl;
                 n += score_put(buf + n, f->scores[f->i]);

@@ -642,7 +642,8 @@ Test(ext_codec, priorities_stream_equals_the_buffered_answer)
 {
     static const char *const bodies[] = {
         "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"a\", \"b\\\"q\",\"c\",\"dd\","
-        "\"we\\\\ird\\u00e9\",\"n-0123456789\"]}",
+        "\"we\\\\ird\\u00e9\",\"n-0123456789\","
+        "\"a-name-longer-than-the-templates-slack-of-sixty-four-bytes-r01-n0001\"]}",
         "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"Nodes\":{\"items\":[{\"metadata\":{\"name\":"
         "\"a\"}}, {\"metadata\":{\"name\":\"b\\\"x\"},\"x\":[1,2]}]},\"NodeNames\":null}",
         "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[]}",
