@@ -1135,9 +1135,8 @@ enum tpx_code ext_state_filter_res(struct ext_state *st, const struct pol_worklo
     memset(out, 0, sizeof(*out));
     maybe_expire(st, now);
     out->n = n;
-    out->verdict = malloc((n ? n : 1) * sizeof(*out->verdict));
     out->reason = malloc((n ? n : 1) * sizeof(*out->reason));
-    if (!out->verdict || !out->reason) {
+    if (!out->reason) {
         ext_state_verdicts_release(out);
         return tpx_err_set(err, TPX_ENOMEM, "out of memory for %zu candidates", n);
     }
@@ -1157,6 +1156,14 @@ enum tpx_code ext_state_filter_res(struct ext_state *st, const struct pol_worklo
     }
     if (rc != TPX_OK)
         goto out;
+    /* every name known (the usual list): the policy's verdicts are the answer's, moved over */
+    if (rv.nknown == n) {
+        out->verdict = out->res.verdict;
+        out->res.verdict = NULL;
+    } else if (!(out->verdict = malloc((n ? n : 1) * sizeof(*out->verdict)))) {
+        rc = tpx_err_set(err, TPX_ENOMEM, "out of memory for %zu candidates", n);
+        goto out;
+    }
     /* a ComputeDomain takes no pipeline stages: say its shortfall as plan does */
     for (size_t k = 0; k < out->res.nreasons; k++) {
         char why[512];
@@ -1176,7 +1183,8 @@ enum tpx_code ext_state_filter_res(struct ext_state *st, const struct pol_worklo
             out->nunknown++;
             continue;
         }
-        out->verdict[i] = out->res.verdict[k];
+        if (out->res.verdict)
+            out->verdict[i] = out->res.verdict[k];
         if (out->verdict[i] == POL_FIT)
             out->nfit++;
         else if (out->res.reason && out->res.reason[k] < out->res.nreasons)
@@ -1218,9 +1226,6 @@ enum tpx_code ext_state_score_res(struct ext_state *st, const struct pol_workloa
     enum tpx_code rc = TPX_OK;
 
     maybe_expire(st, now);
-    ks = calloc(n ? n : 1, sizeof(*ks));
-    if (!ks)
-        return tpx_err_set(err, TPX_ENOMEM, "out of memory for %zu candidates", n);
     pthread_rwlock_rdlock(&st->lock);
     if (!st->cluster) {
         rc = tpx_err_set(err, TPX_ENOENT, "no cluster loaded yet");
@@ -1229,17 +1234,24 @@ enum tpx_code ext_state_score_res(struct ext_state *st, const struct pol_workloa
     rc = resolve(st, names, n, res, &rv, err);
     if (rc != TPX_OK)
         goto out;
+    /* every name known (the usual list): the scores go straight into the answer's array */
+    if (rv.nknown < n && !(ks = calloc(n, sizeof(*ks)))) {
+        rc = tpx_err_set(err, TPX_ENOMEM, "out of memory for %zu candidates", n);
+        goto out;
+    }
     {
         struct pol_scope_memo *m = memo_take(st);
 
-        rc = pol_score_memo(st->ledger, m, wl, rv.known, rv.nknown, now, ks, err);
+        rc = pol_score_memo(st->ledger, m, wl, rv.known, rv.nknown, now, ks ? ks : scores, err);
         memo_give(st, m);
     }
     if (rc != TPX_OK)
         goto out;
     for (size_t i = 0, k = 0; i < n; i++) {
         int s = 0;
-        if (rv.idx[i] != TOPO_NONE)
+        if (!ks)
+            s = scores[i];
+        else if (rv.idx[i] != TOPO_NONE)
             s = ks[k++];
         scores[i] = s < 0 ? 0 : s > 10 ? 10 : s;
     }

@@ -96,8 +96,9 @@ enum tpx_code pol_filter_memo(const struct pol_ledger *l, struct pol_scope_memo 
     }
     if (led_ctx_init(&x, l, wl, memo, err) != TPX_OK)
         return err->code;
-    res->verdict = calloc(n + 1, sizeof(*res->verdict));
-    res->reason = calloc(n + 1, sizeof(*res->reason));
+    /* every entry is written below (a reason 0 where the node fits) */
+    res->verdict = malloc((n + 1) * sizeof(*res->verdict));
+    res->reason = malloc((n + 1) * sizeof(*res->reason));
     t.scope_idx = calloc(l->nscopes[wl->scope] + 1, sizeof(unsigned));
     if (!res->verdict || !res->reason || !t.scope_idx) {
         rc = tpx_err_set(err, TPX_ENOMEM, "filter: out of memory");
@@ -118,6 +119,7 @@ enum tpx_code pol_filter_memo(const struct pol_ledger *l, struct pol_scope_memo 
             v = led_judge(&x, cand[i], &code);
         }
         res->verdict[i] = v;
+        res->reason[i] = 0;
         if (v == POL_FIT) {
             res->nfit++;
             continue;
