@@ -85,7 +85,8 @@ enum tpx_code pol_filter_memo(const struct pol_ledger *l, struct pol_scope_memo 
 {
     struct ctx x;
     struct rtable t = {.ncode = 0};
-    const struct led_cell *cells;
+    struct led_cells cells;
+    bool use_cells;
     enum tpx_code rc = TPX_OK;
 
     (void)now;
@@ -106,13 +107,13 @@ enum tpx_code pol_filter_memo(const struct pol_ledger *l, struct pol_scope_memo 
     }
     res->n = n;
     /* a first member's answers come from the memo's cells (policy/index.c): a read per node */
-    cells = led_cells_apply(&x) ? led_memo_cells(&x) : NULL;
+    use_cells = led_cells_apply(&x) && led_memo_cells(&x, &cells);
     for (size_t i = 0; i < n; i++) {
         struct reason_code code;
         enum pol_verdict v;
 
-        if (cells) {
-            const struct led_cell *c = &cells[cand[i]];
+        if (use_cells) {
+            const struct led_cell *c = led_cell_at(&x, &cells, cand[i]);
             v = (enum pol_verdict)c->verdict;
             code = (struct reason_code){(enum rkind)c->kind, c->a, c->b};
         } else {

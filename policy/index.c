@@ -8,8 +8,9 @@
  * over its group's scope. Every number here is what a pass over every node (policy/scope.c,
  * led_judge, led_score_node) gives: tests/unit/policy/test_index.c holds the two side by side.
  * And, for pol_filter_memo and pol_score_memo, each node's verdict, reason code and score for a
- * first member (struct led_cell), recomputed for the scopes that changed, so a names-mode filter
- * or prioritize of 20 000 candidates costs a read per candidate (issue 14). */
+ * first member (struct led_cell), found when a call first asks for that node and kept until its
+ * scope changes, so a names-mode filter or prioritize of 20 000 candidates costs a read per
+ * candidate (issue 14), and a memo that meets a new shape costs no more than its candidates. */
 #include "policy/policy.h"
 
 #include <stdlib.h>
@@ -88,7 +89,8 @@ struct pol_scope_memo {
     bool cell_valid;
     struct part cell_part;
     struct stale_set cstale; /* the scopes whose nodes' cells wait to be found again */
-    struct led_cell *cell;
+    struct led_cell *cell;   /* per node; one is found when a call first asks for it */
+    unsigned cell_stamp;     /* what the cells found since the shape last changed carry */
     size_t cap_c;
 };
 
@@ -330,26 +332,20 @@ bool led_index_best_first(struct ctx *x, size_t *node)
     return true;
 }
 
-/* x's answer on node n: led_judge's verdict and reason code, and pol_score's score (led_score_node
- * where the node fits, else 0). */
-static struct led_cell cell_of(struct ctx *x, size_t n)
+const struct led_cell *led_cell_fill(struct ctx *x, size_t n)
 {
+    struct led_cell *c = &x->memo->cell[n];
     struct reason_code why;
     enum pol_verdict v = led_judge(x, n, &why);
     int sc = v == POL_FIT ? led_score_node(x, n) : 0;
 
-    return (struct led_cell){(unsigned char)v, (unsigned char)why.kind, (signed char)sc, why.a,
-                             why.b};
-}
-
-static void scope_cells(struct ctx *x, size_t s)
-{
-    const size_t *start = x->l->scope_start[x->e.scope];
-    const size_t *nodes = x->l->scope_nodes[x->e.scope];
-    struct led_cell *cell = x->memo->cell;
-
-    for (size_t q = start[s]; q < start[s + 1]; q++)
-        cell[nodes[q]] = cell_of(x, nodes[q]);
+    *c = (struct led_cell){x->memo->cell_stamp,
+                           (unsigned char)v,
+                           (unsigned char)why.kind,
+                           (signed char)sc,
+                           why.a,
+                           why.b};
+    return c;
 }
 
 bool led_cells_apply(const struct ctx *x)
@@ -364,27 +360,40 @@ bool led_cells_apply(const struct ctx *x)
            !x->l->pack;
 }
 
-const struct led_cell *led_memo_cells(struct ctx *x)
+bool led_memo_cells(struct ctx *x, struct led_cells *out)
 {
     struct pol_scope_memo *m = x->memo;
     const struct pol_ledger *l = x->l;
+    const size_t *start = l->scope_start[x->e.scope], *nodes = l->scope_nodes[x->e.scope];
     struct part p = part_of(x);
+    size_t cap = m->cap_c;
 
     led_compute_scopes(x);
+    if (!TPX_GROW(m->cell, m->cap_c, l->nnodes + 1))
+        return false;
+    if (m->cap_c != cap) { /* no stamp in the new room, and a fresh one for all */
+        memset(m->cell, 0, m->cap_c * sizeof(*m->cell));
+        m->cell_valid = false;
+    }
     if (!m->cell_valid || !same_part(&m->cell_part, &p)) {
-        if (!TPX_GROW(m->cell, m->cap_c, l->nnodes + 1))
-            return NULL;
-        for (size_t s = 0; s < l->nscopes[x->e.scope]; s++)
-            scope_cells(x, s);
+        /* every cell out of date at once: a new stamp (0 is none; at the wrap, clear them) */
+        if (++m->cell_stamp == 0) {
+            memset(m->cell, 0, m->cap_c * sizeof(*m->cell));
+            m->cell_stamp = 1;
+        }
         stale_clear(&m->cstale);
         m->cell_part = p;
         m->cell_valid = true;
-        return m->cell;
     }
-    for (size_t i = 0; i < m->cstale.n; i++)
-        scope_cells(x, m->cstale.list[i]);
+    for (size_t i = 0; i < m->cstale.n; i++) {
+        size_t s = m->cstale.list[i];
+        for (size_t q = start[s]; q < start[s + 1]; q++)
+            m->cell[nodes[q]].stamp = 0;
+    }
     stale_clear(&m->cstale);
-    return m->cell;
+    out->cell = m->cell;
+    out->stamp = m->cell_stamp;
+    return true;
 }
 
 /* A later member's best node: only nodes of its group's scope can fit. false when none does, or

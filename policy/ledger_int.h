@@ -331,17 +331,34 @@ enum tpx_code led_index_choose(const struct pol_ledger *l, struct pol_scope_memo
 
 /* index.c: a first member's answer on one node, as led_judge and pol_score give it */
 struct led_cell {
+    unsigned stamp;        /* struct led_cells' stamp while it holds; 0: none */
     unsigned char verdict; /* enum pol_verdict */
     unsigned char kind;    /* enum rkind of the reason, with a and b */
     signed char score;     /* 0 where the node does not fit */
     unsigned a, b;
 };
+/* The cells of a call: cell[n] holds for node n when its stamp is this stamp. */
+struct led_cells {
+    const struct led_cell *cell;
+    unsigned stamp;
+};
 /* index.c: x reads its answers from its memo's cells: a first member with intent, neither invalid
  * nor preferred, without KV peers, pack.c's rank off */
 bool led_cells_apply(const struct ctx *x);
-/* index.c: the cells (indexed by node) brought up to date for x, for which led_cells_apply holds;
- * NULL when out of memory (the caller takes the pass over its candidates) */
-const struct led_cell *led_memo_cells(struct ctx *x);
+/* index.c: x's memo's cells, those of changed scopes and of another shape let go, into *out, for
+ * an x for which led_cells_apply holds; false when out of memory (the caller then takes the pass
+ * over its candidates) */
+bool led_memo_cells(struct ctx *x, struct led_cells *out);
+/* index.c: node n's cell found for x and kept */
+const struct led_cell *led_cell_fill(struct ctx *x, size_t n);
+
+/* node n's cell for x: kept, or found now */
+static inline const struct led_cell *led_cell_at(struct ctx *x, const struct led_cells *c, size_t n)
+{
+    const struct led_cell *p = &c->cell[n];
+
+    return p->stamp == c->stamp ? p : led_cell_fill(x, n);
+}
 
 /* judge.c: the call state, the rules and their reason text */
 enum tpx_code led_ctx_init(struct ctx *x, const struct pol_ledger *l, const struct pol_workload *wl,

@@ -84,7 +84,7 @@ enum tpx_code pol_score_memo(const struct pol_ledger *l, struct pol_scope_memo *
 {
     struct ctx x;
     struct led_pack pack = {0};
-    const struct led_cell *cells;
+    struct led_cells cells;
 
     (void)now;
     for (size_t i = 0; i < n; i++) {
@@ -102,10 +102,9 @@ enum tpx_code pol_score_memo(const struct pol_ledger *l, struct pol_scope_memo *
     }
     led_compute_scopes(&x);
     /* a first member's scores come from the memo's cells (policy/index.c): a read per node */
-    cells = led_cells_apply(&x) ? led_memo_cells(&x) : NULL;
-    if (cells) {
+    if (led_cells_apply(&x) && led_memo_cells(&x, &cells)) {
         for (size_t i = 0; i < n; i++)
-            scores[i] = cells[cand[i]].score;
+            scores[i] = led_cell_at(&x, &cells, cand[i])->score;
         led_ctx_release(&x);
         return TPX_OK;
     }
