@@ -56,7 +56,8 @@ static char *reason_histogram(const struct ext_state_verdicts *v)
     struct tpx_buf b;
     struct tpx_err e = TPX_ERR_INIT;
 
-    for (size_t i = 0; v && i < v->n; i++) {
+    /* every node passing (v->nfit == v->n) leaves nothing to count */
+    for (size_t i = 0; v && v->nfit < v->n && i < v->n; i++) {
         size_t k;
         if (v->verdict[i] == POL_FIT)
             continue;
@@ -96,6 +97,8 @@ static void count_verdicts(struct ext_routes *r, const struct ext_state_verdicts
     size_t run = 0;
 
     ext_metrics_verdict(r->metrics, "fit", NULL, v->nfit);
+    if (v->nfit == v->n)
+        return; /* no reason to count */
     /* runs of equal reasons are common (5 000 nodes, a handful of reasons) */
     for (size_t i = 0; i <= v->n; i++) {
         bool end = i == v->n;

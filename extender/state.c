@@ -1175,6 +1175,11 @@ enum tpx_code ext_state_filter_res(struct ext_state *st, const struct pol_worklo
             out->res.reasons[k] = copy;
         }
     }
+    if (rv.nknown == n && out->res.nfit == n) { /* every name known and passing */
+        memset(out->reason, 0, (n ? n : 1) * sizeof(*out->reason));
+        out->nfit = n;
+        goto out;
+    }
     for (size_t i = 0, k = 0; i < n; i++) {
         out->reason[i] = NULL;
         if (rv.idx[i] == TOPO_NONE) {
@@ -1247,14 +1252,10 @@ enum tpx_code ext_state_score_res(struct ext_state *st, const struct pol_workloa
     }
     if (rc != TPX_OK)
         goto out;
-    for (size_t i = 0, k = 0; i < n; i++) {
-        int s = 0;
-        if (!ks)
-            s = scores[i];
-        else if (rv.idx[i] != TOPO_NONE)
-            s = ks[k++];
-        scores[i] = s < 0 ? 0 : s > 10 ? 10 : s;
-    }
+    for (size_t i = 0, k = 0; ks && i < n; i++)
+        scores[i] = rv.idx[i] != TOPO_NONE ? ks[k++] : 0;
+    for (size_t i = 0; i < n; i++) /* one pass without a branch (vectorised) */
+        scores[i] = scores[i] < 0 ? 0 : scores[i] > 10 ? 10 : scores[i];
 out:
     pthread_rwlock_unlock(&st->lock);
     resolved_release(&rv);

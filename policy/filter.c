@@ -110,21 +110,17 @@ enum tpx_code pol_filter_memo(const struct pol_ledger *l, struct pol_scope_memo 
     use_cells = led_cells_apply(&x) && led_memo_cells(&x, &cells);
     for (size_t i = 0; i < n; i++) {
         struct reason_code code;
-        enum pol_verdict v;
+        const struct led_cell *c = use_cells ? led_cell_at(&x, &cells, cand[i]) : NULL;
+        enum pol_verdict v = c ? (enum pol_verdict)c->verdict : led_judge(&x, cand[i], &code);
 
-        if (use_cells) {
-            const struct led_cell *c = led_cell_at(&x, &cells, cand[i]);
-            v = (enum pol_verdict)c->verdict;
-            code = (struct reason_code){(enum rkind)c->kind, c->a, c->b};
-        } else {
-            v = led_judge(&x, cand[i], &code);
-        }
         res->verdict[i] = v;
         res->reason[i] = 0;
         if (v == POL_FIT) {
             res->nfit++;
             continue;
         }
+        if (c)
+            code = (struct reason_code){(enum rkind)c->kind, c->a, c->b};
         if (!intern_reason(&x, res, &t, &code, &res->reason[i])) {
             rc = tpx_err_set(err, TPX_ENOMEM, "filter: out of memory");
             goto out;
