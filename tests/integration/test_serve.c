@@ -286,6 +286,60 @@ Test(serve, lws_tp8_pp2_lands_one_replica_per_rack)
     stop(&s);
 }
 
+/* The prioritize answer is streamed from a template per NodeNames list (issue 14): every
+ * candidate in request order, names escaped as JSON needs, integer scores, the same bytes when the
+ * list comes again (the cached template), and each host's score the same in a list of other
+ * bytes (a template of its own). */
+Test(serve, prioritize_answers_every_candidate_in_order_and_the_same_bytes_again)
+{
+    const char *args[] = {"--cluster", "racks=2,nodes-per-rack=2,gpus-per-node=8,used=3", NULL};
+    char names[5][32] = {"r01-n01", "we\"ird\\", "r02-n02", "r01-n02", "r02-n01"};
+    char back[5][32];
+    char *pod = pod_json("vllm-p-0", "u-p-0", "grp-p", 0, 2, 8, 2, 8);
+    char *req = args_json(pod, names, 5), *again, *first = NULL, *second = NULL, *other = NULL;
+    json_t *a, *b;
+    struct server s;
+
+    start(&s, args);
+    cr_assert_eq(http_call("POST", s.port, "/prioritize", req, &first), 200);
+    cr_assert_eq(http_call("POST", s.port, "/prioritize", req, &second), 200);
+    cr_expect_str_eq(second, first, "the cached list's answer is the same bytes");
+    a = json_loads(first, 0, NULL);
+    cr_assert(json_is_array(a), "a bare array: %s", first);
+    cr_assert_eq(json_array_size(a), 5);
+    for (size_t i = 0; i < 5; i++) {
+        json_t *h = json_array_get(a, i);
+        cr_expect_str_eq(json_string_value(json_object_get(h, "Host")), names[i]);
+        cr_expect(json_is_integer(json_object_get(h, "Score")));
+    }
+    cr_expect_eq(json_integer_value(json_object_get(json_array_get(a, 1), "Score")), 0,
+                 "an unknown node scores 0");
+    /* the same hosts backwards: other bytes, so another template */
+    for (size_t i = 0; i < 5; i++)
+        memcpy(back[i], names[4 - i], 32);
+    again = args_json(pod, back, 5);
+    cr_assert_eq(http_call("POST", s.port, "/prioritize", again, &other), 200);
+    b = json_loads(other, 0, NULL);
+    cr_assert(json_is_array(b), "a bare array: %s", other);
+    cr_assert_eq(json_array_size(b), 5);
+    for (size_t i = 0; i < 5; i++) {
+        json_t *h = json_array_get(b, 4 - i);
+        cr_expect_str_eq(json_string_value(json_object_get(h, "Host")), names[i]);
+        cr_expect_eq(json_integer_value(json_object_get(h, "Score")),
+                     json_integer_value(json_object_get(json_array_get(a, i), "Score")),
+                     "%s scores alike in either list", names[i]);
+    }
+    json_decref(a);
+    json_decref(b);
+    free(first);
+    free(second);
+    free(other);
+    free(again);
+    free(req);
+    free(pod);
+    stop(&s);
+}
+
 Test(serve, tp16_on_nvl_like_cliques_lands_in_one_clique)
 {
     /* one rack, two 16-GPU multi-node domains of 4 nodes x 4 GPUs */
