@@ -596,7 +596,8 @@ enum tpx_code obj_mf_expand_rbg(struct obj_manifest *m, const json_t *obj, const
                                  k == 0 ? "leader" : "worker");
                     obj_mf_extra(p, false, "rbg.workloads.x-k8s.io/component-index", "%lu", k);
                     obj_mf_extra(p, false, "rbg.workloads.x-k8s.io/component-size", "%lu", size);
-                    /* policy reads no RBG label as a group: topox's own annotations */
+                    /* policy reads these labels as a group too; the annotations say the same
+                     * (a hash key where the instance name is too long to read back) */
                     obj_mf_extra(p, true, "topox.io/group", "%s", gkey);
                     obj_mf_extra(p, true, "topox.io/group-size", "%lu", size);
                     obj_mf_extra(p, true, "topox.io/pod-index", "%lu", k);
