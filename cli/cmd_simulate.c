@@ -45,6 +45,8 @@ static const char usage[] =
     "                   blind     no rules, no holds: each pod on the first node with room\n"
     "                   pack      topox with the experimental rack rank of policy/pack.c\n"
     "                             (off in serve and plan; docs/simulate.md)\n"
+    "                   pack-term topox with the absolute per-rack packing term of\n"
+    "                             policy/pack.c (off in serve and plan; docs/simulate.md)\n"
     "                   fluid     a reference, not a placement (no rules): a group is admitted\n"
     "                             whole whenever the cluster has as many free GPUs as it\n"
     "                             needs, as if any free GPUs could be combined\n"
@@ -82,8 +84,10 @@ static int parse_policies(const struct cmd_args *a, const char *list, struct sim
         char word[32];
         snprintf(word, sizeof(word), "%.*s", (int)(len < 31 ? len : 31), p);
         if (o->npolicies == MAX_POLICIES || !pol_sim_policy_parse(word, &o->policies[o->npolicies]))
-            return cmd_args_usage_error(
-                a, "--policy: '%s' is not topox, best-fit, blind, pack, fluid or fluid-rack", word);
+            return cmd_args_usage_error(a,
+                                        "--policy: '%s' is not topox, best-fit, blind, pack, "
+                                        "pack-term, fluid or fluid-rack",
+                                        word);
         o->npolicies++;
         p += len;
         if (*p == ',')

@@ -21,6 +21,7 @@ const char *pol_sim_policy_name(enum pol_sim_policy p)
     return p == POL_SIM_BEST_FIT     ? "best-fit"
            : p == POL_SIM_BLIND      ? "blind"
            : p == POL_SIM_PACK       ? "pack"
+           : p == POL_SIM_PACK_TERM  ? "pack-term"
            : p == POL_SIM_FLUID      ? "fluid"
            : p == POL_SIM_FLUID_RACK ? "fluid-rack"
                                      : "topox";
@@ -28,8 +29,9 @@ const char *pol_sim_policy_name(enum pol_sim_policy p)
 
 bool pol_sim_policy_parse(const char *s, enum pol_sim_policy *out)
 {
-    static const enum pol_sim_policy all[] = {POL_SIM_TOPOX, POL_SIM_BEST_FIT, POL_SIM_BLIND,
-                                              POL_SIM_PACK,  POL_SIM_FLUID,    POL_SIM_FLUID_RACK};
+    static const enum pol_sim_policy all[] = {POL_SIM_TOPOX,     POL_SIM_BEST_FIT,  POL_SIM_BLIND,
+                                              POL_SIM_PACK,      POL_SIM_PACK_TERM, POL_SIM_FLUID,
+                                              POL_SIM_FLUID_RACK};
 
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
         if (strcmp(s, pol_sim_policy_name(all[i])) == 0) {
@@ -486,6 +488,8 @@ enum tpx_code pol_sim_run(const struct topo_cluster *c, const struct pol_sim_eve
     if (!s.l)
         return err->code;
     pol_ledger_set_pack(s.l, p == POL_SIM_PACK);
+    if (p == POL_SIM_PACK_TERM)
+        pol_ledger_set_pack_term(s.l, true);
     s.memo = pol_scope_memo_new();
     s.cand = malloc((s.nn + 1) * sizeof(*s.cand));
     s.scores = malloc((s.nn + 1) * sizeof(*s.scores));

@@ -31,6 +31,8 @@ enum pol_sim_policy {
     POL_SIM_BLIND,      /* no rules, no holds: every pod on the first node with room */
     POL_SIM_PACK,       /* topox with the experimental rack rank of policy/pack.c turned on
                            (pol_ledger_set_pack): off in serve and plan, kept to measure it */
+    POL_SIM_PACK_TERM,  /* topox with the absolute per-rack packing term of policy/pack.c
+                           (pol_ledger_set_pack_term): off in serve and plan, kept to measure it */
     POL_SIM_FLUID,      /* a reference, not a placement: a group is admitted whole whenever the
                            cluster has as many free accelerators as it needs, as if any free ones
                            could be combined (no rules, no topology: no fragmentation at all) */
@@ -38,8 +40,8 @@ enum pol_sim_policy {
                            free that has enough) whenever some rack has as many free as it needs */
 };
 
-/* "topox", "best-fit", "blind", "pack", "fluid", "fluid-rack"; pol_sim_policy_parse: false for
- * another word. */
+/* "topox", "best-fit", "blind", "pack", "pack-term", "fluid", "fluid-rack"; pol_sim_policy_parse:
+ * false for another word. */
 const char *pol_sim_policy_name(enum pol_sim_policy p);
 bool pol_sim_policy_parse(const char *s, enum pol_sim_policy *out);
 

@@ -81,7 +81,7 @@ Test(simulate, small_trace_json_counts)
 
     cr_assert_eq(
         run_topox((const char *[]){"simulate", "--cluster", CLUSTER, "--trace", SMALL, "--policy",
-                                   "topox,best-fit,blind,pack,fluid", "-o", "json", NULL},
+                                   "topox,best-fit,blind,pack,pack-term,fluid", "-o", "json", NULL},
                   NULL, &r),
         0);
     cr_assert_eq(r.status, 0, "%s", r.err);
@@ -100,6 +100,9 @@ Test(simulate, small_trace_json_counts)
     cr_expect_eq(num(p, "whole"), 3);
     /* pack: the same rules, so the same groups whole and rejected */
     p = policy_of(root, "pack");
+    cr_expect_eq(num(p, "whole"), 3);
+    cr_expect_eq(num(p, "rejected"), 2);
+    p = policy_of(root, "pack-term");
     cr_expect_eq(num(p, "whole"), 3);
     cr_expect_eq(num(p, "rejected"), 2);
     /* blind: b over r01-n02 and r02-n01, e over r01-n01 and r02-n02 */
@@ -183,7 +186,7 @@ Test(simulate, bad_input_exits_2_with_the_line)
         {{"simulate", "--generate", "seed=1,color=2", NULL}, NULL, "unknown key 'color'"},
         {{"simulate", "--cluster", CLUSTER, "--generate", "seed=1", "--policy", "worst", NULL},
          NULL,
-         "'worst' is not topox, best-fit, blind, pack, fluid or fluid-rack"},
+         "'worst' is not topox, best-fit, blind, pack, pack-term, fluid or fluid-rack"},
         {{"simulate", "--cluster", CLUSTER, NULL}, NULL, "give --trace FILE or --generate GEN"},
         {{"simulate", NULL}, NULL, "give --cluster SPEC and --trace FILE"},
     };
