@@ -43,6 +43,7 @@ struct pol_scope_memo {
     unsigned char *stale; /* per scope: its best waits in queue[] to be found again */
     size_t *queue, nqueue;
     struct best *tree; /* tree[leaves + s]: scope s; tree[i]: the better of its two children */
+    struct led_pack_cache *pack; /* pack.c's per-rack cache of its term (led_memo_pack_cache) */
 };
 
 struct pol_scope_memo *pol_scope_memo_new(void)
@@ -56,6 +57,8 @@ void pol_scope_memo_forget(struct pol_scope_memo *m)
         m->valid = false;
         m->best_valid = false;
         m->l = NULL;
+        led_pack_cache_free(m->pack);
+        m->pack = NULL;
     }
 }
 
@@ -73,7 +76,13 @@ void pol_scope_memo_free(struct pol_scope_memo *m)
     free(m->stale);
     free(m->queue);
     free(m->tree);
+    led_pack_cache_free(m->pack);
     free(m);
+}
+
+struct led_pack_cache **led_memo_pack_cache(struct pol_scope_memo *m)
+{
+    return &m->pack;
 }
 
 /* Arrays for ns scopes and nd domains (common/grow.h: each array of one kind doubles alike from

@@ -48,7 +48,12 @@ void pol_ledger_set_budgets(struct pol_ledger *l, unsigned long per_namespace, u
 
 void pol_ledger_set_pack(struct pol_ledger *l, bool on)
 {
-    l->pack = on;
+    l->pack = on ? LED_PACK_RANK : 0;
+}
+
+void pol_ledger_set_pack_term(struct pol_ledger *l, bool on)
+{
+    l->pack = on ? LED_PACK_TERM : 0;
 }
 
 unsigned long pol_ledger_budget_refusals(const struct pol_ledger *l)
