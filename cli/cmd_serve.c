@@ -251,7 +251,7 @@ static struct topo_cluster *load_cluster(struct ext_config *cfg, struct tpx_err 
  * for Bindings and Events. With clusterSource auto and no API configuration at all, serve runs
  * standalone (*use_api false) unless bind mode api needs the API. */
 static enum tpx_code start_api(struct ext_config *cfg, struct ext_state *state,
-                               struct kube_config *kcfg, bool *use_api,
+                               struct ext_metrics *metrics, struct kube_config *kcfg, bool *use_api,
                                struct ext_state_feed **feed, struct kube_watch **watch,
                                struct ext_binder **binder, struct tpx_err *err)
 {
@@ -291,6 +291,7 @@ static enum tpx_code start_api(struct ext_config *cfg, struct ext_state *state,
             return err->code;
         ext_state_feed_sink(*feed, &sink);
         ext_state_feed_watch_dra(*feed, cfg->dra);
+        ext_state_feed_set_metrics(*feed, metrics);
         memset(&wc, 0, sizeof(wc));
         wc.dra = cfg->dra;
         wc.backoff_max_ms = cfg->api_backoff_max_s * 1000;
@@ -411,7 +412,7 @@ int cmd_serve(int argc, char **argv)
     if (cluster && ext_state_set_cluster(state, cluster, &err) != TPX_OK)
         goto fail;
     ext_state_set_scheduler(state, cfg.scheduler_name);
-    if (start_api(&cfg, state, &kcfg, &use_api, &feed, &watch, &binder, &err) != TPX_OK)
+    if (start_api(&cfg, state, metrics, &kcfg, &use_api, &feed, &watch, &binder, &err) != TPX_OK)
         goto fail;
     if (!cluster && !use_api)
         TPX_LOG(TPX_WARN, "no --nodes, --cluster or API server: not ready until Node objects "

@@ -18,7 +18,7 @@
 
 static const char usage[] =
     "usage: topox simulate --cluster SPEC (--trace FILE | --generate GEN)\n"
-    "                      [--policy LIST] [-o table|json] [--svg FILE]\n"
+    "                      [--policy LIST] [-o table|json] [--by-shape] [--svg FILE]\n"
     "       topox simulate --generate GEN\n"
     "\n"
     "Replay a trace of LeaderWorkerSet-like groups arriving and leaving on a synthetic cluster,\n"
@@ -45,7 +45,16 @@ static const char usage[] =
     "                   blind     no rules, no holds: each pod on the first node with room\n"
     "                   pack      topox with the experimental rack rank of policy/pack.c\n"
     "                             (off in serve and plan; docs/simulate.md)\n"
+    "                   pack-term topox with the absolute per-rack packing term of\n"
+    "                             policy/pack.c (off in serve and plan; docs/simulate.md)\n"
+    "                   fluid     a reference, not a placement (no rules): a group is admitted\n"
+    "                             whole whenever the cluster has as many free GPUs as it\n"
+    "                             needs, as if any free GPUs could be combined\n"
+    "                   fluid-rack  the same, when some rack has as many free GPUs\n"
     "  -o, --output FMT table (default) or json\n"
+    "  --by-shape       also print, per policy and group shape, the groups that arrived, were\n"
+    "                   placed whole and were rejected: with room in the cluster, and of those\n"
+    "                   with room in one rack (-o json always has them)\n"
     "  --svg FILE       also write the stranded share of the cluster over time, one curve per\n"
     "                   policy\n"
     "  -h, --help       this text\n"
@@ -60,6 +69,7 @@ struct sim_opts {
     const char *generate;
     const char *output;
     const char *svg;
+    bool by_shape;
     enum pol_sim_policy policies[MAX_POLICIES];
     size_t npolicies;
 };
@@ -74,7 +84,9 @@ static int parse_policies(const struct cmd_args *a, const char *list, struct sim
         char word[32];
         snprintf(word, sizeof(word), "%.*s", (int)(len < 31 ? len : 31), p);
         if (o->npolicies == MAX_POLICIES || !pol_sim_policy_parse(word, &o->policies[o->npolicies]))
-            return cmd_args_usage_error(a, "--policy: '%s' is not topox, best-fit, blind or pack",
+            return cmd_args_usage_error(a,
+                                        "--policy: '%s' is not topox, best-fit, blind, pack, "
+                                        "pack-term, fluid or fluid-rack",
                                         word);
         o->npolicies++;
         p += len;
@@ -88,7 +100,7 @@ static int parse_policies(const struct cmd_args *a, const char *list, struct sim
 
 static int parse(int argc, char **argv, struct sim_opts *o)
 {
-    enum { OPT_CLUSTER = 256, OPT_TRACE, OPT_GENERATE, OPT_POLICY, OPT_SVG };
+    enum { OPT_CLUSTER = 256, OPT_TRACE, OPT_GENERATE, OPT_POLICY, OPT_SVG, OPT_BY_SHAPE };
     static const struct option opts[] = {
         {"cluster", required_argument, NULL, OPT_CLUSTER},
         {"trace", required_argument, NULL, OPT_TRACE},
@@ -96,6 +108,7 @@ static int parse(int argc, char **argv, struct sim_opts *o)
         {"policy", required_argument, NULL, OPT_POLICY},
         {"output", required_argument, NULL, 'o'},
         {"svg", required_argument, NULL, OPT_SVG},
+        {"by-shape", no_argument, NULL, OPT_BY_SHAPE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -126,6 +139,9 @@ static int parse(int argc, char **argv, struct sim_opts *o)
             break;
         case OPT_SVG:
             o->svg = optarg;
+            break;
+        case OPT_BY_SHAPE:
+            o->by_shape = true;
             break;
         }
     }
@@ -171,6 +187,38 @@ static void print_table(const struct pol_sim_result *res, size_t n, size_t neven
     }
 }
 
+/* --by-shape: where each policy's rejections come from, one row per group shape. */
+static void print_shapes(const struct pol_sim_result *res, size_t n)
+{
+    printf("\n%-10s %-12s %7s %6s %8s %9s %9s\n", "POLICY", "SHAPE", "ARRIVED", "WHOLE", "REJECTED",
+           "WITH-ROOM", "IN-A-RACK");
+    for (size_t i = 0; i < n; i++) {
+        for (size_t k = 0; k < res[i].nshapes; k++) {
+            const struct pol_sim_shape *sh = &res[i].shapes[k];
+            char name[48];
+            snprintf(name, sizeof(name), "%ux%u tp%u pp%u", sh->pods, sh->gpus, sh->tp, sh->pp);
+            printf("%-10s %-12s %7zu %6zu %8zu %9zu %9zu\n", pol_sim_policy_name(res[i].policy),
+                   name, sh->arrived, sh->whole, sh->rejected, sh->with_room, sh->with_rack_room);
+        }
+    }
+}
+
+static enum tpx_code render_shapes_json(const struct pol_sim_result *r, struct tpx_buf *out,
+                                        struct tpx_err *err)
+{
+    for (size_t k = 0; k < r->nshapes; k++) {
+        const struct pol_sim_shape *sh = &r->shapes[k];
+        if (tpx_buf_addf(out, err,
+                         "%s{\"pods\":%u,\"gpus\":%u,\"tp\":%u,\"pp\":%u,\"groups\":%zu,"
+                         "\"whole\":%zu,\"rejected\":%zu,\"rejected_with_room\":%zu,"
+                         "\"rejected_with_rack_room\":%zu}",
+                         k ? "," : "", sh->pods, sh->gpus, sh->tp, sh->pp, sh->arrived, sh->whole,
+                         sh->rejected, sh->with_room, sh->with_rack_room) != TPX_OK)
+            return err->code;
+    }
+    return TPX_OK;
+}
+
 static enum tpx_code render_json(const struct pol_sim_result *res, size_t n, size_t nevents,
                                  struct tpx_buf *out, struct tpx_err *err)
 {
@@ -185,11 +233,14 @@ static enum tpx_code render_json(const struct pol_sim_result *res, size_t n, siz
                 "\"tp_split\":%zu,\"half\":%zu,\"rejected\":%zu,\"rejected_with_room\":%zu,"
                 "\"whole_gpus\":%zu,"
                 "\"gpu_hours_used\":%.3f,\"gpu_hours_stranded\":%.3f,"
-                "\"mean_fragmentation\":%.4f,\"samples\":[",
+                "\"mean_fragmentation\":%.4f,\"shapes\":[",
                 i ? "," : "", pol_sim_policy_name(res[i].policy), c->arrived, c->whole,
                 c->cross_rack, c->tp_split, c->half, c->rejected, c->rejected_with_room,
                 c->whole_gpus, c->gpu_hours_used, c->gpu_hours_stranded,
                 mean_frag(&res[i])) != TPX_OK)
+            return err->code;
+        if (render_shapes_json(&res[i], out, err) != TPX_OK ||
+            tpx_buf_adds(out, "],\"samples\":[", err) != TPX_OK)
             return err->code;
         for (size_t k = 0; k < res[i].nsamples; k++) {
             const struct pol_sim_sample *s = &res[i].samples[k];
@@ -335,6 +386,8 @@ static int replay(const struct sim_opts *o, const struct pol_sim_event *ev, size
         fwrite(out.data, 1, out.len, stdout);
     } else {
         print_table(res, done, n);
+        if (o->by_shape)
+            print_shapes(res, done);
     }
     status = CMD_OK;
     if (o->svg) {

@@ -72,6 +72,24 @@ bool tpx_map_get_num(const struct tpx_map *m, const char *key, size_t *out);
 enum tpx_code tpx_map_put(struct tpx_map *m, const char *key, void *val, struct tpx_err *err);
 enum tpx_code tpx_map_put_num(struct tpx_map *m, const char *key, size_t val, struct tpx_err *err);
 
+/* For a map of indexes into an array: the count stored under key, or none when absent or key is
+ * NULL (topology's TOPO_NONE, say). */
+static inline size_t tpx_map_index(const struct tpx_map *m, const char *key, size_t none)
+{
+    size_t v;
+
+    return tpx_map_get_num(m, key, &v) ? v : none;
+}
+
+/* tpx_map_put_num for a caller that words the failure itself: false on ENOMEM, the map then
+ * unchanged. */
+static inline bool tpx_map_put_index(struct tpx_map *m, const char *key, size_t val)
+{
+    struct tpx_err err = TPX_ERR_INIT;
+
+    return tpx_map_put_num(m, key, val, &err) == TPX_OK;
+}
+
 /* Remove key. true when it was there, with its value in *old (old may be NULL). Never shrinks or
  * moves other entries, so it is safe while iterating with tpx_map_next(). */
 bool tpx_map_del(struct tpx_map *m, const char *key, union tpx_map_val *old);

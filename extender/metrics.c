@@ -34,6 +34,7 @@ struct ext_metrics {
     size_t nreasons;
     unsigned long long uncertain[3];                    /* by action: prefer, reject, ignore */
     unsigned long long uncertain_seen[UNCERTAIN_SLOTS]; /* hashes of groups already counted */
+    unsigned long long dra_rebuilds;
 };
 
 const char *ext_metrics_verb_name(enum ext_metrics_verb v)
@@ -172,6 +173,13 @@ bool ext_metrics_layout_seen(struct ext_metrics *m, const char *group_key, bool 
     return first;
 }
 
+void ext_metrics_dra_rebuild(struct ext_metrics *m)
+{
+    pthread_mutex_lock(&m->lock);
+    m->dra_rebuilds++;
+    pthread_mutex_unlock(&m->lock);
+}
+
 enum tpx_code ext_metrics_render(struct ext_metrics *m, struct tpx_buf *out, struct tpx_err *err)
 {
     enum tpx_code rc = TPX_OK;
@@ -237,6 +245,13 @@ enum tpx_code ext_metrics_render(struct ext_metrics *m, struct tpx_buf *out, str
     for (size_t a = 0; a < 3 && rc == TPX_OK; a++)
         rc = tpx_buf_addf(out, err, "topox_uncertain_layouts_total{action=\"%s\"} %llu\n",
                           uncertain_actions[a], m->uncertain[a]);
+    if (rc == TPX_OK)
+        rc = tpx_buf_addf(out, err,
+                          "# HELP topox_dra_view_rebuilds_total Times the DRA view (slices, "
+                          "claims, classes, ComputeDomains) was built anew: after each list and "
+                          "each burst of watch events.\n# TYPE topox_dra_view_rebuilds_total "
+                          "counter\ntopox_dra_view_rebuilds_total %llu\n",
+                          m->dra_rebuilds);
     pthread_mutex_unlock(&m->lock);
     return rc;
 }

@@ -50,6 +50,9 @@ void ext_metrics_verdict(struct ext_metrics *m, const char *verdict, const char 
 bool ext_metrics_layout_seen(struct ext_metrics *m, const char *group_key, bool certain,
                              const char *action);
 
+/* The watch's DRA view (extender/state_feed.c) was built anew: topox_dra_view_rebuilds_total. */
+void ext_metrics_dra_rebuild(struct ext_metrics *m);
+
 /* Append every counter and histogram in the text format. */
 enum tpx_code ext_metrics_render(struct ext_metrics *m, struct tpx_buf *out, struct tpx_err *err);
 

@@ -82,6 +82,7 @@ struct ext_state_feed {
     pthread_rwlock_t dra_lock; /* the filter reads `dra` while a refresh replaces it */
     struct obj_dra dra;
     unsigned long dra_refreshes;
+    struct ext_metrics *metrics; /* NULL: none */
 };
 
 /* A node as the feed got it; every string of info lives in str. */
@@ -690,6 +691,8 @@ static void dra_refresh(struct ext_state_feed *f)
 
     f->dra_dirty = false;
     f->dra_refreshes++;
+    if (f->metrics)
+        ext_metrics_dra_rebuild(f->metrics);
     obj_dra_init(&nd);
     for (int k = 0; k < NDRA; k++) {
         json_object_foreach(f->dra_objs[k], key, obj)
@@ -784,7 +787,10 @@ static bool in_pod_list(void *ctx, const char *uid)
     return json_object_get(f->seen, uid) != NULL || strncmp(uid, DRA_UID, strlen(DRA_UID)) == 0;
 }
 
-/* After a callback: refresh DRA when something changed and no list of this kind is running. */
+/* Refresh DRA when something changed and no list of this kind is running: after a list, and
+ * after a burst of watch events (drained), never per event: a burst of 1 000 claim events
+ * rebuilds the view once per read, not 1 000 times. A filter sees the view of the last completed
+ * list and of every burst delivered before it. */
 static void maybe_refresh(struct ext_state_feed *f, enum kube_kind kind)
 {
     if (f->dra_on && f->dra_dirty && !f->in_list[kind])
@@ -803,8 +809,7 @@ static void on_upsert(void *ctx, enum kube_kind kind, json_t *obj)
         if (f->in_list[kind])
             json_object_set_new(f->dra_seen[kind - KUBE_KIND_SLICE], key, json_true());
         json_object_set(f->dra_objs[kind - KUBE_KIND_SLICE], key, obj);
-        f->dra_dirty = true;
-        maybe_refresh(f, kind);
+        f->dra_dirty = true; /* refreshed when the burst or the list ends */
         return;
     }
     if (kind == KUBE_KIND_POD) {
@@ -813,7 +818,6 @@ static void on_upsert(void *ctx, enum kube_kind kind, json_t *obj)
         if (f->in_list[kind] && uid)
             json_object_set_new(f->seen, uid, json_true());
         apply_pod(f, obj);
-        maybe_refresh(f, kind);
         return;
     }
     {
@@ -867,7 +871,12 @@ static void on_remove(void *ctx, enum kube_kind kind, json_t *obj)
     } else {
         drop_node(f, meta(obj, "name"));
     }
-    maybe_refresh(f, kind);
+}
+
+/* The watch delivered every event of one read: the burst is over. */
+static void on_drained(void *ctx, enum kube_kind kind)
+{
+    maybe_refresh(ctx, kind);
 }
 
 static void on_synced(void *ctx, enum kube_kind kind)
@@ -1000,11 +1009,17 @@ void ext_state_feed_sink(struct ext_state_feed *f, struct kube_watch_sink *out)
     out->upsert = on_upsert;
     out->remove = on_remove;
     out->synced = on_synced;
+    out->drained = on_drained;
 }
 
 void ext_state_feed_watch_dra(struct ext_state_feed *f, bool on)
 {
     f->dra_on = on;
+}
+
+void ext_state_feed_set_metrics(struct ext_state_feed *f, struct ext_metrics *m)
+{
+    f->metrics = m;
 }
 
 void ext_state_feed_pod_facts(void *ctx, const void *pod, struct pol_pod_facts *facts, char *res,

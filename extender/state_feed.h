@@ -2,7 +2,8 @@
 /* extender/state_feed.h - the watch's sink that feeds extender/state: Node objects become
  * ext_state_upsert_nodes()/ext_state_remove_node(), bound Pods (not Succeeded/Failed) become
  * ext_state_upsert_pod()/ext_state_remove_pod(), ResourceSlices, ResourceClaims, DeviceClasses
- * and ComputeDomains change nodes' capacity and pods' demand (objects/dra.c), and the state turns
+ * and ComputeDomains change nodes' capacity and pods' demand (objects/dra.c: the view is built
+ * anew after each list and each burst of watch events, not per event), and the state turns
  * ready once every watched kind has been listed in full. A relist replaces what the state knew:
  * objects missing from the new list are removed. */
 #ifndef TPX_EXTENDER_STATE_FEED_H
@@ -11,6 +12,7 @@
 #include <stddef.h>
 
 #include "common/err.h"
+#include "extender/metrics.h"
 #include "extender/state.h"
 #include "kube/watch.h"
 #include "topology/labels.h"
@@ -34,6 +36,10 @@ void ext_state_feed_sink(struct ext_state_feed *f, struct kube_watch_sink *out);
  * (its claims' requests, or the claim behind its extended resource); and readiness waits for the
  * DRA kinds' first lists as well. */
 void ext_state_feed_watch_dra(struct ext_state_feed *f, bool on);
+
+/* Count each rebuild of the DRA view in m (topox_dra_view_rebuilds_total; borrowed, it must
+ * outlive the feed; NULL: none). Call before the watch starts. */
+void ext_state_feed_set_metrics(struct ext_state_feed *f, struct ext_metrics *m);
 
 /* The ext_codec_opts.pod_facts hook (ctx: the feed): a pod's claim demand, from the claims and
  * DeviceClasses watched, added to its facts as `plan` adds it (obj_dra_facts_demand()). A claim

@@ -396,10 +396,20 @@ static bool on_event(void *ctx, const char *line, size_t len)
 static bool on_data(void *ctx, const char *p, size_t n)
 {
     struct kind_loop *l = ctx;
+    struct kube_watch *w = l->w;
     struct tpx_err e = TPX_ERR_INIT;
+    unsigned long before = l->st.events; /* only this thread changes it */
+    enum tpx_code rc;
 
     l->got_bytes = true;
-    if (kube_watch_lines_feed(&l->lines, p, n, on_event, l, &e) != TPX_OK) {
+    rc = kube_watch_lines_feed(&l->lines, p, n, on_event, l, &e);
+    if (l->st.events != before && w->sink.drained) {
+        /* every event of this read is delivered: the burst ends here */
+        lock(w);
+        w->sink.drained(w->sink.ctx, l->kind);
+        unlock_and_signal(w);
+    }
+    if (rc != TPX_OK) {
         tpx_err_set(&l->serr, e.code, "watch %s: %s", base_path(l->kind), e.msg);
         l->broken = true;
         return false;

@@ -43,7 +43,10 @@ const char *kube_kind_path(enum kube_kind kind);
  * whole), then synced(kind) once the last page came back. A list that fails half way ends without
  * synced; the retry starts with reset again. So the consumer applies items as they come, remembers
  * what it saw since reset, and at synced removes what the list lacked. Watch events then arrive as
- * upsert (ADDED, MODIFIED) and remove (DELETED). Bookmarks are not delivered. A DRA kind whose
+ * upsert (ADDED, MODIFIED) and remove (DELETED), and after the events of one read from the
+ * stream have all been delivered, drained(kind) once: what the server sent together (a burst)
+ * ends with one drained, so a consumer can do per burst what it need not do per event.
+ * Bookmarks are not delivered. A DRA kind whose
  * LIST answers 404 (a server older than resource.k8s.io/v1, or no ComputeDomain CRD) is
  * delivered as an empty list (reset, synced) and listed again after backoff_max_ms. After each
  * completed list the watch calls malloc_trim(0) (glibc) to return the freed page memory to the OS.
@@ -54,6 +57,7 @@ struct kube_watch_sink {
     void (*upsert)(void *ctx, enum kube_kind kind, json_t *obj);
     void (*remove)(void *ctx, enum kube_kind kind, json_t *obj);
     void (*synced)(void *ctx, enum kube_kind kind);
+    void (*drained)(void *ctx, enum kube_kind kind);
 };
 
 /* What to watch and how. Zero fields take the defaults. */

@@ -470,7 +470,8 @@ static void rbg_env(struct obj_manifest_pod *p, const char *rbg, const char *rol
                     unsigned long size, const char *svc, const char *ns)
 {
     if (lwp) {
-        obj_mf_inject(p, "RBG_COMPONENT_INDEX", "%lu", comp);
+        /* fieldRef component-id: the leader 0, worker k (1-based pod index) k - 1 */
+        obj_mf_inject(p, "RBG_COMPONENT_INDEX", "%lu", comp == 0 ? 0 : comp - 1);
         obj_mf_inject(p, "RBG_COMPONENT_NAME", "%s", comp == 0 ? "leader" : "worker");
     }
     obj_mf_inject(p, "RBG_GROUP_NAME", "%s", rbg);
@@ -594,9 +595,14 @@ enum tpx_code obj_mf_expand_rbg(struct obj_manifest *m, const json_t *obj, const
                     obj_mf_extra(p, false, "rbg.workloads.x-k8s.io/role-instance-index", "%lu", i);
                     obj_mf_extra(p, false, "rbg.workloads.x-k8s.io/component-name", "%s",
                                  k == 0 ? "leader" : "worker");
+                    /* RBG InitComponentPodLabels: component-id counts
+                     * each component from 0, component-index is the pod's place (workers + 1) */
+                    obj_mf_extra(p, false, "rbg.workloads.x-k8s.io/component-id", "%lu",
+                                 k == 0 ? 0 : k - 1);
                     obj_mf_extra(p, false, "rbg.workloads.x-k8s.io/component-index", "%lu", k);
                     obj_mf_extra(p, false, "rbg.workloads.x-k8s.io/component-size", "%lu", size);
-                    /* policy reads no RBG label as a group: topox's own annotations */
+                    /* policy reads these labels as a group too; the annotations say the same
+                     * (a hash key where the instance name is too long to read back) */
                     obj_mf_extra(p, true, "topox.io/group", "%s", gkey);
                     obj_mf_extra(p, true, "topox.io/group-size", "%lu", size);
                     obj_mf_extra(p, true, "topox.io/pod-index", "%lu", k);

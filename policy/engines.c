@@ -14,7 +14,8 @@
 #include "common/str.h"
 
 #define LWS "leaderworkerset.sigs.k8s.io/"
-#define RBG "rolebasedgroup.workloads.x-k8s.io/"
+#define RBG1 "rolebasedgroup.workloads.x-k8s.io/" /* RoleBasedGroup v1alpha1 */
+#define RBG2 "rbg.workloads.x-k8s.io/"            /* RoleBasedGroup v1alpha2 */
 
 enum fld {
     F_TP,       /* the engine's tensor-parallel size */
@@ -300,16 +301,28 @@ struct envset {
     char *store;
 };
 
-/* The variables the controllers inject, from the labels and annotations they set with them:
- * LWS (pkg/utils/pod: LWS_LEADER_ADDRESS, LWS_GROUP_SIZE, LWS_WORKER_INDEX) and RoleBasedGroup
- * (sgl-project/rbg api/workloads/constants/env.go: RBG_GROUP_NAME, RBG_ROLE_NAME, RBG_ROLE_INDEX,
- * RBG_LWP_LEADER_ADDRESS, RBG_LWP_GROUP_SIZE, RBG_LWP_WORKER_INDEX). Addresses are names, never
- * numbers: known to be set, value unknown. They come first, as the controllers put them. */
+/* The variables the controllers inject, from the labels and annotations they set with them.
+ * LWS (pkg/utils/pod): LWS_LEADER_ADDRESS, LWS_GROUP_SIZE, LWS_WORKER_INDEX. RoleBasedGroup has
+ * two generations, each with its own labels and its own names (sgl-project/rbg
+ * doc/reference/variables.md, v1alpha1 -> v1alpha2 migration guide):
+ * - v1alpha1 (rolebasedgroup.workloads.x-k8s.io/{name,role}; pods of a StatefulSet, Deployment
+ *   or LeaderWorkerSet, so a leader-worker role also has the LWS labels and LWS_*): GROUP_NAME,
+ *   ROLE_NAME, ROLE_INDEX (apps.kubernetes.io/pod-index), pkg/discovery env_builder.go then;
+ * - v1alpha2 (rbg.workloads.x-k8s.io/...; api/workloads/constants/env.go, pkg/discovery
+ *   env_builder.go): RBG_GROUP_NAME, RBG_ROLE_NAME, RBG_ROLE_INDEX (role-instance-index, or
+ *   apps.kubernetes.io/pod-index for a StatefulSet), on RoleInstance pods RBG_ROLE_INSTANCE_NAME,
+ *   RBG_COMPONENT_NAME, RBG_COMPONENT_INDEX (component-id), and for a leaderWorkerPattern
+ *   (BuildLwsEnv) RBG_LWP_LEADER_ADDRESS, RBG_LWP_WORKER_INDEX (component-index) and
+ *   RBG_LWP_GROUP_SIZE (component-size).
+ * A variable whose label is missing is set but unknown, as is an address (a name, never a number).
+ * They come first, as the controllers put them. */
 static size_t injected(const struct pol_pod_facts *f, struct tpx_env_var *out)
 {
     const char *size = kv_get(f->annotations, f->nannotations, LWS "size");
     const char *widx = kv_get(f->labels, f->nlabels, LWS "worker-index");
-    const char *rbg = kv_get(f->labels, f->nlabels, RBG "name");
+    const char *pidx = kv_get(f->labels, f->nlabels, "apps.kubernetes.io/pod-index");
+    const char *rbg1 = kv_get(f->labels, f->nlabels, RBG1 "name");
+    const char *rbg2 = kv_get(f->labels, f->nlabels, RBG2 "group-name");
     size_t n = 0;
 
     if (size || widx || kv_get(f->labels, f->nlabels, LWS "name")) {
@@ -317,19 +330,38 @@ static size_t injected(const struct pol_pod_facts *f, struct tpx_env_var *out)
         out[n++] = (struct tpx_env_var){"LWS_GROUP_SIZE", size};
         out[n++] = (struct tpx_env_var){"LWS_WORKER_INDEX", widx};
     }
-    if (rbg) {
-        out[n++] = (struct tpx_env_var){"RBG_GROUP_NAME", rbg};
-        out[n++] = (struct tpx_env_var){"RBG_ROLE_NAME", kv_get(f->labels, f->nlabels, RBG "role")};
-        out[n++] = (struct tpx_env_var){
-            "RBG_ROLE_INDEX", kv_get(f->labels, f->nlabels, "apps.kubernetes.io/pod-index")};
-        out[n++] = (struct tpx_env_var){"RBG_LWP_LEADER_ADDRESS", NULL};
-        out[n++] = (struct tpx_env_var){"RBG_LWP_GROUP_SIZE", size};
-        out[n++] = (struct tpx_env_var){"RBG_LWP_WORKER_INDEX", widx};
+    if (rbg1) {
+        out[n++] = (struct tpx_env_var){"GROUP_NAME", rbg1};
+        out[n++] = (struct tpx_env_var){"ROLE_NAME", kv_get(f->labels, f->nlabels, RBG1 "role")};
+        out[n++] = (struct tpx_env_var){"ROLE_INDEX", pidx};
+    }
+    if (rbg2) {
+        const char *inst = kv_get(f->labels, f->nlabels, RBG2 "role-instance-name");
+        const char *iidx = kv_get(f->labels, f->nlabels, RBG2 "role-instance-index");
+
+        out[n++] = (struct tpx_env_var){"RBG_GROUP_NAME", rbg2};
+        out[n++] =
+            (struct tpx_env_var){"RBG_ROLE_NAME", kv_get(f->labels, f->nlabels, RBG2 "role-name")};
+        out[n++] = (struct tpx_env_var){"RBG_ROLE_INDEX", inst ? iidx : pidx};
+        if (inst) {
+            out[n++] = (struct tpx_env_var){"RBG_ROLE_INSTANCE_NAME", inst};
+            out[n++] = (struct tpx_env_var){"RBG_COMPONENT_NAME",
+                                            kv_get(f->labels, f->nlabels, RBG2 "component-name")};
+            out[n++] = (struct tpx_env_var){"RBG_COMPONENT_INDEX",
+                                            kv_get(f->labels, f->nlabels, RBG2 "component-id")};
+        }
+        if (kv_get(f->labels, f->nlabels, RBG2 "component-size")) {
+            out[n++] = (struct tpx_env_var){"RBG_LWP_LEADER_ADDRESS", NULL};
+            out[n++] = (struct tpx_env_var){"RBG_LWP_WORKER_INDEX",
+                                            kv_get(f->labels, f->nlabels, RBG2 "component-index")};
+            out[n++] = (struct tpx_env_var){"RBG_LWP_GROUP_SIZE",
+                                            kv_get(f->labels, f->nlabels, RBG2 "component-size")};
+        }
     }
     return n;
 }
 
-#define ENV_INJECTED_MAX 9
+#define ENV_INJECTED_MAX 15 /* LWS 3 + RBG v1alpha1 3 + v1alpha2 9 */
 #define ENV_STORE ((size_t)64 << 10)
 
 static enum tpx_code env_build(const struct pol_pod_facts *f, struct envset *es,

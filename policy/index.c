@@ -92,6 +92,7 @@ struct pol_scope_memo {
     struct led_cell *cell;   /* per node; one is found when a call first asks for it */
     unsigned cell_stamp;     /* what the cells found since the shape last changed carry */
     size_t cap_c;
+    struct led_pack_cache *pack; /* pack.c's per-rack cache of its term (led_memo_pack_cache) */
 };
 
 struct pol_scope_memo *pol_scope_memo_new(void)
@@ -106,6 +107,8 @@ void pol_scope_memo_forget(struct pol_scope_memo *m)
         m->best_valid = false;
         m->cell_valid = false;
         m->l = NULL;
+        led_pack_cache_free(m->pack);
+        m->pack = NULL;
     }
 }
 
@@ -126,7 +129,13 @@ void pol_scope_memo_free(struct pol_scope_memo *m)
     free(m->cstale.list);
     free(m->tree);
     free(m->cell);
+    led_pack_cache_free(m->pack);
     free(m);
+}
+
+struct led_pack_cache **led_memo_pack_cache(struct pol_scope_memo *m)
+{
+    return &m->pack;
 }
 
 /* Arrays for ns scopes and nd domains (common/grow.h: each array of one kind doubles alike from

@@ -22,28 +22,14 @@
  * common/map's seeded map (keys borrowed from the records), so UIDs and group keys a tenant picks
  * cannot be made to collide. */
 
-static size_t map_get(const struct tpx_map *m, const char *key)
-{
-    size_t v;
-
-    return tpx_map_get_num(m, key, &v) ? v : TOPO_NONE;
-}
-
-static bool map_put(struct tpx_map *m, const char *key, size_t val)
-{
-    struct tpx_err err = TPX_ERR_INIT;
-
-    return tpx_map_put_num(m, key, val, &err) == TPX_OK;
-}
-
 size_t led_group_find(const struct pol_ledger *l, const char *key)
 {
-    return map_get(&l->gmap, key);
+    return tpx_map_index(&l->gmap, key, TOPO_NONE);
 }
 
 size_t led_pod_find(const struct pol_ledger *l, const char *uid)
 {
-    return map_get(&l->pmap, uid);
+    return tpx_map_index(&l->pmap, uid, TOPO_NONE);
 }
 
 /* --- capacity -----------------------------------------------------------------------------------
@@ -62,7 +48,12 @@ void pol_ledger_set_budgets(struct pol_ledger *l, unsigned long per_namespace, u
 
 void pol_ledger_set_pack(struct pol_ledger *l, bool on)
 {
-    l->pack = on;
+    l->pack = on ? LED_PACK_RANK : 0;
+}
+
+void pol_ledger_set_pack_term(struct pol_ledger *l, bool on)
+{
+    l->pack = on ? LED_PACK_TERM : 0;
 }
 
 unsigned long pol_ledger_budget_refusals(const struct pol_ledger *l)
@@ -434,7 +425,7 @@ size_t led_new_group(struct pol_ledger *l, const char *key, const char *display,
             /* the map borrows keys from the records, which just moved */
             tpx_map_clear(&l->gmap);
             for (size_t i = 0; i < l->ngroups; i++) {
-                if (l->groups[i].live && !map_put(&l->gmap, l->groups[i].key, i))
+                if (l->groups[i].live && !tpx_map_put_index(&l->gmap, l->groups[i].key, i))
                     return TOPO_NONE;
             }
         }
@@ -452,7 +443,7 @@ size_t led_new_group(struct pol_ledger *l, const char *key, const char *display,
     g->live = true;
     g->rack = TOPO_NONE;
     g->scope_id = TOPO_NONE;
-    if (!map_put(&l->gmap, g->key, gi)) {
+    if (!tpx_map_put_index(&l->gmap, g->key, gi)) {
         group_release(g);
         return TOPO_NONE;
     }
@@ -492,7 +483,7 @@ size_t led_new_pod(struct pol_ledger *l, const char *uid, const char *name)
     p->name = strdup(name ? name : uid);
     p->group = TOPO_NONE;
     p->slot = NO_SLOT;
-    if (!p->uid || !p->name || !map_put(&l->pmap, p->uid, pi)) {
+    if (!p->uid || !p->name || !tpx_map_put_index(&l->pmap, p->uid, pi)) {
         free(p->uid);
         free(p->name);
         p->uid = p->name = NULL;
@@ -514,7 +505,7 @@ void led_kill_pod(struct pol_ledger *l, size_t pi)
 
 bool pol_ledger_forget_pod(struct pol_ledger *l, const char *uid)
 {
-    size_t pi = map_get(&l->pmap, uid);
+    size_t pi = tpx_map_index(&l->pmap, uid, TOPO_NONE);
     struct pod *p;
 
     if (pi == TOPO_NONE)
@@ -693,7 +684,7 @@ struct pol_ledger *pol_ledger_rebase(const struct pol_ledger *l, const struct to
         p->slot = op->slot;
         led_account(n, &w, p->accel, +1, false);
         if (op->group != TOPO_NONE) {
-            size_t ngi = map_get(&n->gmap, l->groups[op->group].key);
+            size_t ngi = tpx_map_index(&n->gmap, l->groups[op->group].key, TOPO_NONE);
             struct group *ng = &n->groups[ngi];
             p->group = ngi;
             ng->placed++;

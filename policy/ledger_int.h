@@ -19,6 +19,8 @@
 #define NO_SLOT (-1)
 #define LED_CHANGE_RING 256
 #define LED_SLOT_LIST 8
+#define LED_PACK_RANK 1
+#define LED_PACK_TERM 2
 
 /* --- records ------------------------------------------------------------------------------------
  */
@@ -105,7 +107,8 @@ struct pol_ledger {
     unsigned long held;                  /* accelerators reserved, all groups */
     unsigned long budget_ns, budget_all; /* pol_ledger_set_budgets(); 0: no limit */
     unsigned long budget_refused;        /* holds not made for a budget */
-    bool pack;                           /* pol_ledger_set_pack(): pack.c's rank is on */
+    unsigned char pack;                  /* LED_PACK_RANK: pol_ledger_set_pack(); LED_PACK_TERM:
+                                            pol_ledger_set_pack_term() (pack.c); 0: best fit */
     /* The placement index (policy/index.c). Per scope kind: each scope's nodes in index order
      * (scope_nodes[k][scope_start[k][s]] up to scope_start[k][s + 1]) and a change count per scope,
      * bumped by every change on a node of the scope or of a multi-node domain with a node there;
@@ -314,6 +317,12 @@ void led_scopes_all(struct ctx *x);
 /* scope.c: the same for the scopes whose numbers are in dirty[0, ndirty), on zeroed entries (and
  * dom_pods for the multi-node domains with a node in them): what the index refreshes */
 void led_scopes_some(struct ctx *x, const size_t *dirty, size_t ndirty);
+
+/* index.c: the slot of memo m where pack.c keeps its per-rack cache (NULL, or pack.c's; freed
+ * with the memo by led_pack_cache_free) */
+struct led_pack_cache **led_memo_pack_cache(struct pol_scope_memo *m);
+/* pack.c: free a cache that led_memo_pack_cache held */
+void led_pack_cache_free(struct led_pack_cache *c);
 
 /* index.c: point x's scope arrays at memo m (sized for x's ledger); the index behind it */
 enum tpx_code led_memo_attach(struct ctx *x, struct pol_scope_memo *m, struct tpx_err *err);

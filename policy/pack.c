@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* policy/pack.c - fragmentation-aware packing for a group's first member: the racks that can hold
- * the whole group now, ranked by what the placement would cost the groups that live in the cluster
- * (how many fewer of each shape each rack could still take, weighted by their accelerators), then
- * by holding groups of the same shape, then by best fit. score.c turns the rank into 0..10; the
- * rules are the filter's and are never touched here. docs/simulate.md explains each term. */
+/* policy/pack.c - fragmentation-aware packing for a group's first member, two experimental forms,
+ * both off in serve and plan. The rank (pol_ledger_set_pack): the racks that can hold the whole
+ * group now, ranked by what the placement would cost the groups that live in the cluster (how
+ * many fewer of each shape each rack could still take, weighted by their accelerators), then by
+ * holding groups of the same shape, then by best fit. The term (pol_ledger_set_pack_term): an
+ * absolute score per rack from its own state after the placement (free accelerators left plus the
+ * loss of the set of live shapes), cached per rack in the scope memo. score.c turns either into
+ * 0..10; the rules are the filter's and are never touched here. docs/simulate.md explains each. */
 #include "policy/pack.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/grow.h"
+#include "common/hash.h"
 
 #define MAX_SHAPES 12
 #define PACK_TOP 8 /* racks ranked by loss: the best fits */
@@ -207,10 +211,11 @@ static size_t live_shapes(const struct ctx *x, struct shape *sh)
     return ns;
 }
 
-/* What placing x's group in rack r costs the shapes: sum over shapes of count x accelerators x
- * (groups of it the rack takes before - after). ULONG_MAX when the model cannot place it. */
+/* What placing x's group (sh[0]) in rack r costs the shapes: sum over shapes of count x
+ * accelerators x (groups of it the rack takes before - after); for the term (once), each shape
+ * counts once and x's own less the group it places. ULONG_MAX when the model cannot place it. */
 static unsigned long rack_loss(const struct ctx *x, size_t r, struct model *md,
-                               const struct shape *sh, size_t ns, bool *ok)
+                               const struct shape *sh, size_t ns, bool once, bool *ok)
 {
     unsigned long before[MAX_SHAPES], loss = 0;
 
@@ -222,9 +227,9 @@ static unsigned long rack_loss(const struct ctx *x, size_t r, struct model *md,
     if (!place_in(md, &sh[0]))
         return (unsigned long)-1;
     for (size_t k = 0; k < ns; k++) {
-        unsigned long after = groups_in(md, &sh[k]);
+        unsigned long after = groups_in(md, &sh[k]) + (once && k == 0);
         if (after < before[k])
-            loss += sh[k].count * sh[k].n * sh[k].g * (before[k] - after);
+            loss += (once ? 1 : sh[k].count) * sh[k].n * sh[k].g * (before[k] - after);
     }
     return loss;
 }
@@ -242,6 +247,10 @@ void led_pack_init(struct led_pack *p, const struct ctx *x)
     int rank = 0;
 
     memset(p, 0, sizeof(*p));
+    if (l->pack == LED_PACK_TERM) {
+        led_pack_term_init(p, x);
+        return;
+    }
     if (x->e.scope != POL_SCOPE_RACK || x->e.preferred || x->invalid || x->e.group != TOPO_NONE ||
         x->wl->layout.ep > x->e.accel_per_pod)
         return;
@@ -279,7 +288,7 @@ void led_pack_init(struct led_pack *p, const struct ctx *x)
     }
     for (size_t i = 0; i < nk; i++) {
         bool ok;
-        k[i].loss = rack_loss(x, k[i].s, &md, sh, nsh, &ok);
+        k[i].loss = rack_loss(x, k[i].s, &md, sh, nsh, false, &ok);
         if (!ok)
             goto fail;
         k[i].other_shape = same[k[i].s] == 0;
@@ -326,4 +335,162 @@ int led_pack_score(const struct led_pack *p, const struct ctx *x, size_t n, int 
             fit = (int)((3UL * (size - (f - g)) + size / 2) / size);
     }
     return p->base[s] + (fit < p->cap[s] ? fit : p->cap[s]);
+}
+
+/* --- the term (LED_PACK_TERM) ------------------------------------------------------------------
+ */
+
+#define PACK_SIGS 16 /* shapes placed (with one set of live shapes) the cache keeps at once */
+
+/* Per rack, the loss of the term for a set of live shapes and the shape being placed. */
+struct pack_losses {
+    uint64_t sig;       /* the set of live shapes and x's shape (0: unused) */
+    unsigned long *gen; /* per rack: its scope_gen + 1 when loss[] was made (0: not made) */
+    unsigned long *loss;
+};
+
+struct led_pack_cache {
+    const struct pol_ledger *l;
+    size_t nracks;
+    struct pack_losses e[PACK_SIGS];
+    unsigned next; /* the entry a new signature takes */
+};
+
+void led_pack_cache_free(struct led_pack_cache *c)
+{
+    if (!c)
+        return;
+    for (unsigned i = 0; i < PACK_SIGS; i++) {
+        free(c->e[i].gen);
+        free(c->e[i].loss);
+    }
+    free(c);
+}
+
+static int shape_cmp(const void *a, const void *b)
+{
+    const struct shape *x = a, *y = b;
+
+    if (x->n != y->n)
+        return x->n < y->n ? -1 : 1;
+    if (x->g != y->g)
+        return x->g < y->g ? -1 : 1;
+    return x->tp < y->tp ? -1 : x->tp > y->tp;
+}
+
+/* The set of shapes sh[1, ns) in one order, and a signature of it with x's shape sh[0]. */
+static uint64_t shape_sig(struct shape *sh, size_t ns)
+{
+    unsigned v[3 * MAX_SHAPES];
+
+    qsort(sh + 1, ns - 1, sizeof(*sh), shape_cmp);
+    for (size_t k = 0; k < ns; k++) {
+        v[3 * k] = sh[k].n;
+        v[3 * k + 1] = sh[k].g;
+        v[3 * k + 2] = sh[k].tp;
+    }
+    return tpx_hash_keyed(&tpx_hash_fixed_key, v, 3 * ns * sizeof(*v));
+}
+
+/* The losses memo m keeps for ledger l and signature sig (sig | 1, never 0), made or taken over
+ * from the oldest signature; NULL without a memo or when out of memory (the term then models every
+ * rack it scores). */
+static struct pack_losses *cache_for(struct pol_scope_memo *m, const struct pol_ledger *l,
+                                     uint64_t sig)
+{
+    struct led_pack_cache **slot, *c;
+    struct pack_losses *e;
+    size_t nr = l->nscopes[POL_SCOPE_RACK];
+
+    if (!m)
+        return NULL;
+    slot = led_memo_pack_cache(m);
+    c = *slot;
+    if (!c || c->l != l || c->nracks != nr) {
+        led_pack_cache_free(c);
+        *slot = c = calloc(1, sizeof(*c));
+        if (!c)
+            return NULL;
+        c->l = l;
+        c->nracks = nr;
+    }
+    sig |= 1;
+    for (unsigned i = 0; i < PACK_SIGS; i++) {
+        if (c->e[i].sig == sig)
+            return &c->e[i];
+    }
+    e = &c->e[c->next];
+    c->next = (c->next + 1) % PACK_SIGS;
+    if (!e->gen) {
+        e->gen = calloc(nr + 1, sizeof(*e->gen));
+        e->loss = calloc(nr + 1, sizeof(*e->loss));
+        if (!e->gen || !e->loss) {
+            free(e->gen);
+            free(e->loss);
+            e->gen = NULL;
+            e->loss = NULL;
+            e->sig = 0;
+            return NULL;
+        }
+    } else {
+        memset(e->gen, 0, nr * sizeof(*e->gen));
+    }
+    e->sig = sig;
+    return e;
+}
+
+void led_pack_term_init(struct led_pack *p, const struct ctx *x)
+{
+    const struct pol_ledger *l = x->l;
+    size_t ns = l->nscopes[POL_SCOPE_RACK], nsh;
+    struct shape sh[MAX_SHAPES];
+    struct model md = {0};
+    struct pack_losses *cache;
+    unsigned long total = (unsigned long)x->e.n * x->e.accel_per_pod;
+    unsigned long maxcap = l->max_scope_cap[POL_SCOPE_RACK] ? l->max_scope_cap[POL_SCOPE_RACK] : 1;
+
+    memset(p, 0, sizeof(*p));
+    if (x->e.scope != POL_SCOPE_RACK || x->e.preferred || x->invalid || x->e.group != TOPO_NONE ||
+        x->wl->layout.ep > x->e.accel_per_pod)
+        return;
+    md.seen = l->any_multi ? calloc(l->ndomains + 1, sizeof(*md.seen)) : NULL;
+    p->base = malloc((ns + 1) * sizeof(*p->base));
+    p->cap = malloc((ns + 1) * sizeof(*p->cap));
+    if ((l->any_multi && !md.seen) || !p->base || !p->cap)
+        goto fail;
+    p->ns = ns;
+    nsh = live_shapes(x, sh);
+    cache = cache_for(x->memo, l, shape_sig(sh, nsh));
+    for (size_t s = 0; s < ns; s++) {
+        unsigned long left, loss;
+        long sc;
+        p->base[s] = -1;
+        p->cap[s] = 3;
+        if (x->sc_dyn[s] < x->e.n || x->sc_static[s] < x->e.n)
+            continue;
+        if (cache && cache->gen[s] == l->scope_gen[POL_SCOPE_RACK][s] + 1) {
+            loss = cache->loss[s];
+        } else {
+            bool ok;
+            loss = rack_loss(x, s, &md, sh, nsh, true, &ok);
+            if (!ok)
+                goto fail;
+            if (cache) {
+                cache->loss[s] = loss;
+                cache->gen[s] = l->scope_gen[POL_SCOPE_RACK][s] + 1;
+            }
+        }
+        if (loss == (unsigned long)-1)
+            continue; /* the model found no place: the plain best-fit score */
+        left = x->sc_free[s] > total ? x->sc_free[s] - total : 0;
+        sc = 7 - (long)((7UL * (left + loss) + maxcap / 2) / maxcap);
+        p->base[s] = sc < 0 ? 0 : (int)sc;
+    }
+    goto out;
+fail:
+    led_pack_release(p); /* out of memory: the plain best-fit score */
+out:
+    free(md.d);
+    free(md.nf);
+    free(md.seen);
 }

@@ -200,6 +200,15 @@ unsigned long pol_ledger_budget_refusals(const struct pol_ledger *l);
  * Rebase keeps it. */
 void pol_ledger_set_pack(struct pol_ledger *l, bool on);
 
+/* Experimental, off unless set (only `topox simulate --policy pack-term` sets it; it replaces the
+ * rank of pol_ledger_set_pack): a group's first member scores each rack that holds the whole group
+ * on an absolute scale from that rack's own state after the placement: its free accelerators left
+ * plus what the placement costs the shapes of the live groups (policy/pack.c, docs/simulate.md).
+ * No rack is compared with another, so a placement index could keep it per rack, keyed also on
+ * the set of live shapes; pol_plan still answers first members by the pass over every node while
+ * it is on. Rebase keeps it. */
+void pol_ledger_set_pack_term(struct pol_ledger *l, bool on);
+
 /* Read-only summaries for /debug/state, metrics and `plan`'s picture. */
 struct pol_rack_summary {
     size_t rack;             /* rack index in the cluster */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* policy/score.c - pol_score: 0..10 per candidate node that passes the rules; a reserved
  * place first; for a first member the scope left fullest after the whole group (or, only where
- * pol_ledger_set_pack turned it on, the packing rank of its rack: pack.c); then the fullest
- * domain; prefer.c's terms on top. */
+ * pol_ledger_set_pack or pol_ledger_set_pack_term turned it on, the packing rank or term of its
+ * rack: pack.c); then the fullest domain; prefer.c's terms on top. */
 #include "policy/policy.h"
 
 #include "policy/ledger_int.h"

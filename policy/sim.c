@@ -18,16 +18,20 @@
 
 const char *pol_sim_policy_name(enum pol_sim_policy p)
 {
-    return p == POL_SIM_BEST_FIT ? "best-fit"
-           : p == POL_SIM_BLIND  ? "blind"
-           : p == POL_SIM_PACK   ? "pack"
-                                 : "topox";
+    return p == POL_SIM_BEST_FIT     ? "best-fit"
+           : p == POL_SIM_BLIND      ? "blind"
+           : p == POL_SIM_PACK       ? "pack"
+           : p == POL_SIM_PACK_TERM  ? "pack-term"
+           : p == POL_SIM_FLUID      ? "fluid"
+           : p == POL_SIM_FLUID_RACK ? "fluid-rack"
+                                     : "topox";
 }
 
 bool pol_sim_policy_parse(const char *s, enum pol_sim_policy *out)
 {
-    static const enum pol_sim_policy all[] = {POL_SIM_TOPOX, POL_SIM_BEST_FIT, POL_SIM_BLIND,
-                                              POL_SIM_PACK};
+    static const enum pol_sim_policy all[] = {POL_SIM_TOPOX,     POL_SIM_BEST_FIT,  POL_SIM_BLIND,
+                                              POL_SIM_PACK,      POL_SIM_PACK_TERM, POL_SIM_FLUID,
+                                              POL_SIM_FLUID_RACK};
 
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
         if (strcmp(s, pol_sim_policy_name(all[i])) == 0) {
@@ -44,6 +48,7 @@ struct sim_group {
     size_t *nodes;                  /* placed pods' nodes, ev->pods entries */
     unsigned placed;
     bool half;
+    size_t rack; /* the fluid references: the rack it was counted in (TOPO_NONE: the cluster) */
 };
 
 /* The state of one replay. */
@@ -62,8 +67,11 @@ struct sim {
     size_t nfree;
     struct tpx_map live; /* group name -> index in groups[] */
     unsigned half_held;  /* accelerators held by half-placed groups */
+    size_t nracks;
+    unsigned long *rack_free; /* per rack: free accelerators (scratch, or the fluid's counts) */
+    unsigned long fluid_free; /* the fluid references: free accelerators of the cluster */
     struct pol_sim_result *out;
-    size_t samples_cap;
+    size_t samples_cap, shapes_cap;
 };
 
 /* The workload of pod k of the group that arrives with e: a certain layout, as the annotations
@@ -214,29 +222,104 @@ static enum tpx_code place_blind(struct sim *s, struct sim_group *g, unsigned k,
     return TPX_OK;
 }
 
+static bool fluid(const struct sim *s)
+{
+    return s->policy == POL_SIM_FLUID || s->policy == POL_SIM_FLUID_RACK;
+}
+
+/* The fluid references: the whole group or nothing, by counts of free accelerators alone. */
+static void place_fluid(struct sim *s, struct sim_group *g)
+{
+    unsigned long need = (unsigned long)g->ev->pods * g->ev->gpus;
+    size_t best = TOPO_NONE;
+
+    if (s->fluid_free < need)
+        return;
+    if (s->policy == POL_SIM_FLUID_RACK) {
+        for (size_t r = 0; r < s->nracks; r++) {
+            if (s->rack_free[r] >= need &&
+                (best == TOPO_NONE || s->rack_free[r] < s->rack_free[best]))
+                best = r;
+        }
+        if (best == TOPO_NONE)
+            return;
+        s->rack_free[best] -= need;
+    }
+    s->fluid_free -= need;
+    g->rack = best;
+    g->placed = g->ev->pods;
+}
+
+/* Free accelerators now, of the cluster and per rack (into s->rack_free unless fluid). */
+static unsigned long free_counts(struct sim *s)
+{
+    unsigned long all = 0;
+
+    if (fluid(s))
+        return s->fluid_free;
+    memset(s->rack_free, 0, s->nracks * sizeof(*s->rack_free));
+    for (size_t i = 0; i < s->nn; i++) {
+        unsigned f = pol_ledger_node_free(s->l, i);
+        all += f;
+        s->rack_free[topo_cluster_node_rack(s->c, i)] += f;
+    }
+    return all;
+}
+
+/* The breakdown entry of e's shape, made on its first arrival; NULL when out of memory. */
+static struct pol_sim_shape *shape_of(struct sim *s, const struct pol_sim_event *e)
+{
+    struct pol_sim_result *r = s->out;
+
+    for (size_t i = 0; i < r->nshapes; i++) {
+        struct pol_sim_shape *sh = &r->shapes[i];
+        if (sh->pods == e->pods && sh->gpus == e->gpus && sh->tp == e->tp && sh->pp == e->pp)
+            return sh;
+    }
+    if (!TPX_GROW(r->shapes, s->shapes_cap, r->nshapes + 1))
+        return NULL;
+    r->shapes[r->nshapes] = (struct pol_sim_shape){e->pods, e->gpus, e->tp, e->pp, 0, 0, 0, 0, 0};
+    return &r->shapes[r->nshapes++];
+}
+
 /* Count a group once its arrival is done. */
-static void classify(struct sim *s, struct sim_group *g)
+static enum tpx_code classify(struct sim *s, struct sim_group *g, struct tpx_err *err)
 {
     const struct pol_sim_event *e = g->ev;
     struct pol_sim_counts *cn = &s->out->counts;
+    struct pol_sim_shape *sh = shape_of(s, e);
     bool one_rack = true, tp_ok = true;
     unsigned ppu = e->gpus < e->tp ? e->tp / e->gpus : 1;
-    unsigned long free_now = 0;
+    unsigned long need = (unsigned long)e->pods * e->gpus;
 
+    if (!sh)
+        return tpx_err_set(err, TPX_ENOMEM, "simulate: out of memory");
     cn->arrived++;
+    sh->arrived++;
     if (g->placed == 0) {
+        bool room, rack_room = false;
         cn->rejected++;
-        for (size_t i = 0; i < s->nn; i++)
-            free_now += pol_ledger_node_free(s->l, i);
+        sh->rejected++;
         /* the cluster had the accelerators, not in a place the rules allow */
-        cn->rejected_with_room += free_now >= e->pods * e->gpus;
-        return;
+        room = free_counts(s) >= need;
+        for (size_t r = 0; room && r < s->nracks && !rack_room; r++)
+            rack_room = s->rack_free[r] >= need;
+        cn->rejected_with_room += room;
+        sh->with_room += room;
+        sh->with_rack_room += rack_room;
+        return TPX_OK;
     }
     if (g->placed < e->pods) {
         cn->half++;
         g->half = true;
         s->half_held += g->placed * e->gpus;
-        return;
+        return TPX_OK;
+    }
+    if (fluid(s)) {
+        cn->whole++;
+        sh->whole++;
+        cn->whole_gpus += need;
+        return TPX_OK;
     }
     for (unsigned k = 1; k < e->pods; k++) {
         one_rack = one_rack && topo_cluster_node_rack(s->c, g->nodes[k]) ==
@@ -252,8 +335,10 @@ static void classify(struct sim *s, struct sim_group *g)
         cn->tp_split++;
     } else {
         cn->whole++;
-        cn->whole_gpus += (size_t)e->pods * e->gpus;
+        sh->whole++;
+        cn->whole_gpus += need;
     }
+    return TPX_OK;
 }
 
 static enum tpx_code arrive(struct sim *s, const struct pol_sim_event *e, struct tpx_err *err)
@@ -276,6 +361,7 @@ static enum tpx_code arrive(struct sim *s, const struct pol_sim_event *e, struct
     g = &s->groups[gi];
     memset(g, 0, sizeof(*g));
     g->ev = e;
+    g->rack = TOPO_NONE;
     g->nodes = calloc(e->pods + 1, sizeof(*g->nodes));
     if (!g->nodes || tpx_map_put_num(&s->live, e->group, gi, err) != TPX_OK) {
         free(g->nodes);
@@ -283,15 +369,16 @@ static enum tpx_code arrive(struct sim *s, const struct pol_sim_event *e, struct
         s->free_groups[s->nfree++] = gi;
         return tpx_err_set(err, TPX_ENOMEM, "simulate: out of memory");
     }
-    for (unsigned k = 0; k < e->pods && rc == TPX_OK; k++) {
+    if (fluid(s))
+        place_fluid(s, g);
+    for (unsigned k = 0; !fluid(s) && k < e->pods && rc == TPX_OK; k++) {
         bool placed;
         rc = s->policy == POL_SIM_BLIND ? place_blind(s, g, k, now, &placed, err)
                                         : place_ruled(s, g, k, now, &placed, err);
         if (rc == TPX_OK && !placed)
             break;
     }
-    classify(s, g);
-    return rc;
+    return rc == TPX_OK ? classify(s, g, err) : rc;
 }
 
 static void leave(struct sim *s, const struct pol_sim_event *e)
@@ -303,7 +390,13 @@ static void leave(struct sim *s, const struct pol_sim_event *e)
     if (!tpx_map_get_num(&s->live, e->group, &gi))
         return;
     g = &s->groups[gi];
-    for (unsigned k = 0; k < g->placed; k++) {
+    if (fluid(s) && g->placed) {
+        unsigned long need = (unsigned long)g->ev->pods * g->ev->gpus;
+        s->fluid_free += need;
+        if (g->rack != TOPO_NONE)
+            s->rack_free[g->rack] += need;
+    }
+    for (unsigned k = 0; !fluid(s) && k < g->placed; k++) {
         sim_uid(g->ev, k, uid, sizeof(uid));
         pol_ledger_forget_pod(s->l, uid);
     }
@@ -321,6 +414,16 @@ static void sample(const struct sim *s, double t, struct pol_sim_sample *out)
     const struct pol_ledger *l = s->l;
     unsigned free_all = 0, whole = 0;
 
+    if (fluid(s)) {
+        /* counts only: nothing is stranded, nothing fragmented */
+        *out = (struct pol_sim_sample){t,
+                                       (unsigned)(s->out->accel_total - s->fluid_free),
+                                       (unsigned)s->fluid_free,
+                                       (unsigned)s->fluid_free,
+                                       0,
+                                       0.0};
+        return;
+    }
     for (size_t n = 0; n < l->nnodes; n++)
         free_all += l->n_unsched[n] ? 0 : node_free(l, n);
     for (size_t d = 0; d < l->ndomains; d++) {
@@ -362,6 +465,7 @@ static void sim_release(struct sim *s)
     free(s->cand);
     free(s->scores);
     free(s->racks);
+    free(s->rack_free);
     tpx_map_release(&s->live);
     pol_scope_memo_free(s->memo);
     pol_ledger_free(s->l);
@@ -384,17 +488,27 @@ enum tpx_code pol_sim_run(const struct topo_cluster *c, const struct pol_sim_eve
     if (!s.l)
         return err->code;
     pol_ledger_set_pack(s.l, p == POL_SIM_PACK);
+    if (p == POL_SIM_PACK_TERM)
+        pol_ledger_set_pack_term(s.l, true);
     s.memo = pol_scope_memo_new();
     s.cand = malloc((s.nn + 1) * sizeof(*s.cand));
     s.scores = malloc((s.nn + 1) * sizeof(*s.scores));
-    s.racks = malloc((topo_cluster_rack_count(c) + 1) * sizeof(*s.racks));
+    s.nracks = topo_cluster_rack_count(c);
+    s.racks = malloc((s.nracks + 1) * sizeof(*s.racks));
+    s.rack_free = calloc(s.nracks + 1, sizeof(*s.rack_free));
     s.free_groups = malloc((n + 1) * sizeof(*s.free_groups));
-    if (!s.memo || !s.cand || !s.scores || !s.racks || !s.free_groups) {
+    if (!s.memo || !s.cand || !s.scores || !s.racks || !s.rack_free || !s.free_groups) {
         rc = tpx_err_set(err, TPX_ENOMEM, "simulate: out of memory");
         goto out;
     }
     for (size_t i = 0; i < s.nn; i++)
         s.cand[i] = i;
+    for (size_t i = 0; i < s.nn; i++) {
+        const struct topo_node_info *tn = topo_cluster_node(c, i);
+        unsigned long f = tn->unschedulable ? 0 : tn->accel_alloc;
+        s.fluid_free += f;
+        s.rack_free[topo_cluster_node_rack(c, i)] += f;
+    }
     rc = push_sample(&s, 0, err);
     for (size_t i = 0; i < n && rc == TPX_OK; i++) {
         const struct pol_sim_event *e = &ev[i];
@@ -429,5 +543,6 @@ void pol_sim_result_release(struct pol_sim_result *r)
     if (!r)
         return;
     free(r->samples);
+    free(r->shapes);
     memset(r, 0, sizeof(*r));
 }

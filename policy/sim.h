@@ -25,15 +25,23 @@ struct pol_sim_event {
 };
 
 enum pol_sim_policy {
-    POL_SIM_TOPOX = 0, /* pol_filter + pol_score + pol_commit, as serve */
-    POL_SIM_BEST_FIT,  /* the same rules and holds; first member: the rack left with the least free
-                          accelerators after the whole group, then the fullest node */
-    POL_SIM_BLIND,     /* no rules, no holds: every pod on the first node with room */
-    POL_SIM_PACK,      /* topox with the experimental rack rank of policy/pack.c turned on
-                          (pol_ledger_set_pack): off in serve and plan, kept to measure it */
+    POL_SIM_TOPOX = 0,  /* pol_filter + pol_score + pol_commit, as serve */
+    POL_SIM_BEST_FIT,   /* the same rules and holds; first member: the rack left with the least free
+                           accelerators after the whole group, then the fullest node */
+    POL_SIM_BLIND,      /* no rules, no holds: every pod on the first node with room */
+    POL_SIM_PACK,       /* topox with the experimental rack rank of policy/pack.c turned on
+                           (pol_ledger_set_pack): off in serve and plan, kept to measure it */
+    POL_SIM_PACK_TERM,  /* topox with the absolute per-rack packing term of policy/pack.c
+                           (pol_ledger_set_pack_term): off in serve and plan, kept to measure it */
+    POL_SIM_FLUID,      /* a reference, not a placement: a group is admitted whole whenever the
+                           cluster has as many free accelerators as it needs, as if any free ones
+                           could be combined (no rules, no topology: no fragmentation at all) */
+    POL_SIM_FLUID_RACK, /* the same inside a rack: admitted whole (into the rack with the fewest
+                           free that has enough) whenever some rack has as many free as it needs */
 };
 
-/* "topox", "best-fit", "blind", "pack"; pol_sim_policy_parse: false for another word. */
+/* "topox", "best-fit", "blind", "pack", "pack-term", "fluid", "fluid-rack"; pol_sim_policy_parse:
+ * false for another word. */
 const char *pol_sim_policy_name(enum pol_sim_policy p);
 bool pol_sim_policy_parse(const char *s, enum pol_sim_policy *out);
 
@@ -54,6 +62,17 @@ struct pol_sim_counts {
                                   interconnect domains, integrated over the trace */
 };
 
+/* The groups of one shape (pods x accelerators, TP, PP) in a replay: where the rejections with
+ * room come from (docs/simulate.md, "Where the rejections with room come from"). */
+struct pol_sim_shape {
+    unsigned pods, gpus, tp, pp;
+    size_t arrived, whole, rejected;
+    size_t with_room;      /* rejected, the cluster had as many free accelerators */
+    size_t with_rack_room; /* of those, some rack alone had as many free: the rules wanted them
+                              in other domains or nodes of it (a whole free domain for TP 16, free
+                              whole nodes for 8-GPU pods); the rest had them only across racks */
+};
+
 /* The cluster after an event (one sample per event time). */
 struct pol_sim_sample {
     double t;
@@ -70,15 +89,19 @@ struct pol_sim_result {
     struct pol_sim_counts counts;
     struct pol_sim_sample *samples;
     size_t nsamples;
+    struct pol_sim_shape *shapes; /* in order of first arrival */
+    size_t nshapes;
     unsigned accel_total; /* allocatable accelerators of the cluster */
 };
 
 /* Replay ev[0, n) on an empty ledger over c (sealed, borrowed) with policy p. A group is placed
  * pod by pod, leader first, each pod the best-scored node that passes the filter (ties: the lowest
  * node index), committed at time t; a pod that fits nowhere leaves its group half-placed (its
- * placed pods stay until the group leaves). A leave releases the group's pods. Events must be in
- * time order with arrivals and leaves that match (objects/trace.c checks a file); a leave of a
- * group that is not live is ignored. TPX_ENOMEM, TPX_EINVAL for events out of order. */
+ * placed pods stay until the group leaves). The fluid references keep only counts of free
+ * accelerators (per rack): their samples have nothing stranded and no fragmentation. A leave
+ * releases the group's pods. Events must be in time order with arrivals and leaves that match
+ * (objects/trace.c checks a file); a leave of a group that is not live is ignored. TPX_ENOMEM,
+ * TPX_EINVAL for events out of order. */
 enum tpx_code pol_sim_run(const struct topo_cluster *c, const struct pol_sim_event *ev, size_t n,
                           enum pol_sim_policy p, struct pol_sim_result *out, struct tpx_err *err);
 void pol_sim_result_release(struct pol_sim_result *r);

@@ -15,6 +15,8 @@
 #define LWS "leaderworkerset.sigs.k8s.io/"
 #define JOBSET "jobset.sigs.k8s.io/"
 #define JOB_INDEX "batch.kubernetes.io/job-completion-index"
+#define RBG1 "rolebasedgroup.workloads.x-k8s.io/" /* RoleBasedGroup v1alpha1 */
+#define RBG2 "rbg.workloads.x-k8s.io/"            /* RoleBasedGroup v1alpha2 */
 
 static const char *kv_get(const struct topo_kv *kv, size_t n, const char *key)
 {
@@ -125,6 +127,16 @@ static void infer_group(const struct pol_pod_facts *f, struct pol_workload *wl, 
             set_str(wl->display, "%s/jobset job %.8s", ns, v);
         return;
     }
+    /* RoleBasedGroup v1alpha2 leaderWorkerPattern: one RoleInstance of component-size pods
+     * (api/workloads/constants/label.go). A v1alpha1 leader-worker role, or a v1alpha2 one still
+     * run by a LeaderWorkerSet, has the LWS labels and is read above; a standalone instance is
+     * one pod, its own group. */
+    v = kv_get(f->labels, f->nlabels, RBG2 "role-instance-name");
+    if (v && v[0] && kv_get(f->labels, f->nlabels, RBG2 "component-size")) {
+        set_str(wl->group, "%s/rbg:%s", ns, v);
+        set_str(wl->display, "%s/%s", ns, v);
+        return;
+    }
     *grouped = false;
     wl->group[0] = '\0';
     set_str(wl->display, "%s/%s", ns, pod);
@@ -153,7 +165,8 @@ static char role_word(const char *v)
  *   DisaggregatedSet  disaggregatedset.x-k8s.io/{name,slice} + /role
  *   Dynamo            nvidia.com/dynamo-graph-deployment-name + dynamo-sub-component-type (else
  *                     dynamo-component-type, else the component name)
- *   RoleBasedGroup    rbg.workloads.x-k8s.io/group-name + /role-name
+ *   RoleBasedGroup    rbg.workloads.x-k8s.io/group-name + /role-name (v1alpha2), or
+ *                     rolebasedgroup.workloads.x-k8s.io/name + /role (v1alpha1): one deployment
  *   KServe llm-d      app.kubernetes.io/name (part-of llminferenceservice) + llm-d.ai/role
  *   Grove             app.kubernetes.io/part-of (managed-by grove-operator) + grove.io/podclique
  */
@@ -179,11 +192,8 @@ static void infer_kv(const struct pol_pod_facts *f, char flag_role, struct pol_w
          {"nvidia.com/dynamo-sub-component-type", "nvidia.com/dynamo-component-type",
           "nvidia.com/dynamo-component"},
          false},
-        {"rbg",
-         "rbg.workloads.x-k8s.io/group-name",
-         NULL,
-         {"rbg.workloads.x-k8s.io/role-name", NULL, NULL},
-         false},
+        {"rbg", RBG2 "group-name", NULL, {RBG2 "role-name", NULL, NULL}, false},
+        {"rbg", RBG1 "name", NULL, {RBG1 "role", NULL, NULL}, false},
         {"llmisvc", "app.kubernetes.io/name", NULL, {"llm-d.ai/role", NULL, NULL}, true},
         {"grove", "app.kubernetes.io/part-of", NULL, {"grove.io/podclique", NULL, NULL}, true},
     };
@@ -206,6 +216,24 @@ static void infer_kv(const struct pol_pod_facts *f, char flag_role, struct pol_w
         return;
     }
     wl->kv_role = flag_role; /* no deployment known: the role alone pairs with nothing */
+}
+
+/* The group size the pod's controller set: the LeaderWorkerSet's size annotation, else the
+ * RoleBasedGroup v1alpha2 component-size label; what names it for a message. */
+static bool controller_size(const struct pol_pod_facts *f, unsigned *out, const char **what)
+{
+    const char *s = kv_get(f->annotations, f->nannotations, LWS "size");
+
+    if (s && parse_count(s, false, out)) {
+        *what = "LeaderWorkerSet's size";
+        return true;
+    }
+    s = kv_get(f->labels, f->nlabels, RBG2 "component-size");
+    if (s && parse_count(s, false, out)) {
+        *what = "RoleBasedGroup's component-size";
+        return true;
+    }
+    return false;
 }
 
 const char *pol_src_name(enum pol_src src)
@@ -320,7 +348,9 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
     bool tp_ann = false, pp_ann = false, dp_ann = false, ep_ann = false, gs_ann = false;
     bool idx_ann = false;
     bool grouped, any_ann, flags_used;
-    const char *s;
+    const char *s, *ctl_what = NULL;
+    unsigned ctl = 0;
+    bool have_ctl;
 
     memset(wl, 0, sizeof(*wl));
     wl->pod_index = -1;
@@ -418,20 +448,19 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
     infer_group(f, wl, &grouped);
     infer_kv(f, el.role, wl);
 
-    /* group size: annotation, LWS size, --nnodes and the like, else derived; the controller's size
-     * wins no argument: an annotation that says otherwise is refused */
-    s = kv_get(f->annotations, f->nannotations, LWS "size");
-    if (gs_ann && s && parse_count(s, false, &v) && v != gsize)
+    /* group size: annotation, the controller's (LWS size, RBG v1alpha2 component-size), --nnodes
+     * and the like, else derived; the controller's size wins no argument: an annotation that
+     * says otherwise is refused */
+    have_ctl = controller_size(f, &ctl, &ctl_what);
+    if (gs_ann && have_ctl && ctl != gsize)
         return tpx_err_set(err, TPX_EINVAL,
-                           "annotation 'topox.io/group-size' %u disagrees with the "
-                           "LeaderWorkerSet's size %u",
-                           gsize, v);
+                           "annotation 'topox.io/group-size' %u disagrees with the %s %u", gsize,
+                           ctl_what, ctl);
     if (gs_ann) {
         wl->group_size = gsize;
         wl->size_explicit = true;
-    } else if ((s = kv_get(f->annotations, f->nannotations, LWS "size")) &&
-               parse_count(s, false, &v)) {
-        wl->group_size = v;
+    } else if (have_ctl) {
+        wl->group_size = ctl;
         wl->size_explicit = true;
     } else if (el.any && el.pods) {
         wl->group_size = el.pods;
@@ -448,10 +477,15 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
         wl->group_size = 1;
     }
 
-    /* pod index: annotation, LWS worker-index (leader 0), Indexed Job completion index */
+    /* pod index: annotation, LWS worker-index (leader 0), RBG v1alpha2 component-index (leader
+     * 0, worker component-id + 1), Indexed Job completion index */
     if (idx_ann) {
         wl->pod_index = (int)idx;
     } else if ((s = kv_get(f->labels, f->nlabels, LWS "worker-index")) &&
+               parse_count(s, true, &v)) {
+        wl->pod_index = (int)v;
+    } else if (kv_get(f->labels, f->nlabels, RBG2 "component-size") &&
+               (s = kv_get(f->labels, f->nlabels, RBG2 "component-index")) &&
                parse_count(s, true, &v)) {
         wl->pod_index = (int)v;
     } else if (((s = kv_get(f->labels, f->nlabels, JOB_INDEX)) ||

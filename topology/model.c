@@ -55,22 +55,6 @@ struct topo_cluster {
     size_t largest_domain; /* TOPO_NONE when there is none */
 };
 
-/* Index of name in m, or TOPO_NONE (also for a NULL name). */
-static size_t map_get(const struct tpx_map *m, const char *key)
-{
-    size_t v;
-
-    return tpx_map_get_num(m, key, &v) ? v : TOPO_NONE;
-}
-
-/* Store key (borrowed from the records) -> val. false on ENOMEM. */
-static bool map_put(struct tpx_map *m, const char *key, size_t val)
-{
-    struct tpx_err e = TPX_ERR_INIT;
-
-    return tpx_map_put_num(m, key, val, &e) == TPX_OK;
-}
-
 static char *dup_or_null(const char *s, bool *oom)
 {
     char *d;
@@ -127,7 +111,7 @@ enum tpx_code topo_cluster_add(struct topo_cluster *c, const struct topo_node_in
             "cluster: node '%s': more than %u accelerators (allocatable %u, used %u, "
             "domain size %u)",
             info->name, TOPO_ACCEL_MAX, info->accel_alloc, info->accel_used, info->domain_size);
-    if (map_get(&c->node_index, info->name) != TOPO_NONE)
+    if (tpx_map_index(&c->node_index, info->name, TOPO_NONE) != TOPO_NONE)
         return tpx_err_set(err, TPX_EEXIST, "cluster: duplicate node '%s'", info->name);
     if (!TPX_GROW(c->nodes, c->nodes_cap, c->nnodes + 1))
         return tpx_err_set(err, TPX_ENOMEM, "cluster: out of memory");
@@ -140,7 +124,7 @@ enum tpx_code topo_cluster_add(struct topo_cluster *c, const struct topo_node_in
     r->info.zone = dup_or_null(info->zone, &oom);
     r->info.domain = dup_or_null(info->domain, &oom);
     r->info.resource = dup_or_null(info->resource, &oom);
-    if (oom || !map_put(&c->node_index, r->info.name, c->nnodes)) {
+    if (oom || !tpx_map_put_index(&c->node_index, r->info.name, c->nnodes)) {
         free_info_strings(&r->info);
         return tpx_err_set(err, TPX_ENOMEM, "cluster: out of memory");
     }
@@ -151,7 +135,7 @@ enum tpx_code topo_cluster_add(struct topo_cluster *c, const struct topo_node_in
 /* Intern name into a growable string array via map; returns its index or TOPO_NONE on ENOMEM. */
 static size_t intern(char ***arr, size_t *n, struct tpx_map *m, const char *name)
 {
-    size_t i = map_get(m, name);
+    size_t i = tpx_map_index(m, name, TOPO_NONE);
     char **na;
     char *d;
 
@@ -164,7 +148,7 @@ static size_t intern(char ***arr, size_t *n, struct tpx_map *m, const char *name
     d = strdup(name);
     if (!d)
         return TOPO_NONE;
-    if (!map_put(m, d, *n)) {
+    if (!tpx_map_put_index(m, d, *n)) {
         free(d);
         return TOPO_NONE;
     }
@@ -312,13 +296,13 @@ static enum tpx_code seal_domains(struct topo_cluster *c, struct tpx_err *err)
         const struct topo_node_info *in = &r->info;
 
         if (in->domain) {
-            size_t d = map_get(&dmap, in->domain);
+            size_t d = tpx_map_index(&dmap, in->domain, TOPO_NONE);
             if (d == TOPO_NONE) {
                 d = c->ndomains++;
                 c->domains[d].name = strdup(in->domain);
                 c->domains[d].multinode = true;
                 c->domains[d].fabric = in->fabric;
-                if (!c->domains[d].name || !map_put(&dmap, c->domains[d].name, d))
+                if (!c->domains[d].name || !tpx_map_put_index(&dmap, c->domains[d].name, d))
                     goto oom;
             }
             if (!push_index(&c->domains[d].nodes, &c->domains[d].nnodes, i))
@@ -448,7 +432,7 @@ const struct topo_node_info *topo_cluster_node(const struct topo_cluster *c, siz
 
 size_t topo_cluster_find(const struct topo_cluster *c, const char *name)
 {
-    return map_get(&c->node_index, name);
+    return tpx_map_index(&c->node_index, name, TOPO_NONE);
 }
 
 size_t topo_cluster_rack_count(const struct topo_cluster *c)

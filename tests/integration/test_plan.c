@@ -826,3 +826,100 @@ Test(plan, dynamo_prefill_follows_its_decode_into_the_block)
     }
     run_result_release(&r);
 }
+
+/* --- RoleBasedGroup, both generations ----------------------------------------------------------
+ */
+
+/* sgl-project/rbg examples/inference/pd-disagg-leader-worker.yaml (v1alpha2): prefill 2
+ * instances x 4 pods x 1 GPU with --tp-size 4, decode 4 x 2 x 1 with --tp-size 2, each
+ * `--nnodes $(RBG_LWP_GROUP_SIZE)`: every layout certain, every instance's TP group on one node. */
+Test(plan, rbg_v1alpha2_fixture_places_each_instance_on_one_node)
+{
+    static const char *const inst[][2] = {
+        {"pd-disagg-lws-prefill-0-0", "pd-disagg-lws-prefill-0-3"},
+        {"pd-disagg-lws-prefill-1-0", "pd-disagg-lws-prefill-1-3"},
+        {"pd-disagg-lws-decode-3-0", "pd-disagg-lws-decode-3-1"},
+    };
+    char path[512], a[64], b[64];
+    struct run_result r;
+
+    snprintf(path, sizeof(path),
+             "%s/manifests/rbg-rolebasedgroup-sglang-pd-disagg-leader-worker-tp.yaml",
+             TPX_FIXTURES);
+    cr_assert_eq(
+        run_topox((const char *[]){"plan", "-f", path, "--cluster",
+                                   "racks=1,nodes-per-rack=4,gpus-per-node=8", "-o", "json", NULL},
+                  NULL, &r),
+        0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    expect_has(r.out, "\"placed\": 7,", "summary");
+    expect_has(r.out, "\"rejected\": []", "json");
+    expect_has(r.out, "TP all-reduce, 4 ranks, inside node", "prefill");
+    expect_has(r.out, "TP all-reduce, 2 ranks, inside node", "decode");
+    cr_expect_null(strstr(r.out, "\"certain\": false"), "%s", r.out);
+    cr_expect_null(strstr(r.err, "not certain"), "%s", r.err);
+    for (size_t i = 0; i < sizeof(inst) / sizeof(inst[0]); i++) {
+        node_of(r.out, inst[i][0], a, sizeof(a));
+        node_of(r.out, inst[i][1], b, sizeof(b));
+        cr_expect_str_eq(a, b, "%s and %s on one node", inst[i][0], inst[i][1]);
+    }
+    run_result_release(&r);
+}
+
+/* The pods of one leader-worker instance as each controller generation makes them, with no
+ * topox annotation: v1alpha2 (a RoleInstance: the rbg.workloads.x-k8s.io labels, RBG_LWP_* from
+ * component-size and component-index) and v1alpha1 (a LeaderWorkerSet: LWS labels and size,
+ * LWS_*). Both are one group of 2 read for certain: TP 2 on one node, the worker at rank 1. */
+#define RBG_POD(name, labels, ann, nnodes)                                                         \
+    "- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: " name "\n    labels: {" labels         \
+    "}\n    annotations: {" ann "}\n  spec:\n    containers:\n    - name: sglang\n      command: " \
+    "[python3, -m, sglang.launch_server, --tp-size, '2', --nnodes, '" nnodes "']\n"                \
+    "      resources: {limits: {nvidia.com/gpu: '1'}}\n"
+#define RBG2_LABELS(comp, idx)                                                                     \
+    "rbg.workloads.x-k8s.io/group-name: pd, rbg.workloads.x-k8s.io/role-name: decode, "            \
+    "rbg.workloads.x-k8s.io/role-instance-name: pd-decode-0, "                                     \
+    "rbg.workloads.x-k8s.io/role-instance-index: '0', "                                            \
+    "rbg.workloads.x-k8s.io/component-name: " comp                                                 \
+    ", rbg.workloads.x-k8s.io/component-index: '" idx "', "                                        \
+    "rbg.workloads.x-k8s.io/component-size: '2'"
+#define RBG1_LABELS(idx)                                                                           \
+    "rolebasedgroup.workloads.x-k8s.io/name: pd, rolebasedgroup.workloads.x-k8s.io/role: decode, " \
+    "leaderworkerset.sigs.k8s.io/name: pd-decode, leaderworkerset.sigs.k8s.io/group-index: '0', "  \
+    "leaderworkerset.sigs.k8s.io/worker-index: '" idx "'"
+
+Test(plan, rbg_pods_of_each_generation_are_one_group_from_their_labels)
+{
+    static const char *const gens[][2] = {
+        {"v1alpha2.yaml",
+         "apiVersion: v1\nkind: List\nitems:\n" RBG_POD("pd-decode-0-0", RBG2_LABELS("leader", "0"),
+                                                        "", "$(RBG_LWP_GROUP_SIZE)")
+             RBG_POD("pd-decode-0-1", RBG2_LABELS("worker", "1"), "", "$(RBG_LWP_GROUP_SIZE)")},
+        {"v1alpha1.yaml",
+         "apiVersion: v1\nkind: List\nitems:\n" RBG_POD("pd-decode-0", RBG1_LABELS("0"),
+                                                        "leaderworkerset.sigs.k8s.io/size: '2'",
+                                                        "$(LWS_GROUP_SIZE)")
+             RBG_POD("pd-decode-0-1", RBG1_LABELS("1"), "leaderworkerset.sigs.k8s.io/size: '2'",
+                     "$(LWS_GROUP_SIZE)")},
+    };
+
+    for (size_t i = 0; i < sizeof(gens) / sizeof(gens[0]); i++) {
+        char path[128];
+        struct run_result r;
+
+        path_in(path, sizeof(path), gens[i][0]);
+        write_text(path, gens[i][1]);
+        cr_assert_eq(run_topox((const char *[]){"plan", "-f", path, "--cluster",
+                                                "racks=1,nodes-per-rack=2,gpus-per-node=8", "-o",
+                                                "json", NULL},
+                               NULL, &r),
+                     0);
+        cr_expect_eq(r.status, 0, "%s: %s", gens[i][0], r.err);
+        expect_has(r.out, "\"placed\": 2,", gens[i][0]);
+        expect_has(r.out, "\"certain\": true", gens[i][0]);
+        expect_has(r.out, "TP all-reduce, 2 ranks, inside node r01-n01", gens[i][0]);
+        expect_has(r.out, "\"ranks\": [\n        1,\n        1\n      ]", gens[i][0]);
+        cr_expect_null(strstr(r.out, "\"certain\": false"), "%s: %s", gens[i][0], r.out);
+        cr_expect_null(strstr(r.err, "not certain"), "%s: %s", gens[i][0], r.err);
+        run_result_release(&r);
+    }
+}

@@ -1142,6 +1142,16 @@ static void set_dra_list(struct world *w, const char *what, json_t *items)
     json_decref(list);
 }
 
+/* The NVIDIA driver's DeviceClass, and a slice of 8 GPUs on r1-n1 and on r1-n2. */
+static void gpu_class_and_slices(struct world *w)
+{
+    set_dra_list(w, "deviceclasses",
+                 json_pack("[{s:s,s:{s:s},s:{s:[{s:{s:s}}]}}]", "kind", "DeviceClass", "metadata",
+                           "name", "gpu.nvidia.com", "spec", "selectors", "cel", "expression",
+                           "device.driver == 'gpu.nvidia.com'"));
+    set_dra_list(w, "resourceslices", json_pack("[o,o]", slice_on("r1-n1"), slice_on("r1-n2")));
+}
+
 static bool passes(char pass[][16], size_t n, const char *node)
 {
     for (size_t i = 0; i < n; i++) {
@@ -1168,11 +1178,7 @@ Test(serve_api, dra_held_gpus_steer_a_pod_to_the_free_node, .timeout = 120)
     long total;
     int i;
 
-    set_dra_list(w, "deviceclasses",
-                 json_pack("[{s:s,s:{s:s},s:{s:[{s:{s:s}}]}}]", "kind", "DeviceClass", "metadata",
-                           "name", "gpu.nvidia.com", "spec", "selectors", "cel", "expression",
-                           "device.driver == 'gpu.nvidia.com'"));
-    set_dra_list(w, "resourceslices", json_pack("[o,o]", slice_on("r1-n1"), slice_on("r1-n2")));
+    gpu_class_and_slices(w);
     set_dra_list(w, "resourceclaims",
                  json_pack("[o,o]", claim_of("held", "r1-n1"), claim_of("want-8", NULL)));
     start(w, args);
@@ -1210,6 +1216,67 @@ Test(serve_api, dra_held_gpus_steer_a_pod_to_the_free_node, .timeout = 120)
     cr_expect_eq(free_gpus(w), total, "r1-n1's 8 GPUs are free once the claim is gone");
     n = filter(w, add_pod(w, "llm", "plain2", "plain-2", NULL, 0, 1, 8, 1), pass, NULL);
     cr_expect(passes(pass, n, "r1-n1"), "r1-n1 takes pods again");
+    stop(w);
+}
+
+/* topox_dra_view_rebuilds_total from /metrics; -1 when it is not there. */
+static long dra_rebuilds(struct world *w)
+{
+    char *m = NULL;
+    const char *at;
+    long n = -1;
+
+    if (get(w, "/metrics", &m) == 200 && m &&
+        (at = strstr(m, "\ntopox_dra_view_rebuilds_total ")) != NULL)
+        n = strtol(at + strlen("\ntopox_dra_view_rebuilds_total "), NULL, 10);
+    free(m);
+    return n;
+}
+
+/* A burst of 1 000 ResourceClaim events on the claims' first watch (one stream, sent at once):
+ * the view is built anew per read of the stream, not per event, so the rebuilds counted in
+ * /metrics stay far below the events; and the view ends with the burst's last claim, which holds
+ * r1-n2's 8 GPUs. */
+Test(serve_api, dra_a_burst_of_claim_events_rebuilds_the_view_per_read, .timeout = 120)
+{
+    struct world *w = world_new(true);
+    const char *args[] = {NULL};
+    char *body = NULL;
+    size_t blen = 0;
+    FILE *bf = open_memstream(&body, &blen);
+    long rebuilds, total;
+    int i;
+
+    gpu_class_and_slices(w);
+    cr_assert_not_null(bf);
+    for (i = 0; i < 1000; i++) {
+        char name[32], rv[16];
+        json_t *c;
+        char *line;
+
+        snprintf(name, sizeof(name), "burst-%d", i);
+        snprintf(rv, sizeof(rv), "%d", 3000 + i);
+        c = claim_of(name, i == 999 ? "r1-n2" : NULL);
+        json_object_set_new(json_object_get(c, "metadata"), "resourceVersion", json_string(rv));
+        line = json_dumps(json_pack("{s:s,s:o}", "type", "ADDED", "object", c), JSON_COMPACT);
+        cr_assert_not_null(line);
+        fprintf(bf, "%s\n", line);
+        free(line);
+    }
+    cr_assert_eq(fclose(bf), 0);
+    fake_api_push_watch(w->api, "/apis/resource.k8s.io/v1/resourceclaims", body, 0,
+                        FAKE_WATCH_HOLD);
+    free(body);
+    start(w, args);
+    cr_assert_eq(wait_ready(w), 200, "never ready:\n%s", w->srv.log);
+    total = NNODES * 8;
+    for (i = 0; i < 300 && free_gpus(w) != total - 8; i++)
+        sleep_ms(100);
+    cr_expect_eq(free_gpus(w), total - 8, "the burst's last claim holds r1-n2's 8 GPUs");
+    rebuilds = dra_rebuilds(w);
+    cr_log_info("%ld DRA view rebuilds for the lists and 1000 claim events", rebuilds);
+    cr_expect_gt(rebuilds, 0);
+    cr_expect_lt(rebuilds, 200, "%ld rebuilds for the lists and 1000 claim events", rebuilds);
     stop(w);
 }
 

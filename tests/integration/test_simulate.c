@@ -50,6 +50,8 @@ Test(simulate, help_names_every_flag)
     expect_has(r.out, "--generate GEN", "help");
     expect_has(r.out, "best-fit", "help");
     expect_has(r.out, "pack", "help");
+    expect_has(r.out, "fluid-rack", "help");
+    expect_has(r.out, "--by-shape", "help");
     expect_has(r.out, "--svg FILE", "help");
     run_result_release(&r);
 }
@@ -79,7 +81,7 @@ Test(simulate, small_trace_json_counts)
 
     cr_assert_eq(
         run_topox((const char *[]){"simulate", "--cluster", CLUSTER, "--trace", SMALL, "--policy",
-                                   "topox,best-fit,blind,pack", "-o", "json", NULL},
+                                   "topox,best-fit,blind,pack,pack-term,fluid", "-o", "json", NULL},
                   NULL, &r),
         0);
     cr_assert_eq(r.status, 0, "%s", r.err);
@@ -100,10 +102,19 @@ Test(simulate, small_trace_json_counts)
     p = policy_of(root, "pack");
     cr_expect_eq(num(p, "whole"), 3);
     cr_expect_eq(num(p, "rejected"), 2);
+    p = policy_of(root, "pack-term");
+    cr_expect_eq(num(p, "whole"), 3);
+    cr_expect_eq(num(p, "rejected"), 2);
     /* blind: b over r01-n02 and r02-n01, e over r01-n01 and r02-n02 */
     p = policy_of(root, "blind");
     cr_expect_eq(num(p, "whole"), 2);
     cr_expect_eq(num(p, "cross_rack"), 2);
+    /* fluid: e's 16 GPUs are free by count; d found the cluster full either way */
+    p = policy_of(root, "fluid");
+    cr_expect_eq(num(p, "whole"), 4);
+    cr_expect_eq(num(p, "rejected"), 1);
+    cr_expect_eq(num(p, "rejected_with_room"), 0);
+    cr_expect(json_array_size(json_object_get(p, "shapes")) >= 2, "the per-shape counts");
     json_decref(root);
     run_result_release(&r);
 }
@@ -175,7 +186,7 @@ Test(simulate, bad_input_exits_2_with_the_line)
         {{"simulate", "--generate", "seed=1,color=2", NULL}, NULL, "unknown key 'color'"},
         {{"simulate", "--cluster", CLUSTER, "--generate", "seed=1", "--policy", "worst", NULL},
          NULL,
-         "'worst' is not topox, best-fit, blind or pack"},
+         "'worst' is not topox, best-fit, blind, pack, pack-term, fluid or fluid-rack"},
         {{"simulate", "--cluster", CLUSTER, NULL}, NULL, "give --trace FILE or --generate GEN"},
         {{"simulate", NULL}, NULL, "give --cluster SPEC and --trace FILE"},
     };

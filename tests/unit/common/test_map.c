@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tests/unit/common/test_map.c - put/get/del/iterate, growth, tombstone reuse, zeroed maps. */
+/* tests/unit/common/test_map.c - put/get/del/iterate, growth, tombstone reuse, zeroed maps, index
+ * maps (tpx_map_index / tpx_map_put_index). */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,5 +175,22 @@ Test(tpx_map, clear_keeps_the_table_and_forgets_the_entries)
     cr_assert_eq(tpx_map_put_num(&m, "a", 2, &err), TPX_OK);
     cr_expect(tpx_map_get_num(&m, "a", &v));
     cr_expect_eq(v, 2);
+    tpx_map_release(&m);
+}
+
+Test(tpx_map, index_maps_say_none_for_absent_and_null_keys)
+{
+    struct tpx_map m;
+
+    tpx_map_init(&m);
+    cr_expect_eq(tpx_map_index(&m, "a", (size_t)-1), (size_t)-1, "empty map");
+    cr_assert(tpx_map_put_index(&m, "a", 0));
+    cr_assert(tpx_map_put_index(&m, "b", 7));
+    cr_expect_eq(tpx_map_index(&m, "a", (size_t)-1), 0, "index 0 is an index");
+    cr_expect_eq(tpx_map_index(&m, "b", 99), 7);
+    cr_expect_eq(tpx_map_index(&m, "c", 99), 99, "absent");
+    cr_expect_eq(tpx_map_index(&m, NULL, 99), 99, "NULL key");
+    cr_assert(tpx_map_put_index(&m, "b", 3));
+    cr_expect_eq(tpx_map_index(&m, "b", 99), 3, "replaced");
     tpx_map_release(&m);
 }

@@ -311,6 +311,17 @@ Test(ext_state_feed, a_relist_releases_a_pod_only_our_bind_booked)
 
 /* ---- DRA ------------------------------------------------------------------------------------ */
 
+/* One watch event as kube_watch delivers it: the event, then the end of its read (drained),
+ * where the DRA view is built anew. */
+static void event(struct fixture *x, bool up, enum kube_kind kind, json_t *obj)
+{
+    if (up)
+        x->sink.upsert(x->sink.ctx, kind, obj);
+    else
+        x->sink.remove(x->sink.ctx, kind, obj);
+    x->sink.drained(x->sink.ctx, kind);
+}
+
 #define DRAFIX TPX_FIXTURES "/dra"
 
 /* The items of the two-node snapshot of one kind, as a watch would list them (a new array). */
@@ -436,20 +447,20 @@ Test(ext_state_feed, dra_claims_before_their_pods_are_counted_once_whatever_the_
     cr_expect_eq(free_on(&x, "gpu-node-a", NULL), 0);
     cr_expect_eq(stats(&x).dra_held, 4);
     /* the pods come: they count the devices, the held ones are let go */
-    x.sink.upsert(x.sink.ctx, KUBE_KIND_POD, json_array_get(pods, 0));
-    x.sink.upsert(x.sink.ctx, KUBE_KIND_POD, json_array_get(pods, 1));
+    event(&x, true, KUBE_KIND_POD, json_array_get(pods, 0));
+    event(&x, true, KUBE_KIND_POD, json_array_get(pods, 1));
     cr_expect_eq(free_on(&x, "gpu-node-a", NULL), 0);
     cr_expect_eq(stats(&x).dra_held, 0);
     /* trainer-0 goes, its claim stays allocated a while: still held */
-    x.sink.remove(x.sink.ctx, KUBE_KIND_POD, json_array_get(pods, 0));
+    event(&x, false, KUBE_KIND_POD, json_array_get(pods, 0));
     cr_expect_eq(free_on(&x, "gpu-node-a", NULL), 0);
     cr_expect_eq(stats(&x).dra_held, 3);
     /* then the claim is deleted: its 3 GPUs are free */
-    x.sink.remove(x.sink.ctx, KUBE_KIND_CLAIM, json_array_get(claims, 0));
+    event(&x, false, KUBE_KIND_CLAIM, json_array_get(claims, 0));
     cr_expect_eq(free_on(&x, "gpu-node-a", NULL), 3);
     cr_expect_eq(stats(&x).dra_held, 0);
     /* a pod relist keeps the held devices (they are no pod of the list) */
-    x.sink.remove(x.sink.ctx, KUBE_KIND_POD, json_array_get(pods, 1));
+    event(&x, false, KUBE_KIND_POD, json_array_get(pods, 1));
     cr_expect_eq(stats(&x).dra_held, 1);
     list_empty(&x, KUBE_KIND_POD);
     cr_expect_eq(free_on(&x, "gpu-node-a", NULL), 3);
@@ -490,7 +501,7 @@ Test(ext_state_feed, dra_a_slice_deleted_gives_the_node_back_its_allocatable)
     list_kind(&x, KUBE_KIND_CLASS, "DeviceClass");
     list(&x.sink, KUBE_KIND_SLICE, slices);
     cr_expect_eq(free_on(&x, "gpu-node-b", &alloc), 4);
-    x.sink.remove(x.sink.ctx, KUBE_KIND_SLICE, json_array_get(slices, 1));
+    event(&x, false, KUBE_KIND_SLICE, json_array_get(slices, 1));
     cr_expect_eq(free_on(&x, "gpu-node-b", &alloc), 0);
     cr_expect_eq(alloc, 0, "node b's allocatable lists no GPUs");
     /* a relist that has it again */
@@ -500,25 +511,41 @@ Test(ext_state_feed, dra_a_slice_deleted_gives_the_node_back_its_allocatable)
     fixture_release(&x);
 }
 
+/* A pending pod in ml whose one claim is `claim` (a new object). */
+static json_t *claim_pod(const char *name, const char *claim)
+{
+    char uid[64];
+
+    snprintf(uid, sizeof(uid), "u-%s", name);
+    return json_pack("{s:{s:s,s:s,s:s},s:{s:[{s:s,s:s}],s:[{s:s}]}}", "metadata", "name", name,
+                     "namespace", "ml", "uid", uid, "spec", "resourceClaims", "name", "gpus",
+                     "resourceClaimName", claim, "containers", "name", "main");
+}
+
+/* The pod's facts as the filter reads them, with what its claims ask for (res: its resource). */
+static struct pol_pod_facts claim_facts(struct fixture *x, json_t *pod, char *res, size_t len)
+{
+    struct pol_pod_facts facts;
+
+    memset(&facts, 0, sizeof(facts));
+    facts.ns = "ml";
+    ext_state_feed_pod_facts(x->f, pod, &facts, res, len);
+    return facts;
+}
+
 Test(ext_state_feed, dra_a_pending_pods_demand_comes_from_its_claim)
 {
     struct fixture x;
     json_t *claims = snap_items("ResourceClaim");
     json_t *want = json_deep_copy(json_array_get(claims, 0));
-    json_t *pod =
-        json_pack("{s:{s:s,s:s,s:s},s:{s:[{s:s,s:s}],s:[{s:s}]}}", "metadata", "name", "waiting",
-                  "namespace", "ml", "uid", "u-wait", "spec", "resourceClaims", "name", "gpus",
-                  "resourceClaimName", "want-5", "containers", "name", "main");
+    json_t *pod = claim_pod("waiting", "want-5");
     struct pol_pod_facts facts;
     char res[64];
 
     dra_init(&x);
     list_kind(&x, KUBE_KIND_CLASS, "DeviceClass");
     /* not seen yet: nothing is counted (and the pod is not refused for it) */
-    memset(&facts, 0, sizeof(facts));
-    facts.ns = "ml";
-    ext_state_feed_pod_facts(x.f, pod, &facts, res, sizeof(res));
-    cr_expect_eq(facts.accel, 0);
+    cr_expect_eq(claim_facts(&x, pod, res, sizeof(res)).accel, 0);
     /* a claim of 5 GPUs, not allocated */
     json_object_set_new(json_object_get(want, "metadata"), "name", json_string("want-5"));
     json_object_set_new(json_object_get(want, "metadata"), "uid", json_string("c-want"));
@@ -531,15 +558,63 @@ Test(ext_state_feed, dra_a_pending_pods_demand_comes_from_its_claim)
                 0),
             "exactly"),
         "count", json_integer(5));
-    x.sink.upsert(x.sink.ctx, KUBE_KIND_CLAIM, want);
-    memset(&facts, 0, sizeof(facts));
-    facts.ns = "ml";
-    ext_state_feed_pod_facts(x.f, pod, &facts, res, sizeof(res));
+    event(&x, true, KUBE_KIND_CLAIM, want);
+    facts = claim_facts(&x, pod, res, sizeof(res));
     cr_expect_eq(facts.accel, 5);
     cr_expect_str_eq(facts.resource, "nvidia.com/gpu");
     cr_expect(facts.resource == res, "copied out of the feed's DRA view");
     json_decref(want);
     json_decref(pod);
+    json_decref(claims);
+    fixture_release(&x);
+}
+
+/* A burst of 1 000 claim events (one read of the watch) rebuilds the DRA view once, when the
+ * read is drained, not once per event; the claims are kept as they come and counted from the
+ * rebuild on. */
+Test(ext_state_feed, dra_a_burst_of_claim_events_rebuilds_the_view_once)
+{
+    struct fixture x;
+    json_t *claims = snap_items("ResourceClaim");
+    json_t *base = json_deep_copy(json_array_get(claims, 0));
+    json_t *pod = claim_pod("late", "burst-999");
+    unsigned long r0;
+    size_t objs;
+    char res[64];
+
+    dra_init(&x);
+    list_kind(&x, KUBE_KIND_NODE, "Node");
+    list_kind(&x, KUBE_KIND_CLASS, "DeviceClass");
+    list_kind(&x, KUBE_KIND_SLICE, "ResourceSlice");
+    list(&x.sink, KUBE_KIND_CLAIM, claims);
+    list_empty(&x, KUBE_KIND_POD);
+    list_empty(&x, KUBE_KIND_DOMAIN);
+    r0 = stats(&x).dra_refreshes;
+    objs = stats(&x).dra_objects;
+    json_object_del(base, "status"); /* not allocated: asked for, held nowhere */
+    for (int i = 0; i < 1000; i++) {
+        json_t *c = json_deep_copy(base);
+        char name[32];
+
+        snprintf(name, sizeof(name), "burst-%d", i);
+        json_object_set_new(json_object_get(c, "metadata"), "name", json_string(name));
+        json_object_set_new(json_object_get(c, "metadata"), "uid", json_string(name));
+        x.sink.upsert(x.sink.ctx, KUBE_KIND_CLAIM, c);
+        json_decref(c);
+    }
+    cr_expect_eq(stats(&x).dra_refreshes, r0, "no rebuild per event");
+    cr_expect_eq(stats(&x).dra_objects, objs + 1000, "every claim is kept as it comes");
+    cr_expect_eq(claim_facts(&x, pod, res, sizeof(res)).accel, 0,
+                 "the view is the one before the burst until it is drained");
+    x.sink.drained(x.sink.ctx, KUBE_KIND_CLAIM);
+    cr_expect_eq(stats(&x).dra_refreshes, r0 + 1, "one rebuild for the burst");
+    cr_expect_gt(claim_facts(&x, pod, res, sizeof(res)).accel, 0,
+                 "the last claim of the burst is in the view");
+    /* a read with nothing new rebuilds nothing */
+    x.sink.drained(x.sink.ctx, KUBE_KIND_CLAIM);
+    cr_expect_eq(stats(&x).dra_refreshes, r0 + 1);
+    json_decref(pod);
+    json_decref(base);
     json_decref(claims);
     fixture_release(&x);
 }

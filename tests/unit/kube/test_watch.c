@@ -66,13 +66,21 @@ static void on_synced(void *ctx, enum kube_kind kind)
     rec_add(r, "synced", kind, NULL);
 }
 
+static void on_drained(void *ctx, enum kube_kind kind)
+{
+    rec_add(ctx, "drained", kind, NULL);
+}
+
+static bool with_drained; /* the next start() hands the sink a drained callback */
+
 /* As start(), with the API client's body cap (0: the default). */
 static struct kube_watch *start_capped(struct rec *r, bool nodes, bool pods, unsigned page_limit,
                                        size_t max_event, size_t max_body)
 {
     struct kube_config kc;
     struct kube_watch_config wc;
-    struct kube_watch_sink sink = {r, on_reset, on_upsert, on_remove, on_synced};
+    struct kube_watch_sink sink = {r,         on_reset,  on_upsert,
+                                   on_remove, on_synced, with_drained ? on_drained : NULL};
     struct tpx_err err = TPX_ERR_INIT;
     struct kube_watch *w;
 
@@ -276,6 +284,52 @@ Test(kube_watch, list_then_watch_with_split_events_and_bookmarks)
                           "resourceVersion=1250\n") != NULL,
               "%s", log);
     free(log);
+    free(events);
+}
+
+/* drained comes once after the events of each read of the stream, never after a list, a
+ * bookmark-only read or another drained; and once after the last event. The events arrive in
+ * pieces of 7 bytes, so how many reads there are is the network's business: between 1 and the
+ * number of events. */
+Test(kube_watch, drained_ends_each_read_that_delivered_events)
+{
+    char *events = fixture("watch-nodes.jsonl");
+    struct rec r;
+    struct kube_watch *w;
+    char stripped[sizeof(r.log)] = "";
+    unsigned drained = 0;
+    const char *p;
+
+    with_drained = true;
+    fake_api_push_watch(fake, "/api/v1/nodes", events, 7, FAKE_WATCH_CLOSE);
+    w = start(&r, true, false, 0, 0);
+    wait_for(w, (struct want){KUBE_KIND_NODE, 1, 2, 3, 0, 0});
+    cr_expect_eq(fake_api_wait_count(fake, "GET", "resourceVersion=1250", 1, WAIT_MS), 1);
+    kube_watch_stop(w);
+    for (p = r.log; (p = strstr(p, "drained node;")) != NULL; p++) {
+        const char *prev = p == r.log ? NULL : p - 1;
+
+        drained++;
+        while (prev && prev > r.log && prev[-1] != ';')
+            prev--;
+        cr_expect(prev && (strncmp(prev, "upsert ", 7) == 0 || strncmp(prev, "remove ", 7) == 0),
+                  "drained after an event only: %s", r.log);
+    }
+    cr_expect_geq(drained, 1, "%s", r.log);
+    cr_expect_leq(drained, 3, "%s", r.log);
+    cr_expect(strlen(r.log) > 13 && strcmp(r.log + strlen(r.log) - 13, "drained node;") == 0,
+              "the last event's read is drained: %s", r.log);
+    for (p = r.log; *p;) {
+        const char *end = strchr(p, ';');
+        size_t n = strlen(stripped);
+
+        if (strncmp(p, "drained ", 8) != 0)
+            snprintf(stripped + n, sizeof(stripped) - n, "%.*s", (int)(end - p + 1), p);
+        p = end + 1;
+    }
+    cr_expect_str_eq(stripped, "reset node;upsert node gpu-r1-n1;upsert node gpu-r1-n2;"
+                               "upsert node gpu-r2-n1;synced node;upsert node gpu-r1-n2;"
+                               "upsert node gpu-r3-n1;remove node gpu-r2-n1;");
     free(events);
 }
 
@@ -495,7 +549,7 @@ Test(kube_watch, a_list_of_many_pages_reaches_the_sink_page_by_page)
     struct paged p;
     struct kube_config kc;
     struct kube_watch_config wc;
-    struct kube_watch_sink sink = {&p, paged_reset, paged_upsert, NULL, paged_synced};
+    struct kube_watch_sink sink = {&p, paged_reset, paged_upsert, NULL, paged_synced, NULL};
     struct tpx_err err = TPX_ERR_INIT;
     struct kube_watch *w;
 
@@ -600,7 +654,7 @@ Test(kube_watch, dra_kinds_list_watch_and_relist_and_a_missing_crd_is_an_empty_l
     struct kube_config kc;
     struct kube_watch_config wc;
     struct rec r;
-    struct kube_watch_sink sink = {&r, on_reset, on_upsert, on_remove, on_synced};
+    struct kube_watch_sink sink = {&r, on_reset, on_upsert, on_remove, on_synced, NULL};
     struct tpx_err err = TPX_ERR_INIT;
     struct kube_watch *w;
     struct kube_watch_stats st;

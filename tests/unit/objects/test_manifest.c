@@ -584,6 +584,11 @@ Test(obj_manifest, upstream_rbg_router_and_leader_worker_instances_with_rbg_env)
     cr_expect_str_eq(label(w, "rbg.workloads.x-k8s.io/role-instance-name"),
                      "pd-disagg-lws-prefill-1");
     cr_expect_str_eq(label(w, "rbg.workloads.x-k8s.io/component-index"), "3");
+    /* component-id counts the workers from 0 (RBG InitComponentPodLabels), and the env names it */
+    cr_expect_str_eq(label(w, "rbg.workloads.x-k8s.io/component-id"), "2");
+    cr_expect_str_eq(env(w, "RBG_COMPONENT_INDEX"), "2");
+    cr_expect_str_eq(label(l, "rbg.workloads.x-k8s.io/component-id"), "0");
+    cr_expect_str_eq(env(l, "RBG_COMPONENT_INDEX"), "0");
     cr_expect_str_eq(env(w, "RBG_LWP_GROUP_SIZE"), "4");
     cr_expect_str_eq(env(w, "RBG_LWP_WORKER_INDEX"), "3");
     cr_expect_str_eq(env(w, "RBG_LWP_LEADER_ADDRESS"),

@@ -3,6 +3,7 @@
  * quotes), values through the container env and the LWS/RBG variables, the mapping to topox's
  * tp (dense all-reduce group) x pp x dp with ep, and the certainty rule of pol_workload_infer. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "policy/policy.h"
@@ -17,7 +18,7 @@ struct pod {
     const char *argv[12];
     unsigned accel;
     struct tpx_env_var env[6];
-    struct topo_kv labels[4];
+    struct topo_kv labels[8];
     struct topo_kv annotations[4];
 };
 
@@ -308,6 +309,13 @@ Test(engines, serving_role_from_operator_labels_and_disaggregation_mode)
            {"rbg.workloads.x-k8s.io/role-name", "Decode"}}},
          "llm/rbg:r",
          'd'},
+        {{{"python3", "-m", "sglang.launch_server"},
+          8,
+          {{0}},
+          {{"rolebasedgroup.workloads.x-k8s.io/name", "r"},
+           {"rolebasedgroup.workloads.x-k8s.io/role", "prefill"}}},
+         "llm/rbg:r",
+         'p'},
         {{{"vllm", "serve"},
           8,
           {{0}},
@@ -412,17 +420,149 @@ Test(engines, kubelet_escape_and_self_reference)
     expect(&ok, (struct want){8, 1, 1, 1, true, "vllm"}, "B=$(A)");
 }
 
+#define RBG1 "rolebasedgroup.workloads.x-k8s.io/"
+#define RBG2 "rbg.workloads.x-k8s.io/"
+
+/* RoleBasedGroup's two generations, each with the labels and the env its controller gives a pod
+ * (sgl-project/rbg doc/reference/variables.md; api/workloads/constants/{label,env}.go and
+ * pkg/discovery/env_builder.go for v1alpha2): the group, its size and the pod's index come from
+ * the labels alone, and the engine's $(RBG_...) or $(LWS_...) resolve to the same values. */
 Test(engines, rbg_variables)
 {
-    struct pod p = {{"sh", "-c",
-                     "python3 -m sglang.launch_server --tp 16 --nnodes $RBG_LWP_GROUP_SIZE "
-                     "--node-rank $RBG_LWP_WORKER_INDEX"},
-                    8,
-                    .labels = {{"rolebasedgroup.workloads.x-k8s.io/name", "r"},
-                               {LWS "worker-index", "0"},
-                               {LWS "name", "r-prefill"},
-                               {LWS "group-index", "0"}},
-                    .annotations = {{LWS "size", "2"}}};
+    /* v1alpha1 leader-worker role: a LeaderWorkerSet's pod, LWS labels and LWS_* env */
+    struct pod v1 = {{"sh", "-c",
+                      "python3 -m sglang.launch_server --tp 16 --nnodes $LWS_GROUP_SIZE "
+                      "--node-rank $LWS_WORKER_INDEX"},
+                     8,
+                     .labels = {{RBG1 "name", "r"},
+                                {RBG1 "role", "prefill"},
+                                {LWS "worker-index", "1"},
+                                {LWS "name", "r-prefill"},
+                                {LWS "group-index", "0"}},
+                     .annotations = {{LWS "size", "2"}}};
+    /* v1alpha2 leaderWorkerPattern: a RoleInstance's pod, RBG labels only, RBG_LWP_* env (the
+     * fixture's `--nnodes $(RBG_LWP_GROUP_SIZE) --node-rank $(RBG_LWP_WORKER_INDEX)`) */
+    struct pod v2 = {{"python3", "-m", "sglang.launch_server", "--tp", "16", "--nnodes",
+                      "$(RBG_LWP_GROUP_SIZE)", "--node-rank", "$(RBG_LWP_WORKER_INDEX)"},
+                     8,
+                     .labels = {{RBG2 "group-name", "r"},
+                                {RBG2 "role-name", "prefill"},
+                                {RBG2 "role-instance-name", "r-prefill-0"},
+                                {RBG2 "role-instance-index", "0"},
+                                {RBG2 "component-name", "worker"},
+                                {RBG2 "component-index", "1"},
+                                {RBG2 "component-size", "2"}}};
+    struct pod v2sh = v2;
+    struct pol_workload a, b;
 
-    expect(&p, (struct want){16, 1, 1, 1, true, "sglang"}, "RBG LWP variables");
+    expect(&v1, (struct want){16, 1, 1, 1, true, "sglang"}, "v1alpha1 LWS variables");
+    expect(&v2, (struct want){16, 1, 1, 1, true, "sglang"}, "v1alpha2 RBG_LWP variables");
+    memset(v2sh.argv, 0, sizeof(v2sh.argv));
+    v2sh.argv[0] = "sh";
+    v2sh.argv[1] = "-c";
+    v2sh.argv[2] = "python3 -m sglang.launch_server --tp 16 --nnodes $RBG_LWP_GROUP_SIZE "
+                   "--node-rank $RBG_LWP_WORKER_INDEX";
+    expect(&v2sh, (struct want){16, 1, 1, 1, true, "sglang"}, "v1alpha2 in sh -c");
+    a = infer(&v1);
+    b = infer(&v2);
+    /* each a group of 2 of which this pod is index 1, named by its own controller */
+    cr_expect_eq(a.group_size, 2);
+    cr_expect_eq(b.group_size, 2);
+    cr_expect(b.size_explicit);
+    cr_expect_eq(a.pod_index, 1);
+    cr_expect_eq(b.pod_index, 1);
+    cr_expect_str_eq(b.group, "llm/rbg:r-prefill-0");
+    cr_expect_str_eq(b.display, "llm/r-prefill-0");
+    /* one deployment and role for the KV transfer, whichever the generation */
+    cr_expect_str_eq(a.kv_group, "llm/rbg:r");
+    cr_expect_str_eq(b.kv_group, "llm/rbg:r");
+    cr_expect_eq(a.kv_role, 'p');
+    cr_expect_eq(b.kv_role, 'p');
+
+    /* without its component-size label the v1alpha2 size is not known: --nnodes is unknown, the
+     * layout uncertain, placed as preferred (never rejected) */
+    v2.labels[6] = (struct topo_kv){0};
+    expect(&v2, (struct want){16, 1, 1, 1, false, "sglang"}, "v1alpha2 without component-size");
+    cr_expect_eq(infer(&v2).group_size, 1);
+    /* the other generation's names are not set on a v1alpha1 pod: its own LWS size still holds */
+    v1.argv[2] = "python3 -m sglang.launch_server --tp 16 --nnodes $RBG_LWP_GROUP_SIZE "
+                 "--node-rank $RBG_LWP_WORKER_INDEX";
+    expect(&v1, (struct want){16, 1, 1, 1, true, "sglang"}, "v1alpha1 with RBG_LWP names");
+    cr_expect_eq(infer(&v1).group_size, 2);
+}
+
+/* Label key of p (n of them so far) set to value, replacing the one there. */
+static void set_label(struct pod *p, size_t *n, const char *key, const char *value)
+{
+    for (size_t k = 0; k < *n; k++) {
+        if (strcmp(p->labels[k].key, key) == 0) {
+            p->labels[k].value = value;
+            return;
+        }
+    }
+    cr_assert_lt(*n, NELEM(p->labels));
+    p->labels[(*n)++] = (struct topo_kv){key, value};
+}
+
+/* Each injected variable carries the value of the label its controller's fieldRef names, and
+ * only for its own generation: `-tp $(VAR)` reads 4 from the label under test (set to 4), and
+ * nothing from a variable the pod's controller does not set. */
+Test(engines, rbg_variables_follow_their_labels)
+{
+    static const struct {
+        const char *var, *label;
+        bool v2;
+    } cases[] = {
+        {"GROUP_NAME", RBG1 "name", false},
+        {"ROLE_NAME", RBG1 "role", false},
+        {"ROLE_INDEX", "apps.kubernetes.io/pod-index", false},
+        {"RBG_GROUP_NAME", RBG2 "group-name", true},
+        {"RBG_ROLE_NAME", RBG2 "role-name", true},
+        {"RBG_ROLE_INDEX", RBG2 "role-instance-index", true},
+        {"RBG_ROLE_INSTANCE_NAME", RBG2 "role-instance-name", true},
+        {"RBG_COMPONENT_NAME", RBG2 "component-name", true},
+        {"RBG_COMPONENT_INDEX", RBG2 "component-id", true},
+        {"RBG_LWP_WORKER_INDEX", RBG2 "component-index", true},
+        {"RBG_LWP_GROUP_SIZE", RBG2 "component-size", true},
+    };
+
+    for (size_t i = 0; i < NELEM(cases); i++) {
+        char tp[64];
+        for (int gen = 0; gen < 2; gen++) {
+            const bool v2 = gen == 1;
+            struct pod p = {{"vllm", "serve", "m", "-tp", tp}, 8};
+            size_t n = 0;
+            struct pol_workload wl;
+
+            snprintf(tp, sizeof(tp), "$(%s)", cases[i].var);
+            if (v2) {
+                p.labels[n++] = (struct topo_kv){RBG2 "group-name", "g"};
+                p.labels[n++] = (struct topo_kv){RBG2 "role-instance-name", "g-r-0"};
+                p.labels[n++] = (struct topo_kv){RBG2 "component-size", "1"};
+            } else {
+                p.labels[n++] = (struct topo_kv){RBG1 "name", "g"};
+            }
+            /* the label that names the other generation's group would make the pod of both */
+            if (v2 == cases[i].v2 || (strcmp(cases[i].label, RBG1 "name") != 0 &&
+                                      strcmp(cases[i].label, RBG2 "group-name") != 0))
+                set_label(&p, &n, cases[i].label, "4");
+            wl = infer(&p);
+            if (v2 == cases[i].v2) {
+                cr_expect_eq(wl.layout.tp, 4, "%s on a %s pod: tp %u (%s)", cases[i].var,
+                             v2 ? "v1alpha2" : "v1alpha1", wl.layout.tp, wl.layout.read);
+                cr_expect_eq(wl.layout.origin[POL_SIZE_TP].src, POL_SRC_ENV, "%s", cases[i].var);
+            } else {
+                cr_expect(wl.layout.origin[POL_SIZE_TP].unknown, "%s is not set on a %s pod",
+                          cases[i].var, v2 ? "v1alpha2" : "v1alpha1");
+            }
+        }
+    }
+    /* RBG_ROLE_INDEX of a StatefulSet's pod (no RoleInstance) is its pod-index */
+    {
+        struct pod p = {
+            {"vllm", "serve", "m", "-tp", "$(RBG_ROLE_INDEX)"},
+            8,
+            .labels = {{RBG2 "group-name", "g"}, {"apps.kubernetes.io/pod-index", "4"}}};
+        cr_expect_eq(infer(&p).layout.tp, 4);
+    }
 }

@@ -287,6 +287,51 @@ Test(pol_prefer, prefill_prefers_the_rack_then_the_block_of_its_decode, .fini = 
     }
 }
 
+/* The KV pairing of a RoleBasedGroup's prefill and decode roles, read from the labels of each
+ * controller generation (v1alpha1 rolebasedgroup.workloads.x-k8s.io/{name,role}, v1alpha2
+ * rbg.workloads.x-k8s.io/{group-name,role-name}), an upgrade's mix of the two included: the
+ * prefill scores +2 in the rack of its decode, whichever labels each carries. */
+Test(pol_prefer, rbg_prefill_follows_its_decode_in_either_generation, .fini = teardown)
+{
+    static const struct topo_kv v1d[] = {{"rolebasedgroup.workloads.x-k8s.io/name", "pd"},
+                                         {"rolebasedgroup.workloads.x-k8s.io/role", "decode"}};
+    static const struct topo_kv v1p[] = {{"rolebasedgroup.workloads.x-k8s.io/name", "pd"},
+                                         {"rolebasedgroup.workloads.x-k8s.io/role", "prefill"}};
+    static const struct topo_kv v2d[] = {{"rbg.workloads.x-k8s.io/group-name", "pd"},
+                                         {"rbg.workloads.x-k8s.io/role-name", "decode"}};
+    static const struct topo_kv v2p[] = {{"rbg.workloads.x-k8s.io/group-name", "pd"},
+                                         {"rbg.workloads.x-k8s.io/role-name", "prefill"}};
+    static const struct {
+        const struct topo_kv *dec, *pre;
+    } gens[] = {{v1d, v1p}, {v2d, v2p}, {v1d, v2p}, {v2d, v1p}};
+
+    for (size_t k = 0; k < sizeof(gens) / sizeof(gens[0]); k++) {
+        struct pol_workload dec = member("dec", 8, 1, 1, 1, 8, 1, 0);
+        struct pol_workload pre = member("pre", 8, 1, 1, 1, 8, 1, 0);
+        struct pol_workload plain = pre, read;
+        struct pol_pod_facts f = {.name = "p", .ns = "llm", .nlabels = 2, .accel = 8};
+        struct pol_placement pd;
+        struct tpx_err err = TPX_ERR_INIT;
+
+        setup_spec("racks=4,nodes-per-rack=4,gpus-per-node=8,blocks=2");
+        f.labels = gens[k].dec;
+        cr_assert_eq(pol_workload_infer(&f, &read, &err), TPX_OK, "%s", err.msg);
+        memcpy(dec.kv_group, read.kv_group, sizeof(dec.kv_group));
+        dec.kv_role = read.kv_role;
+        f.labels = gens[k].pre;
+        cr_assert_eq(pol_workload_infer(&f, &read, &err), TPX_OK, "%s", err.msg);
+        memcpy(pre.kv_group, read.kv_group, sizeof(pre.kv_group));
+        pre.kv_role = read.kv_role;
+        cr_expect_eq(dec.kv_role, 'd', "pair %zu", k);
+        cr_expect_eq(pre.kv_role, 'p', "pair %zu", k);
+        cr_assert_eq(pol_commit(led, &dec, "d", "d", node_of("r03-n01"), NOW, 600, &pd, &err),
+                     TPX_OK, "%s", err.msg);
+        cr_expect_eq(score_on(&pre, "r03-n02") - score_on(&plain, "r03-n02"), 2, "pair %zu", k);
+        cr_expect_eq(score_on(&pre, "r04-n01") - score_on(&plain, "r04-n01"), 1, "pair %zu", k);
+        teardown();
+    }
+}
+
 /* --- EP wider than its TP unit ------------------------------------------------------------------
  */
 

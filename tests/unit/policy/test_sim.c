@@ -154,6 +154,9 @@ Test(pol_sim, policy_names_round_trip)
     cr_expect(pol_sim_policy_parse("blind", &p) && p == POL_SIM_BLIND);
     cr_expect(pol_sim_policy_parse("topox", &p) && p == POL_SIM_TOPOX);
     cr_expect(pol_sim_policy_parse("pack", &p) && p == POL_SIM_PACK);
+    cr_expect(pol_sim_policy_parse("fluid", &p) && p == POL_SIM_FLUID);
+    cr_expect(pol_sim_policy_parse("fluid-rack", &p) && p == POL_SIM_FLUID_RACK);
+    cr_expect_str_eq(pol_sim_policy_name(POL_SIM_FLUID_RACK), "fluid-rack");
     cr_expect(!pol_sim_policy_parse("random", &p));
     cr_expect_str_eq(pol_sim_policy_name(POL_SIM_BEST_FIT), "best-fit");
 }
@@ -289,4 +292,85 @@ Test(pol_sim, events_out_of_order_are_refused, .fini = teardown)
     cr_expect_eq(pol_sim_run(cl, ev, NELEM(ev), POL_SIM_TOPOX, &r, &err), TPX_EINVAL);
     cr_expect(strstr(err.msg, "before the previous") != NULL, "%s", err.msg);
     cr_expect_null(r.samples);
+}
+
+/* The breakdown entry of a shape (pods x gpus, tp, pp); fails the test when there is none. */
+static const struct pol_sim_shape *shape(const struct pol_sim_result *r, unsigned pods,
+                                         unsigned gpus, unsigned tp, unsigned pp)
+{
+    for (size_t i = 0; i < r->nshapes; i++) {
+        const struct pol_sim_shape *sh = &r->shapes[i];
+        if (sh->pods == pods && sh->gpus == gpus && sh->tp == tp && sh->pp == pp)
+            return sh;
+    }
+    cr_assert_fail("no shape %ux%u tp%u pp%u", pods, gpus, tp, pp);
+    return NULL;
+}
+
+/* Two one-node racks: three 4-GPU pods, the first leaves, so 4 GPUs are free in each rack. An
+ * 8-GPU pod then fits by count in the cluster (fluid admits it) but in no rack (fluid-rack and
+ * best-fit reject it with room); a second one finds nothing free even by count: fluid rejects it
+ * too, without room. The bound admits what fits by count, never more. */
+Test(pol_sim, fluid_admits_what_fits_by_count_and_never_more, .fini = teardown)
+{
+    const struct pol_sim_event ev[] = {
+        arr(0, "a", 1, 4, 4, 1), arr(1, "b", 1, 4, 4, 1), arr(2, "c", 1, 4, 4, 1), lv(3, "a"),
+        arr(4, "d", 1, 8, 8, 1), arr(5, "e", 1, 8, 8, 1), lv(3600, "b"),           lv(3600, "c"),
+        lv(3600, "d"),           lv(3600, "e"),
+    };
+    struct pol_sim_result r;
+    struct pol_sim_counts c;
+    const struct pol_sim_shape *sh;
+
+    setup("racks=2,nodes-per-rack=1,gpus-per-node=8");
+    c = run(ev, NELEM(ev), POL_SIM_FLUID, &r);
+    cr_expect_eq(c.whole, 4, "a, b, c and d: 8 GPUs free when d came");
+    cr_expect_eq(c.rejected, 1, "e: every GPU taken");
+    cr_expect_eq(c.rejected_with_room, 0);
+    cr_expect_eq(c.whole_gpus, 20);
+    cr_expect_eq(r.samples[r.nsamples - 2].used, 16, "after d and e: full, not over-full");
+    cr_expect_eq(r.samples[r.nsamples - 2].stranded, 0, "fluid strands nothing");
+    sh = shape(&r, 1, 8, 8, 1);
+    cr_expect_eq(sh->arrived, 2);
+    cr_expect_eq(sh->whole, 1);
+    cr_expect_eq(sh->with_room, 0);
+    pol_sim_result_release(&r);
+    for (int p = 0; p < 2; p++) {
+        enum pol_sim_policy pol = p ? POL_SIM_BEST_FIT : POL_SIM_FLUID_RACK;
+        c = run(ev, NELEM(ev), pol, &r);
+        cr_expect_eq(c.whole, 3, "%s: d and e find 4 + 4 free", pol_sim_policy_name(pol));
+        cr_expect_eq(c.rejected, 2, "%s", pol_sim_policy_name(pol));
+        cr_expect_eq(c.rejected_with_room, 2, "%s", pol_sim_policy_name(pol));
+        sh = shape(&r, 1, 8, 8, 1);
+        cr_expect_eq(sh->rejected, 2, "%s", pol_sim_policy_name(pol));
+        cr_expect_eq(sh->with_room, 2, "%s", pol_sim_policy_name(pol));
+        cr_expect_eq(sh->with_rack_room, 0, "%s: 4 free in each rack", pol_sim_policy_name(pol));
+        cr_expect_eq(shape(&r, 1, 4, 4, 1)->whole, 3);
+        pol_sim_result_release(&r);
+    }
+}
+
+/* One rack of two nodes with 4 GPUs free on each: an 8-GPU pod fits the rack by count, not a
+ * node. best-fit rejects it with room in the rack; fluid-rack admits it. */
+Test(pol_sim, rejections_with_room_in_a_rack_are_counted_per_shape, .fini = teardown)
+{
+    const struct pol_sim_event ev[] = {
+        arr(0, "a", 1, 4, 4, 1), arr(1, "b", 1, 4, 4, 1), arr(2, "c", 1, 4, 4, 1), lv(3, "a"),
+        arr(4, "d", 1, 8, 8, 1),
+    };
+    struct pol_sim_result r;
+    struct pol_sim_counts c;
+    const struct pol_sim_shape *sh;
+
+    setup("racks=1,nodes-per-rack=2,gpus-per-node=8");
+    c = run(ev, NELEM(ev), POL_SIM_BEST_FIT, &r);
+    cr_expect_eq(c.rejected_with_room, 1);
+    sh = shape(&r, 1, 8, 8, 1);
+    cr_expect_eq(sh->with_room, 1);
+    cr_expect_eq(sh->with_rack_room, 1, "the rack had 8 free, on two nodes");
+    cr_expect_eq(r.nshapes, 2);
+    pol_sim_result_release(&r);
+    c = run(ev, NELEM(ev), POL_SIM_FLUID_RACK, NULL);
+    cr_expect_eq(c.whole, 4, "a, b, c and d");
+    cr_expect_eq(c.rejected, 0);
 }

@@ -385,6 +385,87 @@ Test(pol_workload, groups_indexes_and_intent)
     cr_expect_eq(wl.pod_index, 0);
 }
 
+/* RoleBasedGroup pods as each controller generation labels them (sgl-project/rbg
+ * api/workloads/constants/label.go; the v1alpha1 -> v1alpha2 migration guide): a v1alpha2
+ * leaderWorkerPattern instance is a group of component-size pods indexed by component-index; a
+ * v1alpha1 leader-worker role is a LeaderWorkerSet and is read from the LWS labels; a standalone
+ * instance or a StatefulSet's pod is its own group. Group, size and index come from the labels
+ * alone, with no engine flag and no topox annotation. */
+Test(pol_workload, rbg_groups_of_each_generation)
+{
+    const struct topo_kv v2[] = {
+        {"rbg.workloads.x-k8s.io/group-name", "pd"},
+        {"rbg.workloads.x-k8s.io/role-name", "decode"},
+        {"rbg.workloads.x-k8s.io/role-instance-name", "pd-decode-3"},
+        {"rbg.workloads.x-k8s.io/role-instance-index", "3"},
+        {"rbg.workloads.x-k8s.io/component-name", "worker"},
+        {"rbg.workloads.x-k8s.io/component-id", "0"},
+        {"rbg.workloads.x-k8s.io/component-index", "1"},
+        {"rbg.workloads.x-k8s.io/component-size", "2"},
+    };
+    const struct topo_kv v1[] = {
+        {"rolebasedgroup.workloads.x-k8s.io/name", "pd"},
+        {"rolebasedgroup.workloads.x-k8s.io/role", "decode"},
+        {"leaderworkerset.sigs.k8s.io/name", "pd-decode"},
+        {"leaderworkerset.sigs.k8s.io/group-index", "3"},
+        {"leaderworkerset.sigs.k8s.io/worker-index", "1"},
+    };
+    const struct topo_kv v1_ann[] = {{"leaderworkerset.sigs.k8s.io/size", "2"}};
+    struct pol_pod_facts f = {
+        .name = "pd-decode-3-1", .ns = "llm", .labels = v2, .nlabels = 8, .accel = 4};
+    struct pol_workload a, b;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_eq(pol_workload_infer(&f, &a, &err), TPX_OK, "%s", err.msg);
+    cr_expect(a.has_intent, "an RBG instance is a group: an intent without flags");
+    cr_expect_str_eq(a.group, "llm/rbg:pd-decode-3");
+    cr_expect_str_eq(a.display, "llm/pd-decode-3");
+    cr_expect_eq(a.group_size, 2);
+    cr_expect(a.size_explicit);
+    cr_expect_eq(a.pod_index, 1);
+    cr_expect_str_eq(a.kv_group, "llm/rbg:pd");
+    cr_expect_eq(a.kv_role, 'd');
+    cr_expect(a.layout.certain);
+
+    f = (struct pol_pod_facts){.name = "pd-decode-3-1",
+                               .ns = "llm",
+                               .labels = v1,
+                               .nlabels = 5,
+                               .annotations = v1_ann,
+                               .nannotations = 1,
+                               .accel = 4};
+    cr_assert_eq(pol_workload_infer(&f, &b, &err), TPX_OK, "%s", err.msg);
+    cr_expect(b.has_intent);
+    cr_expect_str_eq(b.group, "llm/lws:pd-decode/3");
+    cr_expect_eq(b.group_size, a.group_size);
+    cr_expect_eq(b.pod_index, a.pod_index);
+    cr_expect_str_eq(b.kv_group, a.kv_group);
+    cr_expect_eq(b.kv_role, a.kv_role);
+
+    /* a standalone instance (no component-size) is one pod: its own group, index 0 */
+    f = (struct pol_pod_facts){
+        .name = "pd-router-0", .ns = "llm", .labels = v2, .nlabels = 4, .accel = 4};
+    cr_assert_eq(pol_workload_infer(&f, &a, &err), TPX_OK, "%s", err.msg);
+    cr_expect_str_eq(a.group, "");
+    cr_expect_eq(a.group_size, 1);
+    cr_expect_eq(a.pod_index, 0);
+    cr_expect_str_eq(a.kv_group, "llm/rbg:pd");
+
+    /* the controller's size wins no argument, as with LWS */
+    {
+        const struct topo_kv ann[] = {{"topox.io/group-size", "4"}};
+        f = (struct pol_pod_facts){.name = "pd-decode-3-1",
+                                   .ns = "llm",
+                                   .labels = v2,
+                                   .nlabels = 8,
+                                   .annotations = ann,
+                                   .nannotations = 1,
+                                   .accel = 4};
+        cr_expect_eq(pol_workload_infer(&f, &a, &err), TPX_EINVAL);
+        cr_expect(strstr(err.msg, "component-size 2"), "%s", err.msg);
+    }
+}
+
 /* --- validation --- */
 
 static struct pol_workload wl_of(unsigned tp, unsigned pp, unsigned g, unsigned n)
