@@ -686,3 +686,60 @@ Test(pol_index, a_new_group_takes_the_lowest_free_record, .fini = teardown)
     cr_expect_str_eq(gs[0].group, "a/3");
     cr_expect_str_eq(gs[1].group, "a/2");
 }
+
+/* The verdict of node `name` for w through memo m, checked against the call without a memo. */
+static enum pol_verdict verdict_on(struct pol_scope_memo *m, const struct pol_workload *w,
+                                   const char *name)
+{
+    size_t node = topo_cluster_find(cl, name);
+
+    expect_same_answers(m, w, name);
+    {
+        struct pol_filter_result r;
+        struct tpx_err err = TPX_ERR_INIT;
+        enum pol_verdict v;
+        cr_assert_eq(pol_filter_memo(la, m, w, &node, 1, now_t, &r, &err), TPX_OK, "%s", err.msg);
+        v = r.verdict[0];
+        pol_filter_result_release(&r);
+        return v;
+    }
+}
+
+/* A first member's kept answers (each node's cell in the memo) follow what happens in its rack:
+ * the bench's shape (the first of an LWS group of 2, TP 8 x PP 2, 8 GPUs a pod) fits an empty
+ * rack; once another group's first member is bound there and holds the rest, the rack cannot take
+ * a whole group; the hold's expiry and the bound pod's leaving give it back; a later member of the
+ * bound group, asked in between on the same memo, changes none of that. */
+Test(pol_index, a_first_members_kept_answers_follow_binds_holds_and_releases, .fini = teardown)
+{
+    const struct shape *s = &shapes[0];
+    struct pol_scope_memo *m = pol_scope_memo_new();
+    struct pol_workload probe = pod_of(s, "probe/first", 0), a0 = pod_of(s, "llm/a", 0);
+    struct pol_workload a1 = pod_of(s, "llm/a", 1);
+    struct pol_placement p;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_not_null(m);
+    setup_spec("racks=2,nodes-per-rack=2,gpus-per-node=8", 3);
+    cr_expect_eq(verdict_on(m, &probe, "r01-n01"), POL_FIT);
+    cr_expect_eq(verdict_on(m, &probe, "r01-n02"), POL_FIT);
+    cr_assert_eq(pol_commit(la, &a0, "llm/a-0", "llm/a-0", topo_cluster_find(cl, "r01-n01"), now_t,
+                            600, &p, &err),
+                 TPX_OK, "%s", err.msg);
+    /* r01-n01 is taken and r01-n02 held for llm/a's second pod: no room for a whole group */
+    cr_expect_neq(verdict_on(m, &probe, "r01-n02"), POL_FIT);
+    cr_expect_neq(verdict_on(m, &probe, "r01-n01"), POL_FIT);
+    cr_expect_eq(verdict_on(m, &probe, "r02-n01"), POL_FIT);
+    a1.tp_explicit = false;
+    expect_same_answers(m, &a1, "the bound group's second pod");
+    cr_expect_neq(verdict_on(m, &probe, "r01-n02"), POL_FIT);
+    /* the hold expires: still one node short in r01 */
+    now_t += 1200;
+    cr_expect_gt(pol_ledger_expire(la, now_t), 0);
+    cr_expect_neq(verdict_on(m, &probe, "r01-n02"), POL_FIT);
+    /* the bound pod leaves: r01 is whole again */
+    cr_assert(pol_ledger_forget_pod(la, "llm/a-0"));
+    cr_expect_eq(verdict_on(m, &probe, "r01-n01"), POL_FIT);
+    cr_expect_eq(verdict_on(m, &probe, "r01-n02"), POL_FIT);
+    pol_scope_memo_free(m);
+}
