@@ -111,6 +111,8 @@ static enum MHD_Result queue(struct MHD_Connection *conn, struct req *r, unsigne
     return ret;
 }
 
+#define GEN_BLOCK (256 * 1024) /* the most of a generated answer MHD asks for at once */
+
 /* A generated answer: the handler's generator, and the request body it may read (owned here
  * from now on, so it outlives the request if MHD finishes the request first). */
 struct gen {
@@ -155,8 +157,11 @@ static enum MHD_Result queue_gen(struct MHD_Connection *conn, struct req *r,
     g->done = rp->gen_free;
     g->ctx = rp->gen_ctx;
     g->body = tpx_buf_detach(&r->body, NULL);
-    /* 256 KiB blocks: a 35 MB answer goes out in big writes */
-    resp = MHD_create_response_from_callback(rp->gen_len, 256 * 1024, gen_read, g, gen_free);
+    /* 256 KiB blocks: a 35 MB answer goes out in big writes; a shorter answer gets a block of
+     * its own length (MHD callocs the block with each response) */
+    resp = MHD_create_response_from_callback(
+        rp->gen_len, rp->gen_len < GEN_BLOCK ? (rp->gen_len ? rp->gen_len : 1) : GEN_BLOCK,
+        gen_read, g, gen_free);
     if (!resp) {
         gen_free(g);
         return MHD_NO;
