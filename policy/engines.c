@@ -350,7 +350,7 @@ static size_t injected(const struct pol_pod_facts *f, struct tpx_env_var *out)
             out[n++] = (struct tpx_env_var){"RBG_COMPONENT_INDEX",
                                             kv_get(f->labels, f->nlabels, RBG2 "component-id")};
         }
-        if (kv_get(f->labels, f->nlabels, RBG2 "component-size")) {
+        if (pol_rbg_lwp_pod(f)) { /* InjectLeaderWorkerSetEnv: that pattern only */
             out[n++] = (struct tpx_env_var){"RBG_LWP_LEADER_ADDRESS", NULL};
             out[n++] = (struct tpx_env_var){"RBG_LWP_WORKER_INDEX",
                                             kv_get(f->labels, f->nlabels, RBG2 "component-index")};

@@ -89,7 +89,29 @@ static bool has_prefix_key(const struct topo_kv *kv, size_t n, const char *prefi
     return false;
 }
 
-static void infer_group(const struct pol_pod_facts *f, struct pol_workload *wl, bool *grouped)
+bool pol_rbg_lwp_pod(const struct pol_pod_facts *f)
+{
+    const char *inst = kv_get(f->labels, f->nlabels, RBG2 "role-instance-name");
+    const char *name = kv_get(f->labels, f->nlabels, RBG2 "component-name");
+    const char *idx = kv_get(f->labels, f->nlabels, RBG2 "component-index");
+    const char *id = kv_get(f->labels, f->nlabels, RBG2 "component-id");
+    const char *size_s = kv_get(f->labels, f->nlabels, RBG2 "component-size");
+    unsigned size, k, cid;
+
+    if (!inst || !inst[0] || !name || !idx || !size_s || !parse_count(size_s, false, &size) ||
+        !parse_count(idx, true, &k) || k >= size)
+        return false;
+    if (strcmp(name, k == 0 ? "leader" : "worker") != 0)
+        return false;
+    /* component-id counts each component from 0: the leader 0, worker k - 1 */
+    return !id || (parse_count(id, true, &cid) && cid == (k == 0 ? 0 : k - 1));
+}
+
+/* The pod's group from its annotation or its controller's labels; *by_rbg when a RoleBasedGroup
+ * v1alpha2 leaderWorkerPattern instance named it (its component-size and component-index are
+ * then the group's size and the pod's index). */
+static void infer_group(const struct pol_pod_facts *f, struct pol_workload *wl, bool *grouped,
+                        bool *by_rbg)
 {
     const char *ns = f->ns ? f->ns : "default";
     const char *pod = f->name ? f->name : "pod";
@@ -98,6 +120,7 @@ static void infer_group(const struct pol_pod_facts *f, struct pol_workload *wl, 
     const char *lws_gi = kv_get(f->labels, f->nlabels, LWS "group-index");
 
     *grouped = true;
+    *by_rbg = false;
     v = kv_get(f->annotations, f->nannotations, ANN "group");
     if (v && v[0]) {
         set_str(wl->group, "%s/%s", ns, v);
@@ -129,12 +152,15 @@ static void infer_group(const struct pol_pod_facts *f, struct pol_workload *wl, 
     }
     /* RoleBasedGroup v1alpha2 leaderWorkerPattern: one RoleInstance of component-size pods
      * (api/workloads/constants/label.go). A v1alpha1 leader-worker role, or a v1alpha2 one still
-     * run by a LeaderWorkerSet, has the LWS labels and is read above; a standalone instance is
-     * one pod, its own group. */
+     * run by a LeaderWorkerSet, has the LWS labels and is read above. A standalone instance, or a
+     * customComponentsPattern one (its components share the instance name, and each one's
+     * component-size counts that component only), is not known to be one group: each pod is its
+     * own (pol_rbg_lwp_pod). */
     v = kv_get(f->labels, f->nlabels, RBG2 "role-instance-name");
-    if (v && v[0] && kv_get(f->labels, f->nlabels, RBG2 "component-size")) {
+    if (pol_rbg_lwp_pod(f)) {
         set_str(wl->group, "%s/rbg:%s", ns, v);
         set_str(wl->display, "%s/%s", ns, v);
+        *by_rbg = true;
         return;
     }
     *grouped = false;
@@ -218,9 +244,11 @@ static void infer_kv(const struct pol_pod_facts *f, char flag_role, struct pol_w
     wl->kv_role = flag_role; /* no deployment known: the role alone pairs with nothing */
 }
 
-/* The group size the pod's controller set: the LeaderWorkerSet's size annotation, else the
- * RoleBasedGroup v1alpha2 component-size label; what names it for a message. */
-static bool controller_size(const struct pol_pod_facts *f, unsigned *out, const char **what)
+/* The group size the pod's controller set: the LeaderWorkerSet's size annotation, else, where a
+ * RoleBasedGroup leaderWorkerPattern instance is the group (by_rbg), its component-size label;
+ * what names it for a message. */
+static bool controller_size(const struct pol_pod_facts *f, bool by_rbg, unsigned *out,
+                            const char **what)
 {
     const char *s = kv_get(f->annotations, f->nannotations, LWS "size");
 
@@ -228,7 +256,7 @@ static bool controller_size(const struct pol_pod_facts *f, unsigned *out, const 
         *what = "LeaderWorkerSet's size";
         return true;
     }
-    s = kv_get(f->labels, f->nlabels, RBG2 "component-size");
+    s = by_rbg ? kv_get(f->labels, f->nlabels, RBG2 "component-size") : NULL;
     if (s && parse_count(s, false, out)) {
         *what = "RoleBasedGroup's component-size";
         return true;
@@ -347,7 +375,7 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
     unsigned tp = 0, pp = 0, dp = 0, ep = 0, gsize = 0, idx = 0, v = 0;
     bool tp_ann = false, pp_ann = false, dp_ann = false, ep_ann = false, gs_ann = false;
     bool idx_ann = false;
-    bool grouped, any_ann, flags_used;
+    bool grouped, by_rbg, any_ann, flags_used;
     const char *s, *ctl_what = NULL;
     unsigned ctl = 0;
     bool have_ctl;
@@ -445,13 +473,13 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
     if (wl->layout.origin[POL_SIZE_EP].unknown)
         wl->layout.ep = 0;
 
-    infer_group(f, wl, &grouped);
+    infer_group(f, wl, &grouped, &by_rbg);
     infer_kv(f, el.role, wl);
 
     /* group size: annotation, the controller's (LWS size, RBG v1alpha2 component-size), --nnodes
      * and the like, else derived; the controller's size wins no argument: an annotation that
      * says otherwise is refused */
-    have_ctl = controller_size(f, &ctl, &ctl_what);
+    have_ctl = controller_size(f, by_rbg, &ctl, &ctl_what);
     if (gs_ann && have_ctl && ctl != gsize)
         return tpx_err_set(err, TPX_EINVAL,
                            "annotation 'topox.io/group-size' %u disagrees with the %s %u", gsize,
@@ -484,8 +512,7 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
     } else if ((s = kv_get(f->labels, f->nlabels, LWS "worker-index")) &&
                parse_count(s, true, &v)) {
         wl->pod_index = (int)v;
-    } else if (kv_get(f->labels, f->nlabels, RBG2 "component-size") &&
-               (s = kv_get(f->labels, f->nlabels, RBG2 "component-index")) &&
+    } else if (by_rbg && (s = kv_get(f->labels, f->nlabels, RBG2 "component-index")) &&
                parse_count(s, true, &v)) {
         wl->pod_index = (int)v;
     } else if (((s = kv_get(f->labels, f->nlabels, JOB_INDEX)) ||

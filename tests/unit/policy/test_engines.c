@@ -537,8 +537,11 @@ Test(engines, rbg_variables_follow_their_labels)
             snprintf(tp, sizeof(tp), "$(%s)", cases[i].var);
             if (v2) {
                 p.labels[n++] = (struct topo_kv){RBG2 "group-name", "g"};
+                /* a leaderWorkerPattern worker (pol_rbg_lwp_pod): RBG_LWP_* are its own */
                 p.labels[n++] = (struct topo_kv){RBG2 "role-instance-name", "g-r-0"};
-                p.labels[n++] = (struct topo_kv){RBG2 "component-size", "1"};
+                p.labels[n++] = (struct topo_kv){RBG2 "component-name", "worker"};
+                p.labels[n++] = (struct topo_kv){RBG2 "component-index", "1"};
+                p.labels[n++] = (struct topo_kv){RBG2 "component-size", "8"};
             } else {
                 p.labels[n++] = (struct topo_kv){RBG1 "name", "g"};
             }
@@ -556,6 +559,24 @@ Test(engines, rbg_variables_follow_their_labels)
                           cases[i].var, v2 ? "v1alpha2" : "v1alpha1");
             }
         }
+    }
+    /* RBG_LWP_* come only with the leaderWorkerPattern (InjectLeaderWorkerSetEnv): a
+     * customComponentsPattern or standalone pod's component-size is not its group's size */
+    for (int k = 0; k < 2; k++) {
+        struct pod p = {
+            {"vllm", "serve", "m", "-tp", k ? "$(RBG_LWP_WORKER_INDEX)" : "$(RBG_LWP_GROUP_SIZE)"},
+            8};
+        size_t n = 0;
+        struct pol_workload wl;
+
+        p.labels[n++] = (struct topo_kv){RBG2 "group-name", "g"};
+        p.labels[n++] = (struct topo_kv){RBG2 "role-instance-name", "g-r-0"};
+        p.labels[n++] = (struct topo_kv){RBG2 "component-name", "decode"};
+        p.labels[n++] = (struct topo_kv){RBG2 "component-id", "0"};
+        p.labels[n++] = (struct topo_kv){RBG2 "component-size", "4"};
+        wl = infer(&p);
+        cr_expect(wl.layout.origin[POL_SIZE_TP].unknown, "RBG_LWP_* on a component pod: tp %u",
+                  wl.layout.tp);
     }
     /* RBG_ROLE_INDEX of a StatefulSet's pod (no RoleInstance) is its pod-index */
     {

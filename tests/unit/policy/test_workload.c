@@ -649,3 +649,99 @@ Test(pol_workload, an_unknown_size_is_never_checked_against_the_group)
     cr_expect(strstr(err.msg, "but the group has 2 pods x 8 GPUs = 16") != NULL, "%s", err.msg);
     topo_cluster_free(c);
 }
+
+/* RoleBasedGroup v1alpha2 labels name a group only for a leaderWorkerPattern instance. A
+ * customComponentsPattern instance's components share its role-instance-name and each one's
+ * component-size counts that component; a standalone pod's is "1" (RoleInstanceSetReconciler).
+ * Read as one group, a bound component would confine the others to its rack for certain. */
+Test(pol_workload, rbg_components_and_standalone_pods_are_no_group_of_their_component_size)
+{
+    const struct topo_kv pre[] = {
+        {"rbg.workloads.x-k8s.io/role-instance-name", "g-r-0"},
+        {"rbg.workloads.x-k8s.io/component-name", "prefill"},
+        {"rbg.workloads.x-k8s.io/component-id", "0"},
+        {"rbg.workloads.x-k8s.io/component-index", "0"},
+        {"rbg.workloads.x-k8s.io/component-size", "1"},
+    };
+    const struct topo_kv dec[] = {
+        {"rbg.workloads.x-k8s.io/role-instance-name", "g-r-0"},
+        {"rbg.workloads.x-k8s.io/component-name", "decode"},
+        {"rbg.workloads.x-k8s.io/component-id", "0"},
+        {"rbg.workloads.x-k8s.io/component-size", "3"},
+    };
+    /* a "worker" whose component-id does not say component-index - 1 is not the pattern's */
+    const struct topo_kv odd[] = {
+        {"rbg.workloads.x-k8s.io/role-instance-name", "g-r-0"},
+        {"rbg.workloads.x-k8s.io/component-name", "worker"},
+        {"rbg.workloads.x-k8s.io/component-id", "2"},
+        {"rbg.workloads.x-k8s.io/component-index", "1"},
+        {"rbg.workloads.x-k8s.io/component-size", "4"},
+    };
+    const struct topo_kv solo[] = {
+        {"rbg.workloads.x-k8s.io/role-instance-name", "g-r-0"},
+        {"rbg.workloads.x-k8s.io/component-size", "1"},
+    };
+    const struct topo_kv grp[] = {{"topox.io/group", "inst0"}, {"topox.io/group-size", "4"}};
+    const struct topo_kv grp_only[] = {{"topox.io/group", "pp2"}};
+    const char *const argv[] = {
+        "vllm", "serve", "m", "--tensor-parallel-size", "8", "--pipeline-parallel-size", "2"};
+    struct pol_pod_facts fa = {.name = "a", .ns = "llm", .labels = pre, .nlabels = 5, .accel = 8};
+    struct pol_pod_facts fb = {.name = "b", .ns = "llm", .labels = dec, .nlabels = 4, .accel = 8};
+    struct pol_pod_facts fo = {.name = "o", .ns = "llm", .labels = odd, .nlabels = 5, .accel = 8};
+    struct pol_workload a, b, w;
+    struct tpx_err err = TPX_ERR_INIT;
+    struct topo_cluster *c = topo_cluster_synthetic("example", &err);
+    struct pol_ledger *l;
+    struct pol_placement p;
+    struct pol_filter_result r;
+    size_t nn, all[512];
+    char warn[256];
+
+    cr_assert_eq(pol_workload_infer(&fa, &a, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(pol_workload_infer(&fb, &b, &err), TPX_OK, "%s", err.msg);
+    cr_expect_str_eq(a.group, "");
+    cr_expect_str_eq(b.group, "");
+    cr_expect_eq(b.group_size, 1);
+    cr_assert_eq(pol_workload_infer(&fo, &w, &err), TPX_OK, "%s", err.msg);
+    cr_expect_str_eq(w.group, "");
+
+    /* the prefill component bound: the decode component is refused nowhere */
+    cr_assert_not_null(c, "%s", err.msg);
+    l = pol_ledger_new(c, &err);
+    cr_assert_not_null(l, "%s", err.msg);
+    nn = topo_cluster_node_count(c);
+    cr_assert_leq(nn, 512);
+    for (size_t i = 0; i < nn; i++)
+        all[i] = i;
+    cr_assert_eq(pol_record(l, &a, "ua", "a", 0, 5000, 600, &p, warn, sizeof(warn), &err), TPX_OK,
+                 "%s", err.msg);
+    cr_assert_eq(pol_filter(l, &b, all, nn, 5000, &r, &err), TPX_OK, "%s", err.msg);
+    for (size_t i = 0; i < nn; i++)
+        cr_expect_neq(r.verdict[i], POL_UNRESOLVABLE, "node %zu: %s", i, r.reasons[r.reason[i]]);
+    pol_filter_result_release(&r);
+    pol_ledger_free(l);
+    topo_cluster_free(c);
+
+    /* the user's group and size on a component: the component's size does not argue */
+    fa.annotations = grp;
+    fa.nannotations = 2;
+    cr_assert_eq(pol_workload_infer(&fa, &w, &err), TPX_OK, "%s", err.msg);
+    cr_expect_str_eq(w.group, "llm/inst0");
+    cr_expect_eq(w.group_size, 4);
+
+    /* a standalone pod grouped by the user keeps the size its flags give (2 pods of 8: pp 2) */
+    fa = (struct pol_pod_facts){.name = "s",
+                                .ns = "llm",
+                                .labels = solo,
+                                .nlabels = 2,
+                                .annotations = grp_only,
+                                .nannotations = 1,
+                                .argv = argv,
+                                .nargv = 7,
+                                .accel = 8};
+    cr_assert_eq(pol_workload_infer(&fa, &w, &err), TPX_OK, "%s", err.msg);
+    cr_expect_str_eq(w.group, "llm/pp2");
+    cr_expect_eq(w.group_size, 2);
+    cr_expect_eq(w.pp, 2);
+    cr_expect(w.layout.certain);
+}
