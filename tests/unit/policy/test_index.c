@@ -743,3 +743,42 @@ Test(pol_index, a_first_members_kept_answers_follow_binds_holds_and_releases, .f
     cr_expect_eq(verdict_on(m, &probe, "r01-n02"), POL_FIT);
     pol_scope_memo_free(m);
 }
+
+/* One memo's cells against the full pass while the pack flags are turned on and off between calls
+ * (the cells must step aside while either is on) and the resource name differs between shapes
+ * otherwise alike (part of the cells' key). */
+Test(pol_index, kept_cells_answer_as_the_full_pass_with_pack_flags_and_resources_changing,
+     .fini = teardown)
+{
+    static const char *const res[] = {"nvidia.com/gpu", "", "amd.com/gpu"};
+
+    for (size_t sp = 0; sp < sizeof(specs) / sizeof(specs[0]); sp++) {
+        struct pol_scope_memo *shared = pol_scope_memo_new();
+
+        setup_spec(specs[sp], 0x1234567ULL + sp);
+        nuids = 0;
+        for (int step = 0; step < 120; step++) {
+            random_change();
+            for (size_t s = 0; s < NSHAPES; s++) {
+                struct pol_workload w = pod_of(&shapes[s], "probe/first", 0);
+                char what[128];
+                unsigned t = rnd(3);
+
+                snprintf(w.resource, sizeof(w.resource), "%s", res[rnd(3)]);
+                if (t == 1)
+                    pol_ledger_set_pack_term(la, true);
+                else if (t == 2)
+                    pol_ledger_set_pack(la, rnd(2));
+                else
+                    pol_ledger_set_pack(la, false);
+                snprintf(what, sizeof(what), "%s, step %d, shape %zu, res %s, pack %u", specs[sp],
+                         step, s, w.resource, t);
+                expect_same_on_some(shared, &w, what);
+                expect_same_answers(shared, &w, what);
+                pol_ledger_set_pack(la, false);
+            }
+        }
+        pol_scope_memo_free(shared);
+        teardown();
+    }
+}
