@@ -194,14 +194,18 @@ static char role_word(const char *v)
  *   RoleBasedGroup    rbg.workloads.x-k8s.io/group-name + /role-name (v1alpha2), or
  *                     rolebasedgroup.workloads.x-k8s.io/name + /role (v1alpha1): one deployment
  *   KServe llm-d      app.kubernetes.io/name (part-of llminferenceservice) + llm-d.ai/role
- *   Grove             app.kubernetes.io/part-of (managed-by grove-operator) + grove.io/podclique
+ *   Grove             app.kubernetes.io/part-of (managed-by grove-operator) and its replica,
+ *                     grove.io/podcliqueset-replica-index, + grove.io/podclique: each replica of
+ *                     a PodCliqueSet is a deployment of its own (its pods find each other
+ *                     through the replica's headless service `<pcs>-<r>`)
  */
 static void infer_kv(const struct pol_pod_facts *f, char flag_role, struct pol_workload *wl)
 {
     /* deploy: the deployment's label; sub: a part of it that is a deployment of its own (a
-     * DisaggregatedSet slice); roles: the labels that may name the role, in order; the first of
-     * them must be there for the deployment label to count (a common app.kubernetes.io key alone
-     * says nothing of KV), except for the operators' own deployment keys (need_role false) */
+     * DisaggregatedSet slice, a PodCliqueSet replica), where the pod has it; roles: the labels that
+     * may name the role, in order; the first of them must be there for the deployment label to
+     * count (a common app.kubernetes.io key alone says nothing of KV), except for the operators'
+     * own deployment keys (need_role false) */
     static const struct {
         const char *kind, *deploy, *sub;
         const char *roles[3];
@@ -221,7 +225,11 @@ static void infer_kv(const struct pol_pod_facts *f, char flag_role, struct pol_w
         {"rbg", RBG2 "group-name", NULL, {RBG2 "role-name", NULL, NULL}, false},
         {"rbg", RBG1 "name", NULL, {RBG1 "role", NULL, NULL}, false},
         {"llmisvc", "app.kubernetes.io/name", NULL, {"llm-d.ai/role", NULL, NULL}, true},
-        {"grove", "app.kubernetes.io/part-of", NULL, {"grove.io/podclique", NULL, NULL}, true},
+        {"grove",
+         "app.kubernetes.io/part-of",
+         "grove.io/podcliqueset-replica-index",
+         {"grove.io/podclique", NULL, NULL},
+         true},
     };
     const char *ns = f->ns ? f->ns : "default";
 
@@ -230,6 +238,8 @@ static void infer_kv(const struct pol_pod_facts *f, char flag_role, struct pol_w
         const char *sub = ops[k].sub ? kv_get(f->labels, f->nlabels, ops[k].sub) : NULL;
         char role = 0;
 
+        if (sub && !sub[0])
+            sub = NULL; /* an empty part names none: the deployment's key alone */
         if (!d || !d[0] || (ops[k].need_role && !kv_get(f->labels, f->nlabels, ops[k].roles[0])))
             continue;
         for (size_t r = 0; r < 3 && ops[k].roles[r] && !role; r++)

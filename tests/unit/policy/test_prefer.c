@@ -332,6 +332,64 @@ Test(pol_prefer, rbg_prefill_follows_its_decode_in_either_generation, .fini = te
     }
 }
 
+/* A Grove PodCliqueSet of 2 replicas, each with its prefill and decode scaling groups: the pods'
+ * labels as the operator sets them (app.kubernetes.io/part-of the set, grove.io/podclique,
+ * grove.io/podcliqueset-replica-index). Replica 0's decode is in r03, replica 1's in r01: each
+ * replica's prefill scores +2 in the rack of its own decode and nothing in the other's, where
+ * the set's name alone would draw both prefills to both racks. */
+Test(pol_prefer, grove_prefill_follows_the_decode_of_its_own_replica, .fini = teardown)
+{
+    static const struct topo_kv d0[] = {{"app.kubernetes.io/part-of", "pd"},
+                                        {"grove.io/podclique", "pd-0-decode-0-dworker"},
+                                        {"grove.io/podcliqueset-replica-index", "0"}};
+    static const struct topo_kv d1[] = {{"app.kubernetes.io/part-of", "pd"},
+                                        {"grove.io/podclique", "pd-1-decode-0-dworker"},
+                                        {"grove.io/podcliqueset-replica-index", "1"}};
+    static const struct topo_kv p0[] = {{"app.kubernetes.io/part-of", "pd"},
+                                        {"grove.io/podclique", "pd-0-prefill-0-pworker"},
+                                        {"grove.io/podcliqueset-replica-index", "0"}};
+    static const struct topo_kv p1[] = {{"app.kubernetes.io/part-of", "pd"},
+                                        {"grove.io/podclique", "pd-1-prefill-0-pworker"},
+                                        {"grove.io/podcliqueset-replica-index", "1"}};
+    static const struct {
+        const struct topo_kv *kv;
+        const char *group;
+    } pods[] = {{d0, "d0"}, {d1, "d1"}, {p0, "p0"}, {p1, "p1"}};
+    struct pol_workload wl[4], plain = member("p", 8, 1, 1, 1, 8, 1, 0);
+    struct pol_placement pd;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    setup_spec("racks=4,nodes-per-rack=4,gpus-per-node=8,blocks=2");
+    for (size_t i = 0; i < 4; i++) {
+        struct pol_pod_facts f = {
+            .name = pods[i].group, .ns = "llm", .labels = pods[i].kv, .nlabels = 3, .accel = 8};
+        struct pol_workload read;
+
+        wl[i] = member(pods[i].group, 8, 1, 1, 1, 8, 1, 0);
+        cr_assert_eq(pol_workload_infer(&f, &read, &err), TPX_OK, "%s", err.msg);
+        memcpy(wl[i].kv_group, read.kv_group, sizeof(wl[i].kv_group));
+        wl[i].kv_role = read.kv_role;
+    }
+    cr_expect_str_eq(wl[0].kv_group, "llm/grove:pd/0");
+    cr_expect_str_eq(wl[1].kv_group, "llm/grove:pd/1");
+    cr_expect_eq(wl[0].kv_role, 'd');
+    cr_expect_eq(wl[3].kv_role, 'p');
+    cr_assert_eq(pol_commit(led, &wl[0], "d0", "d0", node_of("r03-n01"), NOW, 600, &pd, &err),
+                 TPX_OK, "%s", err.msg);
+    cr_assert_eq(pol_commit(led, &wl[1], "d1", "d1", node_of("r01-n01"), NOW, 600, &pd, &err),
+                 TPX_OK, "%s", err.msg);
+    /* replica 1's prefill: its decode's rack r01, its block (r02); replica 0's rack r03 and
+     * block (r04) give nothing */
+    cr_expect_eq(score_on(&wl[3], "r01-n02") - score_on(&plain, "r01-n02"), 2);
+    cr_expect_eq(score_on(&wl[3], "r02-n01") - score_on(&plain, "r02-n01"), 1);
+    cr_expect_eq(score_on(&wl[3], "r03-n02") - score_on(&plain, "r03-n02"), 0);
+    cr_expect_eq(score_on(&wl[3], "r04-n01") - score_on(&plain, "r04-n01"), 0);
+    /* and replica 0's the other way round */
+    cr_expect_eq(score_on(&wl[2], "r03-n02") - score_on(&plain, "r03-n02"), 2);
+    cr_expect_eq(score_on(&wl[2], "r04-n01") - score_on(&plain, "r04-n01"), 1);
+    cr_expect_eq(score_on(&wl[2], "r01-n02") - score_on(&plain, "r01-n02"), 0);
+}
+
 /* --- EP wider than its TP unit ------------------------------------------------------------------
  */
 

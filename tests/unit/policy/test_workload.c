@@ -468,6 +468,45 @@ Test(pol_workload, rbg_groups_of_each_generation)
 
 /* --- validation --- */
 
+/* Grove: the KV deployment is the PodCliqueSet (app.kubernetes.io/part-of) and, where the pod
+ * has it, its replica (grove.io/podcliqueset-replica-index, ai-dynamo/grove operator/api/common
+ * labels.go): replica 1's prefill pairs with replica 1's decode only. The role is the
+ * PodClique's name. */
+Test(pol_workload, grove_kv_deployment_is_the_podcliqueset_replica)
+{
+    static const struct {
+        const char *part_of, *pclq, *idx;
+        const char *group;
+        char role;
+    } cases[] = {
+        {"pd", "pd-1-prefill-0-pworker", "1", "llm/grove:pd/1", 'p'},
+        {"pd", "pd-1-decode-0-dworker", "1", "llm/grove:pd/1", 'd'},
+        {"pd", "pd-0-decode-0-dworker", "0", "llm/grove:pd/0", 'd'},
+        /* no replica index (or an empty one): the set's name alone, as before */
+        {"pd", "pd-0-prefill", NULL, "llm/grove:pd", 'p'},
+        {"pd", "pd-0-prefill", "", "llm/grove:pd", 'p'},
+        /* part-of without the clique label says nothing of KV */
+        {"pd", NULL, "0", "", 0},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct topo_kv kv[3];
+        size_t n = 0;
+        struct pol_pod_facts f = {.name = "p", .ns = "llm", .labels = kv, .accel = 8};
+        struct pol_workload wl;
+        struct tpx_err err = TPX_ERR_INIT;
+
+        kv[n++] = (struct topo_kv){"app.kubernetes.io/part-of", cases[i].part_of};
+        if (cases[i].pclq)
+            kv[n++] = (struct topo_kv){"grove.io/podclique", cases[i].pclq};
+        if (cases[i].idx)
+            kv[n++] = (struct topo_kv){"grove.io/podcliqueset-replica-index", cases[i].idx};
+        f.nlabels = n;
+        cr_assert_eq(pol_workload_infer(&f, &wl, &err), TPX_OK, "%s", err.msg);
+        cr_expect_str_eq(wl.kv_group, cases[i].group, "case %zu", i);
+        cr_expect_eq(wl.kv_role, cases[i].role, "case %zu: %d", i, wl.kv_role);
+    }
+}
 static struct pol_workload wl_of(unsigned tp, unsigned pp, unsigned g, unsigned n)
 {
     struct pol_workload wl = {.has_intent = true,
