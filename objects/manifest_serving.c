@@ -862,8 +862,11 @@ static enum tpx_code grove_tmpl(struct obj_manifest *m, const json_t *cl, size_t
     return t ? obj_mf_add_tmpl(m, t, out, err) : err->code;
 }
 
-/* Grove's labels and env on pod k of PodClique pclq (api/common labels; the env of
- * docs/user-guide naming-and-env-vars). pcsg NULL for a standalone clique. */
+/* Grove's labels and env on pod k of PodClique pclq, as the operator sets them (api/common
+ * labels.go; the PodClique's labels, which its pods inherit, in podcliqueset/ and
+ * podcliquescalinggroup/components/podclique getLabels: app.kubernetes.io/name the PodClique,
+ * component pcs-podclique or pcsg-podclique; the pod's own in podclique/components/pod getLabels;
+ * the env of docs/user-guide naming-and-env-vars). pcsg NULL for a standalone clique. */
 static void grove_pod(struct obj_manifest_pod *p, const char *pcs, unsigned long r,
                       const char *pclq, unsigned long k, const char *pcsg, unsigned long j,
                       unsigned long pcsg_pods, const char *ns)
@@ -871,8 +874,12 @@ static void grove_pod(struct obj_manifest_pod *p, const char *pcs, unsigned long
     p->inj_mode = INJ_APPEND_REPLACE;
     obj_mf_extra(p, false, "app.kubernetes.io/managed-by", "grove-operator");
     obj_mf_extra(p, false, "app.kubernetes.io/part-of", "%.70s", pcs);
+    obj_mf_extra(p, false, "app.kubernetes.io/name", "%.70s", pclq);
+    obj_mf_extra(p, false, "app.kubernetes.io/component", "%s",
+                 pcsg ? "pcsg-podclique" : "pcs-podclique");
     obj_mf_extra(p, false, "grove.io/podclique", "%.70s", pclq);
     obj_mf_extra(p, false, "grove.io/podcliqueset-replica-index", "%lu", r);
+    obj_mf_extra(p, false, "grove.io/podclique-pod-index", "%lu", k);
     obj_mf_extra(p, false, "grove.io/podgang", "%.60s-%lu", pcs, r);
     if (pcsg) {
         obj_mf_extra(p, false, "grove.io/podcliquescalinggroup", "%.70s", pcsg);

@@ -812,6 +812,20 @@ Test(obj_manifest, upstream_grove_pcs_scaling_group_instances_are_groups_packed_
     cr_expect_str_eq(label(d1, "grove.io/podcliquescalinggroup-replica-index"), "1");
     cr_expect_str_eq(label(d1, "grove.io/podclique"), "tas-hierarchy-0-inference-group-1-decode");
     cr_expect_str_eq(label(d1, "kai.scheduler/queue"), "test");
+    /* the labels the operator puts on the PodClique (its pods inherit them) and on the pod */
+    cr_expect_str_eq(label(d1, "app.kubernetes.io/managed-by"), "grove-operator");
+    cr_expect_str_eq(label(d1, "app.kubernetes.io/part-of"), "tas-hierarchy");
+    cr_expect_str_eq(label(d1, "app.kubernetes.io/name"),
+                     "tas-hierarchy-0-inference-group-1-decode");
+    cr_expect_str_eq(label(d1, "app.kubernetes.io/component"), "pcsg-podclique");
+    cr_expect_str_eq(label(d1, "grove.io/podcliqueset-replica-index"), "0");
+    cr_expect_str_eq(label(d1, "grove.io/podclique-pod-index"), "1");
+    cr_expect_str_eq(label(p0, "grove.io/podclique-pod-index"), "0");
+    /* KV pairing per PodCliqueSet replica: the set's name and the replica index */
+    cr_expect_str_eq(m.wl[d1].kv_group, "default/grove:tas-hierarchy/0");
+    cr_expect_eq(m.wl[d1].kv_role, 'd');
+    cr_expect_str_eq(m.wl[p0].kv_group, m.wl[d1].kv_group);
+    cr_expect_eq(m.wl[p0].kv_role, 'p');
     cr_expect_str_eq(env(d1, "GROVE_PCSG_TEMPLATE_NUM_PODS"), "4");
     cr_expect_str_eq(env(d1, "GROVE_PCLQ_POD_INDEX"), "1");
     cr_expect_str_eq(env(d1, "GROVE_HEADLESS_SERVICE"),
@@ -821,6 +835,37 @@ Test(obj_manifest, upstream_grove_pcs_scaling_group_instances_are_groups_packed_
     cr_expect_eq(m.wl[d1].scope, POL_SCOPE_RACK);
     cr_expect_str_eq(annotation(d1, "topox.io/pipeline-scope"), "rack");
     cr_expect_str_neq(m.wl[p0].group, m.wl[d1].group);
+}
+
+/* Two PodCliqueSet replicas of standalone cliques: each pod carries its replica's index (the
+ * operator's podclique getLabels), so each replica is its own KV deployment. */
+Test(obj_manifest, grove_pcs_replicas_are_kv_deployments_of_their_own)
+{
+    load_yaml("apiVersion: grove.io/v1alpha1\n"
+              "kind: PodCliqueSet\n"
+              "metadata: {name: pd, namespace: llm}\n"
+              "spec:\n"
+              "  replicas: 2\n"
+              "  template:\n"
+              "    cliques:\n"
+              "    - name: prefill\n"
+              "      spec: {replicas: 1, podSpec: {containers: [{name: c}]}}\n"
+              "    - name: decode\n"
+              "      spec: {replicas: 1, podSpec: {containers: [{name: c}]}}\n");
+    cr_assert_eq(m.npods, 4);
+    size_t p1 = pod_named("pd-1-prefill-0");
+    size_t d0 = pod_named("pd-0-decode-0");
+    size_t d1 = pod_named("pd-1-decode-0");
+    cr_expect_str_eq(label(p1, "app.kubernetes.io/component"), "pcs-podclique");
+    cr_expect_str_eq(label(p1, "app.kubernetes.io/name"), "pd-1-prefill");
+    cr_expect_str_eq(label(p1, "grove.io/podcliqueset-replica-index"), "1");
+    cr_expect_null(label(p1, "grove.io/podcliquescalinggroup"));
+    /* (the namespace part is the plan's: the expanded pods' facts carry none) */
+    cr_expect(strstr(m.wl[p1].kv_group, "/grove:pd/1") != NULL, "%s", m.wl[p1].kv_group);
+    cr_expect_eq(m.wl[p1].kv_role, 'p');
+    cr_expect_str_eq(m.wl[d1].kv_group, m.wl[p1].kv_group);
+    cr_expect(strstr(m.wl[d0].kv_group, "/grove:pd/0") != NULL, "%s", m.wl[d0].kv_group);
+    cr_expect_eq(m.wl[d0].kv_role, 'd');
 }
 
 static void add_yaml(const char *y)
