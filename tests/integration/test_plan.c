@@ -783,6 +783,31 @@ Test(plan, traffic_across_nodes_avoids_nodes_without_rdma_nics)
     run_result_release(&r);
 }
 
+/* A synthetic cluster (SPEC) as kv-nodes.json and one bound pod holding GPUS accelerators of
+ * NODE as kv-pods.json, in the suite's folder: their paths in nodes and pods (n bytes each). */
+static void busy_cluster(const char *spec, const char *node, unsigned gpus, char *nodes, char *pods,
+                         size_t n)
+{
+    char text[512];
+    struct run_result gen;
+
+    path_in(nodes, n, "kv-nodes.json");
+    path_in(pods, n, "kv-pods.json");
+    cr_assert_eq(
+        run_topox((const char *[]){"cluster", "--spec", spec, "-o", "json", NULL}, NULL, &gen), 0);
+    cr_assert_eq(gen.status, 0, "%s", gen.err);
+    write_text(nodes, gen.out);
+    run_result_release(&gen);
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\": \"v1\", \"kind\": \"List\", \"items\": [{\"apiVersion\": \"v1\", "
+             "\"kind\": \"Pod\", \"metadata\": {\"name\": \"busy\", \"namespace\": \"default\", "
+             "\"uid\": \"u-busy\"}, \"spec\": {\"nodeName\": \"%s\", \"containers\": [{\"name\": "
+             "\"c\", \"resources\": {\"limits\": {\"nvidia.com/gpu\": \"%u\"}}}]}, \"status\": "
+             "{\"phase\": \"Running\"}}]}\n",
+             node, gpus);
+    write_text(pods, text);
+}
+
 /* Dynamo's SGLang prefill and decode workers of one graph (nvidia.com/dynamo-graph-deployment-name,
  * --disaggregation-mode) for their KV transfer: 4 racks in 2 blocks, r03-n01 taken by a bound pod,
  * so best fit puts the decode worker on r03-n02 (block b2). Best fit alone would then start the
@@ -794,23 +819,10 @@ Test(plan, dynamo_prefill_follows_its_decode_into_the_block)
     static const char *const prefill[] = {"sglang-disagg-multinode-prefill-0",
                                           "sglang-disagg-multinode-prefill-0-1"};
     char nodes[128], pods[128], path[512], node[64];
-    struct run_result gen, r;
+    struct run_result r;
 
-    path_in(nodes, sizeof(nodes), "kv-nodes.json");
-    path_in(pods, sizeof(pods), "kv-pods.json");
-    cr_assert_eq(run_topox((const char *[]){"cluster", "--spec",
-                                            "racks=4,nodes-per-rack=2,gpus-per-node=8,blocks=2",
-                                            "-o", "json", NULL},
-                           NULL, &gen),
-                 0);
-    cr_assert_eq(gen.status, 0, "%s", gen.err);
-    write_text(nodes, gen.out);
-    run_result_release(&gen);
-    write_text(pods, "{\"apiVersion\": \"v1\", \"kind\": \"List\", \"items\": [{\"apiVersion\": "
-                     "\"v1\", \"kind\": \"Pod\", \"metadata\": {\"name\": \"busy\", \"namespace\": "
-                     "\"default\", \"uid\": \"u-busy\"}, \"spec\": {\"nodeName\": \"r03-n01\", "
-                     "\"containers\": [{\"name\": \"c\", \"resources\": {\"limits\": "
-                     "{\"nvidia.com/gpu\": \"8\"}}}]}, \"status\": {\"phase\": \"Running\"}}]}\n");
+    busy_cluster("racks=4,nodes-per-rack=2,gpus-per-node=8,blocks=2", "r03-n01", 8, nodes, pods,
+                 sizeof(nodes));
     snprintf(path, sizeof(path), "%s/manifests/dynamo-dgd-sglang-disagg-multinode-tp8-2x4gpu.yaml",
              TPX_FIXTURES);
     cr_assert_eq(run_topox((const char *[]){"plan", "-f", path, "--nodes", nodes, "--pods", pods,
@@ -823,6 +835,81 @@ Test(plan, dynamo_prefill_follows_its_decode_into_the_block)
         cr_expect_str_eq(node, "r03-n02", "%s", decode[i]);
         node_of(r.out, prefill[i], node, sizeof(node));
         cr_expect(strncmp(node, "r04-", 4) == 0, "%s on %s, want block b2", prefill[i], node);
+    }
+    run_result_release(&r);
+}
+
+/* A Grove PodCliqueSet of 2 replicas, each a decode and a prefill scaling group of one vLLM TP 8
+ * pod (the shape of ai-dynamo/grove operator/samples/user-guide/concept-overview/
+ * multi-node-disaggregated.yaml, and the shared tas-hierarchy fixture with replicas 2 and GPUs):
+ * the operator labels every pod with its replica (grove.io/podcliqueset-replica-index), and each
+ * replica is a KV deployment of its own. 4 racks of 3 nodes in 2 blocks, 4 GPUs of r04-n01 taken:
+ * replica 0's decode and prefill fill r04. Replica 1's decode, placed before its own prefill,
+ * has no partner yet: best fit puts it on r01-n01, not in block b2 beside replica 0's prefill
+ * (the set's name alone would pair them), and replica 1's prefill follows it into r01. */
+Test(plan, grove_replicas_pair_prefill_and_decode_within_each_replica)
+{
+    static const char *const pod[] = {"pd-0-decode-0-dworker-0", "pd-0-prefill-0-pworker-0",
+                                      "pd-1-decode-0-dworker-0", "pd-1-prefill-0-pworker-0"};
+    static const char *const want[] = {"r04-", "r04-", "r01-n01", "r01-"};
+    char nodes[128], pods[128], path[128], node[64];
+    struct run_result r;
+
+    busy_cluster("racks=4,nodes-per-rack=3,gpus-per-node=8,blocks=2", "r04-n01", 4, nodes, pods,
+                 sizeof(nodes));
+    path_in(path, sizeof(path), "grove-pd.yaml");
+    write_text(
+        path,
+        "apiVersion: grove.io/v1alpha1\n"
+        "kind: PodCliqueSet\n"
+        "metadata:\n"
+        "  name: pd\n"
+        "  namespace: llm\n"
+        "spec:\n"
+        "  replicas: 2\n"
+        "  template:\n"
+        "    cliques:\n"
+        "    - name: pworker\n"
+        "      spec:\n"
+        "        roleName: pworker\n"
+        "        replicas: 1\n"
+        "        podSpec:\n"
+        "          containers:\n"
+        "          - name: prefill\n"
+        "            image: vllm/vllm-openai:latest\n"
+        "            command: [\"vllm\", \"serve\", \"m\", \"--tensor-parallel-size\", \"8\"]\n"
+        "            resources:\n"
+        "              limits:\n"
+        "                nvidia.com/gpu: \"8\"\n"
+        "    - name: dworker\n"
+        "      spec:\n"
+        "        roleName: dworker\n"
+        "        replicas: 1\n"
+        "        podSpec:\n"
+        "          containers:\n"
+        "          - name: decode\n"
+        "            image: vllm/vllm-openai:latest\n"
+        "            command: [\"vllm\", \"serve\", \"m\", \"--tensor-parallel-size\", \"8\"]\n"
+        "            resources:\n"
+        "              limits:\n"
+        "                nvidia.com/gpu: \"8\"\n"
+        "    podCliqueScalingGroups:\n"
+        "    - name: decode\n"
+        "      cliqueNames: [dworker]\n"
+        "      replicas: 1\n"
+        "    - name: prefill\n"
+        "      cliqueNames: [pworker]\n"
+        "      replicas: 1\n");
+    cr_assert_eq(run_topox((const char *[]){"plan", "-f", path, "--nodes", nodes, "--pods", pods,
+                                            "-o", "json", NULL},
+                           NULL, &r),
+                 0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    expect_has(r.out, "\"placed\": 4,", "summary");
+    for (size_t i = 0; i < sizeof(pod) / sizeof(pod[0]); i++) {
+        node_of(r.out, pod[i], node, sizeof(node));
+        cr_expect(strncmp(node, want[i], strlen(want[i])) == 0, "%s on %s, want %s", pod[i], node,
+                  want[i]);
     }
     run_result_release(&r);
 }
