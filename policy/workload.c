@@ -195,7 +195,8 @@ static char role_word(const char *v)
  *                     rolebasedgroup.workloads.x-k8s.io/name + /role (v1alpha1): one deployment
  *   KServe llm-d      app.kubernetes.io/name (part-of llminferenceservice) + llm-d.ai/role
  *   Grove             app.kubernetes.io/part-of (managed-by grove-operator) and its replica,
- *                     grove.io/podcliqueset-replica-index, + grove.io/podclique: each replica of
+ *                     grove.io/podcliqueset-replica-index, + grove.io/podclique after its
+ *                     `<pcs>-` (the set's name says nothing of the role): each replica of
  *                     a PodCliqueSet is a deployment of its own (its pods find each other
  *                     through the replica's headless service `<pcs>-<r>`)
  */
@@ -205,30 +206,35 @@ static void infer_kv(const struct pol_pod_facts *f, char flag_role, struct pol_w
      * DisaggregatedSet slice, a PodCliqueSet replica), where the pod has it; roles: the labels that
      * may name the role, in order; the first of them must be there for the deployment label to
      * count (a common app.kubernetes.io key alone says nothing of KV), except for the operators'
-     * own deployment keys (need_role false) */
+     * own deployment keys (need_role false); named: a role label's value that starts with the
+     * deployment's name and a '-' is read after it, as the name says nothing of the role (a
+     * PodClique `<pcs>-<r>-...` of a set named prefill-decode) */
     static const struct {
         const char *kind, *deploy, *sub;
         const char *roles[3];
-        bool need_role;
+        bool need_role, named;
     } ops[] = {
         {"ds",
          "disaggregatedset.x-k8s.io/name",
          "disaggregatedset.x-k8s.io/slice",
          {"disaggregatedset.x-k8s.io/role", NULL, NULL},
+         false,
          false},
         {"dynamo",
          "nvidia.com/dynamo-graph-deployment-name",
          NULL,
          {"nvidia.com/dynamo-sub-component-type", "nvidia.com/dynamo-component-type",
           "nvidia.com/dynamo-component"},
+         false,
          false},
-        {"rbg", RBG2 "group-name", NULL, {RBG2 "role-name", NULL, NULL}, false},
-        {"rbg", RBG1 "name", NULL, {RBG1 "role", NULL, NULL}, false},
-        {"llmisvc", "app.kubernetes.io/name", NULL, {"llm-d.ai/role", NULL, NULL}, true},
+        {"rbg", RBG2 "group-name", NULL, {RBG2 "role-name", NULL, NULL}, false, false},
+        {"rbg", RBG1 "name", NULL, {RBG1 "role", NULL, NULL}, false, false},
+        {"llmisvc", "app.kubernetes.io/name", NULL, {"llm-d.ai/role", NULL, NULL}, true, false},
         {"grove",
          "app.kubernetes.io/part-of",
          "grove.io/podcliqueset-replica-index",
          {"grove.io/podclique", NULL, NULL},
+         true,
          true},
     };
     const char *ns = f->ns ? f->ns : "default";
@@ -242,8 +248,14 @@ static void infer_kv(const struct pol_pod_facts *f, char flag_role, struct pol_w
             sub = NULL; /* an empty part names none: the deployment's key alone */
         if (!d || !d[0] || (ops[k].need_role && !kv_get(f->labels, f->nlabels, ops[k].roles[0])))
             continue;
-        for (size_t r = 0; r < 3 && ops[k].roles[r] && !role; r++)
-            role = role_word(kv_get(f->labels, f->nlabels, ops[k].roles[r]));
+        for (size_t r = 0; r < 3 && ops[k].roles[r] && !role; r++) {
+            const char *v = kv_get(f->labels, f->nlabels, ops[k].roles[r]);
+            size_t dl = strlen(d);
+
+            if (v && ops[k].named && strncmp(v, d, dl) == 0 && v[dl] == '-')
+                v += dl + 1;
+            role = role_word(v);
+        }
         if (!role)
             role = flag_role;
         set_str(wl->kv_group, "%s/%s:%.100s%s%.20s", ns, ops[k].kind, d, sub ? "/" : "",

@@ -485,6 +485,10 @@ Test(pol_workload, grove_kv_deployment_is_the_podcliqueset_replica)
         /* no replica index (or an empty one): the set's name alone, as before */
         {"pd", "pd-0-prefill", NULL, "llm/grove:pd", 'p'},
         {"pd", "pd-0-prefill", "", "llm/grove:pd", 'p'},
+        /* the set's own name says nothing of the role: the rest of the clique's name does */
+        {"prefill-decode", "prefill-decode-1-decode-0-dworker", "1", "llm/grove:prefill-decode/1",
+         'd'},
+        {"decode-a", "decode-a-0-worker", "0", "llm/grove:decode-a/0", 0},
         /* part-of without the clique label says nothing of KV */
         {"pd", NULL, "0", "", 0},
     };
