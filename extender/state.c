@@ -9,6 +9,8 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,29 +38,42 @@ struct pod_ns {
     struct pod *head, *tail; /* its SEEN entries, most recent first */
 };
 
+/* A node name, shared by the entries bound there; the state's (not the snapshot's, which rebuilds
+ * replace), freed with its last entry. */
+struct node_name {
+    size_t refs;
+    char name[]; /* the key in ext_state.node_names */
+};
+
+/* One allocation an entry: the record, then its uid and name; fields by size, no padding. */
 struct pod {
-    char *uid;
-    char *name;
-    char *node; /* bound node, or NULL */
+    struct pod_ns *ns; /* its namespace's record (counted in ns->refs) */
+    const char *node;  /* bound node (a node_name's), or NULL */
     /* What the pod asked for (has_wl): its accelerators, and, only when it has a topology
      * intent, the whole workload, packed (wl_pack; about a tenth of its 1 KB: most of it is
      * unused string room). Most pods (plain and CPU-only) keep no workload at all. */
     unsigned char *wl_packed;
-    unsigned wl_accel;
-    bool has_wl;
-    enum pod_kind kind;
-    unsigned accel;
-    time_t seen;
-    time_t filtered;      /* when this process last filtered it (0: never): bind needs it */
-    bool foreign;         /* the watch saw it pending with another schedulerName than ours */
-    time_t booked;        /* when a bind booked it here (0: the watch did, or nothing) */
-    bool confirmed;       /* the API server has reported it bound to node */
     struct pod *lru_prev; /* on the SEEN list (see lru_push) */
     struct pod *lru_next;
-    struct pod_ns *ns;   /* its namespace's record (counted in ns->refs) */
     struct pod *ns_prev; /* on ns's SEEN list, as on the table's */
     struct pod *ns_next;
+    time_t seen;
+    time_t filtered; /* when this process last filtered it (0: never): bind needs it */
+    time_t booked;   /* when a bind booked it here (0: the watch did, or nothing) */
+    unsigned wl_accel;
+    unsigned accel;
+    uint32_t name_at;   /* its name is uid + name_at */
+    unsigned char kind; /* enum pod_kind */
+    bool has_wl;
+    bool foreign;   /* the watch saw it pending with another schedulerName than ours */
+    bool confirmed; /* the API server has reported it bound to node */
+    char uid[];     /* the key in ext_state.pods, then the name */
 };
+
+static const char *pod_name(const struct pod *p)
+{
+    return p->uid + p->name_at;
+}
 
 struct ext_state {
     pthread_rwlock_t lock; /* cluster, ledger */
@@ -79,6 +94,7 @@ struct ext_state {
     struct pod *lru_tail;
     struct tpx_map pods;       /* uid (borrowed from the entry) -> struct pod (owned) */
     struct tpx_map namespaces; /* namespace (borrowed from the record) -> struct pod_ns (owned) */
+    struct tpx_map node_names; /* node name (borrowed) -> struct node_name (owned) */
     struct ext_state_pod_stats stats; /* counters only: the sizes are filled when read */
 
     /* Scope memos for filter and score (policy.h): each call takes one, the most recently given
@@ -164,12 +180,47 @@ static bool pod_intent(const struct pod *p)
     return p->has_wl && p->wl_packed;
 }
 
-static void pod_free(struct pod *p)
+/* pods_lock held: the shared copy of node name, counted once more; NULL when out of memory. */
+static const char *node_ref(struct ext_state *st, const char *name)
+{
+    struct node_name *r = tpx_map_get(&st->node_names, name);
+    struct tpx_err e = TPX_ERR_INIT;
+
+    if (!r) {
+        size_t len = strlen(name);
+
+        r = malloc(sizeof(*r) + len + 1);
+        if (!r)
+            return NULL;
+        r->refs = 0;
+        memcpy(r->name, name, len + 1);
+        if (tpx_map_put(&st->node_names, r->name, r, &e) != TPX_OK) {
+            free(r);
+            return NULL;
+        }
+    }
+    r->refs++;
+    return r->name;
+}
+
+/* pods_lock held: one count of a name node_ref() gave back (NULL: none) given up. */
+static void node_unref(struct ext_state *st, const char *name)
+{
+    struct node_name *r;
+
+    if (!name)
+        return;
+    r = (struct node_name *)(void *)(name - offsetof(struct node_name, name));
+    if (--r->refs > 0)
+        return;
+    tpx_map_del(&st->node_names, r->name, NULL);
+    free(r);
+}
+
+static void pod_free(struct ext_state *st, struct pod *p)
 {
     free(p->wl_packed);
-    free(p->uid);
-    free(p->name);
-    free(p->node);
+    node_unref(st, p->node);
     free(p);
 }
 
@@ -245,7 +296,7 @@ static void set_kind(struct ext_state *st, struct pod *p, enum pod_kind kind)
         lru_unlink(st, p);
     else if (p->kind != POD_SEEN && kind == POD_SEEN)
         lru_push(st, p);
-    p->kind = kind;
+    p->kind = (unsigned char)kind;
 }
 
 static size_t pod_limit(const struct ext_state *st)
@@ -289,7 +340,7 @@ static void pod_forget(struct ext_state *st, struct pod *p)
 
     lru_unlink(st, p);
     tpx_map_del(&st->pods, p->uid, NULL);
-    pod_free(p);
+    pod_free(st, p);
     ns_unref(st, ns);
 }
 
@@ -332,6 +383,7 @@ static struct pod *pod_get(struct ext_state *st, const char *uid, const char *ns
     struct pod *p = pod_find(st, uid);
     struct tpx_err e = TPX_ERR_INIT;
     struct pod_ns *rec;
+    size_t ulen, nlen;
 
     if (p) {
         lru_touch(st, p);
@@ -350,16 +402,21 @@ static struct pod *pod_get(struct ext_state *st, const char *uid, const char *ns
         ns_unref(st, rec);
         return NULL;
     }
-    p = calloc(1, sizeof(*p));
+    if (!name)
+        name = uid;
+    ulen = strlen(uid);
+    nlen = strlen(name);
+    p = ulen < UINT32_MAX ? calloc(1, sizeof(*p) + ulen + nlen + 2) : NULL;
     if (!p) {
         ns_unref(st, rec);
         return NULL;
     }
-    p->uid = strdup(uid);
-    p->name = strdup(name ? name : uid);
+    memcpy(p->uid, uid, ulen + 1);
+    memcpy(p->uid + ulen + 1, name, nlen + 1);
+    p->name_at = (uint32_t)(ulen + 1);
     p->ns = rec;
-    if (!p->uid || !p->name || tpx_map_put(&st->pods, p->uid, p, &e) != TPX_OK) {
-        pod_free(p);
+    if (tpx_map_put(&st->pods, p->uid, p, &e) != TPX_OK) {
+        pod_free(st, p);
         ns_unref(st, rec);
         return NULL;
     }
@@ -429,7 +486,7 @@ static void unbook(struct ext_state *st, struct pod *p)
         if (i != TOPO_NONE)
             pol_ledger_use(st->ledger, i, -(int64_t)p->accel, &e);
     }
-    free(p->node);
+    node_unref(st, p->node);
     p->node = NULL;
     set_kind(st, p, POD_SEEN);
     p->booked = 0;
@@ -487,8 +544,9 @@ void ext_state_free(struct ext_state *st)
     pol_ledger_free(st->ledger);
     topo_cluster_free(st->cluster);
     for (size_t pos = 0; tpx_map_next(&st->pods, &pos, NULL, &v);)
-        pod_free(v.ptr);
+        pod_free(st, v.ptr);
     tpx_map_release(&st->pods);
+    tpx_map_release(&st->node_names); /* empty now */
     for (size_t pos = 0; tpx_map_next(&st->namespaces, &pos, NULL, &v);) {
         struct pod_ns *ns = v.ptr;
         free(ns->name);
@@ -701,7 +759,7 @@ static enum tpx_code place(struct ext_state *st, struct pod *p, size_t i, time_t
                            struct tpx_err *err)
 {
     const char *node = topo_cluster_node(st->cluster, i)->name;
-    char *copy;
+    const char *copy;
 
     if (p->node) {
         /* Idempotent. A committed pod gets its placement again (pol_commit is idempotent for the
@@ -710,14 +768,14 @@ static enum tpx_code place(struct ext_state *st, struct pod *p, size_t i, time_t
             struct pol_workload wl;
 
             wl_unpack(p->wl_packed, &wl);
-            return pol_commit(st->ledger, &wl, p->uid, p->name, i, now, st->ttl_s, where, err);
+            return pol_commit(st->ledger, &wl, p->uid, pod_name(p), i, now, st->ttl_s, where, err);
         }
         if (strcmp(p->node, node) == 0)
             return TPX_OK;
-        return tpx_err_set(err, TPX_EEXIST, "pod '%s' is already bound to node '%s'", p->name,
+        return tpx_err_set(err, TPX_EEXIST, "pod '%s' is already bound to node '%s'", pod_name(p),
                            p->node);
     }
-    copy = strdup(node);
+    copy = node_ref(st, node);
     if (!copy)
         return tpx_err_set(err, TPX_ENOMEM, "out of memory");
     if (pod_intent(p)) {
@@ -726,25 +784,25 @@ static enum tpx_code place(struct ext_state *st, struct pod *p, size_t i, time_t
 
         wl_unpack(p->wl_packed, &wl);
         if (bound)
-            rc = pol_record(st->ledger, &wl, p->uid, p->name, i, now, st->ttl_s, where, warn,
+            rc = pol_record(st->ledger, &wl, p->uid, pod_name(p), i, now, st->ttl_s, where, warn,
                             warn_len, err);
         else {
             /* a memo of the same shape (the pod's filter and score just used one) answers the
              * first member's rack check from the scopes changed since, not every node */
             struct pol_scope_memo *m = memo_take(st);
-            rc =
-                pol_commit_memo(st->ledger, m, &wl, p->uid, p->name, i, now, st->ttl_s, where, err);
+            rc = pol_commit_memo(st->ledger, m, &wl, p->uid, pod_name(p), i, now, st->ttl_s, where,
+                                 err);
             memo_give(st, m);
         }
         if (rc != TPX_OK) {
-            free(copy);
+            node_unref(st, copy);
             return err->code;
         }
         set_kind(st, p, POD_COMMITTED);
     } else {
         p->accel = p->has_wl ? p->wl_accel : p->accel;
         if (p->accel && pol_ledger_use(st->ledger, i, (int64_t)p->accel, err) != TPX_OK) {
-            free(copy);
+            node_unref(st, copy);
             return err->code;
         }
         set_kind(st, p, POD_USED);
