@@ -16,6 +16,7 @@
 
 #include "common/map.h"
 #include "common/str.h"
+#include "extender/wlpack.h"
 #include "objects/dra.h"
 
 #define POD_MAX 200000
@@ -48,18 +49,26 @@ struct node_name {
 /* One allocation an entry: the record, then its uid and name; fields by size, no padding. */
 struct pod {
     struct pod_ns *ns; /* its namespace's record (counted in ns->refs) */
-    const char *node;  /* bound node (a node_name's), or NULL */
     /* What the pod asked for (has_wl): its accelerators, and, only when it has a topology
-     * intent, the whole workload, packed (wl_pack; about a tenth of its 1 KB: most of it is
-     * unused string room). Most pods (plain and CPU-only) keep no workload at all. */
+     * intent, the whole workload, packed (extender/wlpack.h). Most pods (plain and CPU-only)
+     * keep no workload at all. */
     unsigned char *wl_packed;
-    struct pod *lru_prev; /* on the SEEN list (see lru_push) */
-    struct pod *lru_next;
-    struct pod *ns_prev; /* on ns's SEEN list, as on the table's */
-    struct pod *ns_next;
+    /* A SEEN entry is on the lists and bound nowhere; any other is bound and on no list, so the
+     * two share their room (read the bound ones with pod_node() and pod_booked()). */
+    union {
+        struct {
+            struct pod *lru_prev; /* on the SEEN list (see lru_push) */
+            struct pod *lru_next;
+            struct pod *ns_prev; /* on ns's SEEN list, as on the table's */
+            struct pod *ns_next;
+        };
+        struct {
+            const char *bound_node; /* a node_name's */
+            time_t booked_at;       /* when a bind booked it here (0: the watch did) */
+        };
+    };
     time_t seen;
     time_t filtered; /* when this process last filtered it (0: never): bind needs it */
-    time_t booked;   /* when a bind booked it here (0: the watch did, or nothing) */
     unsigned wl_accel;
     unsigned accel;
     uint32_t name_at;   /* its name is uid + name_at */
@@ -69,6 +78,17 @@ struct pod {
     bool confirmed; /* the API server has reported it bound to node */
     char uid[];     /* the key in ext_state.pods, then the name */
 };
+
+/* The node it is bound to, or NULL. */
+static const char *pod_node(const struct pod *p)
+{
+    return p->kind == POD_SEEN ? NULL : p->bound_node;
+}
+
+static time_t pod_booked(const struct pod *p)
+{
+    return p->kind == POD_SEEN ? 0 : p->booked_at;
+}
 
 static const char *pod_name(const struct pod *p)
 {
@@ -106,67 +126,12 @@ struct ext_state {
     size_t nmemo;
 };
 
-/* A pol_workload as runs of literal bytes and runs of zero bytes (most of the struct is the
- * unused tail of fixed string arrays): a header byte h < 128 is followed by h + 1 literal bytes;
- * h >= 128 stands for h - 127 zero bytes. Unpacking gives the very same bytes back, whatever
- * fields policy.h adds. malloc'd; NULL when out of memory. */
-static unsigned char *wl_pack(const struct pol_workload *wl)
-{
-    const unsigned char *b = (const unsigned char *)wl;
-    unsigned char tmp[sizeof(*wl) + sizeof(*wl) / 128 + 2], *out;
-    size_t i = 0, n = 0;
-
-    while (i < sizeof(*wl)) {
-        size_t run = 0;
-
-        while (i + run < sizeof(*wl) && b[i + run] == 0 && run < 128)
-            run++;
-        if (run >= 2 || (run == 1 && i + 1 == sizeof(*wl))) {
-            tmp[n++] = (unsigned char)(127 + run);
-            i += run;
-            continue;
-        }
-        /* literal: up to the next pair of zeros (or 128 bytes) */
-        run = 0;
-        while (i + run < sizeof(*wl) && run < 128 &&
-               !(b[i + run] == 0 && (i + run + 1 == sizeof(*wl) || b[i + run + 1] == 0)))
-            run++;
-        tmp[n++] = (unsigned char)(run - 1);
-        memcpy(tmp + n, b + i, run);
-        n += run;
-        i += run;
-    }
-    out = malloc(n);
-    if (out)
-        memcpy(out, tmp, n);
-    return out;
-}
-
-static void wl_unpack(const unsigned char *p, struct pol_workload *wl)
-{
-    unsigned char *b = (unsigned char *)wl;
-    size_t i = 0;
-
-    while (i < sizeof(*wl)) {
-        unsigned h = *p++;
-
-        if (h < 128) {
-            memcpy(b + i, p, h + 1);
-            p += h + 1;
-            i += h + 1;
-        } else {
-            memset(b + i, 0, h - 127);
-            i += h - 127;
-        }
-    }
-}
-
 /* What a pod asked for. false when out of memory (p keeps what it had). */
 static bool pod_set_wl(struct pod *p, const struct pol_workload *wl)
 {
     unsigned char *packed = NULL;
 
-    if (wl->has_intent && !(packed = wl_pack(wl)))
+    if (wl->has_intent && !(packed = ext_wlpack_pack(wl)))
         return false;
     free(p->wl_packed);
     p->wl_packed = packed;
@@ -220,7 +185,7 @@ static void node_unref(struct ext_state *st, const char *name)
 static void pod_free(struct ext_state *st, struct pod *p)
 {
     free(p->wl_packed);
-    node_unref(st, p->node);
+    node_unref(st, pod_node(p));
     free(p);
 }
 
@@ -481,15 +446,13 @@ static void unbook(struct ext_state *st, struct pod *p)
 
     if (st->ledger && p->kind == POD_COMMITTED) {
         pol_ledger_forget_pod(st->ledger, p->uid);
-    } else if (st->ledger && p->kind == POD_USED && p->node && p->accel) {
-        size_t i = topo_cluster_find(st->cluster, p->node);
+    } else if (st->ledger && p->kind == POD_USED && p->accel) {
+        size_t i = topo_cluster_find(st->cluster, p->bound_node);
         if (i != TOPO_NONE)
             pol_ledger_use(st->ledger, i, -(int64_t)p->accel, &e);
     }
-    node_unref(st, p->node);
-    p->node = NULL;
-    set_kind(st, p, POD_SEEN);
-    p->booked = 0;
+    node_unref(st, pod_node(p));
+    set_kind(st, p, POD_SEEN); /* the links take the room of its node and booking */
     p->confirmed = false;
 }
 
@@ -574,9 +537,9 @@ static void reapply_used(struct ext_state *st, struct pol_ledger *l)
         struct tpx_err e = TPX_ERR_INIT;
         size_t i;
 
-        if (p->kind != POD_USED || !p->node)
+        if (p->kind != POD_USED)
             continue;
-        i = topo_cluster_find(c, p->node);
+        i = topo_cluster_find(c, p->bound_node);
         if (i != TOPO_NONE)
             pol_ledger_use(l, i, (int64_t)p->accel, &e);
     }
@@ -761,19 +724,19 @@ static enum tpx_code place(struct ext_state *st, struct pod *p, size_t i, time_t
     const char *node = topo_cluster_node(st->cluster, i)->name;
     const char *copy;
 
-    if (p->node) {
+    if (pod_node(p)) {
         /* Idempotent. A committed pod gets its placement again (pol_commit is idempotent for the
          * same uid and node), so a repeated bind still carries its rack, domain and stage. */
-        if (strcmp(p->node, node) == 0 && p->kind == POD_COMMITTED && pod_intent(p)) {
+        if (strcmp(p->bound_node, node) == 0 && p->kind == POD_COMMITTED && pod_intent(p)) {
             struct pol_workload wl;
 
-            wl_unpack(p->wl_packed, &wl);
+            ext_wlpack_unpack(p->wl_packed, &wl);
             return pol_commit(st->ledger, &wl, p->uid, pod_name(p), i, now, st->ttl_s, where, err);
         }
-        if (strcmp(p->node, node) == 0)
+        if (strcmp(p->bound_node, node) == 0)
             return TPX_OK;
         return tpx_err_set(err, TPX_EEXIST, "pod '%s' is already bound to node '%s'", pod_name(p),
-                           p->node);
+                           p->bound_node);
     }
     copy = node_ref(st, node);
     if (!copy)
@@ -782,7 +745,7 @@ static enum tpx_code place(struct ext_state *st, struct pod *p, size_t i, time_t
         struct pol_workload wl;
         enum tpx_code rc;
 
-        wl_unpack(p->wl_packed, &wl);
+        ext_wlpack_unpack(p->wl_packed, &wl);
         if (bound)
             rc = pol_record(st->ledger, &wl, p->uid, pod_name(p), i, now, st->ttl_s, where, warn,
                             warn_len, err);
@@ -807,7 +770,8 @@ static enum tpx_code place(struct ext_state *st, struct pod *p, size_t i, time_t
         }
         set_kind(st, p, POD_USED);
     }
-    p->node = copy;
+    p->bound_node = copy; /* off the lists now: the room is its node's */
+    p->booked_at = 0;
     return TPX_OK;
 }
 
@@ -851,7 +815,7 @@ enum tpx_code ext_state_record_pod(struct ext_state *st, const char *uid, const 
         rc = tpx_err_set(err, TPX_ENOMEM, "out of memory");
         goto out;
     }
-    if (p->kind == POD_USED && p->node && strcmp(p->node, node_name) == 0) {
+    if (p->kind == POD_USED && strcmp(p->bound_node, node_name) == 0) {
         /* Already counted here, maybe with 0 (a bind of a pod never seen at filter time): the
          * watch knows what it really uses, so count the difference. */
         if (accel != p->accel)
@@ -862,7 +826,7 @@ enum tpx_code ext_state_record_pod(struct ext_state *st, const char *uid, const 
         }
         goto out;
     }
-    if (p->node && strcmp(p->node, node_name) != 0 && !p->confirmed) {
+    if (pod_node(p) && strcmp(p->bound_node, node_name) != 0 && !p->confirmed) {
         /* Our bind booked it on another node, and the API server says it is bound here (a
          * racing binder won, and our Binding will get a 409): the API server is right. */
         unbook(st, p);
@@ -920,9 +884,9 @@ size_t ext_state_prune_pods(struct ext_state *st, bool (*listed)(void *ctx, cons
         struct pod *p = v.ptr;
         /* booked by a bind while the list ran: the list may predate the pod, and its watch
          * event is still to come */
-        bool fresh = !p->confirmed && p->booked >= booked_before;
+        bool fresh = !p->confirmed && pod_booked(p) >= booked_before;
 
-        if (p->node && !fresh && !listed(ctx, p->uid)) {
+        if (pod_node(p) && !fresh && !listed(ctx, p->uid)) {
             drop_entry(st, p);
             n++;
         }
@@ -1354,12 +1318,12 @@ enum tpx_code ext_state_bind(struct ext_state *st, const char *uid, const char *
             goto out;
         }
     }
-    out->already = p->node && strcmp(p->node, node_name) == 0;
+    out->already = pod_node(p) && strcmp(p->bound_node, node_name) == 0;
     rc = place(st, p, i, now, false, NULL, 0, &where, err);
     if (rc != TPX_OK)
         goto out;
     if (!out->already)
-        p->booked = now;
+        p->booked_at = now;
     out->intent = p->kind == POD_COMMITTED;
     if (out->intent) {
         struct pol_workload wl;
@@ -1368,7 +1332,7 @@ enum tpx_code ext_state_bind(struct ext_state *st, const char *uid, const char *
         tpx_str_copy(out->domain, sizeof(out->domain), where.domain);
         memset(&wl, 0, sizeof(wl));
         if (pod_intent(p))
-            wl_unpack(p->wl_packed, &wl);
+            ext_wlpack_unpack(p->wl_packed, &wl);
         tpx_str_copy(out->group, sizeof(out->group), wl.group);
         tpx_str_copy(out->display, sizeof(out->display), wl.display);
         out->stage = where.stage;
