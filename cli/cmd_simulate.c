@@ -175,12 +175,12 @@ static double mean_frag(const struct pol_sim_result *r)
 static void print_table(const struct pol_sim_result *res, size_t n, size_t nevents)
 {
     printf("%zu events, %u GPUs\n\n", nevents, n ? res[0].accel_total : 0);
-    printf("%-9s %6s %6s %10s %8s %5s %8s %9s %10s %10s %14s %9s\n", "POLICY", "GROUPS", "WHOLE",
+    printf("%-10s %6s %6s %10s %8s %5s %8s %9s %10s %10s %14s %9s\n", "POLICY", "GROUPS", "WHOLE",
            "CROSS-RACK", "TP-SPLIT", "HALF", "REJECTED", "WITH-ROOM", "WHOLE-GPUS", "GPU-H-USED",
            "GPU-H-STRANDED", "MEAN-FRAG");
     for (size_t i = 0; i < n; i++) {
         const struct pol_sim_counts *c = &res[i].counts;
-        printf("%-9s %6zu %6zu %10zu %8zu %5zu %8zu %9zu %10zu %10.0f %14.0f %9.3f\n",
+        printf("%-10s %6zu %6zu %10zu %8zu %5zu %8zu %9zu %10zu %10.0f %14.0f %9.3f\n",
                pol_sim_policy_name(res[i].policy), c->arrived, c->whole, c->cross_rack, c->tp_split,
                c->half, c->rejected, c->rejected_with_room, c->whole_gpus, c->gpu_hours_used,
                c->gpu_hours_stranded, mean_frag(&res[i]));
