@@ -9,11 +9,14 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/map.h"
 #include "common/str.h"
+#include "extender/wlpack.h"
 #include "objects/dra.h"
 
 #define POD_MAX 200000
@@ -36,29 +39,61 @@ struct pod_ns {
     struct pod *head, *tail; /* its SEEN entries, most recent first */
 };
 
-struct pod {
-    char *uid;
-    char *name;
-    char *node; /* bound node, or NULL */
-    /* What the pod asked for (has_wl): its accelerators, and, only when it has a topology
-     * intent, the whole workload, packed (wl_pack; about a tenth of its 1 KB: most of it is
-     * unused string room). Most pods (plain and CPU-only) keep no workload at all. */
-    unsigned char *wl_packed;
-    unsigned wl_accel;
-    bool has_wl;
-    enum pod_kind kind;
-    unsigned accel;
-    time_t seen;
-    time_t filtered;      /* when this process last filtered it (0: never): bind needs it */
-    bool foreign;         /* the watch saw it pending with another schedulerName than ours */
-    time_t booked;        /* when a bind booked it here (0: the watch did, or nothing) */
-    bool confirmed;       /* the API server has reported it bound to node */
-    struct pod *lru_prev; /* on the SEEN list (see lru_push) */
-    struct pod *lru_next;
-    struct pod_ns *ns;   /* its namespace's record (counted in ns->refs) */
-    struct pod *ns_prev; /* on ns's SEEN list, as on the table's */
-    struct pod *ns_next;
+/* A node name, shared by the entries bound there; the state's (not the snapshot's, which rebuilds
+ * replace), freed with its last entry. */
+struct node_name {
+    size_t refs;
+    char name[]; /* the key in ext_state.node_names */
 };
+
+/* One allocation an entry: the record, then its uid and name; fields by size, no padding. */
+struct pod {
+    struct pod_ns *ns; /* its namespace's record (counted in ns->refs) */
+    /* What the pod asked for (has_wl): its accelerators, and, only when it has a topology
+     * intent, the whole workload, packed (extender/wlpack.h). Most pods (plain and CPU-only)
+     * keep no workload at all. */
+    unsigned char *wl_packed;
+    /* A SEEN entry is on the lists and bound nowhere; any other is bound and on no list, so the
+     * two share their room (read the bound ones with pod_node() and pod_booked()). */
+    union {
+        struct {
+            struct pod *lru_prev; /* on the SEEN list (see lru_push) */
+            struct pod *lru_next;
+            struct pod *ns_prev; /* on ns's SEEN list, as on the table's */
+            struct pod *ns_next;
+        };
+        struct {
+            const char *bound_node; /* a node_name's */
+            time_t booked_at;       /* when a bind booked it here (0: the watch did) */
+        };
+    };
+    time_t seen;
+    time_t filtered; /* when this process last filtered it (0: never): bind needs it */
+    unsigned wl_accel;
+    unsigned accel;
+    uint32_t name_at;   /* its name is uid + name_at */
+    unsigned char kind; /* enum pod_kind */
+    bool has_wl;
+    bool foreign;   /* the watch saw it pending with another schedulerName than ours */
+    bool confirmed; /* the API server has reported it bound to node */
+    char uid[];     /* the key in ext_state.pods, then the name */
+};
+
+/* The node it is bound to, or NULL. */
+static const char *pod_node(const struct pod *p)
+{
+    return p->kind == POD_SEEN ? NULL : p->bound_node;
+}
+
+static time_t pod_booked(const struct pod *p)
+{
+    return p->kind == POD_SEEN ? 0 : p->booked_at;
+}
+
+static const char *pod_name(const struct pod *p)
+{
+    return p->uid + p->name_at;
+}
 
 struct ext_state {
     pthread_rwlock_t lock; /* cluster, ledger */
@@ -79,6 +114,7 @@ struct ext_state {
     struct pod *lru_tail;
     struct tpx_map pods;       /* uid (borrowed from the entry) -> struct pod (owned) */
     struct tpx_map namespaces; /* namespace (borrowed from the record) -> struct pod_ns (owned) */
+    struct tpx_map node_names; /* node name (borrowed) -> struct node_name (owned) */
     struct ext_state_pod_stats stats; /* counters only: the sizes are filled when read */
 
     /* Scope memos for filter and score (policy.h): each call takes one, the most recently given
@@ -90,67 +126,12 @@ struct ext_state {
     size_t nmemo;
 };
 
-/* A pol_workload as runs of literal bytes and runs of zero bytes (most of the struct is the
- * unused tail of fixed string arrays): a header byte h < 128 is followed by h + 1 literal bytes;
- * h >= 128 stands for h - 127 zero bytes. Unpacking gives the very same bytes back, whatever
- * fields policy.h adds. malloc'd; NULL when out of memory. */
-static unsigned char *wl_pack(const struct pol_workload *wl)
-{
-    const unsigned char *b = (const unsigned char *)wl;
-    unsigned char tmp[sizeof(*wl) + sizeof(*wl) / 128 + 2], *out;
-    size_t i = 0, n = 0;
-
-    while (i < sizeof(*wl)) {
-        size_t run = 0;
-
-        while (i + run < sizeof(*wl) && b[i + run] == 0 && run < 128)
-            run++;
-        if (run >= 2 || (run == 1 && i + 1 == sizeof(*wl))) {
-            tmp[n++] = (unsigned char)(127 + run);
-            i += run;
-            continue;
-        }
-        /* literal: up to the next pair of zeros (or 128 bytes) */
-        run = 0;
-        while (i + run < sizeof(*wl) && run < 128 &&
-               !(b[i + run] == 0 && (i + run + 1 == sizeof(*wl) || b[i + run + 1] == 0)))
-            run++;
-        tmp[n++] = (unsigned char)(run - 1);
-        memcpy(tmp + n, b + i, run);
-        n += run;
-        i += run;
-    }
-    out = malloc(n);
-    if (out)
-        memcpy(out, tmp, n);
-    return out;
-}
-
-static void wl_unpack(const unsigned char *p, struct pol_workload *wl)
-{
-    unsigned char *b = (unsigned char *)wl;
-    size_t i = 0;
-
-    while (i < sizeof(*wl)) {
-        unsigned h = *p++;
-
-        if (h < 128) {
-            memcpy(b + i, p, h + 1);
-            p += h + 1;
-            i += h + 1;
-        } else {
-            memset(b + i, 0, h - 127);
-            i += h - 127;
-        }
-    }
-}
-
 /* What a pod asked for. false when out of memory (p keeps what it had). */
 static bool pod_set_wl(struct pod *p, const struct pol_workload *wl)
 {
     unsigned char *packed = NULL;
 
-    if (wl->has_intent && !(packed = wl_pack(wl)))
+    if (wl->has_intent && !(packed = ext_wlpack_pack(wl)))
         return false;
     free(p->wl_packed);
     p->wl_packed = packed;
@@ -164,12 +145,47 @@ static bool pod_intent(const struct pod *p)
     return p->has_wl && p->wl_packed;
 }
 
-static void pod_free(struct pod *p)
+/* pods_lock held: the shared copy of node name, counted once more; NULL when out of memory. */
+static const char *node_ref(struct ext_state *st, const char *name)
+{
+    struct node_name *r = tpx_map_get(&st->node_names, name);
+    struct tpx_err e = TPX_ERR_INIT;
+
+    if (!r) {
+        size_t len = strlen(name);
+
+        r = malloc(sizeof(*r) + len + 1);
+        if (!r)
+            return NULL;
+        r->refs = 0;
+        memcpy(r->name, name, len + 1);
+        if (tpx_map_put(&st->node_names, r->name, r, &e) != TPX_OK) {
+            free(r);
+            return NULL;
+        }
+    }
+    r->refs++;
+    return r->name;
+}
+
+/* pods_lock held: one count of a name node_ref() gave back (NULL: none) given up. */
+static void node_unref(struct ext_state *st, const char *name)
+{
+    struct node_name *r;
+
+    if (!name)
+        return;
+    r = (struct node_name *)(void *)(name - offsetof(struct node_name, name));
+    if (--r->refs > 0)
+        return;
+    tpx_map_del(&st->node_names, r->name, NULL);
+    free(r);
+}
+
+static void pod_free(struct ext_state *st, struct pod *p)
 {
     free(p->wl_packed);
-    free(p->uid);
-    free(p->name);
-    free(p->node);
+    node_unref(st, pod_node(p));
     free(p);
 }
 
@@ -245,7 +261,7 @@ static void set_kind(struct ext_state *st, struct pod *p, enum pod_kind kind)
         lru_unlink(st, p);
     else if (p->kind != POD_SEEN && kind == POD_SEEN)
         lru_push(st, p);
-    p->kind = kind;
+    p->kind = (unsigned char)kind;
 }
 
 static size_t pod_limit(const struct ext_state *st)
@@ -289,7 +305,7 @@ static void pod_forget(struct ext_state *st, struct pod *p)
 
     lru_unlink(st, p);
     tpx_map_del(&st->pods, p->uid, NULL);
-    pod_free(p);
+    pod_free(st, p);
     ns_unref(st, ns);
 }
 
@@ -332,6 +348,7 @@ static struct pod *pod_get(struct ext_state *st, const char *uid, const char *ns
     struct pod *p = pod_find(st, uid);
     struct tpx_err e = TPX_ERR_INIT;
     struct pod_ns *rec;
+    size_t ulen, nlen;
 
     if (p) {
         lru_touch(st, p);
@@ -350,16 +367,21 @@ static struct pod *pod_get(struct ext_state *st, const char *uid, const char *ns
         ns_unref(st, rec);
         return NULL;
     }
-    p = calloc(1, sizeof(*p));
+    if (!name)
+        name = uid;
+    ulen = strlen(uid);
+    nlen = strlen(name);
+    p = ulen < UINT32_MAX ? calloc(1, sizeof(*p) + ulen + nlen + 2) : NULL;
     if (!p) {
         ns_unref(st, rec);
         return NULL;
     }
-    p->uid = strdup(uid);
-    p->name = strdup(name ? name : uid);
+    memcpy(p->uid, uid, ulen + 1);
+    memcpy(p->uid + ulen + 1, name, nlen + 1);
+    p->name_at = (uint32_t)(ulen + 1);
     p->ns = rec;
-    if (!p->uid || !p->name || tpx_map_put(&st->pods, p->uid, p, &e) != TPX_OK) {
-        pod_free(p);
+    if (tpx_map_put(&st->pods, p->uid, p, &e) != TPX_OK) {
+        pod_free(st, p);
         ns_unref(st, rec);
         return NULL;
     }
@@ -424,15 +446,13 @@ static void unbook(struct ext_state *st, struct pod *p)
 
     if (st->ledger && p->kind == POD_COMMITTED) {
         pol_ledger_forget_pod(st->ledger, p->uid);
-    } else if (st->ledger && p->kind == POD_USED && p->node && p->accel) {
-        size_t i = topo_cluster_find(st->cluster, p->node);
+    } else if (st->ledger && p->kind == POD_USED && p->accel) {
+        size_t i = topo_cluster_find(st->cluster, p->bound_node);
         if (i != TOPO_NONE)
             pol_ledger_use(st->ledger, i, -(int64_t)p->accel, &e);
     }
-    free(p->node);
-    p->node = NULL;
-    set_kind(st, p, POD_SEEN);
-    p->booked = 0;
+    node_unref(st, pod_node(p));
+    set_kind(st, p, POD_SEEN); /* the links take the room of its node and booking */
     p->confirmed = false;
 }
 
@@ -487,8 +507,9 @@ void ext_state_free(struct ext_state *st)
     pol_ledger_free(st->ledger);
     topo_cluster_free(st->cluster);
     for (size_t pos = 0; tpx_map_next(&st->pods, &pos, NULL, &v);)
-        pod_free(v.ptr);
+        pod_free(st, v.ptr);
     tpx_map_release(&st->pods);
+    tpx_map_release(&st->node_names); /* empty now */
     for (size_t pos = 0; tpx_map_next(&st->namespaces, &pos, NULL, &v);) {
         struct pod_ns *ns = v.ptr;
         free(ns->name);
@@ -516,9 +537,9 @@ static void reapply_used(struct ext_state *st, struct pol_ledger *l)
         struct tpx_err e = TPX_ERR_INIT;
         size_t i;
 
-        if (p->kind != POD_USED || !p->node)
+        if (p->kind != POD_USED)
             continue;
-        i = topo_cluster_find(c, p->node);
+        i = topo_cluster_find(c, p->bound_node);
         if (i != TOPO_NONE)
             pol_ledger_use(l, i, (int64_t)p->accel, &e);
     }
@@ -701,55 +722,56 @@ static enum tpx_code place(struct ext_state *st, struct pod *p, size_t i, time_t
                            struct tpx_err *err)
 {
     const char *node = topo_cluster_node(st->cluster, i)->name;
-    char *copy;
+    const char *copy;
 
-    if (p->node) {
+    if (pod_node(p)) {
         /* Idempotent. A committed pod gets its placement again (pol_commit is idempotent for the
          * same uid and node), so a repeated bind still carries its rack, domain and stage. */
-        if (strcmp(p->node, node) == 0 && p->kind == POD_COMMITTED && pod_intent(p)) {
+        if (strcmp(p->bound_node, node) == 0 && p->kind == POD_COMMITTED && pod_intent(p)) {
             struct pol_workload wl;
 
-            wl_unpack(p->wl_packed, &wl);
-            return pol_commit(st->ledger, &wl, p->uid, p->name, i, now, st->ttl_s, where, err);
+            ext_wlpack_unpack(p->wl_packed, &wl);
+            return pol_commit(st->ledger, &wl, p->uid, pod_name(p), i, now, st->ttl_s, where, err);
         }
-        if (strcmp(p->node, node) == 0)
+        if (strcmp(p->bound_node, node) == 0)
             return TPX_OK;
-        return tpx_err_set(err, TPX_EEXIST, "pod '%s' is already bound to node '%s'", p->name,
-                           p->node);
+        return tpx_err_set(err, TPX_EEXIST, "pod '%s' is already bound to node '%s'", pod_name(p),
+                           p->bound_node);
     }
-    copy = strdup(node);
+    copy = node_ref(st, node);
     if (!copy)
         return tpx_err_set(err, TPX_ENOMEM, "out of memory");
     if (pod_intent(p)) {
         struct pol_workload wl;
         enum tpx_code rc;
 
-        wl_unpack(p->wl_packed, &wl);
+        ext_wlpack_unpack(p->wl_packed, &wl);
         if (bound)
-            rc = pol_record(st->ledger, &wl, p->uid, p->name, i, now, st->ttl_s, where, warn,
+            rc = pol_record(st->ledger, &wl, p->uid, pod_name(p), i, now, st->ttl_s, where, warn,
                             warn_len, err);
         else {
             /* a memo of the same shape (the pod's filter and score just used one) answers the
              * first member's rack check from the scopes changed since, not every node */
             struct pol_scope_memo *m = memo_take(st);
-            rc =
-                pol_commit_memo(st->ledger, m, &wl, p->uid, p->name, i, now, st->ttl_s, where, err);
+            rc = pol_commit_memo(st->ledger, m, &wl, p->uid, pod_name(p), i, now, st->ttl_s, where,
+                                 err);
             memo_give(st, m);
         }
         if (rc != TPX_OK) {
-            free(copy);
+            node_unref(st, copy);
             return err->code;
         }
         set_kind(st, p, POD_COMMITTED);
     } else {
         p->accel = p->has_wl ? p->wl_accel : p->accel;
         if (p->accel && pol_ledger_use(st->ledger, i, (int64_t)p->accel, err) != TPX_OK) {
-            free(copy);
+            node_unref(st, copy);
             return err->code;
         }
         set_kind(st, p, POD_USED);
     }
-    p->node = copy;
+    p->bound_node = copy; /* off the lists now: the room is its node's */
+    p->booked_at = 0;
     return TPX_OK;
 }
 
@@ -793,7 +815,7 @@ enum tpx_code ext_state_record_pod(struct ext_state *st, const char *uid, const 
         rc = tpx_err_set(err, TPX_ENOMEM, "out of memory");
         goto out;
     }
-    if (p->kind == POD_USED && p->node && strcmp(p->node, node_name) == 0) {
+    if (p->kind == POD_USED && strcmp(p->bound_node, node_name) == 0) {
         /* Already counted here, maybe with 0 (a bind of a pod never seen at filter time): the
          * watch knows what it really uses, so count the difference. */
         if (accel != p->accel)
@@ -804,7 +826,7 @@ enum tpx_code ext_state_record_pod(struct ext_state *st, const char *uid, const 
         }
         goto out;
     }
-    if (p->node && strcmp(p->node, node_name) != 0 && !p->confirmed) {
+    if (pod_node(p) && strcmp(p->bound_node, node_name) != 0 && !p->confirmed) {
         /* Our bind booked it on another node, and the API server says it is bound here (a
          * racing binder won, and our Binding will get a 409): the API server is right. */
         unbook(st, p);
@@ -862,9 +884,9 @@ size_t ext_state_prune_pods(struct ext_state *st, bool (*listed)(void *ctx, cons
         struct pod *p = v.ptr;
         /* booked by a bind while the list ran: the list may predate the pod, and its watch
          * event is still to come */
-        bool fresh = !p->confirmed && p->booked >= booked_before;
+        bool fresh = !p->confirmed && pod_booked(p) >= booked_before;
 
-        if (p->node && !fresh && !listed(ctx, p->uid)) {
+        if (pod_node(p) && !fresh && !listed(ctx, p->uid)) {
             drop_entry(st, p);
             n++;
         }
@@ -1296,12 +1318,12 @@ enum tpx_code ext_state_bind(struct ext_state *st, const char *uid, const char *
             goto out;
         }
     }
-    out->already = p->node && strcmp(p->node, node_name) == 0;
+    out->already = pod_node(p) && strcmp(p->bound_node, node_name) == 0;
     rc = place(st, p, i, now, false, NULL, 0, &where, err);
     if (rc != TPX_OK)
         goto out;
     if (!out->already)
-        p->booked = now;
+        p->booked_at = now;
     out->intent = p->kind == POD_COMMITTED;
     if (out->intent) {
         struct pol_workload wl;
@@ -1310,7 +1332,7 @@ enum tpx_code ext_state_bind(struct ext_state *st, const char *uid, const char *
         tpx_str_copy(out->domain, sizeof(out->domain), where.domain);
         memset(&wl, 0, sizeof(wl));
         if (pod_intent(p))
-            wl_unpack(p->wl_packed, &wl);
+            ext_wlpack_unpack(p->wl_packed, &wl);
         tpx_str_copy(out->group, sizeof(out->group), wl.group);
         tpx_str_copy(out->display, sizeof(out->display), wl.display);
         out->stage = where.stage;

@@ -159,6 +159,19 @@ Test(ext_state, a_pod_leaving_frees_its_capacity)
     ext_state_free(st);
 }
 
+/* A node of 8 GPUs in a rack of its own, new to the cluster. */
+static struct topo_node_info new_node(void)
+{
+    struct topo_node_info info;
+
+    memset(&info, 0, sizeof(info));
+    info.name = "new-node";
+    info.rack = "r9";
+    info.resource = "nvidia.com/gpu";
+    info.accel_alloc = 8;
+    return info;
+}
+
 Test(ext_state, node_refresh_rebuilds_only_on_change_and_keeps_groups)
 {
     char names[64][64];
@@ -185,11 +198,7 @@ Test(ext_state, node_refresh_rebuilds_only_on_change_and_keeps_groups)
         struct ext_state_verdicts dummy;
         (void)dummy;
     }
-    memset(&fresh, 0, sizeof(fresh));
-    fresh.name = "new-node";
-    fresh.rack = "r9";
-    fresh.resource = "nvidia.com/gpu";
-    fresh.accel_alloc = 8;
+    fresh = new_node();
     cr_assert_eq(ext_state_upsert_nodes(st, &fresh, 1, &changed, &err), TPX_OK, "%s", err.msg);
     cr_expect(changed, "a new node rebuilds the snapshot");
     cr_assert_eq(ext_state_upsert_nodes(st, &fresh, 1, &changed, &err), TPX_OK, "%s", err.msg);
@@ -513,6 +522,46 @@ Test(ext_state, the_api_servers_node_wins_over_an_unconfirmed_booking)
     cr_expect(!tp8_fits(st, names[1]));
     /* a confirmed pod does not move: a second report elsewhere is refused */
     cr_expect_eq(ext_state_record_pod(st, "ua", "a", names[0], 8, &a, NULL, 0, &err), TPX_EEXIST);
+    ext_state_free(st);
+}
+
+/* Entries bound to one node share one copy of its name, owned by the state: it outlives the
+ * cluster snapshots that rebuilds replace and every entry but the last that uses it, and a pod's
+ * name (kept with its uid) still names it. */
+Test(ext_state, pods_on_one_node_keep_its_name_through_rebuilds_and_removals)
+{
+    char names[64][64];
+    size_t n;
+    struct ext_state *st = state_with("racks=1,nodes-per-rack=2,gpus-per-node=8", names, &n);
+    struct topo_node_info fresh;
+    struct tpx_err err = TPX_ERR_INIT;
+    bool changed = false;
+
+    cr_assert_eq(ext_state_upsert_pod(st, "u1", "pod-one", names[0], 4, NULL, &err), TPX_OK, "%s",
+                 err.msg);
+    cr_assert_eq(ext_state_upsert_pod(st, "u2", "pod-two", names[0], 4, NULL, &err), TPX_OK, "%s",
+                 err.msg);
+    cr_expect(!tp8_fits(st, names[0]), "two pods of 4 GPUs fill node 0");
+    cr_expect(ext_state_remove_pod(st, "u1"));
+    /* a rebuild carries u2's GPUs over by its node's name */
+    fresh = new_node();
+    cr_assert_eq(ext_state_upsert_nodes(st, &fresh, 1, &changed, &err), TPX_OK, "%s", err.msg);
+    cr_expect(changed);
+    cr_expect(!tp8_fits(st, names[0]), "u2's 4 GPUs are still counted on node 0");
+    cr_expect_eq(ext_state_record_pod(st, "u2", "pod-two", names[1], 4, NULL, NULL, 0, &err),
+                 TPX_EEXIST);
+    cr_expect(strstr(err.msg, "'pod-two'") && strstr(err.msg, names[0]), "%s", err.msg);
+    cr_expect(ext_state_remove_pod(st, "u2"));
+    cr_expect(tp8_fits(st, names[0]), "node 0 is free once its last pod left");
+    /* the name's copy went with its last pod; a new pod there makes it again */
+    tpx_err_clear(&err);
+    cr_assert_eq(ext_state_upsert_pod(st, "u3", NULL, names[0], 8, NULL, &err), TPX_OK, "%s",
+                 err.msg);
+    cr_expect(!tp8_fits(st, names[0]));
+    cr_expect_eq(ext_state_record_pod(st, "u3", NULL, names[1], 8, NULL, NULL, 0, &err),
+                 TPX_EEXIST);
+    cr_expect(strstr(err.msg, "'u3'") && strstr(err.msg, names[0]),
+              "a pod without a name goes by its uid: %s", err.msg);
     ext_state_free(st);
 }
 
