@@ -193,12 +193,12 @@ static char role_word(const char *v)
  *                     dynamo-component-type, else the component name)
  *   RoleBasedGroup    rbg.workloads.x-k8s.io/group-name + /role-name (v1alpha2), or
  *                     rolebasedgroup.workloads.x-k8s.io/name + /role (v1alpha1): one deployment
- *   KServe llm-d      app.kubernetes.io/name (part-of llminferenceservice) + llm-d.ai/role
  *   Grove             app.kubernetes.io/part-of (managed-by grove-operator) and its replica,
  *                     grove.io/podcliqueset-replica-index, + grove.io/podclique after its
- *                     `<pcs>-` (the set's name says nothing of the role): each replica of
- *                     a PodCliqueSet is a deployment of its own (its pods find each other
- *                     through the replica's headless service `<pcs>-<r>`)
+ *                     `<pcs>-` (the set's name says nothing of the role), else llm-d.ai/role:
+ *                     each replica of a PodCliqueSet is a deployment of its own (its pods find
+ *                     each other through the replica's headless service `<pcs>-<r>`)
+ *   KServe llm-d      app.kubernetes.io/name (part-of llminferenceservice) + llm-d.ai/role
  */
 static void infer_kv(const struct pol_pod_facts *f, char flag_role, struct pol_workload *wl)
 {
@@ -229,13 +229,15 @@ static void infer_kv(const struct pol_pod_facts *f, char flag_role, struct pol_w
          false},
         {"rbg", RBG2 "group-name", NULL, {RBG2 "role-name", NULL, NULL}, false, false},
         {"rbg", RBG1 "name", NULL, {RBG1 "role", NULL, NULL}, false, false},
-        {"llmisvc", "app.kubernetes.io/name", NULL, {"llm-d.ai/role", NULL, NULL}, true, false},
+        /* before KServe's: the Grove operator labels every pod app.kubernetes.io/name (its
+         * PodClique), and a clique may carry llm-d.ai/role for llm-d's gateway */
         {"grove",
          "app.kubernetes.io/part-of",
          "grove.io/podcliqueset-replica-index",
-         {"grove.io/podclique", NULL, NULL},
+         {"grove.io/podclique", "llm-d.ai/role", NULL},
          true,
          true},
+        {"llmisvc", "app.kubernetes.io/name", NULL, {"llm-d.ai/role", NULL, NULL}, true, false},
     };
     const char *ns = f->ns ? f->ns : "default";
 

@@ -511,6 +511,31 @@ Test(pol_workload, grove_kv_deployment_is_the_podcliqueset_replica)
         cr_expect_eq(wl.kv_role, cases[i].role, "case %zu: %d", i, wl.kv_role);
     }
 }
+/* A Grove pod is labelled app.kubernetes.io/name (its PodClique) by the operator; with llm-d's
+ * llm-d.ai/role on its clique it is still Grove's, paired within its PodCliqueSet replica, its
+ * role from llm-d.ai/role where the clique's name says none (not KServe's rule, which would key
+ * each clique apart so prefill and decode never pair). */
+Test(pol_workload, grove_pods_with_llm_d_roles_pair_within_their_replica)
+{
+    static const char *const clique[] = {"pd-0-pworker", "pd-0-dworker"};
+    static const char *const role[] = {"prefill", "decode"};
+
+    for (size_t i = 0; i < 2; i++) {
+        struct topo_kv kv[] = {{"app.kubernetes.io/part-of", "pd"},
+                               {"app.kubernetes.io/name", clique[i]},
+                               {"grove.io/podclique", clique[i]},
+                               {"grove.io/podcliqueset-replica-index", "0"},
+                               {"llm-d.ai/role", role[i]}};
+        struct pol_pod_facts f = {.name = "p", .ns = "llm", .labels = kv, .nlabels = 5, .accel = 8};
+        struct pol_workload wl;
+        struct tpx_err err = TPX_ERR_INIT;
+
+        cr_assert_eq(pol_workload_infer(&f, &wl, &err), TPX_OK, "%s", err.msg);
+        cr_expect_str_eq(wl.kv_group, "llm/grove:pd/0", "%s", clique[i]);
+        cr_expect_eq(wl.kv_role, i == 0 ? 'p' : 'd', "%s: %d", clique[i], wl.kv_role);
+    }
+}
+
 static struct pol_workload wl_of(unsigned tp, unsigned pp, unsigned g, unsigned n)
 {
     struct pol_workload wl = {.has_intent = true,
