@@ -28,19 +28,19 @@ struct pol_engine_layout {
     char why[192];     /* what was unknown or did not add up */
 };
 
-/* Read f's argv (and env) into *out. TPX_EINVAL naming the flag for a literal value that is not
- * a positive whole number ("flag '--tp': 'x' is not a positive whole number"); TPX_ENOMEM,
- * TPX_ETOOBIG from the tokenizer. */
 /* Whether the pod's labels say for certain that it is one pod of a RoleBasedGroup v1alpha2
  * leaderWorkerPattern instance, whose component-size is the instance's pod count: a
  * role-instance-name, a component-size, and component-name "leader" with component-index 0 or
- * "worker" with component-index >= 1 (and component-id + 1 where component-id is there). The
+ * "worker" with component-index from 1 to component-size - 1 (component-id + 1 where there). The
  * controller sets component-index only for that pattern (InitComponentPodLabels); a
  * customComponentsPattern pod's component-size counts its own component's replicas, and a
  * standalone pod's is "1" (RoleInstanceSetReconciler): neither is a group size. In workload.c;
  * engines.c reads it for the RBG_LWP_* variables. */
 bool pol_rbg_lwp_pod(const struct pol_pod_facts *f);
 
+/* Read f's argv (and env) into *out. TPX_EINVAL naming the flag for a literal value that is not
+ * a positive whole number ("flag '--tp': 'x' is not a positive whole number"); TPX_ENOMEM,
+ * TPX_ETOOBIG from the tokenizer. */
 enum tpx_code pol_engine_read(const struct pol_pod_facts *f, struct pol_engine_layout *out,
                               struct tpx_err *err);
 
