@@ -357,16 +357,24 @@ const struct led_cell *led_cell_fill(struct ctx *x, size_t n)
     return c;
 }
 
+/* Whether a first member's answers per node read only its scope's own state and the shape, so
+ * the tree's best nodes and the cells may keep them per scope: the KV term reads where the
+ * deployment's other groups are, which no scope's change count follows, and pack.c's rank and
+ * term compare scopes or read the live shapes of every one. */
+static bool first_member_per_scope(const struct ctx *x)
+{
+    return x->e.group == TOPO_NONE && x->pf.npeer_rack == 0 && x->pf.npeer_block == 0 &&
+           !x->l->pack;
+}
+
 bool led_cells_apply(const struct ctx *x)
 {
     /* what a cell depends on is the node's own state, its multi-node domain's, its scope's
      * numbers (all three move its scope's change count: led_touch) and the shape (the memo's key
-     * and struct part); the KV term reads where other groups are and pack.c's rank compares
-     * scopes, so those first members, and later members (their group's slots and mates), do not
-     * read cells; a preferred or invalid pod, or one without intent, costs nothing per node */
+     * and struct part); later members (their group's slots and mates) do not read cells; a
+     * preferred or invalid pod, or one without intent, costs nothing per node */
     return x->memo && x->wl->has_intent && !x->invalid && !x->e.preferred &&
-           x->e.group == TOPO_NONE && x->pf.npeer_rack == 0 && x->pf.npeer_block == 0 &&
-           !x->l->pack;
+           first_member_per_scope(x);
 }
 
 bool led_memo_cells(struct ctx *x, struct led_cells *out)
@@ -436,12 +444,12 @@ enum tpx_code led_index_choose(const struct pol_ledger *l, struct pol_scope_memo
         return TPX_OK;
     if (led_ctx_init(&x, l, wl, m, err) != TPX_OK)
         return err->code;
-    /* The tree keeps per scope what depends on that scope's own state and the shape; the KV term
-     * (prefer.c) reads where the deployment's other groups are, which no scope's change count
-     * follows: a first member with such peers takes the pass over every node. */
-    if (!x.invalid &&
-        (x.e.group != TOPO_NONE || (x.pf.npeer_rack == 0 && x.pf.npeer_block == 0 && !l->pack)))
-        *found = x.e.group == TOPO_NONE ? led_index_best_first(&x, node) : best_member(&x, node);
+    /* the tree keeps per scope what depends on that scope's own state and the shape; any other
+     * first member takes the pass over every node */
+    if (!x.invalid && x.e.group != TOPO_NONE)
+        *found = best_member(&x, node);
+    else if (!x.invalid && first_member_per_scope(&x))
+        *found = led_index_best_first(&x, node);
     led_ctx_release(&x);
     return TPX_OK;
 }
