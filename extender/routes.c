@@ -281,6 +281,17 @@ static void filter_stream_done(void *ctx)
     ext_codec_filter_stream_free(ctx); /* and, through its release, the filter_hold */
 }
 
+/* A 200 answer of len bytes written by gen as it is sent; gen_free(ctx) when done with it. */
+static void streamed(struct ext_http_resp *rp, size_t (*gen)(void *, size_t, char *, size_t),
+                     void (*gen_free)(void *), void *ctx, size_t len)
+{
+    rp->status = 200;
+    rp->gen = gen;
+    rp->gen_free = gen_free;
+    rp->gen_ctx = ctx;
+    rp->gen_len = len;
+}
+
 /* The answer to a filter that was decided: streamed (no answer buffer: issue 14), the stream then
  * owning h; or, when that cannot be set up, written into b (h stays the caller's). */
 static enum tpx_code filter_answer(struct filter_hold *h, const enum pol_verdict *verdict,
@@ -295,11 +306,7 @@ static enum tpx_code filter_answer(struct filter_hold *h, const enum pol_verdict
         tpx_err_clear(e);
         return ext_codec_filter_result(&h->a, verdict, reason, b, e);
     }
-    rp->status = 200;
-    rp->gen = filter_stream_read;
-    rp->gen_free = filter_stream_done;
-    rp->gen_ctx = f;
-    rp->gen_len = len;
+    streamed(rp, filter_stream_read, filter_stream_done, f, len);
     return TPX_OK;
 }
 
@@ -441,11 +448,7 @@ static enum tpx_code prio_answer(struct ext_routes *r, struct prio_hold *h, stru
         return ext_codec_priorities_plain((const char *const *)h->a.names, h->a.plain, h->scores,
                                           h->a.nnames, b, e);
     }
-    rp->status = 200;
-    rp->gen = prio_stream_read;
-    rp->gen_free = prio_stream_done;
-    rp->gen_ctx = f;
-    rp->gen_len = len;
+    streamed(rp, prio_stream_read, prio_stream_done, f, len);
     return TPX_OK;
 }
 
