@@ -456,6 +456,7 @@ enum tpx_code dg_run(const struct dg_inputs *in, struct dg_result *out, struct t
                      st->line, r->tp, r->pp) != TPX_OK)
                 return err->code;
             mismatch = st->pp && st->pp != r->pp;
+            rr->tp = st->tp ? st->tp : r->tp;
             if (mismatch) {
                 rr->pp = st->pp;
                 rr->bubble_est = r->num_ubatches ? pol_bubble(st->pp, r->num_ubatches) : NAN;

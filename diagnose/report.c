@@ -179,6 +179,23 @@ enum tpx_code dg_report_table(const struct dg_result *r, struct tpx_buf *out, st
 /* --- the picture -------------------------------------------------------------------------------
  */
 
+/* text for an SVG text node: & < > escaped (a job name comes from a file). */
+static void xml_text(const char *in, char *out, size_t cap)
+{
+    size_t n = 0;
+
+    for (; *in && n + 6 < cap; in++) {
+        const char *e = *in == '&' ? "&amp;" : *in == '<' ? "&lt;" : *in == '>' ? "&gt;" : NULL;
+        if (e) {
+            memcpy(out + n, e, strlen(e));
+            n += strlen(e);
+        } else {
+            out[n++] = *in;
+        }
+    }
+    out[n] = '\0';
+}
+
 enum tpx_code dg_report_svg(const struct dg_result *r, struct tpx_buf *out, struct tpx_err *err)
 {
     const int rowh = 160, w = 640, left = 60, plot = 520;
@@ -199,11 +216,14 @@ enum tpx_code dg_report_svg(const struct dg_result *r, struct tpx_buf *out, stru
                                              : (isnan(r->baseline_eff) ? 1.0 : r->baseline_eff) *
                                                    (1.0 - rr->bubble_est);
 
+        char job[DG_STR * 6];
+
+        xml_text(rr->plan->job, job, sizeof(job));
         if (tpx_buf_addf(out, err,
                          "<text x=\"8\" y=\"%d\">%s #%u (pp %u): %s</text>\n"
                          "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#444\"/>\n",
-                         y + 12, rr->plan->job, rr->plan->index, rr->pp,
-                         dg_status_name(rr->out.status), left, base, left + plot, base) != TPX_OK)
+                         y + 12, job, rr->plan->index, rr->pp, dg_status_name(rr->out.status), left,
+                         base, left + plot, base) != TPX_OK)
             return err->code;
         for (unsigned s = 0; s < pp; s++) {
             double v = rr->out.per_stage[s];
