@@ -174,7 +174,7 @@ void dg_decide(const struct dg_replica_in *in, const struct dg_thresholds *t,
 {
     struct stat1 st[DG_MAX_STAGES];
     bool present[DG_MAX_STAGES];
-    double series[4096], mx = -1, mn = 2, se2 = 0, se_pool, occ = 0, tol, b = in->bubble_est;
+    double series[4096] = {0}, mx = -1, mn = 2, se2 = 0, se_pool, occ = 0, tol, b = in->bubble_est;
     size_t npresent = 0, nocc = 0, nt = in->nt < 4096 ? in->nt : 4096;
     unsigned pp = in->pp < DG_MAX_STAGES ? in->pp : DG_MAX_STAGES, missing = 0, first_missing = 0;
     bool significant, spread_big;
