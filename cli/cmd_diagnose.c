@@ -41,7 +41,8 @@ static const char usage[] =
     "  --metrics FILE        DCGM series: a Prometheus /api/v1/query_range answer (matrix) of\n"
     "                        DCGM_FI_PROF_SM_ACTIVE (or DCGM_FI_PROF_GR_ENGINE_ACTIVE),\n"
     "                        DCGM_FI_DEV_GPU_UTIL, optionally DCGM_FI_PROF_NVLINK_TX_BYTES and\n"
-    "                        DCGM_FI_PROF_PCIE_TX_BYTES; or a /metrics scrape (repeatable)\n"
+    "                        DCGM_FI_PROF_PCIE_TX_BYTES (AMD: gpu_prof_sm_active,\n"
+    "                        gpu_gfx_activity); or a /metrics scrape (repeatable)\n"
     "  --baseline-bench FILE  the same workload at pp=1: the sweep's first point\n"
     "  --baseline-metrics FILE  its DCGM series: the reference for the measured gap\n"
     "  --startup-log FILE    the engine's log: the layout it really ran (vLLM \"Initializing a V1\n"
@@ -207,7 +208,8 @@ static void url_escape(const char *s, char *out, size_t cap)
     out[n] = '\0';
 }
 
-/* The DCGM series of the window from a live Prometheus: one query_range per metric. A transport
+/* The DCGM series of the window (and AMD's equivalents) from a live Prometheus: one query_range
+ * per family. A transport
  * or HTTP failure is CMD_FAILED; no DCGM series at all, CMD_USAGE. */
 static int from_prometheus(const char *url, const struct dg_window *w, struct dg_metrics *m,
                            struct tpx_err *err)
@@ -230,12 +232,14 @@ static int from_prometheus(const char *url, const struct dg_window *w, struct dg
     if (!k)
         return CMD_FAILED;
     tpx_buf_init(&body, DG_MAX_FILE);
-    for (int i = 0; i < DG_M_COUNT && status == CMD_OK; i++) {
+    for (int i = 0; i < DG_M_COUNT + DG_AMD_FAMILIES && status == CMD_OK; i++) {
+        const char *family =
+            i < DG_M_COUNT ? dg_metric_name((enum dg_metric)i) : dg_amd_families[i - DG_M_COUNT];
         char q[128], path[512], name[DG_STR + 64];
-        url_escape(dg_metric_name((enum dg_metric)i), q, sizeof(q));
+        url_escape(family, q, sizeof(q));
         snprintf(path, sizeof(path), "/api/v1/query_range?query=%s&start=%.3f&end=%.3f&step=%.0f",
                  q, w->start, w->end, step < 1 ? 1 : step);
-        snprintf(name, sizeof(name), "%.*s %s", (int)len, url, dg_metric_name((enum dg_metric)i));
+        snprintf(name, sizeof(name), "%.*s %s", (int)len, url, family);
         if (kube_request(k, "GET", path, NULL, NULL, &body, err) != TPX_OK) {
             tpx_err_prefix(err, "--prometheus %.*s", (int)len, url);
             status = CMD_FAILED;

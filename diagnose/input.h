@@ -97,11 +97,17 @@ enum dg_metric {
 /* "DCGM_FI_PROF_SM_ACTIVE", ... Static text. */
 const char *dg_metric_name(enum dg_metric m);
 
+/* AMD device-metrics-exporter families read as well: gpu_prof_sm_active (effective),
+ * gpu_gfx_activity (occupancy), both percentages; labels gpu_id, hostname, pod, namespace. */
+#define DG_AMD_FAMILIES 2
+extern const char *const dg_amd_families[DG_AMD_FAMILIES];
+
 struct dg_series {
     enum dg_metric metric;
     char pod[DG_STR], ns[DG_STR]; /* "" when the exporter gave none */
     char host[DG_STR];            /* Hostname or hostname */
     char gpu[48];                 /* gpu, with "/GPU_I_ID" for a MIG instance */
+    double scale;                 /* the factor applied to each sample (0.01 for a percentage) */
     double *t, *v; /* n samples, seconds since the epoch (0: a scrape without time); v as a
                       0..1 ratio (GPU_UTIL divided by 100) or bytes/s */
     size_t n;

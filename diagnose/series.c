@@ -37,13 +37,43 @@ const char *dg_metric_name(enum dg_metric m)
     return (unsigned)m < DG_M_COUNT ? metric_names[m] : "?";
 }
 
-static int metric_of(const char *name, size_t n)
+/* Every family read, with the metric it stands for and the factor to a 0..1 ratio (or bytes/s).
+ * AMD's device-metrics-exporter (ROCm/device-metrics-exporter, docs/configuration metrics list;
+ * a real scrape line: `gpu_gfx_activity{...,gpu_id="2",...,hostname="tw038",...}`): the
+ * profiler's GPU_PROF_SM_ACTIVE (rocprof's VALUBusy, a percentage) is its effective
+ * utilization, GPU_GFX_ACTIVITY (percent busy) its occupancy; Prometheus names them in lower case,
+ * dashboards also in upper case, and a MetricsFieldPrefix such as "amd_" may lead. The rule
+ * compares ratios of one exporter's values (gap, spread), so a unit off by a constant factor
+ * shifts the printed level, never the status. */
+static const struct family {
+    const char *name;
+    enum dg_metric metric;
+    double scale;
+} families[] = {
+    {"DCGM_FI_PROF_SM_ACTIVE", DG_M_SM_ACTIVE, 1},
+    {"DCGM_FI_PROF_GR_ENGINE_ACTIVE", DG_M_GR_ACTIVE, 1},
+    {"DCGM_FI_DEV_GPU_UTIL", DG_M_GPU_UTIL, 0.01}, /* "GPU utilization (in %)" */
+    {"DCGM_FI_PROF_NVLINK_TX_BYTES", DG_M_NVLINK_TX, 1},
+    {"DCGM_FI_PROF_PCIE_TX_BYTES", DG_M_PCIE_TX, 1},
+    {"gpu_prof_sm_active", DG_M_SM_ACTIVE, 0.01},
+    {"GPU_PROF_SM_ACTIVE", DG_M_SM_ACTIVE, 0.01},
+    {"gpu_gfx_activity", DG_M_GPU_UTIL, 0.01},
+    {"GPU_GFX_ACTIVITY", DG_M_GPU_UTIL, 0.01},
+};
+
+const char *const dg_amd_families[DG_AMD_FAMILIES] = {"gpu_prof_sm_active", "gpu_gfx_activity"};
+
+static const struct family *family_of(const char *name, size_t n)
 {
-    for (int i = 0; i < DG_M_COUNT; i++) {
-        if (strlen(metric_names[i]) == n && memcmp(metric_names[i], name, n) == 0)
-            return i;
+    if (n > 4 && (memcmp(name, "amd_", 4) == 0 || memcmp(name, "AMD_", 4) == 0)) {
+        name += 4;
+        n -= 4;
     }
-    return -1;
+    for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+        if (strlen(families[i].name) == n && memcmp(families[i].name, name, n) == 0)
+            return &families[i];
+    }
+    return NULL;
 }
 
 /* --- the window ------------------------------------------------------------------------------- */
@@ -129,15 +159,15 @@ static void set_label(struct labels *l, const char *k, const char *v)
         tpx_str_copy(l->ns, sizeof(l->ns), v);
     } else if (strcmp(k, "Hostname") == 0 || (strcmp(k, "hostname") == 0 && !l->host[0])) {
         tpx_str_copy(l->host, sizeof(l->host), v);
-    } else if (strcmp(k, "gpu") == 0) {
+    } else if (strcmp(k, "gpu") == 0 || strcmp(k, "gpu_id") == 0) { /* gpu_id: AMD's */
         tpx_str_copy(l->gpu, sizeof(l->gpu), v);
     } else if (strcmp(k, "GPU_I_ID") == 0) {
         tpx_str_copy(l->mig, sizeof(l->mig), v);
     }
 }
 
-static struct dg_series *new_series(struct dg_metrics *m, int metric, const struct labels *l,
-                                    struct tpx_err *err)
+static struct dg_series *new_series(struct dg_metrics *m, const struct family *f,
+                                    const struct labels *l, struct tpx_err *err)
 {
     struct dg_series *s;
 
@@ -147,7 +177,8 @@ static struct dg_series *new_series(struct dg_metrics *m, int metric, const stru
     }
     s = &m->s[m->n++];
     memset(s, 0, sizeof(*s));
-    s->metric = (enum dg_metric)metric;
+    s->metric = f->metric;
+    s->scale = f->scale;
     tpx_str_copy(s->pod, sizeof(s->pod), l->pod);
     tpx_str_copy(s->ns, sizeof(s->ns), l->ns);
     tpx_str_copy(s->host, sizeof(s->host), l->host);
@@ -166,8 +197,7 @@ static enum tpx_code add_sample(struct dg_series *s, size_t *alloc, double t, do
     if (!TPX_GROW(s->t, at, s->n + 1) || !TPX_GROW(s->v, av, s->n + 1))
         return tpx_err_set(err, TPX_ENOMEM, "out of memory");
     *alloc = at < av ? at : av;
-    if (s->metric == DG_M_GPU_UTIL)
-        v /= 100.0; /* a percentage (dcgm-exporter: "GPU utilization (in %)") */
+    v *= s->scale;
     s->t[s->n] = t;
     s->v[s->n++] = v;
     return TPX_OK;
@@ -213,7 +243,7 @@ static enum tpx_code add_result(struct dg_metrics *m, const json_t *r, const cha
     const char *k;
     json_t *v;
     size_t alloc = 0, i;
-    int which;
+    const struct family *which;
 
     memset(&l, 0, sizeof(l));
     if (!json_is_object(metric))
@@ -223,8 +253,8 @@ static enum tpx_code add_result(struct dg_metrics *m, const json_t *r, const cha
     else
         json_incref((json_t *)values);
     m->seen += json_array_size(values);
-    which = mname ? metric_of(mname, strlen(mname)) : -1;
-    if (which < 0) {
+    which = mname ? family_of(mname, strlen(mname)) : NULL;
+    if (!which) {
         m->other++;
         json_decref((json_t *)values);
         return TPX_OK;
@@ -357,7 +387,7 @@ static enum tpx_code parse_text(struct dg_metrics *m, const char *text, size_t l
         double v, t = 0;
         char num[64], *e;
         size_t nn, alloc = 0;
-        int which;
+        const struct family *which;
 
         eol = eol ? eol : end;
         line++;
@@ -391,8 +421,8 @@ static enum tpx_code parse_text(struct dg_metrics *m, const char *text, size_t l
         if (q < eol && isdigit((unsigned char)*q))
             t = strtod(q, NULL) / 1000.0; /* the exposition's timestamps are milliseconds */
         m->seen++;
-        which = metric_of(nm, nn);
-        if (which < 0) {
+        which = family_of(nm, nn);
+        if (!which) {
             m->other++;
         } else if (isfinite(v) && in_window(w, t)) {
             struct dg_series *s = new_series(m, which, &l, err);

@@ -365,3 +365,31 @@ Test(plan, both_forms)
     json_decref(doc);
     dg_plan_release(&p);
 }
+
+/* AMD's device-metrics-exporter: the label set of a real gpu_gfx_activity line (card_model,
+ * gpu_id, hostname, ...), percentages read as ratios, an "amd_" prefix tolerated. */
+Test(metrics, amd_device_metrics_exporter)
+{
+    static const char scrape[] =
+        "# TYPE gpu_gfx_activity gauge\n"
+        "gpu_gfx_activity{card_model=\"102-G30211-0C\",card_series=\"AMD Instinct MI300X OAM\","
+        "card_vendor=\"AMD\",cluster_name=\"\",container=\"\",driver_version=\"6.12.12\","
+        "gpu_compute_partition_type=\"spx\",gpu_id=\"2\",gpu_memory_partition_type=\"nps1\","
+        "gpu_partition_id=\"0\",hostname=\"tw038\",namespace=\"llm\",pod=\"vllm-0\"} 45\n"
+        "amd_gpu_prof_sm_active{gpu_id=\"2\",hostname=\"tw038\",namespace=\"llm\",pod=\"vllm-0\"} "
+        "37.5\n";
+    struct dg_metrics m = {0};
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_eq(dg_metrics_parse(&m, scrape, sizeof(scrape) - 1, "amd.prom", NULL, &err), TPX_OK,
+                 "%s", err.msg);
+    cr_assert_eq(m.n, 2);
+    cr_expect_eq(m.s[0].metric, DG_M_GPU_UTIL);
+    cr_expect_float_eq(m.s[0].v[0], 0.45, 1e-12);
+    cr_expect_eq(m.s[1].metric, DG_M_SM_ACTIVE);
+    cr_expect_float_eq(m.s[1].v[0], 0.375, 1e-12);
+    cr_expect_str_eq(m.s[1].gpu, "2");
+    cr_expect_str_eq(m.s[1].host, "tw038");
+    cr_expect_str_eq(m.s[1].pod, "vllm-0");
+    dg_metrics_release(&m);
+}

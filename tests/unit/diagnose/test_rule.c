@@ -382,3 +382,39 @@ Test(generated, the_sweep_of_generated_bench_files)
     cr_expect_eq(o.verdict, DG_SWEEP_DEPTH, "%s", o.text);
     dg_bench_release(&set);
 }
+
+/* Hostname + gpu joins only where the plan puts one pod on the node: two pods there, and the
+ * series is left out, never guessed; a short host name matches the node's FQDN. */
+Test(join, by_host_only_where_the_node_holds_one_pod)
+{
+    static const char plan_json[] =
+        "{\"placements\": [{\"pod\": \"a-0\", \"job\": \"ns/a\", \"replica\": 0, \"stage\": 0, "
+        "\"node\": \"n1.example.com\"}, {\"pod\": \"a-0-1\", \"job\": \"ns/a\", \"replica\": 0, "
+        "\"stage\": 1, \"node\": \"n2\"}, {\"pod\": \"b-0\", \"job\": \"ns/b\", \"replica\": 0, "
+        "\"stage\": 0, \"node\": \"n2\"}], \"estimates\": [{\"job\": \"ns/a\", \"replica\": 0, "
+        "\"tp\": 1, \"pp\": 2, \"num_ubatches\": 8}, {\"job\": \"ns/b\", \"replica\": 0, \"tp\": "
+        "1, "
+        "\"pp\": 1}]}";
+    static const char scrape[] = "DCGM_FI_PROF_SM_ACTIVE{gpu=\"0\",Hostname=\"n1\"} 0.5\n"
+                                 "DCGM_FI_PROF_SM_ACTIVE{gpu=\"0\",Hostname=\"n2\"} 0.5\n"
+                                 "DCGM_FI_PROF_SM_ACTIVE{gpu=\"1\",Hostname=\"n2\",pod=\"b-0\","
+                                 "namespace=\"ns\"} 0.5\n";
+    struct dg_plan plan = {0};
+    struct dg_metrics m = {0};
+    struct dg_result res;
+    struct tpx_err err = TPX_ERR_INIT;
+    json_t *doc = json_loads(plan_json, 0, NULL);
+    struct dg_inputs in = {&plan, &m, NULL, NULL, NULL, NULL, NULL};
+
+    cr_assert_eq(dg_plan_add_json(&plan, doc, "p", &err), TPX_OK, "%s", err.msg);
+    json_decref(doc);
+    cr_assert_eq(dg_metrics_parse(&m, scrape, sizeof(scrape) - 1, "s", NULL, &err), TPX_OK);
+    cr_assert_eq(dg_run(&in, &res, &err), TPX_OK);
+    cr_expect_eq(res.r[0].gpus_joined, 1); /* n1's GPU; n2 holds a-0-1 and b-0 */
+    cr_expect(!isnan(res.r[0].out.per_stage[0]));
+    cr_expect(isnan(res.r[0].out.per_stage[1]));
+    cr_expect_eq(res.r[1].gpus_joined, 1); /* b-0 by its pod label */
+    dg_result_release(&res);
+    dg_plan_release(&plan);
+    dg_metrics_release(&m);
+}
