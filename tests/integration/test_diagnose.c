@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tests/integration/test_diagnose.c - the real `topox diagnose`: generated cases of every status
- * across pp 2, 4, 8 in the exact file formats (written by diagnose/gen.c, linked for that only),
- * the manifest path (-f with --cluster), the sweep, the startup-log mismatch reported first,
- * -o json|yaml, --svg, --help, a small fake Prometheus for --prometheus, and bad input: exit 2
- * with one line naming the file and what is wrong. */
+ * across pp 2, 4, 8 in the exact file formats (written by diagnose/gen.c through
+ * tpx_diagnose_gen, so that this test links no project library), the manifest path (-f with
+ * --cluster), the sweep, the startup-log mismatch reported first, -o json|yaml, --svg, --help,
+ * a small fake Prometheus for --prometheus, and bad input: exit 2 with one line naming the file
+ * and what is wrong. */
 #include <criterion/criterion.h>
 #include <jansson.h>
 #include <microhttpd.h>
@@ -12,7 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "diagnose/gen.h"
 #include "harness.h"
 
 #define FX TPX_FIXTURES "/diagnose/"
@@ -41,15 +41,6 @@ static void path_in(char *out, size_t n, const char *name)
     snprintf(out, n, "%s/%s", dir, name);
 }
 
-static void write_buf(const char *path, const struct tpx_buf *b)
-{
-    FILE *f = fopen(path, "w");
-
-    cr_assert_not_null(f, "%s", path);
-    cr_assert_eq(fwrite(b->data, 1, b->len, f), b->len);
-    cr_assert_eq(fclose(f), 0);
-}
-
 static void write_text(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
@@ -59,38 +50,44 @@ static void write_text(const char *path, const char *text)
     cr_assert_eq(fclose(f), 0);
 }
 
-/* Files of case c: plan.json, run.json (matrix), base.json (matrix at pp 1), bench-ppN.json. */
+/* A generated case (diagnose/gen.h, through tpx_diagnose_gen) and the status it must get. */
+enum kind { BUBBLE, SLOW_STAGE, SLOW_LINKS };
+static const char *const kind_names[] = {"bubble", "slow-stage", "slow-links"};
+static const char *const truth[] = {"bubble-dominated", "imbalance-dominated",
+                                    "inter-stage-transfer-dominated"};
+
+struct gen {
+    enum kind kind;
+    unsigned pp, tp, ubatches;
+};
+
+/* Files of a case: plan.json, run.json (matrix), base.json (matrix at pp 1), bench-ppN.json. */
 struct files {
     char plan[128], run[128], base[128], bench[4][128];
 };
 
-static void generate(const struct dg_gen_case *c, struct files *f)
+static void generate(const struct gen *g, struct files *f)
 {
     static const unsigned at[] = {1, 2, 4, 8};
-    struct tpx_err err = TPX_ERR_INIT;
-    struct tpx_buf b;
+    char pp[16], tp[16], m[16];
+    struct run_result r;
 
-    tpx_buf_init(&b, 1 << 28);
+    snprintf(pp, sizeof(pp), "%u", g->pp);
+    snprintf(tp, sizeof(tp), "%u", g->tp);
+    snprintf(m, sizeof(m), "%u", g->ubatches);
+    cr_assert_eq(run_program(TPX_DIAGNOSE_GEN,
+                             (const char *[]){dir, kind_names[g->kind], pp, tp, m, NULL}, NULL, &r),
+                 0);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_result_release(&r);
     path_in(f->plan, sizeof(f->plan), "plan.json");
     path_in(f->run, sizeof(f->run), "run.json");
     path_in(f->base, sizeof(f->base), "base.json");
-    cr_assert_eq(dg_gen_plan(c, &b, &err), TPX_OK);
-    write_buf(f->plan, &b);
-    tpx_buf_reset(&b);
-    cr_assert_eq(dg_gen_matrix(c, false, &b, &err), TPX_OK);
-    write_buf(f->run, &b);
-    tpx_buf_reset(&b);
-    cr_assert_eq(dg_gen_matrix(c, true, &b, &err), TPX_OK);
-    write_buf(f->base, &b);
     for (size_t i = 0; i < 4; i++) {
         char name[32];
         snprintf(name, sizeof(name), "bench-pp%u.json", at[i]);
         path_in(f->bench[i], sizeof(f->bench[i]), name);
-        tpx_buf_reset(&b);
-        cr_assert_eq(dg_gen_bench(c, at[i], i % 2 ? "sglang" : "vllm", &b, &err), TPX_OK);
-        write_buf(f->bench[i], &b);
     }
-    tpx_buf_release(&b);
 }
 
 static json_t *run_json(const char *const *args, struct run_result *r)
@@ -114,9 +111,9 @@ Test(diagnose, every_generated_status_across_pp_2_4_8)
 {
     static const unsigned pps[] = {2, 4, 8};
 
-    for (int k = DG_GEN_BUBBLE; k <= DG_GEN_SLOW_LINKS; k++) {
+    for (int k = BUBBLE; k <= SLOW_LINKS; k++) {
         for (size_t i = 0; i < 3; i++) {
-            struct dg_gen_case c = dg_gen_default((enum dg_gen_kind)k, pps[i], 2, 16);
+            struct gen c = {(enum kind)k, pps[i], 2, 16};
             struct files f;
             struct run_result r;
             json_t *doc, *rep, *use;
@@ -126,8 +123,7 @@ Test(diagnose, every_generated_status_across_pp_2_4_8)
                                             f.bench[1], f.bench[2], f.bench[3], "--metrics", f.run,
                                             "--baseline-metrics", f.base, "-o", "json", NULL},
                            &r);
-            cr_expect_str_eq(status_of(doc, 0), dg_status_name(dg_gen_truth(&c)), "kind %d pp %u",
-                             k, c.pp);
+            cr_expect_str_eq(status_of(doc, 0), truth[k], "kind %d pp %u", k, c.pp);
             rep = json_array_get(json_object_get(doc, "replicas"), 0);
             use = json_object_get(rep, "utilization");
             cr_expect_eq(json_integer_value(json_object_get(rep, "pp")), c.pp);
@@ -138,7 +134,7 @@ Test(diagnose, every_generated_status_across_pp_2_4_8)
             cr_expect(json_array_size(json_object_get(rep, "advice")) >= 1);
             cr_expect_str_eq(
                 json_string_value(json_object_get(json_object_get(doc, "sweep"), "verdict")),
-                k == DG_GEN_SLOW_LINKS ? "tpot-rises" : "pipeline-depth");
+                k == SLOW_LINKS ? "tpot-rises" : "pipeline-depth");
             json_decref(doc);
             run_result_release(&r);
         }
@@ -147,7 +143,7 @@ Test(diagnose, every_generated_status_across_pp_2_4_8)
 
 Test(diagnose, table_yaml_svg_and_the_startup_mismatch_first)
 {
-    struct dg_gen_case c = dg_gen_default(DG_GEN_BUBBLE, 4, 2, 16);
+    struct gen c = {BUBBLE, 4, 2, 16};
     struct files f;
     struct run_result r;
     char svg[128], log[128];
@@ -190,7 +186,7 @@ Test(diagnose, table_yaml_svg_and_the_startup_mismatch_first)
  * LWS's (vllm-0, vllm-0-1 in namespace llm), so replica 0 joins and the others have no series. */
 Test(diagnose, manifest_and_cluster_instead_of_a_plan_file)
 {
-    struct dg_gen_case c = dg_gen_default(DG_GEN_SLOW_STAGE, 2, 8, 8);
+    struct gen c = {SLOW_STAGE, 2, 8, 8};
     struct files f;
     struct run_result r;
     json_t *doc, *reps;
@@ -221,7 +217,7 @@ static void expect_bad(const char *const *args, const char *needle)
 
 Test(diagnose, bad_input_exits_2_with_one_line)
 {
-    struct dg_gen_case c = dg_gen_default(DG_GEN_BUBBLE, 2, 2, 8);
+    struct gen c = {BUBBLE, 2, 2, 8};
     struct files f;
     char cut[128], zero[128];
     FILE *in, *out;
@@ -337,13 +333,14 @@ static enum MHD_Result prom_answer(void *cls, struct MHD_Connection *c, const ch
     return ret;
 }
 
-static int prom_start(struct fake_prom *p, const struct tpx_buf *matrix)
+/* Serve the series of the matrix answer in file `matrix`. */
+static int prom_start(struct fake_prom *p, const char *matrix)
 {
     const union MHD_DaemonInfo *info;
 
     memset(p, 0, sizeof(*p));
-    p->all = json_loadb(matrix->data, matrix->len, 0, NULL);
-    cr_assert_not_null(p->all);
+    p->all = json_load_file(matrix, 0, NULL);
+    cr_assert_not_null(p->all, "%s", matrix);
     p->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
                             prom_answer, p, MHD_OPTION_END);
     cr_assert_not_null(p->d);
@@ -359,19 +356,15 @@ static void prom_stop(struct fake_prom *p)
 
 Test(diagnose, prometheus_url_with_a_window)
 {
-    struct dg_gen_case c = dg_gen_default(DG_GEN_SLOW_LINKS, 4, 2, 32);
+    struct gen c = {SLOW_LINKS, 4, 2, 32};
     struct files f;
-    struct tpx_buf m;
-    struct tpx_err err = TPX_ERR_INIT;
     struct fake_prom p;
     struct run_result r;
     char url[64];
     json_t *doc;
 
     generate(&c, &f);
-    tpx_buf_init(&m, 1 << 28);
-    cr_assert_eq(dg_gen_matrix(&c, false, &m, &err), TPX_OK);
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d/", prom_start(&p, &m));
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/", prom_start(&p, f.run));
     /* the generated samples run from 1784692800 for 60 x 15 s */
     doc = run_json((const char *[]){"diagnose", "--plan", f.plan, "--prometheus", url, "--window",
                                     "2026-07-22T04:00:00Z,2026-07-22T04:20:00Z",
@@ -388,5 +381,4 @@ Test(diagnose, prometheus_url_with_a_window)
                                 "2020-01-01T00:00:00Z,2020-01-01T01:00:00Z", NULL},
                "no DCGM series in the window");
     prom_stop(&p);
-    tpx_buf_release(&m);
 }
