@@ -17,6 +17,7 @@
 int cmd_serve(int argc, char **argv);
 int cmd_label(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
+int cmd_diagnose(int argc, char **argv);
 int cmd_cluster(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_version(int argc, char **argv);

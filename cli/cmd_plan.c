@@ -303,68 +303,126 @@ static void warn_uncertain(const struct obj_manifest *m)
     }
 }
 
-int cmd_plan(int argc, char **argv)
-{
-    struct plan_opts o;
+/* Everything a plan needs and makes, from the inputs to pol_plan(); released by
+ * plan_state_release(). */
+struct plan_state {
     struct obj_cluster_load_result cl;
     struct obj_manifest m;
     struct pol_plan_result res;
-    struct pol_ledger *l = NULL;
+    struct pol_ledger *l;
+    struct obj_yaml_docs snap;
+    struct obj_dra dra;
+    bool planned; /* pol_plan() ran: res, l and m are the plan */
+};
+
+static void plan_state_init(struct plan_state *s)
+{
+    memset(s, 0, sizeof(*s));
+    obj_manifest_init(&s->m);
+    obj_dra_init(&s->dra);
+}
+
+static void plan_state_release(struct plan_state *s)
+{
+    pol_plan_result_release(&s->res);
+    pol_ledger_free(s->l);
+    obj_manifest_release(&s->m);
+    obj_cluster_load_release(&s->cl);
+    obj_dra_release(&s->dra);
+    obj_yaml_docs_release(&s->snap);
+}
+
+/* The cluster, the manifests and pol_plan(): the same steps for `plan` and `diagnose -f`.
+ * CMD_OK (planned unless there were no manifests), CMD_USAGE for bad input, CMD_FAILED; err
+ * says why. */
+static int plan_run(const struct plan_opts *o, struct plan_state *s, struct tpx_err *err)
+{
+    if (o->cluster    ? load_synthetic(o->cluster, &s->cl, err) != TPX_OK
+        : o->snapshot ? load_snapshot(o->snapshot, &s->snap, &s->dra, &s->cl, err) != TPX_OK
+                      : obj_cluster_load(o->nodes, o->nnodes, NULL, &s->cl, err) != TPX_OK)
+        return CMD_USAGE;
+    for (size_t i = 0; i < s->cl.nwarnings; i++)
+        fprintf(stderr, "topox plan: warning: %s\n", s->cl.warnings[i]);
+    if (o->explain)
+        print_explain(strcmp(o->output, "table") == 0 ? stdout : stderr, &s->cl);
+    if (o->nfiles == 0)
+        return CMD_OK;
+    for (size_t i = 0; i < o->nfiles; i++) {
+        if (obj_manifest_add_file(&s->m, o->files[i], err) != TPX_OK)
+            return CMD_USAGE;
+    }
+    for (size_t i = 0; i < s->m.nnotes; i++)
+        fprintf(stderr, "topox plan: note: %s\n", s->m.notes[i]);
+    if (manifest_dra(&s->m, &s->dra, err) != TPX_OK || obj_manifest_finish(&s->m, err) != TPX_OK ||
+        obj_dra_manifest_domains(&s->dra, &s->m, plan_note, NULL, err) != TPX_OK)
+        return CMD_USAGE;
+    warn_uncertain(&s->m);
+    s->l = pol_ledger_new(s->cl.cluster, err);
+    if (!s->l)
+        return CMD_FAILED;
+    if (o->pods && obj_cluster_apply_pods(s->l, o->pods, NULL, NULL, err) != TPX_OK)
+        return CMD_USAGE;
+    if (o->snapshot && obj_cluster_apply_snapshot(s->l, s->snap.docs, s->snap.n, o->snapshot, NULL,
+                                                  &s->dra, NULL, err) != TPX_OK)
+        return CMD_USAGE;
+    if (pol_plan(s->l, s->m.pol_jobs, s->m.njobs, time(NULL), &s->res, err) != TPX_OK)
+        return CMD_FAILED;
+    obj_dra_reword_rejects(&s->m, &s->res);
+    s->planned = true;
+    return CMD_OK;
+}
+
+int cmd_plan_records(const char *const *files, size_t nfiles, const char *const *nodes,
+                     size_t nnodes, const char *cluster, json_t **out, struct tpx_err *err)
+{
+    struct plan_opts o;
+    struct plan_state s;
+    struct cmd_plan_view view;
+    int status;
+
+    memset(&o, 0, sizeof(o));
+    if (nfiles > MAX_FILES || nnodes > MAX_FILES) {
+        tpx_err_set(err, TPX_EINVAL, "more than %d files", MAX_FILES);
+        return CMD_USAGE;
+    }
+    memcpy(o.files, files, nfiles * sizeof(*files));
+    o.nfiles = nfiles;
+    if (nnodes)
+        memcpy(o.nodes, nodes, nnodes * sizeof(*nodes));
+    o.nnodes = nnodes;
+    o.cluster = cluster;
+    o.output = "json";
+    o.record = true;
+    plan_state_init(&s);
+    status = plan_run(&o, &s, err);
+    if (status == CMD_OK && s.planned) {
+        view = (struct cmd_plan_view){s.cl.cluster, s.l, &s.m, &s.res};
+        if (cmd_plan_to_json(&view, true, out, err) != TPX_OK)
+            status = CMD_FAILED;
+    }
+    plan_state_release(&s);
+    return status;
+}
+
+int cmd_plan(int argc, char **argv)
+{
+    struct plan_opts o;
+    struct plan_state ps;
     struct tpx_err err = TPX_ERR_INIT;
     struct tpx_buf out;
     struct cmd_plan_view view;
-    struct obj_yaml_docs snap = {0};
-    struct obj_dra dra;
-    FILE *explain_to;
     int status;
 
     status = parse(argc, argv, &o);
     if (status != CMD_OK)
         return status < 0 ? CMD_OK : status;
-    memset(&cl, 0, sizeof(cl));
-    memset(&res, 0, sizeof(res));
-    obj_manifest_init(&m);
-    obj_dra_init(&dra);
+    plan_state_init(&ps);
     tpx_buf_init(&out, (size_t)1 << 30);
-    status = CMD_USAGE; /* bad input until the plan exists */
-    if (o.cluster    ? load_synthetic(o.cluster, &cl, &err) != TPX_OK
-        : o.snapshot ? load_snapshot(o.snapshot, &snap, &dra, &cl, &err) != TPX_OK
-                     : obj_cluster_load(o.nodes, o.nnodes, NULL, &cl, &err) != TPX_OK)
-        goto out;
-    for (size_t i = 0; i < cl.nwarnings; i++)
-        fprintf(stderr, "topox plan: warning: %s\n", cl.warnings[i]);
-    explain_to = strcmp(o.output, "table") == 0 ? stdout : stderr;
-    if (o.explain)
-        print_explain(explain_to, &cl);
-    if (o.nfiles == 0) {
-        status = CMD_OK;
-        goto out;
-    }
-    for (size_t i = 0; i < o.nfiles; i++) {
-        if (obj_manifest_add_file(&m, o.files[i], &err) != TPX_OK)
-            goto out;
-    }
-    for (size_t i = 0; i < m.nnotes; i++)
-        fprintf(stderr, "topox plan: note: %s\n", m.notes[i]);
-    if (manifest_dra(&m, &dra, &err) != TPX_OK || obj_manifest_finish(&m, &err) != TPX_OK ||
-        obj_dra_manifest_domains(&dra, &m, plan_note, NULL, &err) != TPX_OK)
-        goto out;
-    warn_uncertain(&m);
-    l = pol_ledger_new(cl.cluster, &err);
-    if (!l) {
-        status = CMD_FAILED;
-        goto out;
-    }
-    if (o.pods && obj_cluster_apply_pods(l, o.pods, NULL, NULL, &err) != TPX_OK)
-        goto out;
-    if (o.snapshot && obj_cluster_apply_snapshot(l, snap.docs, snap.n, o.snapshot, NULL, &dra, NULL,
-                                                 &err) != TPX_OK)
+    status = plan_run(&o, &ps, &err);
+    if (status != CMD_OK || !ps.planned)
         goto out;
     status = CMD_FAILED;
-    if (pol_plan(l, m.pol_jobs, m.njobs, time(NULL), &res, &err) != TPX_OK)
-        goto out;
-    obj_dra_reword_rejects(&m, &res);
-    view = (struct cmd_plan_view){cl.cluster, l, &m, &res};
+    view = (struct cmd_plan_view){ps.cl.cluster, ps.l, &ps.m, &ps.res};
     if (strcmp(o.output, "table") == 0) {
         if (cmd_plan_render_table(&view, &out, &err) != TPX_OK)
             goto out;
@@ -405,16 +463,11 @@ int cmd_plan(int argc, char **argv)
         if (cmd_plan_render_svg(&view, &out, &err) != TPX_OK || write_file(o.svg, &out, &err))
             goto out;
     }
-    status = res.nrejected ? CMD_REJECTED : CMD_OK;
+    status = ps.res.nrejected ? CMD_REJECTED : CMD_OK;
 out:
     if (err.code != TPX_OK)
         fprintf(stderr, "topox plan: %s\n", err.msg);
     tpx_buf_release(&out);
-    pol_plan_result_release(&res);
-    pol_ledger_free(l);
-    obj_manifest_release(&m);
-    obj_cluster_load_release(&cl);
-    obj_dra_release(&dra);
-    obj_yaml_docs_release(&snap);
+    plan_state_release(&ps);
     return status;
 }

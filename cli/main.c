@@ -22,6 +22,8 @@ static const struct cmd commands[] = {
     {"plan", cmd_plan, 0, "dry-run a job manifest against a cluster and print the placement"},
     {"label", cmd_label, CMD_NEEDS_CURL, "discover this node's accelerator topology and label it"},
     {"cluster", cmd_cluster, 0, "print a synthetic cluster as a Kubernetes NodeList"},
+    {"diagnose", cmd_diagnose, CMD_NEEDS_CURL,
+     "judge a PP placement by its benchmark and GPU metrics"},
     {"simulate", cmd_simulate, 0, "replay group arrivals and departures and compare policies"},
     {"version", cmd_version, 0, "print the version, commit and library versions"},
 };

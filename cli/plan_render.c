@@ -355,6 +355,28 @@ static json_t *count_or_null(unsigned long x)
 static json_t *estimate_base(const struct cmd_plan_view *v, const struct pol_plan_estimate *e);
 static json_t *traffic_of(const struct pol_plan_estimate *e);
 
+/* pods[]: {pod, stage, node, ranks} of a placed replica, so that a record alone joins measured
+ * series to stages (`topox diagnose --plan`). */
+static json_t *pods_of(const struct cmd_plan_view *v, const struct pol_plan_estimate *e)
+{
+    json_t *arr = json_array();
+
+    for (size_t i = 0; arr && i < v->plan->npods; i++) {
+        const struct pol_plan_pod *p = &v->plan->pods[i];
+        json_t *o;
+        if (p->job != e->job || p->replica != e->replica)
+            continue;
+        o = json_pack("{s:s, s:i, s:s?, s:[i,i]}", "pod", p->pod_name, "stage",
+                      (json_int_t)p->where.stage, "node", p->where.node_name, "ranks",
+                      (json_int_t)p->where.rank_first, (json_int_t)p->where.rank_last);
+        if (!o || json_array_append_new(arr, o) != 0) {
+            json_decref(arr);
+            return NULL;
+        }
+    }
+    return arr;
+}
+
 static json_t *record_of(const struct cmd_plan_view *v, const struct pol_plan_estimate *e)
 {
     size_t g = global_replica(v, e->job, e->replica);
@@ -389,7 +411,8 @@ static json_t *record_of(const struct cmd_plan_view *v, const struct pol_plan_es
         if (json_object_set_new(par, "data_parallel_size", json_integer(e->dp)) != 0 ||
             json_object_set_new(par, "expert_parallel_size", json_integer(e->ep)) != 0 ||
             json_object_set_new(par, "certain", json_boolean(e->certain)) != 0 ||
-            json_object_set_new(rec, "traffic", traffic_of(e)) != 0) {
+            json_object_set_new(rec, "traffic", traffic_of(e)) != 0 ||
+            json_object_set_new(rec, "pods", pods_of(v, e)) != 0) {
             json_decref(rec);
             return NULL;
         }

@@ -36,6 +36,13 @@ enum tpx_code cmd_plan_render_table(const struct cmd_plan_view *v, struct tpx_bu
 enum tpx_code cmd_plan_to_json(const struct cmd_plan_view *v, bool record, json_t **out,
                                struct tpx_err *err);
 
+/* `topox plan -o json --record` in-process, for `topox diagnose -f`: the job manifests on the
+ * Node files or the synthetic cluster (one of them), planned by the same code as `topox plan`
+ * (cmd_plan.c). Returns a CMD_* status (2 bad input, 1 failure) with err filled; *out is a new
+ * reference on CMD_OK (NULL when nothing was planned). */
+int cmd_plan_records(const char *const *files, size_t nfiles, const char *const *nodes,
+                     size_t nnodes, const char *cluster, json_t **out, struct tpx_err *err);
+
 /* The rack picture as a standalone SVG document (a rack per column, nodes as rows of accelerator
  * squares coloured by replica, a legend). Appends to out. */
 enum tpx_code cmd_plan_render_svg(const struct cmd_plan_view *v, struct tpx_buf *out,

@@ -3,6 +3,7 @@
 # scripts/check-layering.sh - the layer rules of docs/ARCHITECTURE.md, checked on the sources:
 #
 #   cli/ -> extender/ -> kube/ -> objects/ -> policy/ -> topology/ -> common/
+#   cli/ -> diagnose/ -> objects/, policy/ (topox diagnose; its rule.[ch] pure: no jansson)
 #
 # 1. includes: each folder includes only project headers of its own layer or the layers below it
 #    (extender/ also reads objects/ and policy/ directly), and only the third-party headers its
@@ -28,10 +29,11 @@ allowed_dirs() {
     objects) echo "objects policy topology common" ;;
     kube) echo "kube objects common" ;;
     extender) echo "extender kube objects policy topology common" ;;
-    cli) echo "cli extender kube objects policy topology common" ;;
+    diagnose) echo "diagnose objects policy topology common" ;;
+    cli) echo "cli diagnose extender kube objects policy topology common" ;;
     esac
 }
-layers="common topology policy objects kube extender cli"
+layers="common topology policy objects diagnose kube extender cli"
 
 # The third-party headers and the files that alone may include them.
 #   PATTERN|FILES-OR-FOLDERS (space separated; a folder ends in /)
@@ -40,7 +42,7 @@ gnutls/|extender/http.c
 curl/|kube/
 yaml\.h|objects/yamljson.c
 hwloc|topology/discover_hwloc.c
-jansson|objects/ kube/ extender/ cli/
+jansson|objects/ kube/ extender/ cli/ diagnose/input.h diagnose/diagnose.h diagnose/jsonseq.h
 libxml|'
 
 report() {
@@ -78,6 +80,11 @@ hits=$(grep -rnE --include='*.[ch]' --exclude-dir=build --exclude-dir=.git \
     sed 's|^\./||' | grep -v '^policy/')
 [ -z "$hits" ] || { report "only policy/ may include policy/ledger_int.h:"; echo "$hits" | sed 's/^/  /'; }
 
+# 1b''. diagnose/rule.[ch] is the pure decision rule: plain structs, libc and common/ only
+hits=$(grep -nE '^[[:space:]]*#[[:space:]]*include' diagnose/rule.c diagnose/rule.h 2>/dev/null |
+    grep -vE '"(diagnose/rule\.h|common/[a-z_]+\.h)"|<(math|stdbool|stddef|stdio|string)\.h>')
+[ -z "$hits" ] || { report "diagnose/rule.[ch] must stay pure (libc, common/):"; echo "$hits" | sed 's/^/  /'; }
+
 # 1c. third-party headers only where their owner is
 echo "$owners" | while IFS='|' read -r pat where; do
     for layer in $layers; do
@@ -110,7 +117,8 @@ allowed_links() {
     objects) echo "topox_policy PkgConfig::JANSSON PkgConfig::YAML" ;;
     kube) echo "topox_objects CURL::libcurl Threads::Threads" ;;
     extender) echo "topox_kube topox_objects topox_policy PkgConfig::MHD PkgConfig::GNUTLS Threads::Threads tpx_version" ;;
-    cli) echo "topox_extender topox_kube topox_objects topox_policy topox_topology_hwloc topox_topology topox_common tpx_version" ;;
+    diagnose) echo "topox_objects topox_policy PkgConfig::JANSSON m" ;;
+    cli) echo "topox_diagnose topox_extender topox_kube topox_objects topox_policy topox_topology_hwloc topox_topology topox_common tpx_version" ;;
     esac
 }
 for layer in $layers; do
