@@ -23,7 +23,7 @@
 #include "policy/policy.h"
 #include "topology/synthetic.h"
 
-static const char usage[] =
+static const char usage_head[] =
     "usage: topox plan -f FILE... (--nodes FILE... [--pods FILE] | --snapshot FILE |\n"
     "                  --cluster SPEC)\n"
     "                  [-o table|json|yaml] [--record] [--svg FILE] [--explain-labels]\n"
@@ -33,8 +33,7 @@ static const char usage[] =
     "pipeline estimates per replica and the replicas that cannot be placed, with the reason.\n"
     "\n"
     "  -f, --filename FILE  job manifest, YAML or JSON, multi-document (repeatable; - is stdin):\n"
-    "                       LeaderWorkerSet, Deployment, StatefulSet, Job, JobSet, MPIJob,\n"
-    "                       Pod, List (ResourceClaimTemplates, ComputeDomains: see docs/dra.md)\n"
+    "                       the kinds below, and Lists of them\n"
     "  --nodes FILE         Node objects as `kubectl get nodes -o json|yaml` prints them\n"
     "                       (repeatable)\n"
     "  --pods FILE          bound pods (`kubectl get pods -A -o json`): their accelerators are\n"
@@ -54,6 +53,35 @@ static const char usage[] =
     "  -h, --help           this text\n"
     "\n"
     "exit status: 0 every replica placed, 3 some rejected, 2 bad input or flag, 1 failure\n";
+
+/* The usage: usage_head, then the kinds plan reads, printed from objects/manifest_kinds.c's
+ * table so that the list cannot drift from what plan reads. */
+static const char *plan_usage(void)
+{
+    static char buf[8192];
+    size_t used;
+
+    if (buf[0])
+        return buf;
+    used = (size_t)snprintf(buf, sizeof(buf),
+                            "%s\nKinds read (by API group and kind; docs/workloads.md):\n",
+                            usage_head);
+    for (size_t i = 0; i < obj_manifest_nkinds() && used < sizeof(buf); i++) {
+        const struct obj_kind_row *k = obj_manifest_kind(i);
+        int w = snprintf(buf + used, sizeof(buf) - used, "  %-22s %s%s\n", k->kind, k->version,
+                         k->pods ? "" : " (no pods of its own)");
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+    if (used < sizeof(buf))
+        snprintf(
+            buf + used, sizeof(buf) - used, "%s",
+            "  any other kind that embeds a pod template (`template` or `*Template` holding\n"
+            "  spec.containers): expanded generically, its pod count from the size fields\n"
+            "  beside the template, every layout uncertain (placed as preferred), with a note\n");
+    return buf;
+}
 
 #define MAX_FILES 64
 
@@ -88,7 +116,7 @@ static int parse(int argc, char **argv, struct plan_opts *o)
         {NULL, 0, NULL, 0},
     };
     struct cmd_args a = {
-        "topox plan", usage, ":f:o:h", opts, argc, argv, "manifests go after -f", 0, 0};
+        "topox plan", plan_usage(), ":f:o:h", opts, argc, argv, "manifests go after -f", 0, 0};
     int ch;
 
     memset(o, 0, sizeof(*o));
@@ -138,7 +166,7 @@ static int parse(int argc, char **argv, struct plan_opts *o)
     if ((o->nnodes > 0) + (o->cluster != NULL) + (o->snapshot != NULL) != 1) {
         fprintf(stderr,
                 "topox plan: give one of --nodes FILE, --snapshot FILE or --cluster SPEC\n%s",
-                usage);
+                plan_usage());
         return CMD_USAGE;
     }
     if (o->pods && !o->nnodes) {
@@ -146,7 +174,7 @@ static int parse(int argc, char **argv, struct plan_opts *o)
         return CMD_USAGE;
     }
     if (o->nfiles == 0 && !o->explain) {
-        fprintf(stderr, "topox plan: give a job manifest with -f FILE\n%s", usage);
+        fprintf(stderr, "topox plan: give a job manifest with -f FILE\n%s", plan_usage());
         return CMD_USAGE;
     }
     if (o->record && strcmp(o->output, "table") == 0)

@@ -109,13 +109,13 @@ static enum tpx_code add_doc(struct loader *ld, const json_t *doc, const char *n
         }
         return TPX_OK;
     }
-    if (kind && strcmp(kind, "Node") == 0)
+    if (obj_is_kind(doc, "", "Node"))
         return add_node(ld, doc, name, err);
     if (!kind && json_is_object(json_object_get(doc, "metadata")) &&
         json_is_object(json_object_get(doc, "status")))
         return add_node(ld, doc, name, err); /* items of a NodeList may omit kind */
-    if (ld->dra && (obj_dra_is_kind(kind) ||
-                    (kind && (strcmp(kind, "Pod") == 0 || strcmp(kind, "PodGroup") == 0))))
+    if (ld->dra && (obj_dra_is_object(doc) || obj_is_kind(doc, "", "Pod") ||
+                    obj_is_kind(doc, "scheduling.k8s.io", "PodGroup")))
         return TPX_OK; /* the rest of a snapshot */
     note(ld, "%s: skipped %s '%s' (not a Node)", name, kind ? kind : "an object",
          json_string_value(json_object_get(json_object_get(doc, "metadata"), "name"))

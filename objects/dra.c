@@ -52,16 +52,30 @@ void obj_dra_init(struct obj_dra *d)
     memset(d, 0, sizeof(*d));
 }
 
-bool obj_dra_is_kind(const char *kind)
-{
-    static const char *const kinds[] = {"DeviceClass", "ResourceSlice", "ResourceClaim",
-                                        "ResourceClaimTemplate", "ComputeDomain"};
+/* The kinds read here, by API group and kind (ComputeDomain is NVIDIA's DRA driver's,
+ * resource.nvidia.com; the rest are Kubernetes' resource.k8s.io). */
+static const struct {
+    const char *group;
+    const char *kind;
+} dra_kinds[] = {
+    {"resource.k8s.io", "DeviceClass"},       {"resource.k8s.io", "ResourceSlice"},
+    {"resource.k8s.io", "ResourceClaim"},     {"resource.k8s.io", "ResourceClaimTemplate"},
+    {"resource.nvidia.com", "ComputeDomain"},
+};
 
-    for (size_t i = 0; kind && i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-        if (strcmp(kind, kinds[i]) == 0)
-            return true;
+/* The kind of obj when it is one read here, else NULL. */
+static const char *dra_kind(const json_t *obj)
+{
+    for (size_t i = 0; i < sizeof(dra_kinds) / sizeof(dra_kinds[0]); i++) {
+        if (obj_is_kind(obj, dra_kinds[i].group, dra_kinds[i].kind))
+            return dra_kinds[i].kind;
     }
-    return false;
+    return NULL;
+}
+
+bool obj_dra_is_object(const json_t *obj)
+{
+    return dra_kind(obj) != NULL;
 }
 
 /* A device attribute's value (v1: attributes.K.{string,int}; v1beta1: basic.attributes). */
@@ -208,7 +222,7 @@ static enum tpx_code keep(json_t **arr, const json_t *obj, struct tpx_err *err)
 static enum tpx_code add_one(struct obj_dra *d, const json_t *obj, unsigned depth,
                              struct tpx_err *err)
 {
-    const char *kind = jstr(obj, "kind");
+    const char *kind = dra_kind(obj);
     const json_t *items = jget(obj, "items");
 
     if (json_is_array(items)) {

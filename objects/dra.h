@@ -87,8 +87,9 @@ void obj_dra_finish(struct obj_dra *d);
 void obj_dra_finish_skip(struct obj_dra *d, bool (*skip)(void *ctx, const json_t *claim),
                          void *ctx);
 
-/* True for the kinds obj_dra_add_docs() takes (so other loaders can skip them quietly). */
-bool obj_dra_is_kind(const char *kind);
+/* True for the objects obj_dra_add_docs() takes, by API group and kind (so other loaders can skip
+ * them quietly). */
+bool obj_dra_is_object(const json_t *obj);
 
 /* Accelerator devices on node: all of them (*total) and those allocated claims hold (*taken).
  * After obj_dra_finish(); O(log n). */
