@@ -308,20 +308,20 @@ static enum tpx_code apply_doc(struct pol_ledger *l, const json_t *doc, const st
                                size_t *applied, struct tpx_err *err)
 {
     const json_t *items = json_object_get(doc, "items");
-    const char *kind = json_string_value(json_object_get(doc, "kind"));
 
     if (json_is_array(items)) {
         size_t i;
         const json_t *it;
         json_array_foreach(items, i, it)
         {
-            const char *k = json_string_value(json_object_get(it, "kind"));
-            if ((!k || strcmp(k, "Pod") == 0) && apply_pod(l, it, in, applied, err) != TPX_OK)
+            /* items of a PodList may omit kind */
+            bool pod = !json_object_get(it, "kind") || obj_is_kind(it, "", "Pod");
+            if (pod && apply_pod(l, it, in, applied, err) != TPX_OK)
                 return err->code;
         }
         return TPX_OK;
     }
-    if (kind && strcmp(kind, "Pod") == 0)
+    if (obj_is_kind(doc, "", "Pod"))
         return apply_pod(l, doc, in, applied, err);
     return TPX_OK;
 }

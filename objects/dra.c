@@ -222,7 +222,7 @@ static enum tpx_code keep(json_t **arr, const json_t *obj, struct tpx_err *err)
 static enum tpx_code add_one(struct obj_dra *d, const json_t *obj, unsigned depth,
                              struct tpx_err *err)
 {
-    const char *kind = dra_kind(obj);
+    const char *kind = dra_kind(obj); /* by API group and kind */
     const json_t *items = jget(obj, "items");
 
     if (json_is_array(items)) {
