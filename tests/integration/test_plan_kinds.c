@@ -2,7 +2,8 @@
 /* tests/integration/test_plan_kinds.c - the real `topox plan` on operators' manifests of the kinds
  * read by API group and kind (tests/fixtures/manifests, SOURCES.md): exit 0 with the engine's
  * layout in `estimates[]`, a kind topox does not know expanded generically with a note and an
- * uncertain layout, and `plan --help` printing the kinds table. */
+ * uncertain layout, `plan --help` printing the kinds table, and a ComputeDomain shared by several
+ * groups placed in one clique. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
@@ -79,5 +80,28 @@ Test(plan_kinds, help_lists_every_kind_read)
     expect_has(r.out, "NIMService             apps.nvidia.com/v1alpha1", "help");
     expect_has(r.out, "PodCliqueSet", "help");
     expect_has(r.out, "any other kind that embeds a pod template", "help");
+    run_result_release(&r);
+}
+
+/* NVIDIA's GB200 wide-EP recipe: one ComputeDomain (numNodes 9) shared by the prefill worker and
+ * the 8-pod decode worker. It was refused as bad input (exit 2); every claimant now lands in one
+ * clique of the NVL72-like cluster. */
+Test(plan_kinds, computedomain_shared_by_prefill_and_decode_lands_in_one_clique)
+{
+    char path[512];
+    struct run_result r;
+
+    snprintf(path, sizeof(path), "%s/manifests/%s", TPX_FIXTURES,
+             "dynamo-dgd-trtllm-gb200-wide-ep-computedomain-1p-8d.yaml");
+    cr_assert_eq(run_topox((const char *[]){"plan", "-f", path, "--cluster",
+                                            "racks=2,nodes-per-rack=18,gpus-per-node=4,"
+                                            "domain-nodes=18",
+                                            "-o", "json", NULL},
+                           NULL, &r),
+                 0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    expect_has(r.err, "its 9 claimants come from 2 groups of the manifest", "note");
+    cr_expect_eq(count(r.out, "\"domain\": \"clique-1\""), 10, "%s", r.out);
+    cr_expect_eq(count(r.out, "\"domain\": \"clique-2\""), 0, "%s", r.out);
     run_result_release(&r);
 }
