@@ -18,6 +18,7 @@
 #include "objects/cluster_load.h"
 #include "objects/dra.h"
 #include "objects/manifest.h"
+#include "objects/schedfacts.h"
 #include "cli/plan_render.h"
 #include "objects/yamljson.h"
 #include "policy/policy.h"
@@ -199,7 +200,8 @@ static enum tpx_code load_synthetic(const char *spec, struct obj_cluster_load_re
     }
     n = topo_cluster_node_count(out->cluster);
     out->explain = calloc(n ? n : 1, sizeof(*out->explain));
-    if (!out->explain)
+    out->meta = calloc(n ? n : 1, sizeof(*out->meta));
+    if (!out->explain || !out->meta)
         return tpx_err_set(err, TPX_ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++) {
         struct topo_kv kv[16];
@@ -209,8 +211,10 @@ static enum tpx_code load_synthetic(const char *spec, struct obj_cluster_load_re
 
         memset(&info, 0, sizeof(info));
         info.name = topo_cluster_node(out->cluster, i)->name;
-        if (topo_labels_decode(NULL, kv, nl, NULL, 0, &info, &out->explain[i], err) != TPX_OK)
+        if (topo_labels_decode(NULL, kv, nl, NULL, 0, &info, &out->explain[i], err) != TPX_OK ||
+            obj_node_meta_from_labels(info.name, kv, nl, &out->meta[i], err) != TPX_OK)
             return err->code;
+        out->nmeta = i + 1;
     }
     out->nwarnings = topo_labels_hygiene(out->cluster, &out->warnings);
     return TPX_OK;
@@ -343,6 +347,7 @@ int cmd_plan(int argc, char **argv)
     struct cmd_plan_view view;
     struct obj_yaml_docs snap = {0};
     struct obj_dra dra;
+    struct obj_admission adm = {0};
     FILE *explain_to;
     int status;
 
@@ -388,6 +393,12 @@ int cmd_plan(int argc, char **argv)
     if (o.snapshot && obj_cluster_apply_snapshot(l, snap.docs, snap.n, o.snapshot, NULL, &dra, NULL,
                                                  &err) != TPX_OK)
         goto out;
+    /* kube-scheduler's filters (nodeSelector, node affinity, taints, nodeName) before topox's */
+    if (cl.meta &&
+        obj_manifest_admit(&m, cl.meta, cl.nmeta, o.cluster != NULL, &adm, &err) != TPX_OK)
+        goto out;
+    if (adm.note[0])
+        fprintf(stderr, "topox plan: note: %s\n", adm.note);
     status = CMD_FAILED;
     if (pol_plan(l, m.pol_jobs, m.njobs, time(NULL), &res, &err) != TPX_OK)
         goto out;
@@ -440,6 +451,7 @@ out:
     tpx_buf_release(&out);
     pol_plan_result_release(&res);
     pol_ledger_free(l);
+    obj_admission_release(&adm);
     obj_manifest_release(&m);
     obj_cluster_load_release(&cl);
     obj_dra_release(&dra);

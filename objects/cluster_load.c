@@ -11,6 +11,7 @@
 #include "common/grow.h"
 #include "objects/dra.h"
 #include "objects/podfacts.h"
+#include "objects/schedfacts.h"
 #include "objects/yamljson.h"
 
 struct loader {
@@ -19,6 +20,8 @@ struct loader {
     struct topo_label_explain *explain;
     size_t nexplain;
     size_t aexplain;
+    struct obj_node_meta *meta; /* nexplain: what kube-scheduler's filters read of each node */
+    size_t ameta;
     char **warn;
     size_t nwarn;
     size_t nodes;
@@ -79,8 +82,11 @@ static enum tpx_code add_node(struct loader *ld, const json_t *node, const char 
     }
     if (topo_cluster_add(ld->c, &info, err) != TPX_OK)
         goto fail;
-    if (!TPX_GROW(ld->explain, ld->aexplain, ld->nexplain + 1))
+    if (!TPX_GROW(ld->explain, ld->aexplain, ld->nexplain + 1) ||
+        !TPX_GROW(ld->meta, ld->ameta, ld->nexplain + 1))
         return tpx_err_set(err, TPX_ENOMEM, "%s: out of memory", name);
+    if (obj_node_meta_from_json(node, &ld->meta[ld->nexplain], err) != TPX_OK)
+        return err->code;
     ld->explain[ld->nexplain++] = ex;
     ld->nodes++;
     return TPX_OK;
@@ -148,14 +154,24 @@ static enum tpx_code finish(struct loader *ld, const char *what,
     }
     out->cluster = ld->c;
     out->explain = ld->explain;
+    out->meta = ld->meta;
+    out->nmeta = ld->nexplain;
     out->warnings = ld->warn;
     out->nwarnings = ld->nwarn;
     memset(ld, 0, sizeof(*ld));
     return TPX_OK;
 }
 
+static void metas_free(struct obj_node_meta *meta, size_t n)
+{
+    for (size_t i = 0; meta && i < n; i++)
+        obj_node_meta_release(&meta[i]);
+    free(meta);
+}
+
 static void loader_release(struct loader *ld)
 {
+    metas_free(ld->meta, ld->nexplain);
     topo_cluster_free(ld->c);
     free(ld->explain);
     topo_warnings_free(ld->warn, ld->nwarn);
@@ -238,6 +254,7 @@ void obj_cluster_load_release(struct obj_cluster_load_result *r)
 {
     if (!r)
         return;
+    metas_free(r->meta, r->nmeta);
     topo_cluster_free(r->cluster);
     free(r->explain);
     topo_warnings_free(r->warnings, r->nwarnings);
