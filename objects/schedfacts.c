@@ -398,10 +398,10 @@ static void synthetic_only(struct pol_pod_sched *p, const struct pol_node_meta *
 }
 
 /* The admission of one template: its mask and reason, or none when every node admits it. */
-static enum tpx_code admit_template(const json_t *tmpl, const struct pol_node_meta *metas,
-                                    size_t n, bool tainted, bool synthetic,
-                                    struct obj_admission *a, const unsigned char **mask,
-                                    const char **why, struct tpx_err *err)
+static enum tpx_code admit_template(const json_t *tmpl, const struct pol_node_meta *metas, size_t n,
+                                    bool tainted, bool synthetic, struct obj_admission *a,
+                                    const unsigned char **mask, const char **why,
+                                    struct tpx_err *err)
 {
     struct obj_pod_sched ps;
     unsigned char *ok;
