@@ -3,11 +3,13 @@
  * from the pod templates it embeds, so that no GPU job is ever skipped. A pod template is a
  * PodTemplateSpec anywhere in the document: the value of `template` or of a key ending in
  * `Template` (leaderTemplate, workerTemplate, headTemplate, ...) that holds spec.containers; or a
- * bare PodSpec under `podSpec` or a key ending in `PodSpec`. Its pods are counted from the usual
- * size fields beside it: groups = `replicas` (else `minReplicas`, else 1) times the `replicas` of
- * every object above it, pods per group = the product of `size`, `podGroupSize`, `numNodes`,
- * `numOfHosts`, `nodeCount` and `groupSize` (1 when none). A parent holding both a leader and a
- * worker template with a size S makes groups of one leader and S - 1 workers (the
+ * bare PodSpec under `podSpec` or a key ending in `PodSpec`, or any object holding `containers`
+ * (KServe's predictor). Without any, a container-like object whose `resources` ask for an
+ * accelerator (KServe's predictor.model) is one container of a pod. Its pods are counted from the
+ * usual size fields beside it: groups = `replicas` (else `minReplicas`, else 1) times the
+ * `replicas` of every object above it, pods per group = the product of `size`, `podGroupSize`,
+ * `numNodes`, `numOfHosts`, `nodeCount` and `groupSize` (1 when none). A parent holding both a
+ * leader and a worker template with a size S makes groups of one leader and S - 1 workers (the
  * LeaderWorkerSet shape). Each group of several pods gets topox.io/group, group-size and
  * pod-index. What was assumed is a note, and every layout of the object is uncertain, placed as
  * preferred (objects/manifest.c assumed_layout()). */
@@ -252,6 +254,19 @@ static enum tpx_code walk(struct gen *g, const json_t *v, char *path, size_t ple
     }
     if (!json_is_object(v))
         return TPX_OK;
+    if (depth > 0 && !json_object_get(v, "spec") && has_containers(v)) {
+        /* a PodSpec-like object with its own sizes (KServe's predictor: containers and
+         * minReplicas side by side): its pods are counted from itself */
+        const char *dot = strrchr(path, '.');
+        const char *key = dot ? dot + 1 : path;
+        json_t *t = obj_mf_keep(g->m, json_pack("{s:{},s:O}", "metadata", "spec", v), err);
+        if (!t)
+            return err->code;
+        keys[0] = key;
+        tmpls[0] = t;
+        g->m->err_at = v;
+        return add_parent(g, v, path, mult, keys, tmpls, 1, err);
+    }
     json_object_foreach((json_t *)v, k, c)
     {
         bool failed;
@@ -282,6 +297,68 @@ static enum tpx_code walk(struct gen *g, const json_t *v, char *path, size_t ple
             continue;
         snprintf(path + plen, PATH_LEN - plen, "%s%s", plen ? "." : "", k);
         if (walk(g, c, path, strlen(path), mult, depth + 1, err) != TPX_OK)
+            return err->code;
+    }
+    path[plen] = '\0';
+    return TPX_OK;
+}
+
+/* Does container-like object c ask for an accelerator in resources.limits or .requests? */
+static bool asks_in_resources(const json_t *c)
+{
+    const struct topo_label_config *cfg = topo_label_config_default();
+    const json_t *res = json_object_get(c, "resources");
+
+    for (size_t r = 0; r < cfg->nresources; r++) {
+        if (json_object_get(json_object_get(res, "limits"), cfg->resources[r]) ||
+            json_object_get(json_object_get(res, "requests"), cfg->resources[r]))
+            return true;
+    }
+    return false;
+}
+
+/* When no pod template was found: a container-like object (one whose `resources` ask for an
+ * accelerator: KServe's predictor.model, KFServing's tensorflow, ...) is one container of a pod
+ * its operator builds; the object holding it gives the sizes. */
+static enum tpx_code walk_containers(struct gen *g, const json_t *v, char *path, size_t plen,
+                                     unsigned long mult, unsigned depth, struct tpx_err *err)
+{
+    const char *keys[16];
+    const json_t *tmpls[16];
+    size_t n = 0;
+    const char *k;
+    json_t *c;
+
+    if (depth > GEN_DEPTH_MAX || !json_is_object(v))
+        return TPX_OK;
+    json_object_foreach((json_t *)v, k, c)
+    {
+        json_t *t;
+        if (!json_is_object(c) || !asks_in_resources(c) || n >= sizeof(keys) / sizeof(keys[0]))
+            continue;
+        t = obj_mf_keep(g->m, json_pack("{s:{},s:{s:[O]}}", "metadata", "spec", "containers", c),
+                        err);
+        if (!t)
+            return err->code;
+        if (!json_object_get(
+                json_array_get(json_object_get(json_object_get(t, "spec"), "containers"), 0),
+                "name"))
+            json_object_set_new(
+                json_array_get(json_object_get(json_object_get(t, "spec"), "containers"), 0),
+                "name", json_string(k));
+        keys[n] = k;
+        tmpls[n++] = t;
+    }
+    if (n) {
+        g->m->err_at = v;
+        return add_parent(g, v, path, mult, keys, tmpls, n, err);
+    }
+    json_object_foreach((json_t *)v, k, c)
+    {
+        if (!json_is_object(c))
+            continue;
+        snprintf(path + plen, PATH_LEN - plen, "%s%s", plen ? "." : "", k);
+        if (walk_containers(g, c, path, strlen(path), mult, depth + 1, err) != TPX_OK)
             return err->code;
     }
     path[plen] = '\0';
@@ -336,6 +413,11 @@ enum tpx_code obj_mf_expand_generic(struct obj_manifest *m, const json_t *obj, c
     if (json_is_object(spec)) {
         snprintf(path, sizeof(path), "spec");
         if (walk(&g, spec, path, strlen(path), 1, 0, err) != TPX_OK)
+            return err->code;
+    }
+    if (!g.have_job && json_is_object(spec)) {
+        snprintf(path, sizeof(path), "spec");
+        if (walk_containers(&g, spec, path, strlen(path), 1, 0, err) != TPX_OK)
             return err->code;
     }
     if (g.have_job)

@@ -1265,3 +1265,18 @@ Test(obj_manifest, the_table_has_a_group_for_every_kind)
     cr_expect(storm && job);
     cr_expect_null(obj_manifest_kind(obj_manifest_nkinds()));
 }
+
+/* KFServing's KFService holds no pod template, only a container-like `tensorflow` asking for a
+ * GPU: it was skipped ("no pods to place"); it is now one pod of that container, with a note. */
+Test(obj_manifest, container_like_object_asking_for_a_gpu_is_one_pod)
+{
+    load_fixture("kfserving-kfservice-tensorflow-gpu.yaml");
+    cr_assert_eq(m.njobs, 1);
+    cr_expect_str_eq(m.jobs[0].kind, "KFService");
+    cr_expect(m.jobs[0].generic);
+    cr_assert_eq(m.npods, 1);
+    cr_expect_eq(obj_manifest_pod_facts(&m, 0)->accel, 1);
+    cr_expect(has_note("spec.default.tensorflow read as 1 group(s) of 1 pod(s)"));
+    cr_expect_not(m.wl[0].layout.certain);
+    cr_expect(m.wl[0].preferred);
+}
