@@ -159,7 +159,7 @@ static int plan_once(const char *spec, size_t nrep, int runs, double *wall, doub
     for (size_t r = 0; r < nrep; r++) {
         leader(&wl[r][0], r, 0);
         leader(&wl[r][1], r, 1);
-        reps[r] = (struct pol_job_replica){wl[r], NULL, 2};
+        reps[r] = (struct pol_job_replica){wl[r], NULL, 2, NULL, NULL};
     }
     job = (struct pol_job){"bench/vllm", reps, nrep};
     *wall = *cpu = 1e30;

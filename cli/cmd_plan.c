@@ -18,12 +18,13 @@
 #include "objects/cluster_load.h"
 #include "objects/dra.h"
 #include "objects/manifest.h"
+#include "objects/schedfacts.h"
 #include "cli/plan_render.h"
 #include "objects/yamljson.h"
 #include "policy/policy.h"
 #include "topology/synthetic.h"
 
-static const char usage[] =
+static const char usage_head[] =
     "usage: topox plan -f FILE... (--nodes FILE... [--pods FILE] | --snapshot FILE |\n"
     "                  --cluster SPEC)\n"
     "                  [-o table|json|yaml] [--record] [--svg FILE] [--explain-labels]\n"
@@ -33,8 +34,7 @@ static const char usage[] =
     "pipeline estimates per replica and the replicas that cannot be placed, with the reason.\n"
     "\n"
     "  -f, --filename FILE  job manifest, YAML or JSON, multi-document (repeatable; - is stdin):\n"
-    "                       LeaderWorkerSet, Deployment, StatefulSet, Job, JobSet, MPIJob,\n"
-    "                       Pod, List (ResourceClaimTemplates, ComputeDomains: see docs/dra.md)\n"
+    "                       the kinds below, and Lists of them\n"
     "  --nodes FILE         Node objects as `kubectl get nodes -o json|yaml` prints them\n"
     "                       (repeatable)\n"
     "  --pods FILE          bound pods (`kubectl get pods -A -o json`): their accelerators are\n"
@@ -54,6 +54,35 @@ static const char usage[] =
     "  -h, --help           this text\n"
     "\n"
     "exit status: 0 every replica placed, 3 some rejected, 2 bad input or flag, 1 failure\n";
+
+/* The usage: usage_head, then the kinds plan reads, printed from objects/manifest_kinds.c's
+ * table so that the list cannot drift from what plan reads. */
+static const char *plan_usage(void)
+{
+    static char buf[8192];
+    size_t used;
+
+    if (buf[0])
+        return buf;
+    used = (size_t)snprintf(buf, sizeof(buf),
+                            "%s\nKinds read (by API group and kind; docs/workloads.md):\n",
+                            usage_head);
+    for (size_t i = 0; i < obj_manifest_nkinds() && used < sizeof(buf); i++) {
+        const struct obj_kind_row *k = obj_manifest_kind(i);
+        int w = snprintf(buf + used, sizeof(buf) - used, "  %-22s %s%s\n", k->kind, k->version,
+                         k->pods ? "" : " (no pods of its own)");
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+    if (used < sizeof(buf))
+        snprintf(
+            buf + used, sizeof(buf) - used, "%s",
+            "  any other kind that embeds a pod template (`template` or `*Template` holding\n"
+            "  spec.containers): expanded generically, its pod count from the size fields\n"
+            "  beside the template, every layout uncertain (placed as preferred), with a note\n");
+    return buf;
+}
 
 #define MAX_FILES 64
 
@@ -88,7 +117,7 @@ static int parse(int argc, char **argv, struct plan_opts *o)
         {NULL, 0, NULL, 0},
     };
     struct cmd_args a = {
-        "topox plan", usage, ":f:o:h", opts, argc, argv, "manifests go after -f", 0, 0};
+        "topox plan", plan_usage(), ":f:o:h", opts, argc, argv, "manifests go after -f", 0, 0};
     int ch;
 
     memset(o, 0, sizeof(*o));
@@ -138,7 +167,7 @@ static int parse(int argc, char **argv, struct plan_opts *o)
     if ((o->nnodes > 0) + (o->cluster != NULL) + (o->snapshot != NULL) != 1) {
         fprintf(stderr,
                 "topox plan: give one of --nodes FILE, --snapshot FILE or --cluster SPEC\n%s",
-                usage);
+                plan_usage());
         return CMD_USAGE;
     }
     if (o->pods && !o->nnodes) {
@@ -146,7 +175,7 @@ static int parse(int argc, char **argv, struct plan_opts *o)
         return CMD_USAGE;
     }
     if (o->nfiles == 0 && !o->explain) {
-        fprintf(stderr, "topox plan: give a job manifest with -f FILE\n%s", usage);
+        fprintf(stderr, "topox plan: give a job manifest with -f FILE\n%s", plan_usage());
         return CMD_USAGE;
     }
     if (o->record && strcmp(o->output, "table") == 0)
@@ -171,7 +200,8 @@ static enum tpx_code load_synthetic(const char *spec, struct obj_cluster_load_re
     }
     n = topo_cluster_node_count(out->cluster);
     out->explain = calloc(n ? n : 1, sizeof(*out->explain));
-    if (!out->explain)
+    out->meta = calloc(n ? n : 1, sizeof(*out->meta));
+    if (!out->explain || !out->meta)
         return tpx_err_set(err, TPX_ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++) {
         struct topo_kv kv[16];
@@ -181,8 +211,10 @@ static enum tpx_code load_synthetic(const char *spec, struct obj_cluster_load_re
 
         memset(&info, 0, sizeof(info));
         info.name = topo_cluster_node(out->cluster, i)->name;
-        if (topo_labels_decode(NULL, kv, nl, NULL, 0, &info, &out->explain[i], err) != TPX_OK)
+        if (topo_labels_decode(NULL, kv, nl, NULL, 0, &info, &out->explain[i], err) != TPX_OK ||
+            obj_node_meta_from_labels(info.name, kv, nl, &out->meta[i], err) != TPX_OK)
             return err->code;
+        out->nmeta = i + 1;
     }
     out->nwarnings = topo_labels_hygiene(out->cluster, &out->warnings);
     return TPX_OK;
@@ -312,6 +344,7 @@ struct plan_state {
     struct pol_ledger *l;
     struct obj_yaml_docs snap;
     struct obj_dra dra;
+    struct obj_admission adm; /* kube-scheduler's filters, per pod */
     bool planned; /* pol_plan() ran: res, l and m are the plan */
 };
 
@@ -326,6 +359,7 @@ static void plan_state_release(struct plan_state *s)
 {
     pol_plan_result_release(&s->res);
     pol_ledger_free(s->l);
+    obj_admission_release(&s->adm);
     obj_manifest_release(&s->m);
     obj_cluster_load_release(&s->cl);
     obj_dra_release(&s->dra);
@@ -365,6 +399,12 @@ static int plan_run(const struct plan_opts *o, struct plan_state *s, struct tpx_
     if (o->snapshot && obj_cluster_apply_snapshot(s->l, s->snap.docs, s->snap.n, o->snapshot, NULL,
                                                   &s->dra, NULL, err) != TPX_OK)
         return CMD_USAGE;
+    /* kube-scheduler's filters (nodeSelector, node affinity, taints, nodeName) before topox's */
+    if (s->cl.meta && obj_manifest_admit(&s->m, s->cl.meta, s->cl.nmeta, o->cluster != NULL,
+                                         &s->adm, err) != TPX_OK)
+        return CMD_USAGE;
+    if (s->adm.note[0])
+        fprintf(stderr, "topox plan: note: %s\n", s->adm.note);
     if (pol_plan(s->l, s->m.pol_jobs, s->m.njobs, time(NULL), &s->res, err) != TPX_OK)
         return CMD_FAILED;
     obj_dra_reword_rejects(&s->m, &s->res);

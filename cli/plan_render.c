@@ -27,6 +27,13 @@ static size_t global_replica(const struct cmd_plan_view *v, size_t job, size_t r
     return v->manifest->jobs[job].first_replica + replica;
 }
 
+/* The accelerators pod `pod` of global replica g asks for. */
+static unsigned pod_accel(const struct cmd_plan_view *v, size_t g, size_t pod)
+{
+    size_t i = v->manifest->replica_first_pod[g] + pod;
+    return i < v->manifest->npods ? v->manifest->wl[i].accel_per_pod : 0;
+}
+
 static const char *accel_word(const struct cmd_plan_view *v)
 {
     const struct pol_workload *w = v->manifest->npods ? &v->manifest->wl[0] : NULL;
@@ -53,9 +60,12 @@ static char **gpu_map(const struct cmd_plan_view *v, struct tpx_err *err)
     for (size_t p = 0; p < v->plan->npods; p++) {
         const struct pol_plan_pod *pp = &v->plan->pods[p];
         size_t node = pp->where.node;
-        unsigned cnt = pp->where.rank_last - pp->where.rank_first + 1;
+        size_t g = global_replica(v, pp->job, pp->replica);
+        /* a pod without accelerators takes no GPU cell (its ranks are 0-0 all the same) */
+        unsigned cnt =
+            pod_accel(v, g, pp->pod) ? pp->where.rank_last - pp->where.rank_first + 1 : 0;
         unsigned a;
-        char s = cmd_plan_symbol(global_replica(v, pp->job, pp->replica));
+        char s = cmd_plan_symbol(g);
 
         if (node >= n)
             continue;
@@ -166,7 +176,10 @@ static enum tpx_code render_rows(const struct cmd_plan_view *v, struct tpx_buf *
         const struct pol_plan_pod *p = &v->plan->pods[i];
         char ranks[32];
         snprintf(rep, sizeof(rep), "%s #%zu", v->manifest->jobs[p->job].name, p->replica);
-        snprintf(ranks, sizeof(ranks), "%u-%u", p->where.rank_first, p->where.rank_last);
+        if (pod_accel(v, global_replica(v, p->job, p->replica), p->pod))
+            snprintf(ranks, sizeof(ranks), "%u-%u", p->where.rank_first, p->where.rank_last);
+        else
+            snprintf(ranks, sizeof(ranks), "-"); /* no accelerators: no ranks */
         if (tpx_buf_addf(out, err, "%-*s  %-*s  %5u  %-9s  %-*s  %-*s  %s\n", wr, rep, wp,
                          p->pod_name, p->where.stage, ranks, wn,
                          p->where.node_name ? p->where.node_name : "-", wd,

@@ -11,6 +11,7 @@
 #include "common/grow.h"
 #include "objects/dra.h"
 #include "objects/podfacts.h"
+#include "objects/schedfacts.h"
 #include "objects/yamljson.h"
 
 struct loader {
@@ -19,6 +20,8 @@ struct loader {
     struct topo_label_explain *explain;
     size_t nexplain;
     size_t aexplain;
+    struct obj_node_meta *meta; /* nexplain: what kube-scheduler's filters read of each node */
+    size_t ameta;
     char **warn;
     size_t nwarn;
     size_t nodes;
@@ -79,8 +82,11 @@ static enum tpx_code add_node(struct loader *ld, const json_t *node, const char 
     }
     if (topo_cluster_add(ld->c, &info, err) != TPX_OK)
         goto fail;
-    if (!TPX_GROW(ld->explain, ld->aexplain, ld->nexplain + 1))
+    if (!TPX_GROW(ld->explain, ld->aexplain, ld->nexplain + 1) ||
+        !TPX_GROW(ld->meta, ld->ameta, ld->nexplain + 1))
         return tpx_err_set(err, TPX_ENOMEM, "%s: out of memory", name);
+    if (obj_node_meta_from_json(node, &ld->meta[ld->nexplain], err) != TPX_OK)
+        return err->code;
     ld->explain[ld->nexplain++] = ex;
     ld->nodes++;
     return TPX_OK;
@@ -109,13 +115,13 @@ static enum tpx_code add_doc(struct loader *ld, const json_t *doc, const char *n
         }
         return TPX_OK;
     }
-    if (kind && strcmp(kind, "Node") == 0)
+    if (obj_is_kind(doc, "", "Node"))
         return add_node(ld, doc, name, err);
     if (!kind && json_is_object(json_object_get(doc, "metadata")) &&
         json_is_object(json_object_get(doc, "status")))
         return add_node(ld, doc, name, err); /* items of a NodeList may omit kind */
-    if (ld->dra && (obj_dra_is_kind(kind) ||
-                    (kind && (strcmp(kind, "Pod") == 0 || strcmp(kind, "PodGroup") == 0))))
+    if (ld->dra && (obj_dra_is_object(doc) || obj_is_kind(doc, "", "Pod") ||
+                    obj_is_kind(doc, "scheduling.k8s.io", "PodGroup")))
         return TPX_OK; /* the rest of a snapshot */
     note(ld, "%s: skipped %s '%s' (not a Node)", name, kind ? kind : "an object",
          json_string_value(json_object_get(json_object_get(doc, "metadata"), "name"))
@@ -148,14 +154,24 @@ static enum tpx_code finish(struct loader *ld, const char *what,
     }
     out->cluster = ld->c;
     out->explain = ld->explain;
+    out->meta = ld->meta;
+    out->nmeta = ld->nexplain;
     out->warnings = ld->warn;
     out->nwarnings = ld->nwarn;
     memset(ld, 0, sizeof(*ld));
     return TPX_OK;
 }
 
+static void metas_free(struct obj_node_meta *meta, size_t n)
+{
+    for (size_t i = 0; meta && i < n; i++)
+        obj_node_meta_release(&meta[i]);
+    free(meta);
+}
+
 static void loader_release(struct loader *ld)
 {
+    metas_free(ld->meta, ld->nexplain);
     topo_cluster_free(ld->c);
     free(ld->explain);
     topo_warnings_free(ld->warn, ld->nwarn);
@@ -238,6 +254,7 @@ void obj_cluster_load_release(struct obj_cluster_load_result *r)
 {
     if (!r)
         return;
+    metas_free(r->meta, r->nmeta);
     topo_cluster_free(r->cluster);
     free(r->explain);
     topo_warnings_free(r->warnings, r->nwarnings);
@@ -308,20 +325,20 @@ static enum tpx_code apply_doc(struct pol_ledger *l, const json_t *doc, const st
                                size_t *applied, struct tpx_err *err)
 {
     const json_t *items = json_object_get(doc, "items");
-    const char *kind = json_string_value(json_object_get(doc, "kind"));
 
     if (json_is_array(items)) {
         size_t i;
         const json_t *it;
         json_array_foreach(items, i, it)
         {
-            const char *k = json_string_value(json_object_get(it, "kind"));
-            if ((!k || strcmp(k, "Pod") == 0) && apply_pod(l, it, in, applied, err) != TPX_OK)
+            /* items of a PodList may omit kind */
+            bool pod = !json_object_get(it, "kind") || obj_is_kind(it, "", "Pod");
+            if (pod && apply_pod(l, it, in, applied, err) != TPX_OK)
                 return err->code;
         }
         return TPX_OK;
     }
-    if (kind && strcmp(kind, "Pod") == 0)
+    if (obj_is_kind(doc, "", "Pod"))
         return apply_pod(l, doc, in, applied, err);
     return TPX_OK;
 }

@@ -13,6 +13,8 @@
 #include "topology/labels.h"
 #include "topology/model.h"
 
+struct obj_node_meta;
+
 /* Largest nodes or pods file read (a 10 000-node list is ~70 MB). */
 #define OBJ_CLUSTER_MAX_FILE ((size_t)256 << 20)
 
@@ -24,7 +26,10 @@ struct obj_cluster_load_result {
     struct topo_cluster *cluster;       /* sealed */
     struct topo_label_explain *explain; /* one per node, in node index order (keys are borrowed
                                            from the label config: static for the defaults) */
-    char **warnings;                    /* notes (skipped objects) then topo_labels_hygiene() */
+    struct obj_node_meta *meta; /* one per node, in node index order: name, labels, taints (what
+                                   kube-scheduler's filters read, for plan); NULL when unknown */
+    size_t nmeta;
+    char **warnings; /* notes (skipped objects) then topo_labels_hygiene() */
     size_t nwarnings;
 };
 

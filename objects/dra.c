@@ -52,16 +52,30 @@ void obj_dra_init(struct obj_dra *d)
     memset(d, 0, sizeof(*d));
 }
 
-bool obj_dra_is_kind(const char *kind)
-{
-    static const char *const kinds[] = {"DeviceClass", "ResourceSlice", "ResourceClaim",
-                                        "ResourceClaimTemplate", "ComputeDomain"};
+/* The kinds read here, by API group and kind (ComputeDomain is NVIDIA's DRA driver's,
+ * resource.nvidia.com; the rest are Kubernetes' resource.k8s.io). */
+static const struct {
+    const char *group;
+    const char *kind;
+} dra_kinds[] = {
+    {"resource.k8s.io", "DeviceClass"},       {"resource.k8s.io", "ResourceSlice"},
+    {"resource.k8s.io", "ResourceClaim"},     {"resource.k8s.io", "ResourceClaimTemplate"},
+    {"resource.nvidia.com", "ComputeDomain"},
+};
 
-    for (size_t i = 0; kind && i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-        if (strcmp(kind, kinds[i]) == 0)
-            return true;
+/* The kind of obj when it is one read here, else NULL. */
+static const char *dra_kind(const json_t *obj)
+{
+    for (size_t i = 0; i < sizeof(dra_kinds) / sizeof(dra_kinds[0]); i++) {
+        if (obj_is_kind(obj, dra_kinds[i].group, dra_kinds[i].kind))
+            return dra_kinds[i].kind;
     }
-    return false;
+    return NULL;
+}
+
+bool obj_dra_is_object(const json_t *obj)
+{
+    return dra_kind(obj) != NULL;
 }
 
 /* A device attribute's value (v1: attributes.K.{string,int}; v1beta1: basic.attributes). */
@@ -208,7 +222,7 @@ static enum tpx_code keep(json_t **arr, const json_t *obj, struct tpx_err *err)
 static enum tpx_code add_one(struct obj_dra *d, const json_t *obj, unsigned depth,
                              struct tpx_err *err)
 {
-    const char *kind = jstr(obj, "kind");
+    const char *kind = dra_kind(obj); /* by API group and kind */
     const json_t *items = jget(obj, "items");
 
     if (json_is_array(items)) {
@@ -671,46 +685,64 @@ enum tpx_code obj_dra_manifest_demand(const struct obj_dra *d, struct obj_manife
     return TPX_OK;
 }
 
+/* Is replica r of m one with a claimant of domain cd? */
+static bool replica_claims(const struct obj_dra *d, const struct obj_manifest *m, size_t r,
+                           const struct obj_dra_domain *cd)
+{
+    for (size_t i = m->replica_first_pod[r]; i < m->replica_first_pod[r + 1]; i++) {
+        if (claimed_domain(d, obj_manifest_pod_template(m, i), cd->ns) == cd)
+            return true;
+    }
+    return false;
+}
+
 enum tpx_code obj_dra_manifest_domains(const struct obj_dra *d, struct obj_manifest *m,
                                        void (*note)(void *ctx, const char *line), void *ctx,
                                        struct tpx_err *err)
 {
+    (void)err;
     for (size_t c = 0; c < d->ncd; c++) {
         const struct obj_dra_domain *cd = &d->cd[c];
-        size_t replica = (size_t)-1;
         unsigned n = 0;
+        unsigned groups = 0;
         unsigned accel = 0;
+        int k = 0;
 
+        /* every group with a claimant shares the domain: all of them, whole, one clique (the
+         * GB200 recipes put 1 prefill pod and 8 decode pods in one domain of numNodes 9) */
         for (size_t r = 0; r < m->nreplicas; r++) {
+            if (!replica_claims(d, m, r, cd))
+                continue;
+            groups++;
             for (size_t i = m->replica_first_pod[r]; i < m->replica_first_pod[r + 1]; i++) {
-                if (claimed_domain(d, obj_manifest_pod_template(m, i), cd->ns) != cd)
-                    continue;
-                if (replica != (size_t)-1 && replica != r)
-                    return tpx_err_set(err, TPX_EINVAL,
-                                       "ComputeDomain '%s': its claimants belong to more than one "
-                                       "group of the manifest; topox places one group per domain",
-                                       cd->name);
-                replica = r;
+                accel += m->wl[i].accel_per_pod;
                 n++;
             }
         }
         if (n == 0)
             continue;
-        for (size_t i = m->replica_first_pod[replica]; i < m->replica_first_pod[replica + 1]; i++)
-            accel += m->wl[i].accel_per_pod;
         if (cd->num_nodes && cd->num_nodes != n && note) {
             char line[320];
             snprintf(line, sizeof(line),
                      "ComputeDomain '%.100s': numNodes is %u but %u pods claim its channel; the "
-                     "group is the %u claimants",
+                     "domain is sized for the %u claimants",
                      cd->name, cd->num_nodes, n, n);
             note(ctx, line);
         }
-        for (size_t i = m->replica_first_pod[replica], k = 0; i < m->replica_first_pod[replica + 1];
-             i++, k++)
-            obj_dra_domain_member(
-                cd, (unsigned)(m->replica_first_pod[replica + 1] - m->replica_first_pod[replica]),
-                accel, (int)k, &m->wl[i]);
+        if (groups > 1 && note) {
+            char line[320];
+            snprintf(line, sizeof(line),
+                     "ComputeDomain '%.100s': its %u claimants come from %u groups of the "
+                     "manifest; all are placed whole inside one clique of %u GPUs",
+                     cd->name, n, groups, accel);
+            note(ctx, line);
+        }
+        for (size_t r = 0; r < m->nreplicas; r++) {
+            if (!replica_claims(d, m, r, cd))
+                continue;
+            for (size_t i = m->replica_first_pod[r]; i < m->replica_first_pod[r + 1]; i++)
+                obj_dra_domain_member(cd, n, accel, k++, &m->wl[i]);
+        }
     }
     return TPX_OK;
 }

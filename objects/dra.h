@@ -87,8 +87,9 @@ void obj_dra_finish(struct obj_dra *d);
 void obj_dra_finish_skip(struct obj_dra *d, bool (*skip)(void *ctx, const json_t *claim),
                          void *ctx);
 
-/* True for the kinds obj_dra_add_docs() takes (so other loaders can skip them quietly). */
-bool obj_dra_is_kind(const char *kind);
+/* True for the objects obj_dra_add_docs() takes, by API group and kind (so other loaders can skip
+ * them quietly). */
+bool obj_dra_is_object(const json_t *obj);
 
 /* Accelerator devices on node: all of them (*total) and those allocated claims hold (*taken).
  * After obj_dra_finish(); O(log n). */
@@ -155,12 +156,12 @@ enum tpx_code obj_dra_manifest_demand(const struct obj_dra *d, struct obj_manife
                                       struct tpx_err *err);
 
 /*
- * After obj_manifest_finish(): make the claimants of each ComputeDomain one group that must share
- * one multi-node interconnect domain (its tensor-parallel size is the whole group: every
- * accelerator of every claimant), like an LWS group, in the order the manifest lists them.
- * Claimants must be the pods of one replica (an MPIJob's workers, an Indexed Job, an LWS
- * group). note(ctx, line) receives a line when numNodes differs from the claimants. TPX_EINVAL
- * when a domain's claimants span replicas.
+ * After obj_manifest_finish(): make every replica (group) with a claimant of a ComputeDomain join
+ * the domain whole: one group that must share one multi-node interconnect domain (its
+ * tensor-parallel size is the whole domain: every accelerator of every claimant), like an LWS
+ * group, in the order the manifest lists them; a prefill group and a decode group sharing one
+ * domain land in one clique. note(ctx, line) receives a line when numNodes differs from the
+ * claimants and when several groups share a domain. Cannot fail (TPX_OK).
  */
 enum tpx_code obj_dra_manifest_domains(const struct obj_dra *d, struct obj_manifest *m,
                                        void (*note)(void *ctx, const char *line), void *ctx,

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "common/file.h"
+#include "objects/podfacts.h"
 #include "objects/yamljson.h"
 #include "topology/discover.h"
 #include "common/banned.h"
@@ -509,7 +510,6 @@ enum tpx_code obj_nodelist_add_json(struct obj_nodelist *l, json_t *doc, const c
                                     struct tpx_err *err)
 {
     json_t *items = json_object_get(doc, "items");
-    const char *kind = json_string_value(json_object_get(doc, "kind"));
     size_t i;
     json_t *n;
 
@@ -521,7 +521,7 @@ enum tpx_code obj_nodelist_add_json(struct obj_nodelist *l, json_t *doc, const c
         }
         return TPX_OK;
     }
-    if (kind && strcmp(kind, "Node") == 0)
+    if (obj_is_kind(doc, "", "Node"))
         return add_node(l, name, doc, err);
     return tpx_err_set(err, TPX_EPARSE, "%s: neither a NodeList nor a Node", name);
 }

@@ -18,7 +18,6 @@
 #include "common/grow.h"
 #include "common/hash.h"
 #include "topology/labels.h"
-#include "objects/dra.h"
 
 void obj_manifest_init(struct obj_manifest *m)
 {
@@ -274,7 +273,7 @@ void obj_mf_inject(struct obj_manifest_pod *p, const char *key, const char *fmt,
 /* --- kinds -------------------------------------------------------------------------------------
  */
 
-static enum tpx_code expand_pod(struct obj_manifest *m, const json_t *obj, const char *src,
+enum tpx_code obj_mf_expand_pod(struct obj_manifest *m, const json_t *obj, const char *src,
                                 struct tpx_err *err)
 {
     struct expander x = {m, src, 0, 0};
@@ -289,9 +288,10 @@ static enum tpx_code expand_pod(struct obj_manifest *m, const json_t *obj, const
 
 /* Deployment, StatefulSet, ReplicaSet: each replica is a group of one pod, unless the template's
  * topox.io/group-size annotation asks for groups of several consecutive replicas. */
-static enum tpx_code expand_replicated(struct obj_manifest *m, const json_t *obj, const char *kind,
-                                       const char *src, struct tpx_err *err)
+enum tpx_code obj_mf_expand_replicated(struct obj_manifest *m, const json_t *obj, const char *src,
+                                       struct tpx_err *err)
 {
+    const char *kind = json_string_value(json_object_get(obj, "kind"));
     const json_t *spec = json_object_get(obj, "spec");
     const json_t *tmpl = json_object_get(spec, "template");
     const char *gs = json_string_value(json_object_get(
@@ -342,7 +342,7 @@ static enum tpx_code job_width(struct obj_manifest *m, const json_t *jspec, unsi
     return TPX_OK;
 }
 
-static enum tpx_code expand_job(struct obj_manifest *m, const json_t *obj, const char *src,
+enum tpx_code obj_mf_expand_job(struct obj_manifest *m, const json_t *obj, const char *src,
                                 struct tpx_err *err)
 {
     const json_t *spec = json_object_get(obj, "spec");
@@ -546,7 +546,7 @@ enum tpx_code obj_mf_lws_pods(struct obj_manifest *m, struct expander *x, const 
     return TPX_OK;
 }
 
-static enum tpx_code expand_lws(struct obj_manifest *m, const json_t *obj, const char *src,
+enum tpx_code obj_mf_expand_lws(struct obj_manifest *m, const json_t *obj, const char *src,
                                 struct tpx_err *err)
 {
     struct expander x = {m, src, 0, 0};
@@ -577,15 +577,15 @@ json_t *obj_mf_keep(struct obj_manifest *m, json_t *o, struct tpx_err *err)
     return o;
 }
 
-/* The object of kind `kind` named `name` among the documents of the file being read, or NULL. */
-const json_t *obj_mf_same_file_object(const struct obj_manifest *m, const char *kind,
-                                      const char *name)
+/* The object of API group `group` and kind `kind` named `name` among the documents of the file
+ * being read, or NULL. */
+const json_t *obj_mf_same_file_object(const struct obj_manifest *m, const char *group,
+                                      const char *kind, const char *name)
 {
     const struct obj_yaml_docs *d = &m->files[m->nfiles - 1];
 
     for (size_t i = 0; i < d->n; i++) {
-        const char *k = json_string_value(json_object_get(d->docs[i], "kind"));
-        if (k && strcmp(k, kind) == 0 && strcmp(obj_mf_obj_name(d->docs[i]), name) == 0)
+        if (obj_is_kind(d->docs[i], group, kind) && strcmp(obj_mf_obj_name(d->docs[i]), name) == 0)
             return d->docs[i];
     }
     return NULL;
@@ -621,47 +621,12 @@ static void prefix_at(const struct obj_manifest *m, size_t f, const json_t *at, 
         tpx_err_prefix(err, "%s: %s '%s'", src, kind ? kind : "?", obj_mf_obj_name(obj));
 }
 
-/* The API versions each expansion was written from (docs/workloads.md "Kinds read"). Another
- * version of a kind is read by the same rules, with a note. */
-static const struct {
-    const char *kind;
-    const char *versions[2];
-} written_from[] = {
-    {"LeaderWorkerSet", {"leaderworkerset.x-k8s.io/v1"}},
-    {"DisaggregatedSet", {"disaggregatedset.x-k8s.io/v1"}},
-    {"DynamoGraphDeployment", {"nvidia.com/v1alpha1"}},
-    {"PodCliqueSet", {"grove.io/v1alpha1"}},
-    {"LLMInferenceService", {"serving.kserve.io/v1alpha2"}},
-    {"RoleBasedGroup", {"workloads.x-k8s.io/v1alpha2"}},
-    {"PyTorchJob", {"kubeflow.org/v1"}},
-    {"MPIJob", {"kubeflow.org/v2beta1"}},
-    {"TrainJob", {"trainer.kubeflow.org/v1alpha1"}},
-    {"PodGroup", {"scheduling.k8s.io/v1alpha2", "scheduling.k8s.io/v1beta1"}},
-};
-
-static void check_version(struct obj_manifest *m, const json_t *obj, const char *kind,
-                          const char *src)
-{
-    const char *api = json_string_value(json_object_get(obj, "apiVersion"));
-
-    for (size_t i = 0; i < sizeof(written_from) / sizeof(written_from[0]); i++) {
-        if (strcmp(written_from[i].kind, kind) != 0)
-            continue;
-        for (size_t v = 0; v < 2 && written_from[i].versions[v]; v++) {
-            if (api && strcmp(api, written_from[i].versions[v]) == 0)
-                return;
-        }
-        obj_mf_add_note(m, "%s: %s '%s' is %s; read as %s", src, kind, obj_mf_obj_name(obj),
-                        api ? api : "(no apiVersion)", written_from[i].versions[0]);
-        return;
-    }
-}
-
 static enum tpx_code expand(struct obj_manifest *m, const json_t *obj, const char *src,
                             unsigned depth, struct tpx_err *err)
 {
     const char *kind = json_string_value(json_object_get(obj, "kind"));
     enum tpx_code rc;
+    bool prefix;
 
     if (!json_is_object(obj)) {
         obj_mf_add_note(m, "%s: skipped a document that is not an object", src);
@@ -685,44 +650,8 @@ static enum tpx_code expand(struct obj_manifest *m, const json_t *obj, const cha
         return TPX_OK;
     }
     m->err_at = obj;
-    check_version(m, obj, kind, src);
-    if (strcmp(kind, "Pod") == 0)
-        rc = expand_pod(m, obj, src, err);
-    else if (strcmp(kind, "Deployment") == 0 || strcmp(kind, "StatefulSet") == 0 ||
-             strcmp(kind, "ReplicaSet") == 0)
-        rc = expand_replicated(m, obj, kind, src, err);
-    else if (strcmp(kind, "Job") == 0)
-        rc = expand_job(m, obj, src, err);
-    else if (strcmp(kind, "JobSet") == 0)
-        rc = obj_mf_expand_jobset(m, obj, src, err);
-    else if (strcmp(kind, "LeaderWorkerSet") == 0)
-        rc = expand_lws(m, obj, src, err);
-    else if (strcmp(kind, "DynamoGraphDeployment") == 0)
-        rc = obj_mf_expand_dgd(m, obj, src, err);
-    else if (strcmp(kind, "TrainJob") == 0)
-        rc = obj_mf_expand_trainjob(m, obj, src, err);
-    else if (strcmp(kind, "PyTorchJob") == 0)
-        rc = obj_mf_expand_pytorchjob(m, obj, src, err);
-    else if (strcmp(kind, "MPIJob") == 0)
-        rc = obj_mf_expand_mpijob(m, obj, src, err);
-    else if (strcmp(kind, "LLMInferenceService") == 0)
-        rc = obj_mf_expand_llmisvc(m, obj, src, err);
-    else if (strcmp(kind, "PodCliqueSet") == 0)
-        rc = obj_mf_expand_pcs(m, obj, src, err);
-    else if (strcmp(kind, "PodGroup") == 0)
-        return obj_mf_read_podgroup(m, obj, err);
-    else if (strcmp(kind, "RoleBasedGroup") == 0)
-        rc = obj_mf_expand_rbg(m, obj, src, err);
-    else if (strcmp(kind, "DisaggregatedSet") == 0)
-        rc = obj_mf_expand_disaggregatedset(m, obj, src, err);
-    else if (obj_dra_is_kind(kind))
-        return TPX_OK; /* no pods, but objects/dra.c reads it (claim demand, ComputeDomains) */
-    else {
-        obj_mf_add_note(m, "%s: skipped %s '%s' (no pods to place)", src, kind,
-                        obj_mf_obj_name(obj));
-        return TPX_OK;
-    }
-    if (rc != TPX_OK)
+    rc = obj_mf_dispatch(m, obj, src, &prefix, err);
+    if (rc != TPX_OK && prefix)
         prefix_at(m, m->nfiles - 1, m->err_at, obj, src, err);
     return rc;
 }
@@ -1046,14 +975,31 @@ void obj_manifest_replica_source(const struct obj_manifest *m, size_t r, char *o
     place_of(m, p, v, out, len);
 }
 
+/* A pod of a kind topox does not know: its group was assumed from the size fields beside its
+ * template, so its layout is never certain (the certainty rule): placed as preferred. */
+static void assumed_layout(struct pol_workload *wl, const char *kind)
+{
+    size_t n = strlen(wl->layout.why);
+
+    /* a pod with accelerators has a layout even alone: its group of one was assumed too */
+    if (wl->accel_per_pod)
+        wl->has_intent = true;
+    wl->layout.certain = false;
+    snprintf(wl->layout.why + n, sizeof(wl->layout.why) - n,
+             "%s%.60s is a kind topox does not know: its groups are assumed", n ? "; " : "", kind);
+    pol_workload_uncertain(wl, POL_UNCERTAIN_PREFER);
+}
+
 enum tpx_code obj_manifest_finish(struct obj_manifest *m, struct tpx_err *err)
 {
-    if (m->npods == 0)
+    if (m->npods == 0) {
+        char names[1024];
+        obj_mf_kind_names(names, sizeof(names));
         return tpx_err_set(err, TPX_EINVAL,
-                           "no pods to place (kinds: LeaderWorkerSet, Deployment, "
-                           "StatefulSet, Job, JobSet, Pod, List, DisaggregatedSet, "
-                           "DynamoGraphDeployment, PodCliqueSet, LLMInferenceService, "
-                           "RoleBasedGroup, PyTorchJob, TrainJob, MPIJob)");
+                           "no pods to place (kinds: %s, List, and any object that embeds a pod "
+                           "template)",
+                           names);
+    }
     m->wl = calloc(m->npods, sizeof(*m->wl));
     m->names = calloc(m->npods, sizeof(*m->names));
     m->pol_jobs = calloc(m->njobs, sizeof(*m->pol_jobs));
@@ -1084,6 +1030,10 @@ enum tpx_code obj_manifest_finish(struct obj_manifest *m, struct tpx_err *err)
         m->pol_replicas[r].pods = m->wl + a;
         m->pol_replicas[r].pod_names = m->names + a;
         m->pol_replicas[r].npods = b - a;
+    }
+    for (size_t i = 0; i < m->npods; i++) {
+        if (m->jobs[m->pods[i].job].generic)
+            assumed_layout(&m->wl[i], m->jobs[m->pods[i].job].kind);
     }
     for (size_t j = 0; j < m->njobs; j++) {
         m->pol_jobs[j].name = m->jobs[j].name;

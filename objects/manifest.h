@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* objects/manifest.h - job manifests (LeaderWorkerSet, Deployment, StatefulSet, Job, JobSet, Pod,
- * List, and the operators' kinds: DisaggregatedSet, DynamoGraphDeployment, PodCliqueSet,
- * LLMInferenceService, RoleBasedGroup, PyTorchJob, TrainJob, MPIJob, with PodGroups of the Workload
- * API)
+/* objects/manifest.h - job manifests (the kinds of objects/manifest_kinds.c's table, recognised by
+ * API group and kind, and any other object that embeds pod templates, expanded generically)
  * -> the pods their controllers would create, with the labels, annotations, container env,
  * command and resources those controllers put on real pods, their workloads
  * (pol_workload_infer) and a struct pol_job per object for pol_plan(). The API version each
@@ -12,6 +10,7 @@
 #define TPX_OBJECTS_MANIFEST_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "common/envexpand.h"
@@ -41,7 +40,22 @@ struct obj_manifest_job {
     char source[POL_KEY_MAX]; /* "FILE#DOC": where it was read */
     size_t first_replica;     /* into obj_manifest.replica_first_pod / pol replicas */
     size_t nreplicas;
+    bool generic; /* a kind topox does not know, expanded from its pod templates: every layout
+                     of its pods is uncertain (placed as preferred) */
 };
+
+/* One kind `plan` reads (the table of objects/manifest_kinds.c), for `topox plan --help`. */
+struct obj_kind_row {
+    const char *group;   /* API group, "" for the core group */
+    const char *kind;    /* "LeaderWorkerSet" */
+    const char *version; /* the API version its expansion was written from */
+    bool pods;           /* plan makes pods of it (else it is read for something else, or noted) */
+};
+
+/* Row i of the kinds table (NULL past the end), and how many rows it has. Static storage. Objects
+ * of any other group and kind that embed pod templates are expanded generically. */
+const struct obj_kind_row *obj_manifest_kind(size_t i);
+size_t obj_manifest_nkinds(void);
 
 struct obj_manifest_pod;
 

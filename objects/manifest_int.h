@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* objects/manifest_int.h - what objects/manifest.c shares with the files that expand the
- * operators' kinds (manifest_serving.c: DisaggregatedSet, DynamoGraphDeployment, RoleBasedGroup,
- * LLMInferenceService, PodCliqueSet; manifest_training.c: PyTorchJob, MPIJob, TrainJob and the
- * Workload API's PodGroups). Private to objects/manifest*.c. Not thread-safe, like the manifest. */
+ * operators' kinds (manifest_kinds.c: the table, by API group and kind; manifest_serving.c:
+ * DisaggregatedSet, DynamoGraphDeployment, RoleBasedGroup, LLMInferenceService, PodCliqueSet;
+ * manifest_training.c: PyTorchJob, MPIJob, TrainJob and the Workload API's PodGroups;
+ * manifest_aibrix.c: StormService; manifest_ray.c: KubeRay and RayClusterFleet; manifest_nim.c:
+ * NIMService; manifest_generic.c: every other kind). Private to objects/manifest*.c. Not
+ * thread-safe, like the manifest. */
 #ifndef TPX_OBJECTS_MANIFEST_INT_H
 #define TPX_OBJECTS_MANIFEST_INT_H
 
@@ -89,8 +92,9 @@ void obj_mf_inject(struct obj_manifest_pod *p, const char *key, const char *fmt,
     __attribute__((format(printf, 3, 4)));
 /* Keep o (owned) alive until release; NULL with *err when o is NULL or out of memory. */
 json_t *obj_mf_keep(struct obj_manifest *m, json_t *o, struct tpx_err *err);
-const json_t *obj_mf_same_file_object(const struct obj_manifest *m, const char *kind,
-                                      const char *name);
+/* By API group and kind ("" the core group), named name, in the file being read; or NULL. */
+const json_t *obj_mf_same_file_object(const struct obj_manifest *m, const char *group,
+                                      const char *kind, const char *name);
 json_t *obj_mf_container_named(const json_t *ps, const char *name);
 /* The pods of one LeaderWorkerSet spec named name, for the job the caller added. */
 enum tpx_code obj_mf_lws_pods(struct obj_manifest *m, struct expander *x, const json_t *obj,
@@ -99,7 +103,41 @@ enum tpx_code obj_mf_lws_pods(struct obj_manifest *m, struct expander *x, const 
 enum tpx_code obj_mf_expand_jobset(struct obj_manifest *m, const json_t *obj, const char *src,
                                    struct tpx_err *err);
 
+/* Expand obj by its API group and kind (objects/manifest_kinds.c), generically when the table has
+ * no row for it. *prefix: whether an error should be prefixed with "FILE:LINE: KIND 'name'". */
+enum tpx_code obj_mf_dispatch(struct obj_manifest *m, const json_t *obj, const char *src,
+                              bool *prefix, struct tpx_err *err);
+/* The kinds that make pods, "Pod, Deployment, ...", for the "no pods to place" message. */
+void obj_mf_kind_names(char *out, size_t len);
+
 /* The kinds: each adds its job and pods, or a note; errors as obj_manifest_add_docs(). */
+enum tpx_code obj_mf_expand_pod(struct obj_manifest *m, const json_t *obj, const char *src,
+                                struct tpx_err *err);
+/* Deployment, StatefulSet, ReplicaSet (the kind is read from obj). */
+enum tpx_code obj_mf_expand_replicated(struct obj_manifest *m, const json_t *obj, const char *src,
+                                       struct tpx_err *err);
+enum tpx_code obj_mf_expand_job(struct obj_manifest *m, const json_t *obj, const char *src,
+                                struct tpx_err *err);
+enum tpx_code obj_mf_expand_lws(struct obj_manifest *m, const json_t *obj, const char *src,
+                                struct tpx_err *err);
+/* objects/manifest_generic.c: any other kind, from the pod templates it embeds. */
+enum tpx_code obj_mf_expand_generic(struct obj_manifest *m, const json_t *obj, const char *src,
+                                    struct tpx_err *err);
+/* objects/manifest_aibrix.c */
+enum tpx_code obj_mf_expand_stormservice(struct obj_manifest *m, const json_t *obj, const char *src,
+                                         struct tpx_err *err);
+/* objects/manifest_ray.c */
+enum tpx_code obj_mf_expand_raycluster(struct obj_manifest *m, const json_t *obj, const char *src,
+                                       struct tpx_err *err);
+enum tpx_code obj_mf_expand_rayservice(struct obj_manifest *m, const json_t *obj, const char *src,
+                                       struct tpx_err *err);
+enum tpx_code obj_mf_expand_rayjob(struct obj_manifest *m, const json_t *obj, const char *src,
+                                   struct tpx_err *err);
+enum tpx_code obj_mf_expand_rayfleet(struct obj_manifest *m, const json_t *obj, const char *src,
+                                     struct tpx_err *err);
+/* objects/manifest_nim.c */
+enum tpx_code obj_mf_expand_nimservice(struct obj_manifest *m, const json_t *obj, const char *src,
+                                       struct tpx_err *err);
 enum tpx_code obj_mf_expand_disaggregatedset(struct obj_manifest *m, const json_t *obj,
                                              const char *src, struct tpx_err *err);
 enum tpx_code obj_mf_expand_dgd(struct obj_manifest *m, const json_t *obj, const char *src,

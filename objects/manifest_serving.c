@@ -122,7 +122,7 @@ static const char *configmap_file(const struct obj_manifest *m, const json_t *po
             const char *n = json_string_value(json_object_get(v, "name"));
             if (!cm || !n || strcmp(n, vn) != 0)
                 continue;
-            obj = obj_mf_same_file_object(m, "ConfigMap", cm);
+            obj = obj_mf_same_file_object(m, "", "ConfigMap", cm);
             return obj ? json_string_value(json_object_get(json_object_get(obj, "data"), key))
                        : NULL;
         }
@@ -421,9 +421,40 @@ fail:
     return err->code;
 }
 
-/* patch merged into base (both objects, base owned): objects recursively, `containers` and
- * `initContainers` element by element by name, anything else replaced; the strategic merge
- * patch RBG applies, for the fields a pod template patch uses. */
+/* The merge key of a pod template list that a strategic merge patch merges element by element
+ * (k8s.io/api/core/v1 types.go patchMergeKey tags), or NULL for a list it replaces. */
+static const char *merge_key(const char *list)
+{
+    static const struct {
+        const char *list;
+        const char *key;
+    } keys[] = {
+        {"containers", "name"}, {"initContainers", "name"},    {"env", "name"},
+        {"volumes", "name"},    {"volumeMounts", "mountPath"}, {"ports", "containerPort"},
+        {"tolerations", "key"}, {"imagePullSecrets", "name"},
+    };
+
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        if (strcmp(keys[i].list, list) == 0)
+            return keys[i].key;
+    }
+    return NULL;
+}
+
+/* Do two list elements have the same merge key value? */
+static bool same_key(const json_t *a, const json_t *b, const char *key)
+{
+    const json_t *x = json_object_get(a, key);
+    const json_t *y = json_object_get(b, key);
+    return x && y && json_equal(x, y);
+}
+
+/* patch merged into base (both objects, base owned), as RBG's controller applies a pod template
+ * patch: strategic merge patch (k8s.io/apimachinery strategicpatch.StrategicMergePatch, called
+ * by sgl-project/rbg for templateRef.patch, leaderTemplatePatch and workerTemplatePatch; order
+ * roleTemplates -> templateRef.patch -> leader/worker patch): objects recursively, the lists
+ * with a merge key (containers, env, volumes by name, volumeMounts by mountPath, ports by
+ * containerPort, ...) element by element, other lists and scalars replaced, null deletes. */
 static void merge_patch(json_t *base, const json_t *patch)
 {
     const char *k;
@@ -432,32 +463,32 @@ static void merge_patch(json_t *base, const json_t *patch)
     json_object_foreach((json_t *)patch, k, v)
     {
         json_t *b = json_object_get(base, k);
-        if (json_is_object(v) && json_is_object(b)) {
+        const char *mk = merge_key(k);
+        if (json_is_null(v)) {
+            json_object_del(base, k);
+        } else if (json_is_object(v) && json_is_object(b)) {
             merge_patch(b, v);
-        } else if (json_is_array(v) && json_is_array(b) &&
-                   (strcmp(k, "containers") == 0 || strcmp(k, "initContainers") == 0)) {
+        } else if (json_is_array(v) && json_is_array(b) && mk) {
             size_t i;
             json_t *pc;
             json_array_foreach(v, i, pc)
             {
-                const char *n = json_string_value(json_object_get(pc, "name"));
                 size_t j;
                 json_t *bc;
                 bool merged = false;
                 json_array_foreach(b, j, bc)
                 {
-                    const char *bn = json_string_value(json_object_get(bc, "name"));
-                    if (n && bn && strcmp(n, bn) == 0 && json_is_object(pc)) {
+                    if (json_is_object(pc) && same_key(bc, pc, mk)) {
                         merge_patch(bc, pc);
                         merged = true;
                         break;
                     }
                 }
                 if (!merged)
-                    json_array_append(b, pc);
+                    json_array_append_new(b, json_deep_copy(pc));
             }
         } else {
-            json_object_set(base, k, v);
+            json_object_set_new(base, k, json_deep_copy(v));
         }
     }
 }
@@ -486,24 +517,46 @@ static void rbg_env(struct obj_manifest_pod *p, const char *rbg, const char *rol
     }
 }
 
-/* The leader or worker template of a leaderWorkerPattern: template with leaderTemplatePatch or
- * workerTemplatePatch merged in. NULL with *err. */
-static json_t *rbg_lwp_template(struct obj_manifest *m, const json_t *lwp, bool leader,
-                                struct tpx_err *err)
+/* A pattern's pod template (RBG v1alpha2 TemplateSource): its inline `template`, or the
+ * spec.roleTemplates entry its `templateRef` names with templateRef.patch merged in; then, for a
+ * leaderWorkerPattern, `extra` (leaderTemplatePatch or workerTemplatePatch) merged on top.
+ * Owned by m; NULL with *err. */
+static json_t *rbg_template(struct obj_manifest *m, const json_t *rbg, const json_t *pattern,
+                            const char *what, const json_t *extra, struct tpx_err *err)
 {
-    const json_t *patch =
-        json_object_get(lwp, leader ? "leaderTemplatePatch" : "workerTemplatePatch");
+    const json_t *inline_t = json_object_get(pattern, "template");
+    const json_t *ref = json_object_get(pattern, "templateRef");
+    const char *rname = json_string_value(json_object_get(ref, "name"));
+    const json_t *base = inline_t;
     json_t *t;
 
-    if (!json_is_object(json_object_get(lwp, "template"))) {
-        m->err_at = lwp;
-        tpx_err_set(err, TPX_EINVAL, "leaderWorkerPattern.template is missing");
+    m->err_at = pattern;
+    if (!json_is_object(inline_t) && ref) {
+        size_t i;
+        const json_t *rt;
+        base = NULL;
+        json_array_foreach(json_object_get(json_object_get(rbg, "spec"), "roleTemplates"), i, rt)
+        {
+            const char *n = json_string_value(json_object_get(rt, "name"));
+            if (n && rname && strcmp(n, rname) == 0)
+                base = json_object_get(rt, "template");
+        }
+        if (!json_is_object(base)) {
+            m->err_at = ref;
+            tpx_err_set(err, TPX_EINVAL, "%s.templateRef: no spec.roleTemplates entry named '%s'",
+                        what, rname ? rname : "");
+            return NULL;
+        }
+    }
+    if (!json_is_object(base)) {
+        tpx_err_set(err, TPX_EINVAL, "%s.template is missing (nor is there a templateRef)", what);
         return NULL;
     }
-    t = obj_mf_keep(m, json_deep_copy(json_object_get(lwp, "template")), err);
-
-    if (t && json_is_object(patch))
-        merge_patch(t, patch);
+    t = obj_mf_keep(m, json_deep_copy(base), err);
+    if (t && !json_is_object(inline_t) && json_is_object(json_object_get(ref, "patch")))
+        merge_patch(t, json_object_get(ref, "patch"));
+    if (t && json_is_object(extra))
+        merge_patch(t, extra);
     return t;
 }
 
@@ -558,12 +611,16 @@ enum tpx_code obj_mf_expand_rbg(struct obj_manifest *m, const json_t *obj, const
             goto fail;
         }
         if (sp) {
-            if (obj_mf_add_tmpl(m, json_object_get(sp, "template"), &lt, err) != TPX_OK)
+            json_t *t = rbg_template(m, obj, sp, "standalonePattern", NULL, err);
+            if (!t || obj_mf_add_tmpl(m, t, &lt, err) != TPX_OK)
                 goto fail;
             wt = lt;
         } else {
-            json_t *l = rbg_lwp_template(m, lwp, true, err);
-            json_t *w = l ? rbg_lwp_template(m, lwp, false, err) : NULL;
+            json_t *l = rbg_template(m, obj, lwp, "leaderWorkerPattern",
+                                     json_object_get(lwp, "leaderTemplatePatch"), err);
+            json_t *w = l ? rbg_template(m, obj, lwp, "leaderWorkerPattern",
+                                         json_object_get(lwp, "workerTemplatePatch"), err)
+                          : NULL;
             if (!w || obj_mf_add_tmpl(m, l, &lt, err) != TPX_OK ||
                 obj_mf_add_tmpl(m, w, &wt, err) != TPX_OK)
                 goto fail;

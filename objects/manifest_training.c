@@ -470,7 +470,9 @@ enum tpx_code obj_mf_expand_trainjob(struct obj_manifest *m, const json_t *obj, 
         m->err_at = ref ? ref : spec;
         return tpx_err_set(err, TPX_EINVAL, "spec.runtimeRef.name is missing");
     }
-    rt = obj_mf_same_file_object(m, rkind ? rkind : "ClusterTrainingRuntime", rname);
+    /* trainer.kubeflow.org's runtimes (a runtimeRef's apiGroup defaults to it) */
+    rt = obj_mf_same_file_object(m, "trainer.kubeflow.org",
+                                 rkind ? rkind : "ClusterTrainingRuntime", rname);
     if (!rt) {
         obj_mf_add_note(
             m, "%s: TrainJob '%s': runtime %s '%s' is not in this manifest; no pods to place", src,

@@ -8,6 +8,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+bool obj_api_group(const json_t *obj, char *out, size_t n)
+{
+    const char *api = json_string_value(json_object_get(obj, "apiVersion"));
+    const char *slash = api ? strchr(api, '/') : NULL;
+    size_t len = slash ? (size_t)(slash - api) : 0;
+
+    if (n == 0)
+        return api != NULL;
+    if (len >= n)
+        len = n - 1;
+    if (slash)
+        memcpy(out, api, len);
+    out[len] = '\0';
+    return api != NULL;
+}
+
+bool obj_is_kind(const json_t *obj, const char *group, const char *kind)
+{
+    const char *k = json_string_value(json_object_get(obj, "kind"));
+    char g[128];
+
+    if (!k || strcmp(k, kind) != 0)
+        return false;
+    if (!obj_api_group(obj, g, sizeof(g)))
+        return true;
+    return strcmp(g, group) == 0;
+}
+
 const char *obj_json_scalar(const json_t *v, char *buf, size_t bufsz)
 {
     if (!v || bufsz == 0)

@@ -72,4 +72,15 @@ enum tpx_code obj_node_from_json(const json_t *node, const struct topo_label_con
  * NULL for null, objects and arrays. Cannot fail. */
 const char *obj_json_scalar(const json_t *v, char *buf, size_t bufsz);
 
+/* Is obj of API group `group` ("" for the core group) and kind `kind`? The group is apiVersion's
+ * part before '/' ("apps/v1" -> "apps", "v1" -> ""). Objects are told apart by group AND kind:
+ * several operators name their kinds Job, Service or InferenceService. An object without an
+ * apiVersion (not valid for the API server, but common in hand-written snippets) is matched by
+ * its kind alone. Cannot fail. */
+bool obj_is_kind(const json_t *obj, const char *group, const char *kind);
+
+/* The API group of obj's apiVersion into out ("" for the core group or no apiVersion); false when
+ * obj has no apiVersion string. */
+bool obj_api_group(const json_t *obj, char *out, size_t n);
+
 #endif

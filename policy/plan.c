@@ -192,7 +192,8 @@ enum tpx_code pol_plan(struct pol_ledger *l, const struct pol_job *jobs, size_t 
 {
     const struct topo_cluster *c = pol_ledger_cluster(l);
     size_t nn = topo_cluster_node_count(c);
-    size_t *cand = malloc((nn + 1) * sizeof(*cand));
+    size_t *all = malloc((nn + 1) * sizeof(*all));
+    size_t *acand = malloc((nn + 1) * sizeof(*acand));
     int *scores = malloc((nn + 1) * sizeof(*scores));
     /* the index: each pod's node from the scopes the last commit changed, not every node */
     struct pol_scope_memo *memo = pol_scope_memo_new();
@@ -202,10 +203,10 @@ enum tpx_code pol_plan(struct pol_ledger *l, const struct pol_job *jobs, size_t 
     enum tpx_code rc = TPX_OK;
 
     memset(out, 0, sizeof(*out));
-    if (!cand || !scores)
+    if (!all || !acand || !scores)
         goto oom;
     for (size_t i = 0; i < nn; i++)
-        cand[i] = i;
+        all[i] = i;
     for (size_t j = 0; j < njobs; j++) {
         const struct pol_job *job = &jobs[j];
         for (size_t r = 0; r < job->nreplicas; r++) {
@@ -216,6 +217,9 @@ enum tpx_code pol_plan(struct pol_ledger *l, const struct pol_job *jobs, size_t 
 
             for (size_t k = 0; k < rep->npods && !why[0]; k++) {
                 const struct pol_workload *wl = &rep->pods[k];
+                const unsigned char *adm = rep->admit ? rep->admit[k] : NULL;
+                const size_t *cand = all;
+                size_t nc = nn;
                 struct pol_filter_result res = {0};
                 struct pol_plan_pod *pp;
                 struct tpx_err cerr = TPX_ERR_INIT;
@@ -223,27 +227,43 @@ enum tpx_code pol_plan(struct pol_ledger *l, const struct pol_job *jobs, size_t 
                 bool found, scanned = false;
                 char uid[POL_KEY_MAX + 128];
 
+                /* kube-scheduler's filters first (plan only): only the nodes that admit the pod
+                 * are candidates, and the pass below chooses among them */
+                found = false;
+                if (adm) {
+                    nc = 0;
+                    for (size_t i = 0; i < nn; i++) {
+                        if (adm[i])
+                            acand[nc++] = i;
+                    }
+                    cand = acand;
+                    if (nc == 0) {
+                        snprintf(why, sizeof(why), "replica %zu of %s: pod %zu: %s", r, job->name,
+                                 k, rep->admit_why && rep->admit_why[k] ? rep->admit_why[k] : "");
+                        break;
+                    }
+                }
                 /* the index knows the node the pass below would pick (policy/index.c); the pass
                  * answers what it does not: no intent, preferred, nothing fits and why */
-                if (led_index_choose(l, memo, wl, &node, &found, err) != TPX_OK) {
+                if (!adm && led_index_choose(l, memo, wl, &node, &found, err) != TPX_OK) {
                     rc = err->code;
                     goto fail;
                 }
                 if (!found) {
                     scanned = true;
-                    if (pol_filter_memo(l, memo, wl, cand, nn, now, &res, err) != TPX_OK) {
+                    if (pol_filter_memo(l, memo, wl, cand, nc, now, &res, err) != TPX_OK) {
                         rc = err->code;
                         goto fail;
                     }
-                    if (pol_score_memo(l, memo, wl, cand, nn, now, scores, err) != TPX_OK) {
+                    if (pol_score_memo(l, memo, wl, cand, nc, now, scores, err) != TPX_OK) {
                         pol_filter_result_release(&res);
                         rc = err->code;
                         goto fail;
                     }
-                    best = pick_best(l, wl, &res, cand, nn, scores);
+                    best = pick_best(l, wl, &res, cand, nc, scores);
                     if (best == (size_t)-1 && !wl->has_intent) {
                         unsigned most = 0;
-                        for (size_t i = 0; i < nn; i++) {
+                        for (size_t i = 0; i < nc; i++) {
                             unsigned f = pol_ledger_node_free(l, cand[i]);
                             most = f > most ? f : most;
                         }
@@ -292,7 +312,7 @@ enum tpx_code pol_plan(struct pol_ledger *l, const struct pol_job *jobs, size_t 
                     /* preferred passes the filter everywhere: try the next best node */
                     size_t next;
                     scores[best] = -1;
-                    next = pick_best(l, wl, &res, cand, nn, scores);
+                    next = pick_best(l, wl, &res, cand, nc, scores);
                     if (next == (size_t)-1)
                         break;
                     best = next;
@@ -350,14 +370,16 @@ enum tpx_code pol_plan(struct pol_ledger *l, const struct pol_job *jobs, size_t 
     out->nrejected = rej.n;
     out->estimates = est.p;
     out->nestimates = est.n;
-    free(cand);
+    free(all);
+    free(acand);
     free(scores);
     pol_scope_memo_free(memo);
     return TPX_OK;
 oom:
     rc = tpx_err_set(err, TPX_ENOMEM, "plan: out of memory");
 fail:
-    free(cand);
+    free(all);
+    free(acand);
     free(scores);
     pol_scope_memo_free(memo);
     free(pods.p);

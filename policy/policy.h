@@ -360,6 +360,10 @@ struct pol_job_replica {
     const struct pol_workload *pods; /* group_size entries */
     const char *const *pod_names;    /* npods names ("vllm-0", "vllm-0-1"), or NULL */
     size_t npods;
+    /* plan only: which nodes kube-scheduler's filters admit each pod on (policy/admit.h), one
+     * byte per node of the cluster, and why some do not; NULL (or a NULL entry): every node */
+    const unsigned char *const *admit;
+    const char *const *admit_why;
 };
 
 struct pol_job {

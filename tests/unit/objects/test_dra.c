@@ -188,6 +188,51 @@ Test(obj_dra, computedomain_claimants_are_one_group_in_one_domain)
     obj_manifest_release(&m);
 }
 
+/* NVIDIA's GB200 wide-EP recipe: one ComputeDomain of numNodes 9 shared by the prefill worker
+ * (1 pod) and the decode worker (8 pods), two groups of the manifest. It was refused ("its
+ * claimants belong to more than one group"); the domain is now sized for all 9 claimants, and
+ * every group joins it whole, so all 36 GPUs land in one clique. */
+Test(obj_dra, computedomain_shared_by_several_groups_is_one_clique_for_all)
+{
+    struct tpx_err err = TPX_ERR_INIT;
+    struct obj_manifest m;
+    int notes = 0;
+    size_t claimants = 0;
+
+    obj_manifest_init(&m);
+    cr_assert_eq(obj_manifest_add_file(&m,
+                                       TPX_FIXTURES "/manifests/"
+                                                    "dynamo-dgd-trtllm-gb200-wide-ep-"
+                                                    "computedomain-1p-8d.yaml",
+                                       &err),
+                 TPX_OK, "%s", err.msg);
+    for (size_t f = 0; f < m.nfiles; f++)
+        cr_assert_eq(obj_dra_add_docs(&dra, m.files[f].docs, m.files[f].n, &err), TPX_OK);
+    obj_dra_finish(&dra);
+    cr_assert_eq(dra.ncd, 1);
+    cr_expect_eq(dra.cd[0].num_nodes, 9);
+    cr_assert_eq(obj_dra_manifest_demand(&dra, &m, NULL, NULL, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_manifest_finish(&m, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(obj_dra_manifest_domains(&dra, &m, note_count, &notes, &err), TPX_OK, "%s",
+                 err.msg);
+    cr_assert_eq(m.npods, 10, "frontend, prefill, 8 decode");
+    cr_expect_eq(notes, 1, "numNodes 9 agrees; one note says the groups share the domain");
+    for (size_t i = 0; i < m.npods; i++) {
+        if (m.wl[i].accel_per_pod == 0) {
+            cr_expect_str_neq(m.wl[i].group, "default/computedomain:trtllm-test-compute-domain",
+                              "the frontend claims nothing");
+            continue;
+        }
+        cr_expect_str_eq(m.wl[i].group, "default/computedomain:trtllm-test-compute-domain");
+        cr_expect_eq(m.wl[i].group_size, 9);
+        cr_expect_eq(m.wl[i].pod_index, (int)claimants);
+        cr_expect_eq(m.wl[i].tp, 36, "one clique for all 9 x 4 GPUs");
+        claimants++;
+    }
+    cr_expect_eq(claimants, 9);
+    obj_manifest_release(&m);
+}
+
 /* The driver's e2e test makes a DeviceClass with a custom extendedResourceName for one GPU. */
 Test(obj_dra, extended_resource_name_of_a_device_class_is_demand)
 {

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/objects/test_manifest.c - manifests -> the pods their controllers create: every kind,
  * the labels LWS/JobSet/Job put on pods, group boundaries, leader parallelism shared with workers,
- * engine facts for --record, and bad input. */
+ * engine facts for --record, and bad input; kinds told apart by API group and kind, the generic
+ * expansion of kinds topox does not know, and StormService, RayClusterFleet, RayService,
+ * NIMService and RoleBasedGroup roleTemplates on their operators' public manifests. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "objects/manifest.h"
@@ -1060,4 +1063,220 @@ Test(obj_manifest, mpijob_workers_are_one_group)
     cr_expect(m.nnotes >= 1);
     cr_expect(strstr(m.notes[m.nnotes - 1], "launcher is not placed") != NULL, "%s",
               m.notes[m.nnotes - 1]);
+}
+
+/* --- kinds by API group and kind, the generic expansion, the operators' kinds of 2026 ----------
+ */
+
+/* Load tests/fixtures/manifests/NAME and finish. */
+static void load_fixture(const char *name)
+{
+    char path[512];
+
+    snprintf(path, sizeof(path), "%s/manifests/%s", TPX_FIXTURES, name);
+    load(path);
+}
+
+/* Volcano's Job (batch.volcano.sh) is not a batch/v1 Job: read as one, it had no spec.template
+ * and was refused as bad input. It is expanded from its tasks' templates instead. */
+Test(obj_manifest, volcano_job_is_told_apart_from_batch_job_and_expanded_generically)
+{
+    load_fixture("volcano-job-mindspore-gpu-mpi.yaml");
+    cr_assert_eq(m.njobs, 1);
+    cr_expect_str_eq(m.jobs[0].kind, "Job");
+    cr_expect(m.jobs[0].generic);
+    cr_assert_eq(m.npods, 3, "1 mpimaster + 2 mpiworker");
+    cr_expect_eq(m.nreplicas, 3, "tasks without a size field: each pod alone");
+    cr_expect_str_eq(m.names[0], "mindspore-gpu-mpimaster-0-0");
+    cr_expect_str_eq(m.names[2], "mindspore-gpu-mpiworker-1-0");
+    cr_expect_eq(obj_manifest_pod_facts(&m, 1)->accel, 1);
+    cr_expect(has_note("batch.volcano.sh/v1alpha1) is not a kind topox knows: "
+                       "spec.tasks[1].template read as 2 group(s) of 1 pod(s) (replicas 2)"));
+    cr_expect_null(label(0, "batch.kubernetes.io/job-name"), "no batch/v1 labels");
+}
+
+/* Every object is matched by group and kind: a Service of another group is not skipped as a core
+ * Service, and a core Service is skipped as no pods to place. */
+Test(obj_manifest, objects_without_templates_are_notes_naming_their_kind)
+{
+    load_fixture("aibrix-rayclusterfleet-vllm-ray-executor-two-node.yaml");
+    cr_expect(has_note("skipped Service 'qwen-coder-7b-instruct' (no pods to place)"));
+    cr_expect(has_note("skipped HTTPRoute 'qwen-coder-7b-instruct-router' (no pods to place)"));
+}
+
+/* AIBrix StormService: a role of podGroupSize 2 is one PodSet of 2 pods (one group), with the
+ * PodSet's env in front of the RoleSet's (podset_controller.go createPodFromTemplate). */
+Test(obj_manifest, stormservice_podsets_are_groups_with_the_operators_env_and_labels)
+{
+    size_t p0, p1, lb;
+
+    load_fixture("aibrix-stormservice-sglang-tp-1p1d-podgroupsize2.yaml");
+    cr_assert_eq(m.njobs, 1);
+    cr_expect_str_eq(m.jobs[0].kind, "StormService");
+    cr_expect(!m.jobs[0].generic);
+    cr_assert_eq(m.npods, 5, "routing 1 + prefill 2 + decode 2");
+    cr_assert_eq(m.nreplicas, 3);
+    cr_expect_eq(replica_size(1), 2);
+    cr_expect_eq(replica_size(2), 2);
+    lb = 0;
+    p0 = m.replica_first_pod[1];
+    p1 = p0 + 1;
+    cr_expect_str_eq(label(lb, "role-name"), "routing");
+    cr_expect_str_eq(label(p0, "role-name"), "prefill");
+    cr_expect_str_eq(label(p1, "stormservice.orchestration.aibrix.ai/pod-group-index"), "1");
+    cr_expect_str_eq(label(p1, "storm-service-name"), "tp-1p1d");
+    cr_expect_str_eq(label(p1, "model.aibrix.ai/engine"), "sglang", "the template's own labels");
+    cr_expect_str_eq(env(p1, "POD_GROUP_INDEX"), "1");
+    cr_expect_str_eq(env(p1, "POD_GROUP_SIZE"), "2");
+    cr_expect_str_eq(env(p1, "STORM_SERVICE_NAME"), "tp-1p1d");
+    cr_expect_str_eq(env(p0, "PODSET_NAME"), label(p0, "stormservice.orchestration.aibrix.ai/"
+                                                       "podset-name"));
+    cr_expect_null(env(lb, "PODSET_NAME"), "podGroupSize 1: no PodSet");
+    cr_expect_str_eq(env(lb, "ROLE_NAME"), "routing");
+    cr_expect_str_eq(annotation(p1, "topox.io/group-size"), "2");
+    /* --tp-size 2 --nnodes 2 on two 1-GPU pods: read for certain */
+    cr_expect_eq(m.wl[p0].tp, 2);
+    cr_expect_eq(m.wl[p0].group_size, 2);
+    cr_expect_eq(m.wl[p1].pod_index, 1);
+    cr_expect(m.wl[p0].layout.certain, "%s", m.wl[p0].layout.why);
+}
+
+/* AIBrix RayClusterFleet of KubeRay clusters: the head starts vLLM with the Ray executor, so head
+ * and worker are one TP 2 group; the worker, which states no flags, takes the head's layout. */
+Test(obj_manifest, rayclusterfleet_head_with_ray_executor_spans_the_cluster)
+{
+    size_t h, w;
+
+    load_fixture("aibrix-rayclusterfleet-vllm-ray-executor-two-node.yaml");
+    cr_assert_eq(m.njobs, 1);
+    cr_expect_str_eq(m.jobs[0].kind, "RayClusterFleet");
+    cr_assert_eq(m.npods, 2);
+    cr_assert_eq(m.nreplicas, 1, "one Ray cluster, one group");
+    h = 0;
+    w = 1;
+    cr_expect_str_eq(label(h, "ray.io/node-type"), "head");
+    cr_expect_str_eq(label(w, "ray.io/group"), "small-group");
+    cr_expect_str_eq(label(w, "model.aibrix.ai/name"), "qwen-coder-7b-instruct");
+    cr_expect(strstr(env(w, "RAY_ADDRESS"), "-head-svc.default.svc.cluster.local:6379"));
+    cr_expect_eq(m.wl[h].tp, 2);
+    cr_expect_eq(m.wl[w].tp, 2, "the worker takes the head's layout");
+    cr_expect_eq(m.wl[w].group_size, 2);
+    cr_expect_eq(m.wl[w].pod_index, 1);
+    cr_expect(m.wl[h].layout.certain, "%s", m.wl[h].layout.why);
+}
+
+/* KubeRay's RayService sample runs vLLM inside Ray Serve (no engine flags on the head): its pods
+ * are not one model instance and are planned one by one. */
+Test(obj_manifest, rayservice_without_ray_executor_plans_pods_alone)
+{
+    load_fixture("kuberay-rayservice-vllm-serve-llama3-8b.yaml");
+    cr_assert_eq(m.njobs, 1);
+    cr_expect_str_eq(m.jobs[0].kind, "RayService");
+    cr_assert_eq(m.npods, 2);
+    cr_expect_eq(m.nreplicas, 2);
+    cr_expect_str_eq(m.names[0], "llama-3-8b-raycluster-0-head");
+    cr_expect_str_eq(m.names[1], "llama-3-8b-raycluster-0-gpu-group-worker-0");
+    cr_expect_eq(obj_manifest_pod_facts(&m, 1)->accel, 2);
+    cr_expect(has_note("planned one by one"));
+    cr_expect_null(annotation(1, "topox.io/group"));
+}
+
+/* NVIDIA NIMService with multiNode.parallelism.pp 2 on 8-GPU pods: a LeaderWorkerSet of 2 pods,
+ * TP 8 x PP 2. The NIMCache beside it makes no pods. */
+Test(obj_manifest, nimservice_multinode_is_an_lws_of_pp_pods)
+{
+    load_fixture("nim-operator-nimservice-multinode-deepseek-r1-pp2.yaml");
+    cr_assert_eq(m.njobs, 1);
+    cr_expect_str_eq(m.jobs[0].kind, "NIMService");
+    cr_expect(has_note("skipped NIMCache 'deepseek-r1-nimcache' (no pods to place)"));
+    cr_assert_eq(m.npods, 2);
+    cr_assert_eq(m.nreplicas, 1);
+    cr_expect_str_eq(m.names[0], "deepseek-r1-0");
+    cr_expect_str_eq(m.names[1], "deepseek-r1-0-1");
+    cr_expect_str_eq(env(0, "NIM_LEADER_ROLE"), "1");
+    cr_expect_str_eq(env(1, "NIM_LEADER_ROLE"), "0");
+    cr_expect_str_eq(env(1, "NIM_USE_SGLANG"), "1");
+    cr_expect_str_eq(label(1, "leaderworkerset.sigs.k8s.io/worker-index"), "1");
+    cr_expect_eq(obj_manifest_pod_facts(&m, 0)->accel, 8);
+    cr_expect_eq(m.wl[0].tp, 8);
+    cr_expect_eq(m.wl[0].pp, 2);
+    cr_expect_eq(m.wl[1].group_size, 2);
+    cr_expect(m.wl[0].layout.certain, "%s", m.wl[0].layout.why);
+}
+
+/* RBG v1alpha2 roleTemplates: templateRef names a template, and its patch is merged as a strategic
+ * merge patch (containers by name; the template's image stays). */
+Test(obj_manifest, rbg_roletemplates_templateref_and_patch)
+{
+    const json_t *c;
+    size_t b;
+
+    load_fixture("rbg-v1alpha2-roletemplates-templateref-patch.yaml");
+    cr_assert_eq(m.npods, 5, "frontend 2 + backend 3");
+    cr_expect_str_eq(label(0, "app"), "nginx", "the template's labels");
+    b = pod_named("rbg-with-roletemplates-backend-2");
+    c = json_array_get(
+        json_object_get(json_object_get(obj_manifest_pod_template(&m, b), "spec"), "containers"),
+        0);
+    cr_assert_not_null(c);
+    cr_expect_str_eq(json_string_value(json_object_get(c, "image")),
+                     "anolis-registry.cn-zhangjiakou.cr.aliyuncs.com/openanolis/nginx:1.14.1-8.6");
+    cr_expect_eq(json_integer_value(json_object_get(json_array_get(json_object_get(c, "ports"), 0),
+                                                    "containerPort")),
+                 8080);
+    cr_expect_str_eq(json_string_value(json_object_get(
+                         json_object_get(json_object_get(c, "resources"), "requests"), "memory")),
+                     "128Mi");
+    c = json_array_get(
+        json_object_get(json_object_get(obj_manifest_pod_template(&m, 0), "spec"), "containers"),
+        0);
+    cr_expect_null(json_object_get(c, "ports"), "the frontend has no patch");
+}
+
+/* RBG's templateRef with a leaderWorkerPattern: template -> templateRef.patch (the SGLang
+ * command) -> leader/worker patch (labels), as the controller applies them in order. */
+Test(obj_manifest, rbg_templateref_patch_then_leader_worker_patches)
+{
+    load_fixture("rbg-v1alpha2-templateref-leaderworker-sglang-tp2.yaml");
+    cr_assert_eq(m.npods, 2);
+    cr_expect_str_eq(m.names[0], "agg-tp-with-templates-backend-0-0");
+    cr_expect_str_eq(label(0, "role"), "leader");
+    cr_expect_str_eq(label(1, "role"), "worker");
+    cr_expect_eq(obj_manifest_pod_facts(&m, 1)->accel, 1);
+    cr_expect_eq(m.wl[0].tp, 2);
+    cr_expect_eq(m.wl[1].group_size, 2);
+    cr_expect(m.wl[0].layout.certain, "%s", m.wl[0].layout.why);
+}
+
+/* The kinds table names each kind with its API group; the generic kinds are none of them. */
+Test(obj_manifest, the_table_has_a_group_for_every_kind)
+{
+    bool storm = false, job = false;
+
+    cr_assert_gt(obj_manifest_nkinds(), 20);
+    for (size_t i = 0; i < obj_manifest_nkinds(); i++) {
+        const struct obj_kind_row *k = obj_manifest_kind(i);
+        cr_assert_not_null(k->group);
+        if (strcmp(k->kind, "StormService") == 0)
+            storm = strcmp(k->group, "orchestration.aibrix.ai") == 0;
+        if (strcmp(k->kind, "Job") == 0)
+            job = strcmp(k->group, "batch") == 0;
+    }
+    cr_expect(storm && job);
+    cr_expect_null(obj_manifest_kind(obj_manifest_nkinds()));
+}
+
+/* KFServing's KFService holds no pod template, only a container-like `tensorflow` asking for a
+ * GPU: it was skipped ("no pods to place"); it is now one pod of that container, with a note. */
+Test(obj_manifest, container_like_object_asking_for_a_gpu_is_one_pod)
+{
+    load_fixture("kfserving-kfservice-tensorflow-gpu.yaml");
+    cr_assert_eq(m.njobs, 1);
+    cr_expect_str_eq(m.jobs[0].kind, "KFService");
+    cr_expect(m.jobs[0].generic);
+    cr_assert_eq(m.npods, 1);
+    cr_expect_eq(obj_manifest_pod_facts(&m, 0)->accel, 1);
+    cr_expect(has_note("spec.default.tensorflow read as 1 group(s) of 1 pod(s)"));
+    cr_expect_not(m.wl[0].layout.certain);
+    cr_expect(m.wl[0].preferred);
 }

@@ -505,7 +505,7 @@ static void plan_as_the_full_pass(const struct shape *const *sh, const size_t *n
             snprintf(group, sizeof(group), "%s/%zu", job[j], r);
             for (unsigned k = 0; k < sh[j]->n; k++)
                 pods[j][r][k] = pod_of(sh[j], group, k);
-            reps[j][r] = (struct pol_job_replica){pods[j][r], NULL, sh[j]->n};
+            reps[j][r] = (struct pol_job_replica){pods[j][r], NULL, sh[j]->n, NULL, NULL};
         }
         pj[j] = (struct pol_job){job[j], reps[j], nrep[j]};
     }

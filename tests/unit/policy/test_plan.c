@@ -62,7 +62,7 @@ static void build_job(struct job_store *s, struct pol_job *job, const char *name
             snprintf(w->group, sizeof(w->group), "%s/%zu", name, r);
             snprintf(w->display, sizeof(w->display), "%s group %zu", name, r);
         }
-        s->rep[r] = (struct pol_job_replica){s->wl[r], NULL, n};
+        s->rep[r] = (struct pol_job_replica){s->wl[r], NULL, n, NULL, NULL};
     }
     *job = (struct pol_job){name, s->rep, nrep};
 }

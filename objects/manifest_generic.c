@@ -1,0 +1,437 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* objects/manifest_generic.c - any object of an API group and kind topox does not know, expanded
+ * from the pod templates it embeds, so that no GPU job is ever skipped. A pod template is a
+ * PodTemplateSpec anywhere in the document: the value of `template` or of a key ending in
+ * `Template` (leaderTemplate, workerTemplate, headTemplate, ...) that holds spec.containers; or a
+ * bare PodSpec under `podSpec` or a key ending in `PodSpec`, or any object holding `containers`
+ * (KServe's predictor). Without any, a container-like object whose `resources` ask for an
+ * accelerator (KServe's predictor.model) is one container of a pod. Its pods are counted from the
+ * usual size fields beside it: groups = `replicas` (else `minReplicas`, else 1) times the
+ * `replicas` of every object above it, pods per group = the product of `size`, `podGroupSize`,
+ * `numNodes`, `numOfHosts`, `nodeCount` and `groupSize` (1 when none). A parent holding both a
+ * leader and a worker template with a size S makes groups of one leader and S - 1 workers (the
+ * LeaderWorkerSet shape). Each group of several pods gets topox.io/group, group-size and
+ * pod-index. What was assumed is a note, and every layout of the object is uncertain, placed as
+ * preferred (objects/manifest.c assumed_layout()). */
+#include "objects/manifest_int.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "objects/podfacts.h"
+#include "topology/labels.h"
+
+#define GEN_DEPTH_MAX 16
+#define PATH_LEN 160
+
+/* The fields that give pods per group, multiplied together when several are there. */
+static const char *const size_fields[] = {"size",       "podGroupSize", "numNodes",
+                                          "numOfHosts", "nodeCount",    "groupSize"};
+
+struct gen {
+    struct obj_manifest *m;
+    const json_t *obj;
+    const char *src;
+    struct expander x;
+    bool have_job;
+    unsigned ntemplates;
+};
+
+static bool ends_with(const char *s, const char *tail)
+{
+    size_t a = strlen(s), b = strlen(tail);
+    return a >= b && strcmp(s + a - b, tail) == 0;
+}
+
+static bool has_containers(const json_t *pod_spec)
+{
+    const json_t *cs = json_object_get(pod_spec, "containers");
+    return json_is_array(cs) && json_array_size(cs) > 0 && json_is_object(json_array_get(cs, 0));
+}
+
+/* The pod template at key k holding value v ({metadata, spec}), or NULL: a bare PodSpec is
+ * wrapped (kept alive by m). */
+static const json_t *pod_template(struct gen *g, const char *k, const json_t *v,
+                                  struct tpx_err *err, bool *failed)
+{
+    *failed = false;
+    if (!json_is_object(v))
+        return NULL;
+    if ((strcmp(k, "template") == 0 || ends_with(k, "Template")) &&
+        has_containers(json_object_get(v, "spec")))
+        return v;
+    if ((strcmp(k, "podSpec") == 0 || ends_with(k, "PodSpec")) && has_containers(v)) {
+        json_t *t = obj_mf_keep(g->m, json_pack("{s:{},s:O}", "metadata", "spec", v), err);
+        *failed = t == NULL;
+        return t;
+    }
+    return NULL;
+}
+
+/* An optional count field of o, as obj_mf_get_count() reads it; *present whether it is there. */
+static enum tpx_code count_of(struct obj_manifest *m, const json_t *o, const char *key,
+                              unsigned long *out, bool *present, struct tpx_err *err)
+{
+    const json_t *v = json_object_get(o, key);
+
+    *present = v && !json_is_null(v) && !json_is_object(v) && !json_is_array(v);
+    *out = 1;
+    if (!*present)
+        return TPX_OK;
+    return obj_mf_get_count(m, o, key, 1, out, err);
+}
+
+/* Groups (replicas, else minReplicas) of parent p, with what was read into why. */
+static enum tpx_code groups_of(struct obj_manifest *m, const json_t *p, unsigned long *n, char *why,
+                               size_t len, struct tpx_err *err)
+{
+    bool present;
+
+    if (count_of(m, p, "replicas", n, &present, err) != TPX_OK)
+        return err->code;
+    if (present) {
+        snprintf(why, len, "replicas %lu", *n);
+        return TPX_OK;
+    }
+    if (count_of(m, p, "minReplicas", n, &present, err) != TPX_OK)
+        return err->code;
+    if (present)
+        snprintf(why, len, "minReplicas %lu", *n);
+    else
+        snprintf(why, len, "no replicas field: 1");
+    return TPX_OK;
+}
+
+/* Pods per group of parent p: the product of its size fields. */
+static enum tpx_code size_of(struct obj_manifest *m, const json_t *p, unsigned long *n, char *why,
+                             size_t len, struct tpx_err *err)
+{
+    *n = 1;
+    for (size_t i = 0; i < sizeof(size_fields) / sizeof(size_fields[0]); i++) {
+        unsigned long v;
+        bool present;
+        size_t used = strlen(why);
+        if (count_of(m, p, size_fields[i], &v, &present, err) != TPX_OK)
+            return err->code;
+        if (!present)
+            continue;
+        if (v && *n > OBJ_MANIFEST_MAX_PODS / v)
+            return tpx_err_set(err, TPX_ETOOBIG, "more than %u pods in all", OBJ_MANIFEST_MAX_PODS);
+        *n *= v;
+        snprintf(why + used, len - used, " x %s %lu", size_fields[i], v);
+    }
+    return TPX_OK;
+}
+
+/* A short name for the pods of a template: the parent's name or groupName, else the key. */
+static const char *part_name(const json_t *p, const char *key)
+{
+    const char *n = json_string_value(json_object_get(p, "name"));
+    if (!n)
+        n = json_string_value(json_object_get(p, "groupName"));
+    return n ? n : key;
+}
+
+static bool is_word(const char *k, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *s = k; *s; s++) {
+        if (strncasecmp(s, word, n) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Add the pods of one parent's templates: leader/worker pairs as one group each (when the parent
+ * has a size), every other template as groups of its own. */
+static enum tpx_code add_parent(struct gen *g, const json_t *p, const char *path,
+                                unsigned long mult, const char *const *keys,
+                                const json_t *const *tmpls, size_t n, struct tpx_err *err)
+{
+    struct obj_manifest *m = g->m;
+    const char *name = obj_mf_obj_name(g->obj);
+    const char *ns = obj_mf_obj_ns(g->obj);
+    char gwhy[96];
+    char swhy[160] = "";
+    unsigned long groups;
+    unsigned long per;
+    int leader = -1, worker = -1;
+
+    if (groups_of(m, p, &groups, gwhy, sizeof(gwhy), err) != TPX_OK ||
+        size_of(m, p, &per, swhy, sizeof(swhy), err) != TPX_OK)
+        return err->code;
+    if (mult && groups > OBJ_MANIFEST_MAX_PODS / mult)
+        return tpx_err_set(err, TPX_ETOOBIG, "more than %u pods in all", OBJ_MANIFEST_MAX_PODS);
+    groups *= mult;
+    for (size_t i = 0; i < n; i++) {
+        if (is_word(keys[i], "leader"))
+            leader = (int)i;
+        else if (is_word(keys[i], "worker"))
+            worker = (int)i;
+    }
+    if (!(leader >= 0 && worker >= 0 && per > 1))
+        leader = worker = -1;
+    if (!g->have_job) {
+        if (obj_mf_add_job(m, g->obj, json_string_value(json_object_get(g->obj, "kind")), g->src,
+                           &g->x.job, err) != TPX_OK)
+            return err->code;
+        m->jobs[g->x.job].generic = true;
+        g->have_job = true;
+    }
+    for (size_t t = 0; t < n; t++) {
+        size_t tl = 0;
+        size_t tw = 0;
+        const char *part = part_name(p, keys[t]);
+        bool pair = (int)t == leader;
+
+        if ((int)t == worker)
+            continue; /* with its leader */
+        if (obj_mf_add_tmpl(m, tmpls[t], &tl, err) != TPX_OK ||
+            (pair && obj_mf_add_tmpl(m, tmpls[worker], &tw, err) != TPX_OK))
+            return err->code;
+        if (per && groups > OBJ_MANIFEST_MAX_PODS / per)
+            return tpx_err_set(err, TPX_ETOOBIG, "more than %u pods in all", OBJ_MANIFEST_MAX_PODS);
+        if (obj_mf_reserve_pods(m, groups * per, err) != TPX_OK)
+            return err->code;
+        obj_mf_add_note(m,
+                        "%s: %s '%s' (%s) is not a kind topox knows: %s.%s%s read as %lu group(s) "
+                        "of %lu pod(s) (%s%s%s); layout uncertain, placed as preferred",
+                        g->src, json_string_value(json_object_get(g->obj, "kind")), name,
+                        json_string_value(json_object_get(g->obj, "apiVersion"))
+                            ? json_string_value(json_object_get(g->obj, "apiVersion"))
+                            : "no apiVersion",
+                        path, keys[t], pair ? " (leader) with its worker template" : "", groups,
+                        per, gwhy, mult > 1 ? " x the replicas above it" : "", swhy);
+        for (unsigned long gi = 0; gi < groups; gi++) {
+            char gkey[EXTRA_LEN];
+            char inst[160];
+            int gl;
+
+            snprintf(inst, sizeof(inst), "%.60s-%.60s-%lu", name, part, gi);
+            gl = snprintf(gkey, sizeof(gkey), "%.60s/%.120s", ns, inst);
+            if (gl < 0 || (size_t)gl >= sizeof(gkey))
+                obj_mf_hash_key(gkey, ns, inst, g->ntemplates);
+            if (obj_mf_new_replica(m, err) != TPX_OK)
+                return err->code;
+            for (unsigned long k = 0; k < per; k++) {
+                struct obj_manifest_pod *pod;
+                g->x.tmpl = pair && k > 0 ? tw : tl;
+                pod = obj_mf_new_pod(&g->x, "%s-%lu", inst, k);
+                if (per > 1) {
+                    obj_mf_extra(pod, true, "topox.io/group", "%s", gkey);
+                    obj_mf_extra(pod, true, "topox.io/group-size", "%lu", per);
+                    obj_mf_extra(pod, true, "topox.io/pod-index", "%lu", k);
+                }
+            }
+        }
+        g->ntemplates++;
+    }
+    return TPX_OK;
+}
+
+static enum tpx_code walk(struct gen *g, const json_t *v, char *path, size_t plen,
+                          unsigned long mult, unsigned depth, struct tpx_err *err)
+{
+    const char *keys[16];
+    const json_t *tmpls[16];
+    size_t n = 0;
+    const char *k;
+    json_t *c;
+    size_t i;
+
+    if (depth > GEN_DEPTH_MAX)
+        return TPX_OK;
+    if (json_is_array(v)) {
+        json_array_foreach(v, i, c)
+        {
+            snprintf(path + plen, PATH_LEN - plen, "[%zu]", i);
+            if (walk(g, c, path, strlen(path), mult, depth + 1, err) != TPX_OK)
+                return err->code;
+        }
+        path[plen] = '\0';
+        return TPX_OK;
+    }
+    if (!json_is_object(v))
+        return TPX_OK;
+    if (depth > 0 && !json_object_get(v, "spec") && has_containers(v)) {
+        /* a PodSpec-like object with its own sizes (KServe's predictor: containers and
+         * minReplicas side by side): its pods are counted from itself */
+        const char *dot = strrchr(path, '.');
+        const char *key = dot ? dot + 1 : path;
+        json_t *t = obj_mf_keep(g->m, json_pack("{s:{},s:O}", "metadata", "spec", v), err);
+        if (!t)
+            return err->code;
+        keys[0] = key;
+        tmpls[0] = t;
+        g->m->err_at = v;
+        return add_parent(g, v, path, mult, keys, tmpls, 1, err);
+    }
+    json_object_foreach((json_t *)v, k, c)
+    {
+        bool failed;
+        const json_t *t = pod_template(g, k, c, err, &failed);
+        if (failed)
+            return err->code;
+        if (t && n < sizeof(keys) / sizeof(keys[0])) {
+            keys[n] = k;
+            tmpls[n++] = t;
+        }
+    }
+    if (n) {
+        g->m->err_at = v;
+        return add_parent(g, v, path, mult, keys, tmpls, n, err);
+    }
+    {
+        unsigned long rep = 1;
+        bool present;
+        if (count_of(g->m, v, "replicas", &rep, &present, err) != TPX_OK)
+            return err->code;
+        if (rep && mult > OBJ_MANIFEST_MAX_PODS / rep)
+            return tpx_err_set(err, TPX_ETOOBIG, "more than %u pods in all", OBJ_MANIFEST_MAX_PODS);
+        mult *= rep;
+    }
+    json_object_foreach((json_t *)v, k, c)
+    {
+        if (!json_is_object(c) && !json_is_array(c))
+            continue;
+        snprintf(path + plen, PATH_LEN - plen, "%s%s", plen ? "." : "", k);
+        if (walk(g, c, path, strlen(path), mult, depth + 1, err) != TPX_OK)
+            return err->code;
+    }
+    path[plen] = '\0';
+    return TPX_OK;
+}
+
+/* Does container-like object c ask for an accelerator in resources.limits or .requests? */
+static bool asks_in_resources(const json_t *c)
+{
+    const struct topo_label_config *cfg = topo_label_config_default();
+    const json_t *res = json_object_get(c, "resources");
+
+    for (size_t r = 0; r < cfg->nresources; r++) {
+        if (json_object_get(json_object_get(res, "limits"), cfg->resources[r]) ||
+            json_object_get(json_object_get(res, "requests"), cfg->resources[r]))
+            return true;
+    }
+    return false;
+}
+
+/* When no pod template was found: a container-like object (one whose `resources` ask for an
+ * accelerator: KServe's predictor.model, KFServing's tensorflow, ...) is one container of a pod
+ * its operator builds; the object holding it gives the sizes. */
+static enum tpx_code walk_containers(struct gen *g, const json_t *v, char *path, size_t plen,
+                                     unsigned long mult, unsigned depth, struct tpx_err *err)
+{
+    const char *keys[16];
+    const json_t *tmpls[16];
+    size_t n = 0;
+    const char *k;
+    json_t *c;
+
+    if (depth > GEN_DEPTH_MAX || !json_is_object(v))
+        return TPX_OK;
+    json_object_foreach((json_t *)v, k, c)
+    {
+        json_t *t;
+        if (!json_is_object(c) || !asks_in_resources(c) || n >= sizeof(keys) / sizeof(keys[0]))
+            continue;
+        t = obj_mf_keep(g->m, json_pack("{s:{},s:{s:[O]}}", "metadata", "spec", "containers", c),
+                        err);
+        if (!t)
+            return err->code;
+        if (!json_object_get(
+                json_array_get(json_object_get(json_object_get(t, "spec"), "containers"), 0),
+                "name"))
+            json_object_set_new(
+                json_array_get(json_object_get(json_object_get(t, "spec"), "containers"), 0),
+                "name", json_string(k));
+        keys[n] = k;
+        tmpls[n++] = t;
+    }
+    if (n) {
+        g->m->err_at = v;
+        return add_parent(g, v, path, mult, keys, tmpls, n, err);
+    }
+    json_object_foreach((json_t *)v, k, c)
+    {
+        if (!json_is_object(c))
+            continue;
+        snprintf(path + plen, PATH_LEN - plen, "%s%s", plen ? "." : "", k);
+        if (walk_containers(g, c, path, strlen(path), mult, depth + 1, err) != TPX_OK)
+            return err->code;
+    }
+    path[plen] = '\0';
+    return TPX_OK;
+}
+
+/* Does v name an accelerator resource anywhere (a key "nvidia.com/gpu", ...)? */
+static bool asks_accelerators(const json_t *v, unsigned depth)
+{
+    const struct topo_label_config *cfg = topo_label_config_default();
+    const char *k;
+    json_t *c;
+    size_t i;
+
+    if (depth > GEN_DEPTH_MAX)
+        return false;
+    if (json_is_array(v)) {
+        json_array_foreach(v, i, c)
+        {
+            if (asks_accelerators(c, depth + 1))
+                return true;
+        }
+        return false;
+    }
+    json_object_foreach((json_t *)v, k, c)
+    {
+        for (size_t r = 0; r < cfg->nresources; r++) {
+            if (strcmp(k, cfg->resources[r]) == 0)
+                return true;
+        }
+        if ((json_is_object(c) || json_is_array(c)) && asks_accelerators(c, depth + 1))
+            return true;
+    }
+    return false;
+}
+
+enum tpx_code obj_mf_expand_generic(struct obj_manifest *m, const json_t *obj, const char *src,
+                                    struct tpx_err *err)
+{
+    struct gen g = {m, obj, src, {m, src, 0, 0}, false, 0};
+    const char *kind = json_string_value(json_object_get(obj, "kind"));
+    char path[PATH_LEN] = "";
+    json_t *spec = json_object_get(obj, "spec");
+
+    /* a kind named *Template or *Runtime (ClusterTrainingRuntime, volcano's JobTemplate, Argo's
+     * WorkflowTemplate, KServe's ServingRuntime) defines pods for others to make: no workload */
+    if (kind && (ends_with(kind, "Template") || ends_with(kind, "Runtime"))) {
+        obj_mf_add_note(m, "%s: skipped %s '%s' (a template for other objects; no pods of its own)",
+                        src, kind, obj_mf_obj_name(obj));
+        return TPX_OK;
+    }
+    if (json_is_object(spec)) {
+        snprintf(path, sizeof(path), "spec");
+        if (walk(&g, spec, path, strlen(path), 1, 0, err) != TPX_OK)
+            return err->code;
+    }
+    if (!g.have_job && json_is_object(spec)) {
+        snprintf(path, sizeof(path), "spec");
+        if (walk_containers(&g, spec, path, strlen(path), 1, 0, err) != TPX_OK)
+            return err->code;
+    }
+    if (g.have_job)
+        return TPX_OK;
+    if (asks_accelerators(obj, 0))
+        obj_mf_add_note(m,
+                        "%s: %s '%s' (%s) asks for accelerators but holds no pod template topox "
+                        "can read (template or *Template with spec.containers); not placed",
+                        src, kind, obj_mf_obj_name(obj),
+                        json_string_value(json_object_get(obj, "apiVersion"))
+                            ? json_string_value(json_object_get(obj, "apiVersion"))
+                            : "no apiVersion");
+    else
+        obj_mf_add_note(m, "%s: skipped %s '%s' (no pods to place)", src, kind,
+                        obj_mf_obj_name(obj));
+    return TPX_OK;
+}

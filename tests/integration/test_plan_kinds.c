@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* tests/integration/test_plan_kinds.c - the real `topox plan` on operators' manifests of the kinds
+ * read by API group and kind (tests/fixtures/manifests, SOURCES.md): exit 0 with the engine's
+ * layout in `estimates[]`, a kind topox does not know expanded generically with a note and an
+ * uncertain layout, `plan --help` printing the kinds table, a ComputeDomain shared by several
+ * groups placed in one clique, and kube-scheduler's filters (nodeSelector, taints) before topox's
+ * rules, with CPU-only pods drawn without GPU cells. */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static void expect_has(const char *hay, const char *needle, const char *what)
+{
+    cr_expect(strstr(hay, needle) != NULL, "%s: no '%s' in:\n%s", what, needle, hay);
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+    size_t n = 0;
+
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+/* `topox plan -o json` of fixture `name` on the example cluster: its exit status. */
+static int plan_json(const char *name, struct run_result *r)
+{
+    char path[512];
+
+    snprintf(path, sizeof(path), "%s/manifests/%s", TPX_FIXTURES, name);
+    cr_assert_eq(
+        run_topox((const char *[]){"plan", "-f", path, "--cluster", "example", "-o", "json", NULL},
+                  NULL, r),
+        0);
+    return r->status;
+}
+
+/* AIBrix StormService: was skipped as "no pods to place" (exit 2); now two SGLang TP 2 groups. */
+Test(plan_kinds, stormservice_groups_are_planned_with_the_engine_layout)
+{
+    struct run_result r;
+
+    cr_expect_eq(plan_json("aibrix-stormservice-sglang-tp-1p1d-podgroupsize2.yaml", &r), 0, "%s",
+                 r.err);
+    expect_has(r.out, "\"engine\": \"sglang\"", "plan");
+    expect_has(r.out, "\"tp\": 2,", "plan");
+    expect_has(r.out, "\"accelerators\": 2,", "plan");
+    expect_has(r.out, "tp-1p1d-roleset-0-prefill-", "plan");
+    cr_expect(strstr(r.err, "no pods to place") == NULL, "%s", r.err);
+    run_result_release(&r);
+}
+
+/* Volcano's Job (batch.volcano.sh): was refused as a batch/v1 Job without a template (exit 2);
+ * now planned from its tasks' templates, with a note, every layout uncertain. */
+Test(plan_kinds, unknown_kind_is_planned_generically_with_a_note)
+{
+    struct run_result r;
+
+    cr_expect_eq(plan_json("volcano-job-mindspore-gpu-mpi.yaml", &r), 0, "%s", r.err);
+    expect_has(r.err, "is not a kind topox knows: spec.tasks[1].template read as 2 group(s)",
+               "note");
+    expect_has(r.out, "mindspore-gpu-mpiworker-1-0", "plan");
+    /* the two GPU workers are uncertain; the CPU-only master has no layout to be unsure of */
+    cr_expect_eq(count(r.out, "\"certain\": false"), 2, "%s", r.out);
+    cr_expect_eq(count(r.out, "\"certain\": true"), 1, "%s", r.out);
+    run_result_release(&r);
+}
+
+/* --help lists the kinds plan reads, from the one table in objects/manifest_kinds.c. */
+Test(plan_kinds, help_lists_every_kind_read)
+{
+    struct run_result r;
+
+    cr_assert_eq(run_topox((const char *[]){"plan", "--help", NULL}, NULL, &r), 0);
+    cr_expect_eq(r.status, 0);
+    expect_has(r.out, "StormService           orchestration.aibrix.ai/v1alpha1", "help");
+    expect_has(r.out, "RayCluster             ray.io/v1", "help");
+    expect_has(r.out, "NIMService             apps.nvidia.com/v1alpha1", "help");
+    expect_has(r.out, "PodCliqueSet", "help");
+    expect_has(r.out, "any other kind that embeds a pod template", "help");
+    run_result_release(&r);
+}
+
+/* NVIDIA's GB200 wide-EP recipe: one ComputeDomain (numNodes 9) shared by the prefill worker and
+ * the 8-pod decode worker. It was refused as bad input (exit 2); every claimant now lands in one
+ * clique of the NVL72-like cluster. */
+Test(plan_kinds, computedomain_shared_by_prefill_and_decode_lands_in_one_clique)
+{
+    char path[512];
+    struct run_result r;
+
+    snprintf(path, sizeof(path), "%s/manifests/%s", TPX_FIXTURES,
+             "dynamo-dgd-trtllm-gb200-wide-ep-computedomain-1p-8d.yaml");
+    cr_assert_eq(run_topox((const char *[]){"plan", "-f", path, "--cluster",
+                                            "racks=2,nodes-per-rack=18,gpus-per-node=4,"
+                                            "domain-nodes=18",
+                                            "-o", "json", NULL},
+                           NULL, &r),
+                 0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    expect_has(r.err, "its 9 claimants come from 2 groups of the manifest", "note");
+    cr_expect_eq(count(r.out, "\"domain\": \"clique-1\""), 10, "%s", r.out);
+    cr_expect_eq(count(r.out, "\"domain\": \"clique-2\""), 0, "%s", r.out);
+    run_result_release(&r);
+}
+
+/* A nodes file of `topox cluster --spec spec`, each node given label key=value (key NULL: none)
+ * and the taint taint_key=present:NoSchedule (NULL: none), written to path. */
+static void nodes_file(const char *path, const char *spec, const char *key, const char *value,
+                       const char *taint_key)
+{
+    struct run_result r;
+    json_t *list;
+    json_error_t je;
+    size_t i;
+    json_t *n;
+
+    cr_assert_eq(
+        run_topox((const char *[]){"cluster", "--spec", spec, "-o", "json", NULL}, NULL, &r), 0);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    list = json_loads(r.out, 0, &je);
+    cr_assert_not_null(list, "%s", je.text);
+    json_array_foreach(json_object_get(list, "items"), i, n)
+    {
+        if (key)
+            json_object_set_new(json_object_get(json_object_get(n, "metadata"), "labels"), key,
+                                json_string(value));
+        if (taint_key)
+            json_object_set_new(n, "spec",
+                                json_pack("{s:[{s:s,s:s,s:s}]}", "taints", "key", taint_key,
+                                          "value", "present", "effect", "NoSchedule"));
+    }
+    cr_assert_eq(json_dump_file(list, path, JSON_INDENT(1)), 0);
+    json_decref(list);
+    run_result_release(&r);
+}
+
+static int plan_on_nodes(const char *name, const char *nodes, struct run_result *r)
+{
+    char path[512];
+
+    snprintf(path, sizeof(path), "%s/manifests/%s", TPX_FIXTURES, name);
+    cr_assert_eq(
+        run_topox((const char *[]){"plan", "-f", path, "--nodes", nodes, "-o", "json", NULL}, NULL,
+                  r),
+        0);
+    return r->status;
+}
+
+/* SGLang's LWS prefill sample selects nodes `pd: "yes"` and tolerates `bopd` and `node-role`
+ * taints. On nodes without the label kube-scheduler would leave it pending: plan rejects it
+ * (exit 3) naming the selector, where it used to place it. With the label it is placed. */
+Test(plan_kinds, node_selector_no_node_matches_is_rejected_naming_it)
+{
+    char nodes[64] = "/tmp/topox-kinds-nodes-XXXXXX";
+    struct run_result r;
+    int fd = mkstemp(nodes);
+
+    cr_assert_geq(fd, 0);
+    close(fd);
+    nodes_file(nodes, "racks=1,nodes-per-rack=2,gpus-per-node=8", NULL, NULL, NULL);
+    cr_expect_eq(plan_on_nodes("sglang-lws-pd-prefill-deepseek-dp-attention.yaml", nodes, &r), 3,
+                 "%s", r.err);
+    expect_has(r.out,
+               "0/2 nodes admit it (kube-scheduler's filters): 2 node(s) didn't match "
+               "nodeSelector pd=yes",
+               "plan");
+    run_result_release(&r);
+    nodes_file(nodes, "racks=1,nodes-per-rack=2,gpus-per-node=8", "pd", "yes", "bopd");
+    cr_expect_eq(plan_on_nodes("sglang-lws-pd-prefill-deepseek-dp-attention.yaml", nodes, &r), 0,
+                 "%s", r.out);
+    expect_has(r.out, "\"placed\": 1", "plan");
+    run_result_release(&r);
+    unlink(nodes);
+}
+
+/* KubeRay's RayService sample: its GPU worker tolerates `nvidia.com/gpu` taints, its CPU head
+ * does not. On GPU nodes all tainted, the worker is placed and the head is rejected naming the
+ * taint; the head, which asks for no GPU, takes no GPU cell in the rack picture. */
+Test(plan_kinds, taints_reject_the_pod_that_does_not_tolerate_them)
+{
+    char nodes[64] = "/tmp/topox-kinds-nodes-XXXXXX";
+    char path[512];
+    struct run_result r;
+    int fd = mkstemp(nodes);
+
+    cr_assert_geq(fd, 0);
+    close(fd);
+    nodes_file(nodes, "racks=1,nodes-per-rack=2,gpus-per-node=8", NULL, NULL, "nvidia.com/gpu");
+    cr_expect_eq(plan_on_nodes("kuberay-rayservice-vllm-serve-llama3-8b.yaml", nodes, &r), 3, "%s",
+                 r.err);
+    expect_has(r.out, "node(s) had untolerated taint {nvidia.com/gpu=present: NoSchedule}", "plan");
+    expect_has(r.out, "\"pod\": \"llama-3-8b-raycluster-0-gpu-group-worker-0\"", "plan");
+    run_result_release(&r);
+    /* untainted: both placed, and the CPU-only head draws no cell */
+    nodes_file(nodes, "racks=1,nodes-per-rack=2,gpus-per-node=8", NULL, NULL, NULL);
+    snprintf(path, sizeof(path), "%s/manifests/%s", TPX_FIXTURES,
+             "kuberay-rayservice-vllm-serve-llama3-8b.yaml");
+    cr_assert_eq(run_topox((const char *[]){"plan", "-f", path, "--nodes", nodes, NULL}, NULL, &r),
+                 0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    expect_has(r.out, "[11......]", "picture: the worker's 2 GPUs only");
+    cr_expect(strstr(r.out, "[0") == NULL, "the head takes no GPU cell:\n%s", r.out);
+    run_result_release(&r);
+    unlink(nodes);
+}
