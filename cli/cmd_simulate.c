@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cli/cmd_simulate.c - `topox simulate`: replay a trace of group arrivals and departures on a
- * synthetic cluster through the policy core (policy/sim.c) with topox's score or a reference
+ * synthetic cluster through the policy core (simulate/sim.c) with topox's score or a reference
  * policy, and print what became of the groups (table or JSON) and the fragmentation over time
- * (SVG); or write a generated trace (policy/simgen.c). docs/simulate.md. */
+ * (SVG); or write a generated trace (simulate/simgen.c). docs/simulate.md. */
 #include "cli/cmd.h"
 
 #include <getopt.h>
@@ -12,8 +12,8 @@
 
 #include "cli/args.h"
 #include "common/buf.h"
-#include "objects/trace.h"
-#include "policy/sim.h"
+#include "simulate/trace.h"
+#include "simulate/sim.h"
 #include "topology/synthetic.h"
 
 static const char usage[] =
@@ -70,7 +70,7 @@ struct sim_opts {
     const char *output;
     const char *svg;
     bool by_shape;
-    enum pol_sim_policy policies[MAX_POLICIES];
+    enum sim_policy policies[MAX_POLICIES];
     size_t npolicies;
 };
 
@@ -83,7 +83,7 @@ static int parse_policies(const struct cmd_args *a, const char *list, struct sim
         size_t len = strcspn(p, ",");
         char word[32];
         snprintf(word, sizeof(word), "%.*s", (int)(len < 31 ? len : 31), p);
-        if (o->npolicies == MAX_POLICIES || !pol_sim_policy_parse(word, &o->policies[o->npolicies]))
+        if (o->npolicies == MAX_POLICIES || !sim_policy_parse(word, &o->policies[o->npolicies]))
             return cmd_args_usage_error(a,
                                         "--policy: '%s' is not topox, best-fit, blind, pack, "
                                         "pack-term, fluid or fluid-rack",
@@ -159,7 +159,7 @@ static int parse(int argc, char **argv, struct sim_opts *o)
     return rc;
 }
 
-static double mean_frag(const struct pol_sim_result *r)
+static double mean_frag(const struct sim_result *r)
 {
     double sum = 0, span;
 
@@ -172,42 +172,42 @@ static double mean_frag(const struct pol_sim_result *r)
     return span > 0 ? sum / span : 0;
 }
 
-static void print_table(const struct pol_sim_result *res, size_t n, size_t nevents)
+static void print_table(const struct sim_result *res, size_t n, size_t nevents)
 {
     printf("%zu events, %u GPUs\n\n", nevents, n ? res[0].accel_total : 0);
     printf("%-10s %6s %6s %10s %8s %5s %8s %9s %10s %10s %14s %9s\n", "POLICY", "GROUPS", "WHOLE",
            "CROSS-RACK", "TP-SPLIT", "HALF", "REJECTED", "WITH-ROOM", "WHOLE-GPUS", "GPU-H-USED",
            "GPU-H-STRANDED", "MEAN-FRAG");
     for (size_t i = 0; i < n; i++) {
-        const struct pol_sim_counts *c = &res[i].counts;
+        const struct sim_counts *c = &res[i].counts;
         printf("%-10s %6zu %6zu %10zu %8zu %5zu %8zu %9zu %10zu %10.0f %14.0f %9.3f\n",
-               pol_sim_policy_name(res[i].policy), c->arrived, c->whole, c->cross_rack, c->tp_split,
+               sim_policy_name(res[i].policy), c->arrived, c->whole, c->cross_rack, c->tp_split,
                c->half, c->rejected, c->rejected_with_room, c->whole_gpus, c->gpu_hours_used,
                c->gpu_hours_stranded, mean_frag(&res[i]));
     }
 }
 
 /* --by-shape: where each policy's rejections come from, one row per group shape. */
-static void print_shapes(const struct pol_sim_result *res, size_t n)
+static void print_shapes(const struct sim_result *res, size_t n)
 {
     printf("\n%-10s %-12s %7s %6s %8s %9s %9s\n", "POLICY", "SHAPE", "ARRIVED", "WHOLE", "REJECTED",
            "WITH-ROOM", "IN-A-RACK");
     for (size_t i = 0; i < n; i++) {
         for (size_t k = 0; k < res[i].nshapes; k++) {
-            const struct pol_sim_shape *sh = &res[i].shapes[k];
+            const struct sim_shape *sh = &res[i].shapes[k];
             char name[48];
             snprintf(name, sizeof(name), "%ux%u tp%u pp%u", sh->pods, sh->gpus, sh->tp, sh->pp);
-            printf("%-10s %-12s %7zu %6zu %8zu %9zu %9zu\n", pol_sim_policy_name(res[i].policy),
-                   name, sh->arrived, sh->whole, sh->rejected, sh->with_room, sh->with_rack_room);
+            printf("%-10s %-12s %7zu %6zu %8zu %9zu %9zu\n", sim_policy_name(res[i].policy), name,
+                   sh->arrived, sh->whole, sh->rejected, sh->with_room, sh->with_rack_room);
         }
     }
 }
 
-static enum tpx_code render_shapes_json(const struct pol_sim_result *r, struct tpx_buf *out,
+static enum tpx_code render_shapes_json(const struct sim_result *r, struct tpx_buf *out,
                                         struct tpx_err *err)
 {
     for (size_t k = 0; k < r->nshapes; k++) {
-        const struct pol_sim_shape *sh = &r->shapes[k];
+        const struct sim_shape *sh = &r->shapes[k];
         if (tpx_buf_addf(out, err,
                          "%s{\"pods\":%u,\"gpus\":%u,\"tp\":%u,\"pp\":%u,\"groups\":%zu,"
                          "\"whole\":%zu,\"rejected\":%zu,\"rejected_with_room\":%zu,"
@@ -219,14 +219,14 @@ static enum tpx_code render_shapes_json(const struct pol_sim_result *r, struct t
     return TPX_OK;
 }
 
-static enum tpx_code render_json(const struct pol_sim_result *res, size_t n, size_t nevents,
+static enum tpx_code render_json(const struct sim_result *res, size_t n, size_t nevents,
                                  struct tpx_buf *out, struct tpx_err *err)
 {
     if (tpx_buf_addf(out, err, "{\"events\":%zu,\"gpus\":%u,\"policies\":[", nevents,
                      n ? res[0].accel_total : 0) != TPX_OK)
         return err->code;
     for (size_t i = 0; i < n; i++) {
-        const struct pol_sim_counts *c = &res[i].counts;
+        const struct sim_counts *c = &res[i].counts;
         if (tpx_buf_addf(
                 out, err,
                 "%s{\"policy\":\"%s\",\"groups\":%zu,\"whole\":%zu,\"cross_rack\":%zu,"
@@ -234,16 +234,15 @@ static enum tpx_code render_json(const struct pol_sim_result *res, size_t n, siz
                 "\"whole_gpus\":%zu,"
                 "\"gpu_hours_used\":%.3f,\"gpu_hours_stranded\":%.3f,"
                 "\"mean_fragmentation\":%.4f,\"shapes\":[",
-                i ? "," : "", pol_sim_policy_name(res[i].policy), c->arrived, c->whole,
-                c->cross_rack, c->tp_split, c->half, c->rejected, c->rejected_with_room,
-                c->whole_gpus, c->gpu_hours_used, c->gpu_hours_stranded,
-                mean_frag(&res[i])) != TPX_OK)
+                i ? "," : "", sim_policy_name(res[i].policy), c->arrived, c->whole, c->cross_rack,
+                c->tp_split, c->half, c->rejected, c->rejected_with_room, c->whole_gpus,
+                c->gpu_hours_used, c->gpu_hours_stranded, mean_frag(&res[i])) != TPX_OK)
             return err->code;
         if (render_shapes_json(&res[i], out, err) != TPX_OK ||
             tpx_buf_adds(out, "],\"samples\":[", err) != TPX_OK)
             return err->code;
         for (size_t k = 0; k < res[i].nsamples; k++) {
-            const struct pol_sim_sample *s = &res[i].samples[k];
+            const struct sim_sample *s = &res[i].samples[k];
             if (tpx_buf_addf(out, err,
                              "%s{\"time\":%.3f,\"used\":%u,\"free\":%u,\"free_whole\":%u,"
                              "\"stranded\":%u,\"fragmentation\":%.4f}",
@@ -259,13 +258,13 @@ static enum tpx_code render_json(const struct pol_sim_result *res, size_t n, siz
 
 /* A sample's share of the cluster that is stranded (free outside whole domains, or held by
  * half-placed groups): the curve of --svg. */
-static double stranded_share(const struct pol_sim_result *r, const struct pol_sim_sample *s)
+static double stranded_share(const struct sim_result *r, const struct sim_sample *s)
 {
     return r->accel_total ? (double)s->stranded / r->accel_total : 0;
 }
 
 /* The stranded share of each replay over time: hours on x, 0..ymax on y, one polyline each. */
-static enum tpx_code render_svg(const struct pol_sim_result *res, size_t n, struct tpx_buf *out,
+static enum tpx_code render_svg(const struct sim_result *res, size_t n, struct tpx_buf *out,
                                 struct tpx_err *err)
 {
     static const char *const colour[] = {"#1f77b4", "#d62728", "#7f7f7f", "#2ca02c", "#9467bd"};
@@ -304,10 +303,10 @@ static enum tpx_code render_svg(const struct pol_sim_result *res, size_t n, stru
                          "<text x=\"%.0f\" y=\"%.0f\" fill=\"%s\">%s</text>\n<polyline "
                          "fill=\"none\" stroke=\"%s\" stroke-width=\"1\" points=\"",
                          x0 + 8 + 80.0 * (double)i, y0 + h + 50, col,
-                         pol_sim_policy_name(res[i].policy), col) != TPX_OK)
+                         sim_policy_name(res[i].policy), col) != TPX_OK)
             return err->code;
         for (size_t k = 0; k < res[i].nsamples; k += step) {
-            const struct pol_sim_sample *s = &res[i].samples[k];
+            const struct sim_sample *s = &res[i].samples[k];
             if (tpx_buf_addf(out, err, "%.1f,%.1f ", x0 + w * s->t / tmax,
                              y0 + h * (1.0 - stranded_share(&res[i], s) / ymax)) != TPX_OK)
                 return err->code;
@@ -332,34 +331,34 @@ static int write_file(const char *path, const struct tpx_buf *b)
 }
 
 /* The events: generated or read. 2 with the message printed for bad input. */
-static int load_events(const struct sim_opts *o, struct pol_sim_event **ev, size_t *n)
+static int load_events(const struct sim_opts *o, struct sim_event **ev, size_t *n)
 {
     struct tpx_err err = TPX_ERR_INIT;
 
     if (o->generate) {
-        struct pol_simgen g;
-        if (pol_simgen_parse(o->generate, &g, &err) != TPX_OK) {
+        struct sim_gen g;
+        if (sim_gen_parse(o->generate, &g, &err) != TPX_OK) {
             fprintf(stderr, "topox simulate: %s\n", err.msg);
             return CMD_USAGE;
         }
-        if (pol_simgen_run(&g, ev, n, &err) != TPX_OK) {
+        if (sim_gen_run(&g, ev, n, &err) != TPX_OK) {
             fprintf(stderr, "topox simulate: %s\n", err.msg);
             return CMD_FAILED;
         }
         return CMD_OK;
     }
-    if (obj_trace_read(o->trace, ev, n, &err) != TPX_OK) {
+    if (sim_trace_read(o->trace, ev, n, &err) != TPX_OK) {
         fprintf(stderr, "topox simulate: %s\n", err.msg);
         return err.code == TPX_ENOMEM ? CMD_FAILED : CMD_USAGE;
     }
     return CMD_OK;
 }
 
-static int replay(const struct sim_opts *o, const struct pol_sim_event *ev, size_t n)
+static int replay(const struct sim_opts *o, const struct sim_event *ev, size_t n)
 {
     struct tpx_err err = TPX_ERR_INIT;
     struct topo_cluster *c = topo_cluster_synthetic(o->cluster, &err);
-    struct pol_sim_result res[MAX_POLICIES];
+    struct sim_result res[MAX_POLICIES];
     struct tpx_buf out;
     size_t done = 0;
     int status = CMD_FAILED;
@@ -371,8 +370,8 @@ static int replay(const struct sim_opts *o, const struct pol_sim_event *ev, size
         return CMD_USAGE;
     }
     for (; done < o->npolicies; done++) {
-        if (pol_sim_run(c, ev, n, o->policies[done], &res[done], &err) != TPX_OK) {
-            fprintf(stderr, "topox simulate: %s: %s\n", pol_sim_policy_name(o->policies[done]),
+        if (sim_run(c, ev, n, o->policies[done], &res[done], &err) != TPX_OK) {
+            fprintf(stderr, "topox simulate: %s: %s\n", sim_policy_name(o->policies[done]),
                     err.msg);
             status = err.code == TPX_EINVAL ? CMD_USAGE : CMD_FAILED;
             goto out;
@@ -401,7 +400,7 @@ static int replay(const struct sim_opts *o, const struct pol_sim_event *ev, size
     }
 out:
     for (size_t i = 0; i < done; i++)
-        pol_sim_result_release(&res[i]);
+        sim_result_release(&res[i]);
     tpx_buf_release(&out);
     topo_cluster_free(c);
     return status;
@@ -410,7 +409,7 @@ out:
 int cmd_simulate(int argc, char **argv)
 {
     struct sim_opts o;
-    struct pol_sim_event *ev = NULL;
+    struct sim_event *ev = NULL;
     size_t n = 0;
     int status = parse(argc, argv, &o);
 
@@ -423,7 +422,7 @@ int cmd_simulate(int argc, char **argv)
         struct tpx_err err = TPX_ERR_INIT;
         struct tpx_buf out;
         tpx_buf_init(&out, (size_t)1 << 30);
-        if (obj_trace_write(&out, ev, n, &err) != TPX_OK) {
+        if (sim_trace_write(&out, ev, n, &err) != TPX_OK) {
             fprintf(stderr, "topox simulate: %s\n", err.msg);
             status = CMD_FAILED;
         } else {

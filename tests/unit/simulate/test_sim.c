@@ -3,7 +3,7 @@
  * the shapes and order it promises; bad specs), and the replay's counters on small traces under
  * the three policies: whole, cross-rack, TP split, half-placed, rejected (with room or without),
  * the GPU-hours and the fragmentation samples. */
-#include "policy/sim.h"
+#include "simulate/sim.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -30,53 +30,52 @@ static void teardown(void)
     cl = NULL;
 }
 
-static struct pol_sim_event arr(double t, const char *g, unsigned pods, unsigned gpus, unsigned tp,
-                                unsigned pp)
+static struct sim_event arr(double t, const char *g, unsigned pods, unsigned gpus, unsigned tp,
+                            unsigned pp)
 {
-    struct pol_sim_event e = {
-        .t = t, .arrive = true, .pods = pods, .gpus = gpus, .tp = tp, .pp = pp};
+    struct sim_event e = {.t = t, .arrive = true, .pods = pods, .gpus = gpus, .tp = tp, .pp = pp};
     snprintf(e.group, sizeof(e.group), "%s", g);
     return e;
 }
 
-static struct pol_sim_event lv(double t, const char *g)
+static struct sim_event lv(double t, const char *g)
 {
-    struct pol_sim_event e = {.t = t, .arrive = false};
+    struct sim_event e = {.t = t, .arrive = false};
     snprintf(e.group, sizeof(e.group), "%s", g);
     return e;
 }
 
-static struct pol_sim_counts run(const struct pol_sim_event *ev, size_t n, enum pol_sim_policy p,
-                                 struct pol_sim_result *keep)
+static struct sim_counts run(const struct sim_event *ev, size_t n, enum sim_policy p,
+                             struct sim_result *keep)
 {
-    struct pol_sim_result r;
-    struct pol_sim_counts c;
+    struct sim_result r;
+    struct sim_counts c;
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_assert_eq(pol_sim_run(cl, ev, n, p, &r, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(sim_run(cl, ev, n, p, &r, &err), TPX_OK, "%s", err.msg);
     c = r.counts;
     if (keep)
         *keep = r;
     else
-        pol_sim_result_release(&r);
+        sim_result_release(&r);
     return c;
 }
 
-Test(pol_simgen, same_seed_same_trace_other_seed_other_trace)
+Test(sim_gen, same_seed_same_trace_other_seed_other_trace)
 {
-    struct pol_simgen g;
-    struct pol_sim_event *a, *b, *c;
+    struct sim_gen g;
+    struct sim_event *a, *b, *c;
     size_t na, nb, nc;
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_assert_eq(pol_simgen_parse("seed=42,groups=200", &g, &err), TPX_OK, "%s", err.msg);
-    cr_assert_eq(pol_simgen_run(&g, &a, &na, &err), TPX_OK);
-    cr_assert_eq(pol_simgen_run(&g, &b, &nb, &err), TPX_OK);
+    cr_assert_eq(sim_gen_parse("seed=42,groups=200", &g, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(sim_gen_run(&g, &a, &na, &err), TPX_OK);
+    cr_assert_eq(sim_gen_run(&g, &b, &nb, &err), TPX_OK);
     cr_assert_eq(na, 400);
     cr_assert_eq(nb, na);
     cr_expect_eq(memcmp(a, b, na * sizeof(*a)), 0, "the same seed gives the same events");
     g.seed = 43;
-    cr_assert_eq(pol_simgen_run(&g, &c, &nc, &err), TPX_OK);
+    cr_assert_eq(sim_gen_run(&g, &c, &nc, &err), TPX_OK);
     cr_assert_eq(nc, na);
     cr_expect_neq(memcmp(a, c, na * sizeof(*a)), 0, "another seed gives another trace");
     free(a);
@@ -84,22 +83,22 @@ Test(pol_simgen, same_seed_same_trace_other_seed_other_trace)
     free(c);
 }
 
-Test(pol_simgen, shapes_order_and_one_leave_per_arrival)
+Test(sim_gen, shapes_order_and_one_leave_per_arrival)
 {
-    struct pol_simgen g;
-    struct pol_sim_event *ev;
+    struct sim_gen g;
+    struct sim_event *ev;
     size_t n, arrivals = 0, leaves = 0, tp16 = 0, pods4 = 0;
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_assert_eq(pol_simgen_parse("seed=3,groups=500,load=0.8,life=2", &g, &err), TPX_OK);
+    cr_assert_eq(sim_gen_parse("seed=3,groups=500,load=0.8,life=2", &g, &err), TPX_OK);
     cr_expect_eq(g.seed, 3);
     cr_expect_eq(g.groups, 500);
     cr_expect(g.load == 0.8 && g.life_h == 2);
     cr_expect_eq(g.gpus, 512, "the default");
-    cr_assert_eq(pol_simgen_run(&g, &ev, &n, &err), TPX_OK);
+    cr_assert_eq(sim_gen_run(&g, &ev, &n, &err), TPX_OK);
     cr_assert_eq(n, 1000);
     for (size_t i = 0; i < n; i++) {
-        const struct pol_sim_event *e = &ev[i];
+        const struct sim_event *e = &ev[i];
         if (i > 0)
             cr_expect(e->t >= ev[i - 1].t, "event %zu goes back in time", i);
         cr_expect(e->pods >= 1 && e->pods <= 4, "event %zu: %u pods", i, e->pods);
@@ -125,7 +124,7 @@ Test(pol_simgen, shapes_order_and_one_leave_per_arrival)
     free(ev);
 }
 
-Test(pol_simgen, bad_specs_name_the_key)
+Test(sim_gen, bad_specs_name_the_key)
 {
     static const struct {
         const char *spec, *msg;
@@ -137,53 +136,53 @@ Test(pol_simgen, bad_specs_name_the_key)
         {"life=", "key 'life': bad value"},
         {"seed=-1", "key 'seed'"},
     };
-    struct pol_simgen g;
+    struct sim_gen g;
 
     for (size_t i = 0; i < NELEM(cases); i++) {
         struct tpx_err err = TPX_ERR_INIT;
-        cr_expect_eq(pol_simgen_parse(cases[i].spec, &g, &err), TPX_EINVAL, "%s", cases[i].spec);
+        cr_expect_eq(sim_gen_parse(cases[i].spec, &g, &err), TPX_EINVAL, "%s", cases[i].spec);
         cr_expect(strstr(err.msg, cases[i].msg) != NULL, "'%s' lacks '%s'", err.msg, cases[i].msg);
     }
 }
 
-Test(pol_sim, policy_names_round_trip)
+Test(sim, policy_names_round_trip)
 {
-    enum pol_sim_policy p;
+    enum sim_policy p;
 
-    cr_expect(pol_sim_policy_parse("best-fit", &p) && p == POL_SIM_BEST_FIT);
-    cr_expect(pol_sim_policy_parse("blind", &p) && p == POL_SIM_BLIND);
-    cr_expect(pol_sim_policy_parse("topox", &p) && p == POL_SIM_TOPOX);
-    cr_expect(pol_sim_policy_parse("pack", &p) && p == POL_SIM_PACK);
-    cr_expect(pol_sim_policy_parse("fluid", &p) && p == POL_SIM_FLUID);
-    cr_expect(pol_sim_policy_parse("fluid-rack", &p) && p == POL_SIM_FLUID_RACK);
-    cr_expect_str_eq(pol_sim_policy_name(POL_SIM_FLUID_RACK), "fluid-rack");
-    cr_expect(!pol_sim_policy_parse("random", &p));
-    cr_expect_str_eq(pol_sim_policy_name(POL_SIM_BEST_FIT), "best-fit");
+    cr_expect(sim_policy_parse("best-fit", &p) && p == SIM_BEST_FIT);
+    cr_expect(sim_policy_parse("blind", &p) && p == SIM_BLIND);
+    cr_expect(sim_policy_parse("topox", &p) && p == SIM_TOPOX);
+    cr_expect(sim_policy_parse("pack", &p) && p == SIM_PACK);
+    cr_expect(sim_policy_parse("fluid", &p) && p == SIM_FLUID);
+    cr_expect(sim_policy_parse("fluid-rack", &p) && p == SIM_FLUID_RACK);
+    cr_expect_str_eq(sim_policy_name(SIM_FLUID_RACK), "fluid-rack");
+    cr_expect(!sim_policy_parse("random", &p));
+    cr_expect_str_eq(sim_policy_name(SIM_BEST_FIT), "best-fit");
 }
 
 /* Two racks of two 8-GPU nodes: a 2-pod group fills a rack, a third finds no room. */
-Test(pol_sim, whole_and_rejected_groups_and_the_gpu_hours, .fini = teardown)
+Test(sim, whole_and_rejected_groups_and_the_gpu_hours, .fini = teardown)
 {
-    const struct pol_sim_event ev[] = {
+    const struct sim_event ev[] = {
         arr(0, "a", 2, 8, 8, 2), arr(0, "b", 2, 8, 8, 2),    arr(3600, "c", 1, 8, 8, 1),
         lv(7200, "a"),           arr(7200, "d", 1, 8, 8, 1), lv(10800, "b"),
         lv(10800, "d"),
     };
-    enum pol_sim_policy ps[] = {POL_SIM_TOPOX, POL_SIM_BEST_FIT, POL_SIM_BLIND, POL_SIM_PACK};
+    enum sim_policy ps[] = {SIM_TOPOX, SIM_BEST_FIT, SIM_BLIND, SIM_PACK};
 
     setup("racks=2,nodes-per-rack=2,gpus-per-node=8");
     for (size_t i = 0; i < NELEM(ps); i++) {
-        struct pol_sim_result r;
-        struct pol_sim_counts c = run(ev, NELEM(ev), ps[i], &r);
-        cr_expect_eq(c.arrived, 4, "%s", pol_sim_policy_name(ps[i]));
-        cr_expect_eq(c.whole, 3, "%s", pol_sim_policy_name(ps[i]));
-        cr_expect_eq(c.rejected, 1, "%s: c finds the cluster full", pol_sim_policy_name(ps[i]));
-        cr_expect_eq(c.rejected_with_room, 0, "%s", pol_sim_policy_name(ps[i]));
+        struct sim_result r;
+        struct sim_counts c = run(ev, NELEM(ev), ps[i], &r);
+        cr_expect_eq(c.arrived, 4, "%s", sim_policy_name(ps[i]));
+        cr_expect_eq(c.whole, 3, "%s", sim_policy_name(ps[i]));
+        cr_expect_eq(c.rejected, 1, "%s: c finds the cluster full", sim_policy_name(ps[i]));
+        cr_expect_eq(c.rejected_with_room, 0, "%s", sim_policy_name(ps[i]));
         cr_expect_eq(c.whole_gpus, 40);
         /* 32 GPUs for 2 h, then 16 + 8 for 1 h */
         cr_expect(c.gpu_hours_used > 87.99 && c.gpu_hours_used < 88.01, "%s: %f",
-                  pol_sim_policy_name(ps[i]), c.gpu_hours_used);
-        cr_expect(c.gpu_hours_stranded < 0.01, "%s: %f", pol_sim_policy_name(ps[i]),
+                  sim_policy_name(ps[i]), c.gpu_hours_used);
+        cr_expect(c.gpu_hours_stranded < 0.01, "%s: %f", sim_policy_name(ps[i]),
                   c.gpu_hours_stranded);
         cr_expect_eq(r.accel_total, 32);
         cr_assert_eq(r.nsamples, 4, "one sample per event time: 0, 1 h, 2 h, 3 h");
@@ -191,53 +190,53 @@ Test(pol_sim, whole_and_rejected_groups_and_the_gpu_hours, .fini = teardown)
         cr_expect(r.samples[1].t == 3600);
         cr_expect_eq(r.samples[r.nsamples - 1].used, 0, "everything left");
         cr_expect_eq(r.samples[r.nsamples - 1].free_whole, 32);
-        pol_sim_result_release(&r);
+        sim_result_release(&r);
     }
 }
 
 /* One pod per rack first; then a 2-pod pipeline: blind splits it over the racks, the rules keep it
  * in one. */
-Test(pol_sim, blind_goes_cross_rack_and_the_rules_do_not, .fini = teardown)
+Test(sim, blind_goes_cross_rack_and_the_rules_do_not, .fini = teardown)
 {
-    const struct pol_sim_event ev[] = {
+    const struct sim_event ev[] = {
         arr(0, "a", 1, 8, 8, 1),
         arr(1, "b", 2, 8, 8, 2),
     };
-    struct pol_sim_counts c;
+    struct sim_counts c;
 
     setup("racks=2,nodes-per-rack=2,gpus-per-node=8");
-    c = run(ev, NELEM(ev), POL_SIM_BLIND, NULL);
+    c = run(ev, NELEM(ev), SIM_BLIND, NULL);
     cr_expect_eq(c.whole, 1);
     cr_expect_eq(c.cross_rack, 1, "blind: r01-n02 and r02-n01");
-    c = run(ev, NELEM(ev), POL_SIM_TOPOX, NULL);
+    c = run(ev, NELEM(ev), SIM_TOPOX, NULL);
     cr_expect_eq(c.whole, 2, "topox: b takes rack r02");
     cr_expect_eq(c.cross_rack, 0);
-    c = run(ev, NELEM(ev), POL_SIM_BEST_FIT, NULL);
+    c = run(ev, NELEM(ev), SIM_BEST_FIT, NULL);
     cr_expect_eq(c.whole, 2);
 }
 
 /* One rack of two nodes, one taken: a 2-pod group cannot fit. Blind places its leader and strands
  * 8 GPUs until the group leaves; the gang rule rejects it whole. */
-Test(pol_sim, blind_half_places_and_strands_the_rules_reject, .fini = teardown)
+Test(sim, blind_half_places_and_strands_the_rules_reject, .fini = teardown)
 {
-    const struct pol_sim_event ev[] = {
+    const struct sim_event ev[] = {
         arr(0, "a", 1, 8, 8, 1),
         arr(0, "b", 2, 8, 8, 2),
         lv(3600, "b"),
         lv(3600, "a"),
     };
-    struct pol_sim_result r;
-    struct pol_sim_counts c;
+    struct sim_result r;
+    struct sim_counts c;
 
     setup("racks=1,nodes-per-rack=2,gpus-per-node=8");
-    c = run(ev, NELEM(ev), POL_SIM_BLIND, &r);
+    c = run(ev, NELEM(ev), SIM_BLIND, &r);
     cr_expect_eq(c.half, 1);
     cr_expect_eq(c.rejected, 0);
     cr_expect(c.gpu_hours_stranded > 7.99 && c.gpu_hours_stranded < 8.01, "%f",
               c.gpu_hours_stranded);
     cr_expect_eq(r.samples[0].stranded, 8);
-    pol_sim_result_release(&r);
-    c = run(ev, NELEM(ev), POL_SIM_TOPOX, NULL);
+    sim_result_release(&r);
+    c = run(ev, NELEM(ev), SIM_TOPOX, NULL);
     cr_expect_eq(c.half, 0);
     cr_expect_eq(c.rejected, 1);
     cr_expect_eq(c.rejected_with_room, 0, "8 free GPUs, the group needs 16");
@@ -245,33 +244,33 @@ Test(pol_sim, blind_half_places_and_strands_the_rules_reject, .fini = teardown)
 }
 
 /* TP 16 on 8-GPU nodes: the rules reject it (all-reduce would cross nodes), blind splits it. */
-Test(pol_sim, tp_split_and_rejected_with_room, .fini = teardown)
+Test(sim, tp_split_and_rejected_with_room, .fini = teardown)
 {
-    const struct pol_sim_event ev[] = {arr(0, "a", 2, 8, 16, 1)};
-    struct pol_sim_counts c;
+    const struct sim_event ev[] = {arr(0, "a", 2, 8, 16, 1)};
+    struct sim_counts c;
 
     setup("racks=1,nodes-per-rack=2,gpus-per-node=8");
-    c = run(ev, NELEM(ev), POL_SIM_BLIND, NULL);
+    c = run(ev, NELEM(ev), SIM_BLIND, NULL);
     cr_expect_eq(c.tp_split, 1);
     cr_expect_eq(c.whole, 0);
-    c = run(ev, NELEM(ev), POL_SIM_TOPOX, NULL);
+    c = run(ev, NELEM(ev), SIM_TOPOX, NULL);
     cr_expect_eq(c.rejected, 1);
     cr_expect_eq(c.rejected_with_room, 1, "16 GPUs free, no 16-GPU domain");
     teardown();
     /* on two-node NVLink domains it is whole */
     setup("racks=1,nodes-per-rack=2,gpus-per-node=8,domain-nodes=2");
-    c = run(ev, NELEM(ev), POL_SIM_TOPOX, NULL);
+    c = run(ev, NELEM(ev), SIM_TOPOX, NULL);
     cr_expect_eq(c.whole, 1);
 }
 
 /* A 4-GPU pod on an empty 8-GPU node leaves 4 of 12 free GPUs outside whole domains. */
-Test(pol_sim, fragmentation_samples, .fini = teardown)
+Test(sim, fragmentation_samples, .fini = teardown)
 {
-    const struct pol_sim_event ev[] = {arr(0, "a", 1, 4, 4, 1), arr(1, "b", 1, 4, 4, 1)};
-    struct pol_sim_result r;
+    const struct sim_event ev[] = {arr(0, "a", 1, 4, 4, 1), arr(1, "b", 1, 4, 4, 1)};
+    struct sim_result r;
 
     setup("racks=1,nodes-per-rack=2,gpus-per-node=8");
-    run(ev, NELEM(ev), POL_SIM_TOPOX, &r);
+    run(ev, NELEM(ev), SIM_TOPOX, &r);
     cr_assert_eq(r.nsamples, 2);
     cr_expect_eq(r.samples[0].free, 12);
     cr_expect_eq(r.samples[0].free_whole, 8);
@@ -279,27 +278,27 @@ Test(pol_sim, fragmentation_samples, .fini = teardown)
     cr_expect(r.samples[0].frag > 0.33 && r.samples[0].frag < 0.34);
     cr_expect_eq(r.samples[1].free_whole, 8, "b fills a's node, not the empty one");
     cr_expect(r.samples[1].frag == 0.0);
-    pol_sim_result_release(&r);
+    sim_result_release(&r);
 }
 
-Test(pol_sim, events_out_of_order_are_refused, .fini = teardown)
+Test(sim, events_out_of_order_are_refused, .fini = teardown)
 {
-    const struct pol_sim_event ev[] = {arr(10, "a", 1, 8, 8, 1), arr(5, "b", 1, 8, 8, 1)};
-    struct pol_sim_result r;
+    const struct sim_event ev[] = {arr(10, "a", 1, 8, 8, 1), arr(5, "b", 1, 8, 8, 1)};
+    struct sim_result r;
     struct tpx_err err = TPX_ERR_INIT;
 
     setup("racks=1,nodes-per-rack=2,gpus-per-node=8");
-    cr_expect_eq(pol_sim_run(cl, ev, NELEM(ev), POL_SIM_TOPOX, &r, &err), TPX_EINVAL);
+    cr_expect_eq(sim_run(cl, ev, NELEM(ev), SIM_TOPOX, &r, &err), TPX_EINVAL);
     cr_expect(strstr(err.msg, "before the previous") != NULL, "%s", err.msg);
     cr_expect_null(r.samples);
 }
 
 /* The breakdown entry of a shape (pods x gpus, tp, pp); fails the test when there is none. */
-static const struct pol_sim_shape *shape(const struct pol_sim_result *r, unsigned pods,
-                                         unsigned gpus, unsigned tp, unsigned pp)
+static const struct sim_shape *shape(const struct sim_result *r, unsigned pods, unsigned gpus,
+                                     unsigned tp, unsigned pp)
 {
     for (size_t i = 0; i < r->nshapes; i++) {
-        const struct pol_sim_shape *sh = &r->shapes[i];
+        const struct sim_shape *sh = &r->shapes[i];
         if (sh->pods == pods && sh->gpus == gpus && sh->tp == tp && sh->pp == pp)
             return sh;
     }
@@ -311,19 +310,19 @@ static const struct pol_sim_shape *shape(const struct pol_sim_result *r, unsigne
  * 8-GPU pod then fits by count in the cluster (fluid admits it) but in no rack (fluid-rack and
  * best-fit reject it with room); a second one finds nothing free even by count: fluid rejects it
  * too, without room. The bound admits what fits by count, never more. */
-Test(pol_sim, fluid_admits_what_fits_by_count_and_never_more, .fini = teardown)
+Test(sim, fluid_admits_what_fits_by_count_and_never_more, .fini = teardown)
 {
-    const struct pol_sim_event ev[] = {
+    const struct sim_event ev[] = {
         arr(0, "a", 1, 4, 4, 1), arr(1, "b", 1, 4, 4, 1), arr(2, "c", 1, 4, 4, 1), lv(3, "a"),
         arr(4, "d", 1, 8, 8, 1), arr(5, "e", 1, 8, 8, 1), lv(3600, "b"),           lv(3600, "c"),
         lv(3600, "d"),           lv(3600, "e"),
     };
-    struct pol_sim_result r;
-    struct pol_sim_counts c;
-    const struct pol_sim_shape *sh;
+    struct sim_result r;
+    struct sim_counts c;
+    const struct sim_shape *sh;
 
     setup("racks=2,nodes-per-rack=1,gpus-per-node=8");
-    c = run(ev, NELEM(ev), POL_SIM_FLUID, &r);
+    c = run(ev, NELEM(ev), SIM_FLUID, &r);
     cr_expect_eq(c.whole, 4, "a, b, c and d: 8 GPUs free when d came");
     cr_expect_eq(c.rejected, 1, "e: every GPU taken");
     cr_expect_eq(c.rejected_with_room, 0);
@@ -334,43 +333,43 @@ Test(pol_sim, fluid_admits_what_fits_by_count_and_never_more, .fini = teardown)
     cr_expect_eq(sh->arrived, 2);
     cr_expect_eq(sh->whole, 1);
     cr_expect_eq(sh->with_room, 0);
-    pol_sim_result_release(&r);
+    sim_result_release(&r);
     for (int p = 0; p < 2; p++) {
-        enum pol_sim_policy pol = p ? POL_SIM_BEST_FIT : POL_SIM_FLUID_RACK;
+        enum sim_policy pol = p ? SIM_BEST_FIT : SIM_FLUID_RACK;
         c = run(ev, NELEM(ev), pol, &r);
-        cr_expect_eq(c.whole, 3, "%s: d and e find 4 + 4 free", pol_sim_policy_name(pol));
-        cr_expect_eq(c.rejected, 2, "%s", pol_sim_policy_name(pol));
-        cr_expect_eq(c.rejected_with_room, 2, "%s", pol_sim_policy_name(pol));
+        cr_expect_eq(c.whole, 3, "%s: d and e find 4 + 4 free", sim_policy_name(pol));
+        cr_expect_eq(c.rejected, 2, "%s", sim_policy_name(pol));
+        cr_expect_eq(c.rejected_with_room, 2, "%s", sim_policy_name(pol));
         sh = shape(&r, 1, 8, 8, 1);
-        cr_expect_eq(sh->rejected, 2, "%s", pol_sim_policy_name(pol));
-        cr_expect_eq(sh->with_room, 2, "%s", pol_sim_policy_name(pol));
-        cr_expect_eq(sh->with_rack_room, 0, "%s: 4 free in each rack", pol_sim_policy_name(pol));
+        cr_expect_eq(sh->rejected, 2, "%s", sim_policy_name(pol));
+        cr_expect_eq(sh->with_room, 2, "%s", sim_policy_name(pol));
+        cr_expect_eq(sh->with_rack_room, 0, "%s: 4 free in each rack", sim_policy_name(pol));
         cr_expect_eq(shape(&r, 1, 4, 4, 1)->whole, 3);
-        pol_sim_result_release(&r);
+        sim_result_release(&r);
     }
 }
 
 /* One rack of two nodes with 4 GPUs free on each: an 8-GPU pod fits the rack by count, not a
  * node. best-fit rejects it with room in the rack; fluid-rack admits it. */
-Test(pol_sim, rejections_with_room_in_a_rack_are_counted_per_shape, .fini = teardown)
+Test(sim, rejections_with_room_in_a_rack_are_counted_per_shape, .fini = teardown)
 {
-    const struct pol_sim_event ev[] = {
+    const struct sim_event ev[] = {
         arr(0, "a", 1, 4, 4, 1), arr(1, "b", 1, 4, 4, 1), arr(2, "c", 1, 4, 4, 1), lv(3, "a"),
         arr(4, "d", 1, 8, 8, 1),
     };
-    struct pol_sim_result r;
-    struct pol_sim_counts c;
-    const struct pol_sim_shape *sh;
+    struct sim_result r;
+    struct sim_counts c;
+    const struct sim_shape *sh;
 
     setup("racks=1,nodes-per-rack=2,gpus-per-node=8");
-    c = run(ev, NELEM(ev), POL_SIM_BEST_FIT, &r);
+    c = run(ev, NELEM(ev), SIM_BEST_FIT, &r);
     cr_expect_eq(c.rejected_with_room, 1);
     sh = shape(&r, 1, 8, 8, 1);
     cr_expect_eq(sh->with_room, 1);
     cr_expect_eq(sh->with_rack_room, 1, "the rack had 8 free, on two nodes");
     cr_expect_eq(r.nshapes, 2);
-    pol_sim_result_release(&r);
-    c = run(ev, NELEM(ev), POL_SIM_FLUID_RACK, NULL);
+    sim_result_release(&r);
+    c = run(ev, NELEM(ev), SIM_FLUID_RACK, NULL);
     cr_expect_eq(c.whole, 4, "a, b, c and d");
     cr_expect_eq(c.rejected, 0);
 }

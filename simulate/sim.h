@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* policy/sim.h - `topox simulate`'s pure core: a trace of group arrivals and departures replayed
+/* simulate/sim.h - `topox simulate`'s pure core: a trace of group arrivals and departures replayed
  * through the very pol_filter, pol_score and pol_commit that serve runs (or through the two
  * reference policies), the counters and fragmentation curve of a replay, and the deterministic
- * trace generator (docs/simulate.md). No I/O, no JSON: objects/trace.c reads and writes traces. */
-#ifndef TPX_POLICY_SIM_H
-#define TPX_POLICY_SIM_H
+ * trace generator (docs/simulate.md). No I/O, no JSON: simulate/trace.c reads and writes traces. */
+#ifndef TPX_SIMULATE_SIM_H
+#define TPX_SIMULATE_SIM_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -13,41 +13,41 @@
 #include "common/err.h"
 #include "topology/model.h"
 
-#define POL_SIM_NAME_MAX 128
+#define SIM_NAME_MAX 128
 
 /* One line of a trace. A leave needs only t and group; its sizes are the arrival's. */
-struct pol_sim_event {
+struct sim_event {
     double t;    /* seconds from the start of the trace, never decreasing */
     bool arrive; /* false: leave */
-    char group[POL_SIM_NAME_MAX];
+    char group[SIM_NAME_MAX];
     unsigned pods, gpus, tp, pp; /* pods per group, accelerators per pod, TP and PP sizes */
     size_t line;                 /* line of the trace file, for messages (0: none) */
 };
 
-enum pol_sim_policy {
-    POL_SIM_TOPOX = 0,  /* pol_filter + pol_score + pol_commit, as serve */
-    POL_SIM_BEST_FIT,   /* the same rules and holds; first member: the rack left with the least free
+enum sim_policy {
+    SIM_TOPOX = 0,  /* pol_filter + pol_score + pol_commit, as serve */
+    SIM_BEST_FIT,   /* the same rules and holds; first member: the rack left with the least free
                            accelerators after the whole group, then the fullest node */
-    POL_SIM_BLIND,      /* no rules, no holds: every pod on the first node with room */
-    POL_SIM_PACK,       /* topox with the experimental rack rank of policy/pack.c turned on
+    SIM_BLIND,      /* no rules, no holds: every pod on the first node with room */
+    SIM_PACK,       /* topox with the experimental rack rank of policy/pack.c turned on
                            (pol_ledger_set_pack): off in serve and plan, kept to measure it */
-    POL_SIM_PACK_TERM,  /* topox with the absolute per-rack packing term of policy/pack.c
+    SIM_PACK_TERM,  /* topox with the absolute per-rack packing term of policy/pack.c
                            (pol_ledger_set_pack_term): off in serve and plan, kept to measure it */
-    POL_SIM_FLUID,      /* a reference, not a placement: a group is admitted whole whenever the
+    SIM_FLUID,      /* a reference, not a placement: a group is admitted whole whenever the
                            cluster has as many free accelerators as it needs, as if any free ones
                            could be combined (no rules, no topology: no fragmentation at all) */
-    POL_SIM_FLUID_RACK, /* the same inside a rack: admitted whole (into the rack with the fewest
+    SIM_FLUID_RACK, /* the same inside a rack: admitted whole (into the rack with the fewest
                            free that has enough) whenever some rack has as many free as it needs */
 };
 
-/* "topox", "best-fit", "blind", "pack", "pack-term", "fluid", "fluid-rack"; pol_sim_policy_parse:
+/* "topox", "best-fit", "blind", "pack", "pack-term", "fluid", "fluid-rack"; sim_policy_parse:
  * false for another word. */
-const char *pol_sim_policy_name(enum pol_sim_policy p);
-bool pol_sim_policy_parse(const char *s, enum pol_sim_policy *out);
+const char *sim_policy_name(enum sim_policy p);
+bool sim_policy_parse(const char *s, enum sim_policy *out);
 
 /* What happened to the groups of a replay. Each arrival is counted in exactly one of whole,
  * cross_rack, tp_split, half and rejected. */
-struct pol_sim_counts {
+struct sim_counts {
     size_t arrived;
     size_t whole;      /* every pod placed, in one rack, each TP group in one domain */
     size_t cross_rack; /* every pod placed, but the pipeline spans racks */
@@ -64,7 +64,7 @@ struct pol_sim_counts {
 
 /* The groups of one shape (pods x accelerators, TP, PP) in a replay: where the rejections with
  * room come from (docs/simulate.md, "Where the rejections with room come from"). */
-struct pol_sim_shape {
+struct sim_shape {
     unsigned pods, gpus, tp, pp;
     size_t arrived, whole, rejected;
     size_t with_room;      /* rejected, the cluster had as many free accelerators */
@@ -74,7 +74,7 @@ struct pol_sim_shape {
 };
 
 /* The cluster after an event (one sample per event time). */
-struct pol_sim_sample {
+struct sim_sample {
     double t;
     unsigned used;       /* accelerators held by placed pods */
     unsigned free;       /* allocatable and not held */
@@ -83,13 +83,13 @@ struct pol_sim_sample {
     double frag;         /* 1 - free_whole / free (0 when nothing is free) */
 };
 
-/* The result of a replay. Owned by the caller: pol_sim_result_release(). */
-struct pol_sim_result {
-    enum pol_sim_policy policy;
-    struct pol_sim_counts counts;
-    struct pol_sim_sample *samples;
+/* The result of a replay. Owned by the caller: sim_result_release(). */
+struct sim_result {
+    enum sim_policy policy;
+    struct sim_counts counts;
+    struct sim_sample *samples;
     size_t nsamples;
-    struct pol_sim_shape *shapes; /* in order of first arrival */
+    struct sim_shape *shapes; /* in order of first arrival */
     size_t nshapes;
     unsigned accel_total; /* allocatable accelerators of the cluster */
 };
@@ -100,18 +100,18 @@ struct pol_sim_result {
  * placed pods stay until the group leaves). The fluid references keep only counts of free
  * accelerators (per rack): their samples have nothing stranded and no fragmentation. A leave
  * releases the group's pods. Events must be in time order with arrivals and leaves that match
- * (objects/trace.c checks a file); a leave of a group that is not live is ignored. TPX_ENOMEM,
+ * (simulate/trace.c checks a file); a leave of a group that is not live is ignored. TPX_ENOMEM,
  * TPX_EINVAL for events out of order. */
-enum tpx_code pol_sim_run(const struct topo_cluster *c, const struct pol_sim_event *ev, size_t n,
-                          enum pol_sim_policy p, struct pol_sim_result *out, struct tpx_err *err);
-void pol_sim_result_release(struct pol_sim_result *r);
+enum tpx_code sim_run(const struct topo_cluster *c, const struct sim_event *ev, size_t n,
+                      enum sim_policy p, struct sim_result *out, struct tpx_err *err);
+void sim_result_release(struct sim_result *r);
 
 /* ------------------------------------------------------------------------------------------------
- * The generator (policy/simgen.c).
+ * The generator (simulate/simgen.c).
  */
 
 /* What `--generate` reads: "seed=N,groups=N,gpus=N,load=X,life=H". */
-struct pol_simgen {
+struct sim_gen {
     uint64_t seed; /* 1 */
     size_t groups; /* arrivals (400) */
     unsigned gpus; /* accelerators of the cluster the load is meant for (512) */
@@ -121,12 +121,12 @@ struct pol_simgen {
 
 /* Defaults, then the comma-separated key=value pairs of spec (NULL or "": defaults only).
  * TPX_EINVAL naming the key for an unknown key or a bad value. */
-enum tpx_code pol_simgen_parse(const char *spec, struct pol_simgen *g, struct tpx_err *err);
+enum tpx_code sim_gen_parse(const char *spec, struct sim_gen *g, struct tpx_err *err);
 
 /* The trace of g: groups arrivals and their leaves, in time order (a leave before an arrival at
  * the same time). The same g gives the same trace, byte for byte, on every machine. *ev is owned by
  * the caller (free()). TPX_ENOMEM. */
-enum tpx_code pol_simgen_run(const struct pol_simgen *g, struct pol_sim_event **ev, size_t *n,
-                             struct tpx_err *err);
+enum tpx_code sim_gen_run(const struct sim_gen *g, struct sim_event **ev, size_t *n,
+                          struct tpx_err *err);
 
 #endif

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* policy/sim.c - the replay behind `topox simulate`: each arrival of a trace placed pod by pod
+/* simulate/sim.c - the replay behind `topox simulate`: each arrival of a trace placed pod by pod
  * through pol_filter, pol_score and pol_commit on one ledger (as serve sees a group come, leader
  * first), or through the two reference policies, each leave released with pol_ledger_forget_pod;
  * the counters and a sample of the cluster after every event. Pure: no I/O, no JSON. */
-#include "policy/sim.h"
+#include "simulate/sim.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,30 +11,28 @@
 
 #include "common/grow.h"
 #include "common/map.h"
-#include "policy/ledger_int.h"
 #include "policy/policy.h"
 
 #define SIM_TTL_S 600
 
-const char *pol_sim_policy_name(enum pol_sim_policy p)
+const char *sim_policy_name(enum sim_policy p)
 {
-    return p == POL_SIM_BEST_FIT     ? "best-fit"
-           : p == POL_SIM_BLIND      ? "blind"
-           : p == POL_SIM_PACK       ? "pack"
-           : p == POL_SIM_PACK_TERM  ? "pack-term"
-           : p == POL_SIM_FLUID      ? "fluid"
-           : p == POL_SIM_FLUID_RACK ? "fluid-rack"
-                                     : "topox";
+    return p == SIM_BEST_FIT     ? "best-fit"
+           : p == SIM_BLIND      ? "blind"
+           : p == SIM_PACK       ? "pack"
+           : p == SIM_PACK_TERM  ? "pack-term"
+           : p == SIM_FLUID      ? "fluid"
+           : p == SIM_FLUID_RACK ? "fluid-rack"
+                                 : "topox";
 }
 
-bool pol_sim_policy_parse(const char *s, enum pol_sim_policy *out)
+bool sim_policy_parse(const char *s, enum sim_policy *out)
 {
-    static const enum pol_sim_policy all[] = {POL_SIM_TOPOX,     POL_SIM_BEST_FIT,  POL_SIM_BLIND,
-                                              POL_SIM_PACK,      POL_SIM_PACK_TERM, POL_SIM_FLUID,
-                                              POL_SIM_FLUID_RACK};
+    static const enum sim_policy all[] = {SIM_TOPOX,     SIM_BEST_FIT, SIM_BLIND,     SIM_PACK,
+                                          SIM_PACK_TERM, SIM_FLUID,    SIM_FLUID_RACK};
 
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
-        if (strcmp(s, pol_sim_policy_name(all[i])) == 0) {
+        if (strcmp(s, sim_policy_name(all[i])) == 0) {
             *out = all[i];
             return true;
         }
@@ -44,8 +42,8 @@ bool pol_sim_policy_parse(const char *s, enum pol_sim_policy *out)
 
 /* A live group of the replay. */
 struct sim_group {
-    const struct pol_sim_event *ev; /* its arrival (borrowed from the trace) */
-    size_t *nodes;                  /* placed pods' nodes, ev->pods entries */
+    const struct sim_event *ev; /* its arrival (borrowed from the trace) */
+    size_t *nodes;              /* placed pods' nodes, ev->pods entries */
     unsigned placed;
     bool half;
     size_t rack; /* the fluid references: the rack it was counted in (TOPO_NONE: the cluster) */
@@ -56,7 +54,7 @@ struct sim {
     const struct topo_cluster *c;
     struct pol_ledger *l;
     struct pol_scope_memo *memo;
-    enum pol_sim_policy policy;
+    enum sim_policy policy;
     size_t nn;
     size_t *cand;
     int *scores;
@@ -70,13 +68,13 @@ struct sim {
     size_t nracks;
     unsigned long *rack_free; /* per rack: free accelerators (scratch, or the fluid's counts) */
     unsigned long fluid_free; /* the fluid references: free accelerators of the cluster */
-    struct pol_sim_result *out;
+    struct sim_result *out;
     size_t samples_cap, shapes_cap;
 };
 
 /* The workload of pod k of the group that arrives with e: a certain layout, as the annotations
  * topox.io/tensor-parallel-size, pipeline-parallel-size, group, group-size and pod-index say. */
-static void sim_workload(const struct pol_sim_event *e, unsigned k, bool intent,
+static void sim_workload(const struct sim_event *e, unsigned k, bool intent,
                          struct pol_workload *wl)
 {
     unsigned total = e->pods * e->gpus, tpp = e->tp * e->pp;
@@ -104,15 +102,15 @@ static void sim_workload(const struct pol_sim_event *e, unsigned k, bool intent,
     wl->layout.certain = true;
 }
 
-static void sim_uid(const struct pol_sim_event *e, unsigned k, char *buf, size_t len)
+static void sim_uid(const struct sim_event *e, unsigned k, char *buf, size_t len)
 {
     snprintf(buf, len, "sim:%s/%u", e->group, k);
 }
 
-/* Best fit for a group's first member (POL_SIM_BEST_FIT): the fitting node whose rack is left with
+/* Best fit for a group's first member (SIM_BEST_FIT): the fitting node whose rack is left with
  * the least free accelerators after the whole group, then the node with the least free, then the
  * lowest index. (size_t)-1 when none fits. */
-static size_t pick_best_fit(struct sim *s, const struct pol_sim_event *e,
+static size_t pick_best_fit(struct sim *s, const struct sim_event *e,
                             const struct pol_filter_result *res)
 {
     unsigned long total = (unsigned long)e->pods * e->gpus;
@@ -155,10 +153,10 @@ static size_t pick_scored(const struct sim *s, const struct pol_filter_result *r
 static enum tpx_code place_ruled(struct sim *s, struct sim_group *g, unsigned k, time_t now,
                                  bool *placed, struct tpx_err *err)
 {
-    const struct pol_sim_event *e = g->ev;
+    const struct sim_event *e = g->ev;
     struct pol_workload wl;
     struct pol_filter_result res;
-    char uid[POL_SIM_NAME_MAX + 32];
+    char uid[SIM_NAME_MAX + 32];
     size_t best;
     enum tpx_code rc;
 
@@ -171,8 +169,7 @@ static enum tpx_code place_ruled(struct sim *s, struct sim_group *g, unsigned k,
     rc = pol_score_memo(s->l, s->memo, &wl, s->cand, s->nn, now, s->scores, err);
     if (rc != TPX_OK)
         goto out;
-    best =
-        s->policy == POL_SIM_BEST_FIT && k == 0 ? pick_best_fit(s, e, &res) : pick_scored(s, &res);
+    best = s->policy == SIM_BEST_FIT && k == 0 ? pick_best_fit(s, e, &res) : pick_scored(s, &res);
     while (best != (size_t)-1) {
         struct pol_placement where;
         struct tpx_err cerr = TPX_ERR_INIT;
@@ -199,9 +196,9 @@ out:
 static enum tpx_code place_blind(struct sim *s, struct sim_group *g, unsigned k, time_t now,
                                  bool *placed, struct tpx_err *err)
 {
-    const struct pol_sim_event *e = g->ev;
+    const struct sim_event *e = g->ev;
     struct pol_workload wl;
-    char uid[POL_SIM_NAME_MAX + 32];
+    char uid[SIM_NAME_MAX + 32];
 
     *placed = false;
     sim_workload(e, k, false, &wl);
@@ -224,7 +221,7 @@ static enum tpx_code place_blind(struct sim *s, struct sim_group *g, unsigned k,
 
 static bool fluid(const struct sim *s)
 {
-    return s->policy == POL_SIM_FLUID || s->policy == POL_SIM_FLUID_RACK;
+    return s->policy == SIM_FLUID || s->policy == SIM_FLUID_RACK;
 }
 
 /* The fluid references: the whole group or nothing, by counts of free accelerators alone. */
@@ -235,7 +232,7 @@ static void place_fluid(struct sim *s, struct sim_group *g)
 
     if (s->fluid_free < need)
         return;
-    if (s->policy == POL_SIM_FLUID_RACK) {
+    if (s->policy == SIM_FLUID_RACK) {
         for (size_t r = 0; r < s->nracks; r++) {
             if (s->rack_free[r] >= need &&
                 (best == TOPO_NONE || s->rack_free[r] < s->rack_free[best]))
@@ -267,27 +264,27 @@ static unsigned long free_counts(struct sim *s)
 }
 
 /* The breakdown entry of e's shape, made on its first arrival; NULL when out of memory. */
-static struct pol_sim_shape *shape_of(struct sim *s, const struct pol_sim_event *e)
+static struct sim_shape *shape_of(struct sim *s, const struct sim_event *e)
 {
-    struct pol_sim_result *r = s->out;
+    struct sim_result *r = s->out;
 
     for (size_t i = 0; i < r->nshapes; i++) {
-        struct pol_sim_shape *sh = &r->shapes[i];
+        struct sim_shape *sh = &r->shapes[i];
         if (sh->pods == e->pods && sh->gpus == e->gpus && sh->tp == e->tp && sh->pp == e->pp)
             return sh;
     }
     if (!TPX_GROW(r->shapes, s->shapes_cap, r->nshapes + 1))
         return NULL;
-    r->shapes[r->nshapes] = (struct pol_sim_shape){e->pods, e->gpus, e->tp, e->pp, 0, 0, 0, 0, 0};
+    r->shapes[r->nshapes] = (struct sim_shape){e->pods, e->gpus, e->tp, e->pp, 0, 0, 0, 0, 0};
     return &r->shapes[r->nshapes++];
 }
 
 /* Count a group once its arrival is done. */
 static enum tpx_code classify(struct sim *s, struct sim_group *g, struct tpx_err *err)
 {
-    const struct pol_sim_event *e = g->ev;
-    struct pol_sim_counts *cn = &s->out->counts;
-    struct pol_sim_shape *sh = shape_of(s, e);
+    const struct sim_event *e = g->ev;
+    struct sim_counts *cn = &s->out->counts;
+    struct sim_shape *sh = shape_of(s, e);
     bool one_rack = true, tp_ok = true;
     unsigned ppu = e->gpus < e->tp ? e->tp / e->gpus : 1;
     unsigned long need = (unsigned long)e->pods * e->gpus;
@@ -341,7 +338,7 @@ static enum tpx_code classify(struct sim *s, struct sim_group *g, struct tpx_err
     return TPX_OK;
 }
 
-static enum tpx_code arrive(struct sim *s, const struct pol_sim_event *e, struct tpx_err *err)
+static enum tpx_code arrive(struct sim *s, const struct sim_event *e, struct tpx_err *err)
 {
     time_t now = (time_t)e->t;
     size_t gi;
@@ -373,19 +370,19 @@ static enum tpx_code arrive(struct sim *s, const struct pol_sim_event *e, struct
         place_fluid(s, g);
     for (unsigned k = 0; !fluid(s) && k < e->pods && rc == TPX_OK; k++) {
         bool placed;
-        rc = s->policy == POL_SIM_BLIND ? place_blind(s, g, k, now, &placed, err)
-                                        : place_ruled(s, g, k, now, &placed, err);
+        rc = s->policy == SIM_BLIND ? place_blind(s, g, k, now, &placed, err)
+                                    : place_ruled(s, g, k, now, &placed, err);
         if (rc == TPX_OK && !placed)
             break;
     }
     return rc == TPX_OK ? classify(s, g, err) : rc;
 }
 
-static void leave(struct sim *s, const struct pol_sim_event *e)
+static void leave(struct sim *s, const struct sim_event *e)
 {
     size_t gi;
     struct sim_group *g;
-    char uid[POL_SIM_NAME_MAX + 32];
+    char uid[SIM_NAME_MAX + 32];
 
     if (!tpx_map_get_num(&s->live, e->group, &gi))
         return;
@@ -409,29 +406,21 @@ static void leave(struct sim *s, const struct pol_sim_event *e)
 }
 
 /* The cluster now, from the ledger's domains. */
-static void sample(const struct sim *s, double t, struct pol_sim_sample *out)
+static void sample(const struct sim *s, double t, struct sim_sample *out)
 {
-    const struct pol_ledger *l = s->l;
-    unsigned free_all = 0, whole = 0;
+    unsigned free_all, whole;
 
     if (fluid(s)) {
         /* counts only: nothing is stranded, nothing fragmented */
-        *out = (struct pol_sim_sample){t,
-                                       (unsigned)(s->out->accel_total - s->fluid_free),
-                                       (unsigned)s->fluid_free,
-                                       (unsigned)s->fluid_free,
-                                       0,
-                                       0.0};
+        *out = (struct sim_sample){t,
+                                   (unsigned)(s->out->accel_total - s->fluid_free),
+                                   (unsigned)s->fluid_free,
+                                   (unsigned)s->fluid_free,
+                                   0,
+                                   0.0};
         return;
     }
-    for (size_t n = 0; n < l->nnodes; n++)
-        free_all += l->n_unsched[n] ? 0 : node_free(l, n);
-    for (size_t d = 0; d < l->ndomains; d++) {
-        unsigned size = led_domain_size(l, d);
-        if (size > 0 && dom_free(l, d) == size)
-            whole += size;
-    }
-    whole = whole < free_all ? whole : free_all;
+    pol_ledger_free_whole(s->l, &free_all, &whole);
     out->t = t;
     out->free = free_all;
     out->used = s->out->accel_total > free_all ? s->out->accel_total - free_all : 0;
@@ -442,8 +431,8 @@ static void sample(const struct sim *s, double t, struct pol_sim_sample *out)
 
 static enum tpx_code push_sample(struct sim *s, double t, struct tpx_err *err)
 {
-    struct pol_sim_result *r = s->out;
-    struct pol_sim_sample now;
+    struct sim_result *r = s->out;
+    struct sim_sample now;
 
     sample(s, t, &now);
     if (r->nsamples > 0 && r->samples[r->nsamples - 1].t == t) {
@@ -471,8 +460,8 @@ static void sim_release(struct sim *s)
     pol_ledger_free(s->l);
 }
 
-enum tpx_code pol_sim_run(const struct topo_cluster *c, const struct pol_sim_event *ev, size_t n,
-                          enum pol_sim_policy p, struct pol_sim_result *out, struct tpx_err *err)
+enum tpx_code sim_run(const struct topo_cluster *c, const struct sim_event *ev, size_t n,
+                      enum sim_policy p, struct sim_result *out, struct tpx_err *err)
 {
     struct sim s = {.c = c, .policy = p, .out = out};
     enum tpx_code rc = TPX_OK;
@@ -487,8 +476,8 @@ enum tpx_code pol_sim_run(const struct topo_cluster *c, const struct pol_sim_eve
     s.l = pol_ledger_new(c, err);
     if (!s.l)
         return err->code;
-    pol_ledger_set_pack(s.l, p == POL_SIM_PACK);
-    if (p == POL_SIM_PACK_TERM)
+    pol_ledger_set_pack(s.l, p == SIM_PACK);
+    if (p == SIM_PACK_TERM)
         pol_ledger_set_pack_term(s.l, true);
     s.memo = pol_scope_memo_new();
     s.cand = malloc((s.nn + 1) * sizeof(*s.cand));
@@ -511,8 +500,8 @@ enum tpx_code pol_sim_run(const struct topo_cluster *c, const struct pol_sim_eve
     }
     rc = push_sample(&s, 0, err);
     for (size_t i = 0; i < n && rc == TPX_OK; i++) {
-        const struct pol_sim_event *e = &ev[i];
-        const struct pol_sim_sample *last = &out->samples[out->nsamples - 1];
+        const struct sim_event *e = &ev[i];
+        const struct sim_sample *last = &out->samples[out->nsamples - 1];
         double dt_h;
         if (e->t < prev_t) {
             rc = tpx_err_set(err, TPX_EINVAL, "line %zu: time %g is before the previous %g",
@@ -534,11 +523,11 @@ enum tpx_code pol_sim_run(const struct topo_cluster *c, const struct pol_sim_eve
 out:
     sim_release(&s);
     if (rc != TPX_OK)
-        pol_sim_result_release(out);
+        sim_result_release(out);
     return rc;
 }
 
-void pol_sim_result_release(struct pol_sim_result *r)
+void sim_result_release(struct sim_result *r)
 {
     if (!r)
         return;

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* policy/simgen.c - `topox simulate --generate`: traces of LeaderWorkerSet-like groups (1-4 pods
+/* simulate/simgen.c - `topox simulate --generate`: traces of LeaderWorkerSet-like groups (1-4 pods
  * of 4 or 8 GPUs, TP 4/8/16, PP 1-4) arriving as a Poisson process and living a
  * hyperexponential time, deterministic per seed (docs/simulate.md gives the distributions). Only
  * integer and +-x/ arithmetic (the logarithm is a series here, not libm's), so a seed gives the
  * same trace everywhere. Pure: no I/O. */
-#include "policy/sim.h"
+#include "simulate/sim.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,11 +109,11 @@ static enum tpx_code parse_num(const char *key, const char *v, size_t len, doubl
     return TPX_OK;
 }
 
-enum tpx_code pol_simgen_parse(const char *spec, struct pol_simgen *g, struct tpx_err *err)
+enum tpx_code sim_gen_parse(const char *spec, struct sim_gen *g, struct tpx_err *err)
 {
     const char *p = spec ? spec : "";
 
-    *g = (struct pol_simgen){1, 400, 512, 1.0, 6.0};
+    *g = (struct sim_gen){1, 400, 512, 1.0, 6.0};
     while (*p) {
         size_t len = strcspn(p, ","), klen;
         const char *eq = memchr(p, '=', len);
@@ -160,7 +160,7 @@ enum tpx_code pol_simgen_parse(const char *spec, struct pol_simgen *g, struct tp
 /* Time order; at one time leaves first, then by group number (the line order is total). */
 static int ev_cmp(const void *a, const void *b)
 {
-    const struct pol_sim_event *x = a, *y = b;
+    const struct sim_event *x = a, *y = b;
 
     if (x->t != y->t)
         return x->t < y->t ? -1 : 1;
@@ -169,8 +169,8 @@ static int ev_cmp(const void *a, const void *b)
     return strcmp(x->group, y->group);
 }
 
-enum tpx_code pol_simgen_run(const struct pol_simgen *g, struct pol_sim_event **ev, size_t *n,
-                             struct tpx_err *err)
+enum tpx_code sim_gen_run(const struct sim_gen *g, struct sim_event **ev, size_t *n,
+                          struct tpx_err *err)
 {
     uint64_t s = g->seed;
     double life_s = g->life_h * 3600.0;
@@ -178,14 +178,14 @@ enum tpx_code pol_simgen_run(const struct pol_simgen *g, struct pol_sim_event **
      * gpus */
     double rate = g->load * g->gpus / (mean_gpus() * life_s);
     double t = 0;
-    struct pol_sim_event *out = calloc(2 * g->groups + 1, sizeof(*out));
+    struct sim_event *out = calloc(2 * g->groups + 1, sizeof(*out));
 
     *ev = NULL;
     *n = 0;
     if (!out)
         return tpx_err_set(err, TPX_ENOMEM, "generate: out of memory");
     for (size_t i = 0; i < g->groups; i++) {
-        struct pol_sim_event *a = &out[2 * i], *l = &out[2 * i + 1];
+        struct sim_event *a = &out[2 * i], *l = &out[2 * i + 1];
         unsigned pick = (unsigned)(next_u64(&s) % 1000), acc = 0;
         const struct shape *sh = &shapes[0];
         double life;
