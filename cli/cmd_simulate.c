@@ -12,6 +12,7 @@
 
 #include "cli/args.h"
 #include "common/buf.h"
+#include "common/parse.h"
 #include "simulate/trace.h"
 #include "simulate/sim.h"
 #include "topology/synthetic.h"
@@ -19,6 +20,7 @@
 static const char usage[] =
     "usage: topox simulate --cluster SPEC (--trace FILE | --generate GEN)\n"
     "                      [--policy LIST] [-o table|json] [--by-shape] [--svg FILE]\n"
+    "                      [--queue [--backfill] [--max-wait DURATION]]\n"
     "       topox simulate --generate GEN\n"
     "\n"
     "Replay a trace of LeaderWorkerSet-like groups arriving and leaving on a synthetic cluster,\n"
@@ -56,25 +58,35 @@ static const char usage[] =
     "                   placed whole and were rejected: with room in the cluster, and of those\n"
     "                   with room in one rack (-o json always has them)\n"
     "  --svg FILE       also write the stranded share of the cluster over time, one curve per\n"
-    "                   policy\n"
+    "                   policy (with --queue: the wait CDF of each shape, a curve per policy)\n"
+    "  --queue          a group that cannot be placed waits (Pending) instead of being rejected:\n"
+    "                   retried in arrival order when capacity is freed, after kube-scheduler's\n"
+    "                   backoff (1 s doubling to 10 s); it lives its trace lifetime from when it\n"
+    "                   was placed. Prints waits per shape (p50, p95, max), GPU-hours delivered\n"
+    "                   up to the last arrival, the allocation rate while groups wait, the share\n"
+    "                   of time each shape was placeable, and the groups that gave up\n"
+    "  --backfill       with --queue: a later group that fits may go while an earlier one waits\n"
+    "                   (else the first waiting group blocks the rest: strict FIFO)\n"
+    "  --max-wait DUR   with --queue: a group gives up after waiting DUR (e.g. 6h), counted\n"
     "  -h, --help       this text\n"
     "\n"
     "exit status: 0 replayed (or written), 1 failed, 2 bad flag, spec or trace\n";
 
 #define MAX_POLICIES 8
 
-struct sim_opts {
+struct simulate_opts {
     const char *cluster;
     const char *trace;
     const char *generate;
     const char *output;
     const char *svg;
     bool by_shape;
+    struct sim_opts q;
     enum sim_policy policies[MAX_POLICIES];
     size_t npolicies;
 };
 
-static int parse_policies(const struct cmd_args *a, const char *list, struct sim_opts *o)
+static int parse_policies(const struct cmd_args *a, const char *list, struct simulate_opts *o)
 {
     const char *p = list;
 
@@ -98,9 +110,19 @@ static int parse_policies(const struct cmd_args *a, const char *list, struct sim
     return 0;
 }
 
-static int parse(int argc, char **argv, struct sim_opts *o)
+static int parse(int argc, char **argv, struct simulate_opts *o)
 {
-    enum { OPT_CLUSTER = 256, OPT_TRACE, OPT_GENERATE, OPT_POLICY, OPT_SVG, OPT_BY_SHAPE };
+    enum {
+        OPT_CLUSTER = 256,
+        OPT_TRACE,
+        OPT_GENERATE,
+        OPT_POLICY,
+        OPT_SVG,
+        OPT_BY_SHAPE,
+        OPT_QUEUE,
+        OPT_BACKFILL,
+        OPT_MAX_WAIT
+    };
     static const struct option opts[] = {
         {"cluster", required_argument, NULL, OPT_CLUSTER},
         {"trace", required_argument, NULL, OPT_TRACE},
@@ -109,14 +131,19 @@ static int parse(int argc, char **argv, struct sim_opts *o)
         {"output", required_argument, NULL, 'o'},
         {"svg", required_argument, NULL, OPT_SVG},
         {"by-shape", no_argument, NULL, OPT_BY_SHAPE},
+        {"queue", no_argument, NULL, OPT_QUEUE},
+        {"backfill", no_argument, NULL, OPT_BACKFILL},
+        {"max-wait", required_argument, NULL, OPT_MAX_WAIT},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     struct cmd_args a = {"topox simulate", usage, ":o:h", opts, argc, argv, NULL, 0, 0};
     const char *policy = "topox,best-fit,blind";
+    const struct sim_opts q0 = SIM_OPTS_INIT;
     int ch, rc;
 
     memset(o, 0, sizeof(*o));
+    o->q = q0;
     o->output = "table";
     while ((ch = cmd_args_next(&a)) != CMD_ARGS_END) {
         switch (ch) {
@@ -143,8 +170,25 @@ static int parse(int argc, char **argv, struct sim_opts *o)
         case OPT_BY_SHAPE:
             o->by_shape = true;
             break;
+        case OPT_QUEUE:
+            o->q.queue = true;
+            break;
+        case OPT_BACKFILL:
+            o->q.backfill = true;
+            break;
+        case OPT_MAX_WAIT: {
+            struct tpx_err err = TPX_ERR_INIT;
+            uint64_t sec;
+            if (tpx_parse_duration(optarg, &sec, &err) != TPX_OK || sec == 0)
+                return cmd_args_usage_error(&a, "--max-wait: %s",
+                                            err.msg[0] ? err.msg : "must be more than 0 s");
+            o->q.max_wait_s = (double)sec;
+            break;
+        }
         }
     }
+    if ((o->q.backfill || o->q.max_wait_s > 0) && !o->q.queue)
+        return cmd_args_usage_error(&a, "%s", "--backfill and --max-wait need --queue");
     if (strcmp(o->output, "table") != 0 && strcmp(o->output, "json") != 0)
         return cmd_args_usage_error(&a, "-o '%s': use table or json", o->output);
     if (o->trace && o->generate)
@@ -203,17 +247,50 @@ static void print_shapes(const struct sim_result *res, size_t n)
     }
 }
 
+/* --queue: per policy what the cluster delivered and how long groups waited, then per shape. */
+static void print_queue(const struct sim_result *res, size_t n)
+{
+    printf("\n%-10s %6s %6s %7s %8s %13s %14s %9s %10s %5s %5s %5s\n", "POLICY", "GROUPS", "PLACED",
+           "GAVE-UP", "WAITING", "GPU-H-DELIVER", "GPU-H-STRANDED", "ALLOC@SAT", "SATURATED",
+           "TP-SPLIT", "CROSS", "HALF");
+    for (size_t i = 0; i < n; i++) {
+        const struct sim_counts *c = &res[i].counts;
+        printf("%-10s %6zu %6zu %7zu %8zu %13.0f %14.0f %9.3f %9.1fh %5zu %5zu %5zu\n",
+               sim_policy_name(res[i].policy), c->arrived, c->arrived - c->rejected, c->gave_up,
+               c->never_placed, c->gpu_hours_delivered, c->gpu_hours_stranded,
+               c->allocation_at_saturation, c->saturated_hours, c->tp_split, c->cross_rack,
+               c->half);
+    }
+    printf("\n%-10s %-22s %5s %6s %9s %9s %9s %7s %9s\n", "POLICY", "SHAPE", "GPUS", "GROUPS",
+           "WAIT-P50", "WAIT-P95", "WAIT-MAX", "GAVE-UP", "PLACEABLE");
+    for (size_t i = 0; i < n; i++) {
+        for (size_t k = 0; k < res[i].nshapes; k++) {
+            const struct sim_shape *sh = &res[i].shapes[k];
+            printf("%-10s %-22s %5u %6zu %8.0fs %8.0fs %8.0fs %7zu %9.3f\n",
+                   sim_policy_name(res[i].policy), sh->name, sh->pods * sh->gpus, sh->arrived,
+                   sh->wait_p50_s, sh->wait_p95_s, sh->wait_max_s, sh->gave_up,
+                   sh->placeable_share);
+        }
+    }
+}
+
 static enum tpx_code render_shapes_json(const struct sim_result *r, struct tpx_buf *out,
                                         struct tpx_err *err)
 {
     for (size_t k = 0; k < r->nshapes; k++) {
         const struct sim_shape *sh = &r->shapes[k];
         if (tpx_buf_addf(out, err,
-                         "%s{\"pods\":%u,\"gpus\":%u,\"tp\":%u,\"pp\":%u,\"groups\":%zu,"
-                         "\"whole\":%zu,\"rejected\":%zu,\"rejected_with_room\":%zu,"
-                         "\"rejected_with_rack_room\":%zu}",
-                         k ? "," : "", sh->pods, sh->gpus, sh->tp, sh->pp, sh->arrived, sh->whole,
-                         sh->rejected, sh->with_room, sh->with_rack_room) != TPX_OK)
+                         "%s{\"shape\":\"%s\",\"gpus\":%u,\"pods\":%u,\"gpus_per_pod\":%u,"
+                         "\"tp\":%u,\"pp\":%u,\"scope\":\"%s\",\"groups\":%zu,\"whole\":%zu,"
+                         "\"rejected\":%zu,\"rejected_with_room\":%zu,"
+                         "\"rejected_with_rack_room\":%zu,\"wait_p50_s\":%.3f,\"wait_p95_s\":%.3f,"
+                         "\"wait_max_s\":%.3f,\"wait_mean_s\":%.3f,\"gave_up\":%zu,"
+                         "\"placeable_share\":%.4f}",
+                         k ? "," : "", sh->name, sh->pods * sh->gpus, sh->pods, sh->gpus, sh->tp,
+                         sh->pp, sh->block ? "block" : "rack", sh->arrived, sh->whole, sh->rejected,
+                         sh->with_room, sh->with_rack_room, sh->wait_p50_s, sh->wait_p95_s,
+                         sh->wait_max_s, sh->wait_mean_s, sh->gave_up,
+                         sh->placeable_share) != TPX_OK)
             return err->code;
     }
     return TPX_OK;
@@ -317,6 +394,85 @@ static enum tpx_code render_svg(const struct sim_result *res, size_t n, struct t
     return tpx_buf_adds(out, "</svg>\n", err);
 }
 
+/* --queue --svg: one panel per shape (largest first), the CDF of its waits, one curve per policy
+ * (x: hours, to the largest wait of that shape; y: share of its groups that waited at most x). */
+static enum tpx_code render_wait_svg(const struct sim_result *res, size_t n, struct tpx_buf *out,
+                                     struct tpx_err *err)
+{
+    static const char *const colour[] = {"#1f77b4", "#d62728", "#7f7f7f", "#2ca02c",
+                                         "#9467bd", "#ff7f0e", "#8c564b", "#17becf"};
+    const double pw = 360, ph = 160, mx = 50, my = 40, gap = 30;
+    size_t ns = n ? res[0].nshapes : 0, cols = 2, rows = (ns + 1) / 2;
+    size_t order[64];
+    size_t no = 0;
+
+    for (size_t k = 0; k < ns && no < 64; k++)
+        order[no++] = k;
+    for (size_t a = 1; a < no; a++) { /* by GPUs, largest first (stable) */
+        for (size_t b = a; b > 0; b--) {
+            const struct sim_shape *x = &res[0].shapes[order[b - 1]], *y = &res[0].shapes[order[b]];
+            if (x->pods * x->gpus >= y->pods * y->gpus)
+                break;
+            size_t t = order[b];
+            order[b] = order[b - 1];
+            order[b - 1] = t;
+        }
+    }
+    if (tpx_buf_addf(out, err,
+                     "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+                     "font-family=\"sans-serif\" font-size=\"11\">\n"
+                     "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+                     "<text x=\"10\" y=\"16\">wait CDF per shape (x: hours waited, y: share of "
+                     "the shape's groups)</text>\n",
+                     cols * (pw + mx + gap), rows * (ph + my + gap) + 40) != TPX_OK)
+        return err->code;
+    for (size_t i = 0; i < n; i++) {
+        if (tpx_buf_addf(out, err, "<text x=\"%.0f\" y=\"32\" fill=\"%s\">%s</text>\n",
+                         10 + 90.0 * (double)i, colour[i % 8],
+                         sim_policy_name(res[i].policy)) != TPX_OK)
+            return err->code;
+    }
+    for (size_t j = 0; j < no; j++) {
+        size_t k = order[j];
+        double x0 = mx + (double)(j % cols) * (pw + mx + gap);
+        double y0 = 40 + my + (double)(j / cols) * (ph + my + gap), xmax = 0;
+        for (size_t i = 0; i < n; i++) {
+            const struct sim_shape *sh = &res[i].shapes[k];
+            if (sh->nwaits && sh->waits[sh->nwaits - 1] > xmax)
+                xmax = sh->waits[sh->nwaits - 1];
+        }
+        xmax = xmax > 0 ? xmax / 3600.0 : 1;
+        if (tpx_buf_addf(out, err,
+                         "<text x=\"%.0f\" y=\"%.0f\">%s (%u GPUs)</text>\n"
+                         "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" "
+                         "fill=\"none\" stroke=\"black\"/>\n"
+                         "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">1</text>\n"
+                         "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%.2f h</text>\n",
+                         x0, y0 - 6, res[0].shapes[k].name,
+                         res[0].shapes[k].pods * res[0].shapes[k].gpus, x0, y0, pw, ph, x0 - 4,
+                         y0 + 8, x0 + pw, y0 + ph + 14, xmax) != TPX_OK)
+            return err->code;
+        for (size_t i = 0; i < n; i++) {
+            const struct sim_shape *sh = &res[i].shapes[k];
+            if (tpx_buf_addf(out, err,
+                             "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.2\" "
+                             "points=\"%.1f,%.1f ",
+                             colour[i % 8], x0, y0 + ph) != TPX_OK)
+                return err->code;
+            for (size_t m = 0; m < sh->nwaits; m++) {
+                double x = x0 + pw * (sh->waits[m] / 3600.0) / xmax;
+                if (tpx_buf_addf(out, err, "%.1f,%.1f %.1f,%.1f ", x,
+                                 y0 + ph * (1.0 - (double)m / (double)sh->nwaits), x,
+                                 y0 + ph * (1.0 - (double)(m + 1) / (double)sh->nwaits)) != TPX_OK)
+                    return err->code;
+            }
+            if (tpx_buf_adds(out, "\"/>\n", err) != TPX_OK)
+                return err->code;
+        }
+    }
+    return tpx_buf_adds(out, "</svg>\n", err);
+}
+
 static int write_file(const char *path, const struct tpx_buf *b)
 {
     FILE *f = fopen(path, "w");
@@ -331,7 +487,7 @@ static int write_file(const char *path, const struct tpx_buf *b)
 }
 
 /* The events: generated or read. 2 with the message printed for bad input. */
-static int load_events(const struct sim_opts *o, struct sim_event **ev, size_t *n)
+static int load_events(const struct simulate_opts *o, struct sim_event **ev, size_t *n)
 {
     struct tpx_err err = TPX_ERR_INIT;
 
@@ -354,7 +510,7 @@ static int load_events(const struct sim_opts *o, struct sim_event **ev, size_t *
     return CMD_OK;
 }
 
-static int replay(const struct sim_opts *o, const struct sim_event *ev, size_t n)
+static int replay(const struct simulate_opts *o, const struct sim_event *ev, size_t n)
 {
     struct tpx_err err = TPX_ERR_INIT;
     struct topo_cluster *c = topo_cluster_synthetic(o->cluster, &err);
@@ -370,7 +526,7 @@ static int replay(const struct sim_opts *o, const struct sim_event *ev, size_t n
         return CMD_USAGE;
     }
     for (; done < o->npolicies; done++) {
-        if (sim_run(c, ev, n, o->policies[done], &res[done], &err) != TPX_OK) {
+        if (sim_run_opts(c, ev, n, o->policies[done], &o->q, &res[done], &err) != TPX_OK) {
             fprintf(stderr, "topox simulate: %s: %s\n", sim_policy_name(o->policies[done]),
                     err.msg);
             status = err.code == TPX_EINVAL ? CMD_USAGE : CMD_FAILED;
@@ -385,13 +541,16 @@ static int replay(const struct sim_opts *o, const struct sim_event *ev, size_t n
         fwrite(out.data, 1, out.len, stdout);
     } else {
         print_table(res, done, n);
+        if (o->q.queue)
+            print_queue(res, done);
         if (o->by_shape)
             print_shapes(res, done);
     }
     status = CMD_OK;
     if (o->svg) {
         tpx_buf_reset(&out);
-        if (render_svg(res, done, &out, &err) != TPX_OK) {
+        if ((o->q.queue ? render_wait_svg(res, done, &out, &err)
+                        : render_svg(res, done, &out, &err)) != TPX_OK) {
             fprintf(stderr, "topox simulate: %s\n", err.msg);
             status = CMD_FAILED;
         } else {
@@ -408,7 +567,7 @@ out:
 
 int cmd_simulate(int argc, char **argv)
 {
-    struct sim_opts o;
+    struct simulate_opts o;
     struct sim_event *ev = NULL;
     size_t n = 0;
     int status = parse(argc, argv, &o);

@@ -4,6 +4,7 @@
  * first), or through the two reference policies, each leave released with pol_ledger_forget_pod;
  * the counters and a sample of the cluster after every event. Pure: no I/O, no JSON. */
 #include "simulate/sim.h"
+#include "simulate/sim_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,8 +13,6 @@
 #include "common/grow.h"
 #include "common/map.h"
 #include "policy/policy.h"
-
-#define SIM_TTL_S 600
 
 const char *sim_policy_name(enum sim_policy p)
 {
@@ -40,38 +39,6 @@ bool sim_policy_parse(const char *s, enum sim_policy *out)
     return false;
 }
 
-/* A live group of the replay. */
-struct sim_group {
-    const struct sim_event *ev; /* its arrival (borrowed from the trace) */
-    size_t *nodes;              /* placed pods' nodes, ev->pods entries */
-    unsigned placed;
-    bool half;
-    size_t rack; /* the fluid references: the rack it was counted in (TOPO_NONE: the cluster) */
-};
-
-/* The state of one replay. */
-struct sim {
-    const struct topo_cluster *c;
-    struct pol_ledger *l;
-    struct pol_scope_memo *memo;
-    enum sim_policy policy;
-    size_t nn;
-    size_t *cand;
-    int *scores;
-    struct pol_rack_summary *racks;
-    struct sim_group *groups;
-    size_t ngroups, groups_cap;
-    size_t *free_groups;
-    size_t nfree;
-    struct tpx_map live; /* group name -> index in groups[] */
-    unsigned half_held;  /* accelerators held by half-placed groups */
-    size_t nracks;
-    unsigned long *rack_free; /* per rack: free accelerators (scratch, or the fluid's counts) */
-    unsigned long fluid_free; /* the fluid references: free accelerators of the cluster */
-    struct sim_result *out;
-    size_t samples_cap, shapes_cap;
-};
-
 /* The workload of pod k of the group that arrives with e: a certain layout, as the annotations
  * topox.io/tensor-parallel-size, pipeline-parallel-size, group, group-size and pod-index say. */
 static void sim_workload(const struct sim_event *e, unsigned k, bool intent,
@@ -89,7 +56,7 @@ static void sim_workload(const struct sim_event *e, unsigned k, bool intent,
     wl->pod_index = (int)k;
     snprintf(wl->group, sizeof(wl->group), "sim/%s", e->group);
     snprintf(wl->display, sizeof(wl->display), "sim/%s", e->group);
-    wl->scope = POL_SCOPE_RACK;
+    wl->scope = e->block ? POL_SCOPE_BLOCK : POL_SCOPE_RACK;
     wl->tp_explicit = wl->pp_explicit = wl->size_explicit = true;
     wl->tp_source = "annotation";
     snprintf(wl->resource, sizeof(wl->resource), "nvidia.com/gpu");
@@ -219,7 +186,7 @@ static enum tpx_code place_blind(struct sim *s, struct sim_group *g, unsigned k,
     return TPX_OK;
 }
 
-static bool fluid(const struct sim *s)
+bool sim_fluid(const struct sim *s)
 {
     return s->policy == SIM_FLUID || s->policy == SIM_FLUID_RACK;
 }
@@ -248,11 +215,11 @@ static void place_fluid(struct sim *s, struct sim_group *g)
 }
 
 /* Free accelerators now, of the cluster and per rack (into s->rack_free unless fluid). */
-static unsigned long free_counts(struct sim *s)
+unsigned long sim_free_counts(struct sim *s)
 {
     unsigned long all = 0;
 
-    if (fluid(s))
+    if (sim_fluid(s))
         return s->fluid_free;
     memset(s->rack_free, 0, s->nracks * sizeof(*s->rack_free));
     for (size_t i = 0; i < s->nn; i++) {
@@ -264,27 +231,48 @@ static unsigned long free_counts(struct sim *s)
 }
 
 /* The breakdown entry of e's shape, made on its first arrival; NULL when out of memory. */
-static struct sim_shape *shape_of(struct sim *s, const struct sim_event *e)
+void sim_shape_name(const struct sim_event *e, char *buf, size_t len)
+{
+    unsigned total = e->pods * e->gpus, tpp = e->tp * e->pp;
+    unsigned dp = tpp && total % tpp == 0 ? total / tpp : 1;
+    int n = snprintf(buf, len, "tp%uxpp%u", e->tp, e->pp);
+
+    if (dp > 1 && n > 0 && (size_t)n < len)
+        n += snprintf(buf + n, len - (size_t)n, "xdp%u", dp);
+    if (n > 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, "-%ux%u%s", e->pods, e->gpus, e->block ? "-block" : "");
+}
+
+struct sim_shape *sim_shape_of(struct sim *s, const struct sim_event *e)
 {
     struct sim_result *r = s->out;
+    struct sim_shape *sh;
 
     for (size_t i = 0; i < r->nshapes; i++) {
-        struct sim_shape *sh = &r->shapes[i];
-        if (sh->pods == e->pods && sh->gpus == e->gpus && sh->tp == e->tp && sh->pp == e->pp)
+        sh = &r->shapes[i];
+        if (sh->pods == e->pods && sh->gpus == e->gpus && sh->tp == e->tp && sh->pp == e->pp &&
+            sh->block == e->block)
             return sh;
     }
     if (!TPX_GROW(r->shapes, s->shapes_cap, r->nshapes + 1))
         return NULL;
-    r->shapes[r->nshapes] = (struct sim_shape){e->pods, e->gpus, e->tp, e->pp, 0, 0, 0, 0, 0};
-    return &r->shapes[r->nshapes++];
+    sh = &r->shapes[r->nshapes++];
+    memset(sh, 0, sizeof(*sh));
+    sh->pods = e->pods;
+    sh->gpus = e->gpus;
+    sh->tp = e->tp;
+    sh->pp = e->pp;
+    sh->block = e->block;
+    sim_shape_name(e, sh->name, sizeof(sh->name));
+    return sh;
 }
 
 /* Count a group once its arrival is done. */
-static enum tpx_code classify(struct sim *s, struct sim_group *g, struct tpx_err *err)
+enum tpx_code sim_classify(struct sim *s, struct sim_group *g, struct tpx_err *err)
 {
     const struct sim_event *e = g->ev;
     struct sim_counts *cn = &s->out->counts;
-    struct sim_shape *sh = shape_of(s, e);
+    struct sim_shape *sh = sim_shape_of(s, e);
     bool one_rack = true, tp_ok = true;
     unsigned ppu = e->gpus < e->tp ? e->tp / e->gpus : 1;
     unsigned long need = (unsigned long)e->pods * e->gpus;
@@ -298,7 +286,7 @@ static enum tpx_code classify(struct sim *s, struct sim_group *g, struct tpx_err
         cn->rejected++;
         sh->rejected++;
         /* the cluster had the accelerators, not in a place the rules allow */
-        room = free_counts(s) >= need;
+        room = sim_free_counts(s) >= need;
         for (size_t r = 0; room && r < s->nracks && !rack_room; r++)
             rack_room = s->rack_free[r] >= need;
         cn->rejected_with_room += room;
@@ -312,7 +300,7 @@ static enum tpx_code classify(struct sim *s, struct sim_group *g, struct tpx_err
         s->half_held += g->placed * e->gpus;
         return TPX_OK;
     }
-    if (fluid(s)) {
+    if (sim_fluid(s)) {
         cn->whole++;
         sh->whole++;
         cn->whole_gpus += need;
@@ -336,6 +324,43 @@ static enum tpx_code classify(struct sim *s, struct sim_group *g, struct tpx_err
         cn->whole_gpus += need;
     }
     return TPX_OK;
+}
+
+enum tpx_code sim_place_group(struct sim *s, struct sim_group *g, time_t now, struct tpx_err *err)
+{
+    enum tpx_code rc = TPX_OK;
+
+    if (sim_fluid(s))
+        place_fluid(s, g);
+    for (unsigned k = g->placed; !sim_fluid(s) && k < g->ev->pods && rc == TPX_OK; k++) {
+        bool placed;
+        rc = s->policy == SIM_BLIND ? place_blind(s, g, k, now, &placed, err)
+                                    : place_ruled(s, g, k, now, &placed, err);
+        if (rc == TPX_OK && !placed)
+            break;
+    }
+    return rc;
+}
+
+void sim_release_group(struct sim *s, struct sim_group *g)
+{
+    char uid[SIM_NAME_MAX + 32];
+
+    if (sim_fluid(s) && g->placed) {
+        unsigned long need = (unsigned long)g->ev->pods * g->ev->gpus;
+        s->fluid_free += need;
+        if (g->rack != TOPO_NONE)
+            s->rack_free[g->rack] += need;
+    }
+    for (unsigned k = 0; !sim_fluid(s) && k < g->placed; k++) {
+        sim_uid(g->ev, k, uid, sizeof(uid));
+        pol_ledger_forget_pod(s->l, uid);
+    }
+    if (g->half)
+        s->half_held -= g->placed * g->ev->gpus;
+    g->placed = 0;
+    g->half = false;
+    g->rack = TOPO_NONE;
 }
 
 static enum tpx_code arrive(struct sim *s, const struct sim_event *e, struct tpx_err *err)
@@ -366,39 +391,19 @@ static enum tpx_code arrive(struct sim *s, const struct sim_event *e, struct tpx
         s->free_groups[s->nfree++] = gi;
         return tpx_err_set(err, TPX_ENOMEM, "simulate: out of memory");
     }
-    if (fluid(s))
-        place_fluid(s, g);
-    for (unsigned k = 0; !fluid(s) && k < e->pods && rc == TPX_OK; k++) {
-        bool placed;
-        rc = s->policy == SIM_BLIND ? place_blind(s, g, k, now, &placed, err)
-                                    : place_ruled(s, g, k, now, &placed, err);
-        if (rc == TPX_OK && !placed)
-            break;
-    }
-    return rc == TPX_OK ? classify(s, g, err) : rc;
+    rc = sim_place_group(s, g, now, err);
+    return rc == TPX_OK ? sim_classify(s, g, err) : rc;
 }
 
 static void leave(struct sim *s, const struct sim_event *e)
 {
     size_t gi;
     struct sim_group *g;
-    char uid[SIM_NAME_MAX + 32];
 
     if (!tpx_map_get_num(&s->live, e->group, &gi))
         return;
     g = &s->groups[gi];
-    if (fluid(s) && g->placed) {
-        unsigned long need = (unsigned long)g->ev->pods * g->ev->gpus;
-        s->fluid_free += need;
-        if (g->rack != TOPO_NONE)
-            s->rack_free[g->rack] += need;
-    }
-    for (unsigned k = 0; !fluid(s) && k < g->placed; k++) {
-        sim_uid(g->ev, k, uid, sizeof(uid));
-        pol_ledger_forget_pod(s->l, uid);
-    }
-    if (g->half)
-        s->half_held -= g->placed * g->ev->gpus;
+    sim_release_group(s, g);
     tpx_map_del(&s->live, e->group, NULL);
     free(g->nodes);
     g->nodes = NULL;
@@ -410,7 +415,7 @@ static void sample(const struct sim *s, double t, struct sim_sample *out)
 {
     unsigned free_all, whole;
 
-    if (fluid(s)) {
+    if (sim_fluid(s)) {
         /* counts only: nothing is stranded, nothing fragmented */
         *out = (struct sim_sample){t,
                                    (unsigned)(s->out->accel_total - s->fluid_free),
@@ -429,7 +434,7 @@ static void sample(const struct sim *s, double t, struct sim_sample *out)
     out->frag = free_all ? 1.0 - (double)whole / free_all : 0.0;
 }
 
-static enum tpx_code push_sample(struct sim *s, double t, struct tpx_err *err)
+enum tpx_code sim_push_sample(struct sim *s, double t, struct tpx_err *err)
 {
     struct sim_result *r = s->out;
     struct sim_sample now;
@@ -456,6 +461,7 @@ static void sim_release(struct sim *s)
     free(s->racks);
     free(s->rack_free);
     tpx_map_release(&s->live);
+    sim_queue_release(s);
     pol_scope_memo_free(s->memo);
     pol_ledger_free(s->l);
 }
@@ -463,7 +469,15 @@ static void sim_release(struct sim *s)
 enum tpx_code sim_run(const struct topo_cluster *c, const struct sim_event *ev, size_t n,
                       enum sim_policy p, struct sim_result *out, struct tpx_err *err)
 {
-    struct sim s = {.c = c, .policy = p, .out = out};
+    return sim_run_opts(c, ev, n, p, NULL, out, err);
+}
+
+enum tpx_code sim_run_opts(const struct topo_cluster *c, const struct sim_event *ev, size_t n,
+                           enum sim_policy p, const struct sim_opts *o, struct sim_result *out,
+                           struct tpx_err *err)
+{
+    static const struct sim_opts none = SIM_OPTS_INIT;
+    struct sim s = {.c = c, .policy = p, .out = out, .o = o ? o : &none};
     enum tpx_code rc = TPX_OK;
     double prev_t = 0;
 
@@ -498,7 +512,11 @@ enum tpx_code sim_run(const struct topo_cluster *c, const struct sim_event *ev, 
         s.fluid_free += f;
         s.rack_free[topo_cluster_node_rack(c, i)] += f;
     }
-    rc = push_sample(&s, 0, err);
+    rc = sim_push_sample(&s, 0, err);
+    if (rc == TPX_OK && s.o->queue) {
+        rc = sim_queue_run(&s, ev, n, err);
+        goto out;
+    }
     for (size_t i = 0; i < n && rc == TPX_OK; i++) {
         const struct sim_event *e = &ev[i];
         const struct sim_sample *last = &out->samples[out->nsamples - 1];
@@ -518,7 +536,7 @@ enum tpx_code sim_run(const struct topo_cluster *c, const struct sim_event *ev, 
         else
             leave(&s, e);
         if (rc == TPX_OK)
-            rc = push_sample(&s, e->t, err);
+            rc = sim_push_sample(&s, e->t, err);
     }
 out:
     sim_release(&s);
@@ -532,6 +550,8 @@ void sim_result_release(struct sim_result *r)
     if (!r)
         return;
     free(r->samples);
+    for (size_t k = 0; k < r->nshapes; k++)
+        free(r->shapes[k].waits);
     free(r->shapes);
     memset(r, 0, sizeof(*r));
 }

@@ -21,6 +21,8 @@ struct sim_event {
     bool arrive; /* false: leave */
     char group[SIM_NAME_MAX];
     unsigned pods, gpus, tp, pp; /* pods per group, accelerators per pod, TP and PP sizes */
+    bool block;                  /* the pipeline scope is the block, not the rack (training gangs
+                                    larger than a rack: "scope": "block" in a trace) */
     size_t line;                 /* line of the trace file, for messages (0: none) */
 };
 
@@ -45,6 +47,27 @@ enum sim_policy {
 const char *sim_policy_name(enum sim_policy p);
 bool sim_policy_parse(const char *s, enum sim_policy *out);
 
+/* How a replay treats a group that cannot be placed (`--queue`, docs/simulate.md "The queue").
+ * Without the queue it is counted rejected at once (or half-placed). With it, it waits as a Pending
+ * group does: retried when capacity is freed, in arrival order, after a backoff that doubles from
+ * backoff_initial_s to backoff_max_s per failed attempt (kube-scheduler's podInitialBackoffSeconds
+ * 1 and podMaxBackoffSeconds 10: DefaultPodInitialBackoffDuration and DefaultPodMaxBackoffDuration
+ * of pkg/scheduler/internal/queue/scheduling_queue.go). A group is placed whole or not at all (an
+ * attempt that places some pods and not all takes them back). */
+struct sim_opts {
+    bool queue;
+    bool backfill;            /* later groups may be placed while an earlier one waits (kube-
+                                 scheduler's and Kueue's BestEffortFIFO); else the head waits first
+                                 and blocks the rest (Kueue's StrictFIFO) */
+    double max_wait_s;        /* give up after waiting this long (0: never), counted in gave_up */
+    double backoff_initial_s; /* 1 */
+    double backoff_max_s;     /* 10 */
+};
+#define SIM_OPTS_INIT                                                                              \
+    {                                                                                              \
+        false, false, 0, 1, 10                                                                     \
+    }
+
 /* What happened to the groups of a replay. Each arrival is counted in exactly one of whole,
  * cross_rack, tp_split, half and rejected. */
 struct sim_counts {
@@ -60,17 +83,38 @@ struct sim_counts {
     double gpu_hours_used;     /* held by placed pods, integrated over the trace */
     double gpu_hours_stranded; /* held by half-placed pods, plus free accelerators in partly used
                                   interconnect domains, integrated over the trace */
+    /* With the queue (all measured up to the horizon, the last arrival of the trace): */
+    double horizon_s;
+    double gpu_hours_delivered;      /* held by placed groups, integrated up to the horizon */
+    double gpu_hours_idle_waiting;   /* free while some group waited, up to the horizon */
+    double saturated_hours;          /* time some group waited, up to the horizon */
+    double allocation_at_saturation; /* held / allocatable, averaged over saturated_hours (FGD's
+                                        allocation rate once demand passes capacity); 0 if none */
+    size_t gave_up;                  /* waited max_wait_s and gave up */
+    size_t never_placed;             /* still waiting when nothing was left to free capacity */
 };
 
 /* The groups of one shape (pods x accelerators, TP, PP) in a replay: where the rejections with
  * room come from (docs/simulate.md, "Where the rejections with room come from"). */
 struct sim_shape {
     unsigned pods, gpus, tp, pp;
+    bool block;
+    char name[48]; /* "tp8xpp2-2x8": TP x PP (x DP when > 1), then pods x accelerators */
     size_t arrived, whole, rejected;
     size_t with_room;      /* rejected, the cluster had as many free accelerators */
     size_t with_rack_room; /* of those, some rack alone had as many free: the rules wanted them
                               in other domains or nodes of it (a whole free domain for TP 16, free
                               whole nodes for 8-GPU pods); the rest had them only across racks */
+    /* With the queue: the wait of each arrival until it was placed (gave-up and never-placed
+       groups count with the time they waited), nearest rank; and the share of the time up to the
+       horizon that a group of this shape could have been placed at once (sampled after every
+       event: free accelerators per node, whole TP units per interconnect domain, enough of them in
+       one rack or block; the fluid references: free accelerators in the cluster or a rack). */
+    double wait_p50_s, wait_p95_s, wait_max_s, wait_mean_s;
+    size_t gave_up;
+    double placeable_share;
+    double *waits; /* every arrival's wait, ascending (nwaits of them; owned by the result) */
+    size_t nwaits;
 };
 
 /* The cluster after an event (one sample per event time). */
@@ -104,6 +148,11 @@ struct sim_result {
  * TPX_EINVAL for events out of order. */
 enum tpx_code sim_run(const struct topo_cluster *c, const struct sim_event *ev, size_t n,
                       enum sim_policy p, struct sim_result *out, struct tpx_err *err);
+/* The same with options (NULL: SIM_OPTS_INIT). With o->queue, a leave in the trace gives only the
+ * group's lifetime (leave - arrive): it leaves that long after it was placed. */
+enum tpx_code sim_run_opts(const struct topo_cluster *c, const struct sim_event *ev, size_t n,
+                           enum sim_policy p, const struct sim_opts *o, struct sim_result *out,
+                           struct tpx_err *err);
 void sim_result_release(struct sim_result *r);
 
 /* ------------------------------------------------------------------------------------------------

@@ -373,3 +373,132 @@ Test(sim, rejections_with_room_in_a_rack_are_counted_per_shape, .fini = teardown
     cr_expect_eq(c.whole, 4, "a, b, c and d");
     cr_expect_eq(c.rejected, 0);
 }
+
+/* --queue: replay with the queue, the result kept. */
+static void run_q(const struct sim_event *ev, size_t n, enum sim_policy p, bool backfill,
+                  double max_wait, struct sim_result *r)
+{
+    struct sim_opts o = SIM_OPTS_INIT;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    o.queue = true;
+    o.backfill = backfill;
+    o.max_wait_s = max_wait;
+    cr_assert_eq(sim_run_opts(cl, ev, n, p, &o, r, &err), TPX_OK, "%s", err.msg);
+}
+
+static const struct sim_shape *shape_named(const struct sim_result *r, const char *name)
+{
+    for (size_t k = 0; k < r->nshapes; k++) {
+        if (strcmp(r->shapes[k].name, name) == 0)
+            return &r->shapes[k];
+    }
+    cr_assert_fail("no shape %s", name);
+    return NULL;
+}
+
+/* One rack of two 8-GPU nodes. a (2 nodes, 2 h) fills it; b arrives at 1 h, waits until a leaves
+ * at 2 h, then lives its 1 h from there; c arrives at 2.5 h and goes at once. Every policy alike:
+ * nothing rejected, b waited 1 h, the GPU-hours up to the last arrival (2.5 h) are 16 x 2 + 8 x
+ * 0.5, saturated for the hour b waited with the cluster full, and one 8-GPU node was free (the
+ * 1 x 8 shape placeable) only from 2 h to 2.5 h: a fifth of the horizon. */
+Test(sim_queue, a_group_that_does_not_fit_waits_until_capacity_is_freed, .fini = teardown)
+{
+    const struct sim_event ev[] = {
+        arr(0, "a", 2, 8, 8, 2), arr(3600, "b", 1, 8, 8, 1), lv(7200, "a"),
+        lv(7200, "b"),           arr(9000, "c", 1, 8, 8, 1), lv(9500, "c")};
+    enum sim_policy ps[] = {SIM_TOPOX, SIM_BEST_FIT, SIM_BLIND, SIM_FLUID};
+
+    setup("racks=1,nodes-per-rack=2,gpus-per-node=8");
+    for (size_t i = 0; i < NELEM(ps); i++) {
+        struct sim_result r;
+        const char *name = sim_policy_name(ps[i]);
+        run_q(ev, NELEM(ev), ps[i], false, 0, &r);
+        const struct sim_shape *one = shape_named(&r, "tp8xpp1-1x8");
+        const struct sim_shape *two = shape_named(&r, "tp8xpp2-2x8");
+        cr_expect_eq(r.counts.rejected, 0, "%s", name);
+        cr_expect_eq(r.counts.whole, 3, "%s", name);
+        cr_expect_eq(r.counts.gave_up, 0, "%s", name);
+        cr_assert_eq(one->nwaits, 2, "%s", name);
+        cr_expect(one->waits[0] == 0 && one->waits[1] == 3600, "%s: %f %f", name, one->waits[0],
+                  one->waits[1]);
+        cr_expect(one->wait_p50_s == 0 && one->wait_p95_s == 3600 && one->wait_max_s == 3600, "%s",
+                  name);
+        cr_expect(two->wait_max_s == 0, "%s", name);
+        cr_expect(r.counts.horizon_s == 9000, "%s", name);
+        cr_expect(r.counts.gpu_hours_delivered > 35.99 && r.counts.gpu_hours_delivered < 36.01,
+                  "%s: %f", name, r.counts.gpu_hours_delivered);
+        cr_expect(r.counts.saturated_hours > 0.99 && r.counts.saturated_hours < 1.01, "%s: %f",
+                  name, r.counts.saturated_hours);
+        cr_expect(r.counts.allocation_at_saturation > 0.999, "%s: %f", name,
+                  r.counts.allocation_at_saturation);
+        cr_expect(one->placeable_share > 0.199 && one->placeable_share < 0.201, "%s: %f", name,
+                  one->placeable_share);
+        cr_expect(two->placeable_share < 0.001, "%s: %f", name, two->placeable_share);
+        sim_result_release(&r);
+    }
+}
+
+/* a holds one of two nodes; big (both nodes) waits from 100 s; small (one node, 1000 s) comes at
+ * 200 s. Strict FIFO: small waits behind big until big has run (7200 + 3600). Backfill: small
+ * goes at once. big waits 7100 s either way (small is gone long before a leaves). */
+Test(sim_queue, strict_fifo_blocks_behind_the_head_and_backfill_does_not, .fini = teardown)
+{
+    const struct sim_event ev[] = {arr(0, "a", 1, 8, 8, 1),
+                                   arr(100, "big", 2, 8, 8, 2),
+                                   arr(200, "small", 1, 8, 8, 1),
+                                   lv(1200, "small"),
+                                   lv(3700, "big"),
+                                   lv(7200, "a")};
+
+    setup("racks=1,nodes-per-rack=2,gpus-per-node=8");
+    for (int backfill = 0; backfill < 2; backfill++) {
+        struct sim_result r;
+        run_q(ev, NELEM(ev), SIM_TOPOX, backfill, 0, &r);
+        const struct sim_shape *one = shape_named(&r, "tp8xpp1-1x8");
+        const struct sim_shape *two = shape_named(&r, "tp8xpp2-2x8");
+        cr_expect(two->wait_max_s == 7100, "backfill %d: %f", backfill, two->wait_max_s);
+        cr_expect(one->wait_max_s == (backfill ? 0 : 10600), "backfill %d: %f", backfill,
+                  one->wait_max_s);
+        cr_expect_eq(r.counts.whole, 3);
+        sim_result_release(&r);
+    }
+}
+
+/* The same with --max-wait 1 h under strict FIFO: big gives up at 3700 s (counted, its wait the
+ * hour), and small behind it goes then. */
+Test(sim_queue, max_wait_gives_up_and_is_counted, .fini = teardown)
+{
+    const struct sim_event ev[] = {arr(0, "a", 1, 8, 8, 1),
+                                   arr(100, "big", 2, 8, 8, 2),
+                                   arr(200, "small", 1, 8, 8, 1),
+                                   lv(1200, "small"),
+                                   lv(3700, "big"),
+                                   lv(7200, "a")};
+    struct sim_result r;
+
+    setup("racks=1,nodes-per-rack=2,gpus-per-node=8");
+    run_q(ev, NELEM(ev), SIM_BEST_FIT, false, 3600, &r);
+    cr_expect_eq(r.counts.gave_up, 1);
+    cr_expect_eq(r.counts.rejected, 1);
+    cr_expect_eq(shape_named(&r, "tp8xpp2-2x8")->gave_up, 1);
+    cr_expect(shape_named(&r, "tp8xpp2-2x8")->wait_max_s == 3600);
+    cr_expect(shape_named(&r, "tp8xpp1-1x8")->wait_max_s == 3500, "%f",
+              shape_named(&r, "tp8xpp1-1x8")->wait_max_s);
+    sim_result_release(&r);
+}
+
+/* kube-scheduler's backoff: b fails at 5 s (1 s of backoff); a leaves at 5.5 s, but b is retried
+ * only when its backoff ends, at 6 s. */
+Test(sim_queue, a_retry_waits_for_the_backoff, .fini = teardown)
+{
+    const struct sim_event ev[] = {arr(0, "a", 1, 8, 8, 1), arr(5, "b", 1, 8, 8, 1), lv(5.5, "a"),
+                                   lv(100, "b")};
+    struct sim_result r;
+
+    setup("racks=1,nodes-per-rack=1,gpus-per-node=8");
+    run_q(ev, NELEM(ev), SIM_TOPOX, false, 0, &r);
+    cr_expect(shape_named(&r, "tp8xpp1-1x8")->wait_max_s == 1.0, "%f",
+              shape_named(&r, "tp8xpp1-1x8")->wait_max_s);
+    sim_result_release(&r);
+}
