@@ -53,6 +53,12 @@ static const char usage[] =
     "                             whole whenever the cluster has as many free GPUs as it\n"
     "                             needs, as if any free GPUs could be combined\n"
     "                   fluid-rack  the same, when some rack has as many free GPUs\n"
+    "                   kueue-best-fit    Kueue TAS BestFit: the tightest rack, the roomiest node\n"
+    "                   kueue-least-free  Kueue TAS LeastFreeCapacity: the least free rack, node\n"
+    "                   volcano-binpack   Volcano HyperNode binpack: the most used rack, node\n"
+    "                   slurm-block       Slurm topology/block: whole racks and NVLink domains\n"
+    "                                     kept free, best fit (all four: first member only,\n"
+    "                                     topox's rules and holds; docs/simulate.md)\n"
     "  -o, --output FMT table (default) or json\n"
     "  --by-shape       also print, per policy and group shape, the groups that arrived, were\n"
     "                   placed whole and were rejected: with room in the cluster, and of those\n"
@@ -72,7 +78,7 @@ static const char usage[] =
     "\n"
     "exit status: 0 replayed (or written), 1 failed, 2 bad flag, spec or trace\n";
 
-#define MAX_POLICIES 8
+#define MAX_POLICIES 12
 
 struct simulate_opts {
     const char *cluster;
@@ -98,7 +104,8 @@ static int parse_policies(const struct cmd_args *a, const char *list, struct sim
         if (o->npolicies == MAX_POLICIES || !sim_policy_parse(word, &o->policies[o->npolicies]))
             return cmd_args_usage_error(a,
                                         "--policy: '%s' is not topox, best-fit, blind, pack, "
-                                        "pack-term, fluid or fluid-rack",
+                                        "pack-term, fluid, fluid-rack, kueue-best-fit, "
+                                        "kueue-least-free, volcano-binpack or slurm-block",
                                         word);
         o->npolicies++;
         p += len;
@@ -219,12 +226,12 @@ static double mean_frag(const struct sim_result *r)
 static void print_table(const struct sim_result *res, size_t n, size_t nevents)
 {
     printf("%zu events, %u GPUs\n\n", nevents, n ? res[0].accel_total : 0);
-    printf("%-10s %6s %6s %10s %8s %5s %8s %9s %10s %10s %14s %9s\n", "POLICY", "GROUPS", "WHOLE",
+    printf("%-16s %6s %6s %10s %8s %5s %8s %9s %10s %10s %14s %9s\n", "POLICY", "GROUPS", "WHOLE",
            "CROSS-RACK", "TP-SPLIT", "HALF", "REJECTED", "WITH-ROOM", "WHOLE-GPUS", "GPU-H-USED",
            "GPU-H-STRANDED", "MEAN-FRAG");
     for (size_t i = 0; i < n; i++) {
         const struct sim_counts *c = &res[i].counts;
-        printf("%-10s %6zu %6zu %10zu %8zu %5zu %8zu %9zu %10zu %10.0f %14.0f %9.3f\n",
+        printf("%-16s %6zu %6zu %10zu %8zu %5zu %8zu %9zu %10zu %10.0f %14.0f %9.3f\n",
                sim_policy_name(res[i].policy), c->arrived, c->whole, c->cross_rack, c->tp_split,
                c->half, c->rejected, c->rejected_with_room, c->whole_gpus, c->gpu_hours_used,
                c->gpu_hours_stranded, mean_frag(&res[i]));
@@ -250,23 +257,23 @@ static void print_shapes(const struct sim_result *res, size_t n)
 /* --queue: per policy what the cluster delivered and how long groups waited, then per shape. */
 static void print_queue(const struct sim_result *res, size_t n)
 {
-    printf("\n%-10s %6s %6s %7s %8s %13s %14s %9s %10s %5s %5s %5s\n", "POLICY", "GROUPS", "PLACED",
+    printf("\n%-16s %6s %6s %7s %8s %13s %14s %9s %10s %5s %5s %5s\n", "POLICY", "GROUPS", "PLACED",
            "GAVE-UP", "WAITING", "GPU-H-DELIVER", "GPU-H-STRANDED", "ALLOC@SAT", "SATURATED",
            "TP-SPLIT", "CROSS", "HALF");
     for (size_t i = 0; i < n; i++) {
         const struct sim_counts *c = &res[i].counts;
-        printf("%-10s %6zu %6zu %7zu %8zu %13.0f %14.0f %9.3f %9.1fh %5zu %5zu %5zu\n",
+        printf("%-16s %6zu %6zu %7zu %8zu %13.0f %14.0f %9.3f %9.1fh %5zu %5zu %5zu\n",
                sim_policy_name(res[i].policy), c->arrived, c->arrived - c->rejected, c->gave_up,
                c->never_placed, c->gpu_hours_delivered, c->gpu_hours_stranded,
                c->allocation_at_saturation, c->saturated_hours, c->tp_split, c->cross_rack,
                c->half);
     }
-    printf("\n%-10s %-22s %5s %6s %9s %9s %9s %7s %9s\n", "POLICY", "SHAPE", "GPUS", "GROUPS",
+    printf("\n%-16s %-22s %5s %6s %9s %9s %9s %7s %9s\n", "POLICY", "SHAPE", "GPUS", "GROUPS",
            "WAIT-P50", "WAIT-P95", "WAIT-MAX", "GAVE-UP", "PLACEABLE");
     for (size_t i = 0; i < n; i++) {
         for (size_t k = 0; k < res[i].nshapes; k++) {
             const struct sim_shape *sh = &res[i].shapes[k];
-            printf("%-10s %-22s %5u %6zu %8.0fs %8.0fs %8.0fs %7zu %9.3f\n",
+            printf("%-16s %-22s %5u %6zu %8.0fs %8.0fs %8.0fs %7zu %9.3f\n",
                    sim_policy_name(res[i].policy), sh->name, sh->pods * sh->gpus, sh->arrived,
                    sh->wait_p50_s, sh->wait_p95_s, sh->wait_max_s, sh->gave_up,
                    sh->placeable_share);

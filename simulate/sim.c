@@ -16,19 +16,32 @@
 
 const char *sim_policy_name(enum sim_policy p)
 {
-    return p == SIM_BEST_FIT     ? "best-fit"
-           : p == SIM_BLIND      ? "blind"
-           : p == SIM_PACK       ? "pack"
-           : p == SIM_PACK_TERM  ? "pack-term"
-           : p == SIM_FLUID      ? "fluid"
-           : p == SIM_FLUID_RACK ? "fluid-rack"
-                                 : "topox";
+    return p == SIM_BEST_FIT           ? "best-fit"
+           : p == SIM_BLIND            ? "blind"
+           : p == SIM_PACK             ? "pack"
+           : p == SIM_PACK_TERM        ? "pack-term"
+           : p == SIM_FLUID            ? "fluid"
+           : p == SIM_FLUID_RACK       ? "fluid-rack"
+           : p == SIM_KUEUE_BEST_FIT   ? "kueue-best-fit"
+           : p == SIM_KUEUE_LEAST_FREE ? "kueue-least-free"
+           : p == SIM_VOLCANO_BINPACK  ? "volcano-binpack"
+           : p == SIM_SLURM_BLOCK      ? "slurm-block"
+                                       : "topox";
 }
 
 bool sim_policy_parse(const char *s, enum sim_policy *out)
 {
-    static const enum sim_policy all[] = {SIM_TOPOX,     SIM_BEST_FIT, SIM_BLIND,     SIM_PACK,
-                                          SIM_PACK_TERM, SIM_FLUID,    SIM_FLUID_RACK};
+    static const enum sim_policy all[] = {SIM_TOPOX,
+                                          SIM_BEST_FIT,
+                                          SIM_BLIND,
+                                          SIM_PACK,
+                                          SIM_PACK_TERM,
+                                          SIM_FLUID,
+                                          SIM_FLUID_RACK,
+                                          SIM_KUEUE_BEST_FIT,
+                                          SIM_KUEUE_LEAST_FREE,
+                                          SIM_VOLCANO_BINPACK,
+                                          SIM_SLURM_BLOCK};
 
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
         if (strcmp(s, sim_policy_name(all[i])) == 0) {
@@ -74,35 +87,6 @@ static void sim_uid(const struct sim_event *e, unsigned k, char *buf, size_t len
     snprintf(buf, len, "sim:%s/%u", e->group, k);
 }
 
-/* Best fit for a group's first member (SIM_BEST_FIT): the fitting node whose rack is left with
- * the least free accelerators after the whole group, then the node with the least free, then the
- * lowest index. (size_t)-1 when none fits. */
-static size_t pick_best_fit(struct sim *s, const struct sim_event *e,
-                            const struct pol_filter_result *res)
-{
-    unsigned long total = (unsigned long)e->pods * e->gpus;
-    size_t best = (size_t)-1;
-    unsigned long best_rack = 0;
-    unsigned best_node = 0;
-
-    pol_ledger_racks(s->l, s->racks);
-    for (size_t i = 0; i < s->nn; i++) {
-        unsigned long rf;
-        unsigned nf;
-        if (res->verdict[i] != POL_FIT)
-            continue;
-        rf = s->racks[topo_cluster_node_rack(s->c, i)].accel_free;
-        rf = rf > total ? rf - total : 0;
-        nf = pol_ledger_node_free(s->l, i);
-        if (best == (size_t)-1 || rf < best_rack || (rf == best_rack && nf < best_node)) {
-            best = i;
-            best_rack = rf;
-            best_node = nf;
-        }
-    }
-    return best;
-}
-
 /* The best-scored fitting node, ties to the lowest index; nodes scored below 0 were tried. */
 static size_t pick_scored(const struct sim *s, const struct pol_filter_result *res)
 {
@@ -136,7 +120,7 @@ static enum tpx_code place_ruled(struct sim *s, struct sim_group *g, unsigned k,
     rc = pol_score_memo(s->l, s->memo, &wl, s->cand, s->nn, now, s->scores, err);
     if (rc != TPX_OK)
         goto out;
-    best = s->policy == SIM_BEST_FIT && k == 0 ? pick_best_fit(s, e, &res) : pick_scored(s, &res);
+    best = k == 0 && sim_picks_first(s->policy) ? sim_pick_first(s, e, &res) : pick_scored(s, &res);
     while (best != (size_t)-1) {
         struct pol_placement where;
         struct tpx_err cerr = TPX_ERR_INIT;
@@ -199,7 +183,7 @@ static void place_fluid(struct sim *s, struct sim_group *g)
 
     if (s->fluid_free < need)
         return;
-    if (s->policy == SIM_FLUID_RACK) {
+    if (s->policy == SIM_FLUID_RACK && !g->ev->block) {
         for (size_t r = 0; r < s->nracks; r++) {
             if (s->rack_free[r] >= need &&
                 (best == TOPO_NONE || s->rack_free[r] < s->rack_free[best]))

@@ -40,10 +40,17 @@ enum sim_policy {
                            could be combined (no rules, no topology: no fragmentation at all) */
     SIM_FLUID_RACK, /* the same inside a rack: admitted whole (into the rack with the fewest
                            free that has enough) whenever some rack has as many free as it needs */
+    /* What other schedulers do, as the node for a group's first member among those pol_filter
+       passes (the same rules and holds; simulate/anchors.c, docs/simulate.md): */
+    SIM_KUEUE_BEST_FIT,   /* Kueue TAS BestFit: the tightest rack in pods, the roomiest node */
+    SIM_KUEUE_LEAST_FREE, /* Kueue TAS LeastFreeCapacity: the least free rack and node */
+    SIM_VOLCANO_BINPACK,  /* Volcano HyperNode binpack: the most utilised rack, then node */
+    SIM_SLURM_BLOCK,      /* Slurm topology/block: keep whole racks and domains free, best fit */
 };
 
-/* "topox", "best-fit", "blind", "pack", "pack-term", "fluid", "fluid-rack"; sim_policy_parse:
- * false for another word. */
+/* "topox", "best-fit", "blind", "pack", "pack-term", "fluid", "fluid-rack", "kueue-best-fit",
+ * "kueue-least-free", "volcano-binpack", "slurm-block"; sim_policy_parse: false for another
+ * word. */
 const char *sim_policy_name(enum sim_policy p);
 bool sim_policy_parse(const char *s, enum sim_policy *out);
 

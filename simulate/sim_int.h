@@ -67,6 +67,16 @@ void sim_shape_name(const struct sim_event *e, char *buf, size_t len);
 /* A sample of the cluster after the events at t. */
 enum tpx_code sim_push_sample(struct sim *s, double t, struct tpx_err *err);
 
+/* anchors.c: the node for a group's first member under best-fit and the anchors' policies, among
+ * those res passed; (size_t)-1 when none. sim_picks_first: the policies it answers. */
+size_t sim_pick_first(struct sim *s, const struct sim_event *e,
+                      const struct pol_filter_result *res);
+static inline bool sim_picks_first(enum sim_policy p)
+{
+    return p == SIM_BEST_FIT || p == SIM_KUEUE_BEST_FIT || p == SIM_KUEUE_LEAST_FREE ||
+           p == SIM_VOLCANO_BINPACK || p == SIM_SLURM_BLOCK;
+}
+
 /* queue.c: replay ev[0, n) with the queue of s->o; free what it holds (NULL-safe). */
 enum tpx_code sim_queue_run(struct sim *s, const struct sim_event *ev, size_t n,
                             struct tpx_err *err);

@@ -502,3 +502,29 @@ Test(sim_queue, a_retry_waits_for_the_backoff, .fini = teardown)
               shape_named(&r, "tp8xpp1-1x8")->wait_max_s);
     sim_result_release(&r);
 }
+
+/* The anchors' first-member rules inside a rack of two 8-GPU nodes: a (4 GPUs) goes to the first
+ * node under all; then b (4 GPUs): best fit and Kueue's LeastFreeCapacity fill that node and keep
+ * the second whole, Kueue's BestFit starts from the node with the most room (the whole one). */
+Test(sim_anchors, the_first_member_node_of_each_anchor, .fini = teardown)
+{
+    const struct sim_event ev[] = {arr(0, "a", 1, 4, 4, 1), arr(10, "b", 1, 4, 4, 1)};
+    const struct {
+        enum sim_policy p;
+        unsigned free_whole;
+    } cases[] = {{SIM_BEST_FIT, 8},
+                 {SIM_KUEUE_LEAST_FREE, 8},
+                 {SIM_KUEUE_BEST_FIT, 0},
+                 {SIM_VOLCANO_BINPACK, 8},
+                 {SIM_SLURM_BLOCK, 8}};
+
+    setup("racks=1,nodes-per-rack=2,gpus-per-node=8");
+    for (size_t i = 0; i < NELEM(cases); i++) {
+        struct sim_result r;
+        struct sim_counts c = run(ev, NELEM(ev), cases[i].p, &r);
+        cr_expect_eq(c.whole, 2, "%s", sim_policy_name(cases[i].p));
+        cr_expect_eq(r.samples[r.nsamples - 1].free_whole, cases[i].free_whole, "%s: %u",
+                     sim_policy_name(cases[i].p), r.samples[r.nsamples - 1].free_whole);
+        sim_result_release(&r);
+    }
+}
