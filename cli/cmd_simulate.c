@@ -15,7 +15,6 @@
 #include "common/parse.h"
 #include "simulate/trace.h"
 #include "simulate/sim.h"
-#include "topology/synthetic.h"
 
 static const char usage[] =
     "usage: topox simulate --cluster SPEC (--trace FILE | --generate GEN)\n"
@@ -32,7 +31,10 @@ static const char usage[] =
     "With --generate and no --cluster, write the generated trace to stdout instead.\n"
     "\n"
     "  --cluster SPEC   a synthetic cluster (see `topox cluster --help`), e.g.\n"
-    "                   racks=8,nodes-per-rack=8,gpus-per-node=8,domain-nodes=2\n"
+    "                   racks=8,nodes-per-rack=8,gpus-per-node=8,domain-nodes=2; several\n"
+    "                   joined with + (a mixed fleet); or a named shape: hgx (16 racks of 8\n"
+    "                   8-GPU nodes), gb200 (8 NVL72-like racks of 18 4-GPU nodes), mixed,\n"
+    "                   openb (the openb trace's nodes; docs/simulate.md)\n"
     "  --trace FILE     JSON lines, one event each (- is stdin):\n"
     "                   {\"time\":S,\"event\":\"arrive\",\"group\":\"g1\",\"pods\":2,\"gpus\":8,\n"
     "                    \"tp\":8,\"pp\":2}  and  "
@@ -520,7 +522,7 @@ static int load_events(const struct simulate_opts *o, struct sim_event **ev, siz
 static int replay(const struct simulate_opts *o, const struct sim_event *ev, size_t n)
 {
     struct tpx_err err = TPX_ERR_INIT;
-    struct topo_cluster *c = topo_cluster_synthetic(o->cluster, &err);
+    struct topo_cluster *c = sim_cluster_new(o->cluster, &err);
     struct sim_result res[MAX_POLICIES];
     struct tpx_buf out;
     size_t done = 0;

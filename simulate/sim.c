@@ -291,8 +291,11 @@ enum tpx_code sim_classify(struct sim *s, struct sim_group *g, struct tpx_err *e
         return TPX_OK;
     }
     for (unsigned k = 1; k < e->pods; k++) {
-        one_rack = one_rack && topo_cluster_node_rack(s->c, g->nodes[k]) ==
-                                   topo_cluster_node_rack(s->c, g->nodes[0]);
+        /* the pipeline in one rack (a block-scoped gang: in one block) */
+        one_rack = one_rack && (e->block ? topo_cluster_node_block(s->c, g->nodes[k]) ==
+                                               topo_cluster_node_block(s->c, g->nodes[0])
+                                         : topo_cluster_node_rack(s->c, g->nodes[k]) ==
+                                               topo_cluster_node_rack(s->c, g->nodes[0]));
         /* the pods of one TP unit share a domain */
         if (ppu > 1 && k % ppu != 0)
             tp_ok = tp_ok && topo_cluster_node_domain(s->c, g->nodes[k]) ==

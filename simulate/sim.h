@@ -162,17 +162,41 @@ enum tpx_code sim_run_opts(const struct topo_cluster *c, const struct sim_event 
                            struct tpx_err *err);
 void sim_result_release(struct sim_result *r);
 
+/* The cluster of `--cluster SPEC` (simulate/fleet.c): a synthetic spec, several joined with '+'
+ * (one fleet; each part's racks, blocks and domains apart), or a named shape: "hgx", "gb200",
+ * "mixed", "openb" (docs/simulate.md). sim_cluster_spec: the spec a name stands for (else name).
+ * NULL with *err for a bad spec. */
+struct topo_cluster *sim_cluster_new(const char *spec, struct tpx_err *err);
+const char *sim_cluster_spec(const char *name);
+
 /* ------------------------------------------------------------------------------------------------
  * The generator (simulate/simgen.c).
  */
 
-/* What `--generate` reads: "seed=N,groups=N,gpus=N,load=X,life=H". */
+/* What `--generate` reads: "seed=N,mix=M,fleet=F,groups=N,gpus=N,load=X,life=H,diurnal=0|1". */
+enum sim_mix {
+    SIM_MIX_CLASSIC = 0, /* the LWS shapes of issue 14 (TP 4/8/16, PP 1-4): the default */
+    SIM_MIX_SERVING,     /* "llm-serving": TP 1-8 in a node, TP8 x PP2, DP16 + EP over 2 nodes,
+                            prefill/decode pairs, NVL72 ComputeDomains of 4-18 nodes */
+    SIM_MIX_TRAINING,    /* "training": gangs of 8-64 nodes, block scope */
+    SIM_MIX_MIXED,       /* "mixed": serving with training gangs next to it */
+};
+enum sim_fleet {
+    SIM_FLEET_HGX = 0, /* shapes for 8-GPU NVSwitch nodes */
+    SIM_FLEET_GB200,   /* shapes for 4-GPU nodes in 18-node NVLink racks */
+    SIM_FLEET_MIXED,   /* both, half each */
+};
 struct sim_gen {
     uint64_t seed; /* 1 */
     size_t groups; /* arrivals (400) */
-    unsigned gpus; /* accelerators of the cluster the load is meant for (512) */
+    unsigned gpus; /* accelerators of the cluster the load is meant for (512; with a mix, the
+                      named cluster shape of the fleet: hgx 1024, gb200 576, mixed 928) */
     double load;   /* offered load: arrival rate x mean lifetime x mean GPUs / gpus (1.0) */
-    double life_h; /* mean lifetime in hours (6) */
+    double life_h; /* mean lifetime in hours (6; with a mix: 8, training 1.5 times that) */
+    enum sim_mix mix;
+    enum sim_fleet fleet;
+    bool diurnal; /* arrivals follow a day: rate x (1 + 0.5 sin(2 pi t / 24 h)) (llm-serving and
+                     mixed: on) */
 };
 
 /* Defaults, then the comma-separated key=value pairs of spec (NULL or "": defaults only).

@@ -64,6 +64,12 @@ static enum tpx_code parse_event(const json_t *o, const char *name, size_t line,
         get_uint(o, "tp", 1, MAX_PODS * MAX_GPUS, &e->tp, name, line, err) != TPX_OK ||
         get_uint(o, "pp", 1, MAX_PODS * MAX_GPUS, &e->pp, name, line, err) != TPX_OK)
         return err->code;
+    const json_t *sc = json_object_get(o, "scope");
+    if (sc && (!json_is_string(sc) || (strcmp(json_string_value(sc), "rack") != 0 &&
+                                       strcmp(json_string_value(sc), "block") != 0)))
+        return tpx_err_set(err, TPX_EINVAL, "%s:%zu: \"scope\" must be \"rack\" or \"block\"", name,
+                           line);
+    e->block = sc && strcmp(json_string_value(sc), "block") == 0;
     /* in 64 bits: tp x pp may pass what an unsigned holds */
     if ((uint64_t)e->tp * e->pp > (uint64_t)e->pods * e->gpus ||
         (e->pods * e->gpus) % (e->tp * e->pp) != 0)
@@ -174,6 +180,8 @@ enum tpx_code sim_trace_write(struct tpx_buf *out, const struct sim_event *ev, s
             return err->code;
         if (e->arrive && tpx_buf_addf(out, err, ",\"pods\":%u,\"gpus\":%u,\"tp\":%u,\"pp\":%u",
                                       e->pods, e->gpus, e->tp, e->pp) != TPX_OK)
+            return err->code;
+        if (e->arrive && e->block && tpx_buf_adds(out, ",\"scope\":\"block\"", err) != TPX_OK)
             return err->code;
         if (tpx_buf_adds(out, "}\n", err) != TPX_OK)
             return err->code;

@@ -2,6 +2,7 @@
 /* simulate/trace.h - `topox simulate` traces as JSON lines, in and out: one event a line,
  *   {"time": 0.0, "event": "arrive", "group": "g1", "pods": 2, "gpus": 8, "tp": 8, "pp": 2}
  *   {"time": 3600.0, "event": "leave", "group": "g1"}
+ * ("scope": "block" on an arrival: the pipeline may span the racks of a block, for training gangs)
  * (docs/simulate.md). Reading checks every line and names the first bad one. */
 #ifndef TPX_SIMULATE_TRACE_H
 #define TPX_SIMULATE_TRACE_H

@@ -124,6 +124,58 @@ Test(sim_gen, shapes_order_and_one_leave_per_arrival)
     free(ev);
 }
 
+/* The mixes: each shape from its table (docs/simulate.md "Workload mixes"), the fleet's node
+ * size, training gangs of 8-64 nodes in block scope, the cluster size of the fleet's shape as the
+ * default, and the same seed giving the same trace. */
+Test(sim_gen, mixes_draw_their_shapes_for_their_fleet)
+{
+    static const struct {
+        const char *spec;
+        unsigned gpus_default, max_pod_gpus;
+        bool serving, training;
+    } cases[] = {
+        {"mix=llm-serving,fleet=hgx", 1024, 8, true, false},
+        {"mix=llm-serving,fleet=gb200", 576, 4, true, false},
+        {"mix=training,fleet=hgx", 1024, 8, false, true},
+        {"mix=mixed,fleet=mixed", 928, 8, true, true},
+    };
+
+    for (size_t c = 0; c < NELEM(cases); c++) {
+        struct sim_gen g;
+        struct sim_event *ev, *again;
+        size_t n, n2, serving = 0, training = 0, cd = 0;
+        char spec[96];
+        struct tpx_err err = TPX_ERR_INIT;
+        snprintf(spec, sizeof(spec), "seed=5,groups=300,%s", cases[c].spec);
+        cr_assert_eq(sim_gen_parse(spec, &g, &err), TPX_OK, "%s", err.msg);
+        cr_expect_eq(g.gpus, cases[c].gpus_default, "%s", spec);
+        cr_assert_eq(sim_gen_run(&g, &ev, &n, &err), TPX_OK);
+        cr_assert_eq(sim_gen_run(&g, &again, &n2, &err), TPX_OK);
+        cr_assert_eq(n, 600);
+        cr_expect(n2 == n && memcmp(ev, again, n * sizeof(*ev)) == 0, "%s: deterministic", spec);
+        for (size_t i = 0; i < n; i++) {
+            const struct sim_event *e = &ev[i];
+            if (!e->arrive)
+                continue;
+            cr_expect(e->gpus <= cases[c].max_pod_gpus, "%s: %u GPUs a pod", spec, e->gpus);
+            cr_expect_eq(e->pods * e->gpus % (e->tp * e->pp), 0, "%s: adds up", spec);
+            if (e->block) {
+                training++;
+                cr_expect(e->pods >= 8 && e->pods <= 64, "%s: a gang of %u", spec, e->pods);
+            } else {
+                serving++;
+                cd += e->tp > 16; /* a ComputeDomain of 8-18 NVL72 nodes */
+            }
+        }
+        cr_expect_eq(serving > 0, cases[c].serving, "%s: %zu serving", spec, serving);
+        cr_expect_eq(training > 0, cases[c].training, "%s: %zu gangs", spec, training);
+        if (strstr(spec, "gb200"))
+            cr_expect(cd > 0, "%s: ComputeDomains", spec);
+        free(ev);
+        free(again);
+    }
+}
+
 Test(sim_gen, bad_specs_name_the_key)
 {
     static const struct {
@@ -143,6 +195,31 @@ Test(sim_gen, bad_specs_name_the_key)
         cr_expect_eq(sim_gen_parse(cases[i].spec, &g, &err), TPX_EINVAL, "%s", cases[i].spec);
         cr_expect(strstr(err.msg, cases[i].msg) != NULL, "'%s' lacks '%s'", err.msg, cases[i].msg);
     }
+}
+
+/* Fleets: parts joined with '+' keep their racks, blocks and domains apart; named shapes. */
+Test(sim_fleet, parts_and_named_shapes)
+{
+    struct tpx_err err = TPX_ERR_INIT;
+    struct topo_cluster *c =
+        sim_cluster_new("racks=2,nodes-per-rack=2,gpus-per-node=8,blocks=1+racks=1,nodes-per-rack="
+                        "4,gpus-per-node=4,domain-nodes=4,blocks=1",
+                        &err);
+
+    cr_assert_not_null(c, "%s", err.msg);
+    cr_expect_eq(topo_cluster_node_count(c), 8);
+    cr_expect_eq(topo_cluster_rack_count(c), 3, "r01 and r02 of part 1 are not r01 of part 2");
+    cr_expect_eq(topo_cluster_block_count(c), 2);
+    cr_expect_eq(topo_cluster_domain_size(c, topo_cluster_node_domain(c, 7)), 16);
+    cr_expect_neq(topo_cluster_node_rack(c, 0), topo_cluster_node_rack(c, 4));
+    topo_cluster_free(c);
+    c = sim_cluster_new("gb200", &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    cr_expect_eq(topo_cluster_node_count(c), 144);
+    cr_expect_eq(topo_cluster_rack_count(c), 8);
+    topo_cluster_free(c);
+    cr_expect_null(sim_cluster_new("racks=2+", &err));
+    cr_expect_null(sim_cluster_new("racks=x", &err));
 }
 
 Test(sim, policy_names_round_trip)

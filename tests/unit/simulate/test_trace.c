@@ -101,7 +101,7 @@ Test(sim_trace, write_then_parse_gives_the_same_events)
     struct tpx_buf out;
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_assert_eq(sim_gen_parse("seed=7,groups=50", &g, &err), TPX_OK);
+    cr_assert_eq(sim_gen_parse("seed=7,groups=50,mix=mixed,fleet=mixed", &g, &err), TPX_OK);
     cr_assert_eq(sim_gen_run(&g, &ev, &n, &err), TPX_OK);
     tpx_buf_init(&out, (size_t)1 << 24);
     cr_assert_eq(sim_trace_write(&out, ev, n, &err), TPX_OK);
@@ -117,6 +117,7 @@ Test(sim_trace, write_then_parse_gives_the_same_events)
             cr_expect_eq(back[i].gpus, ev[i].gpus);
             cr_expect_eq(back[i].tp, ev[i].tp);
             cr_expect_eq(back[i].pp, ev[i].pp);
+            cr_expect_eq(back[i].block, ev[i].block, "event %zu: the scope", i);
         }
         cr_expect_eq(back[i].line, i + 1);
     }
