@@ -319,10 +319,17 @@ static enum tpx_code render_json(const struct sim_result *res, size_t n, size_t 
                 "\"tp_split\":%zu,\"half\":%zu,\"rejected\":%zu,\"rejected_with_room\":%zu,"
                 "\"whole_gpus\":%zu,"
                 "\"gpu_hours_used\":%.3f,\"gpu_hours_stranded\":%.3f,"
-                "\"mean_fragmentation\":%.4f,\"shapes\":[",
+                "\"mean_fragmentation\":%.4f,\"gpu_hours_delivered\":%.3f,"
+                "\"gpu_hours_idle_waiting\":%.3f,\"saturated_hours\":%.3f,"
+                "\"allocation_at_saturation\":%.4f,\"gave_up\":%zu,\"never_placed\":%zu,"
+                "\"horizon_s\":%.3f,\"rule_breaks\":{\"tp_split\":%zu,\"cross_rack\":%zu,"
+                "\"half_placed\":%zu},\"shapes\":[",
                 i ? "," : "", sim_policy_name(res[i].policy), c->arrived, c->whole, c->cross_rack,
                 c->tp_split, c->half, c->rejected, c->rejected_with_room, c->whole_gpus,
-                c->gpu_hours_used, c->gpu_hours_stranded, mean_frag(&res[i])) != TPX_OK)
+                c->gpu_hours_used, c->gpu_hours_stranded, mean_frag(&res[i]),
+                c->gpu_hours_delivered, c->gpu_hours_idle_waiting, c->saturated_hours,
+                c->allocation_at_saturation, c->gave_up, c->never_placed, c->horizon_s, c->tp_split,
+                c->cross_rack, c->half) != TPX_OK)
             return err->code;
         if (render_shapes_json(&res[i], out, err) != TPX_OK ||
             tpx_buf_adds(out, "],\"samples\":[", err) != TPX_OK)

@@ -515,6 +515,7 @@ enum tpx_code sim_run_opts(const struct topo_cluster *c, const struct sim_event 
         }
         dt_h = (e->t - prev_t) / 3600.0;
         out->counts.gpu_hours_used += last->used * dt_h;
+        out->counts.gpu_hours_delivered += last->used * dt_h;
         out->counts.gpu_hours_stranded += last->stranded * dt_h;
         prev_t = e->t;
         pol_ledger_expire(s.l, (time_t)e->t);

@@ -53,6 +53,10 @@ Test(simulate, help_names_every_flag)
     expect_has(r.out, "fluid-rack", "help");
     expect_has(r.out, "--by-shape", "help");
     expect_has(r.out, "--svg FILE", "help");
+    expect_has(r.out, "--queue", "help");
+    expect_has(r.out, "--backfill", "help");
+    expect_has(r.out, "--max-wait DUR", "help");
+    expect_has(r.out, "slurm-block", "help");
     run_result_release(&r);
 }
 
@@ -119,6 +123,52 @@ Test(simulate, small_trace_json_counts)
     run_result_release(&r);
 }
 
+/* The interface of issue 22 (scripts read it): --queue -o json on the small trace. d waits from
+ * 180 s until a and c leave at 3600 s; e (TP 16, no 16-GPU domain) never finds a place: with
+ * --max-wait 1h it gives up at 7300 s, counted. */
+Test(simulate, queue_json_has_the_interface_keys)
+{
+    struct run_result r;
+    json_t *root, *p, *sh, *rb;
+    json_error_t jerr;
+    size_t i;
+    bool seen = false;
+
+    cr_assert_eq(run_topox((const char *[]){"simulate", "--cluster", CLUSTER, "--trace", SMALL,
+                                            "--queue", "--max-wait", "1h", "--policy",
+                                            "topox,best-fit", "-o", "json", NULL},
+                           NULL, &r),
+                 0);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    root = json_loads(r.out, 0, &jerr);
+    cr_assert_not_null(root, "%s: %s", jerr.text, r.out);
+    p = policy_of(root, "topox");
+    cr_expect(json_is_number(json_object_get(p, "gpu_hours_delivered")));
+    cr_expect(json_is_number(json_object_get(p, "gpu_hours_stranded")));
+    cr_expect(json_is_number(json_object_get(p, "allocation_at_saturation")));
+    cr_expect_eq(num(p, "gave_up"), 1, "e gave up");
+    rb = json_object_get(p, "rule_breaks");
+    cr_assert(json_is_object(rb));
+    cr_expect_eq(num(rb, "tp_split"), 0);
+    cr_expect_eq(num(rb, "cross_rack"), 0);
+    cr_expect_eq(num(rb, "half_placed"), 0);
+    json_array_foreach(json_object_get(p, "shapes"), i, sh)
+    {
+        if (strcmp(json_string_value(json_object_get(sh, "shape")), "tp8xpp1-1x8") != 0)
+            continue;
+        seen = true;
+        cr_expect_eq(num(sh, "gpus"), 8);
+        cr_expect_eq(num(sh, "groups"), 3);
+        cr_expect(json_real_value(json_object_get(sh, "wait_max_s")) == 3420.0, "d waited");
+        cr_expect(json_real_value(json_object_get(sh, "wait_p50_s")) == 0.0);
+        cr_expect(json_is_number(json_object_get(sh, "wait_p95_s")));
+        cr_expect(json_is_number(json_object_get(sh, "placeable_share")));
+    }
+    cr_expect(seen, "the 1 x 8 shape: %s", r.out);
+    json_decref(root);
+    run_result_release(&r);
+}
+
 Test(simulate, svg_has_a_curve_per_policy)
 {
     struct run_result r;
@@ -170,7 +220,7 @@ Test(simulate, generate_is_deterministic_and_replays)
 Test(simulate, bad_input_exits_2_with_the_line)
 {
     static const struct {
-        const char *const args[8];
+        const char *const args[10];
         const char *in, *msg;
     } cases[] = {
         {{"simulate", "--cluster", CLUSTER, "--trace", "-", NULL},
@@ -186,7 +236,16 @@ Test(simulate, bad_input_exits_2_with_the_line)
         {{"simulate", "--generate", "seed=1,color=2", NULL}, NULL, "unknown key 'color'"},
         {{"simulate", "--cluster", CLUSTER, "--generate", "seed=1", "--policy", "worst", NULL},
          NULL,
-         "'worst' is not topox, best-fit, blind, pack, pack-term, fluid or fluid-rack"},
+         "'worst' is not topox, best-fit, blind, pack, pack-term, fluid, fluid-rack"},
+        {{"simulate", "--cluster", CLUSTER, "--generate", "seed=1", "--backfill", NULL},
+         NULL,
+         "--backfill and --max-wait need --queue"},
+        {{"simulate", "--cluster", CLUSTER, "--generate", "seed=1", "--queue", "--max-wait", "soon",
+          NULL},
+         NULL,
+         "--max-wait"},
+        {{"simulate", "--generate", "seed=1,mix=chat", NULL}, NULL, "key 'mix': 'chat'"},
+        {{"simulate", "--cluster", "hgx+", "--generate", "seed=1", NULL}, NULL, "empty part"},
         {{"simulate", "--cluster", CLUSTER, NULL}, NULL, "give --trace FILE or --generate GEN"},
         {{"simulate", NULL}, NULL, "give --cluster SPEC and --trace FILE"},
     };
