@@ -41,8 +41,8 @@ static bool key_less(const struct key *x, const struct key *y)
 }
 
 static struct key node_key(const struct sim *s, const struct sim_event *e, size_t i,
-                           const struct scope_stats *sc, const unsigned long *dom_free,
-                           const unsigned long *dom_cap)
+                           const struct scope_stats *sc, const struct scope_stats *blk,
+                           const unsigned long *dom_free, const unsigned long *dom_cap)
 {
     unsigned long need = (unsigned long)e->pods * e->gpus;
     unsigned nf = pol_ledger_node_free(s->l, i);
@@ -66,12 +66,14 @@ static struct key node_key(const struct sim *s, const struct sim_event *e, size_
          * would be highest, then the node's binpack score (used / allocatable after the pod) */
         return (struct key){-(double)(r->cap - r->free + need) / (double)(r->cap ? r->cap : 1),
                             -(double)(alloc - nf + e->gpus) / (double)(alloc ? alloc : 1), 0};
-    case SIM_SLURM_BLOCK:
-        /* Slurm topology/block: best fit over blocks, and a whole free block (here rack) or
-         * NVLink domain is opened only when no partly used one takes the group */
-        return (struct key){r->free == r->cap ? 1.0 : 0.0,
-                            (double)(r->free - need) + (dom_free[d] == dom_cap[d] ? 1e9 : 0.0),
-                            (double)nf};
+    case SIM_SLURM_BLOCK: {
+        /* Slurm topology/block: best fit over blocks, and a whole free block, rack or NVLink
+         * domain is opened only when no partly used one takes the group */
+        const struct scope_stats *b = &blk[scope_index(s, i, true)];
+        return (struct key){
+            (b->free == b->cap ? 2.0 : 0.0) + (!e->block && r->free == r->cap ? 1.0 : 0.0),
+            (double)(r->free - need) + (dom_free[d] == dom_cap[d] ? 1e9 : 0.0), (double)nf};
+    }
     default: /* SIM_BEST_FIT: the scope left with the fewest free, then the fullest node */
         return (struct key){(double)(r->free > need ? r->free - need : 0), (double)nf, 0};
     }
@@ -81,7 +83,7 @@ size_t sim_pick_first(struct sim *s, const struct sim_event *e, const struct pol
 {
     size_t nb = topo_cluster_block_count(s->c), nd = topo_cluster_domain_count(s->c);
     size_t nscopes = (s->nracks > nb ? s->nracks : nb) + 1;
-    struct scope_stats *sc = calloc(nscopes, sizeof(*sc));
+    struct scope_stats *sc = calloc(2 * nscopes, sizeof(*sc)), *blk = sc + nscopes;
     unsigned long *dom = calloc(2 * (nd + 1), sizeof(*dom));
     size_t best = (size_t)-1;
     struct key bk = {0, 0, 0};
@@ -101,6 +103,8 @@ size_t sim_pick_first(struct sim *s, const struct sim_event *e, const struct pol
         r->free += nf;
         r->cap += tn->accel_alloc;
         r->pods += nf / e->gpus;
+        blk[scope_index(s, i, true)].free += nf;
+        blk[scope_index(s, i, true)].cap += tn->accel_alloc;
         dom[d] += nf;
         dom[nd + 1 + d] += tn->accel_alloc;
     }
@@ -108,7 +112,7 @@ size_t sim_pick_first(struct sim *s, const struct sim_event *e, const struct pol
         struct key k;
         if (res->verdict[i] != POL_FIT)
             continue;
-        k = node_key(s, e, i, sc, dom, dom + nd + 1);
+        k = node_key(s, e, i, sc, blk, dom, dom + nd + 1);
         if (best == (size_t)-1 || key_less(&k, &bk)) {
             best = i;
             bk = k;
