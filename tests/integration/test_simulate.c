@@ -169,6 +169,30 @@ Test(simulate, queue_json_has_the_interface_keys)
     run_result_release(&r);
 }
 
+/* The traces of issue 22's targets are the generator's: the first of each cluster shape, kept in
+ * tests/fixtures/simulate, is what `--generate` still writes, byte for byte. */
+Test(simulate, the_target_traces_are_what_the_generator_writes)
+{
+    static const char *const fleets[] = {"hgx", "gb200", "mixed"};
+
+    for (size_t i = 0; i < 3; i++) {
+        struct run_result r;
+        char gen[96], path[256], *want;
+        size_t len;
+        snprintf(gen, sizeof(gen), "seed=1,mix=mixed,fleet=%s,load=1.0,groups=400", fleets[i]);
+        snprintf(path, sizeof(path), "%s/simulate/mixed-%s-seed1-load1.0.jsonl", TPX_FIXTURES,
+                 fleets[i]);
+        want = read_file(path, &len);
+        cr_assert_not_null(want, "%s", path);
+        cr_assert_eq(run_topox((const char *[]){"simulate", "--generate", gen, NULL}, NULL, &r), 0);
+        cr_expect_eq(r.status, 0, "%s", r.err);
+        cr_expect(strlen(r.out) == len && memcmp(r.out, want, len) == 0, "%s differs from %s", gen,
+                  path);
+        free(want);
+        run_result_release(&r);
+    }
+}
+
 Test(simulate, svg_has_a_curve_per_policy)
 {
     struct run_result r;
@@ -186,6 +210,26 @@ Test(simulate, svg_has_a_curve_per_policy)
     expect_has(svg, "<svg", "svg");
     cr_expect_eq(strstr(strstr(svg, "<polyline") + 1, "<polyline") != NULL, 1, "two curves");
     cr_expect_null(strstr(strstr(strstr(svg, "<polyline") + 1, "<polyline") + 1, "<polyline"));
+    free(svg);
+    unlink(path);
+    run_result_release(&r);
+    /* --queue: the wait CDF, one panel per shape (3 in the trace) with a curve per policy */
+    cr_assert_eq(
+        run_topox((const char *[]){"simulate", "--cluster", CLUSTER, "--trace", SMALL, "--policy",
+                                   "topox,blind", "--queue", "--svg", path, NULL},
+                  NULL, &r),
+        0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    svg = read_file(path, &len);
+    cr_assert_not_null(svg);
+    expect_has(svg, "wait CDF per shape", "svg");
+    expect_has(svg, "tp16xpp1-2x8 (16 GPUs)", "svg");
+    {
+        size_t curves = 0;
+        for (const char *q = strstr(svg, "<polyline"); q; q = strstr(q + 1, "<polyline"))
+            curves++;
+        cr_expect_eq(curves, 6, "3 shapes x 2 policies: %zu", curves);
+    }
     free(svg);
     unlink(path);
     run_result_release(&r);
