@@ -57,6 +57,8 @@ Test(simulate, help_names_every_flag)
     expect_has(r.out, "--backfill", "help");
     expect_has(r.out, "--max-wait DUR", "help");
     expect_has(r.out, "slurm-block", "help");
+    expect_has(r.out, "mix=classic|llm-serving|training|mixed", "help");
+    expect_has(r.out, "fleet=hgx|gb200|mixed", "help");
     run_result_release(&r);
 }
 
