@@ -605,3 +605,29 @@ Test(sim_anchors, the_first_member_node_of_each_anchor, .fini = teardown)
         sim_result_release(&r);
     }
 }
+
+/* Whole or nothing: a takes 4 GPUs of the first node; b (two 6-GPU pods, 12 GPUs: as many as are
+ * free) gets its first pod on the second node and finds no node for the second. The queue takes
+ * the first back (the cluster holds only a's 4 GPUs after 10 s) and b waits until a leaves at
+ * 100 s: never half-placed. */
+Test(sim_queue, an_attempt_that_places_some_pods_takes_them_back, .fini = teardown)
+{
+    const struct sim_event ev[] = {arr(0, "a", 1, 4, 4, 1),
+                                   arr(10, "b", 2, 6, 6, 2),
+                                   lv(100, "a"),
+                                   arr(150, "c", 1, 4, 4, 1),
+                                   lv(200, "b"),
+                                   lv(300, "c")};
+    struct sim_result r;
+
+    setup("racks=1,nodes-per-rack=2,gpus-per-node=8");
+    run_q(ev, NELEM(ev), SIM_BLIND, false, 0, &r);
+    cr_expect_eq(r.counts.half, 0);
+    cr_expect_eq(r.counts.whole + r.counts.cross_rack + r.counts.tp_split, 3);
+    cr_assert(r.nsamples >= 3);
+    cr_expect(r.samples[1].t == 10 && r.samples[1].used == 4, "after b's attempt: %u used",
+              r.samples[1].used);
+    cr_expect(shape_named(&r, "tp6xpp2-2x6")->wait_max_s == 90, "%f",
+              shape_named(&r, "tp6xpp2-2x6")->wait_max_s);
+    sim_result_release(&r);
+}
