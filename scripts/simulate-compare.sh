@@ -41,6 +41,7 @@ extract='
   | .policies[]
   | (.shapes | map({key: .shape, value: .}) | from_entries) as $sh
   | {c: $c, l: $l, s: ($s | tonumber), p: .policy, d: .gpu_hours_delivered,
+     st: .gpu_hours_stranded, al: .allocation_at_saturation,
      gu: .gave_up, np: .never_placed,
      rb: (.rule_breaks.tp_split + .rule_breaks.cross_rack + .rule_breaks.half_placed),
      n1: $big[0], n2: $big[1], nt: $tpbig,
@@ -76,15 +77,16 @@ jq -s '
       (length) as $n
       | {c: .[0].c, l: .[0].l, p: .[0].p, n: $n, n1: .[0].n1, n2: .[0].n2, nt: .[0].nt,
          d: (map(.d) | add), bd: (map($bf["\(.c)/\(.l)/\(.s)"].d) | add),
+         st: (map(.st) | add), al: (map(.al) | add / $n),
          below: (map(select(.d < $bf["\(.c)/\(.l)/\(.s)"].d - 0.001)) | length),
          w1: (map(.w1) | add / $n), bw1: (map($bf["\(.c)/\(.l)/\(.s)"].w1) | add / $n),
          w2: (map(.w2) | add / $n), bw2: (map($bf["\(.c)/\(.l)/\(.s)"].w2) | add / $n),
          ps: (map(.ps) | add / $n), bps: (map($bf["\(.c)/\(.l)/\(.s)"].ps) | add / $n),
          gu: (map(.gu + .np) | add), rb: (map(.rb) | add)})' "$tmp/rows.jsonl" >"$tmp/cells.json"
 
-echo "| cluster | load | policy | GPU-h delivered (vs best-fit) | seeds below best-fit | p95 wait, largest shape (h; / best-fit) | p95 wait, 2nd largest (h; / best-fit) | largest-TP shape placeable | gave up or never placed | rules broken |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
-jq -r '.[] | "| \(.c) | \(.l) | \(.p) | \(.d | floor) (\(if .bd > 0 then (1000 * (.d - .bd) / .bd | round / 10) else 0 end) %) | \(.below) of \(.n) | \(.w1 / 36 | round / 100) (\(if .bw1 > 0 then (100 * .w1 / .bw1 | round / 100) else "-" end)) | \(.w2 / 36 | round / 100) (\(if .bw2 > 0 then (100 * .w2 / .bw2 | round / 100) else "-" end)) | \(1000 * .ps | round / 1000) (best-fit \(1000 * .bps | round / 1000)) | \(.gu) | \(.rb) |"' "$tmp/cells.json"
+echo "| cluster | load | policy | GPU-h delivered (vs best-fit) | seeds below best-fit | GPU-h stranded | allocation at saturation | p95 wait, largest shape (h; / best-fit) | p95 wait, 2nd largest (h; / best-fit) | largest-TP shape placeable | gave up or never placed | rules broken |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+jq -r '.[] | "| \(.c) | \(.l) | \(.p) | \(.d | floor) (\(if .bd > 0 then (1000 * (.d - .bd) / .bd | round / 10) else 0 end) %) | \(.below) of \(.n) | \(.st | floor) | \(1000 * .al | round / 1000) | \(.w1 / 36 | round / 100) (\(if .bw1 > 0 then (100 * .w1 / .bw1 | round / 100) else "-" end)) | \(.w2 / 36 | round / 100) (\(if .bw2 > 0 then (100 * .w2 / .bw2 | round / 100) else "-" end)) | \(1000 * .ps | round / 1000) (best-fit \(1000 * .bps | round / 1000)) | \(.gu) | \(.rb) |"' "$tmp/cells.json"
 echo
 jq -r '.[] | select(.p == "best-fit") | "shapes of \(.c) at \(.l): largest \(.n1), 2nd \(.n2), largest TP \(.nt)"' "$tmp/cells.json" | sort -u
 echo
