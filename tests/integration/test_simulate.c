@@ -195,6 +195,49 @@ Test(simulate, the_target_traces_are_what_the_generator_writes)
     }
 }
 
+/* openb, the regression case: the converter's first window of 1/40 of the real pods, arrivals 4x
+ * compressed, replayed on the openb cluster with the queue: every policy delivers the same
+ * GPU-hours (1-GPU pods fill every hole: no policy may lose), no rule broken, nobody waits
+ * forever. */
+Test(simulate, openb_window_no_policy_loses)
+{
+    struct run_result r;
+    char trace[64], cmd[512];
+    json_t *root, *p;
+    json_error_t jerr;
+    size_t i;
+    double first = -1;
+
+    snprintf(trace, sizeof(trace), "/tmp/topox-openb-%d.jsonl", (int)getpid());
+    snprintf(cmd, sizeof(cmd),
+             "sh %s/../../scripts/openb-to-trace.sh %s/simulate/openb_gpu_pods.csv 1/40 4 > %s",
+             TPX_FIXTURES, TPX_FIXTURES, trace);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    cr_assert_eq(run_topox((const char *[]){"simulate", "--cluster", "openb", "--trace", trace,
+                                            "--queue", "--backfill", "--policy",
+                                            "best-fit,topox,slurm-block", "-o", "json", NULL},
+                           NULL, &r),
+                 0);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    root = json_loads(r.out, 0, &jerr);
+    cr_assert_not_null(root, "%s", jerr.text);
+    json_array_foreach(json_object_get(root, "policies"), i, p)
+    {
+        double d = json_real_value(json_object_get(p, "gpu_hours_delivered"));
+        cr_expect(num(p, "groups") >= 170, "the window's pods: %ld", num(p, "groups"));
+        cr_expect_eq(num(p, "rejected"), 0);
+        cr_expect_eq(num(json_object_get(p, "rule_breaks"), "cross_rack"), 0);
+        cr_expect(d > 0, "GPU-hours delivered");
+        if (first < 0)
+            first = d;
+        cr_expect(d == first, "%s delivered %f, best-fit %f",
+                  json_string_value(json_object_get(p, "policy")), d, first);
+    }
+    json_decref(root);
+    run_result_release(&r);
+    unlink(trace);
+}
+
 Test(simulate, svg_has_a_curve_per_policy)
 {
     struct run_result r;
