@@ -40,6 +40,21 @@ unsigned pol_ledger_node_free(const struct pol_ledger *l, size_t node)
     return node < l->nnodes ? node_free(l, node) : 0;
 }
 
+void pol_ledger_free_whole(const struct pol_ledger *l, unsigned *free_all, unsigned *free_whole)
+{
+    unsigned all = 0, whole = 0;
+
+    for (size_t n = 0; n < l->nnodes; n++)
+        all += l->n_unsched[n] ? 0 : node_free(l, n);
+    for (size_t d = 0; d < l->ndomains; d++) {
+        unsigned size = led_domain_size(l, d);
+        if (size > 0 && dom_free(l, d) == size)
+            whole += size;
+    }
+    *free_all = all;
+    *free_whole = whole < all ? whole : all;
+}
+
 void pol_ledger_set_budgets(struct pol_ledger *l, unsigned long per_namespace, unsigned long total)
 {
     l->budget_ns = per_namespace;

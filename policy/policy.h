@@ -187,6 +187,11 @@ bool pol_ledger_forget_pod(struct pol_ledger *l, const char *uid);
 /* Free accelerators on node now (allocatable - used - reserved for any group). */
 unsigned pol_ledger_node_free(const struct pol_ledger *l, size_t node);
 
+/* Free accelerators of the schedulable nodes now (*free_all), and of those the ones in completely
+ * free interconnect domains (*free_whole, at most *free_all): what `topox simulate` samples for
+ * its fragmentation after every event. O(nodes + domains). */
+void pol_ledger_free_whole(const struct pol_ledger *l, unsigned *free_all, unsigned *free_whole);
+
 /* Budgets for the holds a group's first member makes for the rest (0: no limit): accelerators
  * held for the groups of one namespace (the group key up to its first '/'), and for all groups.
  * A hold past either is not made, and counted (pol_ledger_budget_refusals). Rebase keeps them. */

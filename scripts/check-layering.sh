@@ -4,6 +4,7 @@
 #
 #   cli/ -> extender/ -> kube/ -> objects/ -> policy/ -> topology/ -> common/
 #   cli/ -> diagnose/ -> objects/, policy/ (topox diagnose; its rule.[ch] pure: no jansson)
+#   cli/ -> simulate/ -> policy/ (`topox simulate`: a consumer of the core, used by cli/ only)
 #
 # 1. includes: each folder includes only project headers of its own layer or the layers below it
 #    (extender/ also reads objects/ and policy/ directly), and only the third-party headers its
@@ -27,13 +28,14 @@ allowed_dirs() {
     topology) echo "topology common" ;;
     policy) echo "policy topology common" ;;
     objects) echo "objects policy topology common" ;;
+    simulate) echo "simulate policy topology common" ;;
     kube) echo "kube objects common" ;;
     extender) echo "extender kube objects policy topology common" ;;
     diagnose) echo "diagnose objects policy topology common" ;;
-    cli) echo "cli diagnose extender kube objects policy topology common" ;;
+    cli) echo "cli diagnose extender kube objects simulate policy topology common" ;;
     esac
 }
-layers="common topology policy objects diagnose kube extender cli"
+layers="common topology policy objects simulate diagnose kube extender cli"
 
 # The third-party headers and the files that alone may include them.
 #   PATTERN|FILES-OR-FOLDERS (space separated; a folder ends in /)
@@ -42,7 +44,7 @@ gnutls/|extender/http.c
 curl/|kube/
 yaml\.h|objects/yamljson.c
 hwloc|topology/discover_hwloc.c
-jansson|objects/ kube/ extender/ cli/ diagnose/input.h diagnose/diagnose.h diagnose/jsonseq.h
+jansson|objects/ simulate/trace.c kube/ extender/ cli/ diagnose/input.h diagnose/diagnose.h diagnose/jsonseq.h
 libxml|'
 
 report() {
@@ -115,10 +117,11 @@ allowed_links() {
     topology) echo "topox_common topox_topology PkgConfig::HWLOC" ;;
     policy) echo "topox_topology" ;;
     objects) echo "topox_policy PkgConfig::JANSSON PkgConfig::YAML" ;;
+    simulate) echo "topox_policy PkgConfig::JANSSON" ;;
     kube) echo "topox_objects CURL::libcurl Threads::Threads" ;;
     extender) echo "topox_kube topox_objects topox_policy PkgConfig::MHD PkgConfig::GNUTLS Threads::Threads tpx_version" ;;
     diagnose) echo "topox_objects topox_policy PkgConfig::JANSSON m" ;;
-    cli) echo "topox_diagnose topox_extender topox_kube topox_objects topox_policy topox_topology_hwloc topox_topology topox_common tpx_version" ;;
+    cli) echo "topox_diagnose topox_extender topox_kube topox_objects topox_simulate topox_policy topox_topology_hwloc topox_topology topox_common tpx_version" ;;
     esac
 }
 for layer in $layers; do
@@ -160,6 +163,6 @@ hits=$(grep -rnE '1099511628211|14695981039346656037|1469598103934665603|2166136
 [ -z "$hits" ] || { report "a hash function outside common/hash.c:"; echo "$hits" | sed 's/^/  /'; }
 
 if [ "$fail" -eq 0 ]; then
-    echo "layering: ok (cli -> extender -> kube -> objects -> policy -> topology -> common; third-party headers only where they belong; links follow the layers)"
+    echo "layering: ok (cli -> extender -> kube -> objects -> policy -> topology -> common; cli -> simulate -> policy; third-party headers only where they belong; links follow the layers)"
 fi
 exit $fail

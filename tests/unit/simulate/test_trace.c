@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/objects/test_trace.c - `topox simulate` traces: every kind of bad line named with
  * its line number, comments and blank lines, and the write -> parse round trip. */
-#include "objects/trace.h"
+#include "simulate/trace.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 #define A0                                                                                         \
     "{\"time\":0,\"event\":\"arrive\",\"group\":\"a\",\"pods\":2,\"gpus\":8,\"tp\":8,\"pp\":2}\n"
 
-Test(obj_trace, bad_lines_are_named_with_their_line)
+Test(sim_trace, bad_lines_are_named_with_their_line)
 {
     static const struct {
         const char *text;
@@ -57,11 +57,11 @@ Test(obj_trace, bad_lines_are_named_with_their_line)
     };
 
     for (size_t i = 0; i < NELEM(cases); i++) {
-        struct pol_sim_event *ev = (struct pol_sim_event *)1;
+        struct sim_event *ev = (struct sim_event *)1;
         size_t n = 99;
         struct tpx_err err = TPX_ERR_INIT;
         enum tpx_code rc =
-            obj_trace_parse(cases[i].text, strlen(cases[i].text), "t", &ev, &n, &err);
+            sim_trace_parse(cases[i].text, strlen(cases[i].text), "t", &ev, &n, &err);
         cr_expect_eq(rc, cases[i].code, "case %zu: %d (%s)", i, rc, err.msg);
         cr_expect(strstr(err.msg, cases[i].msg) != NULL, "case %zu: '%s' lacks '%s'", i, err.msg,
                   cases[i].msg);
@@ -70,15 +70,15 @@ Test(obj_trace, bad_lines_are_named_with_their_line)
     }
 }
 
-Test(obj_trace, comments_blank_lines_and_line_numbers)
+Test(sim_trace, comments_blank_lines_and_line_numbers)
 {
     const char *text = "# a trace\n\n" A0 "   \n"
                        "{\"time\":3600.5,\"event\":\"leave\",\"group\":\"a\",\"note\":1}";
-    struct pol_sim_event *ev;
+    struct sim_event *ev;
     size_t n;
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_assert_eq(obj_trace_parse(text, strlen(text), "t", &ev, &n, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(sim_trace_parse(text, strlen(text), "t", &ev, &n, &err), TPX_OK, "%s", err.msg);
     cr_assert_eq(n, 2);
     cr_expect(ev[0].arrive);
     cr_expect_str_eq(ev[0].group, "a");
@@ -93,19 +93,19 @@ Test(obj_trace, comments_blank_lines_and_line_numbers)
     free(ev);
 }
 
-Test(obj_trace, write_then_parse_gives_the_same_events)
+Test(sim_trace, write_then_parse_gives_the_same_events)
 {
-    struct pol_simgen g;
-    struct pol_sim_event *ev, *back;
+    struct sim_gen g;
+    struct sim_event *ev, *back;
     size_t n, nback;
     struct tpx_buf out;
     struct tpx_err err = TPX_ERR_INIT;
 
-    cr_assert_eq(pol_simgen_parse("seed=7,groups=50", &g, &err), TPX_OK);
-    cr_assert_eq(pol_simgen_run(&g, &ev, &n, &err), TPX_OK);
+    cr_assert_eq(sim_gen_parse("seed=7,groups=50,mix=mixed,fleet=mixed", &g, &err), TPX_OK);
+    cr_assert_eq(sim_gen_run(&g, &ev, &n, &err), TPX_OK);
     tpx_buf_init(&out, (size_t)1 << 24);
-    cr_assert_eq(obj_trace_write(&out, ev, n, &err), TPX_OK);
-    cr_assert_eq(obj_trace_parse(out.data, out.len, "t", &back, &nback, &err), TPX_OK, "%s",
+    cr_assert_eq(sim_trace_write(&out, ev, n, &err), TPX_OK);
+    cr_assert_eq(sim_trace_parse(out.data, out.len, "t", &back, &nback, &err), TPX_OK, "%s",
                  err.msg);
     cr_assert_eq(nback, n);
     for (size_t i = 0; i < n; i++) {
@@ -117,6 +117,7 @@ Test(obj_trace, write_then_parse_gives_the_same_events)
             cr_expect_eq(back[i].gpus, ev[i].gpus);
             cr_expect_eq(back[i].tp, ev[i].tp);
             cr_expect_eq(back[i].pp, ev[i].pp);
+            cr_expect_eq(back[i].block, ev[i].block, "event %zu: the scope", i);
         }
         cr_expect_eq(back[i].line, i + 1);
     }

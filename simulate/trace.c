@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* objects/trace.c - `topox simulate` traces: JSON lines in (jansson, one object a line, each
+/* simulate/trace.c - `topox simulate` traces: JSON lines in (jansson, one object a line, each
  * field checked, errors with the line number) and out. */
-#include "objects/trace.h"
+#include "simulate/trace.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -34,7 +34,7 @@ static enum tpx_code get_uint(const json_t *o, const char *key, unsigned lo, uns
 
 /* One line, already known to be an object, into *e. */
 static enum tpx_code parse_event(const json_t *o, const char *name, size_t line,
-                                 struct pol_sim_event *e, struct tpx_err *err)
+                                 struct sim_event *e, struct tpx_err *err)
 {
     const json_t *t = json_object_get(o, "time"), *ev = json_object_get(o, "event");
     const json_t *g = json_object_get(o, "group");
@@ -64,6 +64,12 @@ static enum tpx_code parse_event(const json_t *o, const char *name, size_t line,
         get_uint(o, "tp", 1, MAX_PODS * MAX_GPUS, &e->tp, name, line, err) != TPX_OK ||
         get_uint(o, "pp", 1, MAX_PODS * MAX_GPUS, &e->pp, name, line, err) != TPX_OK)
         return err->code;
+    const json_t *sc = json_object_get(o, "scope");
+    if (sc && (!json_is_string(sc) || (strcmp(json_string_value(sc), "rack") != 0 &&
+                                       strcmp(json_string_value(sc), "block") != 0)))
+        return tpx_err_set(err, TPX_EINVAL, "%s:%zu: \"scope\" must be \"rack\" or \"block\"", name,
+                           line);
+    e->block = sc && strcmp(json_string_value(sc), "block") == 0;
     /* in 64 bits: tp x pp may pass what an unsigned holds */
     if ((uint64_t)e->tp * e->pp > (uint64_t)e->pods * e->gpus ||
         (e->pods * e->gpus) % (e->tp * e->pp) != 0)
@@ -73,10 +79,10 @@ static enum tpx_code parse_event(const json_t *o, const char *name, size_t line,
     return TPX_OK;
 }
 
-enum tpx_code obj_trace_parse(const char *data, size_t len, const char *name,
-                              struct pol_sim_event **ev, size_t *n, struct tpx_err *err)
+enum tpx_code sim_trace_parse(const char *data, size_t len, const char *name, struct sim_event **ev,
+                              size_t *n, struct tpx_err *err)
 {
-    struct pol_sim_event *out;
+    struct sim_event *out;
     struct tpx_map live;
     size_t cap = 1, count = 0, line = 0, pos = 0;
     double last_t = 0;
@@ -96,7 +102,7 @@ enum tpx_code obj_trace_parse(const char *data, size_t len, const char *name,
         size_t llen = nl ? (size_t)(nl - p) : len - pos, skip = 0;
         json_error_t jerr;
         json_t *o;
-        struct pol_sim_event *e = &out[count];
+        struct sim_event *e = &out[count];
 
         line++;
         pos += llen + (nl != NULL);
@@ -145,7 +151,7 @@ enum tpx_code obj_trace_parse(const char *data, size_t len, const char *name,
     return TPX_OK;
 }
 
-enum tpx_code obj_trace_read(const char *path, struct pol_sim_event **ev, size_t *n,
+enum tpx_code sim_trace_read(const char *path, struct sim_event **ev, size_t *n,
                              struct tpx_err *err)
 {
     char *data;
@@ -154,26 +160,28 @@ enum tpx_code obj_trace_read(const char *path, struct pol_sim_event **ev, size_t
 
     *ev = NULL;
     *n = 0;
-    if (tpx_read_file(path, OBJ_TRACE_MAX_FILE, &data, &len, err) != TPX_OK) {
+    if (tpx_read_file(path, SIM_TRACE_MAX_FILE, &data, &len, err) != TPX_OK) {
         tpx_err_prefix(err, "trace '%s'", path);
         return err->code;
     }
-    rc = obj_trace_parse(data, len, strcmp(path, "-") == 0 ? "<stdin>" : path, ev, n, err);
+    rc = sim_trace_parse(data, len, strcmp(path, "-") == 0 ? "<stdin>" : path, ev, n, err);
     free(data);
     return rc;
 }
 
-enum tpx_code obj_trace_write(struct tpx_buf *out, const struct pol_sim_event *ev, size_t n,
+enum tpx_code sim_trace_write(struct tpx_buf *out, const struct sim_event *ev, size_t n,
                               struct tpx_err *err)
 {
     for (size_t i = 0; i < n; i++) {
-        const struct pol_sim_event *e = &ev[i];
+        const struct sim_event *e = &ev[i];
         if (tpx_buf_addf(out, err, "{\"time\":%.3f,\"event\":\"%s\",\"group\":", e->t,
                          e->arrive ? "arrive" : "leave") != TPX_OK ||
             tpx_json_str(out, e->group, err) != TPX_OK)
             return err->code;
         if (e->arrive && tpx_buf_addf(out, err, ",\"pods\":%u,\"gpus\":%u,\"tp\":%u,\"pp\":%u",
                                       e->pods, e->gpus, e->tp, e->pp) != TPX_OK)
+            return err->code;
+        if (e->arrive && e->block && tpx_buf_adds(out, ",\"scope\":\"block\"", err) != TPX_OK)
             return err->code;
         if (tpx_buf_adds(out, "}\n", err) != TPX_OK)
             return err->code;

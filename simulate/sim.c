@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* policy/sim.c - the replay behind `topox simulate`: each arrival of a trace placed pod by pod
+/* simulate/sim.c - the replay behind `topox simulate`: each arrival of a trace placed pod by pod
  * through pol_filter, pol_score and pol_commit on one ledger (as serve sees a group come, leader
  * first), or through the two reference policies, each leave released with pol_ledger_forget_pod;
  * the counters and a sample of the cluster after every event. Pure: no I/O, no JSON. */
-#include "policy/sim.h"
+#include "simulate/sim.h"
+#include "simulate/sim_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,30 +12,39 @@
 
 #include "common/grow.h"
 #include "common/map.h"
-#include "policy/ledger_int.h"
 #include "policy/policy.h"
 
-#define SIM_TTL_S 600
-
-const char *pol_sim_policy_name(enum pol_sim_policy p)
+const char *sim_policy_name(enum sim_policy p)
 {
-    return p == POL_SIM_BEST_FIT     ? "best-fit"
-           : p == POL_SIM_BLIND      ? "blind"
-           : p == POL_SIM_PACK       ? "pack"
-           : p == POL_SIM_PACK_TERM  ? "pack-term"
-           : p == POL_SIM_FLUID      ? "fluid"
-           : p == POL_SIM_FLUID_RACK ? "fluid-rack"
-                                     : "topox";
+    return p == SIM_BEST_FIT           ? "best-fit"
+           : p == SIM_BLIND            ? "blind"
+           : p == SIM_PACK             ? "pack"
+           : p == SIM_PACK_TERM        ? "pack-term"
+           : p == SIM_FLUID            ? "fluid"
+           : p == SIM_FLUID_RACK       ? "fluid-rack"
+           : p == SIM_KUEUE_BEST_FIT   ? "kueue-best-fit"
+           : p == SIM_KUEUE_LEAST_FREE ? "kueue-least-free"
+           : p == SIM_VOLCANO_BINPACK  ? "volcano-binpack"
+           : p == SIM_SLURM_BLOCK      ? "slurm-block"
+                                       : "topox";
 }
 
-bool pol_sim_policy_parse(const char *s, enum pol_sim_policy *out)
+bool sim_policy_parse(const char *s, enum sim_policy *out)
 {
-    static const enum pol_sim_policy all[] = {POL_SIM_TOPOX,     POL_SIM_BEST_FIT,  POL_SIM_BLIND,
-                                              POL_SIM_PACK,      POL_SIM_PACK_TERM, POL_SIM_FLUID,
-                                              POL_SIM_FLUID_RACK};
+    static const enum sim_policy all[] = {SIM_TOPOX,
+                                          SIM_BEST_FIT,
+                                          SIM_BLIND,
+                                          SIM_PACK,
+                                          SIM_PACK_TERM,
+                                          SIM_FLUID,
+                                          SIM_FLUID_RACK,
+                                          SIM_KUEUE_BEST_FIT,
+                                          SIM_KUEUE_LEAST_FREE,
+                                          SIM_VOLCANO_BINPACK,
+                                          SIM_SLURM_BLOCK};
 
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
-        if (strcmp(s, pol_sim_policy_name(all[i])) == 0) {
+        if (strcmp(s, sim_policy_name(all[i])) == 0) {
             *out = all[i];
             return true;
         }
@@ -42,41 +52,9 @@ bool pol_sim_policy_parse(const char *s, enum pol_sim_policy *out)
     return false;
 }
 
-/* A live group of the replay. */
-struct sim_group {
-    const struct pol_sim_event *ev; /* its arrival (borrowed from the trace) */
-    size_t *nodes;                  /* placed pods' nodes, ev->pods entries */
-    unsigned placed;
-    bool half;
-    size_t rack; /* the fluid references: the rack it was counted in (TOPO_NONE: the cluster) */
-};
-
-/* The state of one replay. */
-struct sim {
-    const struct topo_cluster *c;
-    struct pol_ledger *l;
-    struct pol_scope_memo *memo;
-    enum pol_sim_policy policy;
-    size_t nn;
-    size_t *cand;
-    int *scores;
-    struct pol_rack_summary *racks;
-    struct sim_group *groups;
-    size_t ngroups, groups_cap;
-    size_t *free_groups;
-    size_t nfree;
-    struct tpx_map live; /* group name -> index in groups[] */
-    unsigned half_held;  /* accelerators held by half-placed groups */
-    size_t nracks;
-    unsigned long *rack_free; /* per rack: free accelerators (scratch, or the fluid's counts) */
-    unsigned long fluid_free; /* the fluid references: free accelerators of the cluster */
-    struct pol_sim_result *out;
-    size_t samples_cap, shapes_cap;
-};
-
 /* The workload of pod k of the group that arrives with e: a certain layout, as the annotations
  * topox.io/tensor-parallel-size, pipeline-parallel-size, group, group-size and pod-index say. */
-static void sim_workload(const struct pol_sim_event *e, unsigned k, bool intent,
+static void sim_workload(const struct sim_event *e, unsigned k, bool intent,
                          struct pol_workload *wl)
 {
     unsigned total = e->pods * e->gpus, tpp = e->tp * e->pp;
@@ -91,7 +69,7 @@ static void sim_workload(const struct pol_sim_event *e, unsigned k, bool intent,
     wl->pod_index = (int)k;
     snprintf(wl->group, sizeof(wl->group), "sim/%s", e->group);
     snprintf(wl->display, sizeof(wl->display), "sim/%s", e->group);
-    wl->scope = POL_SCOPE_RACK;
+    wl->scope = e->block ? POL_SCOPE_BLOCK : POL_SCOPE_RACK;
     wl->tp_explicit = wl->pp_explicit = wl->size_explicit = true;
     wl->tp_source = "annotation";
     snprintf(wl->resource, sizeof(wl->resource), "nvidia.com/gpu");
@@ -104,38 +82,9 @@ static void sim_workload(const struct pol_sim_event *e, unsigned k, bool intent,
     wl->layout.certain = true;
 }
 
-static void sim_uid(const struct pol_sim_event *e, unsigned k, char *buf, size_t len)
+static void sim_uid(const struct sim_event *e, unsigned k, char *buf, size_t len)
 {
     snprintf(buf, len, "sim:%s/%u", e->group, k);
-}
-
-/* Best fit for a group's first member (POL_SIM_BEST_FIT): the fitting node whose rack is left with
- * the least free accelerators after the whole group, then the node with the least free, then the
- * lowest index. (size_t)-1 when none fits. */
-static size_t pick_best_fit(struct sim *s, const struct pol_sim_event *e,
-                            const struct pol_filter_result *res)
-{
-    unsigned long total = (unsigned long)e->pods * e->gpus;
-    size_t best = (size_t)-1;
-    unsigned long best_rack = 0;
-    unsigned best_node = 0;
-
-    pol_ledger_racks(s->l, s->racks);
-    for (size_t i = 0; i < s->nn; i++) {
-        unsigned long rf;
-        unsigned nf;
-        if (res->verdict[i] != POL_FIT)
-            continue;
-        rf = s->racks[topo_cluster_node_rack(s->c, i)].accel_free;
-        rf = rf > total ? rf - total : 0;
-        nf = pol_ledger_node_free(s->l, i);
-        if (best == (size_t)-1 || rf < best_rack || (rf == best_rack && nf < best_node)) {
-            best = i;
-            best_rack = rf;
-            best_node = nf;
-        }
-    }
-    return best;
 }
 
 /* The best-scored fitting node, ties to the lowest index; nodes scored below 0 were tried. */
@@ -155,10 +104,10 @@ static size_t pick_scored(const struct sim *s, const struct pol_filter_result *r
 static enum tpx_code place_ruled(struct sim *s, struct sim_group *g, unsigned k, time_t now,
                                  bool *placed, struct tpx_err *err)
 {
-    const struct pol_sim_event *e = g->ev;
+    const struct sim_event *e = g->ev;
     struct pol_workload wl;
     struct pol_filter_result res;
-    char uid[POL_SIM_NAME_MAX + 32];
+    char uid[SIM_NAME_MAX + 32];
     size_t best;
     enum tpx_code rc;
 
@@ -171,8 +120,7 @@ static enum tpx_code place_ruled(struct sim *s, struct sim_group *g, unsigned k,
     rc = pol_score_memo(s->l, s->memo, &wl, s->cand, s->nn, now, s->scores, err);
     if (rc != TPX_OK)
         goto out;
-    best =
-        s->policy == POL_SIM_BEST_FIT && k == 0 ? pick_best_fit(s, e, &res) : pick_scored(s, &res);
+    best = k == 0 && sim_picks_first(s->policy) ? sim_pick_first(s, e, &res) : pick_scored(s, &res);
     while (best != (size_t)-1) {
         struct pol_placement where;
         struct tpx_err cerr = TPX_ERR_INIT;
@@ -199,9 +147,9 @@ out:
 static enum tpx_code place_blind(struct sim *s, struct sim_group *g, unsigned k, time_t now,
                                  bool *placed, struct tpx_err *err)
 {
-    const struct pol_sim_event *e = g->ev;
+    const struct sim_event *e = g->ev;
     struct pol_workload wl;
-    char uid[POL_SIM_NAME_MAX + 32];
+    char uid[SIM_NAME_MAX + 32];
 
     *placed = false;
     sim_workload(e, k, false, &wl);
@@ -222,9 +170,9 @@ static enum tpx_code place_blind(struct sim *s, struct sim_group *g, unsigned k,
     return TPX_OK;
 }
 
-static bool fluid(const struct sim *s)
+bool sim_fluid(const struct sim *s)
 {
-    return s->policy == POL_SIM_FLUID || s->policy == POL_SIM_FLUID_RACK;
+    return s->policy == SIM_FLUID || s->policy == SIM_FLUID_RACK;
 }
 
 /* The fluid references: the whole group or nothing, by counts of free accelerators alone. */
@@ -235,7 +183,7 @@ static void place_fluid(struct sim *s, struct sim_group *g)
 
     if (s->fluid_free < need)
         return;
-    if (s->policy == POL_SIM_FLUID_RACK) {
+    if (s->policy == SIM_FLUID_RACK && !g->ev->block) {
         for (size_t r = 0; r < s->nracks; r++) {
             if (s->rack_free[r] >= need &&
                 (best == TOPO_NONE || s->rack_free[r] < s->rack_free[best]))
@@ -251,11 +199,11 @@ static void place_fluid(struct sim *s, struct sim_group *g)
 }
 
 /* Free accelerators now, of the cluster and per rack (into s->rack_free unless fluid). */
-static unsigned long free_counts(struct sim *s)
+unsigned long sim_free_counts(struct sim *s)
 {
     unsigned long all = 0;
 
-    if (fluid(s))
+    if (sim_fluid(s))
         return s->fluid_free;
     memset(s->rack_free, 0, s->nracks * sizeof(*s->rack_free));
     for (size_t i = 0; i < s->nn; i++) {
@@ -267,27 +215,48 @@ static unsigned long free_counts(struct sim *s)
 }
 
 /* The breakdown entry of e's shape, made on its first arrival; NULL when out of memory. */
-static struct pol_sim_shape *shape_of(struct sim *s, const struct pol_sim_event *e)
+void sim_shape_name(const struct sim_event *e, char *buf, size_t len)
 {
-    struct pol_sim_result *r = s->out;
+    unsigned total = e->pods * e->gpus, tpp = e->tp * e->pp;
+    unsigned dp = tpp && total % tpp == 0 ? total / tpp : 1;
+    int n = snprintf(buf, len, "tp%uxpp%u", e->tp, e->pp);
+
+    if (dp > 1 && n > 0 && (size_t)n < len)
+        n += snprintf(buf + n, len - (size_t)n, "xdp%u", dp);
+    if (n > 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, "-%ux%u%s", e->pods, e->gpus, e->block ? "-block" : "");
+}
+
+struct sim_shape *sim_shape_of(struct sim *s, const struct sim_event *e)
+{
+    struct sim_result *r = s->out;
+    struct sim_shape *sh;
 
     for (size_t i = 0; i < r->nshapes; i++) {
-        struct pol_sim_shape *sh = &r->shapes[i];
-        if (sh->pods == e->pods && sh->gpus == e->gpus && sh->tp == e->tp && sh->pp == e->pp)
+        sh = &r->shapes[i];
+        if (sh->pods == e->pods && sh->gpus == e->gpus && sh->tp == e->tp && sh->pp == e->pp &&
+            sh->block == e->block)
             return sh;
     }
     if (!TPX_GROW(r->shapes, s->shapes_cap, r->nshapes + 1))
         return NULL;
-    r->shapes[r->nshapes] = (struct pol_sim_shape){e->pods, e->gpus, e->tp, e->pp, 0, 0, 0, 0, 0};
-    return &r->shapes[r->nshapes++];
+    sh = &r->shapes[r->nshapes++];
+    memset(sh, 0, sizeof(*sh));
+    sh->pods = e->pods;
+    sh->gpus = e->gpus;
+    sh->tp = e->tp;
+    sh->pp = e->pp;
+    sh->block = e->block;
+    sim_shape_name(e, sh->name, sizeof(sh->name));
+    return sh;
 }
 
 /* Count a group once its arrival is done. */
-static enum tpx_code classify(struct sim *s, struct sim_group *g, struct tpx_err *err)
+enum tpx_code sim_classify(struct sim *s, struct sim_group *g, struct tpx_err *err)
 {
-    const struct pol_sim_event *e = g->ev;
-    struct pol_sim_counts *cn = &s->out->counts;
-    struct pol_sim_shape *sh = shape_of(s, e);
+    const struct sim_event *e = g->ev;
+    struct sim_counts *cn = &s->out->counts;
+    struct sim_shape *sh = sim_shape_of(s, e);
     bool one_rack = true, tp_ok = true;
     unsigned ppu = e->gpus < e->tp ? e->tp / e->gpus : 1;
     unsigned long need = (unsigned long)e->pods * e->gpus;
@@ -301,7 +270,7 @@ static enum tpx_code classify(struct sim *s, struct sim_group *g, struct tpx_err
         cn->rejected++;
         sh->rejected++;
         /* the cluster had the accelerators, not in a place the rules allow */
-        room = free_counts(s) >= need;
+        room = sim_free_counts(s) >= need;
         for (size_t r = 0; room && r < s->nracks && !rack_room; r++)
             rack_room = s->rack_free[r] >= need;
         cn->rejected_with_room += room;
@@ -315,15 +284,18 @@ static enum tpx_code classify(struct sim *s, struct sim_group *g, struct tpx_err
         s->half_held += g->placed * e->gpus;
         return TPX_OK;
     }
-    if (fluid(s)) {
+    if (sim_fluid(s)) {
         cn->whole++;
         sh->whole++;
         cn->whole_gpus += need;
         return TPX_OK;
     }
     for (unsigned k = 1; k < e->pods; k++) {
-        one_rack = one_rack && topo_cluster_node_rack(s->c, g->nodes[k]) ==
-                                   topo_cluster_node_rack(s->c, g->nodes[0]);
+        /* the pipeline in one rack (a block-scoped gang: in one block) */
+        one_rack = one_rack && (e->block ? topo_cluster_node_block(s->c, g->nodes[k]) ==
+                                               topo_cluster_node_block(s->c, g->nodes[0])
+                                         : topo_cluster_node_rack(s->c, g->nodes[k]) ==
+                                               topo_cluster_node_rack(s->c, g->nodes[0]));
         /* the pods of one TP unit share a domain */
         if (ppu > 1 && k % ppu != 0)
             tp_ok = tp_ok && topo_cluster_node_domain(s->c, g->nodes[k]) ==
@@ -341,7 +313,44 @@ static enum tpx_code classify(struct sim *s, struct sim_group *g, struct tpx_err
     return TPX_OK;
 }
 
-static enum tpx_code arrive(struct sim *s, const struct pol_sim_event *e, struct tpx_err *err)
+enum tpx_code sim_place_group(struct sim *s, struct sim_group *g, time_t now, struct tpx_err *err)
+{
+    enum tpx_code rc = TPX_OK;
+
+    if (sim_fluid(s))
+        place_fluid(s, g);
+    for (unsigned k = g->placed; !sim_fluid(s) && k < g->ev->pods && rc == TPX_OK; k++) {
+        bool placed;
+        rc = s->policy == SIM_BLIND ? place_blind(s, g, k, now, &placed, err)
+                                    : place_ruled(s, g, k, now, &placed, err);
+        if (rc == TPX_OK && !placed)
+            break;
+    }
+    return rc;
+}
+
+void sim_release_group(struct sim *s, struct sim_group *g)
+{
+    char uid[SIM_NAME_MAX + 32];
+
+    if (sim_fluid(s) && g->placed) {
+        unsigned long need = (unsigned long)g->ev->pods * g->ev->gpus;
+        s->fluid_free += need;
+        if (g->rack != TOPO_NONE)
+            s->rack_free[g->rack] += need;
+    }
+    for (unsigned k = 0; !sim_fluid(s) && k < g->placed; k++) {
+        sim_uid(g->ev, k, uid, sizeof(uid));
+        pol_ledger_forget_pod(s->l, uid);
+    }
+    if (g->half)
+        s->half_held -= g->placed * g->ev->gpus;
+    g->placed = 0;
+    g->half = false;
+    g->rack = TOPO_NONE;
+}
+
+static enum tpx_code arrive(struct sim *s, const struct sim_event *e, struct tpx_err *err)
 {
     time_t now = (time_t)e->t;
     size_t gi;
@@ -369,39 +378,19 @@ static enum tpx_code arrive(struct sim *s, const struct pol_sim_event *e, struct
         s->free_groups[s->nfree++] = gi;
         return tpx_err_set(err, TPX_ENOMEM, "simulate: out of memory");
     }
-    if (fluid(s))
-        place_fluid(s, g);
-    for (unsigned k = 0; !fluid(s) && k < e->pods && rc == TPX_OK; k++) {
-        bool placed;
-        rc = s->policy == POL_SIM_BLIND ? place_blind(s, g, k, now, &placed, err)
-                                        : place_ruled(s, g, k, now, &placed, err);
-        if (rc == TPX_OK && !placed)
-            break;
-    }
-    return rc == TPX_OK ? classify(s, g, err) : rc;
+    rc = sim_place_group(s, g, now, err);
+    return rc == TPX_OK ? sim_classify(s, g, err) : rc;
 }
 
-static void leave(struct sim *s, const struct pol_sim_event *e)
+static void leave(struct sim *s, const struct sim_event *e)
 {
     size_t gi;
     struct sim_group *g;
-    char uid[POL_SIM_NAME_MAX + 32];
 
     if (!tpx_map_get_num(&s->live, e->group, &gi))
         return;
     g = &s->groups[gi];
-    if (fluid(s) && g->placed) {
-        unsigned long need = (unsigned long)g->ev->pods * g->ev->gpus;
-        s->fluid_free += need;
-        if (g->rack != TOPO_NONE)
-            s->rack_free[g->rack] += need;
-    }
-    for (unsigned k = 0; !fluid(s) && k < g->placed; k++) {
-        sim_uid(g->ev, k, uid, sizeof(uid));
-        pol_ledger_forget_pod(s->l, uid);
-    }
-    if (g->half)
-        s->half_held -= g->placed * g->ev->gpus;
+    sim_release_group(s, g);
     tpx_map_del(&s->live, e->group, NULL);
     free(g->nodes);
     g->nodes = NULL;
@@ -409,29 +398,21 @@ static void leave(struct sim *s, const struct pol_sim_event *e)
 }
 
 /* The cluster now, from the ledger's domains. */
-static void sample(const struct sim *s, double t, struct pol_sim_sample *out)
+static void sample(const struct sim *s, double t, struct sim_sample *out)
 {
-    const struct pol_ledger *l = s->l;
-    unsigned free_all = 0, whole = 0;
+    unsigned free_all, whole;
 
-    if (fluid(s)) {
+    if (sim_fluid(s)) {
         /* counts only: nothing is stranded, nothing fragmented */
-        *out = (struct pol_sim_sample){t,
-                                       (unsigned)(s->out->accel_total - s->fluid_free),
-                                       (unsigned)s->fluid_free,
-                                       (unsigned)s->fluid_free,
-                                       0,
-                                       0.0};
+        *out = (struct sim_sample){t,
+                                   (unsigned)(s->out->accel_total - s->fluid_free),
+                                   (unsigned)s->fluid_free,
+                                   (unsigned)s->fluid_free,
+                                   0,
+                                   0.0};
         return;
     }
-    for (size_t n = 0; n < l->nnodes; n++)
-        free_all += l->n_unsched[n] ? 0 : node_free(l, n);
-    for (size_t d = 0; d < l->ndomains; d++) {
-        unsigned size = led_domain_size(l, d);
-        if (size > 0 && dom_free(l, d) == size)
-            whole += size;
-    }
-    whole = whole < free_all ? whole : free_all;
+    pol_ledger_free_whole(s->l, &free_all, &whole);
     out->t = t;
     out->free = free_all;
     out->used = s->out->accel_total > free_all ? s->out->accel_total - free_all : 0;
@@ -440,10 +421,10 @@ static void sample(const struct sim *s, double t, struct pol_sim_sample *out)
     out->frag = free_all ? 1.0 - (double)whole / free_all : 0.0;
 }
 
-static enum tpx_code push_sample(struct sim *s, double t, struct tpx_err *err)
+enum tpx_code sim_push_sample(struct sim *s, double t, struct tpx_err *err)
 {
-    struct pol_sim_result *r = s->out;
-    struct pol_sim_sample now;
+    struct sim_result *r = s->out;
+    struct sim_sample now;
 
     sample(s, t, &now);
     if (r->nsamples > 0 && r->samples[r->nsamples - 1].t == t) {
@@ -467,14 +448,23 @@ static void sim_release(struct sim *s)
     free(s->racks);
     free(s->rack_free);
     tpx_map_release(&s->live);
+    sim_queue_release(s);
     pol_scope_memo_free(s->memo);
     pol_ledger_free(s->l);
 }
 
-enum tpx_code pol_sim_run(const struct topo_cluster *c, const struct pol_sim_event *ev, size_t n,
-                          enum pol_sim_policy p, struct pol_sim_result *out, struct tpx_err *err)
+enum tpx_code sim_run(const struct topo_cluster *c, const struct sim_event *ev, size_t n,
+                      enum sim_policy p, struct sim_result *out, struct tpx_err *err)
 {
-    struct sim s = {.c = c, .policy = p, .out = out};
+    return sim_run_opts(c, ev, n, p, NULL, out, err);
+}
+
+enum tpx_code sim_run_opts(const struct topo_cluster *c, const struct sim_event *ev, size_t n,
+                           enum sim_policy p, const struct sim_opts *o, struct sim_result *out,
+                           struct tpx_err *err)
+{
+    static const struct sim_opts none = SIM_OPTS_INIT;
+    struct sim s = {.c = c, .policy = p, .out = out, .o = o ? o : &none};
     enum tpx_code rc = TPX_OK;
     double prev_t = 0;
 
@@ -487,8 +477,8 @@ enum tpx_code pol_sim_run(const struct topo_cluster *c, const struct pol_sim_eve
     s.l = pol_ledger_new(c, err);
     if (!s.l)
         return err->code;
-    pol_ledger_set_pack(s.l, p == POL_SIM_PACK);
-    if (p == POL_SIM_PACK_TERM)
+    pol_ledger_set_pack(s.l, p == SIM_PACK);
+    if (p == SIM_PACK_TERM)
         pol_ledger_set_pack_term(s.l, true);
     s.memo = pol_scope_memo_new();
     s.cand = malloc((s.nn + 1) * sizeof(*s.cand));
@@ -509,10 +499,14 @@ enum tpx_code pol_sim_run(const struct topo_cluster *c, const struct pol_sim_eve
         s.fluid_free += f;
         s.rack_free[topo_cluster_node_rack(c, i)] += f;
     }
-    rc = push_sample(&s, 0, err);
+    rc = sim_push_sample(&s, 0, err);
+    if (rc == TPX_OK && s.o->queue) {
+        rc = sim_queue_run(&s, ev, n, err);
+        goto out;
+    }
     for (size_t i = 0; i < n && rc == TPX_OK; i++) {
-        const struct pol_sim_event *e = &ev[i];
-        const struct pol_sim_sample *last = &out->samples[out->nsamples - 1];
+        const struct sim_event *e = &ev[i];
+        const struct sim_sample *last = &out->samples[out->nsamples - 1];
         double dt_h;
         if (e->t < prev_t) {
             rc = tpx_err_set(err, TPX_EINVAL, "line %zu: time %g is before the previous %g",
@@ -521,6 +515,7 @@ enum tpx_code pol_sim_run(const struct topo_cluster *c, const struct pol_sim_eve
         }
         dt_h = (e->t - prev_t) / 3600.0;
         out->counts.gpu_hours_used += last->used * dt_h;
+        out->counts.gpu_hours_delivered += last->used * dt_h;
         out->counts.gpu_hours_stranded += last->stranded * dt_h;
         prev_t = e->t;
         pol_ledger_expire(s.l, (time_t)e->t);
@@ -529,20 +524,22 @@ enum tpx_code pol_sim_run(const struct topo_cluster *c, const struct pol_sim_eve
         else
             leave(&s, e);
         if (rc == TPX_OK)
-            rc = push_sample(&s, e->t, err);
+            rc = sim_push_sample(&s, e->t, err);
     }
 out:
     sim_release(&s);
     if (rc != TPX_OK)
-        pol_sim_result_release(out);
+        sim_result_release(out);
     return rc;
 }
 
-void pol_sim_result_release(struct pol_sim_result *r)
+void sim_result_release(struct sim_result *r)
 {
     if (!r)
         return;
     free(r->samples);
+    for (size_t k = 0; k < r->nshapes; k++)
+        free(r->shapes[k].waits);
     free(r->shapes);
     memset(r, 0, sizeof(*r));
 }
