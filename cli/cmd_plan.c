@@ -345,7 +345,7 @@ struct plan_state {
     struct obj_yaml_docs snap;
     struct obj_dra dra;
     struct obj_admission adm; /* kube-scheduler's filters, per pod */
-    bool planned; /* pol_plan() ran: res, l and m are the plan */
+    bool planned;             /* pol_plan() ran: res, l and m are the plan */
 };
 
 static void plan_state_init(struct plan_state *s)
