@@ -298,7 +298,7 @@ static void warn_uncertain(const struct obj_manifest *m)
                                       o->src == POL_SRC_ANNOTATION ? o->what : NULL, where,
                                       sizeof(where));
             fprintf(stderr, "topox plan: warning:   %s: %s: %s %s\n", sizes[k], where,
-                    o->what ? o->what : "?", o->unknown ? "(unknown)" : pol_src_name(o->src));
+                    o->what ? o->what : "?", o->unknown ? "(unknown)" : wl_src_name(o->src));
         }
     }
 }

@@ -359,7 +359,7 @@ static json_t *record_of(const struct cmd_plan_view *v, const struct pol_plan_es
 {
     size_t g = global_replica(v, e->job, e->replica);
     size_t first = v->manifest->replica_first_pod[g];
-    struct obj_engine_info ei;
+    struct wl_engine_info ei;
     const char *precision;
     double transfer;
     const char *dom = dominant(e, &transfer);
@@ -422,7 +422,7 @@ static json_t *traffic_of(const struct pol_plan_estimate *e)
         json_t *o;
         pol_traffic_text(&e->traffic[t], text, sizeof(text));
         o = json_pack("{s:s, s:i, s:s, s:s?, s:s}", "kind",
-                      pol_traffic_kind_name(e->traffic[t].kind), "ranks",
+                      wl_traffic_kind_name(e->traffic[t].kind), "ranks",
                       (json_int_t)e->traffic[t].ranks, "level", level_name(e->traffic[t].level),
                       "where", e->traffic[t].where, "text", text);
         if (!o || json_array_append_new(arr, o) != 0) {
@@ -442,7 +442,7 @@ static json_t *sources_of(const struct cmd_plan_view *v, const struct pol_plan_e
 
     for (size_t k = 0; w && o && k < POL_NSIZES; k++) {
         const struct pol_size_origin *so = &w->layout.origin[k];
-        json_t *one = json_pack("{s:s, s:s?, s:b}", "source", pol_src_name(so->src), "what",
+        json_t *one = json_pack("{s:s, s:s?, s:b}", "source", wl_src_name(so->src), "what",
                                 so->what, "unknown", so->unknown);
         if (!one || json_object_set_new(o, sizes[k], one) != 0) {
             json_decref(o);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "common/map.h"
+#include "common/sat.h"
 #include "policy/policy.h"
 
 #define NSCOPE 3
@@ -160,11 +161,6 @@ static inline size_t where_domain(const struct pol_ledger *l, const struct where
 static inline unsigned sat_sub(unsigned a, unsigned b)
 {
     return a > b ? a - b : 0;
-}
-
-static inline unsigned sat_add(unsigned a, unsigned b)
-{
-    return a > UINT_MAX - b ? UINT_MAX : a + b;
 }
 
 static inline unsigned dom_free(const struct pol_ledger *l, size_t d)

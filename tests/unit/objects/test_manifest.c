@@ -191,7 +191,7 @@ Test(obj_manifest, controller_labels_per_kind)
 
 Test(obj_manifest, engine_info_for_records)
 {
-    struct obj_engine_info ei;
+    struct wl_engine_info ei;
 
     load(TPX_FIXTURES "/plan/kinds.yaml");
     obj_manifest_engine_info(&m, 0, &ei);
@@ -215,7 +215,7 @@ Test(obj_manifest, engine_info_for_records)
  * the number before it ("64'"). */
 Test(obj_manifest, engine_info_reads_argv_as_the_shell_does)
 {
-    struct obj_engine_info ei;
+    struct wl_engine_info ei;
 
     load_yaml("kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n"
               "    command: [sh, -c]\n"

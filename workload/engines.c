@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* policy/engines.c - one flag table per engine, and how each engine's sizes map to topox's
- * layout (policy/engines.h, docs/workloads.md). The tables were checked against the engines'
- * own argument parsers; each names the file it follows. */
-#include "policy/engines.h"
+/* workload/engines.c - one flag table per engine, and how each engine's sizes map to topox's
+ * layout (workload/engines.h, docs/workloads.md). The tables were checked against the engines'
+ * own argument parsers; each names the file it follows. Adding an engine or a flag is one row
+ * here: the layout (wl_engine_read) and the record of `plan --record` (wl_engine_info) read the
+ * same tables. */
+#include "workload/engines.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,6 +13,7 @@
 
 #include "common/cmdline.h"
 #include "common/envexpand.h"
+#include "common/kv.h"
 #include "common/str.h"
 
 #define LWS "leaderworkerset.sigs.k8s.io/"
@@ -35,6 +38,11 @@ enum fld {
     F_DISAGG,   /* --disaggregation-mode prefill|decode (SGLang, Dynamo's workers) */
     F_PREFILL,  /* Dynamo vLLM's older --is-prefill-worker */
     F_DECODE,   /* Dynamo vLLM's older --is-decode-worker */
+    /* what `plan --record` keeps (wl_engine_info): not part of the layout */
+    F_DTYPE,   /* --dtype */
+    F_QUANT,   /* --quantization */
+    F_MAXLEN,  /* the longest sequence: vLLM --max-model-len, SGLang --context-length */
+    F_MAXSEQS, /* requests in a batch: vLLM --max-num-seqs, SGLang --max-running-requests */
     F_NFIELDS
 };
 
@@ -56,6 +64,10 @@ static enum fkind field_kind(enum fld f)
         return K_BOOL;
     case F_A2A:
     case F_DISAGG:
+    case F_DTYPE:
+    case F_QUANT:
+    case F_MAXLEN:
+    case F_MAXSEQS:
         return K_TEXT;
     default:
         return K_COUNT;
@@ -80,6 +92,11 @@ static const struct flag_def vllm_flags[] = {
     {"--disaggregation-mode", F_DISAGG},
     {"--is-prefill-worker", F_PREFILL},
     {"--is-decode-worker", F_DECODE},
+    {"--dtype", F_DTYPE},
+    {"--quantization", F_QUANT},
+    {"-q", F_QUANT},
+    {"--max-model-len", F_MAXLEN},
+    {"--max-num-seqs", F_MAXSEQS},
 };
 
 /* SGLang: python/sglang/srt/server_args.py (add_cli_args: "--tensor-parallel-size", "--tp-size";
@@ -106,15 +123,17 @@ static const struct flag_def sglang_flags[] = {
     {"--moe-dense-tp-size", F_DENSE_TP},
     {"--nnodes", F_NNODES},
     {"--disaggregation-mode", F_DISAGG},
+    {"--dtype", F_DTYPE},
+    {"--quantization", F_QUANT},
+    {"--context-length", F_MAXLEN},
+    {"--max-running-requests", F_MAXSEQS},
 };
 
 /* TensorRT-LLM: tensorrt_llm/commands/serve.py (trtllm-serve's click options --tp_size,
  * --pp_size, --ep_size, --gpus_per_node; world = tp x pp). */
 static const struct flag_def trtllm_flags[] = {
-    {"--tp-size", F_TP},
-    {"--pp-size", F_PP},
-    {"--ep-size", F_EP},
-    {"--gpus-per-node", F_GPN},
+    {"--tp-size", F_TP},        {"--pp-size", F_PP},         {"--ep-size", F_EP},
+    {"--gpus-per-node", F_GPN}, {"--max-seq-len", F_MAXLEN}, {"--max-batch-size", F_MAXSEQS},
 };
 
 /* Dynamo's TensorRT-LLM worker, `python3 -m dynamo.trtllm`: ai-dynamo/dynamo
@@ -186,6 +205,13 @@ static const struct flag_def generic_flags[] = {
     {"--dp-size", F_DP},
     {"--dp", F_DP},
     {"--nnodes", F_NNODES},
+    {"--dtype", F_DTYPE},
+    {"--quantization", F_QUANT},
+    {"-q", F_QUANT},
+    {"--max-model-len", F_MAXLEN},
+    {"--context-length", F_MAXLEN},
+    {"--max-num-seqs", F_MAXSEQS},
+    {"--max-running-requests", F_MAXSEQS},
 };
 
 enum eng {
@@ -265,15 +291,6 @@ static enum eng which_engine(const struct tpx_cmdline *cl)
     return launcher;
 }
 
-static const char *kv_get(const struct topo_kv *kv, size_t n, const char *key)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (kv[i].key && kv[i].value && strcmp(kv[i].key, key) == 0)
-            return kv[i].value;
-    }
-    return NULL;
-}
-
 /* Positive whole number, at most 1 000 000. */
 static bool count_of(const char *s, unsigned *out)
 {
@@ -290,6 +307,47 @@ static bool count_of(const char *s, unsigned *out)
         return false;
     *out = (unsigned)v;
     return true;
+}
+
+bool wl_parse_count(const char *s, bool zero_ok, unsigned *out)
+{
+    unsigned long v = 0;
+    const char *p = s;
+
+    while (*p == ' ')
+        p++;
+    if (*p < '0' || *p > '9')
+        return false;
+    while (*p >= '0' && *p <= '9') {
+        v = v * 10 + (unsigned long)(*p - '0');
+        if (v > 1000000UL)
+            return false;
+        p++;
+    }
+    while (*p == ' ')
+        p++;
+    if (*p || (!zero_ok && v == 0))
+        return false;
+    *out = (unsigned)v;
+    return true;
+}
+
+bool wl_rbg_lwp_pod(const struct pol_pod_facts *f)
+{
+    const char *inst = tpx_kv_get(f->labels, f->nlabels, RBG2 "role-instance-name");
+    const char *name = tpx_kv_get(f->labels, f->nlabels, RBG2 "component-name");
+    const char *idx = tpx_kv_get(f->labels, f->nlabels, RBG2 "component-index");
+    const char *id = tpx_kv_get(f->labels, f->nlabels, RBG2 "component-id");
+    const char *size_s = tpx_kv_get(f->labels, f->nlabels, RBG2 "component-size");
+    unsigned size, k, cid;
+
+    if (!inst || !inst[0] || !name || !idx || !size_s || !wl_parse_count(size_s, false, &size) ||
+        !wl_parse_count(idx, true, &k) || k >= size)
+        return false;
+    if (strcmp(name, k == 0 ? "leader" : "worker") != 0)
+        return false;
+    /* component-id counts each component from 0: the leader 0, worker k - 1 */
+    return !id || (wl_parse_count(id, true, &cid) && cid == (k == 0 ? 0 : k - 1));
 }
 
 /* --- the env a container sees ------------------------------------------------------------------
@@ -318,44 +376,45 @@ struct envset {
  * They come first, as the controllers put them. */
 static size_t injected(const struct pol_pod_facts *f, struct tpx_env_var *out)
 {
-    const char *size = kv_get(f->annotations, f->nannotations, LWS "size");
-    const char *widx = kv_get(f->labels, f->nlabels, LWS "worker-index");
-    const char *pidx = kv_get(f->labels, f->nlabels, "apps.kubernetes.io/pod-index");
-    const char *rbg1 = kv_get(f->labels, f->nlabels, RBG1 "name");
-    const char *rbg2 = kv_get(f->labels, f->nlabels, RBG2 "group-name");
+    const char *size = tpx_kv_get(f->annotations, f->nannotations, LWS "size");
+    const char *widx = tpx_kv_get(f->labels, f->nlabels, LWS "worker-index");
+    const char *pidx = tpx_kv_get(f->labels, f->nlabels, "apps.kubernetes.io/pod-index");
+    const char *rbg1 = tpx_kv_get(f->labels, f->nlabels, RBG1 "name");
+    const char *rbg2 = tpx_kv_get(f->labels, f->nlabels, RBG2 "group-name");
     size_t n = 0;
 
-    if (size || widx || kv_get(f->labels, f->nlabels, LWS "name")) {
+    if (size || widx || tpx_kv_get(f->labels, f->nlabels, LWS "name")) {
         out[n++] = (struct tpx_env_var){"LWS_LEADER_ADDRESS", NULL};
         out[n++] = (struct tpx_env_var){"LWS_GROUP_SIZE", size};
         out[n++] = (struct tpx_env_var){"LWS_WORKER_INDEX", widx};
     }
     if (rbg1) {
         out[n++] = (struct tpx_env_var){"GROUP_NAME", rbg1};
-        out[n++] = (struct tpx_env_var){"ROLE_NAME", kv_get(f->labels, f->nlabels, RBG1 "role")};
+        out[n++] =
+            (struct tpx_env_var){"ROLE_NAME", tpx_kv_get(f->labels, f->nlabels, RBG1 "role")};
         out[n++] = (struct tpx_env_var){"ROLE_INDEX", pidx};
     }
     if (rbg2) {
-        const char *inst = kv_get(f->labels, f->nlabels, RBG2 "role-instance-name");
-        const char *iidx = kv_get(f->labels, f->nlabels, RBG2 "role-instance-index");
+        const char *inst = tpx_kv_get(f->labels, f->nlabels, RBG2 "role-instance-name");
+        const char *iidx = tpx_kv_get(f->labels, f->nlabels, RBG2 "role-instance-index");
 
         out[n++] = (struct tpx_env_var){"RBG_GROUP_NAME", rbg2};
-        out[n++] =
-            (struct tpx_env_var){"RBG_ROLE_NAME", kv_get(f->labels, f->nlabels, RBG2 "role-name")};
+        out[n++] = (struct tpx_env_var){"RBG_ROLE_NAME",
+                                        tpx_kv_get(f->labels, f->nlabels, RBG2 "role-name")};
         out[n++] = (struct tpx_env_var){"RBG_ROLE_INDEX", inst ? iidx : pidx};
         if (inst) {
             out[n++] = (struct tpx_env_var){"RBG_ROLE_INSTANCE_NAME", inst};
-            out[n++] = (struct tpx_env_var){"RBG_COMPONENT_NAME",
-                                            kv_get(f->labels, f->nlabels, RBG2 "component-name")};
+            out[n++] = (struct tpx_env_var){
+                "RBG_COMPONENT_NAME", tpx_kv_get(f->labels, f->nlabels, RBG2 "component-name")};
             out[n++] = (struct tpx_env_var){"RBG_COMPONENT_INDEX",
-                                            kv_get(f->labels, f->nlabels, RBG2 "component-id")};
+                                            tpx_kv_get(f->labels, f->nlabels, RBG2 "component-id")};
         }
-        if (pol_rbg_lwp_pod(f)) { /* InjectLeaderWorkerSetEnv: that pattern only */
+        if (wl_rbg_lwp_pod(f)) { /* InjectLeaderWorkerSetEnv: that pattern only */
             out[n++] = (struct tpx_env_var){"RBG_LWP_LEADER_ADDRESS", NULL};
-            out[n++] = (struct tpx_env_var){"RBG_LWP_WORKER_INDEX",
-                                            kv_get(f->labels, f->nlabels, RBG2 "component-index")};
-            out[n++] = (struct tpx_env_var){"RBG_LWP_GROUP_SIZE",
-                                            kv_get(f->labels, f->nlabels, RBG2 "component-size")};
+            out[n++] = (struct tpx_env_var){
+                "RBG_LWP_WORKER_INDEX", tpx_kv_get(f->labels, f->nlabels, RBG2 "component-index")};
+            out[n++] = (struct tpx_env_var){
+                "RBG_LWP_GROUP_SIZE", tpx_kv_get(f->labels, f->nlabels, RBG2 "component-size")};
         }
     }
     return n;
@@ -568,6 +627,8 @@ static enum tpx_code scan(const struct pol_pod_facts *f, const struct envset *es
                 ff->argi[t[k].field] = (int)cl.tok[i].argi;
             } else if (v.text) {
                 rc = take(ff, &t[k], &v, changed[v.tok->argi], es, err);
+                /* the flag's own element names it (FILE:LINE of a rejection or a warning) */
+                ff->argi[t[k].field] = (int)cl.tok[i].argi;
             }
             break;
         }
@@ -596,7 +657,7 @@ static unsigned val_or(const struct found *ff, enum fld f, unsigned dflt)
     return ff->st[f] == S_VALUE ? ff->val[f] : dflt;
 }
 
-static void set_size(struct pol_engine_layout *o, const struct found *ff, enum pol_size s,
+static void set_size(struct wl_engine_layout *o, const struct found *ff, enum pol_size s,
                      unsigned v, enum fld from)
 {
     switch (s) {
@@ -630,7 +691,7 @@ static void set_size(struct pol_engine_layout *o, const struct found *ff, enum p
     }
 }
 
-static void map_vllm(struct pol_engine_layout *o, const struct found *ff)
+static void map_vllm(struct wl_engine_layout *o, const struct found *ff)
 {
     unsigned tp = val_or(ff, F_TP, 1), pp = val_or(ff, F_PP, 1), dp = val_or(ff, F_DP, 1);
 
@@ -656,7 +717,7 @@ static void map_vllm(struct pol_engine_layout *o, const struct found *ff)
     }
 }
 
-static void map_sglang(struct pol_engine_layout *o, const struct found *ff)
+static void map_sglang(struct wl_engine_layout *o, const struct found *ff)
 {
     unsigned t = val_or(ff, F_TP, 1), pp = val_or(ff, F_PP, 1), d = val_or(ff, F_DP, 1);
     unsigned ep = 1;
@@ -707,7 +768,7 @@ static void map_sglang(struct pol_engine_layout *o, const struct found *ff)
     }
 }
 
-static void map_lmdeploy(struct pol_engine_layout *o, const struct found *ff)
+static void map_lmdeploy(struct wl_engine_layout *o, const struct found *ff)
 {
     unsigned tp = val_or(ff, F_TP, 1), ep = val_or(ff, F_EP, 1);
     unsigned world = ep > 1 ? ep : tp;
@@ -729,7 +790,7 @@ static void map_lmdeploy(struct pol_engine_layout *o, const struct found *ff)
     o->accel = world;
 }
 
-static void map_megatron(struct pol_engine_layout *o, const struct found *ff, unsigned g)
+static void map_megatron(struct wl_engine_layout *o, const struct found *ff, unsigned g)
 {
     unsigned tp = val_or(ff, F_TP, 1), pp = val_or(ff, F_PP, 1);
     unsigned per = has(ff, F_NPROC) ? ff->val[F_NPROC] : g;
@@ -756,7 +817,7 @@ static void map_megatron(struct pol_engine_layout *o, const struct found *ff, un
         o->per_pod = per;
 }
 
-static void map_layout(struct pol_engine_layout *o, enum eng e, const struct found *ff,
+static void map_layout(struct wl_engine_layout *o, enum eng e, const struct found *ff,
                        const struct envset *es, unsigned g)
 {
     switch (e) {
@@ -829,10 +890,15 @@ static void map_layout(struct pol_engine_layout *o, enum eng e, const struct fou
         o->pods = ff->val[F_NNODES];
 }
 
+static bool is_record_field(enum fld f)
+{
+    return f == F_DTYPE || f == F_QUANT || f == F_MAXLEN || f == F_MAXSEQS;
+}
+
 static bool is_size_field(enum fld f)
 {
     return f != F_NNODES && f != F_NPROC && f != F_GPN && f != F_DISAGG && f != F_PREFILL &&
-           f != F_DECODE;
+           f != F_DECODE && !is_record_field(f);
 }
 
 /* The serving role the flags give: --disaggregation-mode prefill|decode, or Dynamo vLLM's
@@ -848,8 +914,8 @@ static char role_of(const struct found *ff)
     return has(ff, F_DECODE) ? 'd' : 0;
 }
 
-enum tpx_code pol_engine_read(const struct pol_pod_facts *f, struct pol_engine_layout *out,
-                              struct tpx_err *err)
+enum tpx_code wl_engine_read(const struct pol_pod_facts *f, struct wl_engine_layout *out,
+                             struct tpx_err *err)
 {
     struct envset es;
     struct found ff;
@@ -869,7 +935,7 @@ enum tpx_code pol_engine_read(const struct pol_pod_facts *f, struct pol_engine_l
     out->engine = engines[e].name;
     append(out->read, "%s", e == E_GENERIC ? "flags" : engines[e].name);
     for (size_t k = 0; k < F_NFIELDS; k++) {
-        if (ff.st[k] == S_ABSENT)
+        if (ff.st[k] == S_ABSENT || is_record_field((enum fld)k))
             continue;
         if (is_size_field((enum fld)k) || k == F_NNODES)
             out->any = true;
@@ -891,4 +957,53 @@ enum tpx_code pol_engine_read(const struct pol_pod_facts *f, struct pol_engine_l
     out->role = role_of(&ff);
     env_release(&es);
     return TPX_OK;
+}
+
+/* --- what `plan --record` keeps ---------------------------------------------------------------
+ */
+
+static void info_number(unsigned long *num, const char *v)
+{
+    unsigned long x = 0;
+    const char *p = v;
+
+    for (; *p >= '0' && *p <= '9' && x < 100000000UL; p++)
+        x = x * 10 + (unsigned long)(*p - '0');
+    if (p != v && (*p == '\0' || ((*p == 'k' || *p == 'K') && p[1] == '\0')))
+        *num = *p ? x * 1024 : x; /* "8192", or "8k" */
+}
+
+void wl_engine_info(const struct pol_pod_facts *f, struct wl_engine_info *out)
+{
+    struct tpx_err err = TPX_ERR_INIT;
+    struct envset es;
+    struct found ff;
+    enum eng e = E_GENERIC;
+
+    memset(out, 0, sizeof(*out));
+    /* out of memory, past the tokenizer's caps or a bad size literal: a record without flags */
+    if (env_build(f, &es, &err) == TPX_OK) {
+        if (scan(f, &es, &e, &ff, &err) == TPX_OK) {
+            if (has(&ff, F_DTYPE))
+                tpx_str_copy(out->dtype, sizeof(out->dtype), ff.text[F_DTYPE]);
+            if (has(&ff, F_QUANT))
+                tpx_str_copy(out->quantization, sizeof(out->quantization), ff.text[F_QUANT]);
+            if (has(&ff, F_MAXLEN))
+                info_number(&out->max_model_len, ff.text[F_MAXLEN]);
+            if (has(&ff, F_MAXSEQS))
+                info_number(&out->max_num_seqs, ff.text[F_MAXSEQS]);
+        }
+        env_release(&es);
+    }
+    for (size_t a = 0; a < f->nannotations; a++) {
+        const char *k = f->annotations[a].key;
+        unsigned v;
+
+        if (!k || !f->annotations[a].value || !wl_parse_count(f->annotations[a].value, true, &v))
+            continue;
+        if (strcmp(k, "topox.io/input-len") == 0 && !out->input_len)
+            out->input_len = v;
+        else if (strcmp(k, "topox.io/output-len") == 0 && !out->output_len)
+            out->output_len = v;
+    }
 }
