@@ -297,8 +297,9 @@ static void warn_uncertain(const struct obj_manifest *m)
             obj_manifest_value_source(m, first, o->argi,
                                       o->src == POL_SRC_ANNOTATION ? o->what : NULL, where,
                                       sizeof(where));
-            fprintf(stderr, "topox plan: warning:   %s: %s: %s %s\n", sizes[k], where,
-                    o->what ? o->what : "?", o->unknown ? "(unknown)" : wl_src_name(o->src));
+            fprintf(stderr, "topox plan: warning:   %s: %s: %s %s%s%s\n", sizes[k], where,
+                    o->what ? o->what : "?", o->unknown ? "(unknown)" : wl_src_name(o->src),
+                    o->via ? " via " : "", o->via ? o->via : "");
         }
     }
 }

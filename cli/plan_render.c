@@ -442,8 +442,8 @@ static json_t *sources_of(const struct cmd_plan_view *v, const struct pol_plan_e
 
     for (size_t k = 0; w && o && k < POL_NSIZES; k++) {
         const struct pol_size_origin *so = &w->layout.origin[k];
-        json_t *one = json_pack("{s:s, s:s?, s:b}", "source", wl_src_name(so->src), "what",
-                                so->what, "unknown", so->unknown);
+        json_t *one = json_pack("{s:s, s:s?, s:s?, s:b}", "source", wl_src_name(so->src), "what",
+                                so->what, "via", so->via, "unknown", so->unknown);
         if (!one || json_object_set_new(o, sizes[k], one) != 0) {
             json_decref(o);
             return NULL;

@@ -193,6 +193,10 @@ enum tpx_code obj_mf_add_tmpl(struct obj_manifest *m, const json_t *tmpl, size_t
             m->err_at = c;
         return err->code;
     }
+    if (obj_mf_engine_configs(m, tmpl, &m->tmpl[m->ntmpl], err) != TPX_OK) {
+        obj_pod_facts_release(&m->tmpl[m->ntmpl]);
+        return err->code;
+    }
     m->tmpl_json[m->ntmpl] = tmpl;
     m->tmpl_file[m->ntmpl] = m->nfiles - 1;
     *out = m->ntmpl++;

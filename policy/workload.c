@@ -241,7 +241,7 @@ static bool controller_size(const struct pol_pod_facts *f, bool by_rbg, unsigned
 
 static void origin_ann(struct pol_workload *wl, enum pol_size s, const char *key)
 {
-    wl->layout.origin[s] = (struct pol_size_origin){POL_SRC_ANNOTATION, key, -1, false};
+    wl->layout.origin[s] = (struct pol_size_origin){POL_SRC_ANNOTATION, key, -1, false, NULL};
 }
 
 /* The certainty rule's test: is the layout wl holds consistent with the pod's accelerators? */
@@ -400,6 +400,7 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
         wl->layout.ep = el.ep ? el.ep : 1;
         memcpy(wl->layout.origin, el.origin, sizeof(el.origin));
         wl->layout.accel = el.accel;
+        wl->layout.dp_attention = el.dp_attention;
         wl->tp_explicit = true;
         wl->pp_explicit = el.origin[POL_SIZE_PP].src != POL_SRC_DEFAULT;
         wl->tp_source = el.engine[0] == 's' ? "sglang flag" : "vllm flag";

@@ -25,6 +25,8 @@ struct wl_engine_layout {
     bool pods_unknown; /* a flag would say, but its value is unknown */
     unsigned per_pod;  /* accelerators per pod the flags say (--gpu_per_node); 0: not said */
     char role;         /* serving role: 'p' prefill, 'd' decode (--disaggregation-mode ...); 0 */
+    bool dp_attention; /* attention runs data-parallel (SGLang --enable-dp-attention,
+                          TensorRT-LLM enable_attention_dp) */
     char read[192];    /* "sglang --tp-size 16 --dp-size 16 --enable-dp-attention ..." */
     char why[192];     /* what was unknown or did not add up */
 };

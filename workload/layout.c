@@ -11,6 +11,8 @@ const char *wl_src_name(enum pol_src src)
         return "flag";
     case POL_SRC_ENV:
         return "env";
+    case POL_SRC_CONFIG:
+        return "config";
     case POL_SRC_DERIVED:
         return "derived";
     default:

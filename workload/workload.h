@@ -15,6 +15,15 @@
 #include "common/envexpand.h"
 #include "common/kv.h"
 
+/* An engine config file a container can read, as objects/ found it: a key of a ConfigMap of the
+ * same manifest mounted into the container (docs/workloads.md, "Engine configuration"). */
+struct pol_config_file {
+    const char *path;         /* where the container sees it: mountPath/key, or a subPath's */
+    const struct topo_kv *kv; /* its top-level keys with scalar values ("true", "8", "fp8") */
+    size_t nkv;
+    bool mapping; /* the text is a YAML mapping (false: found, but not readable as one) */
+};
+
 /* What an adapter (objects/podfacts.c for serve, objects/manifest.c for plan) extracted from one
  * pod. Everything is borrowed for the call. */
 struct pol_pod_facts {
@@ -34,6 +43,9 @@ struct pol_pod_facts {
     unsigned accel;       /* accelerators the pod requests (max of the containers' sum and any
                              init container's) */
     const char *resource; /* which accelerator resource it requests, or NULL */
+    const struct pol_config_file *configs; /* the files ConfigMaps of the manifest give it
+                                              (none in serve, which reads no ConfigMaps) */
+    size_t nconfigs;
 };
 
 /* Where one size of a layout came from. */
@@ -43,6 +55,7 @@ enum pol_src {
     POL_SRC_FLAG,        /* an engine flag with a literal value */
     POL_SRC_ENV,         /* an engine flag whose value came through the env ($VAR, $((...))) */
     POL_SRC_DERIVED,     /* computed from the others (accelerators / (tp x pp), ...) */
+    POL_SRC_CONFIG,      /* a key of an engine config file a flag names (--extra-engine-args) */
 };
 
 /* The sizes of a layout, for pol_layout.origin[]. */
@@ -53,6 +66,9 @@ struct pol_size_origin {
     const char *what; /* static: the flag or annotation ("--tp-size"), NULL for defaults */
     int argi;         /* the argv element holding the flag (for FILE:LINE), -1: none */
     bool unknown;     /* the flag is there, but its value could not be resolved */
+    const char *via;  /* static: what carried it, NULL when the pod's own argv did: the config
+                         file's flag ("--extra-engine-args") or an operator's env var
+                         ("VLLM_ADDITIONAL_ARGS") */
 };
 
 /*
@@ -71,6 +87,8 @@ struct pol_layout {
     const char *engine;  /* static: "vllm", "sglang", "trtllm", "dynamo-trtllm", "triton-trtllm",
                             "lmdeploy", "tgi",  "megatron", or "" when no engine was recognised */
     struct pol_size_origin origin[POL_NSIZES];
+    bool dp_attention; /* attention runs data-parallel (SGLang --enable-dp-attention, TensorRT-LLM
+                          enable_attention_dp): its all-reduce is not every layer's */
     bool certain;
     bool placement_ann; /* topox.io/placement was given (preferred is the user's choice) */
     char read[192];     /* what was read, e.g. "sglang --tp-size 16 --dp-size 16 ..." */
@@ -80,7 +98,7 @@ struct pol_layout {
 /* One class of traffic a layout makes between its ranks (docs/workloads.md). */
 enum pol_traffic_kind { POL_TRAFFIC_TP = 0, POL_TRAFFIC_EP, POL_TRAFFIC_PP };
 
-/* "annotation", "flag", "env", "derived" or "default". Static text. */
+/* "annotation", "flag", "env", "config", "derived" or "default". Static text. */
 const char *wl_src_name(enum pol_src src);
 
 /* "EP all-to-all", "TP all-reduce", "PP point-to-point". Static text. */
