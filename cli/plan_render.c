@@ -297,8 +297,10 @@ static enum tpx_code render_estimates(const struct cmd_plan_view *v, struct tpx_
                 "      %s; %s; dominant cost: %s\n",
                 v->manifest->jobs[e->job].name, e->replica, e->tp, e->pp, e->dp, e->accel,
                 accel_word(v), e->nodes, e->nodes == 1 ? "" : "s", topo_fabric_name(e->tp_fabric),
-                e->tp_multinode ? " (multi-node domain)" : " (inside one node)", bubble, imb,
-                dominant(e, NULL)) != TPX_OK)
+                e->tp_cross_node  ? " and over RDMA between nodes (no domain holds one)"
+                : e->tp_multinode ? " (multi-node domain)"
+                                  : " (inside one node)",
+                bubble, imb, dominant(e, NULL)) != TPX_OK)
             return err->code;
         if (render_layout(v, e, out, err) != TPX_OK)
             return err->code;

@@ -287,6 +287,11 @@ struct pol_ledger *pol_ledger_new(const struct topo_cluster *c, struct tpx_err *
         l->total_alloc += in->accel_alloc;
     }
     index_scope_lists(l);
+    {
+        enum topo_fabric fab;
+        bool multi;
+        l->largest_domain = topo_cluster_largest_domain(c, &fab, &multi);
+    }
     for (size_t i = 0; i < nn; i++) {
         const struct topo_node_info *in = topo_cluster_node(c, i);
         if (in->accel_used)

@@ -119,6 +119,7 @@ struct pol_ledger {
     unsigned long *scope_gen[NSCOPE];
     size_t changed[LED_CHANGE_RING];
     unsigned biggest_alloc;         /* the largest node's allocatable accelerators */
+    unsigned largest_domain;        /* the largest interconnect domain's accelerators */
     unsigned long long total_alloc; /* the cluster's */
     size_t group_hint;              /* every group record below it is live */
 };
@@ -226,7 +227,7 @@ struct ctx {
     const struct pol_workload *wl;
     struct eff e;
     bool invalid;
-    char invalid_msg[256];
+    char invalid_msg[512];
     unsigned ppu;  /* pods per TP unit: tp/g when a TP group spans pods, else 1 */
     unsigned unit; /* accelerators per unit */
     unsigned ndom; /* in-node domains one pod takes when g > domain size */

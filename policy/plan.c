@@ -176,6 +176,9 @@ static void estimate(const struct pol_ledger *l, const struct pol_job_replica *r
             e->tp_fabric = topo_cluster_domain_fabric(c, dom);
         if (topo_cluster_domain_is_multinode(c, dom) && w0->accel_per_pod < w0->tp)
             e->tp_multinode = true;
+        if (k > 0 && w0->accel_per_pod < w0->tp &&
+            dom != topo_cluster_node_domain(c, placed[0].where.node))
+            e->tp_cross_node = true;
     }
     traffic(c, w0, placed, nplaced, e);
 }
@@ -204,7 +207,7 @@ enum tpx_code pol_plan(struct pol_ledger *l, const struct pol_job *jobs, size_t 
         for (size_t r = 0; r < job->nreplicas; r++) {
             const struct pol_job_replica *rep = &job->replicas[r];
             size_t first = pods.n;
-            char why[512] = "";
+            char why[768] = "";
             struct pol_plan_estimate *e;
 
             for (size_t k = 0; k < rep->npods && !why[0]; k++) {

@@ -52,6 +52,10 @@ struct pol_workload {
      * Grove), the role also from --disaggregation-mode; score only (docs/workloads.md). */
     char kv_group[POL_KEY_MAX];
     char kv_role;
+    bool cross_node_tp; /* topox.io/cross-node-tp: allow: the owner lets a dense TP group that no
+                           interconnect domain holds cross nodes (placed as a MoE one is) */
+    unsigned tp_spans;  /* set by pol_workload_fit_tp(): the layout's TP group, placed as tp
+                           groups inside domains of the rack because no domain holds it; 0 */
 };
 
 /* What serve does with an uncertain layout (setting `uncertain`). */
@@ -76,6 +80,18 @@ void pol_workload_uncertain(struct pol_workload *wl, enum pol_uncertain mode);
 
 /* "GPUs" or "NPUs" (Ascend and other NPU resources), for messages. Static text; never NULL. */
 const char *pol_accel_word(const char *resource);
+
+/* Does wl's TP or EP group span pods, and so nodes, with the owner's leave or because its traffic
+ * allows it (a certain MoE layout with EP or DP-attention, or topox.io/cross-node-tp: allow)? The
+ * case plan warns about and serve puts in an Event: placed in the tightest scope (one multi-node
+ * NVLink domain where one holds it, else one rack, on RDMA nodes). */
+bool pol_workload_spans_nodes(const struct pol_workload *wl);
+
+/* When wl's TP group is larger than the largest interconnect domain (largest accelerators) and
+ * its traffic lets it cross nodes (pol_workload_spans_nodes' reasons), place it as tp groups of
+ * the largest size that divides it and fits a domain, dp grown to keep the group's accelerators,
+ * and tp_spans set to the layout's tp. Any other workload is left alone. */
+void pol_workload_fit_tp(struct pol_workload *wl, unsigned largest);
 
 /* Check *wl against the rules of DESIGN.md and the cluster's largest interconnect domain. The
  * message names the cause and the fix, e.g. "tensor-parallel-size 16 needs one interconnect domain
@@ -316,7 +332,7 @@ struct pol_plan_pod {
 struct pol_plan_reject {
     size_t job;
     size_t replica;
-    char reason[512];
+    char reason[768];
 };
 
 /* One class of traffic of a placed replica and the level it lands on (docs/workloads.md). */
@@ -349,6 +365,8 @@ struct pol_plan_estimate {
     unsigned nodes;             /* distinct nodes it landed on (0 if rejected) */
     enum topo_fabric tp_fabric; /* the interconnect each TP group runs on */
     bool tp_multinode;          /* a TP group spans nodes of a multi-node domain */
+    bool tp_cross_node;         /* a TP group spans nodes outside any one domain (over RDMA):
+                                   a MoE layout or topox.io/cross-node-tp: allow */
     double bubble;              /* for num_ubatches, or -1 when unknown */
     unsigned num_ubatches;
     double stage_imbalance; /* -1 when model_layers is unknown */

@@ -371,6 +371,13 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
                                "zone",
                                s);
     }
+    s = tpx_kv_get(f->annotations, f->nannotations, ANN "cross-node-tp");
+    if (s) {
+        if (strcmp(s, "allow") != 0)
+            return tpx_err_set(err, TPX_EINVAL,
+                               "annotation 'topox.io/cross-node-tp': '%s' is not allow", s);
+        wl->cross_node_tp = true;
+    }
     s = tpx_kv_get(f->annotations, f->nannotations, ANN "placement");
     if (s) {
         wl->layout.placement_ann = true;
@@ -532,6 +539,39 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
 /* --- validation --------------------------------------------------------------------------------
  */
 
+/* A certain MoE layout (EP or DP-attention), or the owner's leave: its TP group may cross nodes.
+ * An uncertain layout is placed as preferred (its fallback tp fits a pod) and is no case here. */
+static bool cross_node_ok(const struct pol_workload *wl)
+{
+    return wl->cross_node_tp || (wl->layout.certain && !wl_layout_dense(&wl->layout));
+}
+
+bool pol_workload_spans_nodes(const struct pol_workload *wl)
+{
+    unsigned g = wl->accel_per_pod;
+
+    return wl->has_intent && g > 0 && cross_node_ok(wl) && (wl->tp > g || wl->layout.ep > g);
+}
+
+void pol_workload_fit_tp(struct pol_workload *wl, unsigned largest)
+{
+    unsigned d = 1;
+
+    if (!wl->has_intent || largest == 0 || wl->tp <= largest || !cross_node_ok(wl))
+        return;
+    for (unsigned k = largest; k >= 1; k--) {
+        if (wl->tp % k == 0) {
+            d = k;
+            break;
+        }
+    }
+    if (wl->accel_per_pod % d != 0 && d % wl->accel_per_pod != 0)
+        return; /* no such group lines up with the pods: judged as it is */
+    wl->tp_spans = wl->tp;
+    wl->dp *= wl->tp / d;
+    wl->tp = d;
+}
+
 const char *pol_accel_word(const char *resource)
 {
     if (resource &&
@@ -615,6 +655,10 @@ enum tpx_code pol_workload_validate_sized(const struct pol_workload *wl,
         }
     }
     largest = topo_cluster_largest_domain(c, &fab, &multi);
+    /* a MoE layout (EP, DP-attention) or the owner's topox.io/cross-node-tp: allow may cross
+     * nodes: pol_workload_fit_tp() places it; only a dense all-reduce of every layer is refused */
+    if (wl->tp > largest && (cross_node_ok(wl) || wl->tp_spans))
+        return TPX_OK;
     if (wl->tp > largest) {
         unsigned d = 1, pp2;
         char where[64];
@@ -640,7 +684,9 @@ enum tpx_code pol_workload_validate_sized(const struct pol_workload *wl,
         return tpx_err_set(err, TPX_EINVAL,
                            "tensor-parallel-size %u needs one interconnect domain of %u %s; the "
                            "largest here has %u (%s). All-reduce would cross nodes. Try "
-                           "tensor-parallel-size %u with pipeline-parallel-size %u.",
+                           "tensor-parallel-size %u with pipeline-parallel-size %u. A MoE model "
+                           "may cross nodes with EP or DP-attention; a dense one with the "
+                           "annotation topox.io/cross-node-tp: allow on its pods.",
                            wl->tp, wl->tp, word, largest, where, d, pp2);
     }
     return TPX_OK;

@@ -250,6 +250,7 @@ static const struct flag_def generic_flags[] = {
     {"-dp", F_DP},
     {"--dp-size", F_DP},
     {"--dp", F_DP},
+    {"--enable-expert-parallel", F_EP_ON},
     {"--nnodes", F_NNODES},
     {"--dtype", F_DTYPE},
     {"--quantization", F_QUANT},
@@ -1128,6 +1129,16 @@ static void map_layout(struct wl_engine_layout *o, enum eng e, const struct foun
     case E_DYNAMO_TRTLLM:
     case E_TRITON:
         map_trtllm(o, ff);
+        break;
+    case E_NIM:
+        /* the NIM picks its backend and, by its model profile, the expert parallelism: the
+         * sizes are read, what crosses nodes (dense or MoE traffic) is not */
+        map_vllm(o, ff);
+        if (!has(ff, F_EP_ON)) {
+            o->origin[POL_SIZE_EP].unknown = true;
+            o->unknown = true;
+            append(o->why, "the NIM's profile sets its expert parallelism; ");
+        }
         break;
     default:
         map_vllm(o, ff);

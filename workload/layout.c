@@ -26,3 +26,8 @@ const char *wl_traffic_kind_name(enum pol_traffic_kind k)
            : k == POL_TRAFFIC_PP ? "PP point-to-point"
                                  : "TP all-reduce";
 }
+
+bool wl_layout_dense(const struct pol_layout *l)
+{
+    return l->ep <= 1 && !l->dp_attention;
+}

@@ -101,6 +101,12 @@ enum pol_traffic_kind { POL_TRAFFIC_TP = 0, POL_TRAFFIC_EP, POL_TRAFFIC_PP };
 /* "annotation", "flag", "env", "config", "derived" or "default". Static text. */
 const char *wl_src_name(enum pol_src src);
 
+/* The traffic class that decides whether a TP group may cross nodes (docs/workloads.md): a dense
+ * layout (no expert parallelism, no DP-attention) all-reduces over its whole TP group on every
+ * layer; a MoE layout with EP or DP-attention all-reduces over it only in its few dense layers
+ * (DeepSeek's first three) or not at all, and trades tokens all-to-all over the EP group. */
+bool wl_layout_dense(const struct pol_layout *l);
+
 /* "EP all-to-all", "TP all-reduce", "PP point-to-point". Static text. */
 const char *wl_traffic_kind_name(enum pol_traffic_kind k);
 

@@ -1077,3 +1077,58 @@ Test(plan, kserve_vllm_additional_args_show_engine_sizes_and_the_var)
     cr_expect_str_eq(source_of(e, "ep", "what"), "--enable-expert-parallel");
     json_decref(e);
 }
+
+/* issue 19 item 4: NVIDIA Dynamo's DeepSeek-R1 SGLang recipe on two 8-GPU nodes per role: the
+ * prefill's TP16 with EP16 and the decode's TP16 with DP-attention and EP16 are MoE traffic, so
+ * they are placed (each role in one rack), with a warning, never rejected */
+Test(plan, dynamo_sglang_wide_ep_tp16_over_two_nodes_is_placed_with_a_warning)
+{
+    const char *path = TPX_FIXTURES "/manifests/dynamo-dgd-sglang-dsr1-tep16p-dep16d-2x8gpu.yaml";
+    struct run_result r;
+
+    cr_assert_eq(run_topox((const char *[]){"plan", "-f", path, "--cluster",
+                                            "racks=1,nodes-per-rack=4,gpus-per-node=8", NULL},
+                           NULL, &r),
+                 0);
+    cr_expect_eq(r.status, 0, "%s\n%s", r.out, r.err);
+    expect_has(r.out, "3 of 3 replicas placed, 0 rejected", "table");
+    expect_has(r.err,
+               "replica 1: tp 16, ep 16 with DP-attention over pods of 8 GPUs: its EP all-to-all "
+               "and the dense layers' all-reduce crosses nodes",
+               "warning");
+    run_result_release(&r);
+}
+
+/* ... and a dense TP16 is still refused, naming the escape hatch, which then places it */
+Test(plan, dense_tp16_over_nodes_is_refused_unless_its_owner_allows_it)
+{
+    char path[128];
+    struct run_result r;
+#define DENSE_LWS(META)                                                                            \
+    "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\n"                             \
+    "metadata: {name: dense}\nspec:\n  replicas: 1\n  leaderWorkerTemplate:\n"                     \
+    "    size: 2\n    workerTemplate:\n      metadata:\n" META                                     \
+    "      spec:\n        containers:\n        - name: vllm\n"                                     \
+    "          command: [vllm, serve, m, --tensor-parallel-size, \"16\"]\n"                        \
+    "          resources: {limits: {nvidia.com/gpu: 8}}\n"
+
+    path_in(path, sizeof(path), "dense.yaml");
+    write_text(path, DENSE_LWS("        labels: {app: dense}\n"));
+    cr_assert_eq(run_topox((const char *[]){"plan", "-f", path, "--cluster",
+                                            "racks=1,nodes-per-rack=2,gpus-per-node=8", NULL},
+                           NULL, &r),
+                 0);
+    cr_expect_eq(r.status, 3, "%s", r.err);
+    expect_has(r.out, "All-reduce would cross nodes", "table");
+    expect_has(r.out, "the annotation topox.io/cross-node-tp: allow on its pods", "table");
+    run_result_release(&r);
+    write_text(path, DENSE_LWS("        annotations: {topox.io/cross-node-tp: allow}\n"));
+    cr_assert_eq(run_topox((const char *[]){"plan", "-f", path, "--cluster",
+                                            "racks=1,nodes-per-rack=2,gpus-per-node=8", NULL},
+                           NULL, &r),
+                 0);
+    cr_expect_eq(r.status, 0, "%s\n%s", r.out, r.err);
+    expect_has(r.out, "1 of 1 replicas placed", "table");
+    expect_has(r.err, "its every-layer all-reduce (topox.io/cross-node-tp: allow)", "warning");
+    run_result_release(&r);
+}

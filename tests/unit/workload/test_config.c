@@ -192,14 +192,16 @@ Test(config, nim_sizes_and_passthrough_args_from_the_env)
     cr_expect_eq(wl.layout.pp, 2);
     cr_expect_eq(wl.layout.origin[POL_SIZE_PP].src, POL_SRC_ENV);
     cr_expect_str_eq(wl.layout.origin[POL_SIZE_PP].what, "NIM_PIPELINE_PARALLEL_SIZE");
-    cr_expect(wl.layout.certain, "%s", wl.layout.why);
-    /* a valueFrom size is unknown: not certain */
-    p.env[1].value = NULL;
-    wl = infer(&p);
+    /* the sizes are read, but the NIM's profile decides EP: its traffic is not known, so it is
+     * never judged as a certain dense layout (placed as preferred) */
     cr_expect_not(wl.layout.certain);
-    /* NIM_PASSTHROUGH_ARGS: the backend's flags, read as argv's end */
-    p.env[1] = (struct tpx_env_var){"NIM_PASSTHROUGH_ARGS", "--pipeline-parallel-size 2"};
+    cr_expect(strstr(wl.layout.why, "expert parallelism"), "%s", wl.layout.why);
+    cr_expect(wl.preferred);
+    /* NIM_PASSTHROUGH_ARGS: the backend's flags, read as argv's end (EP said: certain) */
+    p.env[1] = (struct tpx_env_var){"NIM_PASSTHROUGH_ARGS",
+                                    "--pipeline-parallel-size 2 --enable-expert-parallel"};
     wl = infer(&p);
     cr_expect_eq(wl.layout.pp, 2);
+    cr_expect(wl.layout.certain, "%s", wl.layout.why);
     cr_expect_str_eq(wl.layout.origin[POL_SIZE_PP].via, "NIM_PASSTHROUGH_ARGS");
 }
