@@ -1160,7 +1160,7 @@ static bool is_record_field(enum fld f)
 static bool is_size_field(enum fld f)
 {
     return f != F_NNODES && f != F_NPROC && f != F_GPN && f != F_DISAGG && f != F_PREFILL &&
-           f != F_DECODE && !is_record_field(f);
+           f != F_DECODE && f != F_CONFIG && !is_record_field(f);
 }
 
 /* The serving role the flags give: --disaggregation-mode prefill|decode, or Dynamo vLLM's
@@ -1202,6 +1202,8 @@ enum tpx_code wl_engine_read(const struct pol_pod_facts *f, struct wl_engine_lay
         if (is_size_field((enum fld)k) || k == F_NNODES)
             out->any = true;
         if (k == F_CONFIG && ff.st[k] == S_UNKNOWN) {
+            /* what the file says is not known: the sizes it may hold are not */
+            out->any = true;
             out->unknown = true;
             append(out->read, " %s %s(not read)", ff.name[k], ff.text[k]);
             append(out->why, "%s; ", ff.cfg_why);

@@ -110,6 +110,22 @@ Test(config, a_file_named_but_not_given_is_uncertain_never_defaults)
     cr_expect(strstr(wl.layout.why, "is not a YAML mapping"), "%s", wl.layout.why);
 }
 
+/* a file read that holds no sizes says nothing of the layout: defaults, as without it */
+Test(config, a_file_without_sizes_leaves_the_defaults)
+{
+    static const struct topo_kv c[] = {{"model", "m"}, {"port", "8000"}};
+    struct pod p = {{"vllm", "serve", "--config", "/etc/c.yaml"},
+                    8,
+                    NULL,
+                    {{0}},
+                    {{"/etc/c.yaml", c, NELEM(c), true}}};
+    struct pol_workload wl = infer(&p);
+
+    cr_expect_eq(wl.tp, 8);
+    cr_expect(wl.layout.certain, "%s", wl.layout.why);
+    cr_expect_str_eq(wl.tp_source, "default");
+}
+
 Test(config, trtllm_serve_file_wins_over_the_command_line)
 {
     static const struct topo_kv opts[] = {{"tensor_parallel_size", "8"},
