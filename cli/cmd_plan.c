@@ -329,8 +329,36 @@ static void warn_uncertain(const struct obj_manifest *m)
             obj_manifest_value_source(m, first, o->argi,
                                       o->src == POL_SRC_ANNOTATION ? o->what : NULL, where,
                                       sizeof(where));
-            fprintf(stderr, "topox plan: warning:   %s: %s: %s %s\n", sizes[k], where,
-                    o->what ? o->what : "?", o->unknown ? "(unknown)" : pol_src_name(o->src));
+            fprintf(stderr, "topox plan: warning:   %s: %s: %s %s%s%s\n", sizes[k], where,
+                    o->what ? o->what : "?", o->unknown ? "(unknown)" : wl_src_name(o->src),
+                    o->via ? " via " : "", o->via ? o->via : "");
+        }
+    }
+}
+
+/* Traffic, not the word "tp" (docs/workloads.md): a MoE layout (EP, DP-attention) whose TP or EP
+ * group spans pods, or a dense one whose owner allowed it (topox.io/cross-node-tp), is placed in
+ * the tightest scope; say so once per job. */
+static void warn_cross_node(const struct obj_manifest *m)
+{
+    for (size_t j = 0; j < m->njobs; j++) {
+        const struct obj_manifest_job *job = &m->jobs[j];
+
+        for (size_t r = job->first_replica; r < job->first_replica + job->nreplicas; r++) {
+            const struct pol_workload *w = &m->wl[m->replica_first_pod[r]];
+            if (!pol_workload_spans_nodes(w))
+                continue;
+            fprintf(stderr,
+                    "topox plan: warning: %s %s '%s': replica %zu: tp %u, ep %u%s over pods of "
+                    "%u %s: %s crosses nodes; placed in one NVLink domain where one holds it, "
+                    "else in one rack on RDMA nodes\n",
+                    job->source, job->kind, job->name, r - job->first_replica, w->tp, w->layout.ep,
+                    w->layout.dp_attention ? " with DP-attention" : "", w->accel_per_pod,
+                    pol_accel_word(w->resource),
+                    wl_layout_dense(&w->layout)
+                        ? "its every-layer all-reduce (topox.io/cross-node-tp: allow)"
+                        : "its EP all-to-all and the dense layers' all-reduce");
+            break;
         }
     }
 }
@@ -391,6 +419,7 @@ static int plan_run(const struct plan_opts *o, struct plan_state *s, struct tpx_
         obj_dra_manifest_domains(&s->dra, &s->m, plan_note, NULL, err) != TPX_OK)
         return CMD_USAGE;
     warn_uncertain(&s->m);
+    warn_cross_node(&s->m);
     s->l = pol_ledger_new(s->cl.cluster, err);
     if (!s->l)
         return CMD_FAILED;

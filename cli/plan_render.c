@@ -310,8 +310,10 @@ static enum tpx_code render_estimates(const struct cmd_plan_view *v, struct tpx_
                 "      %s; %s; dominant cost: %s\n",
                 v->manifest->jobs[e->job].name, e->replica, e->tp, e->pp, e->dp, e->accel,
                 accel_word(v), e->nodes, e->nodes == 1 ? "" : "s", topo_fabric_name(e->tp_fabric),
-                e->tp_multinode ? " (multi-node domain)" : " (inside one node)", bubble, imb,
-                dominant(e, NULL)) != TPX_OK)
+                e->tp_cross_node  ? " and over RDMA between nodes (no domain holds one)"
+                : e->tp_multinode ? " (multi-node domain)"
+                                  : " (inside one node)",
+                bubble, imb, dominant(e, NULL)) != TPX_OK)
             return err->code;
         if (render_layout(v, e, out, err) != TPX_OK)
             return err->code;
@@ -394,7 +396,7 @@ static json_t *record_of(const struct cmd_plan_view *v, const struct pol_plan_es
 {
     size_t g = global_replica(v, e->job, e->replica);
     size_t first = v->manifest->replica_first_pod[g];
-    struct obj_engine_info ei;
+    struct wl_engine_info ei;
     const char *precision;
     double transfer;
     const char *dom = dominant(e, &transfer);
@@ -458,7 +460,7 @@ static json_t *traffic_of(const struct pol_plan_estimate *e)
         json_t *o;
         pol_traffic_text(&e->traffic[t], text, sizeof(text));
         o = json_pack("{s:s, s:i, s:s, s:s?, s:s}", "kind",
-                      pol_traffic_kind_name(e->traffic[t].kind), "ranks",
+                      wl_traffic_kind_name(e->traffic[t].kind), "ranks",
                       (json_int_t)e->traffic[t].ranks, "level", level_name(e->traffic[t].level),
                       "where", e->traffic[t].where, "text", text);
         if (!o || json_array_append_new(arr, o) != 0) {
@@ -478,8 +480,8 @@ static json_t *sources_of(const struct cmd_plan_view *v, const struct pol_plan_e
 
     for (size_t k = 0; w && o && k < POL_NSIZES; k++) {
         const struct pol_size_origin *so = &w->layout.origin[k];
-        json_t *one = json_pack("{s:s, s:s?, s:b}", "source", pol_src_name(so->src), "what",
-                                so->what, "unknown", so->unknown);
+        json_t *one = json_pack("{s:s, s:s?, s:s?, s:b}", "source", wl_src_name(so->src), "what",
+                                so->what, "via", so->via, "unknown", so->unknown);
         if (!one || json_object_set_new(o, sizes[k], one) != 0) {
             json_decref(o);
             return NULL;

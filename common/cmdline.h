@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* common/cmdline.h - engine command lines: a pod's argv (each container's command, then its args)
  * as one flat list of tokens, with `sh -c` scripts split by shell quoting rules, and the flag
- * lookup that vLLM's and SGLang's argparse would do on it. The one tokenizer behind policy/'s
+ * lookup that vLLM's and SGLang's argparse would do on it. The one tokenizer behind workload/'s
  * TP/PP/DP inference and the engine info of `topox plan`. libc only; reentrant. */
 #ifndef TPX_COMMON_CMDLINE_H
 #define TPX_COMMON_CMDLINE_H

@@ -28,7 +28,7 @@ struct tpx_err {
     enum tpx_code code;
     int sys_errno;    /* errno captured by tpx_err_errno(), else 0 */
     long http_status; /* with TPX_EAPI: the peer's HTTP status, else 0 */
-    char msg[256];    /* lower case, no final period, NUL-terminated */
+    char msg[512];    /* lower case, no final period, NUL-terminated */
 };
 
 #define TPX_ERR_INIT                                                                               \

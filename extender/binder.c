@@ -336,6 +336,12 @@ bool ext_binder_uncertain(struct ext_binder *b, const char *ns, const char *pod,
     return warn_once(b, ns, pod, uid, group_key, "UncertainLayout", message);
 }
 
+bool ext_binder_cross_node(struct ext_binder *b, const char *ns, const char *pod, const char *uid,
+                           const char *group_key, const char *message)
+{
+    return warn_once(b, ns, pod, uid, group_key, "CrossNodeParallelism", message);
+}
+
 /* ---- binds ------------------------------------------------------------------------------ */
 
 /* Take a free client, creating one if the pool is not full; blocks while all are busy. A client

@@ -66,6 +66,12 @@ bool ext_binder_rejected(struct ext_binder *b, const char *ns, const char *pod, 
 bool ext_binder_uncertain(struct ext_binder *b, const char *ns, const char *pod, const char *uid,
                           const char *group_key, const char *message);
 
+/* The same, as a Warning "CrossNodeParallelism": the group's TP or EP group spans nodes because
+ * its traffic allows it (EP, DP-attention) or its owner does (topox.io/cross-node-tp: allow),
+ * and is placed in the tightest scope (docs/workloads.md). */
+bool ext_binder_cross_node(struct ext_binder *b, const char *ns, const char *pod, const char *uid,
+                           const char *group_key, const char *message);
+
 /* "llm/vllm group 0" -> "vllm/0"; any other text is copied as it is. Cannot fail; truncates to
  * len - 1 bytes. Public for tests. */
 void ext_binder_replica_name(const char *display, char *out, size_t len);

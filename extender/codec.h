@@ -55,7 +55,7 @@ struct ext_codec_pod {
     char *uid;
     struct pol_workload wl;
     bool infer_failed; /* its intent could not be read: msg says why */
-    char msg[256];
+    char msg[512];
 };
 
 /* ExtenderArgs (filter and prioritize). Owned: ext_codec_args_release(). */

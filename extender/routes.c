@@ -250,6 +250,31 @@ static void apply_uncertain(struct ext_routes *r, struct ext_codec_pod *pod, boo
         ext_binder_uncertain(r->binder, pod->ns, pod->name, pod->uid, pod->wl.group, msg);
 }
 
+/* Traffic, not the word "tp" (docs/workloads.md): a group whose TP or EP group spans pods because
+ * it is MoE traffic (EP, DP-attention) or its owner allowed it is placed in the tightest scope;
+ * once per group, a log line and a Warning Event say so. */
+static void note_cross_node(struct ext_routes *r, const struct ext_codec_pod *pod)
+{
+    const struct pol_workload *wl = &pod->wl;
+    char msg[512];
+
+    if (pod->infer_failed || !pol_workload_spans_nodes(wl))
+        return;
+    snprintf(msg, sizeof(msg),
+             "tp %u, ep %u%s over pods of %u %s: %s crosses nodes; placed in one NVLink domain "
+             "where one holds it, else in one rack on RDMA nodes (read: %.200s)",
+             wl->tp, wl->layout.ep, wl->layout.dp_attention ? " with DP-attention" : "",
+             wl->accel_per_pod, pol_accel_word(wl->resource),
+             wl_layout_dense(&wl->layout) ? "its every-layer all-reduce (topox.io/cross-node-tp: "
+                                            "allow)"
+                                          : "its EP all-to-all and the dense layers' all-reduce",
+             wl->layout.read);
+    if (r->binder && pod->ns && pod->name &&
+        ext_binder_cross_node(r->binder, pod->ns, pod->name, pod->uid, wl->group, msg))
+        TPX_LOG(TPX_INFO, "cross-node parallelism", TPX_S("group", wl->display),
+                TPX_S("message", msg));
+}
+
 /* What a filter answer reads while it is sent (ext_codec_filter_stream): freed by its release. */
 struct filter_hold {
     struct ext_codec_args a;
@@ -341,6 +366,7 @@ static unsigned do_filter(struct ext_routes *r, const struct ext_http_req *rq,
         return status;
     }
     apply_uncertain(r, &a->pod, true);
+    note_cross_node(r, &a->pod);
     if (a->pod.infer_failed) {
         /* DESIGN.md filter rule 1: an unreadable intent rejects every node, with the reason */
         h->all = malloc((a->nnames ? a->nnames : 1) * sizeof(*h->all));

@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     obj_manifest_init(&m);
     if (obj_manifest_add_docs(&m, &docs, "fuzz.yaml", &err) == TPX_OK &&
         obj_manifest_finish(&m, &err) == TPX_OK) {
-        struct obj_engine_info ei;
+        struct wl_engine_info ei;
 
         for (size_t i = 0; i < m.npods; i++) {
             obj_manifest_engine_info(&m, i, &ei);

@@ -237,7 +237,7 @@ static void note_failure(struct kind_loop *l, const struct tpx_err *e, bool expi
         l->st.expired++;
     else
         l->st.failures++;
-    snprintf(l->st.last_error, sizeof(l->st.last_error), "%s", e->msg);
+    snprintf(l->st.last_error, sizeof(l->st.last_error), "%.255s", e->msg);
     unlock_and_signal(l->w);
     TPX_LOG(expired ? TPX_INFO : TPX_WARN, expired ? "watch expired, relisting" : "watch failed",
             TPX_S("kind", kube_kind_name(l->kind)), TPX_S("err", e->msg));

@@ -671,7 +671,7 @@ enum tpx_code obj_dra_manifest_demand(const struct obj_dra *d, struct obj_manife
             if (note) {
                 char line[400];
                 snprintf(line, sizeof(line),
-                         "pod template '%.60s': %.300s; its devices are not counted",
+                         "pod template '%.60s': %.290s; its devices are not counted",
                          f->name ? f->name : "?", err->msg);
                 note(ctx, line);
             }

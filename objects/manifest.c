@@ -192,6 +192,10 @@ enum tpx_code obj_mf_add_tmpl(struct obj_manifest *m, const json_t *tmpl, size_t
             m->err_at = c;
         return err->code;
     }
+    if (obj_mf_engine_configs(m, tmpl, &m->tmpl[m->ntmpl], err) != TPX_OK) {
+        obj_pod_facts_release(&m->tmpl[m->ntmpl]);
+        return err->code;
+    }
     m->tmpl_json[m->ntmpl] = tmpl;
     m->tmpl_file[m->ntmpl] = m->nfiles - 1;
     *out = m->ntmpl++;
@@ -949,30 +953,17 @@ void obj_manifest_value_source(const struct obj_manifest *m, size_t i, int argi,
 
 void obj_manifest_replica_source(const struct obj_manifest *m, size_t r, char *out, size_t len)
 {
-    /* the flags the tensor-parallel size can come from, as pol_workload_infer() names them */
-    static const char *const flags[] = {"flag '--tensor-parallel-size'", "flag '--tp-size'",
-                                        "flag '--tp'"};
-    const struct obj_manifest_pod *p;
-    const struct pol_workload *wl;
-    const json_t *tmpl;
-    const json_t *v;
+    const struct pol_size_origin *o;
 
     if (!len)
         return;
     out[0] = '\0';
     if (r >= m->nreplicas || m->replica_first_pod[r] >= m->npods)
         return;
-    p = &m->pods[m->replica_first_pod[r]];
-    wl = &m->wl[m->replica_first_pod[r]];
-    tmpl = m->tmpl_json[p->tmpl];
-    v = tmpl;
-    if (wl->tp_source && strcmp(wl->tp_source, "annotation") == 0) {
-        v = infer_culprit(tmpl, "annotation 'topox.io/tensor-parallel-size'");
-    } else if (wl->tp_source && strstr(wl->tp_source, "flag")) {
-        for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]) && v == tmpl; i++)
-            v = infer_culprit(tmpl, flags[i]);
-    }
-    place_of(m, p, v, out, len);
+    /* where the tensor-parallel size was read, as the engine's table named it */
+    o = &m->wl[m->replica_first_pod[r]].layout.origin[POL_SIZE_TP];
+    obj_manifest_value_source(m, m->replica_first_pod[r], o->argi,
+                              o->src == POL_SRC_ANNOTATION ? o->what : NULL, out, len);
 }
 
 /* A pod of a kind topox does not know: its group was assumed from the size fields beside its
@@ -1062,81 +1053,9 @@ const json_t *obj_manifest_pod_template(const struct obj_manifest *m, size_t i)
 /* --- engine info -------------------------------------------------------------------------------
  */
 
-enum engine_field { EF_DTYPE, EF_QUANTIZATION, EF_MAX_MODEL_LEN, EF_MAX_NUM_SEQS };
-
-/* vLLM's and SGLang's spellings of what a record keeps */
-static const struct {
-    const char *name;
-    enum engine_field field;
-} engine_flags[] = {
-    {"--dtype", EF_DTYPE},
-    {"--quantization", EF_QUANTIZATION},
-    {"-q", EF_QUANTIZATION},
-    {"--max-model-len", EF_MAX_MODEL_LEN},
-    {"--context-length", EF_MAX_MODEL_LEN},
-    {"--max-num-seqs", EF_MAX_NUM_SEQS},
-    {"--max-running-requests", EF_MAX_NUM_SEQS},
-};
-
-static void set_engine_field(struct obj_engine_info *e, enum engine_field field, const char *v)
+void obj_manifest_engine_info(const struct obj_manifest *m, size_t i, struct wl_engine_info *out)
 {
-    unsigned long *num;
-    char *end;
-    unsigned long x;
-
-    switch (field) {
-    case EF_DTYPE:
-        obj_mf_copy_str(e->dtype, sizeof(e->dtype), v);
-        return;
-    case EF_QUANTIZATION:
-        obj_mf_copy_str(e->quantization, sizeof(e->quantization), v);
-        return;
-    case EF_MAX_MODEL_LEN:
-        num = &e->max_model_len;
-        break;
-    default:
-        num = &e->max_num_seqs;
-        break;
-    }
-    x = strtoul(v, &end, 10); /* "8192", or "8k" */
-    if (end != v && (*end == '\0' || *end == 'k' || *end == 'K'))
-        *num = (*end == '\0') ? x : x * 1024;
-}
-
-void obj_manifest_engine_info(const struct obj_manifest *m, size_t i, struct obj_engine_info *out)
-{
-    const struct pol_pod_facts *f = &m->pods[i].facts;
-    struct tpx_cmdline cl;
-    struct tpx_err err = TPX_ERR_INIT;
-
-    memset(out, 0, sizeof(*out));
-    tpx_cmdline_init(&cl);
-    /* out of memory or past the tokenizer's caps cl is empty: a record without engine flags */
-    (void)tpx_cmdline_split(&cl, f->argv, f->nargv, &err);
-    for (size_t t = 0; t < cl.ntok; t++) {
-        struct tpx_cmdline_value v;
-
-        if (cl.tok[t].text[0] != '-')
-            continue;
-        for (size_t k = 0; k < sizeof(engine_flags) / sizeof(engine_flags[0]); k++) {
-            if (!tpx_cmdline_flag(&cl, t, engine_flags[k].name, &v))
-                continue;
-            if (v.text)
-                set_engine_field(out, engine_flags[k].field, v.text);
-            break;
-        }
-    }
-    tpx_cmdline_release(&cl);
-    for (size_t a = 0; a < f->nannotations; a++) {
-        const char *k = f->annotations[a].key;
-        unsigned long *num = NULL;
-        if (strcmp(k, "topox.io/input-len") == 0)
-            num = &out->input_len;
-        else if (strcmp(k, "topox.io/output-len") == 0)
-            num = &out->output_len;
-        if (num && !*num)
-            *num = strtoul(f->annotations[a].value, NULL, 10);
-    }
+    wl_engine_info(&m->pods[i].facts, out);
 }
 
 void obj_manifest_release(struct obj_manifest *m)

@@ -18,20 +18,10 @@
 #include "objects/podfacts.h"
 #include "objects/yamljson.h"
 #include "policy/policy.h"
+#include "workload/engines.h"
 
 /* Most pods one manifest set may expand to (replicas x size); more is TPX_ETOOBIG. */
 #define OBJ_MANIFEST_MAX_PODS 100000u
-
-/* What the engine flags and annotations of a replica's first pod say, for `plan --record`.
- * Numbers are 0 and strings "" when not given. */
-struct obj_engine_info {
-    char dtype[32];              /* vLLM --dtype, SGLang --dtype */
-    char quantization[32];       /* vLLM --quantization/-q, SGLang --quantization */
-    unsigned long max_model_len; /* vLLM --max-model-len, SGLang --context-length */
-    unsigned long max_num_seqs;  /* vLLM --max-num-seqs, SGLang --max-running-requests */
-    unsigned long input_len;     /* topox.io/input-len */
-    unsigned long output_len;    /* topox.io/output-len */
-};
 
 /* One expanded object: a workload controller or a bare pod. */
 struct obj_manifest_job {
@@ -129,8 +119,9 @@ const struct tpx_env_var *obj_manifest_pod_env(const struct obj_manifest *m, siz
  * release. Valid once the pod exists (before or after _finish). */
 const json_t *obj_manifest_pod_template(const struct obj_manifest *m, size_t i);
 
-/* Engine information of pod i, read from its argv and annotations. Cannot fail. */
-void obj_manifest_engine_info(const struct obj_manifest *m, size_t i, struct obj_engine_info *out);
+/* Engine information of pod i, read from its argv and annotations by wl_engine_info(). Cannot
+ * fail. */
+void obj_manifest_engine_info(const struct obj_manifest *m, size_t i, struct wl_engine_info *out);
 
 /* Where replica r's parallelism is written, as "FILE:LINE" into out (len bytes): the
  * tensor-parallel annotation's value or the command/args element holding the flag, in the

@@ -80,6 +80,10 @@ enum tpx_code obj_mf_add_job(struct obj_manifest *m, const json_t *obj, const ch
 /* tmpl ({metadata, spec}) must outlive m: a document of m's files or an object obj_mf_keep()s. */
 enum tpx_code obj_mf_add_tmpl(struct obj_manifest *m, const json_t *tmpl, size_t *out,
                               struct tpx_err *err);
+/* The engine config files ConfigMaps of the current file give tmpl's containers, into s (its
+ * facts.configs): objects/engine_config.c. TPX_ENOMEM only. */
+enum tpx_code obj_mf_engine_configs(struct obj_manifest *m, const json_t *tmpl,
+                                    struct obj_pod_facts *s, struct tpx_err *err);
 enum tpx_code obj_mf_reserve_pods(struct obj_manifest *m, unsigned long n, struct tpx_err *err);
 enum tpx_code obj_mf_new_replica(struct obj_manifest *m, struct tpx_err *err);
 struct obj_manifest_pod *obj_mf_new_pod(struct expander *x, const char *fmt, ...)

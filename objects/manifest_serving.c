@@ -87,115 +87,6 @@ enum tpx_code obj_mf_expand_disaggregatedset(struct obj_manifest *m, const json_
     return TPX_OK;
 }
 
-/* The text of a file the container reads at `path`, when a volumeMount of it holds a ConfigMap
- * of this manifest (mountPath a directory prefix of path, or subPath's exact file); NULL when
- * not found. Borrowed from the ConfigMap. */
-static const char *configmap_file(const struct obj_manifest *m, const json_t *pod_spec,
-                                  const json_t *container, const char *path)
-{
-    size_t i;
-    const json_t *vm;
-
-    json_array_foreach(json_object_get(container, "volumeMounts"), i, vm)
-    {
-        const char *mp = json_string_value(json_object_get(vm, "mountPath"));
-        const char *vn = json_string_value(json_object_get(vm, "name"));
-        const char *sub = json_string_value(json_object_get(vm, "subPath"));
-        const char *key;
-        size_t l;
-        size_t k;
-        const json_t *v;
-
-        if (!mp || !vn)
-            continue;
-        l = strlen(mp);
-        while (l > 1 && mp[l - 1] == '/')
-            l--;
-        if (sub ? strcmp(mp, path) != 0 : (strncmp(mp, path, l) != 0 || path[l] != '/'))
-            continue;
-        key = sub ? sub : path + l + 1;
-        json_array_foreach(json_object_get(pod_spec, "volumes"), k, v)
-        {
-            const char *cm =
-                json_string_value(json_object_get(json_object_get(v, "configMap"), "name"));
-            const json_t *obj;
-            const char *n = json_string_value(json_object_get(v, "name"));
-            if (!cm || !n || strcmp(n, vn) != 0)
-                continue;
-            obj = obj_mf_same_file_object(m, "", "ConfigMap", cm);
-            return obj ? json_string_value(json_object_get(json_object_get(obj, "data"), key))
-                       : NULL;
-        }
-    }
-    return NULL;
-}
-
-/*
- * TensorRT-LLM's --extra-engine-args file (LLM API options YAML: tensor_parallel_size,
- * pipeline_parallel_size, moe_expert_parallel_size), read from a ConfigMap of the same manifest,
- * becomes topox.io/{tensor,pipeline,expert}-parallel-size annotations on the pod template tmpl
- * (when the template does not set them itself), plus topox.io/engine-args naming the file. The
- * operator passes the file path on; the engine reads the sizes from it.
- */
-static void engine_args_file(struct obj_manifest *m, const json_t *pod_spec, json_t *container,
-                             json_t *tmpl, const char *dgd)
-{
-    static const struct {
-        const char *key;
-        const char *annotation;
-    } sizes[] = {
-        {"tensor_parallel_size", "topox.io/tensor-parallel-size"},
-        {"pipeline_parallel_size", "topox.io/pipeline-parallel-size"},
-        {"moe_expert_parallel_size", "topox.io/expert-parallel-size"},
-    };
-    const json_t *args = json_object_get(container, "args");
-    const char *path = NULL;
-    const char *text;
-    struct obj_yaml_docs d = {0};
-    struct tpx_err err = TPX_ERR_INIT;
-    json_t *ann;
-    size_t i;
-    const json_t *a;
-
-    json_array_foreach(args, i, a)
-    {
-        const char *s = json_string_value(a);
-        if (s && strcmp(s, "--extra-engine-args") == 0)
-            path = json_string_value(json_array_get(args, i + 1));
-        else if (s && strncmp(s, "--extra-engine-args=", 20) == 0)
-            path = s + 20;
-    }
-    if (!path)
-        return;
-    text = configmap_file(m, pod_spec, container, path);
-    if (!text) {
-        obj_mf_add_note(
-            m,
-            "DynamoGraphDeployment '%s': --extra-engine-args %s is not in a ConfigMap of "
-            "this manifest; its sizes are not read",
-            dgd, path);
-        return;
-    }
-    if (obj_yaml_parse(text, strlen(text), path, &d, &err) != TPX_OK || d.n != 1 ||
-        !json_is_object(d.docs[0])) {
-        obj_mf_add_note(m,
-                        "DynamoGraphDeployment '%s': --extra-engine-args %s is not a YAML mapping",
-                        dgd, path);
-        obj_yaml_docs_release(&d);
-        return;
-    }
-    ann = json_object_get(json_object_get(tmpl, "metadata"), "annotations");
-    for (size_t k = 0; ann && k < sizeof(sizes) / sizeof(sizes[0]); k++) {
-        char buf[64];
-        const char *v = obj_json_scalar(json_object_get(d.docs[0], sizes[k].key), buf, sizeof(buf));
-        if (v && !json_object_get(ann, sizes[k].annotation))
-            json_object_set_new(ann, sizes[k].annotation, json_string(v));
-    }
-    if (ann)
-        json_object_set_new(ann, "topox.io/engine-args", json_string(path));
-    obj_yaml_docs_release(&d);
-}
-
 static bool is_python(const char *c)
 {
     return c && strncmp(c, "python", 6) == 0 && strspn(c + 6, "0123456789.") == strlen(c + 6);
@@ -345,8 +236,6 @@ static json_t *dynamo_template(struct obj_manifest *m, const json_t *dgd, const 
     json_array_extend(env, json_object_get(svc, "envs"));
     json_array_extend(env, json_object_get(c, "env"));
     json_object_set_new(c, "env", env);
-    if (framework && strcmp(framework, "trtllm") == 0 && leader)
-        engine_args_file(m, spec, c, t, obj_mf_obj_name(dgd));
     if (nodes > 1)
         dynamo_multinode(c, framework, leader, nodes, gpus);
     if (json_object_set_new(spec, "containers", json_pack("[o]", c)) != 0) {

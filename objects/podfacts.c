@@ -92,6 +92,11 @@ void obj_pod_facts_release(struct obj_pod_facts *store)
     for (size_t i = 0; i < store->nowned; i++)
         free(store->owned[i]);
     free(store->owned);
+    for (size_t i = 0; i < store->nconfig_text; i++)
+        free(store->config_text[i]);
+    free(store->config_text);
+    free(store->configs);
+    free(store->config_kv);
     free(store->kv);
     free((void *)store->argv);
     free(store->env);

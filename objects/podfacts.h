@@ -28,6 +28,12 @@ struct obj_pod_facts {
     struct tpx_env_var *env; /* every container's env, in order (facts.env points here) */
     char **owned;            /* formatted scalars */
     size_t nowned;
+    /* the engine config files ConfigMaps give the pod (facts.configs points here), with their
+     * pairs and text: filled by objects/engine_config.c, owned */
+    struct pol_config_file *configs;
+    struct topo_kv *config_kv;
+    char **config_text;
+    size_t nconfig_text;
 };
 
 /*

@@ -73,6 +73,9 @@ enum tpx_code led_ctx_init(struct ctx *x, const struct pol_ledger *l, const stru
         eff_wl.group_size = g->n;
         eff_wl.tp_explicit = g->tp_explicit;
     }
+    /* a MoE TP group no domain holds: TP groups of the largest domain, the whole in its scope */
+    if (wl->has_intent)
+        pol_workload_fit_tp(&eff_wl, l->largest_domain);
     x->e.tp = eff_wl.tp;
     x->e.pp = eff_wl.pp;
     x->e.dp = eff_wl.dp;

@@ -174,10 +174,10 @@ static void account_external(struct pol_ledger *l, size_t node, int64_t accel)
 
     led_touch(l, node);
     if (accel >= 0) {
-        l->node_used[node] = sat_add(l->node_used[node], left);
-        l->rack_used[rack] = sat_add(l->rack_used[rack], left);
+        l->node_used[node] = tpx_sat_add(l->node_used[node], left);
+        l->rack_used[rack] = tpx_sat_add(l->rack_used[rack], left);
         if (node_multinode(l, node)) {
-            l->dom_used[first] = sat_add(l->dom_used[first], left);
+            l->dom_used[first] = tpx_sat_add(l->dom_used[first], left);
             return;
         }
         for (size_t k = 0; k < nd && left > 0; k++) {
@@ -185,7 +185,7 @@ static void account_external(struct pol_ledger *l, size_t node, int64_t accel)
             unsigned part = left < f ? left : f;
             if (k == nd - 1)
                 part = left;
-            l->dom_used[first + k] = sat_add(l->dom_used[first + k], part);
+            l->dom_used[first + k] = tpx_sat_add(l->dom_used[first + k], part);
             left -= part;
         }
         return;
@@ -302,6 +302,11 @@ struct pol_ledger *pol_ledger_new(const struct topo_cluster *c, struct tpx_err *
         l->total_alloc += in->accel_alloc;
     }
     index_scope_lists(l);
+    {
+        enum topo_fabric fab;
+        bool multi;
+        l->largest_domain = topo_cluster_largest_domain(c, &fab, &multi);
+    }
     for (size_t i = 0; i < nn; i++) {
         const struct topo_node_info *in = topo_cluster_node(c, i);
         if (in->accel_used)

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "common/map.h"
+#include "common/sat.h"
 #include "policy/policy.h"
 
 #define NSCOPE 3
@@ -118,6 +119,7 @@ struct pol_ledger {
     unsigned long *scope_gen[NSCOPE];
     size_t changed[LED_CHANGE_RING];
     unsigned biggest_alloc;         /* the largest node's allocatable accelerators */
+    unsigned largest_domain;        /* the largest interconnect domain's accelerators */
     unsigned long long total_alloc; /* the cluster's */
     size_t group_hint;              /* every group record below it is live */
 };
@@ -160,11 +162,6 @@ static inline size_t where_domain(const struct pol_ledger *l, const struct where
 static inline unsigned sat_sub(unsigned a, unsigned b)
 {
     return a > b ? a - b : 0;
-}
-
-static inline unsigned sat_add(unsigned a, unsigned b)
-{
-    return a > UINT_MAX - b ? UINT_MAX : a + b;
 }
 
 static inline unsigned dom_free(const struct pol_ledger *l, size_t d)
@@ -230,7 +227,7 @@ struct ctx {
     const struct pol_workload *wl;
     struct eff e;
     bool invalid;
-    char invalid_msg[256];
+    char invalid_msg[512];
     unsigned ppu;  /* pods per TP unit: tp/g when a TP group spans pods, else 1 */
     unsigned unit; /* accelerators per unit */
     unsigned ndom; /* in-node domains one pod takes when g > domain size */

@@ -65,32 +65,25 @@ static size_t pick_best(const struct pol_ledger *l, const struct pol_workload *w
     return best;
 }
 
-const char *pol_traffic_kind_name(enum pol_traffic_kind k)
-{
-    return k == POL_TRAFFIC_EP   ? "EP all-to-all"
-           : k == POL_TRAFFIC_PP ? "PP point-to-point"
-                                 : "TP all-reduce";
-}
-
 void pol_traffic_text(const struct pol_traffic *t, char *buf, size_t len)
 {
     const char *unit = t->kind == POL_TRAFFIC_PP ? "stages" : "ranks";
 
     switch (t->level) {
     case POL_LEVEL_NODE:
-        snprintf(buf, len, "%s, %u %s, inside node %s", pol_traffic_kind_name(t->kind), t->ranks,
+        snprintf(buf, len, "%s, %u %s, inside node %s", wl_traffic_kind_name(t->kind), t->ranks,
                  unit, t->where ? t->where : "?");
         break;
     case POL_LEVEL_DOMAIN:
-        snprintf(buf, len, "%s, %u %s, inside NVLink domain %s", pol_traffic_kind_name(t->kind),
+        snprintf(buf, len, "%s, %u %s, inside NVLink domain %s", wl_traffic_kind_name(t->kind),
                  t->ranks, unit, t->where ? t->where : "?");
         break;
     case POL_LEVEL_RACK:
-        snprintf(buf, len, "%s, %u %s, over RDMA inside rack %s", pol_traffic_kind_name(t->kind),
+        snprintf(buf, len, "%s, %u %s, over RDMA inside rack %s", wl_traffic_kind_name(t->kind),
                  t->ranks, unit, t->where ? t->where : "?");
         break;
     default:
-        snprintf(buf, len, "%s, %u %s, over RDMA across racks", pol_traffic_kind_name(t->kind),
+        snprintf(buf, len, "%s, %u %s, over RDMA across racks", wl_traffic_kind_name(t->kind),
                  t->ranks, unit);
         break;
     }
@@ -183,6 +176,9 @@ static void estimate(const struct pol_ledger *l, const struct pol_job_replica *r
             e->tp_fabric = topo_cluster_domain_fabric(c, dom);
         if (topo_cluster_domain_is_multinode(c, dom) && w0->accel_per_pod < w0->tp)
             e->tp_multinode = true;
+        if (k > 0 && w0->accel_per_pod < w0->tp &&
+            dom != topo_cluster_node_domain(c, placed[0].where.node))
+            e->tp_cross_node = true;
     }
     traffic(c, w0, placed, nplaced, e);
 }
@@ -212,7 +208,7 @@ enum tpx_code pol_plan(struct pol_ledger *l, const struct pol_job *jobs, size_t 
         for (size_t r = 0; r < job->nreplicas; r++) {
             const struct pol_job_replica *rep = &job->replicas[r];
             size_t first = pods.n;
-            char why[512] = "";
+            char why[768] = "";
             struct pol_plan_estimate *e;
 
             for (size_t k = 0; k < rep->npods && !why[0]; k++) {

@@ -16,6 +16,7 @@
 #include "common/err.h"
 #include "topology/labels.h"
 #include "topology/model.h"
+#include "workload/workload.h"
 
 /* ------------------------------------------------------------------------------------------------
  * Workload: what one pod (or pod template) asks for.
@@ -23,68 +24,7 @@
 
 enum pol_scope { POL_SCOPE_RACK = 0, POL_SCOPE_BLOCK, POL_SCOPE_ZONE };
 
-/* What an adapter (extender/) extracted from one pod. Everything is borrowed for the call. */
-struct pol_pod_facts {
-    const char *name; /* may be NULL (a template) */
-    const char *ns;
-    const char *uid;
-    const struct topo_kv *labels;
-    size_t nlabels;
-    const struct topo_kv *annotations;
-    size_t nannotations;
-    const char *const *argv; /* every container's command then args, in order; a `sh -c "..."`
-                                script stays one string and is searched for flags too */
-    size_t nargv;
-    const struct tpx_env_var *env; /* every container's env, in order (value NULL: valueFrom);
-                                      the kubelet's and the shell's expansions read it */
-    size_t nenv;
-    unsigned accel;       /* accelerators the pod requests (max of the containers' sum and any
-                             init container's) */
-    const char *resource; /* which accelerator resource it requests, or NULL */
-};
-
 #define POL_KEY_MAX 256
-
-/* Where one size of a layout came from. */
-enum pol_src {
-    POL_SRC_DEFAULT = 0, /* nothing said it: the pod's accelerators, or 1 */
-    POL_SRC_ANNOTATION,  /* a topox.io annotation */
-    POL_SRC_FLAG,        /* an engine flag with a literal value */
-    POL_SRC_ENV,         /* an engine flag whose value came through the env ($VAR, $((...))) */
-    POL_SRC_DERIVED,     /* computed from the others (accelerators / (tp x pp), ...) */
-};
-
-/* The sizes of a layout, for pol_layout.origin[]. */
-enum pol_size { POL_SIZE_TP = 0, POL_SIZE_PP, POL_SIZE_DP, POL_SIZE_EP, POL_NSIZES };
-
-struct pol_size_origin {
-    enum pol_src src;
-    const char *what; /* static: the flag or annotation ("--tp-size"), NULL for defaults */
-    int argi;         /* the argv element holding the flag (for FILE:LINE), -1: none */
-    bool unknown;     /* the flag is there, but its value could not be resolved */
-};
-
-/*
- * The layout of one model instance (a group), docs/workloads.md: accelerators = tp x pp x dp,
- * with tp the dense all-reduce group, dp the attention/data ranks, ep the MoE expert-parallel
- * group (1 when off; it adds no accelerators). Each engine's flags are mapped to these meanings
- * (SGLang's --tp-size with DP-attention is tp x dp here). Certain: explicit topox.io annotations,
- * or engine flags that were all resolved and agree with the pod's accelerators; only a certain
- * layout may be rejected for a layout reason (the certainty rule).
- */
-struct pol_layout {
-    unsigned tp, pp, dp; /* as the annotations and flags say (0: unknown); the workload's own
-                            tp/pp/dp are what placement uses, which differ only when uncertain */
-    unsigned accel;      /* accelerators of the instance the flags describe; 0: unknown */
-    unsigned ep;         /* expert-parallel size; 1: off */
-    const char *engine;  /* static: "vllm", "sglang", "trtllm", "dynamo-trtllm", "triton-trtllm",
-                            "lmdeploy", "tgi",  "megatron", or "" when no engine was recognised */
-    struct pol_size_origin origin[POL_NSIZES];
-    bool certain;
-    bool placement_ann; /* topox.io/placement was given (preferred is the user's choice) */
-    char read[192];     /* what was read, e.g. "sglang --tp-size 16 --dp-size 16 ..." */
-    char why[192];      /* uncertain: what was unknown or did not add up; "" when certain */
-};
 
 struct pol_workload {
     bool has_intent;           /* false: no topology intent; the pod passes every node untouched */
@@ -112,6 +52,10 @@ struct pol_workload {
      * Grove), the role also from --disaggregation-mode; score only (docs/workloads.md). */
     char kv_group[POL_KEY_MAX];
     char kv_role;
+    bool cross_node_tp; /* topox.io/cross-node-tp: allow: the owner lets a dense TP group that no
+                           interconnect domain holds cross nodes (placed as a MoE one is) */
+    unsigned tp_spans;  /* set by pol_workload_fit_tp(): the layout's TP group, placed as tp
+                           groups inside domains of the rack because no domain holds it; 0 */
 };
 
 /* What serve does with an uncertain layout (setting `uncertain`). */
@@ -134,11 +78,20 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
  * is left alone). Cannot fail. */
 void pol_workload_uncertain(struct pol_workload *wl, enum pol_uncertain mode);
 
-/* "annotation", "flag", "env", "derived" or "default". Static text. */
-const char *pol_src_name(enum pol_src src);
-
 /* "GPUs" or "NPUs" (Ascend and other NPU resources), for messages. Static text; never NULL. */
 const char *pol_accel_word(const char *resource);
+
+/* Does wl's TP or EP group span pods, and so nodes, with the owner's leave or because its traffic
+ * allows it (a certain MoE layout with EP or DP-attention, or topox.io/cross-node-tp: allow)? The
+ * case plan warns about and serve puts in an Event: placed in the tightest scope (one multi-node
+ * NVLink domain where one holds it, else one rack, on RDMA nodes). */
+bool pol_workload_spans_nodes(const struct pol_workload *wl);
+
+/* When wl's TP group is larger than the largest interconnect domain (largest accelerators) and
+ * its traffic lets it cross nodes (pol_workload_spans_nodes' reasons), place it as tp groups of
+ * the largest size that divides it and fits a domain, dp grown to keep the group's accelerators,
+ * and tp_spans set to the layout's tp. Any other workload is left alone. */
+void pol_workload_fit_tp(struct pol_workload *wl, unsigned largest);
 
 /* Check *wl against the rules of DESIGN.md and the cluster's largest interconnect domain. The
  * message names the cause and the fix, e.g. "tensor-parallel-size 16 needs one interconnect domain
@@ -388,11 +341,10 @@ struct pol_plan_pod {
 struct pol_plan_reject {
     size_t job;
     size_t replica;
-    char reason[512];
+    char reason[768];
 };
 
 /* One class of traffic of a placed replica and the level it lands on (docs/workloads.md). */
-enum pol_traffic_kind { POL_TRAFFIC_TP = 0, POL_TRAFFIC_EP, POL_TRAFFIC_PP };
 enum pol_traffic_level {
     POL_LEVEL_NODE = 0, /* inside one node */
     POL_LEVEL_DOMAIN,   /* inside one multi-node NVLink domain */
@@ -407,8 +359,6 @@ struct pol_traffic {
 };
 #define POL_TRAFFIC_MAX 3
 
-/* "EP all-to-all", "TP all-reduce", "PP point-to-point". Static text. */
-const char *pol_traffic_kind_name(enum pol_traffic_kind k);
 /* "EP all-to-all, 16 ranks, inside NVLink domain cafe.1", "... over RDMA inside rack r01". */
 void pol_traffic_text(const struct pol_traffic *t, char *buf, size_t len);
 
@@ -424,6 +374,8 @@ struct pol_plan_estimate {
     unsigned nodes;             /* distinct nodes it landed on (0 if rejected) */
     enum topo_fabric tp_fabric; /* the interconnect each TP group runs on */
     bool tp_multinode;          /* a TP group spans nodes of a multi-node domain */
+    bool tp_cross_node;         /* a TP group spans nodes outside any one domain (over RDMA):
+                                   a MoE layout or topox.io/cross-node-tp: allow */
     double bubble;              /* for num_ubatches, or -1 when unknown */
     unsigned num_ubatches;
     double stage_imbalance; /* -1 when model_layers is unknown */

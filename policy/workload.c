@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy/engines.h"
+#include "common/kv.h"
+#include "workload/engines.h"
 
 #define ANN "topox.io/"
 #define LWS "leaderworkerset.sigs.k8s.io/"
@@ -18,47 +19,14 @@
 #define RBG1 "rolebasedgroup.workloads.x-k8s.io/" /* RoleBasedGroup v1alpha1 */
 #define RBG2 "rbg.workloads.x-k8s.io/"            /* RoleBasedGroup v1alpha2 */
 
-static const char *kv_get(const struct topo_kv *kv, size_t n, const char *key)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (kv[i].key && kv[i].value && strcmp(kv[i].key, key) == 0)
-            return kv[i].value;
-    }
-    return NULL;
-}
-
-/* Positive whole number (or >= 0 when zero_ok), at most 1 000 000. */
-static bool parse_count(const char *s, bool zero_ok, unsigned *out)
-{
-    unsigned long v = 0;
-    const char *p = s;
-
-    while (*p == ' ')
-        p++;
-    if (*p < '0' || *p > '9')
-        return false;
-    while (*p >= '0' && *p <= '9') {
-        v = v * 10 + (unsigned long)(*p - '0');
-        if (v > 1000000UL)
-            return false;
-        p++;
-    }
-    while (*p == ' ')
-        p++;
-    if (*p || (!zero_ok && v == 0))
-        return false;
-    *out = (unsigned)v;
-    return true;
-}
-
 static enum tpx_code ann_count(const struct pol_pod_facts *f, const char *key, bool zero_ok,
                                unsigned *out, bool *found, struct tpx_err *err)
 {
-    const char *v = kv_get(f->annotations, f->nannotations, key);
+    const char *v = tpx_kv_get(f->annotations, f->nannotations, key);
 
     if (!v)
         return TPX_OK;
-    if (!parse_count(v, zero_ok, out))
+    if (!wl_parse_count(v, zero_ok, out))
         return tpx_err_set(err, TPX_EINVAL, "annotation '%s': '%s' is not a %s whole number", key,
                            v, zero_ok ? "non-negative" : "positive");
     if (found)
@@ -89,24 +57,6 @@ static bool has_prefix_key(const struct topo_kv *kv, size_t n, const char *prefi
     return false;
 }
 
-bool pol_rbg_lwp_pod(const struct pol_pod_facts *f)
-{
-    const char *inst = kv_get(f->labels, f->nlabels, RBG2 "role-instance-name");
-    const char *name = kv_get(f->labels, f->nlabels, RBG2 "component-name");
-    const char *idx = kv_get(f->labels, f->nlabels, RBG2 "component-index");
-    const char *id = kv_get(f->labels, f->nlabels, RBG2 "component-id");
-    const char *size_s = kv_get(f->labels, f->nlabels, RBG2 "component-size");
-    unsigned size, k, cid;
-
-    if (!inst || !inst[0] || !name || !idx || !size_s || !parse_count(size_s, false, &size) ||
-        !parse_count(idx, true, &k) || k >= size)
-        return false;
-    if (strcmp(name, k == 0 ? "leader" : "worker") != 0)
-        return false;
-    /* component-id counts each component from 0: the leader 0, worker k - 1 */
-    return !id || (parse_count(id, true, &cid) && cid == (k == 0 ? 0 : k - 1));
-}
-
 /* The pod's group from its annotation or its controller's labels; *by_rbg when a RoleBasedGroup
  * v1alpha2 leaderWorkerPattern instance named it (its component-size and component-index are
  * then the group's size and the pod's index). */
@@ -116,18 +66,18 @@ static void infer_group(const struct pol_pod_facts *f, struct pol_workload *wl, 
     const char *ns = f->ns ? f->ns : "default";
     const char *pod = f->name ? f->name : "pod";
     const char *v;
-    const char *lws_name = kv_get(f->labels, f->nlabels, LWS "name");
-    const char *lws_gi = kv_get(f->labels, f->nlabels, LWS "group-index");
+    const char *lws_name = tpx_kv_get(f->labels, f->nlabels, LWS "name");
+    const char *lws_gi = tpx_kv_get(f->labels, f->nlabels, LWS "group-index");
 
     *grouped = true;
     *by_rbg = false;
-    v = kv_get(f->annotations, f->nannotations, ANN "group");
+    v = tpx_kv_get(f->annotations, f->nannotations, ANN "group");
     if (v && v[0]) {
         set_str(wl->group, "%s/%s", ns, v);
         set_str(wl->display, "%s/%s", ns, v);
         return;
     }
-    v = kv_get(f->labels, f->nlabels, LWS "group-key");
+    v = tpx_kv_get(f->labels, f->nlabels, LWS "group-key");
     if ((v && v[0]) || (lws_name && lws_gi)) {
         if (v && v[0])
             set_str(wl->group, "%s/lws:%s", ns, v);
@@ -139,10 +89,10 @@ static void infer_group(const struct pol_pod_facts *f, struct pol_workload *wl, 
             set_str(wl->display, "%s/%s group %.8s", ns, lws_name ? lws_name : "lws", v);
         return;
     }
-    v = kv_get(f->labels, f->nlabels, JOBSET "job-key");
+    v = tpx_kv_get(f->labels, f->nlabels, JOBSET "job-key");
     if (v && v[0]) {
-        const char *js = kv_get(f->labels, f->nlabels, JOBSET "jobset-name");
-        const char *ji = kv_get(f->labels, f->nlabels, JOBSET "job-index");
+        const char *js = tpx_kv_get(f->labels, f->nlabels, JOBSET "jobset-name");
+        const char *ji = tpx_kv_get(f->labels, f->nlabels, JOBSET "job-index");
         set_str(wl->group, "%s/jobset:%s", ns, v);
         if (js && ji)
             set_str(wl->display, "%s/%s job %s", ns, js, ji);
@@ -155,9 +105,9 @@ static void infer_group(const struct pol_pod_facts *f, struct pol_workload *wl, 
      * run by a LeaderWorkerSet, has the LWS labels and is read above. A standalone instance, or a
      * customComponentsPattern one (its components share the instance name, and each one's
      * component-size counts that component only), is not known to be one group: each pod is its
-     * own (pol_rbg_lwp_pod). */
-    v = kv_get(f->labels, f->nlabels, RBG2 "role-instance-name");
-    if (pol_rbg_lwp_pod(f)) {
+     * own (wl_rbg_lwp_pod). */
+    v = tpx_kv_get(f->labels, f->nlabels, RBG2 "role-instance-name");
+    if (wl_rbg_lwp_pod(f)) {
         set_str(wl->group, "%s/rbg:%s", ns, v);
         set_str(wl->display, "%s/%s", ns, v);
         *by_rbg = true;
@@ -242,16 +192,17 @@ static void infer_kv(const struct pol_pod_facts *f, char flag_role, struct pol_w
     const char *ns = f->ns ? f->ns : "default";
 
     for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
-        const char *d = kv_get(f->labels, f->nlabels, ops[k].deploy);
-        const char *sub = ops[k].sub ? kv_get(f->labels, f->nlabels, ops[k].sub) : NULL;
+        const char *d = tpx_kv_get(f->labels, f->nlabels, ops[k].deploy);
+        const char *sub = ops[k].sub ? tpx_kv_get(f->labels, f->nlabels, ops[k].sub) : NULL;
         char role = 0;
 
         if (sub && !sub[0])
             sub = NULL; /* an empty part names none: the deployment's key alone */
-        if (!d || !d[0] || (ops[k].need_role && !kv_get(f->labels, f->nlabels, ops[k].roles[0])))
+        if (!d || !d[0] ||
+            (ops[k].need_role && !tpx_kv_get(f->labels, f->nlabels, ops[k].roles[0])))
             continue;
         for (size_t r = 0; r < 3 && ops[k].roles[r] && !role; r++) {
-            const char *v = kv_get(f->labels, f->nlabels, ops[k].roles[r]);
+            const char *v = tpx_kv_get(f->labels, f->nlabels, ops[k].roles[r]);
             size_t dl = strlen(d);
 
             if (v && ops[k].named && strncmp(v, d, dl) == 0 && v[dl] == '-')
@@ -274,39 +225,23 @@ static void infer_kv(const struct pol_pod_facts *f, char flag_role, struct pol_w
 static bool controller_size(const struct pol_pod_facts *f, bool by_rbg, unsigned *out,
                             const char **what)
 {
-    const char *s = kv_get(f->annotations, f->nannotations, LWS "size");
+    const char *s = tpx_kv_get(f->annotations, f->nannotations, LWS "size");
 
-    if (s && parse_count(s, false, out)) {
+    if (s && wl_parse_count(s, false, out)) {
         *what = "LeaderWorkerSet's size";
         return true;
     }
-    s = by_rbg ? kv_get(f->labels, f->nlabels, RBG2 "component-size") : NULL;
-    if (s && parse_count(s, false, out)) {
+    s = by_rbg ? tpx_kv_get(f->labels, f->nlabels, RBG2 "component-size") : NULL;
+    if (s && wl_parse_count(s, false, out)) {
         *what = "RoleBasedGroup's component-size";
         return true;
     }
     return false;
 }
 
-const char *pol_src_name(enum pol_src src)
-{
-    switch (src) {
-    case POL_SRC_ANNOTATION:
-        return "annotation";
-    case POL_SRC_FLAG:
-        return "flag";
-    case POL_SRC_ENV:
-        return "env";
-    case POL_SRC_DERIVED:
-        return "derived";
-    default:
-        return "default";
-    }
-}
-
 static void origin_ann(struct pol_workload *wl, enum pol_size s, const char *key)
 {
-    wl->layout.origin[s] = (struct pol_size_origin){POL_SRC_ANNOTATION, key, -1, false};
+    wl->layout.origin[s] = (struct pol_size_origin){POL_SRC_ANNOTATION, key, -1, false, NULL};
 }
 
 /* The certainty rule's test: is the layout wl holds consistent with the pod's accelerators? */
@@ -395,7 +330,7 @@ void pol_workload_uncertain(struct pol_workload *wl, enum pol_uncertain mode)
 enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workload *wl,
                                  struct tpx_err *err)
 {
-    struct pol_engine_layout el;
+    struct wl_engine_layout el;
     unsigned tp = 0, pp = 0, dp = 0, ep = 0, gsize = 0, idx = 0, v = 0;
     bool tp_ann = false, pp_ann = false, dp_ann = false, ep_ann = false, gs_ann = false;
     bool idx_ann = false;
@@ -422,7 +357,7 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
         ann_count(f, ANN "num-ubatches", false, &wl->num_ubatches, NULL, err) ||
         ann_count(f, ANN "model-layers", false, &wl->model_layers, NULL, err))
         return err->code;
-    s = kv_get(f->annotations, f->nannotations, ANN "pipeline-scope");
+    s = tpx_kv_get(f->annotations, f->nannotations, ANN "pipeline-scope");
     if (s) {
         if (strcmp(s, "rack") == 0)
             wl->scope = POL_SCOPE_RACK;
@@ -436,7 +371,14 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
                                "zone",
                                s);
     }
-    s = kv_get(f->annotations, f->nannotations, ANN "placement");
+    s = tpx_kv_get(f->annotations, f->nannotations, ANN "cross-node-tp");
+    if (s) {
+        if (strcmp(s, "allow") != 0)
+            return tpx_err_set(err, TPX_EINVAL,
+                               "annotation 'topox.io/cross-node-tp': '%s' is not allow", s);
+        wl->cross_node_tp = true;
+    }
+    s = tpx_kv_get(f->annotations, f->nannotations, ANN "placement");
     if (s) {
         wl->layout.placement_ann = true;
         if (strcmp(s, "preferred") == 0)
@@ -447,7 +389,7 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
                                "preferred",
                                s);
     }
-    if (pol_engine_read(f, &el, err) != TPX_OK)
+    if (wl_engine_read(f, &el, err) != TPX_OK)
         return err->code;
     flags_used = el.any && !tp_ann;
     wl->layout.engine = el.engine;
@@ -465,6 +407,7 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
         wl->layout.ep = el.ep ? el.ep : 1;
         memcpy(wl->layout.origin, el.origin, sizeof(el.origin));
         wl->layout.accel = el.accel;
+        wl->layout.dp_attention = el.dp_attention;
         wl->tp_explicit = true;
         wl->pp_explicit = el.origin[POL_SIZE_PP].src != POL_SRC_DEFAULT;
         wl->tp_source = el.engine[0] == 's' ? "sglang flag" : "vllm flag";
@@ -533,15 +476,15 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
      * 0, worker component-id + 1), Indexed Job completion index */
     if (idx_ann) {
         wl->pod_index = (int)idx;
-    } else if ((s = kv_get(f->labels, f->nlabels, LWS "worker-index")) &&
-               parse_count(s, true, &v)) {
+    } else if ((s = tpx_kv_get(f->labels, f->nlabels, LWS "worker-index")) &&
+               wl_parse_count(s, true, &v)) {
         wl->pod_index = (int)v;
-    } else if (by_rbg && (s = kv_get(f->labels, f->nlabels, RBG2 "component-index")) &&
-               parse_count(s, true, &v)) {
+    } else if (by_rbg && (s = tpx_kv_get(f->labels, f->nlabels, RBG2 "component-index")) &&
+               wl_parse_count(s, true, &v)) {
         wl->pod_index = (int)v;
-    } else if (((s = kv_get(f->labels, f->nlabels, JOB_INDEX)) ||
-                (s = kv_get(f->annotations, f->nannotations, JOB_INDEX))) &&
-               parse_count(s, true, &v)) {
+    } else if (((s = tpx_kv_get(f->labels, f->nlabels, JOB_INDEX)) ||
+                (s = tpx_kv_get(f->annotations, f->nannotations, JOB_INDEX))) &&
+               wl_parse_count(s, true, &v)) {
         wl->pod_index = (int)v;
     }
     if (!grouped)
@@ -595,6 +538,39 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
 
 /* --- validation --------------------------------------------------------------------------------
  */
+
+/* A certain MoE layout (EP or DP-attention), or the owner's leave: its TP group may cross nodes.
+ * An uncertain layout is placed as preferred (its fallback tp fits a pod) and is no case here. */
+static bool cross_node_ok(const struct pol_workload *wl)
+{
+    return wl->cross_node_tp || (wl->layout.certain && !wl_layout_dense(&wl->layout));
+}
+
+bool pol_workload_spans_nodes(const struct pol_workload *wl)
+{
+    unsigned g = wl->accel_per_pod;
+
+    return wl->has_intent && g > 0 && cross_node_ok(wl) && (wl->tp > g || wl->layout.ep > g);
+}
+
+void pol_workload_fit_tp(struct pol_workload *wl, unsigned largest)
+{
+    unsigned d = 1;
+
+    if (!wl->has_intent || largest == 0 || wl->tp <= largest || !cross_node_ok(wl))
+        return;
+    for (unsigned k = largest; k >= 1; k--) {
+        if (wl->tp % k == 0) {
+            d = k;
+            break;
+        }
+    }
+    if (wl->accel_per_pod % d != 0 && d % wl->accel_per_pod != 0)
+        return; /* no such group lines up with the pods: judged as it is */
+    wl->tp_spans = wl->tp;
+    wl->dp *= wl->tp / d;
+    wl->tp = d;
+}
 
 const char *pol_accel_word(const char *resource)
 {
@@ -679,6 +655,10 @@ enum tpx_code pol_workload_validate_sized(const struct pol_workload *wl,
         }
     }
     largest = topo_cluster_largest_domain(c, &fab, &multi);
+    /* a MoE layout (EP, DP-attention) or the owner's topox.io/cross-node-tp: allow may cross
+     * nodes: pol_workload_fit_tp() places it; only a dense all-reduce of every layer is refused */
+    if (wl->tp > largest && (cross_node_ok(wl) || wl->tp_spans))
+        return TPX_OK;
     if (wl->tp > largest) {
         unsigned d = 1, pp2;
         char where[64];
@@ -704,7 +684,9 @@ enum tpx_code pol_workload_validate_sized(const struct pol_workload *wl,
         return tpx_err_set(err, TPX_EINVAL,
                            "tensor-parallel-size %u needs one interconnect domain of %u %s; the "
                            "largest here has %u (%s). All-reduce would cross nodes. Try "
-                           "tensor-parallel-size %u with pipeline-parallel-size %u.",
+                           "tensor-parallel-size %u with pipeline-parallel-size %u. A MoE model "
+                           "may cross nodes with EP or DP-attention; a dense one with the "
+                           "annotation topox.io/cross-node-tp: allow on its pods.",
                            wl->tp, wl->tp, word, largest, where, d, pp2);
     }
     return TPX_OK;

@@ -5,12 +5,13 @@
 #   cli/ -> extender/ -> kube/ -> objects/ -> policy/ -> topology/ -> common/
 #   cli/ -> diagnose/ -> objects/, policy/ (topox diagnose; its rule.[ch] pure: no jansson)
 #   cli/ -> simulate/ -> policy/ (`topox simulate`: a consumer of the core, used by cli/ only)
+#                                               policy/ -> workload/ -> common/
 #
 # 1. includes: each folder includes only project headers of its own layer or the layers below it
 #    (extender/ also reads objects/ and policy/ directly), and only the third-party headers its
 #    layer owns: microhttpd.h and gnutls only in extender/http.c, curl only in kube/, libyaml only in
 #    objects/yamljson.c, hwloc only in topology/discover_hwloc.c, jansson nowhere below objects/.
-#    policy/ also never includes common/log.h (it returns reasons instead of logging).
+#    policy/ and workload/ never include common/log.h (they return reasons instead of logging).
 #    Nothing outside policy/ includes policy/ledger_int.h, the ledger's private header.
 # 2. links: each folder's CMakeLists.txt links only the libraries of the layers it may use.
 # 3. shape: no file in policy/ over 900 lines, no source file over 1,400.
@@ -26,16 +27,17 @@ allowed_dirs() {
     case $1 in
     common) echo "common" ;;
     topology) echo "topology common" ;;
-    policy) echo "policy topology common" ;;
-    objects) echo "objects policy topology common" ;;
-    simulate) echo "simulate policy topology common" ;;
+    workload) echo "workload common" ;;
+    policy) echo "policy workload topology common" ;;
+    objects) echo "objects policy workload topology common" ;;
+    simulate) echo "simulate policy workload topology common" ;;
     kube) echo "kube objects common" ;;
-    extender) echo "extender kube objects policy topology common" ;;
-    diagnose) echo "diagnose objects policy topology common" ;;
-    cli) echo "cli diagnose extender kube objects simulate policy topology common" ;;
+    extender) echo "extender kube objects policy workload topology common" ;;
+    diagnose) echo "diagnose objects policy workload topology common" ;;
+    cli) echo "cli diagnose extender kube objects simulate policy workload topology common" ;;
     esac
 }
-layers="common topology policy objects simulate diagnose kube extender cli"
+layers="common topology workload policy objects simulate diagnose kube extender cli"
 
 # The third-party headers and the files that alone may include them.
 #   PATTERN|FILES-OR-FOLDERS (space separated; a folder ends in /)
@@ -72,9 +74,9 @@ if [ -s /tmp/layering.$$ ]; then
 fi
 rm -f /tmp/layering.$$
 
-# 1b. policy/ never logs
-hits=$(grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"common/log\.h"' policy 2>/dev/null)
-[ -z "$hits" ] || { report "policy/ must not include common/log.h:"; echo "$hits" | sed 's/^/  /'; }
+# 1b. policy/ and workload/ never log
+hits=$(grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"common/log\.h"' policy workload 2>/dev/null)
+[ -z "$hits" ] || { report "policy/ and workload/ must not include common/log.h:"; echo "$hits" | sed 's/^/  /'; }
 
 # 1b'. policy/ledger_int.h is the ledger's private header (git's refs-internal.h): policy/ only
 hits=$(grep -rnE --include='*.[ch]' --exclude-dir=build --exclude-dir=.git \
@@ -115,13 +117,14 @@ allowed_links() {
     case $1 in
     common) echo "Threads::Threads" ;;
     topology) echo "topox_common topox_topology PkgConfig::HWLOC" ;;
-    policy) echo "topox_topology" ;;
+    workload) echo "topox_common" ;;
+    policy) echo "topox_topology topox_workload" ;;
     objects) echo "topox_policy PkgConfig::JANSSON PkgConfig::YAML" ;;
     simulate) echo "topox_policy PkgConfig::JANSSON" ;;
     kube) echo "topox_objects CURL::libcurl Threads::Threads" ;;
     extender) echo "topox_kube topox_objects topox_policy PkgConfig::MHD PkgConfig::GNUTLS Threads::Threads tpx_version" ;;
     diagnose) echo "topox_objects topox_policy PkgConfig::JANSSON m" ;;
-    cli) echo "topox_diagnose topox_extender topox_kube topox_objects topox_simulate topox_policy topox_topology_hwloc topox_topology topox_common tpx_version" ;;
+    cli) echo "topox_diagnose topox_extender topox_kube topox_objects topox_simulate topox_policy topox_workload topox_topology_hwloc topox_topology topox_common tpx_version" ;;
     esac
 }
 for layer in $layers; do
@@ -163,6 +166,6 @@ hits=$(grep -rnE '1099511628211|14695981039346656037|1469598103934665603|2166136
 [ -z "$hits" ] || { report "a hash function outside common/hash.c:"; echo "$hits" | sed 's/^/  /'; }
 
 if [ "$fail" -eq 0 ]; then
-    echo "layering: ok (cli -> extender -> kube -> objects -> policy -> topology -> common; cli -> simulate -> policy; third-party headers only where they belong; links follow the layers)"
+    echo "layering: ok (cli -> extender -> kube -> objects -> policy -> topology|workload -> common; cli -> simulate|diagnose -> policy; third-party headers only where they belong; links follow the layers)"
 fi
 exit $fail

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "common/err.h"
+#include "common/kv.h" /* struct topo_kv */
 #include "topology/model.h"
 
 /* GPU Feature Discovery's clique label, "<ClusterUUID>.<CliqueID>" (docs/labels.md). */
@@ -16,12 +17,6 @@
 #define TOPO_LABEL_PREFIX "topox.io/"
 /* Annotation key of the detailed JSON that `topox label` writes on its Node. */
 #define TOPO_ANNOTATION_TOPOLOGY "topox.io/topology"
-
-/* A borrowed key/value pair (labels, annotations, resource quantities). */
-struct topo_kv {
-    const char *key;
-    const char *value;
-};
 
 enum topo_level {
     TOPO_LEVEL_DOMAIN,

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "common/sat.h"
 #include "common/map.h"
 
 /* A node as stored: the info with its strings owned by the cluster. */
@@ -157,11 +158,6 @@ static size_t intern(char ***arr, size_t *n, struct tpx_map *m, const char *name
 }
 
 /* a + b, or UINT_MAX when that wraps: a sum of capacities saturates rather than shrinks */
-static unsigned sat_add(unsigned a, unsigned b)
-{
-    return a > UINT_MAX - b ? UINT_MAX : a + b;
-}
-
 static unsigned node_domain_size(const struct topo_node_info *in)
 {
     unsigned dpn = in->domains_per_node ? in->domains_per_node : 1;
@@ -262,7 +258,7 @@ static enum tpx_code seal_racks(struct topo_cluster *c, struct tpx_err *err)
         struct rack_rec *rk = &c->racks[c->nodes[i].rack];
         if (!push_index(&rk->nodes, &rk->nnodes, i))
             goto oom;
-        rk->capacity = sat_add(rk->capacity, c->nodes[i].info.accel_alloc);
+        rk->capacity = tpx_sat_add(rk->capacity, c->nodes[i].info.accel_alloc);
     }
     goto out;
 oom:
@@ -307,7 +303,7 @@ static enum tpx_code seal_domains(struct topo_cluster *c, struct tpx_err *err)
             }
             if (!push_index(&c->domains[d].nodes, &c->domains[d].nnodes, i))
                 goto oom;
-            c->domains[d].size = sat_add(c->domains[d].size, in->accel_alloc);
+            c->domains[d].size = tpx_sat_add(c->domains[d].size, in->accel_alloc);
             if (in->fabric > c->domains[d].fabric)
                 c->domains[d].fabric = in->fabric;
             r->domain_first = d;

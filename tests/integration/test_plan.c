@@ -1010,3 +1010,125 @@ Test(plan, rbg_pods_of_each_generation_are_one_group_from_their_labels)
         run_result_release(&r);
     }
 }
+
+/* `plan -o json` on FIXTURE over CLUSTER: the estimate of replica r (a new reference). */
+static json_t *plan_estimate(const char *fixture, const char *cluster, size_t r, int want_status)
+{
+    struct run_result res;
+    json_error_t jerr;
+    json_t *doc, *e;
+
+    cr_assert_eq(
+        run_topox((const char *[]){"plan", "-f", fixture, "--cluster", cluster, "-o", "json", NULL},
+                  NULL, &res),
+        0);
+    cr_expect_eq(res.status, want_status, "%s", res.err);
+    doc = json_loads(res.out, 0, &jerr);
+    cr_assert_not_null(doc, "%s\n%s", jerr.text, res.out);
+    run_result_release(&res);
+    e = json_incref(json_array_get(json_object_get(doc, "estimates"), r));
+    json_decref(doc);
+    cr_assert_not_null(e, "no estimate %zu", r);
+    return e;
+}
+
+static const char *source_of(const json_t *e, const char *size, const char *field)
+{
+    return json_string_value(
+        json_object_get(json_object_get(json_object_get(e, "sources"), size), field));
+}
+
+/* issue 19: TensorRT-LLM's --extra-engine-args file inside an `sh -c`, read from the manifest's
+ * ConfigMap: the DEP32 decode of Dynamo's GB200 wide-EP recipe (the recipe's shared
+ * ComputeDomain cut, SOURCES.md) is tp 1 x dp 32 with ep 32, every size from the file, certain */
+Test(plan, trtllm_engine_args_configmap_sizes_show_in_the_estimates)
+{
+    const char *path = TPX_FIXTURES
+        "/manifests/dynamo-dgd-trtllm-dsr1-wideep-gb200-dep4p-dep32d-no-computedomain.yaml";
+    json_t *e = plan_estimate(path, "racks=1,nodes-per-rack=10,gpus-per-node=4", 2, 0);
+
+    cr_expect_str_eq(json_string_value(json_object_get(e, "engine")), "dynamo-trtllm");
+    cr_expect_eq(json_integer_value(json_object_get(e, "tp")), 1);
+    cr_expect_eq(json_integer_value(json_object_get(e, "dp")), 32);
+    cr_expect_eq(json_integer_value(json_object_get(e, "ep")), 32);
+    cr_expect(json_is_true(json_object_get(e, "certain")));
+    cr_expect_str_eq(source_of(e, "dp", "source"), "config");
+    cr_expect_str_eq(source_of(e, "dp", "what"), "tensor_parallel_size");
+    cr_expect_str_eq(source_of(e, "dp", "via"), "--extra-engine-args");
+    cr_expect_str_eq(source_of(e, "ep", "what"), "moe_expert_parallel_size");
+    json_decref(e);
+}
+
+/* issue 19: KServe's VLLM_ADDITIONAL_ARGS on a single-node LLMInferenceService (no command: the
+ * controller's template runs vllm serve with them) */
+Test(plan, kserve_vllm_additional_args_show_engine_sizes_and_the_var)
+{
+    const char *path =
+        TPX_FIXTURES "/manifests/kserve-llmisvc-nemotron-ultra-pd-vllm-additional-args.yaml";
+    json_t *e = plan_estimate(path, "racks=1,nodes-per-rack=2,gpus-per-node=8", 0, 0);
+
+    cr_expect_str_eq(json_string_value(json_object_get(e, "engine")), "vllm");
+    cr_expect_eq(json_integer_value(json_object_get(e, "tp")), 8);
+    cr_expect_eq(json_integer_value(json_object_get(e, "ep")), 8);
+    cr_expect(json_is_true(json_object_get(e, "certain")));
+    cr_expect_str_eq(source_of(e, "tp", "source"), "flag");
+    cr_expect_str_eq(source_of(e, "tp", "what"), "--tensor-parallel-size");
+    cr_expect_str_eq(source_of(e, "tp", "via"), "VLLM_ADDITIONAL_ARGS");
+    cr_expect_str_eq(source_of(e, "ep", "what"), "--enable-expert-parallel");
+    json_decref(e);
+}
+
+/* issue 19 item 4: NVIDIA Dynamo's DeepSeek-R1 SGLang recipe on two 8-GPU nodes per role: the
+ * prefill's TP16 with EP16 and the decode's TP16 with DP-attention and EP16 are MoE traffic, so
+ * they are placed (each role in one rack), with a warning, never rejected */
+Test(plan, dynamo_sglang_wide_ep_tp16_over_two_nodes_is_placed_with_a_warning)
+{
+    const char *path = TPX_FIXTURES "/manifests/dynamo-dgd-sglang-dsr1-tep16p-dep16d-2x8gpu.yaml";
+    struct run_result r;
+
+    cr_assert_eq(run_topox((const char *[]){"plan", "-f", path, "--cluster",
+                                            "racks=1,nodes-per-rack=4,gpus-per-node=8", NULL},
+                           NULL, &r),
+                 0);
+    cr_expect_eq(r.status, 0, "%s\n%s", r.out, r.err);
+    expect_has(r.out, "3 of 3 replicas placed, 0 rejected", "table");
+    expect_has(r.err,
+               "replica 1: tp 16, ep 16 with DP-attention over pods of 8 GPUs: its EP all-to-all "
+               "and the dense layers' all-reduce crosses nodes",
+               "warning");
+    run_result_release(&r);
+}
+
+/* ... and a dense TP16 is still refused, naming the escape hatch, which then places it */
+Test(plan, dense_tp16_over_nodes_is_refused_unless_its_owner_allows_it)
+{
+    char path[128];
+    struct run_result r;
+#define DENSE_LWS(META)                                                                            \
+    "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\n"                             \
+    "metadata: {name: dense}\nspec:\n  replicas: 1\n  leaderWorkerTemplate:\n"                     \
+    "    size: 2\n    workerTemplate:\n      metadata:\n" META                                     \
+    "      spec:\n        containers:\n        - name: vllm\n"                                     \
+    "          command: [vllm, serve, m, --tensor-parallel-size, \"16\"]\n"                        \
+    "          resources: {limits: {nvidia.com/gpu: 8}}\n"
+
+    path_in(path, sizeof(path), "dense.yaml");
+    write_text(path, DENSE_LWS("        labels: {app: dense}\n"));
+    cr_assert_eq(run_topox((const char *[]){"plan", "-f", path, "--cluster",
+                                            "racks=1,nodes-per-rack=2,gpus-per-node=8", NULL},
+                           NULL, &r),
+                 0);
+    cr_expect_eq(r.status, 3, "%s", r.err);
+    expect_has(r.out, "All-reduce would cross nodes", "table");
+    expect_has(r.out, "the annotation topox.io/cross-node-tp: allow on its pods", "table");
+    run_result_release(&r);
+    write_text(path, DENSE_LWS("        annotations: {topox.io/cross-node-tp: allow}\n"));
+    cr_assert_eq(run_topox((const char *[]){"plan", "-f", path, "--cluster",
+                                            "racks=1,nodes-per-rack=2,gpus-per-node=8", NULL},
+                           NULL, &r),
+                 0);
+    cr_expect_eq(r.status, 0, "%s\n%s", r.out, r.err);
+    expect_has(r.out, "1 of 1 replicas placed", "table");
+    expect_has(r.err, "its every-layer all-reduce (topox.io/cross-node-tp: allow)", "warning");
+    run_result_release(&r);
+}

@@ -1082,6 +1082,128 @@ Test(serve_api, an_uncertain_layout_passes_and_gets_one_warning, .timeout = 120)
     stop(w);
 }
 
+/* A pod as an operator's controller makes it: labels, annotations, one container with command
+ * and env (NULL-terminated name/value pairs), gpus GPUs. Added to the PodList. */
+static json_t *operator_pod(struct world *w, const char *ns, const char *name, json_t *labels,
+                            json_t *ann, json_t *command, const char *const *env, int gpus)
+{
+    json_t *envs = json_array();
+    char g[16];
+    json_t *pod;
+
+    for (size_t i = 0; env && env[i]; i += 2)
+        json_array_append_new(envs, json_pack("{s:s,s:s}", "name", env[i], "value", env[i + 1]));
+    snprintf(g, sizeof(g), "%d", gpus);
+    pod = json_pack("{s:{s:s,s:s,s:s,s:s,s:o,s:o},s:{s:s,s:[{s:s,s:o,s:o,s:{s:{s:s},s:{s:s}}}]},"
+                    "s:{s:s}}",
+                    "metadata", "name", name, "namespace", ns, "uid", name, "resourceVersion",
+                    "1001", "labels", labels, "annotations", ann, "spec", "schedulerName",
+                    "topox-scheduler", "containers", "name", "main", "command", command, "env",
+                    envs, "resources", "requests", "nvidia.com/gpu", g, "limits", "nvidia.com/gpu",
+                    g, "status", "phase", "Pending");
+    json_array_append_new(json_object_get(w->pods, "items"), pod);
+    push_pods(w);
+    return pod;
+}
+
+/* issue 19 item 4: Dynamo's DeepSeek-R1 SGLang decode (TP16 with DP-attention and EP16 on two
+ * 8-GPU pods of an LWS) is MoE traffic: it passes the filter, gets one Warning
+ * "CrossNodeParallelism"; the same group read as dense TP16 is unresolvable, and its message
+ * names the escape hatch. */
+Test(serve_api, moe_tp_over_nodes_passes_with_an_event_dense_is_refused, .timeout = 120)
+{
+    struct world *w = world_new(false);
+    const char *args[] = {NULL};
+    json_t *moe, *dense, *answer = NULL;
+    char pass[NNODES][16];
+    char *body;
+
+    start(w, args);
+    cr_assert_eq(wait_ready(w), 200, "never ready:\n%s", w->srv.log);
+    moe = add_pod(w, "moe", "dsr1-decode-0", "dsr1-decode-0", "dkey0", 0, 2, 8, 1);
+    dense = add_pod(w, "dense", "tp16-0", "tp16-0", "tkey0", 0, 2, 8, 1);
+    for (int k = 0; k < 2; k++) {
+        json_t *p = k ? dense : moe;
+        json_t *ann = json_object_get(json_object_get(p, "metadata"), "annotations");
+        json_object_del(ann, "topox.io/tensor-parallel-size");
+        json_object_del(ann, "topox.io/pipeline-parallel-size");
+        json_object_set_new(
+            json_array_get(json_object_get(json_object_get(p, "spec"), "containers"), 0), "command",
+            json_pack("[s,s,s]", "/bin/sh", "-c",
+                      k ? "python3 -m sglang.launch_server --tp 16 --nnodes 2"
+                        : "python3 -m dynamo.sglang --tp 16 --dp 16 --enable-dp-attention "
+                          "--ep-size 16 --disaggregation-mode decode --nnodes 2"));
+    }
+    push_pods(w);
+    cr_expect_gt(filter(w, moe, pass, NULL), 0, "a MoE TP group across nodes is placed");
+    cr_expect_gt(filter(w, moe, pass, NULL), 0);
+    cr_expect_eq(filter(w, dense, pass, &answer), 0, "a dense TP16 over 8-GPU nodes is not");
+    body = json_dumps(answer, 0);
+    cr_expect(strstr(body, "topox.io/cross-node-tp: allow"), "%s", body);
+    free(body);
+    json_decref(answer);
+    cr_assert_eq(wait_events(w, "moe", 1), 1, "the MoE group's Warning");
+    cr_expect_eq(events_in(w, "moe"), 1, "two filters of one group: one Warning");
+    body = fake_api_last(w->api, "POST", "/namespaces/moe/events", "body");
+    cr_assert_not_null(body);
+    cr_expect(strstr(body, "CrossNodeParallelism") && strstr(body, "with DP-attention"), "%s",
+              body);
+    free(body);
+    stop(w);
+}
+
+/* issue 19 item 7: pods of operators topox does not know, as their controllers make them, are
+ * never refused for their layout: KubeRay's head running vLLM over Ray (TP16 on 8 GPUs; the
+ * workers carry no engine flags), AIBrix StormService's SGLang pods (--tp-size 2 --nnodes 2 on 1
+ * GPU each), and a NIM whose LWS asks NIM_TENSOR_PARALLEL_SIZE=16 on 8-GPU pods (the NIM's
+ * profile decides its expert parallelism). Each passes every node. */
+Test(serve_api, pods_of_unknown_operators_are_never_refused_for_their_layout, .timeout = 120)
+{
+    struct world *w = world_new(false);
+    const char *args[] = {NULL};
+    const char *nim_env[] = {"NIM_TENSOR_PARALLEL_SIZE", "16", NULL};
+    char pass[NNODES][16];
+    json_t *pods[4];
+
+    start(w, args);
+    cr_assert_eq(wait_ready(w), 200, "never ready:\n%s", w->srv.log);
+    /* ray-project/kuberay ray-operator/controllers/ray/common/pod.go: ray.io/cluster,
+     * ray.io/node-type, ray.io/group, ray.io/is-ray-node */
+    pods[0] =
+        operator_pod(w, "ray", "fleet-head-x7k2p",
+                     json_pack("{s:s,s:s,s:s,s:s}", "ray.io/cluster", "fleet", "ray.io/node-type",
+                               "head", "ray.io/group", "headgroup", "ray.io/is-ray-node", "yes"),
+                     json_object(),
+                     json_pack("[s,s,s]", "/bin/bash", "-lc",
+                               "ray start --head && vllm serve m --tensor-parallel-size 16 "
+                               "--distributed-executor-backend ray"),
+                     NULL, 8);
+    pods[1] = operator_pod(
+        w, "ray", "fleet-worker-gpu-9z8rq",
+        json_pack("{s:s,s:s,s:s}", "ray.io/cluster", "fleet", "ray.io/node-type", "worker",
+                  "ray.io/group", "gpu"),
+        json_object(), json_pack("[s,s,s]", "/bin/bash", "-lc", "ray start --address=$RAY_ADDR"),
+        NULL, 8);
+    /* vllm-project/aibrix pkg/controller/stormservice: storm-service-name, role-name,
+     * role-replica-index labels on each pod of a podGroupSize group */
+    pods[2] = operator_pod(w, "aibrix", "sglang-prefill-0-1",
+                           json_pack("{s:s,s:s,s:s}", "storm-service-name", "sglang", "role-name",
+                                     "prefill", "role-replica-index", "0"),
+                           json_object(),
+                           json_pack("[s,s,s,s,s,s,s]", "python3", "-m", "sglang.launch_server",
+                                     "--tp-size", "2", "--nnodes", "2"),
+                           NULL, 1);
+    pods[3] = operator_pod(w, "nim", "llama-405b-0-1",
+                           json_pack("{s:s,s:s,s:s}", "leaderworkerset.sigs.k8s.io/name",
+                                     "llama-405b", "leaderworkerset.sigs.k8s.io/group-index", "0",
+                                     "leaderworkerset.sigs.k8s.io/worker-index", "1"),
+                           json_pack("{s:s}", "leaderworkerset.sigs.k8s.io/size", "2"),
+                           json_array(), nim_env, 8);
+    for (size_t i = 0; i < 4; i++)
+        cr_expect_eq(filter(w, pods[i], pass, NULL), NNODES, "pod %zu is refused somewhere", i);
+    stop(w);
+}
+
 /* ---- DRA ------------------------------------------------------------------------------------ */
 
 /* A ResourceSlice of 8 GPUs on node, as the NVIDIA driver publishes one (driver gpu.nvidia.com,

@@ -194,7 +194,7 @@ Test(obj_manifest, controller_labels_per_kind)
 
 Test(obj_manifest, engine_info_for_records)
 {
-    struct obj_engine_info ei;
+    struct wl_engine_info ei;
 
     load(TPX_FIXTURES "/plan/kinds.yaml");
     obj_manifest_engine_info(&m, 0, &ei);
@@ -218,7 +218,7 @@ Test(obj_manifest, engine_info_for_records)
  * the number before it ("64'"). */
 Test(obj_manifest, engine_info_reads_argv_as_the_shell_does)
 {
-    struct obj_engine_info ei;
+    struct wl_engine_info ei;
 
     load_yaml("kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n"
               "    command: [sh, -c]\n"
@@ -549,10 +549,17 @@ Test(obj_manifest, upstream_dynamo_trtllm_reads_the_engine_args_configmap)
     cr_assert_eq(m.npods, 5);
     size_t l = pod_named("trtllm-disagg-tp8-decode-0");
     size_t w = pod_named("trtllm-disagg-tp8-decode-0-1");
-    cr_expect_str_eq(annotation(l, "topox.io/tensor-parallel-size"), "8");
-    cr_expect_str_eq(annotation(l, "topox.io/expert-parallel-size"), "1");
-    cr_expect_str_eq(annotation(l, "topox.io/engine-args"), "/workspace/decode.yaml");
-    cr_expect_null(annotation(w, "topox.io/tensor-parallel-size"));
+    /* the ConfigMap's key, mounted at /workspace, is a file of the pod; the engine's table reads
+     * it where --extra-engine-args names it (workload/engines.c), no annotation is made */
+    cr_expect_null(annotation(l, "topox.io/tensor-parallel-size"));
+    cr_expect_eq(obj_manifest_pod_facts(&m, l)->nconfigs, 2); /* prefill.yaml, decode.yaml */
+    cr_expect(strstr(m.wl[l].layout.read, "--extra-engine-args /workspace/decode.yaml"), "%s",
+              m.wl[l].layout.read);
+    cr_expect_eq(m.wl[l].layout.origin[POL_SIZE_TP].src, POL_SRC_CONFIG);
+    cr_expect_str_eq(m.wl[l].layout.origin[POL_SIZE_TP].what, "tensor_parallel_size");
+    cr_expect_str_eq(m.wl[l].layout.origin[POL_SIZE_TP].via, "--extra-engine-args");
+    cr_expect_eq(m.wl[l].layout.ep, 1);
+    cr_expect(m.wl[l].layout.certain, "%s", m.wl[l].layout.why);
     cr_expect_eq(m.wl[l].tp, 8);
     cr_expect_eq(m.wl[w].tp, 8); /* shared from the leader */
     cr_expect_eq(m.wl[l].accel_per_pod, 4);

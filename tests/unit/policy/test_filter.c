@@ -466,10 +466,13 @@ Test(pol_filter, pcie_nodes_reject_tp_beyond_the_node, .fini = teardown)
     cr_expect_eq(res.nreasons, 1, "one message for every node");
     for (size_t i = 0; i < 4; i++)
         cr_expect_eq(res.verdict[i], POL_UNRESOLVABLE);
-    cr_expect_str_eq(res.reasons[0],
-                     "tensor-parallel-size 8 needs one interconnect domain of 8 GPUs; the largest "
-                     "here has 4 (pcie, one node). All-reduce would cross nodes. Try "
-                     "tensor-parallel-size 4 with pipeline-parallel-size 2.");
+    cr_expect_str_eq(
+        res.reasons[0],
+        "tensor-parallel-size 8 needs one interconnect domain of 8 GPUs; the largest "
+        "here has 4 (pcie, one node). All-reduce would cross nodes. Try "
+        "tensor-parallel-size 4 with pipeline-parallel-size 2. A MoE model may cross nodes "
+        "with EP or DP-attention; a dense one with the annotation "
+        "topox.io/cross-node-tp: allow on its pods.");
     pol_filter_result_release(&res);
     cr_expect_neq(place(&ok, "q0", NULL, NULL, 0), TOPO_NONE);
 }

@@ -813,3 +813,62 @@ Test(pol_workload, rbg_components_and_standalone_pods_are_no_group_of_their_comp
     cr_expect_eq(w.pp, 2);
     cr_expect(w.layout.certain);
 }
+
+/* issue 19 item 4: traffic, not the word "tp", decides whether a TP group may cross nodes. A
+ * certain dense layout whose every-layer all-reduce would cross nodes is refused, and the message
+ * knows EP, DP-attention and the owner's annotation; EP, DP-attention or the annotation place it
+ * as TP groups of the largest domain, the group in its rack. */
+Test(pol_workload, cross_node_tp_is_decided_by_traffic)
+{
+    struct tpx_err err = TPX_ERR_INIT;
+    struct topo_cluster *c = topo_cluster_synthetic("example", &err); /* 8-GPU nvswitch nodes */
+    struct pol_workload dense = wl_of(16, 1, 8, 2);
+
+    cr_assert_not_null(c, "%s", err.msg);
+    dense.layout.certain = true;
+    dense.layout.ep = 1;
+    struct pol_workload moe = dense, dpa = dense, allow = dense, unsure;
+    moe.layout.ep = 16;
+    dpa.layout.dp_attention = true;
+    allow.cross_node_tp = true;
+    unsure = moe;
+    unsure.layout.certain = false;
+
+    cr_expect_eq(pol_workload_validate(&dense, c, &err), TPX_EINVAL);
+    cr_expect(strstr(err.msg, "All-reduce would cross nodes"), "%s", err.msg);
+    cr_expect(strstr(err.msg, "EP or DP-attention"), "%s", err.msg);
+    cr_expect(strstr(err.msg, "topox.io/cross-node-tp: allow"), "%s", err.msg);
+    cr_expect_not(pol_workload_spans_nodes(&dense));
+    for (struct pol_workload *w = &moe; w; w = w == &moe ? &dpa : w == &dpa ? &allow : NULL) {
+        cr_expect_eq(pol_workload_validate(w, c, &err), TPX_OK, "%s", err.msg);
+        cr_expect(pol_workload_spans_nodes(w));
+        pol_workload_fit_tp(w, 8);
+        cr_expect_eq(w->tp, 8);
+        cr_expect_eq(w->dp, 2);
+        cr_expect_eq(w->tp_spans, 16);
+        cr_expect_eq(pol_workload_validate(w, c, &err), TPX_OK, "%s", err.msg);
+    }
+    /* an uncertain layout is preferred already: never fitted, never a case */
+    pol_workload_fit_tp(&unsure, 8);
+    cr_expect_eq(unsure.tp, 16);
+    cr_expect_not(pol_workload_spans_nodes(&unsure));
+    /* a dense group that fits a domain is left alone */
+    dense.tp = 8;
+    dense.group_size = 1;
+    pol_workload_fit_tp(&dense, 8);
+    cr_expect_eq(dense.tp_spans, 0);
+    topo_cluster_free(c);
+}
+
+Test(pol_workload, cross_node_tp_annotation_takes_allow_only)
+{
+    const char *argv[] = {"vllm", "serve", "m", "--tensor-parallel-size", "16"};
+    const struct topo_kv ann[] = {{"topox.io/cross-node-tp", "yes"}};
+    struct pol_pod_facts f = {
+        .name = "p", .argv = argv, .nargv = 5, .annotations = ann, .nannotations = 1, .accel = 8};
+    struct pol_workload wl;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_expect_eq(pol_workload_infer(&f, &wl, &err), TPX_EINVAL);
+    cr_expect_str_eq(err.msg, "annotation 'topox.io/cross-node-tp': 'yes' is not allow");
+}

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tests/unit/policy/test_engines.c - each engine's flag table (every alias and form, sh -c,
+/* tests/unit/workload/test_engines.c - each engine's flag table (every alias and form, sh -c,
  * quotes), values through the container env and the LWS/RBG variables, the mapping to topox's
  * tp (dense all-reduce group) x pp x dp with ep, and the certainty rule of pol_workload_infer. */
 #include <criterion/criterion.h>
@@ -537,7 +537,7 @@ Test(engines, rbg_variables_follow_their_labels)
             snprintf(tp, sizeof(tp), "$(%s)", cases[i].var);
             if (v2) {
                 p.labels[n++] = (struct topo_kv){RBG2 "group-name", "g"};
-                /* a leaderWorkerPattern worker (pol_rbg_lwp_pod): RBG_LWP_* are its own */
+                /* a leaderWorkerPattern worker (wl_rbg_lwp_pod): RBG_LWP_* are its own */
                 p.labels[n++] = (struct topo_kv){RBG2 "role-instance-name", "g-r-0"};
                 p.labels[n++] = (struct topo_kv){RBG2 "component-name", "worker"};
                 p.labels[n++] = (struct topo_kv){RBG2 "component-index", "1"};

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* policy/engines.c - one flag table per engine, and how each engine's sizes map to topox's
- * layout (policy/engines.h, docs/workloads.md). The tables were checked against the engines'
- * own argument parsers; each names the file it follows. */
-#include "policy/engines.h"
+/* workload/engines.c - one flag table per engine, and how each engine's sizes map to topox's
+ * layout (workload/engines.h, docs/workloads.md). The tables were checked against the engines'
+ * own argument parsers; each names the file it follows. Adding an engine or a flag is one row
+ * here: the layout (wl_engine_read) and the record of `plan --record` (wl_engine_info) read the
+ * same tables. */
+#include "workload/engines.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,6 +13,7 @@
 
 #include "common/cmdline.h"
 #include "common/envexpand.h"
+#include "common/kv.h"
 #include "common/str.h"
 
 #define LWS "leaderworkerset.sigs.k8s.io/"
@@ -35,6 +38,14 @@ enum fld {
     F_DISAGG,   /* --disaggregation-mode prefill|decode (SGLang, Dynamo's workers) */
     F_PREFILL,  /* Dynamo vLLM's older --is-prefill-worker */
     F_DECODE,   /* Dynamo vLLM's older --is-decode-worker */
+    F_CONFIG,   /* an engine config file (--config, --extra-engine-args ...): its path */
+    F_ATTN_DP,  /* TensorRT-LLM enable_attention_dp (attention and dense layers data-parallel) */
+    F_MOE_TP,   /* TensorRT-LLM moe_tensor_parallel_size */
+    /* what `plan --record` keeps (wl_engine_info): not part of the layout */
+    F_DTYPE,   /* --dtype */
+    F_QUANT,   /* --quantization */
+    F_MAXLEN,  /* the longest sequence: vLLM --max-model-len, SGLang --context-length */
+    F_MAXSEQS, /* requests in a batch: vLLM --max-num-seqs, SGLang --max-running-requests */
     F_NFIELDS
 };
 
@@ -51,11 +62,17 @@ static enum fkind field_kind(enum fld f)
     case F_EP_ON:
     case F_DPATTN:
     case F_DEEPEP:
+    case F_ATTN_DP:
     case F_PREFILL:
     case F_DECODE:
         return K_BOOL;
     case F_A2A:
     case F_DISAGG:
+    case F_CONFIG:
+    case F_DTYPE:
+    case F_QUANT:
+    case F_MAXLEN:
+    case F_MAXSEQS:
         return K_TEXT;
     default:
         return K_COUNT;
@@ -63,8 +80,11 @@ static enum fkind field_kind(enum fld f)
 }
 
 /* vLLM: vllm/engine/arg_utils.py (EngineArgs.add_cli_args: ParallelConfig's -tp, -pp, -dp,
- * -dpl, -ep short forms) and vllm/config/parallel.py (world = tp x pp, x dp over the DP group). */
+ * -dpl, -ep short forms) and vllm/config/parallel.py (world = tp x pp, x dp over the DP group).
+ * --config FILE: a YAML file of the long flag names (vllm/utils FlexibleArgumentParser,
+ * docs "Server Arguments", "Configuration file"); a flag on the command line wins over it. */
 static const struct flag_def vllm_flags[] = {
+    {"--config", F_CONFIG},
     {"--tensor-parallel-size", F_TP},
     {"-tp", F_TP},
     {"--pipeline-parallel-size", F_PP},
@@ -80,6 +100,11 @@ static const struct flag_def vllm_flags[] = {
     {"--disaggregation-mode", F_DISAGG},
     {"--is-prefill-worker", F_PREFILL},
     {"--is-decode-worker", F_DECODE},
+    {"--dtype", F_DTYPE},
+    {"--quantization", F_QUANT},
+    {"-q", F_QUANT},
+    {"--max-model-len", F_MAXLEN},
+    {"--max-num-seqs", F_MAXSEQS},
 };
 
 /* SGLang: python/sglang/srt/server_args.py (add_cli_args: "--tensor-parallel-size", "--tp-size";
@@ -87,7 +112,11 @@ static const struct flag_def vllm_flags[] = {
  * "--expert-parallel-size", "--ep-size"; --enable-dp-attention, --moe-a2a-backend,
  * --moe-dense-tp-size, --nnodes) and argparse's abbreviations --tp, --dp, --ep that SGLang's own
  * docs and tests use. --enable-ep-moe and --enable-deepep-moe are the older spellings. */
+/* --config FILE: a YAML file of the long flag names, or tp, pp, dp, ep; the command line wins
+ * (python/sglang/srt/server_args_config_parser.py ConfigArgumentMerger, docs/advanced_features/
+ * server_arguments.md). */
 static const struct flag_def sglang_flags[] = {
+    {"--config", F_CONFIG},
     {"--tensor-parallel-size", F_TP},
     {"--tp-size", F_TP},
     {"--tp", F_TP},
@@ -106,15 +135,24 @@ static const struct flag_def sglang_flags[] = {
     {"--moe-dense-tp-size", F_DENSE_TP},
     {"--nnodes", F_NNODES},
     {"--disaggregation-mode", F_DISAGG},
+    {"--dtype", F_DTYPE},
+    {"--quantization", F_QUANT},
+    {"--context-length", F_MAXLEN},
+    {"--max-running-requests", F_MAXSEQS},
 };
 
 /* TensorRT-LLM: tensorrt_llm/commands/serve.py (trtllm-serve's click options --tp_size,
- * --pp_size, --ep_size, --gpus_per_node; world = tp x pp). */
+ * --pp_size, --ep_size, --gpus_per_node; world = tp x pp; --config, alias --extra_llm_api_options:
+ * "Path to a YAML file that overwrites the parameters specified by trtllm-serve"). */
 static const struct flag_def trtllm_flags[] = {
+    {"--extra-llm-api-options", F_CONFIG},
+    {"--config", F_CONFIG},
     {"--tp-size", F_TP},
     {"--pp-size", F_PP},
     {"--ep-size", F_EP},
     {"--gpus-per-node", F_GPN},
+    {"--max-seq-len", F_MAXLEN},
+    {"--max-batch-size", F_MAXSEQS},
 };
 
 /* Dynamo's TensorRT-LLM worker, `python3 -m dynamo.trtllm`: ai-dynamo/dynamo
@@ -125,17 +163,44 @@ static const struct flag_def trtllm_flags[] = {
 static const struct flag_def dynamo_trtllm_flags[] = {
     {"--tensor-parallel-size", F_TP},    {"--pipeline-parallel-size", F_PP},
     {"--expert-parallel-size", F_EP},    {"--gpus-per-node", F_GPN},
-    {"--disaggregation-mode", F_DISAGG},
+    {"--disaggregation-mode", F_DISAGG}, {"--extra-engine-args", F_CONFIG},
 };
-/* The env vars those flags default to, in the same order. */
-static const char *const dynamo_trtllm_env[] = {
-    "DYN_TRTLLM_TENSOR_PARALLEL_SIZE", "DYN_TRTLLM_PIPELINE_PARALLEL_SIZE",
-    "DYN_TRTLLM_EXPERT_PARALLEL_SIZE", "DYN_TRTLLM_GPUS_PER_NODE",
-    "DYN_TRTLLM_DISAGGREGATION_MODE",
+
+/* Env vars an engine reads a flag from when the command line does not give it. */
+struct env_def {
+    const char *var;
+    enum fld field;
 };
-_Static_assert(sizeof(dynamo_trtllm_env) / sizeof(dynamo_trtllm_env[0]) ==
-                   sizeof(dynamo_trtllm_flags) / sizeof(dynamo_trtllm_flags[0]),
-               "one env var per Dynamo TensorRT-LLM flag");
+/* Dynamo's TensorRT-LLM worker: each flag above defaults to its DYN_TRTLLM_* var
+ * (backend_args.py add_argument(..., env_var=...)); --extra-engine-args to
+ * DYN_TRTLLM_EXTRA_ENGINE_ARGS. */
+static const struct env_def dynamo_trtllm_env[] = {
+    {"DYN_TRTLLM_TENSOR_PARALLEL_SIZE", F_TP},    {"DYN_TRTLLM_PIPELINE_PARALLEL_SIZE", F_PP},
+    {"DYN_TRTLLM_EXPERT_PARALLEL_SIZE", F_EP},    {"DYN_TRTLLM_GPUS_PER_NODE", F_GPN},
+    {"DYN_TRTLLM_DISAGGREGATION_MODE", F_DISAGG}, {"DYN_TRTLLM_EXTRA_ENGINE_ARGS", F_CONFIG},
+};
+/* NVIDIA NIM for LLMs: the container's entrypoint starts the engine itself and takes its sizes
+ * from NIM_TENSOR_PARALLEL_SIZE and NIM_PIPELINE_PARALLEL_SIZE (NIM LLM docs, "Configuring a
+ * NIM"; multi-node NIM sets both on the leader and the workers). */
+static const struct env_def nim_env[] = {
+    {"NIM_TENSOR_PARALLEL_SIZE", F_TP},
+    {"NIM_PIPELINE_PARALLEL_SIZE", F_PP},
+};
+
+/* TensorRT-LLM's LLM API options, the YAML a config flag names (tensorrt_llm/llmapi/llm_args.py
+ * BaseLlmArgs: tensor_parallel_size, pipeline_parallel_size, moe_expert_parallel_size,
+ * moe_tensor_parallel_size, enable_attention_dp, gpus_per_node; TorchLlmArgs max_seq_len,
+ * max_batch_size). Its keys win over the command line. */
+struct key_def {
+    const char *key;
+    enum fld field;
+};
+static const struct key_def trtllm_keys[] = {
+    {"tensor_parallel_size", F_TP},     {"pipeline_parallel_size", F_PP},
+    {"moe_expert_parallel_size", F_EP}, {"moe_tensor_parallel_size", F_MOE_TP},
+    {"enable_attention_dp", F_ATTN_DP}, {"gpus_per_node", F_GPN},
+    {"max_seq_len", F_MAXLEN},          {"max_batch_size", F_MAXSEQS},
+};
 
 /* Triton's TensorRT-LLM launcher for LWS: kubernetes-sigs/lws
  * docs/examples/tensorrt-llm/build/server.py (argparse --tp, --pp, --gpu_per_node; world =
@@ -185,7 +250,15 @@ static const struct flag_def generic_flags[] = {
     {"-dp", F_DP},
     {"--dp-size", F_DP},
     {"--dp", F_DP},
+    {"--enable-expert-parallel", F_EP_ON},
     {"--nnodes", F_NNODES},
+    {"--dtype", F_DTYPE},
+    {"--quantization", F_QUANT},
+    {"-q", F_QUANT},
+    {"--max-model-len", F_MAXLEN},
+    {"--context-length", F_MAXLEN},
+    {"--max-num-seqs", F_MAXSEQS},
+    {"--max-running-requests", F_MAXSEQS},
 };
 
 enum eng {
@@ -197,25 +270,52 @@ enum eng {
     E_TRITON,
     E_LMDEPLOY,
     E_TGI,
-    E_MEGATRON
+    E_MEGATRON,
+    E_NIM
 };
 
 #define TABLE(t) t, sizeof(t) / sizeof(t[0])
+#define NONE NULL, 0
+/* Each engine: its flags; the env vars its flags default to; the keys of its config file (NONE:
+ * the file holds the engine's long flag names, as vLLM's and SGLang's do); whether the file wins
+ * over the command line. */
 static const struct {
     const char *name;
     const struct flag_def *flags;
     size_t nflags;
+    const struct env_def *env;
+    size_t nenv;
+    const struct key_def *keys;
+    size_t nkeys;
+    bool file_wins;
 } engines[] = {
-    [E_GENERIC] = {"", TABLE(generic_flags)},
-    [E_VLLM] = {"vllm", TABLE(vllm_flags)},
-    [E_SGLANG] = {"sglang", TABLE(sglang_flags)},
-    [E_TRTLLM] = {"trtllm", TABLE(trtllm_flags)},
-    [E_DYNAMO_TRTLLM] = {"dynamo-trtllm", TABLE(dynamo_trtllm_flags)},
-    [E_TRITON] = {"triton-trtllm", TABLE(triton_flags)},
-    [E_LMDEPLOY] = {"lmdeploy", TABLE(lmdeploy_flags)},
-    [E_TGI] = {"tgi", TABLE(tgi_flags)},
-    [E_MEGATRON] = {"megatron", TABLE(megatron_flags)},
+    [E_GENERIC] = {"", TABLE(generic_flags), NONE, NONE, false},
+    [E_VLLM] = {"vllm", TABLE(vllm_flags), NONE, NONE, false},
+    [E_SGLANG] = {"sglang", TABLE(sglang_flags), NONE, NONE, false},
+    [E_TRTLLM] = {"trtllm", TABLE(trtllm_flags), NONE, TABLE(trtllm_keys), true},
+    [E_DYNAMO_TRTLLM] = {"dynamo-trtllm", TABLE(dynamo_trtllm_flags), TABLE(dynamo_trtllm_env),
+                         TABLE(trtllm_keys), true},
+    [E_TRITON] = {"triton-trtllm", TABLE(triton_flags), NONE, NONE, false},
+    [E_LMDEPLOY] = {"lmdeploy", TABLE(lmdeploy_flags), NONE, NONE, false},
+    [E_TGI] = {"tgi", TABLE(tgi_flags), NONE, NONE, false},
+    [E_MEGATRON] = {"megatron", TABLE(megatron_flags), NONE, NONE, false},
+    [E_NIM] = {"nim", TABLE(generic_flags), TABLE(nim_env), NONE, false},
 };
+
+/* Env vars in which an operator hands the engine more flags, read as if they ended the command
+ * line (first found wins the engine when argv names none):
+ *   KServe LLMInferenceService: the main container runs `vllm serve ... ${VLLM_ADDITIONAL_ARGS}`
+ *   (kserve config/llmisvc/config-llm-template.yaml; docs/samples/llmisvc put
+ * --tensor-parallel-size and --enable-expert-parallel there); NVIDIA NIM: NIM_PASSTHROUGH_ARGS,
+ * handed to the NIM's backend engine as it stands. */
+static const struct {
+    const char *var;
+    enum eng e;
+} operator_args[] = {
+    {"VLLM_ADDITIONAL_ARGS", E_VLLM},
+    {"NIM_PASSTHROUGH_ARGS", E_NIM},
+};
+#define NOPARGS (sizeof(operator_args) / sizeof(operator_args[0]))
 
 /* Words that name an engine (a program, a module, a script), first match in argv order wins. A
  * launcher (weak) names the engine only when nothing after it does: TensorRT-LLM's
@@ -265,15 +365,6 @@ static enum eng which_engine(const struct tpx_cmdline *cl)
     return launcher;
 }
 
-static const char *kv_get(const struct topo_kv *kv, size_t n, const char *key)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (kv[i].key && kv[i].value && strcmp(kv[i].key, key) == 0)
-            return kv[i].value;
-    }
-    return NULL;
-}
-
 /* Positive whole number, at most 1 000 000. */
 static bool count_of(const char *s, unsigned *out)
 {
@@ -290,6 +381,47 @@ static bool count_of(const char *s, unsigned *out)
         return false;
     *out = (unsigned)v;
     return true;
+}
+
+bool wl_parse_count(const char *s, bool zero_ok, unsigned *out)
+{
+    unsigned long v = 0;
+    const char *p = s;
+
+    while (*p == ' ')
+        p++;
+    if (*p < '0' || *p > '9')
+        return false;
+    while (*p >= '0' && *p <= '9') {
+        v = v * 10 + (unsigned long)(*p - '0');
+        if (v > 1000000UL)
+            return false;
+        p++;
+    }
+    while (*p == ' ')
+        p++;
+    if (*p || (!zero_ok && v == 0))
+        return false;
+    *out = (unsigned)v;
+    return true;
+}
+
+bool wl_rbg_lwp_pod(const struct pol_pod_facts *f)
+{
+    const char *inst = tpx_kv_get(f->labels, f->nlabels, RBG2 "role-instance-name");
+    const char *name = tpx_kv_get(f->labels, f->nlabels, RBG2 "component-name");
+    const char *idx = tpx_kv_get(f->labels, f->nlabels, RBG2 "component-index");
+    const char *id = tpx_kv_get(f->labels, f->nlabels, RBG2 "component-id");
+    const char *size_s = tpx_kv_get(f->labels, f->nlabels, RBG2 "component-size");
+    unsigned size, k, cid;
+
+    if (!inst || !inst[0] || !name || !idx || !size_s || !wl_parse_count(size_s, false, &size) ||
+        !wl_parse_count(idx, true, &k) || k >= size)
+        return false;
+    if (strcmp(name, k == 0 ? "leader" : "worker") != 0)
+        return false;
+    /* component-id counts each component from 0: the leader 0, worker k - 1 */
+    return !id || (wl_parse_count(id, true, &cid) && cid == (k == 0 ? 0 : k - 1));
 }
 
 /* --- the env a container sees ------------------------------------------------------------------
@@ -318,44 +450,45 @@ struct envset {
  * They come first, as the controllers put them. */
 static size_t injected(const struct pol_pod_facts *f, struct tpx_env_var *out)
 {
-    const char *size = kv_get(f->annotations, f->nannotations, LWS "size");
-    const char *widx = kv_get(f->labels, f->nlabels, LWS "worker-index");
-    const char *pidx = kv_get(f->labels, f->nlabels, "apps.kubernetes.io/pod-index");
-    const char *rbg1 = kv_get(f->labels, f->nlabels, RBG1 "name");
-    const char *rbg2 = kv_get(f->labels, f->nlabels, RBG2 "group-name");
+    const char *size = tpx_kv_get(f->annotations, f->nannotations, LWS "size");
+    const char *widx = tpx_kv_get(f->labels, f->nlabels, LWS "worker-index");
+    const char *pidx = tpx_kv_get(f->labels, f->nlabels, "apps.kubernetes.io/pod-index");
+    const char *rbg1 = tpx_kv_get(f->labels, f->nlabels, RBG1 "name");
+    const char *rbg2 = tpx_kv_get(f->labels, f->nlabels, RBG2 "group-name");
     size_t n = 0;
 
-    if (size || widx || kv_get(f->labels, f->nlabels, LWS "name")) {
+    if (size || widx || tpx_kv_get(f->labels, f->nlabels, LWS "name")) {
         out[n++] = (struct tpx_env_var){"LWS_LEADER_ADDRESS", NULL};
         out[n++] = (struct tpx_env_var){"LWS_GROUP_SIZE", size};
         out[n++] = (struct tpx_env_var){"LWS_WORKER_INDEX", widx};
     }
     if (rbg1) {
         out[n++] = (struct tpx_env_var){"GROUP_NAME", rbg1};
-        out[n++] = (struct tpx_env_var){"ROLE_NAME", kv_get(f->labels, f->nlabels, RBG1 "role")};
+        out[n++] =
+            (struct tpx_env_var){"ROLE_NAME", tpx_kv_get(f->labels, f->nlabels, RBG1 "role")};
         out[n++] = (struct tpx_env_var){"ROLE_INDEX", pidx};
     }
     if (rbg2) {
-        const char *inst = kv_get(f->labels, f->nlabels, RBG2 "role-instance-name");
-        const char *iidx = kv_get(f->labels, f->nlabels, RBG2 "role-instance-index");
+        const char *inst = tpx_kv_get(f->labels, f->nlabels, RBG2 "role-instance-name");
+        const char *iidx = tpx_kv_get(f->labels, f->nlabels, RBG2 "role-instance-index");
 
         out[n++] = (struct tpx_env_var){"RBG_GROUP_NAME", rbg2};
-        out[n++] =
-            (struct tpx_env_var){"RBG_ROLE_NAME", kv_get(f->labels, f->nlabels, RBG2 "role-name")};
+        out[n++] = (struct tpx_env_var){"RBG_ROLE_NAME",
+                                        tpx_kv_get(f->labels, f->nlabels, RBG2 "role-name")};
         out[n++] = (struct tpx_env_var){"RBG_ROLE_INDEX", inst ? iidx : pidx};
         if (inst) {
             out[n++] = (struct tpx_env_var){"RBG_ROLE_INSTANCE_NAME", inst};
-            out[n++] = (struct tpx_env_var){"RBG_COMPONENT_NAME",
-                                            kv_get(f->labels, f->nlabels, RBG2 "component-name")};
+            out[n++] = (struct tpx_env_var){
+                "RBG_COMPONENT_NAME", tpx_kv_get(f->labels, f->nlabels, RBG2 "component-name")};
             out[n++] = (struct tpx_env_var){"RBG_COMPONENT_INDEX",
-                                            kv_get(f->labels, f->nlabels, RBG2 "component-id")};
+                                            tpx_kv_get(f->labels, f->nlabels, RBG2 "component-id")};
         }
-        if (pol_rbg_lwp_pod(f)) { /* InjectLeaderWorkerSetEnv: that pattern only */
+        if (wl_rbg_lwp_pod(f)) { /* InjectLeaderWorkerSetEnv: that pattern only */
             out[n++] = (struct tpx_env_var){"RBG_LWP_LEADER_ADDRESS", NULL};
-            out[n++] = (struct tpx_env_var){"RBG_LWP_WORKER_INDEX",
-                                            kv_get(f->labels, f->nlabels, RBG2 "component-index")};
-            out[n++] = (struct tpx_env_var){"RBG_LWP_GROUP_SIZE",
-                                            kv_get(f->labels, f->nlabels, RBG2 "component-size")};
+            out[n++] = (struct tpx_env_var){
+                "RBG_LWP_WORKER_INDEX", tpx_kv_get(f->labels, f->nlabels, RBG2 "component-index")};
+            out[n++] = (struct tpx_env_var){
+                "RBG_LWP_GROUP_SIZE", tpx_kv_get(f->labels, f->nlabels, RBG2 "component-size")};
         }
     }
     return n;
@@ -412,7 +545,10 @@ struct found {
     bool env[F_NFIELDS];         /* the value came through the env */
     const char *name[F_NFIELDS]; /* the spelling in the table */
     int argi[F_NFIELDS];
-    char text[F_NFIELDS][32]; /* F_A2A's value, and what an unknown value looked like */
+    const char *via[F_NFIELDS]; /* static: the operator's env var or config flag it came in */
+    bool cfg[F_NFIELDS];        /* the value is a key of the config file */
+    char text[F_NFIELDS][160];  /* F_A2A's value, a path, what an unknown value looked like */
+    char cfg_why[160];          /* the config file named could not be read: why */
 };
 
 __attribute__((format(printf, 2, 3))) static void append(char *buf, const char *fmt, ...)
@@ -478,9 +614,11 @@ static enum tpx_code kube_argv(const struct pol_pod_facts *f, const struct envse
                                const char ***argv, char ***owned, bool **changed,
                                struct tpx_err *err)
 {
-    *argv = calloc(f->nargv + 1, sizeof(**argv));
-    *owned = calloc(f->nargv + 1, sizeof(**owned));
-    *changed = calloc(f->nargv + 1, sizeof(**changed));
+    size_t room = f->nargv + 3 * NOPARGS + 1; /* the operators' flags follow argv */
+
+    *argv = calloc(room, sizeof(**argv));
+    *owned = calloc(room, sizeof(**owned));
+    *changed = calloc(room, sizeof(**changed));
     if (!*argv || !*owned || !*changed)
         return tpx_err_set(err, TPX_ENOMEM, "workload: out of memory");
     for (size_t a = 0; a < f->nargv; a++) {
@@ -509,11 +647,20 @@ static enum tpx_code kube_argv(const struct pol_pod_facts *f, const struct envse
 /* A flag the command line did not give, from the env var the engine defaults it to (the last
  * definition of it in the container's env): a literal value, or unknown (valueFrom, not a
  * number). */
-static void env_default(struct found *ff, const struct flag_def *d, const char *var,
-                        const struct envset *es)
+static const char *env_last(const struct envset *es, const char *var, bool *found)
 {
-    enum fld fl = d->field;
+    *found = false;
+    for (size_t i = es->n; i-- > 0;) {
+        if (es->v[i].name && strcmp(es->v[i].name, var) == 0) {
+            *found = true;
+            return es->v[i].value;
+        }
+    }
+    return NULL;
+}
 
+static void env_default(struct found *ff, enum fld fl, const char *var, const struct envset *es)
+{
     if (ff->st[fl] != S_ABSENT)
         return;
     for (size_t i = es->n; i-- > 0;) {
@@ -534,8 +681,118 @@ static void env_default(struct found *ff, const struct flag_def *d, const char *
     }
 }
 
+/* Is key (a config file's, "tensor-parallel-size" or "tensor_parallel_size") the long flag
+ * name ("--tensor-parallel-size")? '_' stands for '-', as the engines' parsers accept. */
+static bool key_is_flag(const char *key, const char *flag)
+{
+    if (flag[0] != '-' || flag[1] != '-')
+        return false;
+    for (flag += 2; *key && *flag; key++, flag++) {
+        if (*key != *flag && !(*key == '_' && *flag == '-'))
+            return false;
+    }
+    return !*key && !*flag;
+}
+
+/* The config file path names, as the container sees it: the same path, or a relative path the
+ * file's path ends with (the engine resolves it from its working directory). */
+static const struct pol_config_file *config_named(const struct pol_pod_facts *f, const char *path)
+{
+    size_t pl = strlen(path);
+
+    for (size_t i = 0; i < f->nconfigs; i++) {
+        const char *c = f->configs[i].path;
+        size_t cl = c ? strlen(c) : 0;
+
+        if (!c)
+            continue;
+        if (strcmp(c, path) == 0 ||
+            (path[0] != '/' && cl > pl && c[cl - pl - 1] == '/' && strcmp(c + cl - pl, path) == 0))
+            return &f->configs[i];
+    }
+    return NULL;
+}
+
+/* One key of the config file into its field: the file wins over the command line where the
+ * engine says so (TensorRT-LLM), else only what the command line left unsaid. */
+static void config_value(struct found *ff, enum eng e, enum fld fl, const char *name, const char *v)
+{
+    if (ff->st[fl] != S_ABSENT && !engines[e].file_wins && !ff->cfg[fl])
+        return;
+    ff->name[fl] = name;
+    ff->argi[fl] = ff->argi[F_CONFIG];
+    ff->via[fl] = ff->name[F_CONFIG];
+    ff->env[fl] = false;
+    ff->cfg[fl] = true;
+    tpx_str_copy(ff->text[fl], sizeof(ff->text[fl]), v);
+    if (field_kind(fl) == K_BOOL) {
+        bool on = strcmp(v, "true") == 0 || strcmp(v, "True") == 0 || strcmp(v, "1") == 0;
+        ff->st[fl] = on ? S_VALUE : S_ABSENT;
+        ff->val[fl] = on;
+    } else if (field_kind(fl) == K_TEXT) {
+        ff->st[fl] = S_VALUE;
+    } else {
+        ff->st[fl] = count_of(v, &ff->val[fl]) ? S_VALUE : S_UNKNOWN;
+    }
+}
+
+/* The config file the flags name (F_CONFIG), read from what objects/ gave the pod: its keys, by
+ * the engine's key table or as its long flag names. A file named but not given (not in a
+ * ConfigMap of the manifest; serve reads no ConfigMaps) or not a mapping leaves F_CONFIG unknown:
+ * what it says cannot be known, so the layout is not certain. */
+static void apply_config(const struct pol_pod_facts *f, enum eng e, struct found *ff)
+{
+    const struct pol_config_file *cf;
+
+    if (ff->st[F_CONFIG] != S_VALUE)
+        return;
+    cf = config_named(f, ff->text[F_CONFIG]);
+    if (!cf || !cf->mapping) {
+        ff->st[F_CONFIG] = S_UNKNOWN;
+        snprintf(ff->cfg_why, sizeof(ff->cfg_why), "%s %.100s is %s", ff->name[F_CONFIG],
+                 ff->text[F_CONFIG],
+                 cf ? "not a YAML mapping"
+                    : "not read (no ConfigMap of the manifest mounted there; serve reads none)");
+        return;
+    }
+    for (size_t i = 0; i < cf->nkv; i++) {
+        const char *k = cf->kv[i].key, *v = cf->kv[i].value;
+
+        if (!k || !v)
+            continue;
+        for (size_t t = 0; t < engines[e].nkeys; t++) {
+            if (strcmp(k, engines[e].keys[t].key) == 0)
+                config_value(ff, e, engines[e].keys[t].field, engines[e].keys[t].key, v);
+        }
+        for (size_t t = 0; !engines[e].keys && t < engines[e].nflags; t++) {
+            enum fld fl = engines[e].flags[t].field;
+            if (fl != F_CONFIG && key_is_flag(k, engines[e].flags[t].name)) {
+                config_value(ff, e, fl, engines[e].flags[t].name, v);
+                break;
+            }
+        }
+    }
+}
+
+/* The engine the env names when argv does not: an operator's flags var, else a NIM's sizes. */
+static enum eng env_engine(const struct envset *es)
+{
+    bool found;
+
+    for (size_t k = 0; k < NOPARGS; k++) {
+        if (env_last(es, operator_args[k].var, &found), found)
+            return operator_args[k].e;
+    }
+    for (size_t k = 0; k < engines[E_NIM].nenv; k++) {
+        if (env_last(es, engines[E_NIM].env[k].var, &found), found)
+            return E_NIM;
+    }
+    return E_GENERIC;
+}
+
 /* Every occurrence counts, in order: the last one wins, and a bad literal is an error even when
- * a later one is good, as with argparse. A count flag without a value is ignored. */
+ * a later one is good, as with argparse. A count flag without a value is ignored. The flags an
+ * operator hands in an env var (operator_args) follow argv, as a shell script of their own. */
 static enum tpx_code scan(const struct pol_pod_facts *f, const struct envset *es, enum eng *eng,
                           struct found *ff, struct tpx_err *err)
 {
@@ -543,37 +800,61 @@ static enum tpx_code scan(const struct pol_pod_facts *f, const struct envset *es
     const char **argv = NULL;
     char **owned = NULL;
     bool *changed = NULL;
+    const char *via[NOPARGS] = {0};
+    size_t n = f->nargv, nvia = 0;
     enum tpx_code rc;
 
     memset(ff, 0, sizeof(*ff));
     tpx_cmdline_init(&cl);
     rc = kube_argv(f, es, &argv, &owned, &changed, err);
+    for (size_t k = 0; rc == TPX_OK && k < NOPARGS; k++) {
+        bool found;
+        const char *v = env_last(es, operator_args[k].var, &found);
+        if (!v)
+            continue;
+        argv[n++] = "sh";
+        argv[n++] = "-c";
+        argv[n++] = v;
+        via[nvia++] = operator_args[k].var;
+    }
     if (rc == TPX_OK)
-        rc = tpx_cmdline_split(&cl, argv, f->nargv, err);
-    if (rc == TPX_OK)
+        rc = tpx_cmdline_split(&cl, argv, n, err);
+    if (rc == TPX_OK) {
         *eng = which_engine(&cl);
+        if (*eng == E_GENERIC)
+            *eng = env_engine(es);
+    }
     for (size_t i = 0; i < cl.ntok && rc == TPX_OK; i++) {
         const struct flag_def *t = engines[*eng].flags;
         struct tpx_cmdline_value v;
+        size_t argi = cl.tok[i].argi;
 
         if (cl.tok[i].text[0] != '-')
             continue;
         for (size_t k = 0; k < engines[*eng].nflags; k++) {
+            enum fld fl = t[k].field;
             if (!tpx_cmdline_flag(&cl, i, t[k].name, &v))
                 continue;
-            if (field_kind(t[k].field) == K_BOOL) {
-                ff->st[t[k].field] = S_VALUE;
-                ff->val[t[k].field] = 1;
-                ff->name[t[k].field] = t[k].name;
-                ff->argi[t[k].field] = (int)cl.tok[i].argi;
+            if (field_kind(fl) == K_BOOL) {
+                ff->st[fl] = S_VALUE;
+                ff->val[fl] = 1;
+                ff->name[fl] = t[k].name;
             } else if (v.text) {
                 rc = take(ff, &t[k], &v, changed[v.tok->argi], es, err);
+            } else {
+                break;
             }
+            /* the flag's own element names it (FILE:LINE of a rejection or a warning); one an
+             * operator's env var carried has none */
+            ff->argi[fl] = argi < f->nargv ? (int)argi : -1;
+            ff->via[fl] = argi < f->nargv ? NULL : via[(argi - f->nargv) / 3];
             break;
         }
     }
-    for (size_t k = 0; rc == TPX_OK && *eng == E_DYNAMO_TRTLLM && k < engines[*eng].nflags; k++)
-        env_default(ff, &dynamo_trtllm_flags[k], dynamo_trtllm_env[k], es);
+    for (size_t k = 0; rc == TPX_OK && k < engines[*eng].nenv; k++)
+        env_default(ff, engines[*eng].env[k].field, engines[*eng].env[k].var, es);
+    if (rc == TPX_OK)
+        apply_config(f, *eng, ff);
     tpx_cmdline_release(&cl);
     for (size_t a = 0; owned && a < f->nargv; a++)
         free(owned[a]);
@@ -596,7 +877,7 @@ static unsigned val_or(const struct found *ff, enum fld f, unsigned dflt)
     return ff->st[f] == S_VALUE ? ff->val[f] : dflt;
 }
 
-static void set_size(struct pol_engine_layout *o, const struct found *ff, enum pol_size s,
+static void set_size(struct wl_engine_layout *o, const struct found *ff, enum pol_size s,
                      unsigned v, enum fld from)
 {
     switch (s) {
@@ -623,14 +904,18 @@ static void set_size(struct pol_engine_layout *o, const struct found *ff, enum p
         o->origin[s].unknown = true;
         o->origin[s].what = ff->name[from];
         o->origin[s].argi = ff->argi[from];
+        o->origin[s].via = ff->via[from];
     } else {
-        o->origin[s].src = ff->env[from] ? POL_SRC_ENV : POL_SRC_FLAG;
+        o->origin[s].src = ff->cfg[from]   ? POL_SRC_CONFIG
+                           : ff->env[from] ? POL_SRC_ENV
+                                           : POL_SRC_FLAG;
         o->origin[s].what = ff->name[from];
         o->origin[s].argi = ff->argi[from];
+        o->origin[s].via = ff->via[from];
     }
 }
 
-static void map_vllm(struct pol_engine_layout *o, const struct found *ff)
+static void map_vllm(struct wl_engine_layout *o, const struct found *ff)
 {
     unsigned tp = val_or(ff, F_TP, 1), pp = val_or(ff, F_PP, 1), dp = val_or(ff, F_DP, 1);
 
@@ -656,7 +941,7 @@ static void map_vllm(struct pol_engine_layout *o, const struct found *ff)
     }
 }
 
-static void map_sglang(struct pol_engine_layout *o, const struct found *ff)
+static void map_sglang(struct wl_engine_layout *o, const struct found *ff)
 {
     unsigned t = val_or(ff, F_TP, 1), pp = val_or(ff, F_PP, 1), d = val_or(ff, F_DP, 1);
     unsigned ep = 1;
@@ -675,6 +960,7 @@ static void map_sglang(struct pol_engine_layout *o, const struct found *ff)
     if (ep_from != F_EP && ff->st[F_TP] == S_UNKNOWN)
         o->origin[POL_SIZE_EP].unknown = true;
     if (has(ff, F_DPATTN)) {
+        o->dp_attention = true;
         /* the instance is tp x pp; dp divides tp: attention runs at tp / dp, dense MLP at
          * --moe-dense-tp-size (default tp); the all-reduce group is the larger of the two */
         unsigned attn, dense, grp;
@@ -707,7 +993,7 @@ static void map_sglang(struct pol_engine_layout *o, const struct found *ff)
     }
 }
 
-static void map_lmdeploy(struct pol_engine_layout *o, const struct found *ff)
+static void map_lmdeploy(struct wl_engine_layout *o, const struct found *ff)
 {
     unsigned tp = val_or(ff, F_TP, 1), ep = val_or(ff, F_EP, 1);
     unsigned world = ep > 1 ? ep : tp;
@@ -729,7 +1015,7 @@ static void map_lmdeploy(struct pol_engine_layout *o, const struct found *ff)
     o->accel = world;
 }
 
-static void map_megatron(struct pol_engine_layout *o, const struct found *ff, unsigned g)
+static void map_megatron(struct wl_engine_layout *o, const struct found *ff, unsigned g)
 {
     unsigned tp = val_or(ff, F_TP, 1), pp = val_or(ff, F_PP, 1);
     unsigned per = has(ff, F_NPROC) ? ff->val[F_NPROC] : g;
@@ -756,7 +1042,50 @@ static void map_megatron(struct pol_engine_layout *o, const struct found *ff, un
         o->per_pod = per;
 }
 
-static void map_layout(struct pol_engine_layout *o, enum eng e, const struct found *ff,
+/* TensorRT-LLM (tensorrt_llm/mapping.py, llmapi/llm_args.py): world = tp_size x pp_size; MoE
+ * layers run at moe_tp x moe_ep = tp_size (moe_ep from --ep_size or moe_expert_parallel_size,
+ * else tp_size / moe_tensor_parallel_size, else 1). enable_attention_dp runs attention and the
+ * dense layers data-parallel over the tp_size ranks (TP 1, "DEP" layouts), and MoE at
+ * moe_ep = tp_size unless the file says otherwise: topox's tp 1, dp tp_size. */
+static void map_trtllm(struct wl_engine_layout *o, const struct found *ff)
+{
+    unsigned tp = val_or(ff, F_TP, 1), pp = val_or(ff, F_PP, 1);
+    unsigned moe_tp = val_or(ff, F_MOE_TP, 0);
+    unsigned ep = has(ff, F_EP)        ? ff->val[F_EP]
+                  : moe_tp             ? tp / moe_tp
+                  : has(ff, F_ATTN_DP) ? tp
+                                       : 1;
+    enum fld ep_from = has(ff, F_EP)        ? F_EP
+                       : moe_tp             ? F_MOE_TP
+                       : has(ff, F_ATTN_DP) ? F_ATTN_DP
+                                            : F_EP;
+
+    set_size(o, ff, POL_SIZE_PP, pp, F_PP);
+    if (has(ff, F_ATTN_DP)) {
+        o->dp_attention = true;
+        set_size(o, ff, POL_SIZE_TP, 1, F_ATTN_DP);
+        set_size(o, ff, POL_SIZE_DP, tp, F_TP);
+    } else {
+        set_size(o, ff, POL_SIZE_TP, tp, F_TP);
+        set_size(o, ff, POL_SIZE_DP, 1, F_DP);
+    }
+    set_size(o, ff, POL_SIZE_EP, ep ? ep : 1, ep_from);
+    if (ff->st[F_TP] == S_UNKNOWN && ep_from != F_EP)
+        o->origin[POL_SIZE_EP].unknown = true;
+    if (ep == 0 || ep > tp || tp % ep != 0 || (moe_tp && ep * moe_tp != tp)) {
+        o->inconsistent = true;
+        append(o->why, "moe ep %u x moe tp %u does not make tp_size %u; ", ep,
+               moe_tp ? moe_tp : (ep ? tp / ep : 0), tp);
+    }
+    o->accel = tp * pp;
+    if (has(ff, F_GPN)) {
+        o->per_pod = ff->val[F_GPN];
+        if (o->accel % o->per_pod == 0)
+            o->pods = o->accel / o->per_pod;
+    }
+}
+
+static void map_layout(struct wl_engine_layout *o, enum eng e, const struct found *ff,
                        const struct envset *es, unsigned g)
 {
     switch (e) {
@@ -798,25 +1127,19 @@ static void map_layout(struct pol_engine_layout *o, enum eng e, const struct fou
     }
     case E_TRTLLM:
     case E_DYNAMO_TRTLLM:
-    case E_TRITON: {
-        unsigned tp = val_or(ff, F_TP, 1), pp = val_or(ff, F_PP, 1);
-        set_size(o, ff, POL_SIZE_TP, tp, F_TP);
-        set_size(o, ff, POL_SIZE_PP, pp, F_PP);
-        set_size(o, ff, POL_SIZE_DP, 1, F_DP);
-        /* MoE: moe_tp x moe_ep = tp (tensorrt_llm/llmapi/llm_args.py) */
-        set_size(o, ff, POL_SIZE_EP, val_or(ff, F_EP, 1), F_EP);
-        if (o->ep > tp || tp % o->ep != 0) {
-            o->inconsistent = true;
-            append(o->why, "ep_size %u does not divide tp_size %u; ", o->ep, tp);
-        }
-        o->accel = tp * pp;
-        if (has(ff, F_GPN)) {
-            o->per_pod = ff->val[F_GPN];
-            if (o->accel % o->per_pod == 0)
-                o->pods = o->accel / o->per_pod;
+    case E_TRITON:
+        map_trtllm(o, ff);
+        break;
+    case E_NIM:
+        /* the NIM picks its backend and, by its model profile, the expert parallelism: the
+         * sizes are read, what crosses nodes (dense or MoE traffic) is not */
+        map_vllm(o, ff);
+        if (!has(ff, F_EP_ON)) {
+            o->origin[POL_SIZE_EP].unknown = true;
+            o->unknown = true;
+            append(o->why, "the NIM's profile sets its expert parallelism; ");
         }
         break;
-    }
     default:
         map_vllm(o, ff);
         break;
@@ -829,10 +1152,15 @@ static void map_layout(struct pol_engine_layout *o, enum eng e, const struct fou
         o->pods = ff->val[F_NNODES];
 }
 
+static bool is_record_field(enum fld f)
+{
+    return f == F_DTYPE || f == F_QUANT || f == F_MAXLEN || f == F_MAXSEQS;
+}
+
 static bool is_size_field(enum fld f)
 {
     return f != F_NNODES && f != F_NPROC && f != F_GPN && f != F_DISAGG && f != F_PREFILL &&
-           f != F_DECODE;
+           f != F_DECODE && f != F_CONFIG && !is_record_field(f);
 }
 
 /* The serving role the flags give: --disaggregation-mode prefill|decode, or Dynamo vLLM's
@@ -848,8 +1176,8 @@ static char role_of(const struct found *ff)
     return has(ff, F_DECODE) ? 'd' : 0;
 }
 
-enum tpx_code pol_engine_read(const struct pol_pod_facts *f, struct pol_engine_layout *out,
-                              struct tpx_err *err)
+enum tpx_code wl_engine_read(const struct pol_pod_facts *f, struct wl_engine_layout *out,
+                             struct tpx_err *err)
 {
     struct envset es;
     struct found ff;
@@ -869,11 +1197,17 @@ enum tpx_code pol_engine_read(const struct pol_pod_facts *f, struct pol_engine_l
     out->engine = engines[e].name;
     append(out->read, "%s", e == E_GENERIC ? "flags" : engines[e].name);
     for (size_t k = 0; k < F_NFIELDS; k++) {
-        if (ff.st[k] == S_ABSENT)
+        if (ff.st[k] == S_ABSENT || is_record_field((enum fld)k))
             continue;
         if (is_size_field((enum fld)k) || k == F_NNODES)
             out->any = true;
-        if (ff.st[k] == S_UNKNOWN) {
+        if (k == F_CONFIG && ff.st[k] == S_UNKNOWN) {
+            /* what the file says is not known: the sizes it may hold are not */
+            out->any = true;
+            out->unknown = true;
+            append(out->read, " %s %s(not read)", ff.name[k], ff.text[k]);
+            append(out->why, "%s; ", ff.cfg_why);
+        } else if (ff.st[k] == S_UNKNOWN) {
             if (is_size_field((enum fld)k))
                 out->unknown = true;
             append(out->read, " %s %s(unknown)", ff.name[k], ff.text[k]);
@@ -883,7 +1217,10 @@ enum tpx_code pol_engine_read(const struct pol_pod_facts *f, struct pol_engine_l
         } else if (field_kind((enum fld)k) == K_TEXT) {
             append(out->read, " %s %s", ff.name[k], ff.text[k]);
         } else {
-            append(out->read, " %s %u%s", ff.name[k], ff.val[k], ff.env[k] ? "(env)" : "");
+            append(out->read, " %s %u%s", ff.name[k], ff.val[k],
+                   ff.cfg[k]   ? "(config)"
+                   : ff.env[k] ? "(env)"
+                               : "");
         }
     }
     if (out->any || e == E_TGI)
@@ -891,4 +1228,53 @@ enum tpx_code pol_engine_read(const struct pol_pod_facts *f, struct pol_engine_l
     out->role = role_of(&ff);
     env_release(&es);
     return TPX_OK;
+}
+
+/* --- what `plan --record` keeps ---------------------------------------------------------------
+ */
+
+static void info_number(unsigned long *num, const char *v)
+{
+    unsigned long x = 0;
+    const char *p = v;
+
+    for (; *p >= '0' && *p <= '9' && x < 100000000UL; p++)
+        x = x * 10 + (unsigned long)(*p - '0');
+    if (p != v && (*p == '\0' || ((*p == 'k' || *p == 'K') && p[1] == '\0')))
+        *num = *p ? x * 1024 : x; /* "8192", or "8k" */
+}
+
+void wl_engine_info(const struct pol_pod_facts *f, struct wl_engine_info *out)
+{
+    struct tpx_err err = TPX_ERR_INIT;
+    struct envset es;
+    struct found ff;
+    enum eng e = E_GENERIC;
+
+    memset(out, 0, sizeof(*out));
+    /* out of memory, past the tokenizer's caps or a bad size literal: a record without flags */
+    if (env_build(f, &es, &err) == TPX_OK) {
+        if (scan(f, &es, &e, &ff, &err) == TPX_OK) {
+            if (has(&ff, F_DTYPE))
+                tpx_str_copy(out->dtype, sizeof(out->dtype), ff.text[F_DTYPE]);
+            if (has(&ff, F_QUANT))
+                tpx_str_copy(out->quantization, sizeof(out->quantization), ff.text[F_QUANT]);
+            if (has(&ff, F_MAXLEN))
+                info_number(&out->max_model_len, ff.text[F_MAXLEN]);
+            if (has(&ff, F_MAXSEQS))
+                info_number(&out->max_num_seqs, ff.text[F_MAXSEQS]);
+        }
+        env_release(&es);
+    }
+    for (size_t a = 0; a < f->nannotations; a++) {
+        const char *k = f->annotations[a].key;
+        unsigned v;
+
+        if (!k || !f->annotations[a].value || !wl_parse_count(f->annotations[a].value, true, &v))
+            continue;
+        if (strcmp(k, "topox.io/input-len") == 0 && !out->input_len)
+            out->input_len = v;
+        else if (strcmp(k, "topox.io/output-len") == 0 && !out->output_len)
+            out->output_len = v;
+    }
 }
