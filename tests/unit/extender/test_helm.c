@@ -301,6 +301,22 @@ Test(helm, values_reach_the_objects, .timeout = 120)
     obj_yaml_docs_release(&d);
     free(help);
     free(h);
+    /* TLS without the admin listener would leave the probes speaking HTTP to TLS: refused */
+    {
+        char cmd[1024], out[4096] = "";
+        FILE *p;
+        size_t n;
+
+        snprintf(cmd, sizeof(cmd),
+                 "%s template topox %s --kube-version 1.30.0 --set tls.enabled=true 2>&1", helm(),
+                 CHART);
+        p = popen(cmd, "r");
+        cr_assert_not_null(p);
+        n = fread(out, 1, sizeof(out) - 1, p);
+        out[n] = '\0';
+        cr_expect_neq(pclose(p), 0, "rendered: %s", out);
+        cr_expect(strstr(out, "tls.enabled needs serve.adminListen"), "%s", out);
+    }
     /* no labeler: no DaemonSet, account, policy; the namespace no longer needs "privileged" */
     h = template("labeler.enabled=false");
     parse(h, "helm", &d);
