@@ -18,7 +18,7 @@ RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTPX_WERROR=OFF -DTP
  && strip /build/cli/topox \
  && scripts/check-hardening.sh /build/cli/topox \
  && /build/cli/topox version \
- && ln -s topox /build/cli/kubectl-topox && /build/cli/kubectl-topox --help | grep -q '^usage: kubectl topox'
+ && /build/cli/kubectl-topox --help | grep -q '^usage: kubectl topox'
 
 FROM debian:bookworm-slim
 ARG VERSION=0.1.0
