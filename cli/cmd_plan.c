@@ -79,7 +79,7 @@ struct plan_opts {
     const char *output;
     const char *svg;
     const char *namespace;
-    struct plan_live_opts live;
+    struct cmd_plan_live_opts live;
     bool use_live;
     bool record;
     bool explain;
@@ -236,7 +236,7 @@ static enum tpx_code load_synthetic(const char *spec, struct obj_cluster_load_re
     return TPX_OK;
 }
 
-/* A snapshot's documents (a file's, or what plan_live_read() listed): its DRA objects, then the
+/* A snapshot's documents (a file's, or what cmd_plan_live_read() listed): its DRA objects, then the
  * Nodes with their DRA devices. */
 static enum tpx_code load_snapshot_docs(const struct obj_yaml_docs *d, const char *name,
                                         struct obj_dra *dra, struct obj_cluster_load_result *out,
@@ -271,14 +271,14 @@ static enum tpx_code load_live(const struct plan_opts *o, struct obj_yaml_docs *
                                char *name, size_t len, struct obj_dra *dra,
                                struct obj_cluster_load_result *out, struct tpx_err *err)
 {
-    struct plan_live live;
+    struct cmd_plan_live live;
 
     memset(out, 0, sizeof(*out));
-    if (plan_live_read(&o->live, &live, plan_note, NULL, err) != TPX_OK)
+    if (cmd_plan_live_read(&o->live, &live, plan_note, NULL, err) != TPX_OK)
         return err->code;
     d->docs = malloc(sizeof(*d->docs));
     if (!d->docs) {
-        plan_live_release(&live);
+        cmd_plan_live_release(&live);
         return tpx_err_set(err, TPX_ENOMEM, "out of memory");
     }
     d->docs[0] = live.list;
@@ -287,7 +287,7 @@ static enum tpx_code load_live(const struct plan_opts *o, struct obj_yaml_docs *
     snprintf(name, len, "%s", live.server);
     *ns = live.namespace;
     live.namespace = NULL;
-    plan_live_release(&live);
+    cmd_plan_live_release(&live);
     return load_snapshot_docs(d, name, dra, out, err);
 }
 

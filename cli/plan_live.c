@@ -99,9 +99,9 @@ static enum tpx_code list_failed(const struct live_kind *k, const char *server, 
     return code;
 }
 
-enum tpx_code plan_live_read(const struct plan_live_opts *o, struct plan_live *out,
-                             void (*note)(void *ctx, const char *line), void *ctx,
-                             struct tpx_err *err)
+enum tpx_code cmd_plan_live_read(const struct cmd_plan_live_opts *o, struct cmd_plan_live *out,
+                                 void (*note)(void *ctx, const char *line), void *ctx,
+                                 struct tpx_err *err)
 {
     struct kube_config cfg;
     struct kube_client *kc = NULL;
@@ -170,11 +170,11 @@ out:
     kube_client_free(kc);
     kube_config_release(&cfg);
     if (err->code != TPX_OK)
-        plan_live_release(out);
+        cmd_plan_live_release(out);
     return err->code;
 }
 
-void plan_live_release(struct plan_live *p)
+void cmd_plan_live_release(struct cmd_plan_live *p)
 {
     json_decref(p->list);
     free(p->server);

@@ -11,14 +11,14 @@
 
 #include "common/err.h"
 
-struct plan_live_opts {
+struct cmd_plan_live_opts {
     const char *kubeconfig; /* --kubeconfig, or NULL: $KUBECONFIG, ~/.kube/config, in-cluster */
     const char *context;    /* --context, or NULL: the kubeconfig's current-context */
     bool insecure;          /* --insecure: allow a plain http:// API server */
 };
 
-/* What was read. Free with plan_live_release(). */
-struct plan_live {
+/* What was read. Free with cmd_plan_live_release(). */
+struct cmd_plan_live {
     json_t *list;    /* {"kind":"List","items":[...]}: every object with its kind and apiVersion */
     char *server;    /* the API server's URL */
     char *namespace; /* the context's namespace, or NULL */
@@ -29,10 +29,10 @@ struct plan_live {
  * server: TPX_ENOENT no kubeconfig, TPX_EIO/TPX_ETIMEOUT unreachable, TPX_EAPI 401/403 (naming
  * the verb and the resource the user lacks, and the ClusterRole that grants it) or another
  * status. */
-enum tpx_code plan_live_read(const struct plan_live_opts *o, struct plan_live *out,
-                             void (*note)(void *ctx, const char *line), void *ctx,
-                             struct tpx_err *err);
+enum tpx_code cmd_plan_live_read(const struct cmd_plan_live_opts *o, struct cmd_plan_live *out,
+                                 void (*note)(void *ctx, const char *line), void *ctx,
+                                 struct tpx_err *err);
 
-void plan_live_release(struct plan_live *p); /* safe twice */
+void cmd_plan_live_release(struct cmd_plan_live *p); /* safe twice */
 
 #endif
