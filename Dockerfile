@@ -17,7 +17,8 @@ RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTPX_WERROR=OFF -DTP
  && cmake --build /build -j "$(nproc)" --target topox \
  && strip /build/cli/topox \
  && scripts/check-hardening.sh /build/cli/topox \
- && /build/cli/topox version
+ && /build/cli/topox version \
+ && /build/cli/kubectl-topox --help | grep -q '^usage: kubectl topox'
 
 FROM debian:bookworm-slim
 ARG VERSION=0.1.0
@@ -32,6 +33,8 @@ RUN apt-get update -q \
       libmicrohttpd12 libjansson4 libcurl4 libhwloc15 libyaml-0-2 ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /build/cli/topox /usr/local/bin/topox
+# `kubectl topox` inside the image: the same binary under the plugin's name (cli/main.c)
+RUN ln -s topox /usr/local/bin/kubectl-topox
 USER 65532:65532
 ENTRYPOINT ["/usr/local/bin/topox"]
 CMD ["--help"]

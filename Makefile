@@ -9,6 +9,7 @@
 #   make fuzz    build the libFuzzer targets with clang and run each for FUZZ_SECONDS
 #   make format  clang-format every C file in place
 #   make e2e     build the real control plane from Go modules (e2e/), run the scenarios against it
+#   make helm    build helm from Go modules (e2e/helm/go.mod) for the chart's test and make e2e
 #   make e2e-up CLUSTER=SPEC / make e2e-down   the same cluster, left running for you (README)
 #
 # PRESET selects the CMake preset for run/test (dev: ASan+UBSan, -Werror; release; tsan).
@@ -22,7 +23,7 @@ FUZZ_SECONDS ?= 60
 DEB_PACKAGES = build-essential cmake pkg-config git libmicrohttpd-dev libjansson-dev \
 	libcurl4-openssl-dev libhwloc-dev libyaml-dev libcriterion-dev libgnutls28-dev clang-format
 
-.PHONY: all deps configure build run test test-tsan image bench fuzz format clean \
+.PHONY: all deps configure build run test test-tsan image bench fuzz format clean helm \
 	e2e e2e-deps e2e-build e2e-up e2e-down
 
 all: build
@@ -65,8 +66,14 @@ run: build
 	@echo "== topox serve, driven by topox-drive (filter -> prioritize -> bind per pod over HTTP)"
 	@$(BUILD_DIR)/tools/topox-drive --topox $(TOPOX) -f $(EXAMPLE_JOB) --cluster example
 
-test: build
+test: build helm
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+
+# helm, for the chart's test (t_ext_helm) and make e2e, built from the Go modules e2e/helm/go.mod
+# pins (the shared cache makes a rebuild a relink). Needs go, as make e2e does.
+helm:
+	@command -v go >/dev/null 2>&1 || { echo "make helm needs go (Go 1.26); t_ext_helm will say helm is missing"; exit 0; }; \
+	  E2E_GO_JOBS=1 e2e/build.sh helm
 
 # ThreadSanitizer: an instrumented topox under the integration tests and tests/tsan; the Criterion
 # unit tests are skipped because Criterion aborts under TSan (Snaipe/Criterion#274).

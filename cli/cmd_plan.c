@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* cli/cmd_plan.c - `topox plan`: a job manifest and a cluster (Node files or a synthetic
- * spec) -> pol_plan() through the same filter, score and commit as `topox serve` -> a table and
- * rack picture, JSON/YAML data, diagnosis records or SVG. Exit 0 placed, 3 rejected, 2 bad input.
+/* cli/cmd_plan.c - `topox plan`: a job manifest and a cluster (the live cluster, Node files, a
+ * snapshot or a synthetic spec) -> pol_plan() through the same filter, score and commit as `topox
+ * serve` -> a table and rack picture, JSON/YAML data, diagnosis records or SVG. Exit 0 placed, 3
+ * rejected, 2 bad input.
  */
 #include "cli/cmd.h"
 
@@ -14,6 +15,7 @@
 #include <time.h>
 
 #include "cli/args.h"
+#include "cli/plan_live.h"
 #include "common/buf.h"
 #include "objects/cluster_load.h"
 #include "objects/dra.h"
@@ -25,13 +27,16 @@
 #include "topology/synthetic.h"
 
 static const char usage_head[] =
-    "usage: topox plan -f FILE... (--nodes FILE... [--pods FILE] | --snapshot FILE |\n"
-    "                  --cluster SPEC)\n"
+    "usage: topox plan -f FILE... [--kubeconfig FILE] [--context NAME] [-n NAMESPACE]\n"
+    "                  [--nodes FILE... [--pods FILE] | --snapshot FILE | --cluster SPEC]\n"
     "                  [-o table|json|yaml] [--record] [--svg FILE] [--explain-labels]\n"
     "\n"
     "Dry-run: place every pod of the job manifests on the cluster through the same filter, score\n"
     "and commit as `topox serve`, and print where each pod lands, a picture of the racks, the\n"
     "pipeline estimates per replica and the replicas that cannot be placed, with the reason.\n"
+    "Without --nodes, --snapshot or --cluster it plans on the live cluster: it lists Nodes,\n"
+    "bound Pods, ResourceSlices, ResourceClaims, DeviceClasses and PodGroups (read only; the\n"
+    "ClusterRole topox-planner of manifests/planner-rbac.yaml grants exactly that).\n"
     "\n"
     "  -f, --filename FILE  job manifest, YAML or JSON, multi-document (repeatable; - is stdin):\n"
     "                       the kinds below, and Lists of them\n"
@@ -45,6 +50,12 @@ static const char usage_head[] =
     "                       ResourceSlices, minus those allocated claims and bound pods hold\n"
     "  --cluster SPEC       a synthetic cluster instead (see `topox cluster --help`); \"example\"\n"
     "                       is 4 racks x 4 nodes x 8 GPUs on NVSwitch\n"
+    "  --kubeconfig FILE    the live cluster's kubeconfig (default: $KUBECONFIG, then\n"
+    "                       ~/.kube/config, then the pod's service account)\n"
+    "  --context NAME       the kubeconfig context to use (default: its current-context)\n"
+    "  -n, --namespace NS   namespace of the manifest's objects that name none (default: the\n"
+    "                       context's namespace on the live cluster, else default)\n"
+    "  --insecure           allow a plain http:// API server (refused otherwise)\n"
     "  -o, --output FMT     table (default), json or yaml\n"
     "  --record             with -o yaml/json: one diagnosis record per replica (model,\n"
     "                       hardware, parallelism, workload, utilization, status)\n"
@@ -96,13 +107,27 @@ struct plan_opts {
     const char *cluster;
     const char *output;
     const char *svg;
+    const char *namespace;
+    struct cmd_plan_live_opts live;
+    bool use_live;
     bool record;
     bool explain;
 };
 
 static int parse(int argc, char **argv, struct plan_opts *o)
 {
-    enum { OPT_NODES = 256, OPT_PODS, OPT_CLUSTER, OPT_RECORD, OPT_SVG, OPT_EXPLAIN, OPT_SNAPSHOT };
+    enum {
+        OPT_NODES = 256,
+        OPT_PODS,
+        OPT_CLUSTER,
+        OPT_RECORD,
+        OPT_SVG,
+        OPT_EXPLAIN,
+        OPT_SNAPSHOT,
+        OPT_KUBECONFIG,
+        OPT_CONTEXT,
+        OPT_INSECURE
+    };
     static const struct option opts[] = {
         {"filename", required_argument, NULL, 'f'},
         {"nodes", required_argument, NULL, OPT_NODES},
@@ -113,11 +138,15 @@ static int parse(int argc, char **argv, struct plan_opts *o)
         {"record", no_argument, NULL, OPT_RECORD},
         {"svg", required_argument, NULL, OPT_SVG},
         {"explain-labels", no_argument, NULL, OPT_EXPLAIN},
+        {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
+        {"context", required_argument, NULL, OPT_CONTEXT},
+        {"namespace", required_argument, NULL, 'n'},
+        {"insecure", no_argument, NULL, OPT_INSECURE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     struct cmd_args a = {
-        "topox plan", plan_usage(), ":f:o:h", opts, argc, argv, "manifests go after -f", 0, 0};
+        "topox plan", plan_usage(), ":f:o:n:h", opts, argc, argv, "manifests go after -f", 0, 0};
     int ch;
 
     memset(o, 0, sizeof(*o));
@@ -157,6 +186,18 @@ static int parse(int argc, char **argv, struct plan_opts *o)
         case OPT_EXPLAIN:
             o->explain = true;
             break;
+        case OPT_KUBECONFIG:
+            o->live.kubeconfig = optarg;
+            break;
+        case OPT_CONTEXT:
+            o->live.context = optarg;
+            break;
+        case 'n':
+            o->namespace = optarg;
+            break;
+        case OPT_INSECURE:
+            o->live.insecure = true;
+            break;
         }
     }
     if (strcmp(o->output, "table") != 0 && strcmp(o->output, "json") != 0 &&
@@ -164,10 +205,17 @@ static int parse(int argc, char **argv, struct plan_opts *o)
         fprintf(stderr, "topox plan: -o '%s': use table, json or yaml\n", o->output);
         return CMD_USAGE;
     }
-    if ((o->nnodes > 0) + (o->cluster != NULL) + (o->snapshot != NULL) != 1) {
+    if ((o->nnodes > 0) + (o->cluster != NULL) + (o->snapshot != NULL) > 1) {
         fprintf(stderr,
-                "topox plan: give one of --nodes FILE, --snapshot FILE or --cluster SPEC\n%s",
+                "topox plan: give one of --nodes FILE, --snapshot FILE or --cluster SPEC (or "
+                "none: the live cluster)\n%s",
                 plan_usage());
+        return CMD_USAGE;
+    }
+    o->use_live = !o->nnodes && !o->cluster && !o->snapshot;
+    if (!o->use_live && (o->live.kubeconfig || o->live.context || o->live.insecure)) {
+        fprintf(stderr, "topox plan: --kubeconfig, --context and --insecure read the live "
+                        "cluster; they do not go with --nodes, --snapshot or --cluster\n");
         return CMD_USAGE;
     }
     if (o->pods && !o->nnodes) {
@@ -220,15 +268,13 @@ static enum tpx_code load_synthetic(const char *spec, struct obj_cluster_load_re
     return TPX_OK;
 }
 
-/* A snapshot: its DRA objects, then the Nodes with their DRA devices. */
-static enum tpx_code load_snapshot(const char *path, struct obj_yaml_docs *d, struct obj_dra *dra,
-                                   struct obj_cluster_load_result *out, struct tpx_err *err)
+/* A snapshot's documents (a file's, or what cmd_plan_live_read() listed): its DRA objects, then the
+ * Nodes with their DRA devices. */
+static enum tpx_code load_snapshot_docs(const struct obj_yaml_docs *d, const char *name,
+                                        struct obj_dra *dra, struct obj_cluster_load_result *out,
+                                        struct tpx_err *err)
 {
-    const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
-
     memset(out, 0, sizeof(*out));
-    if (obj_yaml_load_file(path, OBJ_CLUSTER_MAX_FILE, d, err) != TPX_OK)
-        return err->code;
     if (obj_dra_add_docs(dra, d->docs, d->n, err) != TPX_OK) {
         tpx_err_prefix(err, "%s", name);
         return err->code;
@@ -237,10 +283,111 @@ static enum tpx_code load_snapshot(const char *path, struct obj_yaml_docs *d, st
     return obj_cluster_load_snapshot(d->docs, d->n, name, NULL, dra, out, err);
 }
 
+static enum tpx_code load_snapshot(const char *path, struct obj_yaml_docs *d, struct obj_dra *dra,
+                                   struct obj_cluster_load_result *out, struct tpx_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    if (obj_yaml_load_file(path, OBJ_CLUSTER_MAX_FILE, d, err) != TPX_OK)
+        return err->code;
+    return load_snapshot_docs(d, strcmp(path, "-") == 0 ? "<stdin>" : path, dra, out, err);
+}
+
 static void plan_note(void *ctx, const char *line)
 {
     (void)ctx;
     fprintf(stderr, "topox plan: note: %s\n", line);
+}
+
+/* The live cluster as a snapshot of one List document in *d, named after the server in name. */
+static enum tpx_code load_live(const struct plan_opts *o, struct obj_yaml_docs *d, char **ns,
+                               char *name, size_t len, struct obj_dra *dra,
+                               struct obj_cluster_load_result *out, struct tpx_err *err)
+{
+    struct cmd_plan_live live;
+
+    memset(out, 0, sizeof(*out));
+    if (cmd_plan_live_read(&o->live, &live, plan_note, NULL, err) != TPX_OK)
+        return err->code;
+    d->docs = malloc(sizeof(*d->docs));
+    if (!d->docs) {
+        cmd_plan_live_release(&live);
+        return tpx_err_set(err, TPX_ENOMEM, "out of memory");
+    }
+    d->docs[0] = live.list;
+    d->n = 1;
+    live.list = NULL;
+    snprintf(name, len, "%s", live.server);
+    *ns = live.namespace;
+    live.namespace = NULL;
+    cmd_plan_live_release(&live);
+    return load_snapshot_docs(d, name, dra, out, err);
+}
+
+/* Give every object of doc that names no namespace (List items included) namespace ns, as
+ * `kubectl apply -n` does; cluster-scoped kinds (Cluster*) keep none. */
+static void default_namespace(json_t *doc, const char *ns)
+{
+    const char *kind = json_string_value(json_object_get(doc, "kind"));
+    json_t *md = json_object_get(doc, "metadata");
+    json_t *items = json_object_get(doc, "items");
+    size_t i;
+    json_t *it;
+
+    if (json_is_array(items) && kind && strstr(kind, "List")) {
+        json_array_foreach(items, i, it) default_namespace(it, ns);
+        return;
+    }
+    if (!kind || strncmp(kind, "Cluster", 7) == 0 || !json_is_object(md) ||
+        json_string_value(json_object_get(md, "namespace")))
+        return;
+    json_object_set_new(md, "namespace", json_string(ns));
+}
+
+static enum tpx_code add_manifest(struct obj_manifest *m, const char *path, const char *ns,
+                                  struct tpx_err *err)
+{
+    struct obj_yaml_docs d = {0};
+
+    if (!ns)
+        return obj_manifest_add_file(m, path, err);
+    if (obj_yaml_load_file(path, (size_t)64 << 20, &d, err) != TPX_OK)
+        return err->code;
+    for (size_t i = 0; i < d.n; i++)
+        default_namespace(d.docs[i], ns);
+    return obj_manifest_add_docs(m, &d, strcmp(path, "-") == 0 ? "<stdin>" : path, err);
+}
+
+/* The live cluster's PodGroups in namespace ns, for the job's pods that name a PodGroup its
+ * manifest lacks (the manifest's own come first and win). */
+static enum tpx_code add_cluster_podgroups(struct obj_manifest *m, const struct obj_yaml_docs *snap,
+                                           const char *ns, const char *name, struct tpx_err *err)
+{
+    struct obj_yaml_docs d = {0};
+    json_t *items = json_object_get(snap->docs[0], "items");
+    size_t i, n = 0;
+    json_t *it;
+
+    json_array_foreach(items, i, it)
+    {
+        const char *k = json_string_value(json_object_get(it, "kind"));
+        const char *in =
+            json_string_value(json_object_get(json_object_get(it, "metadata"), "namespace"));
+        n += k && strcmp(k, "PodGroup") == 0 && in && strcmp(in, ns) == 0;
+    }
+    if (n == 0)
+        return TPX_OK;
+    d.docs = calloc(n, sizeof(*d.docs));
+    if (!d.docs)
+        return tpx_err_set(err, TPX_ENOMEM, "out of memory");
+    json_array_foreach(items, i, it)
+    {
+        const char *k = json_string_value(json_object_get(it, "kind"));
+        const char *in =
+            json_string_value(json_object_get(json_object_get(it, "metadata"), "namespace"));
+        if (k && strcmp(k, "PodGroup") == 0 && in && strcmp(in, ns) == 0)
+            d.docs[d.n++] = json_incref(it);
+    }
+    return obj_manifest_add_docs(m, &d, name, err);
 }
 
 /* The DRA side of the job: claim demand of the templates, ComputeDomain groups. */
@@ -373,6 +520,8 @@ struct plan_state {
     struct obj_yaml_docs snap;
     struct obj_dra dra;
     struct obj_admission adm; /* kube-scheduler's filters, per pod */
+    char live_name[256];      /* what the live cluster's objects are read as, for messages */
+    char *live_ns;            /* the kubeconfig context's namespace, owned */
     bool planned;             /* pol_plan() ran: res, l and m are the plan */
 };
 
@@ -392,6 +541,7 @@ static void plan_state_release(struct plan_state *s)
     obj_cluster_load_release(&s->cl);
     obj_dra_release(&s->dra);
     obj_yaml_docs_release(&s->snap);
+    free(s->live_ns);
 }
 
 /* The cluster, the manifests and pol_plan(): the same steps for `plan` and `diagnose -f`.
@@ -399,10 +549,18 @@ static void plan_state_release(struct plan_state *s)
  * says why. */
 static int plan_run(const struct plan_opts *o, struct plan_state *s, struct tpx_err *err)
 {
-    if (o->cluster    ? load_synthetic(o->cluster, &s->cl, err) != TPX_OK
-        : o->snapshot ? load_snapshot(o->snapshot, &s->snap, &s->dra, &s->cl, err) != TPX_OK
-                      : obj_cluster_load(o->nodes, o->nnodes, NULL, &s->cl, err) != TPX_OK)
+    const char *ns;
+
+    if (o->use_live) {
+        if (load_live(o, &s->snap, &s->live_ns, s->live_name, sizeof(s->live_name), &s->dra, &s->cl,
+                      err) != TPX_OK)
+            /* the cluster, not the input, failed: exit 1 (the flags were fine) */
+            return err->code == TPX_EPARSE || err->code == TPX_EINVAL ? CMD_USAGE : CMD_FAILED;
+    } else if (o->cluster    ? load_synthetic(o->cluster, &s->cl, err) != TPX_OK
+               : o->snapshot ? load_snapshot(o->snapshot, &s->snap, &s->dra, &s->cl, err) != TPX_OK
+                             : obj_cluster_load(o->nodes, o->nnodes, NULL, &s->cl, err) != TPX_OK)
         return CMD_USAGE;
+    ns = o->namespace ? o->namespace : s->live_ns;
     for (size_t i = 0; i < s->cl.nwarnings; i++)
         fprintf(stderr, "topox plan: warning: %s\n", s->cl.warnings[i]);
     if (o->explain)
@@ -410,12 +568,18 @@ static int plan_run(const struct plan_opts *o, struct plan_state *s, struct tpx_
     if (o->nfiles == 0)
         return CMD_OK;
     for (size_t i = 0; i < o->nfiles; i++) {
-        if (obj_manifest_add_file(&s->m, o->files[i], err) != TPX_OK)
+        if (add_manifest(&s->m, o->files[i], ns, err) != TPX_OK)
             return CMD_USAGE;
     }
+    if (o->use_live &&
+        add_cluster_podgroups(&s->m, &s->snap, ns ? ns : "default", s->live_name, err) != TPX_OK)
+        return CMD_USAGE;
+    if (manifest_dra(&s->m, &s->dra, err) == TPX_OK)
+        obj_manifest_finish(&s->m, err);
+    /* the notes of reading and of finishing (a PodGroup the manifest lacks, ...) */
     for (size_t i = 0; i < s->m.nnotes; i++)
         fprintf(stderr, "topox plan: note: %s\n", s->m.notes[i]);
-    if (manifest_dra(&s->m, &s->dra, err) != TPX_OK || obj_manifest_finish(&s->m, err) != TPX_OK ||
+    if (err->code != TPX_OK ||
         obj_dra_manifest_domains(&s->dra, &s->m, plan_note, NULL, err) != TPX_OK)
         return CMD_USAGE;
     warn_uncertain(&s->m);
@@ -425,8 +589,10 @@ static int plan_run(const struct plan_opts *o, struct plan_state *s, struct tpx_
         return CMD_FAILED;
     if (o->pods && obj_cluster_apply_pods(s->l, o->pods, NULL, NULL, err) != TPX_OK)
         return CMD_USAGE;
-    if (o->snapshot && obj_cluster_apply_snapshot(s->l, s->snap.docs, s->snap.n, o->snapshot, NULL,
-                                                  &s->dra, NULL, err) != TPX_OK)
+    if ((o->snapshot || o->use_live) &&
+        obj_cluster_apply_snapshot(s->l, s->snap.docs, s->snap.n,
+                                   o->use_live ? s->live_name : o->snapshot, NULL, &s->dra, NULL,
+                                   err) != TPX_OK)
         return CMD_USAGE;
     /* kube-scheduler's filters (nodeSelector, node affinity, taints, nodeName) before topox's */
     if (s->cl.meta && obj_manifest_admit(&s->m, s->cl.meta, s->cl.nmeta, o->cluster != NULL,

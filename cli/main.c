@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* cli/main.c - process setup, the command table, exit status and the stdout check. */
+/* cli/main.c - process setup, the command table, exit status and the stdout check. Run as
+ * `kubectl-topox` (a link to topox, which kubectl runs for `kubectl topox ...`), it is the same
+ * program with kubectl's global flags: --kubeconfig, --context and -n/--namespace given before
+ * the command are handed to it. */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
@@ -19,7 +24,8 @@ struct cmd {
 
 static const struct cmd commands[] = {
     {"serve", cmd_serve, CMD_NEEDS_CURL, "run the kube-scheduler extender HTTP server"},
-    {"plan", cmd_plan, 0, "dry-run a job manifest against a cluster and print the placement"},
+    {"plan", cmd_plan, CMD_NEEDS_CURL,
+     "dry-run a job manifest against a cluster and print the placement"},
     {"label", cmd_label, CMD_NEEDS_CURL, "discover this node's accelerator topology and label it"},
     {"cluster", cmd_cluster, 0, "print a synthetic cluster as a Kubernetes NodeList"},
     {"diagnose", cmd_diagnose, CMD_NEEDS_CURL,
@@ -30,12 +36,19 @@ static const struct cmd commands[] = {
 
 static const size_t ncommands = sizeof(commands) / sizeof(commands[0]);
 
+/* "topox", or "kubectl topox" when run as the kubectl plugin. */
+static const char *prog = "topox";
+
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: topox [--log-level LEVEL] COMMAND [ARGS]\n"
-               "       topox help COMMAND\n\n"
-               "topology-aware placement of large-model workloads on Kubernetes\n\n"
-               "commands:\n");
+    bool kc = strcmp(prog, "topox") != 0;
+
+    fprintf(f,
+            "usage: %s [--log-level LEVEL]%s COMMAND [ARGS]\n"
+            "       %s help COMMAND\n\n"
+            "topology-aware placement of large-model workloads on Kubernetes\n\n"
+            "commands:\n",
+            prog, kc ? " [--kubeconfig FILE] [--context NAME] [-n NS]" : "", prog);
     for (size_t i = 0; i < ncommands; i++)
         fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "  %-9s %s\n", "help", "show a command's flags");
@@ -44,6 +57,28 @@ static void usage(FILE *f)
             "  --log-level LEVEL  debug, info (default), warn, error or off; logs are JSON lines "
             "on stderr\n"
             "  -h, --help         this text\n");
+    if (kc)
+        fprintf(f, "\nkubectl's flags, handed to the command (`kubectl topox -n llm plan ...` is\n"
+                   "`topox plan -n llm ...`):\n"
+                   "  --kubeconfig FILE  the kubeconfig (default: $KUBECONFIG, ~/.kube/config)\n"
+                   "  --context NAME     the kubeconfig context\n"
+                   "  -n, --namespace NS the namespace\n");
+}
+
+/* kubectl's global flags given before the command, kept to hand to it: "--context", "x" or
+ * "--context=x". Returns how many argv entries the flag at argv[i] took (0: not one of them). */
+static int kubectl_flag(int argc, char **argv, int i)
+{
+    static const char *const names[] = {"--kubeconfig", "--context", "--namespace", "-n"};
+
+    for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+        size_t l = strlen(names[k]);
+        if (strcmp(argv[i], names[k]) == 0)
+            return i + 1 < argc ? 2 : 0;
+        if (strncmp(argv[i], names[k], l) == 0 && argv[i][l] == '=')
+            return 1;
+    }
+    return 0;
 }
 
 static const struct cmd *find_cmd(const char *name)
@@ -70,15 +105,25 @@ static int run_cmd(const struct cmd *c, int argc, char **argv)
     return status;
 }
 
-static int dispatch(int argc, char **argv)
+/* kflags: room for argc entries, for kubectl's flags met before the command */
+static int dispatch_with(int argc, char **argv, char **kflags)
 {
     const struct cmd *c;
     int i = 1;
+    int nk = 0;
 
     while (i < argc && argv[i][0] == '-') {
         const char *a = argv[i];
         const char *level = NULL;
         enum tpx_log_level lv;
+        int took = strcmp(prog, "topox") != 0 ? kubectl_flag(argc, argv, i) : 0;
+
+        if (took) {
+            for (int k = 0; k < took; k++)
+                kflags[nk++] = argv[i + k];
+            i += took;
+            continue;
+        }
 
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
@@ -121,16 +166,53 @@ static int dispatch(int argc, char **argv)
     }
     c = find_cmd(argv[i]);
     if (!c) {
-        fprintf(stderr, "topox: unknown command '%s'\n\n", argv[i]);
+        fprintf(stderr, "%s: unknown command '%s'\n\n", prog, argv[i]);
         usage(stderr);
         return CMD_USAGE;
     }
+    if (nk) {
+        /* the command, then kubectl's flags, then the command's own arguments */
+        char **args = calloc((size_t)(argc - i + nk + 1), sizeof(*args));
+        int n = 0, status;
+
+        if (!args) {
+            fprintf(stderr, "topox: out of memory\n");
+            return CMD_FAILED;
+        }
+        args[n++] = argv[i];
+        for (int k = 0; k < nk; k++)
+            args[n++] = kflags[k];
+        for (int k = i + 1; k < argc; k++)
+            args[n++] = argv[k];
+        status = run_cmd(c, n, args);
+        free(args);
+        return status;
+    }
     return run_cmd(c, argc - i, argv + i);
+}
+
+static int dispatch(int argc, char **argv)
+{
+    char **kflags = calloc((size_t)argc + 1, sizeof(*kflags));
+    int status;
+
+    if (!kflags) {
+        fprintf(stderr, "topox: out of memory\n");
+        return CMD_FAILED;
+    }
+    status = dispatch_with(argc, argv, kflags);
+    free(kflags);
+    return status;
 }
 
 int main(int argc, char **argv)
 {
     int status;
+    const char *base = argc > 0 ? strrchr(argv[0], '/') : NULL;
+
+    base = base ? base + 1 : argc > 0 ? argv[0] : "topox";
+    if (strcmp(base, "kubectl-topox") == 0)
+        prog = "kubectl topox";
 
     /* A peer that closes its socket must not kill the process. */
     signal(SIGPIPE, SIG_IGN);

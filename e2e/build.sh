@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# e2e/build.sh - build the real control plane for make e2e from the Go modules that go.mod and
-# lws/go.mod pin: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and the
-# LeaderWorkerSet controller, into build/e2e/bin. Module and build caches live outside the clone
+# e2e/build.sh [helm] - build the real control plane for make e2e from the Go modules that go.mod,
+# lws/go.mod and helm/go.mod pin: etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
+# kubectl, the LeaderWorkerSet controller and helm (for the chart, deploy/helm/topox), into
+# build/e2e/bin. With the argument `helm`, only helm (what `make test` needs of it). Module and build caches live outside the clone
 # (E2E_CACHE, default /var/cache/topox-e2e), so a second build only relinks what changed.
 # A module that cannot be fetched is named and the build fails; nothing is skipped.
 set -euo pipefail
@@ -32,12 +33,27 @@ fetch() { # fetch DIR: download every module of DIR's go.mod, naming the first t
         exit 1
     fi
 }
+# helm, from helm/go.mod's tool directive, stamped with its version as helm's release build does.
+build_helm() {
+    local hver
+    fetch helm
+    hver=$(cd helm && go list -m -f '{{.Version}}' helm.sh/helm/v3)
+    ( cd helm && nice -n 19 go build -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$hver" \
+        -o "$BIN/helm" helm.sh/helm/v3/cmd/helm )
+}
+if [ "${1:-}" = helm ]; then
+    build_helm
+    echo "e2e-build: helm -> $BIN/helm"
+    exit 0
+fi
+
 t0=$(date +%s)
 fetch . && fetch lws
 t1=$(date +%s)
 nice -n 19 go build -ldflags "$kflags" -o "$BIN/" ./cmd/...
 ( cd lws && nice -n 19 go build -ldflags "-s -w -X sigs.k8s.io/lws/pkg/version.GitVersion=$lver" \
     -o "$BIN/lws-controller" sigs.k8s.io/lws/cmd )
+build_helm
 t2=$(date +%s)
 # The LWS CRD ships in its module; up.sh applies it.
 cp "$(cd lws && go list -m -f '{{.Dir}}' sigs.k8s.io/lws)/config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml" \

@@ -50,6 +50,32 @@ stop() {
 }
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
+# kubeconfig FILE USER-LINES: a kubeconfig for $API with the CA and the given user.
+kubeconfig() {
+    cat >"$1" <<KC
+apiVersion: v1
+kind: Config
+clusters: [{name: e2e, cluster: {server: "$API", certificate-authority: "$PKI/ca.crt"}}]
+contexts: [{name: e2e, context: {cluster: e2e, user: u}}]
+current-context: e2e
+users: [{name: u, user: {$2}}]
+KC
+}
+
+# wire_scheduler: what the Deployment's pod would get, from what was applied (manifests/ or the
+# chart). topox-scheduler runs here as two processes instead of the pod (there is no kubelet), with
+# a token of its service account, so the API server enforces the applied RBAC on both; and the
+# KubeSchedulerConfiguration exactly as applied, plus where to find the API server (in the pod it
+# is the service account). Nothing else is changed.
+wire_scheduler() {
+    kc -n topox-system create token topox-scheduler --duration=48h >"$E/topox-scheduler.token"
+    kubeconfig "$E/topox-scheduler.kubeconfig" "tokenFile: \"$E/topox-scheduler.token\""
+    {
+        kc -n topox-system get configmap topox-scheduler-config -o jsonpath='{.data.config\.yaml}'
+        printf '\nclientConnection:\n  kubeconfig: %s\n' "$E/topox-scheduler.kubeconfig"
+    } >"$E/scheduler-config.yaml"
+}
+
 start_etcd() {
     start etcd "$BIN/etcd" --name e2e --data-dir "$E/etcd" --unsafe-no-fsync \
         --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \

@@ -5,7 +5,9 @@
 # spec.nodeName, their annotations, Events; never what topox says about itself. Prints one row per
 # scenario and `N passed, M failed`; exits 0 only when all pass. With arguments, runs only those.
 source "$(dirname "$0")/lib.sh"
-ORDER=(1 3 6 2 4 5 10 7 9 8)
+# 11 first: plan reads only the API server, so it must run before earlier scenarios leave holds in
+# topox's memory; 12 last: it replaces the manifests/ install with the Helm chart.
+ORDER=(11 1 3 6 2 4 5 10 7 9 8 12)
 [ $# -gt 0 ] && ORDER=("$@")
 WAIT=${E2E_WAIT:-90}
 LWS_LABEL=leaderworkerset.sigs.k8s.io
@@ -425,6 +427,86 @@ EOF
         { s8_clean; fail "with the claim gone, the pod still does not fit: $(events s8 FailedScheduling | tail -1)"; return 1; }
     s8_clean
     DETAIL="holder bound to $node with 8 DRA devices; a pod of 8 nvidia.com/gpu held to $node stays Pending ($why); fits once the claim is gone"
+}
+
+s11_title="kubectl topox plan on the live cluster as a read-only planner, then apply: the groups land where plan said"
+# blocker NODE: a pod holding the node's 8 GPUs, bound by its spec.nodeName (no scheduler)
+blocker() {
+    cat <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: hold-$1}
+spec:
+  nodeName: $1
+  containers: [{name: c, image: busybox, resources: {limits: {nvidia.com/gpu: "8"}}}]
+EOF
+}
+# node_sets NS: one line per LWS group, its pods' nodes sorted and joined, lines sorted
+node_sets() { pods "$1" | awk -F'\t' '$1 !~ /^hold-/ { print $2, $4 }' | sort -k1,1 -k2,2 |
+    awk '{ n[$1] = n[$1] ? n[$1] "," $2 : $2 } END { for (g in n) print n[g] }' | sort; }
+s11() {
+    local want got same n
+    ns s11
+    # Only r01 {n01,n03} and r03 {n01,n02} keep two free nodes: a plan that did not read the bound
+    # pods would pick other nodes.
+    for n in r01-n02 r02-n01 r02-n02 r03-n03 r04-n01 r04-n02; do blocker "$n"; echo ---; done |
+        kc -n s11 apply -f - >/dev/null
+    kc apply -f "$ROOT/manifests/planner-rbac.yaml" >/dev/null
+    kc -n s11 create serviceaccount planner >/dev/null
+    kc create clusterrolebinding e2e-planner --clusterrole=topox-planner --serviceaccount=s11:planner >/dev/null
+    kc -n s11 create token planner --duration=1h >"$E/planner.token"
+    kubeconfig "$E/planner.kubeconfig" "tokenFile: \"$E/planner.token\""
+    lws planned 2 8 2 >"$E/s11-lws.yaml"
+    # kubectl finds kubectl-topox on PATH and runs it with the words after "topox"; the planner's
+    # token may only list (manifests/planner-rbac.yaml), so a call beyond that fails here.
+    PATH="$(dirname "$TOPOX"):$PATH" "$BIN/kubectl" topox --kubeconfig "$E/planner.kubeconfig" -n s11 \
+        plan -f "$E/s11-lws.yaml" -o json >"$E/s11-plan.json" 2>>"$LOGS/scenarios.log" ||
+        fail "kubectl topox plan exited $?: $(tail -1 "$LOGS/scenarios.log")" || return 1
+    jq -e '[.placements[].job] | unique == ["s11/planned"]' "$E/s11-plan.json" >/dev/null ||
+        fail "plan did not take -n s11: $(jq -c '[.placements[].job] | unique' "$E/s11-plan.json")" || return 1
+    want=$(jq -r '.placements | group_by(.replica)[] | [.[].node] | sort | join(",")' "$E/s11-plan.json" | sort)
+    [ "$(wc -l <<<"$want")" -eq 2 ] || fail "plan placed: $(tr '\n' ';' <<<"$want")" || return 1
+    kc -n s11 apply -f "$E/s11-lws.yaml" >/dev/null
+    wait_for 30 "10 pods" pods_are s11 10 || fail "LWS made $(($(count_pods s11) - 6)) pods" || return 1
+    wait_for "$WAIT" "10 pods bound" bound_is s11 10 || fail "$(($(count_bound s11) - 6))/4 pods bound" || return 1
+    got=$(node_sets s11)
+    [ "$want" = "$got" ] || fail "plan said $(tr '\n' ';' <<<"$want"), the scheduler put $(tr '\n' ';' <<<"$got")" || return 1
+    # which pod of a group is on which of its nodes depends on the order the pods arrive in
+    same=$(comm -12 <(jq -r '.placements[] | "\(.pod) \(.node)"' "$E/s11-plan.json" | sort) \
+        <(pods s11 | awk -F'\t' '$1 !~ /^hold-/ { print $1, $4 }' | sort) | wc -l)
+    if KUBECONFIG=$E/planner.kubeconfig kc -n s11 create configmap nope >/dev/null 2>&1; then
+        fail "the planner's token could create a ConfigMap"
+        return 1
+    fi
+    kc delete clusterrolebinding e2e-planner >/dev/null
+    DETAIL="plan via kubectl as topox-planner: $(tr '\n' ' ' <<<"$want")= the scheduler's groups ($same/4 pods on plan's very node)"
+}
+
+ns_gone() { ! kc get namespace "$1" >/dev/null 2>&1; }
+
+s12_title="the Helm chart instead of manifests/: the chart's topox-scheduler places an LWS whole"
+s12() {
+    local h=("$BIN/helm" --kubeconfig "$KUBECONFIG")
+    [ -x "$BIN/helm" ] || fail "helm is not built ($BIN/helm): make e2e-build" || return 1
+    stop kube-scheduler
+    stop topox
+    kc delete -k "$ROOT/manifests/" --wait=false >>"$LOGS/scenarios.log" 2>&1
+    wait_for 120 "namespace topox-system gone" ns_gone topox-system || fail "topox-system was not deleted" || return 1
+    "${h[@]}" install topox "$ROOT/deploy/helm/topox" >>"$LOGS/scenarios.log" 2>&1 ||
+        fail "helm install failed: $(tail -2 "$LOGS/scenarios.log" | tr '\n' ' ')" || return 1
+    "${h[@]}" status topox | grep -q 'STATUS: deployed' || fail "the release is not deployed" || return 1
+    [ "$(kc get clusterrole topox-extender -o jsonpath='{.metadata.labels.app\.kubernetes\.io/managed-by}')" = Helm ] ||
+        fail "topox-extender is not the chart's" || return 1
+    wire_scheduler
+    start_topox || fail "topox did not start with the chart's RBAC: $(tail -2 "$LOGS/topox.log")" || return 1
+    start_scheduler || fail "kube-scheduler did not start with the chart's config" || return 1
+    ns s12
+    lws charted 2 8 2 | kc -n s12 apply -f - >/dev/null
+    wait_for 30 "4 pods" pods_are s12 4 || fail "LWS made $(count_pods s12) pods" || return 1
+    wait_for "$WAIT" "4 pods bound" bound_is s12 4 || fail "$(count_bound s12)/4 pods bound" || return 1
+    all_groups_whole s12 2 || fail "groups: $(groups s12 | tr '\n' ';')" || return 1
+    [ "$(events s12 Placed | wc -l)" -ge 4 ] || fail "$(events s12 Placed | wc -l) Placed events, want 4" || return 1
+    DETAIL="helm install $(${h[@]} list -o json | jq -r '.[0].chart'); 4/4 bound by the chart's scheduler, 2 groups each in one rack"
 }
 
 # --- run ----------------------------------------------------------------------------------------

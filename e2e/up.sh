@@ -36,17 +36,6 @@ cert kcm /CN=system:kube-controller-manager extendedKeyUsage=clientAuth
 ossl genrsa -out "$PKI/sa.key" 2048
 ossl rsa -in "$PKI/sa.key" -pubout -out "$PKI/sa.pub"
 
-# kubeconfig FILE USER-LINES: a kubeconfig for $API with the CA and the given user.
-kubeconfig() {
-    cat >"$1" <<KC
-apiVersion: v1
-kind: Config
-clusters: [{name: e2e, cluster: {server: "$API", certificate-authority: "$PKI/ca.crt"}}]
-contexts: [{name: e2e, context: {cluster: e2e, user: u}}]
-current-context: e2e
-users: [{name: u, user: {$2}}]
-KC
-}
 kubeconfig "$KUBECONFIG" "client-certificate: \"$PKI/admin.crt\", client-key: \"$PKI/admin.key\""
 kubeconfig "$E/kcm.kubeconfig" "client-certificate: \"$PKI/kcm.crt\", client-key: \"$PKI/kcm.key\""
 
@@ -93,16 +82,7 @@ kc taint nodes --all node.kubernetes.io/not-ready:NoSchedule- >/dev/null
 
 say "kubectl apply -k manifests/"
 kc apply -k "$ROOT/manifests/" >"$LOGS/apply-manifests.log"
-# topox-scheduler runs here as two processes instead of the Deployment's pod (there is no kubelet),
-# with a token of its service account, so the API server enforces manifests/rbac.yaml on both.
-kc -n topox-system create token topox-scheduler --duration=48h >"$E/topox-scheduler.token"
-kubeconfig "$E/topox-scheduler.kubeconfig" "tokenFile: \"$E/topox-scheduler.token\""
-# The KubeSchedulerConfiguration exactly as applied, plus where to find the API server (in the
-# pod it is the service account). Nothing else is changed.
-{
-    kc -n topox-system get configmap topox-scheduler-config -o jsonpath='{.data.config\.yaml}'
-    printf '\nclientConnection:\n  kubeconfig: %s\n' "$E/topox-scheduler.kubeconfig"
-} >"$E/scheduler-config.yaml"
+wire_scheduler
 
 say "topox serve --bind-mode=api and kube-scheduler"
 start_topox

@@ -4,6 +4,7 @@
 #include "extender/metrics.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -256,6 +257,26 @@ enum tpx_code ext_metrics_render(struct ext_metrics *m, struct tpx_buf *out, str
     return rc;
 }
 
+/* One gauge per rack: the unsigned field at `field` of each rack's summary. */
+static enum tpx_code rack_gauge(struct tpx_buf *out, const struct topo_cluster *c,
+                                const struct pol_rack_summary *r, size_t nr, const char *name,
+                                const char *help, size_t field, struct tpx_err *err)
+{
+    enum tpx_code rc = tpx_buf_addf(out, err, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+
+    for (size_t i = 0; i < nr && rc == TPX_OK; i++) {
+        unsigned v;
+
+        memcpy(&v, (const char *)&r[i] + field, sizeof(v));
+        rc = tpx_buf_addf(out, err, "%s{rack=\"", name);
+        if (rc == TPX_OK)
+            rc = label(out, topo_cluster_rack_name(c, r[i].rack), err);
+        if (rc == TPX_OK)
+            rc = tpx_buf_addf(out, err, "\"} %u\n", v);
+    }
+    return rc;
+}
+
 enum tpx_code ext_metrics_render_ledger(const struct pol_ledger *l, size_t pods_seen,
                                         struct tpx_buf *out, struct tpx_err *err)
 {
@@ -312,18 +333,14 @@ enum tpx_code ext_metrics_render_ledger(const struct pol_ledger *l, size_t pods_
             rc = tpx_buf_addf(out, err, "\",state=\"reserved\"} %u\n", r[i].accel_reserved);
     }
     if (rc == TPX_OK)
-        rc = tpx_buf_adds(out,
-                          "# HELP topox_rack_largest_tp_placeable Largest tensor-parallel group "
-                          "placeable now in one interconnect domain of the rack.\n"
-                          "# TYPE topox_rack_largest_tp_placeable gauge\n",
-                          err);
-    for (size_t i = 0; i < nr && rc == TPX_OK; i++) {
-        rc = tpx_buf_adds(out, "topox_rack_largest_tp_placeable{rack=\"", err);
-        if (rc == TPX_OK)
-            rc = label(out, topo_cluster_rack_name(c, r[i].rack), err);
-        if (rc == TPX_OK)
-            rc = tpx_buf_addf(out, err, "\"} %u\n", r[i].largest_tp_now);
-    }
+        rc = rack_gauge(out, c, r, nr, "topox_rack_largest_tp_placeable",
+                        "Largest tensor-parallel group placeable now in one interconnect domain of "
+                        "the rack.",
+                        offsetof(struct pol_rack_summary, largest_tp_now), err);
+    if (rc == TPX_OK)
+        rc = rack_gauge(out, c, r, nr, "topox_rack_free_domains",
+                        "Interconnect domains of the rack with every accelerator free.",
+                        offsetof(struct pol_rack_summary, free_domains), err);
     free(r);
     free(g);
     return rc;

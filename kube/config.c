@@ -274,6 +274,12 @@ static enum tpx_code take_data(json_t *obj, const char *key, char **out, size_t 
 
 enum tpx_code kube_config_kubeconfig(const char *path, struct kube_config *cfg, struct tpx_err *err)
 {
+    return kube_config_kubeconfig_context(path, NULL, cfg, err);
+}
+
+enum tpx_code kube_config_kubeconfig_context(const char *path, const char *context,
+                                             struct kube_config *cfg, struct tpx_err *err)
+{
     struct obj_yaml_docs docs = {0};
     json_t *root;
     json_t *ctx;
@@ -306,9 +312,9 @@ enum tpx_code kube_config_kubeconfig(const char *path, struct kube_config *cfg, 
         free(dir);
         dir = NULL;
     }
-    cur = kube_jstr(root, "current-context");
+    cur = context && *context ? context : kube_jstr(root, "current-context");
     if (!cur || !*cur) {
-        tpx_err_set(err, TPX_EPARSE, "%s: no current-context", path);
+        tpx_err_set(err, TPX_EPARSE, "%s: no current-context (name one with --context)", path);
         goto out;
     }
     ctx = named(root, "contexts", cur, "context");
@@ -410,30 +416,88 @@ enum tpx_code kube_config_check_scheme(const struct kube_config *cfg, bool allow
     return tpx_err_set(err, TPX_EINVAL, "API server '%s': the URL must start with https://", s);
 }
 
-enum tpx_code kube_config_load(const char *path, struct kube_config *cfg, struct tpx_err *err)
+/* The first file of $KUBECONFIG that exists into *found (malloc'd), else NULL; TPX_ENOENT when
+ * the variable names files of which none exists. */
+static enum tpx_code kubeconfig_env(char **found, struct tpx_err *err)
 {
     const char *env = getenv("KUBECONFIG");
+    char *copy;
+    char *save = NULL;
+
+    *found = NULL;
+    if (!env || !*env)
+        return TPX_OK;
+    /* client-go merges a ':' list; we take the first file that exists. */
+    copy = strdup(env);
+    if (!copy)
+        return tpx_err_set(err, TPX_ENOMEM, "out of memory");
+    for (char *p = strtok_r(copy, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
+        if (access(p, F_OK) == 0) {
+            *found = strdup(p);
+            free(copy);
+            return *found ? TPX_OK : tpx_err_set(err, TPX_ENOMEM, "out of memory");
+        }
+    }
+    free(copy);
+    return tpx_err_set(err, TPX_ENOENT, "no file of $KUBECONFIG ('%s') exists", env);
+}
+
+enum tpx_code kube_config_load_user(const char *path, const char *context, struct kube_config *cfg,
+                                    struct tpx_err *err)
+{
+    const char *home = getenv("HOME");
+    char *file = NULL;
+    enum tpx_code rc;
+
+    memset(cfg, 0, sizeof(*cfg));
+    if (path && *path)
+        return kube_config_kubeconfig_context(path, context, cfg, err);
+    if (kubeconfig_env(&file, err) != TPX_OK)
+        return err->code;
+    if (!file && home && *home) {
+        size_t n = strlen(home) + sizeof("/.kube/config");
+
+        file = malloc(n);
+        if (!file)
+            return tpx_err_set(err, TPX_ENOMEM, "out of memory");
+        snprintf(file, n, "%s/.kube/config", home);
+        if (access(file, F_OK) != 0) {
+            free(file);
+            file = NULL;
+        }
+    }
+    if (file) {
+        rc = kube_config_kubeconfig_context(file, context, cfg, err);
+        free(file);
+        return rc;
+    }
+    if (context && *context)
+        return tpx_err_set(err, TPX_ENOENT,
+                           "--context '%s': no kubeconfig (no --kubeconfig, $KUBECONFIG unset, "
+                           "no ~/.kube/config)",
+                           context);
+    if (!getenv("KUBERNETES_SERVICE_HOST") || !*getenv("KUBERNETES_SERVICE_HOST"))
+        return tpx_err_set(
+            err, TPX_ENOENT,
+            "no kubeconfig: give --kubeconfig FILE, set $KUBECONFIG or write "
+            "~/.kube/config (not in a pod either: KUBERNETES_SERVICE_HOST is unset)");
+    return kube_config_in_cluster(cfg, err);
+}
+
+enum tpx_code kube_config_load(const char *path, struct kube_config *cfg, struct tpx_err *err)
+{
+    char *file = NULL;
+    enum tpx_code rc;
 
     if (path && *path)
         return kube_config_kubeconfig(path, cfg, err);
-    if (env && *env) {
-        /* client-go merges a ':' list; we take the first file that exists. */
-        char *copy = strdup(env);
-        char *save = NULL;
-        enum tpx_code rc = TPX_ENOENT;
-
-        if (!copy)
-            return tpx_err_set(err, TPX_ENOMEM, "out of memory");
-        for (char *p = strtok_r(copy, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
-            if (access(p, F_OK) == 0) {
-                rc = kube_config_kubeconfig(p, cfg, err);
-                free(copy);
-                return rc;
-            }
-        }
-        free(copy);
+    if (kubeconfig_env(&file, err) != TPX_OK) {
         memset(cfg, 0, sizeof(*cfg));
-        return tpx_err_set(err, TPX_ENOENT, "no file of $KUBECONFIG ('%s') exists", env);
+        return err->code;
     }
-    return kube_config_in_cluster(cfg, err);
+    if (!file)
+        return kube_config_in_cluster(cfg, err);
+    rc = kube_config_kubeconfig(file, cfg, err);
+    free(file);
+    return rc;
 }

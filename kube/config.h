@@ -56,6 +56,18 @@ enum tpx_code kube_config_in_cluster(struct kube_config *cfg, struct tpx_err *er
 enum tpx_code kube_config_kubeconfig(const char *path, struct kube_config *cfg,
                                      struct tpx_err *err);
 
+/* The same with the context named `context` (NULL or "": current-context), as kubectl's
+ * --context. TPX_ENOENT "FILE: context 'x' not found". */
+enum tpx_code kube_config_kubeconfig_context(const char *path, const char *context,
+                                             struct kube_config *cfg, struct tpx_err *err);
+
+/* kubectl's search, for a user's command (`topox plan`): `path` if not NULL, else the first file
+ * of $KUBECONFIG that exists, else ~/.kube/config when it exists, else in-cluster; `context` as
+ * for kube_config_kubeconfig_context(). TPX_ENOENT "no kubeconfig: ..." when there is none and no
+ * pod either. (client-go's loading rules, without merging several files.) */
+enum tpx_code kube_config_load_user(const char *path, const char *context, struct kube_config *cfg,
+                                    struct tpx_err *err);
+
 /* The usual search: `path` if not NULL, else the first file of $KUBECONFIG (a ':' list), else
  * in-cluster. */
 enum tpx_code kube_config_load(const char *path, struct kube_config *cfg, struct tpx_err *err);

@@ -16,7 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NLISTS 6
+#define NLISTS 7
+#define FIRST_ABSENT 5 /* lists from here on are not served (404) until set */
 #define MAX_WATCH_SCRIPTS 32
 #define MAX_BINDS 256
 
@@ -144,10 +145,12 @@ static const char *const list_paths[NLISTS] = {
     "/apis/resource.k8s.io/v1/resourceclaims",
     "/apis/resource.k8s.io/v1/deviceclasses",
     "/apis/resource.nvidia.com/v1beta1/computedomains",
+    "/apis/scheduling.k8s.io/v1beta1/podgroups",
 };
 static const char *const list_files[NLISTS] = {
     "nodes-list.json",          "pods-list.json",          "resourceslices-list.json",
     "resourceclaims-list.json", "deviceclasses-list.json", "computedomains-list.json",
+    "podgroups-list.json",
 };
 
 static int list_index(const char *path)
@@ -707,13 +710,14 @@ struct fake_api *fake_api_start(const char *fixtures_dir)
     for (int i = 0; i < NLISTS; i++) {
         char *s = i < 2 ? slurp(fixtures_dir, list_files[i]) : NULL;
 
-        /* the DRA kinds start empty (fake_api_set_list() fills them); ComputeDomains absent */
+        /* the DRA kinds start empty (fake_api_set_list() fills them); ComputeDomains and
+         * PodGroups absent */
         f->lists[i] = s ? json_loads(s, 0, NULL) : NULL;
-        if (i >= 2 && i < NLISTS - 1)
+        if (i >= 2 && i < FIRST_ABSENT)
             f->lists[i] = json_pack("{s:s,s:s,s:{s:s},s:[]}", "kind", "List", "apiVersion", "v1",
                                     "metadata", "resourceVersion", "1", "items");
         free(s);
-        if (!f->lists[i] && i != NLISTS - 1) {
+        if (!f->lists[i] && i < FIRST_ABSENT) {
             fprintf(stderr, "fake_api: cannot load %s/%s\n", fixtures_dir, list_files[i]);
             fake_api_stop(f);
             return NULL;
@@ -794,9 +798,9 @@ void fake_api_set_token(struct fake_api *f, const char *token)
 int fake_api_set_list(struct fake_api *f, const char *path, const char *json_text)
 {
     int idx = list_index(path);
-    json_t *j = json_loads(json_text, 0, NULL);
+    json_t *j = json_text ? json_loads(json_text, 0, NULL) : NULL;
 
-    if (idx < 0 || !j) {
+    if (idx < 0 || (json_text && !j)) {
         json_decref(j);
         return -1;
     }

@@ -273,7 +273,9 @@ Test(plan, usage_errors_exit_2_and_help_exits_0)
 {
     const char *const *const bad[] = {
         (const char *[]){"plan", "--frobnicate", NULL},
-        (const char *[]){"plan", "-f", EXAMPLE, NULL},
+        /* two clusters (with none, plan reads the live one: test_plan_live.c) */
+        (const char *[]){"plan", "-f", EXAMPLE, "--cluster", "example", "--snapshot", EXAMPLE,
+                         NULL},
         (const char *[]){"plan", "-f", EXAMPLE, "--cluster", "example", "-o", "xml", NULL},
         (const char *[]){"plan", "-f", EXAMPLE, "--cluster", "racks=x", NULL},
         (const char *[]){"cluster", "--spec", "nodes=4", NULL},

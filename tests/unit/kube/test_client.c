@@ -4,9 +4,11 @@
  * the Binding / node PATCH / Event helpers with their exact bodies and error texts. */
 #include <criterion/criterion.h>
 #include <curl/curl.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -341,6 +343,48 @@ Test(kube_client, kubeconfig_env_list_takes_the_first_existing_file)
     cr_expect_str_eq(cfg.server, "http://x:1");
     kube_config_release(&cfg);
     unsetenv("KUBECONFIG");
+}
+
+/* kubectl's search for `topox plan`: $KUBECONFIG, else ~/.kube/config, else the pod; --context
+ * picks a context that is not current; each miss says what to do. */
+Test(kube_client, user_search_takes_home_kube_config_and_the_named_context)
+{
+    struct kube_config cfg;
+    struct tpx_err err = TPX_ERR_INIT;
+    char home[600];
+
+    unsetenv("KUBECONFIG");
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    snprintf(home, sizeof(home), "%s/home", tmpdir);
+    setenv("HOME", home, 1);
+    cr_assert_eq(kube_config_load_user(NULL, NULL, &cfg, &err), TPX_ENOENT);
+    cr_expect(strstr(err.msg, "no kubeconfig: give --kubeconfig FILE"), "%s", err.msg);
+    kube_config_release(&cfg);
+    tpx_err_clear(&err);
+    cr_assert_eq(kube_config_load_user(NULL, "prod", &cfg, &err), TPX_ENOENT);
+    cr_expect(strstr(err.msg, "--context 'prod': no kubeconfig"), "%s", err.msg);
+    kube_config_release(&cfg);
+    tpx_err_clear(&err);
+
+    cr_assert_eq(mkdir(home, 0700) == 0 || errno == EEXIST, 1);
+    strcat(home, "/.kube");
+    cr_assert_eq(mkdir(home, 0700) == 0 || errno == EEXIST, 1);
+    strcat(home, "/config");
+    write_file(home, "current-context: dev\n"
+                     "contexts: [{name: dev, context: {cluster: d}},\n"
+                     "           {name: prod, context: {cluster: p, namespace: llm}}]\n"
+                     "clusters: [{name: d, cluster: {server: 'https://dev:6443'}},\n"
+                     "           {name: p, cluster: {server: 'https://prod:6443'}}]\n");
+    cr_assert_eq(kube_config_load_user(NULL, NULL, &cfg, &err), TPX_OK, "%s", err.msg);
+    cr_expect_str_eq(cfg.server, "https://dev:6443");
+    kube_config_release(&cfg);
+    cr_assert_eq(kube_config_load_user(NULL, "prod", &cfg, &err), TPX_OK, "%s", err.msg);
+    cr_expect_str_eq(cfg.server, "https://prod:6443");
+    cr_expect_str_eq(cfg.namespace, "llm");
+    kube_config_release(&cfg);
+    cr_assert_eq(kube_config_load_user(NULL, "qa", &cfg, &err), TPX_ENOENT);
+    cr_expect(strstr(err.msg, "context 'qa' not found"), "%s", err.msg);
+    kube_config_release(&cfg);
 }
 
 static bool add_name(void *ctx, json_t *item)
