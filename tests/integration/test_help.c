@@ -38,7 +38,7 @@ static size_t help_flags(const char *help, struct flag *out, size_t max)
 
     /* "  -o, --output FMT  text" / "  --insecure-listen[=BOOL] text" / "  --dry-run  text" */
     cr_assert_eq(regcomp(&re,
-                         "^  (-[a-zA-Z], )?--([a-z0-9-]+)(\\[=[A-Z]+\\]| [A-Z][A-Z_=:.|]*)?( |$)",
+                         "^  (-[a-zA-Z], )?--([a-z0-9-]+)(\\[=[A-Z]+\\]| [A-Z][A-Z_=:.|,]*)?( |$)",
                          REG_EXTENDED | REG_NEWLINE),
                  0);
     for (const char *l = help; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
