@@ -19,11 +19,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/cmdline.h"
+#include "workload/engines.h"
 
-/* Does the head template start an engine with the Ray executor? vLLM's
- * --distributed-executor-backend (vllm/engine/arg_utils.py), read as the engine reader reads
- * flags (argv and sh -c scripts, --f v and --f=v, _ for -). */
+/* Does the head template start an engine with the Ray executor? Which flags say so is the
+ * engines' knowledge (workload/engines.c, wl_argv_ray_executor); here only the argv is gathered. */
 static bool ray_executor(const json_t *head)
 {
     static const char *const parts[] = {"command", "args"};
@@ -31,9 +30,6 @@ static bool ray_executor(const json_t *head)
     size_t n = 0;
     size_t i;
     const json_t *c;
-    struct tpx_cmdline cl;
-    struct tpx_err err = TPX_ERR_INIT;
-    bool found = false;
 
     json_array_foreach(json_object_get(json_object_get(head, "spec"), "containers"), i, c)
     {
@@ -47,15 +43,7 @@ static bool ray_executor(const json_t *head)
             }
         }
     }
-    tpx_cmdline_init(&cl);
-    (void)tpx_cmdline_split(&cl, argv, n, &err); /* on failure cl is empty: not found */
-    for (size_t t = 0; t < cl.ntok && !found; t++) {
-        struct tpx_cmdline_value v;
-        found = tpx_cmdline_flag(&cl, t, "--distributed-executor-backend", &v) && v.text &&
-                strcmp(v.text, "ray") == 0;
-    }
-    tpx_cmdline_release(&cl);
-    return found;
+    return wl_argv_ray_executor(argv, n);
 }
 
 /* Pods of one worker group (GetWorkerGroupDesiredReplicas). */

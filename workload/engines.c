@@ -1278,3 +1278,32 @@ void wl_engine_info(const struct pol_pod_facts *f, struct wl_engine_info *out)
             out->output_len = v;
     }
 }
+
+/* The flags and values with which an engine runs its ranks as Ray actors over the whole Ray
+ * cluster (head and workers): vLLM's --distributed-executor-backend ray
+ * (vllm/engine/arg_utils.py, `distributed_executor_backend`). */
+static const struct {
+    const char *flag;
+    const char *value;
+} ray_executors[] = {
+    {"--distributed-executor-backend", "ray"},
+};
+
+bool wl_argv_ray_executor(const char *const *argv, size_t n)
+{
+    struct tpx_cmdline cl;
+    struct tpx_err err = TPX_ERR_INIT;
+    bool found = false;
+
+    tpx_cmdline_init(&cl);
+    (void)tpx_cmdline_split(&cl, argv, n, &err); /* on failure cl is empty: not found */
+    for (size_t t = 0; t < cl.ntok && !found; t++) {
+        for (size_t r = 0; r < sizeof(ray_executors) / sizeof(ray_executors[0]) && !found; r++) {
+            struct tpx_cmdline_value v;
+            found = tpx_cmdline_flag(&cl, t, ray_executors[r].flag, &v) && v.text &&
+                    strcmp(v.text, ray_executors[r].value) == 0;
+        }
+    }
+    tpx_cmdline_release(&cl);
+    return found;
+}

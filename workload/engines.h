@@ -68,4 +68,9 @@ struct wl_engine_info {
  * Cannot fail: what cannot be read is left empty. */
 void wl_engine_info(const struct pol_pod_facts *f, struct wl_engine_info *out);
 
+/* Does argv (a container's command and args, `sh -c` scripts split as the engine reader splits
+ * them) start an engine that spreads its TP x PP ranks over a whole Ray cluster? One row per
+ * engine flag in ray_executors[] (workload/engines.c). False when argv cannot be read. */
+bool wl_argv_ray_executor(const char *const *argv, size_t n);
+
 #endif
