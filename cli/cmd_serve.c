@@ -414,6 +414,8 @@ int cmd_serve(int argc, char **argv)
     ext_state_set_scheduler(state, cfg.scheduler_name);
     if (start_api(&cfg, state, metrics, &kcfg, &use_api, &feed, &watch, &binder, &err) != TPX_OK)
         goto fail;
+    /* no watch: nothing ever says a pod bound through /bind is gone (issue 21, item 3) */
+    ext_state_set_bound_ageing(state, !use_api);
     if (!cluster && !use_api)
         TPX_LOG(TPX_WARN, "no --nodes, --cluster or API server: not ready until Node objects "
                           "arrive in a filter request");

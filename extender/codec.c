@@ -105,22 +105,6 @@ static const char *jstr(const json_t *o, const char *key)
     return json_string_value(json_object_get(o, key));
 }
 
-/* A top-level key matched the way Go matches it: exact first, then ASCII case-folded. */
-static json_t *jget_fold(const json_t *o, const char *key)
-{
-    const char *k;
-    json_t *v, *hit = json_object_get(o, key);
-
-    if (hit)
-        return hit;
-    json_object_foreach((json_t *)o, k, v)
-    {
-        if (strcasecmp(k, key) == 0)
-            hit = v;
-    }
-    return hit;
-}
-
 static enum tpx_code decode_pod_json(const json_t *pod, const struct ext_codec_opts *o,
                                      struct ext_codec_pod *out, struct tpx_err *err)
 {
@@ -1025,33 +1009,75 @@ enum tpx_code ext_codec_priorities_plain(const char *const *names, const uint32_
 
 /* ---- bind ---- */
 
+/* Top-level string fields, as Go's encoding/json fills a struct's string fields (decode.go,
+ * object()): each key is matched exactly or else case-insensitively (ext_nodescan's key rule),
+ * every occurrence is decoded into the field in turn, so the last wins, and a null leaves the field
+ * as it was. A value of another type is an error, as Go's UnmarshalTypeError. */
+struct str_fields {
+    const char *const *keys;
+    const char *at[8]; /* the last string's opening quote, NULL: none */
+    size_t len[8];     /* its raw length between the quotes */
+};
+
+static enum tpx_code str_field_hook(void *ctx, size_t key, const char *at, size_t rest,
+                                    size_t *used, struct tpx_err *err)
+{
+    struct str_fields *f = ctx;
+
+    if (ext_nodescan_value_len(at, rest, used, err) != TPX_OK)
+        return err->code;
+    if (*used == 4 && memcmp(at, "null", 4) == 0)
+        return TPX_OK;
+    if (at[0] != '"')
+        return tpx_err_set(err, TPX_EPARSE, "%s is not a string", f->keys[key]);
+    f->at[key] = at;
+    f->len[key] = *used - 2;
+    return TPX_OK;
+}
+
+/* The field's decoded value, malloc'd; NULL when absent (or out of memory: *oom). */
+static char *str_field(const struct str_fields *f, size_t key, bool *oom)
+{
+    char *d;
+    struct ext_nodescan_raw r;
+
+    if (!f->at[key])
+        return NULL;
+    d = malloc(f->len[key] + 1);
+    if (!d) {
+        *oom = true;
+        return NULL;
+    }
+    r.off = 1;
+    r.len =
+        (uint32_t)f->len[key] | (memchr(f->at[key] + 1, '\\', f->len[key]) ? EXT_SCAN_RAW_ESC : 0);
+    ext_nodescan_raw_decode(f->at[key], r, d);
+    return d;
+}
+
 enum tpx_code ext_codec_decode_bind(const char *body, size_t len, struct ext_codec_bind_args *b,
                                     struct tpx_err *err)
 {
-    json_error_t je;
-    json_t *j = json_loadb(body, len, 0, &je);
-    const char *uid, *node;
+    static const char *const keys[] = {"PodName", "PodNamespace", "PodUID", "Node"};
+    struct ext_nodescan_span sp[4];
+    struct str_fields f;
+    bool oom = false;
 
     memset(b, 0, sizeof(*b));
-    if (!j)
-        return tpx_err_set(err, TPX_EPARSE, "ExtenderBindingArgs: line %d column %d: %s", je.line,
-                           je.column, je.text);
-    if (!json_is_object(j)) {
-        json_decref(j);
-        return tpx_err_set(err, TPX_EPARSE, "ExtenderBindingArgs is not a JSON object");
+    memset(&f, 0, sizeof(f));
+    f.keys = keys;
+    if (ext_nodescan_object_keys_hook(body, len, keys, 4, 0, 0xF, str_field_hook, &f, sp, err) !=
+        TPX_OK) {
+        tpx_err_prefix(err, "ExtenderBindingArgs");
+        return err->code;
     }
-    uid = json_string_value(jget_fold(j, "PodUID"));
-    node = json_string_value(jget_fold(j, "Node"));
-    if (!uid || !*uid || !node || !*node) {
-        json_decref(j);
+    if (!f.at[2] || f.len[2] == 0 || !f.at[3] || f.len[3] == 0)
         return tpx_err_set(err, TPX_EPARSE, "ExtenderBindingArgs needs PodUID and Node");
-    }
-    b->pod_name = dup_or_null(json_string_value(jget_fold(j, "PodName")));
-    b->pod_ns = dup_or_null(json_string_value(jget_fold(j, "PodNamespace")));
-    b->pod_uid = strdup(uid);
-    b->node = strdup(node);
-    json_decref(j);
-    if (!b->pod_uid || !b->node) {
+    b->pod_name = str_field(&f, 0, &oom);
+    b->pod_ns = str_field(&f, 1, &oom);
+    b->pod_uid = str_field(&f, 2, &oom);
+    b->node = str_field(&f, 3, &oom);
+    if (oom) {
         ext_codec_bind_args_release(b);
         return tpx_err_set(err, TPX_ENOMEM, "out of memory");
     }
@@ -1077,42 +1103,103 @@ enum tpx_code ext_codec_bind_result(const char *msg, struct tpx_buf *out, struct
 
 /* ---- preempt ---- */
 
-static enum tpx_code victims(json_t *map, bool meta, struct ext_codec_preempt_args *p,
-                             struct tpx_err *err)
+/* A node name of the victims map (at most EXT_SCAN_NAME_MAX bytes, checked by the scan), for
+ * comparing: the raw bytes when they hold no escape, else decoded into buf. */
+static const char *vname(const char *map, struct ext_nodescan_raw r, char *buf, size_t *n)
 {
-    const char *node;
-    json_t *v;
-    size_t i = 0;
+    if (!(r.len & EXT_SCAN_RAW_ESC)) {
+        *n = r.len;
+        return map + r.off;
+    }
+    *n = ext_nodescan_raw_decode(map, r, buf);
+    return buf;
+}
 
-    if (!json_is_object(map))
-        return tpx_err_set(err, TPX_EPARSE, "NodeNameToVictims is not an object");
-    p->v = calloc(json_object_size(map) + 1, sizeof(*p->v));
-    if (!p->v)
-        return tpx_err_set(err, TPX_ENOMEM, "out of memory");
-    json_object_foreach(map, node, v)
-    {
-        struct ext_codec_victims *x = &p->v[i++];
-        json_t *pods = jget_fold(v, "Pods");
-        size_t k;
-        json_t *pod;
+static int vname_cmp(const char *map, struct ext_nodescan_raw a, struct ext_nodescan_raw b)
+{
+    char ba[6 * EXT_SCAN_NAME_MAX + 1], bb[6 * EXT_SCAN_NAME_MAX + 1];
+    size_t na, nb;
+    const char *pa = vname(map, a, ba, &na), *pb = vname(map, b, bb, &nb);
+    int c = memcmp(pa, pb, na < nb ? na : nb);
 
-        p->n = i;
-        x->node = strdup(node);
-        x->pdb_violations = json_integer_value(jget_fold(v, "NumPDBViolations"));
-        x->uids = calloc(json_array_size(pods) + 1, sizeof(char *));
-        if (!x->node || !x->uids)
-            return tpx_err_set(err, TPX_ENOMEM, "out of memory");
-        json_array_foreach(pods, k, pod)
-        {
-            const char *uid = meta ? json_string_value(jget_fold(pod, "UID"))
-                                   : jstr(json_object_get(pod, "metadata"), "uid");
-            if (!uid)
-                continue;
-            x->uids[x->nuids] = strdup(uid);
-            if (!x->uids[x->nuids])
-                return tpx_err_set(err, TPX_ENOMEM, "out of memory");
-            x->nuids++;
+    return c ? c : (na > nb) - (na < nb);
+}
+
+/* qsort_r: by name, then by position in the map */
+static int vnode_cmp(const void *x, const void *y, void *ctx)
+{
+    const struct ext_codec_preempt_args *p = ctx;
+    const struct ext_nodescan_vnode *a = &p->sv.nodes[*(const uint32_t *)x];
+    const struct ext_nodescan_vnode *b = &p->sv.nodes[*(const uint32_t *)y];
+    int c = vname_cmp(p->map, a->name, b->name);
+
+    return c ? c : (a->name.off > b->name.off) - (a->name.off < b->name.off);
+}
+
+/* Go decodes a map entry by entry, so a node listed twice keeps its last value, even when that
+ * value is null or has no victims (p->sv.empty). Leaves p->idx the surviving nodes in map order
+ * and p->n their count. */
+static enum tpx_code preempt_last_wins(struct ext_codec_preempt_args *p, struct tpx_err *err)
+{
+    size_t n = p->sv.n, k = 0;
+    uint32_t *sorted;
+    bool *drop;
+
+    p->idx = malloc((n ? n : 1) * sizeof(*p->idx));
+    sorted = malloc((n ? n : 1) * sizeof(*sorted));
+    drop = calloc(n ? n : 1, sizeof(*drop));
+    if (!p->idx || !sorted || !drop) {
+        free(sorted);
+        free(drop);
+        return tpx_err_set(err, TPX_ENOMEM, "out of memory reading the victims");
+    }
+    for (size_t i = 0; i < n; i++)
+        sorted[i] = (uint32_t)i;
+    qsort_r(sorted, n, sizeof(*sorted), vnode_cmp, p);
+    for (size_t i = 0; i + 1 < n; i++) {
+        if (vname_cmp(p->map, p->sv.nodes[sorted[i]].name, p->sv.nodes[sorted[i + 1]].name) == 0)
+            drop[sorted[i]] = true;
+    }
+    for (size_t e = 0; e < p->sv.nempty; e++) { /* an empty entry after a node's last */
+        size_t lo = 0, hi = n;
+        struct ext_nodescan_raw er = p->sv.empty[e];
+
+        while (lo < hi) { /* the last of the names equal to er's, if any */
+            size_t mid = lo + (hi - lo) / 2;
+            if (vname_cmp(p->map, p->sv.nodes[sorted[mid]].name, er) <= 0)
+                lo = mid + 1;
+            else
+                hi = mid;
         }
+        if (lo > 0 && vname_cmp(p->map, p->sv.nodes[sorted[lo - 1]].name, er) == 0 &&
+            p->sv.nodes[sorted[lo - 1]].name.off < er.off)
+            drop[sorted[lo - 1]] = true;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!drop[i])
+            p->idx[k++] = (uint32_t)i;
+    }
+    p->n = k;
+    free(sorted);
+    free(drop);
+    return TPX_OK;
+}
+
+/* p->names: the surviving nodes' names, decoded, in one block. */
+static enum tpx_code preempt_names(struct ext_codec_preempt_args *p, struct tpx_err *err)
+{
+    size_t chars = 0;
+    char *d;
+
+    for (size_t i = 0; i < p->n; i++)
+        chars += (p->sv.nodes[p->idx[i]].name.len & ~EXT_SCAN_RAW_ESC) + 1;
+    p->names = malloc((p->n ? p->n : 1) * sizeof(char *) + chars);
+    if (!p->names)
+        return tpx_err_set(err, TPX_ENOMEM, "out of memory reading the victims");
+    d = (char *)(p->names + p->n);
+    for (size_t i = 0; i < p->n; i++) {
+        p->names[i] = d;
+        d += ext_nodescan_raw_decode(p->map, p->sv.nodes[p->idx[i]].name, d) + 1;
     }
     return TPX_OK;
 }
@@ -1120,46 +1207,67 @@ static enum tpx_code victims(json_t *map, bool meta, struct ext_codec_preempt_ar
 enum tpx_code ext_codec_decode_preempt(const char *body, size_t len, const struct ext_codec_opts *o,
                                        struct ext_codec_preempt_args *p, struct tpx_err *err)
 {
-    json_error_t je;
-    json_t *j = json_loadb(body, len, 0, &je);
-    json_t *meta, *full;
-    enum tpx_code rc;
+    static const char *const keys[] = {"Pod", "NodeNameToVictims", "NodeNameToMetaVictims"};
+    struct ext_nodescan_span sp[3];
+    const struct ext_nodescan_span *map;
 
     memset(p, 0, sizeof(*p));
-    if (!j)
-        return tpx_err_set(err, TPX_EPARSE, "ExtenderPreemptionArgs: line %d column %d: %s",
-                           je.line, je.column, je.text);
-    if (!json_is_object(j)) {
-        json_decref(j);
-        return tpx_err_set(err, TPX_EPARSE, "ExtenderPreemptionArgs is not a JSON object");
+    if (ext_nodescan_object_keys(body, len, keys, 3, 0, sp, err) != TPX_OK) {
+        tpx_err_prefix(err, "ExtenderPreemptionArgs");
+        return err->code;
     }
-    rc = decode_pod_json(jget_fold(j, "Pod"), o, &p->pod, err);
-    if (rc == TPX_OK) {
-        meta = jget_fold(j, "NodeNameToMetaVictims");
-        full = jget_fold(j, "NodeNameToVictims");
-        if (meta && !json_is_null(meta))
-            rc = victims(meta, true, p, err);
-        else if (full && !json_is_null(full))
-            rc = victims(full, false, p, err);
+    if (decode_pod_span(body, &sp[0], o, &p->pod, err) != TPX_OK)
+        return err->code;
+    /* kube-scheduler sends one of the two (MetaVictims when nodeCacheCapable) */
+    map = !sp[2].null ? &sp[2] : &sp[1];
+    if (!map->null) {
+        p->map = body + map->off;
+        if (ext_nodescan_victims(p->map, map->len, map == &sp[2], max_candidates(o),
+                                 EXT_CODEC_MAX_VICTIMS, &p->sv, err) != TPX_OK) {
+            tpx_err_prefix(err, map == &sp[2] ? "NodeNameToMetaVictims" : "NodeNameToVictims");
+            goto fail;
+        }
     }
-    json_decref(j);
-    if (rc != TPX_OK)
-        ext_codec_preempt_args_release(p);
-    return rc;
+    if (preempt_last_wins(p, err) != TPX_OK || preempt_names(p, err) != TPX_OK)
+        goto fail;
+    return TPX_OK;
+fail:
+    ext_codec_preempt_args_release(p);
+    return err->code;
 }
 
 void ext_codec_preempt_args_release(struct ext_codec_preempt_args *p)
 {
     ext_codec_pod_release(&p->pod);
-    for (size_t i = 0; i < p->n; i++) {
-        for (size_t k = 0; k < p->v[i].nuids; k++)
-            free(p->v[i].uids[k]);
-        free(p->v[i].uids);
-        free(p->v[i].node);
+    ext_nodescan_victims_release(&p->sv);
+    free(p->idx);
+    free(p->names);
+    memset(p, 0, sizeof(*p));
+}
+
+/* A victim's UID from its raw bytes, escaped again by tpx_json_escape (invalid UTF-8 becomes
+ * U+FFFD, as everywhere else). */
+static enum tpx_code put_uid(struct tpx_buf *out, const char *map, struct ext_nodescan_raw r,
+                             struct tpx_err *err)
+{
+    size_t n = r.len & ~EXT_SCAN_RAW_ESC;
+    char small[256], *buf = small;
+    enum tpx_code rc;
+
+    if (tpx_buf_adds(out, "{\"UID\":\"", err) != TPX_OK)
+        return err->code;
+    if (!(r.len & EXT_SCAN_RAW_ESC)) {
+        rc = tpx_json_escape(out, map + r.off, n, err);
+    } else {
+        if (n + 1 > sizeof(small) && !(buf = malloc(n + 1)))
+            return tpx_err_set(err, TPX_ENOMEM, "out of memory");
+        rc = tpx_json_escape(out, buf, ext_nodescan_raw_decode(map, r, buf), err);
+        if (buf != small)
+            free(buf);
     }
-    free(p->v);
-    p->v = NULL;
-    p->n = 0;
+    if (rc != TPX_OK)
+        return rc;
+    return tpx_buf_adds(out, "\"}", err);
 }
 
 enum tpx_code ext_codec_preempt_result(const struct ext_codec_preempt_args *p, const bool *keep,
@@ -1170,23 +1278,21 @@ enum tpx_code ext_codec_preempt_result(const struct ext_codec_preempt_args *p, c
     if (tpx_buf_adds(out, "{\"NodeNameToMetaVictims\":{", err) != TPX_OK)
         return err->code;
     for (size_t i = 0; i < p->n; i++) {
-        const struct ext_codec_victims *v = &p->v[i];
+        const struct ext_nodescan_vnode *v = &p->sv.nodes[p->idx[i]];
 
-        if ((keep && !keep[i]) || v->nuids == 0)
+        if (keep && !keep[i])
             continue;
         if ((!first && tpx_buf_add(out, ",", 1, err) != TPX_OK) ||
-            tpx_json_str(out, v->node, err) != TPX_OK ||
+            tpx_json_str(out, p->names[i], err) != TPX_OK ||
             tpx_buf_adds(out, ":{\"Pods\":[", err) != TPX_OK)
             return err->code;
         first = false;
-        for (size_t k = 0; k < v->nuids; k++) {
+        for (uint32_t k = 0; k < v->n; k++) {
             if ((k && tpx_buf_add(out, ",", 1, err) != TPX_OK) ||
-                tpx_buf_adds(out, "{\"UID\":", err) != TPX_OK ||
-                tpx_json_str(out, v->uids[k], err) != TPX_OK ||
-                tpx_buf_add(out, "}", 1, err) != TPX_OK)
+                put_uid(out, p->map, p->sv.uids[v->first + k], err) != TPX_OK)
                 return err->code;
         }
-        if (tpx_buf_addf(out, err, "],\"NumPDBViolations\":%lld}", v->pdb_violations) != TPX_OK)
+        if (tpx_buf_addf(out, err, "],\"NumPDBViolations\":%lld}", v->pdb) != TPX_OK)
             return err->code;
     }
     return tpx_buf_adds(out, "}}", err);
