@@ -109,6 +109,15 @@ static struct option *long_options(void)
  * certificates, or an explicit --insecure-listen (and then one warning line). */
 static enum tpx_code check_listen(const struct ext_config *cfg, struct tpx_err *err)
 {
+    /* what is wrong with the address itself comes first (issue 21, item 7) */
+    if (ext_http_check_listen(cfg->listen, err) != TPX_OK) {
+        tpx_err_prefix(err, "--listen (listen)");
+        return err->code;
+    }
+    if (cfg->admin_listen && ext_http_check_listen(cfg->admin_listen, err) != TPX_OK) {
+        tpx_err_prefix(err, "--admin-listen (adminListen)");
+        return err->code;
+    }
     if (ext_http_is_loopback(cfg->listen) || (cfg->tls_cert && cfg->client_ca))
         return TPX_OK;
     if (!cfg->insecure_listen)
@@ -146,6 +155,8 @@ static struct ext_http *start_admin(const struct ext_config *cfg, struct ext_rou
     hc.max_conns = cfg->max_conns;
     hc.max_conns_per_ip = cfg->max_conns_per_ip;
     hc.request_timeout_s = cfg->request_timeout_s;
+    hc.send_timeout_s = cfg->send_timeout_s;
+    hc.answer_budget = cfg->answer_budget;
     h = ext_http_start(&hc, ext_routes_handle_admin, routes, err);
     if (!h) {
         tpx_err_prefix(err, "--admin-listen");
@@ -452,6 +463,8 @@ int cmd_serve(int argc, char **argv)
     hc.max_conns = cfg.max_conns;
     hc.max_conns_per_ip = cfg.max_conns_per_ip;
     hc.request_timeout_s = cfg.request_timeout_s;
+    hc.send_timeout_s = cfg.send_timeout_s;
+    hc.answer_budget = cfg.answer_budget;
     hc.tls_priorities = cfg.tls_priorities;
     hc.client_allow = (const char *const *)cfg.client_allow;
     hc.nclient_allow = cfg.nclient_allow;
