@@ -580,13 +580,10 @@ static enum tpx_code set_value(struct ext_config *c, const struct ext_config_set
             *(size_t *)f = (size_t)u;
         break;
     case EXT_CONFIG_SETTING_BOOL:
-        ok = true;
-        if (strcmp(v, "true") == 0 || strcmp(v, "on") == 0)
-            *(bool *)f = true;
-        else if (strcmp(v, "false") == 0 || strcmp(v, "off") == 0)
-            *(bool *)f = false;
-        else
-            ok = false;
+        /* the words a plain YAML scalar gives (issue 21, item 9): one rule for flags and file */
+        ok = obj_yaml_bool_word(v) >= 0;
+        if (ok)
+            *(bool *)f = obj_yaml_bool_word(v) == 1;
         break;
     case EXT_CONFIG_SETTING_ENUM:
         for (size_t i = 0; i < s->nnames && !ok; i++) {

@@ -511,6 +511,16 @@ fail:
     return 500;
 }
 
+/* The pod table is full: a filter's pod is then not remembered, since only bound pods are left
+ * (the table's own LRU evicts every other kind first). */
+static bool pods_full(struct ext_state *st)
+{
+    struct ext_state_pod_stats ps;
+
+    ext_state_pod_stats(st, &ps);
+    return ps.entries >= ps.max;
+}
+
 static unsigned do_bind(struct ext_routes *r, const struct ext_http_req *rq,
                         struct ext_http_resp *rp)
 {
@@ -529,8 +539,7 @@ static unsigned do_bind(struct ext_routes *r, const struct ext_http_req *rq,
         tpx_err_set(&e, TPX_ENOTSUP,
                     "bind mode 'api' needs the Kubernetes API (--kubeconfig, $KUBECONFIG or "
                     "in-cluster), which this server was started without");
-    } else if (!ext_state_was_filtered(r->state, ba.pod_uid, time(NULL)) &&
-               ext_state_pods_full_of_bound(r->state)) {
+    } else if (!ext_state_was_filtered(r->state, ba.pod_uid, time(NULL)) && pods_full(r->state)) {
         /* issue 21, item 3: the filter could not remember it; say so, not "not filtered" */
         tpx_err_set(&e, TPX_ETOOBIG,
                     "pod '%s/%s' (uid '%s') could not be remembered at filter time: pod table "
@@ -703,13 +712,11 @@ static void render_pod_table(struct ext_state *st, struct tpx_buf *b, struct tpx
                  "topox_pod_table_evictions_total{reason=\"full\"} %lu\n"
                  "topox_pod_table_evictions_total{reason=\"namespace\"} %lu\n"
                  "topox_pod_table_evictions_total{reason=\"expired\"} %lu\n"
-                 "topox_pod_table_evictions_total{reason=\"bound_aged\"} %lu\n"
                  "# HELP topox_pod_table_refusals_total Filters not remembered: the table held "
                  "only bound pods.\n"
                  "# TYPE topox_pod_table_refusals_total counter\n"
                  "topox_pod_table_refusals_total %lu\n",
-                 ps.entries, ps.max, ps.evicted_full, ps.evicted_namespace, ps.expired, ps.aged,
-                 ps.refused);
+                 ps.entries, ps.max, ps.evicted_full, ps.evicted_namespace, ps.expired, ps.refused);
 }
 
 static unsigned do_get(struct ext_routes *r, const char *path, struct ext_http_resp *rp)

@@ -111,7 +111,6 @@ struct ext_state {
     size_t pod_max;                                  /* entries; 0 until first used: POD_MAX */
     size_t pod_ns_max;    /* SEEN entries per namespace; 0: no such bound */
     bool age_bound;       /* ext_state_set_bound_ageing() */
-    size_t since_scan;    /* binds since the last ageing scan */
     struct pod *lru_head; /* SEEN entries, most recent first */
     struct pod *lru_tail;
     struct tpx_map pods;       /* uid (borrowed from the entry) -> struct pod (owned) */
@@ -411,16 +410,6 @@ void ext_state_set_bound_ageing(struct ext_state *st, bool on)
     pthread_mutex_lock(&st->pods_lock);
     st->age_bound = on;
     pthread_mutex_unlock(&st->pods_lock);
-}
-
-bool ext_state_pods_full_of_bound(struct ext_state *st)
-{
-    bool full;
-
-    pthread_mutex_lock(&st->pods_lock);
-    full = tpx_map_len(&st->pods) >= pod_limit(st) && !st->lru_head;
-    pthread_mutex_unlock(&st->pods_lock);
-    return full;
 }
 
 void ext_state_pod_stats(struct ext_state *st, struct ext_state_pod_stats *out)
@@ -1304,67 +1293,6 @@ out:
     return rc;
 }
 
-struct booking {
-    time_t at;
-    struct pod *p;
-};
-
-static int booking_cmp(const void *a, const void *b)
-{
-    const struct booking *x = a, *y = b;
-
-    return (x->at > y->at) - (x->at < y->at);
-}
-
-/* Both locks held, record mode: when the bookings no watch confirmed fill half the table, the
- * oldest are forgotten down to a quarter. Scans the table at most once per eighth of it in binds,
- * so between two scans at most 5/8 of the table is bookings and a filter finds room. */
-static void age_bookings(struct ext_state *st)
-{
-    size_t limit = pod_limit(st), pos = 0, n = 0;
-    union tpx_map_val v;
-    struct booking *b;
-
-    if (!st->age_bound || ++st->since_scan < limit / 8 + 1 || tpx_map_len(&st->pods) < limit / 2)
-        return;
-    st->since_scan = 0;
-    b = malloc(tpx_map_len(&st->pods) * sizeof(*b));
-    if (!b)
-        return; /* then the table fills as before, and a refusal says why */
-    while (tpx_map_next(&st->pods, &pos, NULL, &v)) {
-        struct pod *p = v.ptr;
-
-        if (p->kind != POD_SEEN && p->booked_at && !p->confirmed)
-            b[n++] = (struct booking){p->booked_at, p};
-    }
-    if (n >= limit / 2) {
-        qsort(b, n, sizeof(*b), booking_cmp);
-        for (size_t i = 0; i < n - limit / 4; i++) {
-            st->stats.aged++;
-            drop_entry(st, b[i].p);
-        }
-    }
-    free(b);
-}
-
-/* Both locks held: a bind of a pod with no topology intent counts its accelerators on the node
- * (issue 21, item 6), so it must find them free there: no more than pol_ledger_node_free(). */
-static enum tpx_code bind_fits(struct ext_state *st, const struct pod *p, size_t i,
-                               const char *node_name, struct tpx_err *err)
-{
-    unsigned want = p->has_wl ? p->wl_accel : p->accel, free_now;
-
-    if (pod_node(p) || pod_intent(p) || !want || !st->ledger)
-        return TPX_OK;
-    free_now = pol_ledger_node_free(st->ledger, i);
-    if (want <= free_now)
-        return TPX_OK;
-    return tpx_err_set(err, TPX_EINVAL,
-                       "node '%s' has %u free accelerators and pod '%s' asks for %u; refusing to "
-                       "bind it",
-                       node_name, free_now, pod_name(p), want);
-}
-
 enum tpx_code ext_state_bind(struct ext_state *st, const char *uid, const char *name,
                              const char *node_name, time_t now, struct ext_state_bind_out *out,
                              struct tpx_err *err)
@@ -1399,18 +1327,26 @@ enum tpx_code ext_state_bind(struct ext_state *st, const char *uid, const char *
         }
     }
     out->already = pod_node(p) && strcmp(p->bound_node, node_name) == 0;
-    rc = bind_fits(st, p, i, node_name, err);
-    if (rc == TPX_OK)
-        rc = place(st, p, i, now, false, NULL, 0, &where, err);
+    /* issue 21, item 6: a pod without intent counts its accelerators, so they must be free */
+    if (!pod_node(p) && !pod_intent(p) && st->ledger &&
+        p->wl_accel > pol_ledger_node_free(st->ledger, i)) {
+        rc = tpx_err_set(err, TPX_EINVAL,
+                         "node '%s' has %u free accelerators and pod '%s' asks for %u; refusing "
+                         "to bind it",
+                         node_name, pol_ledger_node_free(st->ledger, i), pod_name(p), p->wl_accel);
+        goto out;
+    }
+    rc = place(st, p, i, now, false, NULL, 0, &where, err);
     if (rc != TPX_OK)
         goto out;
     if (!out->already)
         p->booked_at = now;
-    if (st->age_bound && !pod_intent(p) && !p->accel && !p->confirmed) {
-        drop_entry(st, p); /* it holds nothing: nothing to remember */
+    if (st->age_bound && !pod_intent(p)) { /* see ext_state_set_bound_ageing() */
+        node_unref(st, pod_node(p));
+        set_kind(st, p, POD_SEEN);
+        pod_forget(st, p);
         goto out;
     }
-    age_bookings(st);
     out->intent = p->kind == POD_COMMITTED;
     if (out->intent) {
         struct pol_workload wl;

@@ -102,14 +102,11 @@ void ext_state_set_pod_max(struct ext_state *st, size_t max);
  * podTableNamespaceMax. */
 void ext_state_set_pod_ns_max(struct ext_state *st, size_t max);
 /* Record mode (issue 21, item 3): no watch ever says that a pod bound through /bind is gone, so
- * with on, bound pods age out: a bind keeps no entry for a pod that holds nothing (no topology
- * intent, no accelerators), and when bound entries that no watch confirmed fill half the table,
- * the oldest bookings are forgotten (their accelerators given back) down to a quarter of it, so a
- * filter always finds room. Off (the default): bound pods stay until the watch removes them. */
+ * with on, a bind keeps no entry for a pod without a topology intent: its accelerators stay
+ * counted on the node (as before), but the table does not fill with such pods for good. Pods
+ * with an intent keep their entry (their group needs it). Off (the default): bound pods stay
+ * until the watch removes them. */
 void ext_state_set_bound_ageing(struct ext_state *st, bool on);
-/* Whether the table is full and holds only bound pods: a filter's pod is then not remembered (the
- * refusal /bind names). */
-bool ext_state_pods_full_of_bound(struct ext_state *st);
 
 /* What the pod table holds and has done, for /metrics. */
 struct ext_state_pod_stats {
@@ -121,7 +118,6 @@ struct ext_state_pod_stats {
     unsigned long evicted_namespace; /* ... because their namespace held its bound */
     unsigned long expired;           /* ... because they were older than an hour */
     unsigned long refused;           /* filters not remembered: the table held only bound pods */
-    unsigned long aged;              /* bound entries forgotten by ext_state_set_bound_ageing() */
 };
 void ext_state_pod_stats(struct ext_state *st, struct ext_state_pod_stats *out);
 
