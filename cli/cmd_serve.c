@@ -38,7 +38,9 @@ static const char usage_head[] =
     "Run the kube-scheduler HTTP extender: POST /filter, /prioritize, /bind, /preempt;\n"
     "GET /healthz, /readyz, /metrics, /version, /debug/state.\n\n";
 static const char usage_tail[] =
-    "\nExit status: 0 after SIGTERM/SIGINT, 1 on a startup failure, 2 on a usage error.\n";
+    "\nExit status: 0 after SIGTERM, SIGINT or SIGQUIT (each drains first), 1 on a startup\n"
+    "failure, 2 on a usage error. SIGHUP reloads the TLS files; SIGUSR1 and SIGUSR2 are\n"
+    "logged and ignored.\n";
 
 /* Flags that are not settings; the settings' vals follow from OPT_SETTING on. */
 enum { OPT_CONFIG = 256, OPT_PRINT, OPT_SETTING };
@@ -396,6 +398,13 @@ int cmd_serve(int argc, char **argv)
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGINT);
     sigaddset(&sigs, SIGTERM);
+    /* issue 21, item 9: no signal whose default is to end the process does so without a drain
+     * and a log line; SIGHUP reloads the certificates, SIGUSR1 and SIGUSR2 are logged and ignored
+     */
+    sigaddset(&sigs, SIGQUIT);
+    sigaddset(&sigs, SIGHUP);
+    sigaddset(&sigs, SIGUSR1);
+    sigaddset(&sigs, SIGUSR2);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
     if (check_listen(&cfg, &err) != TPX_OK) {
@@ -487,8 +496,20 @@ int cmd_serve(int argc, char **argv)
         struct timespec tick = {cfg.tls_reload_s ? (time_t)cfg.tls_reload_s : 3600, 0};
 
         tls_files_stat(&cfg, &tls_id);
-        while ((sig = sigtimedwait(&sigs, NULL, &tick)) <= 0) {
-            if (cert && cfg.tls_reload_s)
+        while ((sig = sigtimedwait(&sigs, NULL, &tick)) <= 0 || sig == SIGHUP || sig == SIGUSR1 ||
+               sig == SIGUSR2) {
+            if (sig == SIGHUP && cert) { /* now, changed or not: forget what was seen */
+                memset(&tls_id, 0, sizeof(tls_id));
+                TPX_LOG(TPX_INFO, "SIGHUP: reloading the certificate files; other settings "
+                                  "take a restart");
+            } else if (sig > 0) {
+                TPX_LOG(TPX_INFO, "signal ignored", TPX_S("signal", strsignal(sig)),
+                        TPX_S("why", sig == SIGHUP ? "no certificates to reload; settings "
+                                                     "take a restart"
+                                                   : "topox serve has no use for it"));
+                continue;
+            }
+            if (cert && (cfg.tls_reload_s || sig == SIGHUP))
                 tls_reload_if_changed(&cfg, http, &tls_id);
         }
     }

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -577,4 +578,28 @@ Test(serve_net, unread_answers_are_cut_at_the_send_timeout_and_their_bytes_come_
     close(slow);
     free(body);
     stop(&s);
+}
+
+/* item 9: SIGHUP, SIGUSR1 and SIGUSR2 leave the server serving, each with a log line; SIGQUIT
+ * drains and exits 0 like SIGTERM. */
+Test(serve_net, signals_are_logged_and_never_end_the_server_without_a_drain, .timeout = 60)
+{
+    struct server s;
+    const char *args[] = {"--cluster", "example", NULL};
+    const int sigs[] = {SIGHUP, SIGUSR1, SIGUSR2};
+    int status;
+
+    start(&s, args);
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+        cr_assert_eq(kill(s.pid, sigs[i]), 0);
+        cr_expect(server_wait_log(&s, strsignal(sigs[i]), 5000), "no line for %s:\n%s",
+                  strsignal(sigs[i]), s.log);
+        cr_expect_eq(http_call("GET", s.port, "/healthz", NULL, NULL), 200, "after %s",
+                     strsignal(sigs[i]));
+    }
+    cr_assert_eq(kill(s.pid, SIGQUIT), 0);
+    cr_expect(server_wait_log(&s, "shutting down", 5000), "%s", s.log);
+    status = server_stop(&s);
+    running = NULL;
+    cr_expect_eq(status, 0, "SIGQUIT drains and exits 0, not %d", status);
 }
