@@ -762,6 +762,7 @@ static unsigned do_get(struct ext_routes *r, const char *path, struct ext_http_r
     if (strcmp(path, "/debug/state") == 0) {
         struct render_ctx rc = {&b, &e, true};
         tpx_buf_init(&b, 256 * 1024 * 1024);
+        ext_state_expire(r->state, time(NULL)); /* as /metrics counts them: expired ones gone */
         if (!ext_state_read(r->state, render, &rc)) {
             tpx_buf_release(&b);
             text(rp, 503, "{\"error\":\"no cluster loaded\"}");
