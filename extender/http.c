@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <errno.h>
@@ -189,6 +190,50 @@ static enum MHD_Result queue_text(struct MHD_Connection *conn, struct req *r, un
     if (!b)
         return MHD_NO;
     return queue(conn, r, status, b, strlen(b), NULL, NULL);
+}
+
+/* An answer after which the connection is closed (RFC 9112 section 6.3: a request whose framing
+ * cannot be trusted must not be followed by another on the same connection). */
+static enum MHD_Result queue_close(struct MHD_Connection *conn, struct req *r, unsigned status,
+                                   const char *json)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(strlen(json), (void *)json, MHD_RESPMEM_MUST_COPY);
+    enum MHD_Result ret;
+
+    if (!resp)
+        return MHD_NO;
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+    r->status = status;
+    r->answered = true;
+    ret = MHD_queue_response(conn, status, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+/* The request's framing, where MHD 0.9.75 lets it through (issue 21, item 8): Content-Length
+ * together with Transfer-Encoding is refused (400, and the connection closed, as RFC 9112 section
+ * 6.3 asks of a server that does not process it by the Transfer-Encoding alone), and a
+ * Transfer-Encoding other than chunked gets 501 (MHD would wait for a body it cannot frame until
+ * the request timeout). NULL: the framing is fine. */
+static const char *bad_framing(struct MHD_Connection *conn, unsigned *status)
+{
+    const char *te =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+    const char *cl =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+
+    if (!te)
+        return NULL;
+    *status = MHD_HTTP_BAD_REQUEST;
+    if (cl)
+        return "{\"error\":\"a request with both Content-Length and Transfer-Encoding is refused "
+               "(RFC 9112 section 6.3)\"}";
+    *status = MHD_HTTP_NOT_IMPLEMENTED;
+    if (strcasecmp(te, "chunked") != 0)
+        return "{\"error\":\"Transfer-Encoding other than chunked is not supported\"}";
+    return NULL;
 }
 
 /* Whether the peer certificate's CN or one of its subject alternative names is in the list. */
@@ -456,6 +501,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         tpx_str_copy(r->path, sizeof(r->path), url);
         *req_cls = r; /* freed only in on_completed() */
         atomic_fetch_add(&h->inflight, 1);
+        {
+            unsigned st = 0;
+            const char *bad = bad_framing(conn, &st);
+
+            if (bad)
+                return queue_close(conn, r, st, bad);
+        }
         if (h->require_client && !client_ok(conn))
             return queue_text(conn, r, MHD_HTTP_FORBIDDEN,
                               "{\"error\":\"a client certificate signed by the configured CA is "

@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -602,4 +603,62 @@ Test(serve_net, signals_are_logged_and_never_end_the_server_without_a_drain, .ti
     status = server_stop(&s);
     running = NULL;
     cr_expect_eq(status, 0, "SIGQUIT drains and exits 0, not %d", status);
+}
+
+/* Send raw on a new connection and read for at most 3 s: the answer into out (cap bytes, NUL
+ * ended); true when the server closed the connection. */
+static bool raw_exchange(int port, const char *raw, char *out, size_t cap)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    size_t got = 0;
+    bool closed = false;
+    double t0 = now_s();
+
+    cr_assert(fd >= 0);
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    cr_assert_eq(send(fd, raw, strlen(raw), MSG_NOSIGNAL), (ssize_t)strlen(raw));
+    while (!closed && now_s() - t0 < 3.0) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        ssize_t n;
+
+        if (poll(&p, 1, 200) <= 0)
+            continue;
+        n = recv(fd, out + got, cap - 1 - got, 0);
+        if (n <= 0)
+            closed = true;
+        else
+            got += (size_t)n;
+        if (got >= cap - 1)
+            break;
+    }
+    out[got] = '\0';
+    close(fd);
+    return closed;
+}
+
+/* item 8: framing MHD lets through is answered by topox's own checks, and the connection closed. */
+Test(serve_net, untrusted_framing_is_answered_and_the_connection_closed, .timeout = 60)
+{
+    struct server s;
+    const char *args[] = {"--cluster", "example", NULL};
+    char out[2048];
+
+    start(&s, args);
+    cr_expect(
+        raw_exchange(s.port,
+                     "POST /bind HTTP/1.1\r\nHost: x\r\nContent-Length: 25\r\n"
+                     "Transfer-Encoding: chunked\r\n\r\n19\r\n{\"PodUID\":\"u\",\"Node\":\"n\"}"
+                     "\r\n0\r\n\r\n",
+                     out, sizeof(out)),
+        "CL + TE: the connection stays open:\n%s", out);
+    cr_expect(strncmp(out, "HTTP/1.1 400", 12) == 0 && strstr(out, "Transfer-Encoding"), "%s", out);
+    cr_expect(raw_exchange(s.port,
+                           "POST /bind HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n"
+                           "{\"PodUID\":\"u\",\"Node\":\"n\"}",
+                           out, sizeof(out)),
+              "TE gzip: no answer within 3 s:\n%s", out);
+    cr_expect(strncmp(out, "HTTP/1.1 501", 12) == 0, "%s", out);
+    stop(&s);
 }
