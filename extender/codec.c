@@ -148,6 +148,97 @@ static enum tpx_code decode_pod_json(const json_t *pod, const struct ext_codec_o
     return TPX_OK;
 }
 
+/* The Pod's struct fields that topox reads, named as k8s.io/api/core/v1 names them (issue 21,
+ * item 5): go_fold() renames a key that matches a field under Go's rule (ext_nodescan_key_is) to
+ * the field's name, the last match winning, and a null leaving a string or struct field as it was
+ * (nullable: a map or a slice, which null clears). Map keys (labels, annotations, requests) stay
+ * exact. Go also merges a struct field given twice; here the last one is taken whole. */
+struct gofield {
+    const char *name;
+    const struct gofield *sub; /* fields of the value, or of each element with list */
+    bool list;
+    bool nullable;
+};
+static const struct gofield f_env[] = {
+    {.name = "name"}, {.name = "value"}, {.name = "valueFrom"}, {.name = NULL}};
+static const struct gofield f_claim[] = {{.name = "name"}, {.name = "request"}, {.name = NULL}};
+static const struct gofield f_res[] = {{"requests", NULL, false, true},
+                                       {"limits", NULL, false, true},
+                                       {"claims", f_claim, true, true},
+                                       {.name = NULL}};
+static const struct gofield f_ctr[] = {{.name = "name"},
+                                       {.name = "image"},
+                                       {"command", NULL, false, true},
+                                       {"args", NULL, false, true},
+                                       {"env", f_env, true, true},
+                                       {"resources", f_res, false, false},
+                                       {.name = NULL}};
+static const struct gofield f_pclaim[] = {{.name = "name"},
+                                          {.name = "resourceClaimName"},
+                                          {.name = "resourceClaimTemplateName"},
+                                          {.name = NULL}};
+static const struct gofield f_owner[] = {{.name = "apiVersion"}, {.name = "kind"},
+                                         {.name = "name"},       {.name = "uid"},
+                                         {.name = "controller"}, {.name = NULL}};
+static const struct gofield f_meta[] = {{.name = "name"},
+                                        {.name = "generateName"},
+                                        {.name = "namespace"},
+                                        {.name = "uid"},
+                                        {"labels", NULL, false, true},
+                                        {"annotations", NULL, false, true},
+                                        {"ownerReferences", f_owner, true, true},
+                                        {.name = NULL}};
+static const struct gofield f_spec[] = {{"containers", f_ctr, true, true},
+                                        {"initContainers", f_ctr, true, true},
+                                        {"nodeSelector", NULL, false, true},
+                                        {.name = "schedulerName"},
+                                        {.name = "nodeName"},
+                                        {.name = "priorityClassName"},
+                                        {"resourceClaims", f_pclaim, true, true},
+                                        {.name = NULL}};
+static const struct gofield f_pod[] = {{.name = "apiVersion"},
+                                       {.name = "kind"},
+                                       {"metadata", f_meta, false, false},
+                                       {"spec", f_spec, false, false},
+                                       {.name = NULL}};
+
+static void go_fold(json_t *obj, const struct gofield *fields)
+{
+    if (!json_is_object(obj))
+        return;
+    for (const struct gofield *f = fields; f->name; f++) {
+        const char *k;
+        json_t *v, *win = NULL;
+        void *tmp;
+        bool variant = false;
+
+        json_object_foreach(obj, k, v)
+        {
+            if (!ext_nodescan_key_is(k, strlen(k), f->name) || (json_is_null(v) && !f->nullable))
+                continue;
+            variant |= strcmp(k, f->name) != 0;
+            win = v;
+        }
+        if (variant && win) {
+            json_incref(win);
+            json_object_foreach_safe(obj, tmp, k, v)
+            {
+                if (ext_nodescan_key_is(k, strlen(k), f->name))
+                    json_object_del(obj, k);
+            }
+            json_object_set_new(obj, f->name, win);
+        }
+        if (win && f->sub && f->list) {
+            size_t i;
+            json_t *e;
+
+            json_array_foreach(win, i, e) go_fold(e, f->sub);
+        } else if (win && f->sub) {
+            go_fold(win, f->sub);
+        }
+    }
+}
+
 /* Parse the Pod at [off, off + len) of body. */
 enum tpx_code ext_codec_decode_pod_span(const char *body, const struct ext_nodescan_span *sp,
                                         const struct ext_codec_opts *o, struct ext_codec_pod *out,
@@ -162,6 +253,7 @@ enum tpx_code ext_codec_decode_pod_span(const char *body, const struct ext_nodes
     pod = json_loadb(body + sp->off, sp->len, 0, &je);
     if (!pod)
         return tpx_err_set(err, TPX_EPARSE, "Pod: %s", je.text);
+    go_fold(pod, f_pod);
     rc = decode_pod_json(pod, o, out, err);
     json_decref(pod);
     return rc;

@@ -473,6 +473,11 @@ static bool key_matches(const char *raw, size_t rawlen, bool esc, const char *na
     return i == n && j == nl;
 }
 
+bool ext_nodescan_key_is(const char *key, size_t len, const char *name)
+{
+    return key_matches(key, len, false, name);
+}
+
 /* Past the array or object at pos by its brackets and string quotes alone, validating nothing
  * inside (for a span its own parser validates next); any other value is skipped with validation.
  * Fails only when the value does not end. */

@@ -57,6 +57,10 @@ enum tpx_code ext_nodescan_object_keys_hook(const char *p, size_t len, const cha
                                             ext_nodescan_hook_fn *hook, void *ctx,
                                             struct ext_nodescan_span *spans, struct tpx_err *err);
 
+/* Whether a decoded object key of len bytes matches the field name as Go's encoding/json matches
+ * struct fields (the rule of ext_nodescan_object_keys()). */
+bool ext_nodescan_key_is(const char *key, size_t len, const char *name);
+
 /* The length of the array or object at the start of [p, p + len) by its brackets and quotes
  * alone, as a deferred value is skipped (validated only when it is no array or object). */
 enum tpx_code ext_nodescan_span_len(const char *p, size_t len, size_t *used, struct tpx_err *err);

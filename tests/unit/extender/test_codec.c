@@ -1031,3 +1031,31 @@ Test(ext_codec, bind_keys_follow_go_last_match_wins)
         cr_expect(strstr(err.msg, "Node is not a string") != NULL, "%s", err.msg);
     }
 }
+
+/* issue 21, item 5: inside the Pod, struct keys match as Go matches them, the last one winning;
+ * map keys (annotations) stay exact. */
+Test(ext_codec, pod_keys_follow_go_last_match_wins)
+{
+    static const char req[] =
+        "{\"Pod\":{\"Metadata\":{\"Name\":\"p-0\",\"NAMESPACE\":\"llm\",\"uid\":\"u\","
+        "\"uid\":\"u2\",\"Annotations\":{\"topox.io/tensor-parallel-size\":\"8\"}},"
+        "\"Spec\":{\"Containers\":[{\"Name\":\"c\",\"Resources\":{\"Requests\":{"
+        "\"nvidia.com/gpu\":\"8\"}}}]}},\"NodeNames\":[\"a\"]}";
+    static const char later[] =
+        "{\"Pod\":{\"metadata\":{\"name\":\"a\"},\"METADATA\":{\"name\":\"b\"},"
+        "\"metadata\\u017f\":null},\"NodeNames\":[\"a\"]}";
+    struct ext_codec_args a;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_eq(ext_codec_decode_args(req, strlen(req), NULL, &a, &err), TPX_OK, "%s", err.msg);
+    cr_expect_str_eq(a.pod.name, "p-0");
+    cr_expect_str_eq(a.pod.ns, "llm");
+    cr_expect_str_eq(a.pod.uid, "u2");
+    cr_expect(a.pod.wl.has_intent, "capitalised keys lost the intent: %s", a.pod.msg);
+    cr_expect_eq(a.pod.wl.tp, 8);
+    ext_codec_args_release(&a);
+    cr_assert_eq(ext_codec_decode_args(later, strlen(later), NULL, &a, &err), TPX_OK, "%s",
+                 err.msg);
+    cr_expect_str_eq(a.pod.name, "b", "the last match wins; a null leaves it");
+    ext_codec_args_release(&a);
+}
