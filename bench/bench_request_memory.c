@@ -5,9 +5,9 @@
  * (VmHWM) is reset through /proc/PID/clear_refs, and after the answer the growth is VmHWM minus
  * the VmRSS before. Cases: names-only filters (real and made-up names, up to the 100 000
  * candidate cap), full Node objects of about 7 KB each, and the old amplification: 10 MB of empty
- * NodeNames strings; and /preempt (issue 21): up to 3 000 000 MetaVictims on one node, 100 000
- * nodes, full victim Pods. Not a test: prints a table. Run it on the release build for real figures
- * (ASan's shadow memory and quarantine inflate the dev build's).
+ * NodeNames strings; and /preempt (issue 21): up to 3 000 000 MetaVictims on one node, 10 000
+ * nodes (the cap), full victim Pods. Not a test: prints a table. Run it on the release build for
+ * real figures (ASan's shadow memory and quarantine inflate the dev build's).
  *
  * usage: bench_request_memory */
 #include <curl/curl.h>
@@ -335,10 +335,12 @@ int main(void)
         adds(&t, i ? ",\"padding\"" : "\"padding\"");
     adds(&t, "]}");
     measure_at(h, pid, port, "bind", "bind: 10 MB of unknown fields", &t);
-    preempt_body(&t, 100000, 1, false);
-    measure_at(h, pid, port, "preempt", "preempt: 100 000 nodes, 1 MetaVictim each", &t);
-    preempt_body(&t, 100000, 0, false);
-    measure_at(h, pid, port, "preempt", "preempt: 100 000 nodes, null victims", &t);
+    preempt_body(&t, 10000, 0, false);
+    measure_at(h, pid, port, "preempt", "preempt: 10 000 nodes, null victims", &t);
+    preempt_body(&t, 10000, 1, false);
+    measure_at(h, pid, port, "preempt", "preempt: 10 000 nodes (the cap), 1 MetaVictim each", &t);
+    preempt_body(&t, 10001, 1, false);
+    measure_at(h, pid, port, "preempt", "preempt: 10 001 nodes", &t);
     preempt_body(&t, 5040, 8, true);
     measure_at(h, pid, port, "preempt", "preempt: 5 040 nodes x 8 full Pods", &t);
     preempt_body(&t, 1, 500000, false);

@@ -116,10 +116,6 @@ static enum tpx_code check_listen(const struct ext_config *cfg, struct tpx_err *
         tpx_err_prefix(err, "--listen (listen)");
         return err->code;
     }
-    if (cfg->admin_listen && ext_http_check_listen(cfg->admin_listen, err) != TPX_OK) {
-        tpx_err_prefix(err, "--admin-listen (adminListen)");
-        return err->code;
-    }
     if (ext_http_is_loopback(cfg->listen) || (cfg->tls_cert && cfg->client_ca))
         return TPX_OK;
     if (!cfg->insecure_listen)

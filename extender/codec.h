@@ -173,10 +173,16 @@ enum tpx_code ext_codec_bind_result(const char *msg, struct tpx_buf *out, struct
  * as for a filter; the victims map is read by ext_nodescan_victims(), so a victim costs 8 bytes
  * and a node 24 (plus its name, decoded once), against at least 11 and 25 bytes of body. Only
  * nodes with at least one victim are kept (only they can be in the answer); a node listed twice
- * keeps its last entry (Go's map decoding). At most o->max_candidates nodes and
- * EXT_CODEC_MAX_VICTIMS victims: TPX_ETOOBIG. The body must outlive *p. Owned:
- * ext_codec_preempt_args_release(). */
+ * keeps its last entry (Go's map decoding). At most o->max_candidates nodes (and never more
+ * than EXT_CODEC_MAX_PREEMPT_NODES) and EXT_CODEC_MAX_VICTIMS victims: TPX_ETOOBIG. The body must
+ * outlive *p. Owned: ext_codec_preempt_args_release(). */
 #define EXT_CODEC_MAX_VICTIMS 1000000
+/* kube-scheduler offers an extender the victims of its preemption candidates, at most
+ * max(minCandidateNodesAbsolute 100, minCandidateNodesPercentage 10% of the nodes), all nodes at
+ * 100%: 5,000 in the largest cluster Kubernetes supports. Twice that. A node with one victim costs
+ * about 4x its bytes (its record, name, verdict and answer line), so the cap keeps that at about
+ * 1 MiB in all. */
+#define EXT_CODEC_MAX_PREEMPT_NODES 10000
 struct ext_codec_preempt_args {
     struct ext_codec_pod pod;
     size_t n;           /* nodes with victims */

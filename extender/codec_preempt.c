@@ -131,8 +131,12 @@ enum tpx_code ext_codec_decode_preempt(const char *body, size_t len, const struc
     map = !sp[2].null ? &sp[2] : &sp[1];
     if (!map->null) {
         p->map = body + map->off;
-        if (ext_nodescan_victims(p->map, map->len, map == &sp[2], ext_codec_max_candidates(o),
-                                 EXT_CODEC_MAX_VICTIMS, &p->sv, err) != TPX_OK) {
+        size_t max_nodes = ext_codec_max_candidates(o) < EXT_CODEC_MAX_PREEMPT_NODES
+                               ? ext_codec_max_candidates(o)
+                               : EXT_CODEC_MAX_PREEMPT_NODES;
+
+        if (ext_nodescan_victims(p->map, map->len, map == &sp[2], max_nodes, EXT_CODEC_MAX_VICTIMS,
+                                 &p->sv, err) != TPX_OK) {
             tpx_err_prefix(err, map == &sp[2] ? "NodeNameToMetaVictims" : "NodeNameToVictims");
             goto fail;
         }

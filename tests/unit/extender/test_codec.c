@@ -998,6 +998,14 @@ Test(ext_codec, preempt_caps_nodes_and_victims)
     tpx_err_clear(&err);
     cr_expect_eq(ext_codec_decode_preempt(big, len, NULL, &p, &err), TPX_ETOOBIG);
     cr_expect(strstr(err.msg, "more than 1000000 victims") != NULL, "%s", err.msg);
+    /* whatever maxCandidates says, /preempt takes at most EXT_CODEC_MAX_PREEMPT_NODES nodes */
+    len = (size_t)sprintf(big, "{" POD0 ",\"NodeNameToMetaVictims\":{");
+    for (size_t i = 0; i <= EXT_CODEC_MAX_PREEMPT_NODES; i++)
+        len += (size_t)sprintf(big + len, "%s\"n%zu\":null", i ? "," : "", i);
+    len += (size_t)sprintf(big + len, "}}");
+    tpx_err_clear(&err);
+    cr_expect_eq(ext_codec_decode_preempt(big, len, NULL, &p, &err), TPX_ETOOBIG);
+    cr_expect(strstr(err.msg, "more than 10000 nodes") != NULL, "%s", err.msg);
     free(big);
 }
 
