@@ -691,7 +691,13 @@ static enum tpx_code dump_scalar(const json_t *v, struct tpx_buf *out, struct tp
     case JSON_INTEGER:
         return tpx_buf_addf(out, err, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
     case JSON_REAL:
+        /* the shortest of 10, 15 and 17 digits that reads back as the same double: a number
+         * with no fraction left after rounding would read back as an integer (go_yaml_number) */
         snprintf(num, sizeof(num), "%.10g", json_real_value(v));
+        if (strtod(num, NULL) != json_real_value(v))
+            snprintf(num, sizeof(num), "%.15g", json_real_value(v));
+        if (strtod(num, NULL) != json_real_value(v))
+            snprintf(num, sizeof(num), "%.17g", json_real_value(v));
         if (!strpbrk(num, ".eEn"))
             return tpx_buf_addf(out, err, "%s.0", num);
         return tpx_buf_adds(out, num, err);
