@@ -5,8 +5,9 @@
  * (VmHWM) is reset through /proc/PID/clear_refs, and after the answer the growth is VmHWM minus
  * the VmRSS before. Cases: names-only filters (real and made-up names, up to the 100 000
  * candidate cap), full Node objects of about 7 KB each, and the old amplification: 10 MB of empty
- * NodeNames strings. Not a test: prints a table. Run it on the release build for real figures
- * (ASan's shadow memory and quarantine inflate the dev build's).
+ * NodeNames strings; and /preempt (issue 21): up to 3 000 000 MetaVictims on one node, 10 000
+ * nodes (the cap), full victim Pods. Not a test: prints a table. Run it on the release build for
+ * real figures (ASan's shadow memory and quarantine inflate the dev build's).
  *
  * usage: bench_request_memory */
 #include <curl/curl.h>
@@ -157,13 +158,14 @@ static void *drain_log(void *arg)
     return NULL;
 }
 
-static void measure(CURL *h, pid_t pid, int port, const char *what, const struct text *body)
+static void measure_at(CURL *h, pid_t pid, int port, const char *verb, const char *what,
+                       const struct text *body)
 {
     char url[64];
     size_t got = 0;
     long st = 0, rss0, hwm;
 
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d/filter", port);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/%s", port, verb);
     rss0 = status_kb(pid, "VmRSS:");
     reset_peak(pid);
     curl_easy_setopt(h, CURLOPT_URL, url);
@@ -177,6 +179,11 @@ static void measure(CURL *h, pid_t pid, int port, const char *what, const struct
     printf("| %-44s | %8.2f | %3ld | %8.2f | %8.2f | %5.2f |\n", what, body->len / 1e6, st,
            got / 1e6, (hwm - rss0) / 1024.0, (hwm - rss0) * 1024.0 / (double)body->len);
     fflush(stdout);
+}
+
+static void measure(CURL *h, pid_t pid, int port, const char *what, const struct text *body)
+{
+    measure_at(h, pid, port, "filter", what, body);
 }
 
 /* t = {"Pod":POD then rest */
@@ -218,6 +225,46 @@ static void full_body(struct text *t, size_t n)
         node(t, name, (int)(1 + i / 80 % 63));
     }
     adds(t, "]}}");
+}
+
+/* ExtenderPreemptionArgs: nodes x victims each, MetaPods ({"UID":...}) or full Pods of about
+ * 1 KB (a GPU pod as the API server writes one); nodes without victims as null. */
+static void preempt_body(struct text *t, size_t nodes, size_t victims, bool full)
+{
+    char buf[1536];
+
+    begin(t, full ? ",\"NodeNameToVictims\":{" : ",\"NodeNameToMetaVictims\":{");
+    for (size_t i = 0; i < nodes; i++) {
+        snprintf(buf, sizeof(buf), "%s\"r%02zu-n%02zu-%zu\":", i ? "," : "", 1 + i / 80 % 63,
+                 1 + i % 80, i);
+        adds(t, buf);
+        if (victims == 0) {
+            adds(t, "null");
+            continue;
+        }
+        adds(t, "{\"Pods\":[");
+        for (size_t k = 0; k < victims; k++) {
+            if (full)
+                snprintf(buf, sizeof(buf),
+                         "%s{\"metadata\":{\"name\":\"batch-%zu-%zu\",\"namespace\":\"batch\","
+                         "\"uid\":\"6f1c2b9a-%08zx-4e1b-9c3d-%012zx\",\"labels\":{\"app\":"
+                         "\"batch\",\"team\":\"research\"},\"annotations\":{\"topox.io/"
+                         "tensor-parallel-size\":\"8\"}},\"spec\":{\"schedulerName\":"
+                         "\"topox-scheduler\",\"priority\":100,\"containers\":[{\"name\":"
+                         "\"train\",\"image\":\"registry.example.com/ml/train:v1.2.3\","
+                         "\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"8\",\"cpu\":\"32\","
+                         "\"memory\":\"512Gi\"},\"limits\":{\"nvidia.com/gpu\":\"8\"}}}]},"
+                         "\"status\":{\"phase\":\"Running\",\"podIP\":\"10.0.%zu.%zu\","
+                         "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\","
+                         "\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}]}}",
+                         k ? "," : "", i, k, i, k, i % 250, k % 250);
+            else
+                snprintf(buf, sizeof(buf), "%s{\"UID\":\"u%zu-%zu\"}", k ? "," : "", i, k);
+            adds(t, buf);
+        }
+        adds(t, "],\"NumPDBViolations\":0}");
+    }
+    adds(t, "}}");
 }
 
 int main(void)
@@ -277,6 +324,31 @@ int main(void)
     measure(h, pid, port, "Nodes: 5 040 full objects", &t);
     full_body(&t, 9000);
     measure(h, pid, port, "Nodes: 9 000 full objects", &t);
+    names_body(&t, 100000, false, false);
+    measure_at(h, pid, port, "prioritize", "prioritize: 100 000 made-up names", &t);
+    full_body(&t, 5040);
+    measure_at(h, pid, port, "prioritize", "prioritize: 5 040 full Node objects", &t);
+    t.len = 0;
+    adds(&t, "{\"PodName\":\"p\",\"PodNamespace\":\"llm\",\"PodUID\":\"u-1\",\"Node\":"
+             "\"r01-n01\",\"Pad\":[");
+    for (size_t i = 0; i < 1000000; i++)
+        adds(&t, i ? ",\"padding\"" : "\"padding\"");
+    adds(&t, "]}");
+    measure_at(h, pid, port, "bind", "bind: 10 MB of unknown fields", &t);
+    preempt_body(&t, 10000, 0, false);
+    measure_at(h, pid, port, "preempt", "preempt: 10 000 nodes, null victims", &t);
+    preempt_body(&t, 10000, 1, false);
+    measure_at(h, pid, port, "preempt", "preempt: 10 000 nodes (the cap), 1 MetaVictim each", &t);
+    preempt_body(&t, 10001, 1, false);
+    measure_at(h, pid, port, "preempt", "preempt: 10 001 nodes", &t);
+    preempt_body(&t, 5040, 8, true);
+    measure_at(h, pid, port, "preempt", "preempt: 5 040 nodes x 8 full Pods", &t);
+    preempt_body(&t, 1, 500000, false);
+    measure_at(h, pid, port, "preempt", "preempt: 500 000 MetaVictims on one node", &t);
+    preempt_body(&t, 1, 1000000, false);
+    measure_at(h, pid, port, "preempt", "preempt: 1 000 000 MetaVictims (the cap)", &t);
+    preempt_body(&t, 1, 3000000, false);
+    measure_at(h, pid, port, "preempt", "preempt: 3 000 000 MetaVictims", &t);
     curl_easy_cleanup(h);
     curl_global_cleanup();
     free(t.p);

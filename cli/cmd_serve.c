@@ -38,7 +38,9 @@ static const char usage_head[] =
     "Run the kube-scheduler HTTP extender: POST /filter, /prioritize, /bind, /preempt;\n"
     "GET /healthz, /readyz, /metrics, /version, /debug/state.\n\n";
 static const char usage_tail[] =
-    "\nExit status: 0 after SIGTERM/SIGINT, 1 on a startup failure, 2 on a usage error.\n";
+    "\nExit status: 0 after SIGTERM, SIGINT or SIGQUIT (each drains first), 1 on a startup\n"
+    "failure, 2 on a usage error. SIGHUP reloads the TLS files; SIGUSR1 and SIGUSR2 are\n"
+    "logged and ignored.\n";
 
 /* Flags that are not settings; the settings' vals follow from OPT_SETTING on. */
 enum { OPT_CONFIG = 256, OPT_PRINT, OPT_SETTING };
@@ -109,6 +111,11 @@ static struct option *long_options(void)
  * certificates, or an explicit --insecure-listen (and then one warning line). */
 static enum tpx_code check_listen(const struct ext_config *cfg, struct tpx_err *err)
 {
+    /* what is wrong with the address itself comes first (issue 21, item 7) */
+    if (ext_http_check_listen(cfg->listen, err) != TPX_OK) {
+        tpx_err_prefix(err, "--listen (listen)");
+        return err->code;
+    }
     if (ext_http_is_loopback(cfg->listen) || (cfg->tls_cert && cfg->client_ca))
         return TPX_OK;
     if (!cfg->insecure_listen)
@@ -146,6 +153,8 @@ static struct ext_http *start_admin(const struct ext_config *cfg, struct ext_rou
     hc.max_conns = cfg->max_conns;
     hc.max_conns_per_ip = cfg->max_conns_per_ip;
     hc.request_timeout_s = cfg->request_timeout_s;
+    hc.send_timeout_s = cfg->send_timeout_s;
+    hc.answer_budget = cfg->answer_budget;
     h = ext_http_start(&hc, ext_routes_handle_admin, routes, err);
     if (!h) {
         tpx_err_prefix(err, "--admin-listen");
@@ -385,6 +394,13 @@ int cmd_serve(int argc, char **argv)
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGINT);
     sigaddset(&sigs, SIGTERM);
+    /* issue 21, item 9: no signal whose default is to end the process does so without a drain
+     * and a log line; SIGHUP reloads the certificates, SIGUSR1 and SIGUSR2 are logged and ignored
+     */
+    sigaddset(&sigs, SIGQUIT);
+    sigaddset(&sigs, SIGHUP);
+    sigaddset(&sigs, SIGUSR1);
+    sigaddset(&sigs, SIGUSR2);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
     if (check_listen(&cfg, &err) != TPX_OK) {
@@ -414,6 +430,8 @@ int cmd_serve(int argc, char **argv)
     ext_state_set_scheduler(state, cfg.scheduler_name);
     if (start_api(&cfg, state, metrics, &kcfg, &use_api, &feed, &watch, &binder, &err) != TPX_OK)
         goto fail;
+    /* no watch: nothing ever says a pod bound through /bind is gone (issue 21, item 3) */
+    ext_state_set_bound_ageing(state, !use_api);
     if (!cluster && !use_api)
         TPX_LOG(TPX_WARN, "no --nodes, --cluster or API server: not ready until Node objects "
                           "arrive in a filter request");
@@ -450,6 +468,8 @@ int cmd_serve(int argc, char **argv)
     hc.max_conns = cfg.max_conns;
     hc.max_conns_per_ip = cfg.max_conns_per_ip;
     hc.request_timeout_s = cfg.request_timeout_s;
+    hc.send_timeout_s = cfg.send_timeout_s;
+    hc.answer_budget = cfg.answer_budget;
     hc.tls_priorities = cfg.tls_priorities;
     hc.client_allow = (const char *const *)cfg.client_allow;
     hc.nclient_allow = cfg.nclient_allow;
@@ -472,8 +492,20 @@ int cmd_serve(int argc, char **argv)
         struct timespec tick = {cfg.tls_reload_s ? (time_t)cfg.tls_reload_s : 3600, 0};
 
         tls_files_stat(&cfg, &tls_id);
-        while ((sig = sigtimedwait(&sigs, NULL, &tick)) <= 0) {
-            if (cert && cfg.tls_reload_s)
+        while ((sig = sigtimedwait(&sigs, NULL, &tick)) <= 0 || sig == SIGHUP || sig == SIGUSR1 ||
+               sig == SIGUSR2) {
+            if (sig == SIGHUP && cert) { /* now, changed or not: forget what was seen */
+                memset(&tls_id, 0, sizeof(tls_id));
+                TPX_LOG(TPX_INFO, "SIGHUP: reloading the certificate files; other settings "
+                                  "take a restart");
+            } else if (sig > 0) {
+                TPX_LOG(TPX_INFO, "signal ignored", TPX_S("signal", strsignal(sig)),
+                        TPX_S("why", sig == SIGHUP ? "no certificates to reload; settings "
+                                                     "take a restart"
+                                                   : "topox serve has no use for it"));
+                continue;
+            }
+            if (cert && (cfg.tls_reload_s || sig == SIGHUP))
                 tls_reload_if_changed(&cfg, http, &tls_id);
         }
     }

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "common/jsonstr.h"
+#include "extender/codec_int.h"
 #include "objects/podfacts.h"
 
 static char *dup_or_null(const char *s)
@@ -105,22 +106,6 @@ static const char *jstr(const json_t *o, const char *key)
     return json_string_value(json_object_get(o, key));
 }
 
-/* A top-level key matched the way Go matches it: exact first, then ASCII case-folded. */
-static json_t *jget_fold(const json_t *o, const char *key)
-{
-    const char *k;
-    json_t *v, *hit = json_object_get(o, key);
-
-    if (hit)
-        return hit;
-    json_object_foreach((json_t *)o, k, v)
-    {
-        if (strcasecmp(k, key) == 0)
-            hit = v;
-    }
-    return hit;
-}
-
 static enum tpx_code decode_pod_json(const json_t *pod, const struct ext_codec_opts *o,
                                      struct ext_codec_pod *out, struct tpx_err *err)
 {
@@ -163,10 +148,101 @@ static enum tpx_code decode_pod_json(const json_t *pod, const struct ext_codec_o
     return TPX_OK;
 }
 
+/* The Pod's struct fields that topox reads, named as k8s.io/api/core/v1 names them (issue 21,
+ * item 5): go_fold() renames a key that matches a field under Go's rule (ext_nodescan_key_is) to
+ * the field's name, the last match winning, and a null leaving a string or struct field as it was
+ * (nullable: a map or a slice, which null clears). Map keys (labels, annotations, requests) stay
+ * exact. Go also merges a struct field given twice; here the last one is taken whole. */
+struct gofield {
+    const char *name;
+    const struct gofield *sub; /* fields of the value, or of each element with list */
+    bool list;
+    bool nullable;
+};
+static const struct gofield f_env[] = {
+    {.name = "name"}, {.name = "value"}, {.name = "valueFrom"}, {.name = NULL}};
+static const struct gofield f_claim[] = {{.name = "name"}, {.name = "request"}, {.name = NULL}};
+static const struct gofield f_res[] = {{"requests", NULL, false, true},
+                                       {"limits", NULL, false, true},
+                                       {"claims", f_claim, true, true},
+                                       {.name = NULL}};
+static const struct gofield f_ctr[] = {{.name = "name"},
+                                       {.name = "image"},
+                                       {"command", NULL, false, true},
+                                       {"args", NULL, false, true},
+                                       {"env", f_env, true, true},
+                                       {"resources", f_res, false, false},
+                                       {.name = NULL}};
+static const struct gofield f_pclaim[] = {{.name = "name"},
+                                          {.name = "resourceClaimName"},
+                                          {.name = "resourceClaimTemplateName"},
+                                          {.name = NULL}};
+static const struct gofield f_owner[] = {{.name = "apiVersion"}, {.name = "kind"},
+                                         {.name = "name"},       {.name = "uid"},
+                                         {.name = "controller"}, {.name = NULL}};
+static const struct gofield f_meta[] = {{.name = "name"},
+                                        {.name = "generateName"},
+                                        {.name = "namespace"},
+                                        {.name = "uid"},
+                                        {"labels", NULL, false, true},
+                                        {"annotations", NULL, false, true},
+                                        {"ownerReferences", f_owner, true, true},
+                                        {.name = NULL}};
+static const struct gofield f_spec[] = {{"containers", f_ctr, true, true},
+                                        {"initContainers", f_ctr, true, true},
+                                        {"nodeSelector", NULL, false, true},
+                                        {.name = "schedulerName"},
+                                        {.name = "nodeName"},
+                                        {.name = "priorityClassName"},
+                                        {"resourceClaims", f_pclaim, true, true},
+                                        {.name = NULL}};
+static const struct gofield f_pod[] = {{.name = "apiVersion"},
+                                       {.name = "kind"},
+                                       {"metadata", f_meta, false, false},
+                                       {"spec", f_spec, false, false},
+                                       {.name = NULL}};
+
+static void go_fold(json_t *obj, const struct gofield *fields)
+{
+    if (!json_is_object(obj))
+        return;
+    for (const struct gofield *f = fields; f->name; f++) {
+        const char *k;
+        json_t *v, *win = NULL;
+        void *tmp;
+        bool variant = false;
+
+        json_object_foreach(obj, k, v)
+        {
+            if (!ext_nodescan_key_is(k, strlen(k), f->name) || (json_is_null(v) && !f->nullable))
+                continue;
+            variant |= strcmp(k, f->name) != 0;
+            win = v;
+        }
+        if (variant && win) {
+            json_incref(win);
+            json_object_foreach_safe(obj, tmp, k, v)
+            {
+                if (ext_nodescan_key_is(k, strlen(k), f->name))
+                    json_object_del(obj, k);
+            }
+            json_object_set_new(obj, f->name, win);
+        }
+        if (win && f->sub && f->list) {
+            size_t i;
+            json_t *e;
+
+            json_array_foreach(win, i, e) go_fold(e, f->sub);
+        } else if (win && f->sub) {
+            go_fold(win, f->sub);
+        }
+    }
+}
+
 /* Parse the Pod at [off, off + len) of body. */
-static enum tpx_code decode_pod_span(const char *body, const struct ext_nodescan_span *sp,
-                                     const struct ext_codec_opts *o, struct ext_codec_pod *out,
-                                     struct tpx_err *err)
+enum tpx_code ext_codec_decode_pod_span(const char *body, const struct ext_nodescan_span *sp,
+                                        const struct ext_codec_opts *o, struct ext_codec_pod *out,
+                                        struct tpx_err *err)
 {
     json_error_t je;
     json_t *pod;
@@ -177,6 +253,7 @@ static enum tpx_code decode_pod_span(const char *body, const struct ext_nodescan
     pod = json_loadb(body + sp->off, sp->len, 0, &je);
     if (!pod)
         return tpx_err_set(err, TPX_EPARSE, "Pod: %s", je.text);
+    go_fold(pod, f_pod);
     rc = decode_pod_json(pod, o, out, err);
     json_decref(pod);
     return rc;
@@ -409,7 +486,7 @@ static struct ext_codec_names_entry *cache_insert(struct ext_codec_names_cache *
 
 #define DEFAULT_MAX_CANDIDATES 100000
 
-static size_t max_candidates(const struct ext_codec_opts *o)
+size_t ext_codec_max_candidates(const struct ext_codec_opts *o)
 {
     return o && o->max_candidates ? o->max_candidates : DEFAULT_MAX_CANDIDATES;
 }
@@ -486,7 +563,7 @@ enum tpx_code ext_codec_decode_args(const char *body, size_t len, const struct e
         a->names = a->cached->names;
         a->nnames = a->cached->n;
     }
-    if (decode_pod_span(body, &sp[0], o, &a->pod, err) != TPX_OK)
+    if (ext_codec_decode_pod_span(body, &sp[0], o, &a->pod, err) != TPX_OK)
         goto fail;
     if (!sp[2].null) {
         const char *np = body + sp[2].off;
@@ -502,8 +579,8 @@ enum tpx_code ext_codec_decode_args(const char *body, size_t len, const struct e
             a->cached_len = a->cached->len;
             return TPX_OK;
         }
-        if (ext_nodescan_node_names(np, sp[2].len, max_candidates(o), &a->names, &a->nnames, err) !=
-            TPX_OK) {
+        if (ext_nodescan_node_names(np, sp[2].len, ext_codec_max_candidates(o), &a->names,
+                                    &a->nnames, err) != TPX_OK) {
             tpx_err_prefix(err, "NodeNames");
             goto fail;
         }
@@ -531,9 +608,9 @@ enum tpx_code ext_codec_decode_args(const char *body, size_t len, const struct e
             tpx_err_prefix(err, "Nodes");
             goto fail;
         }
-        if (a->nodes.n > max_candidates(o)) {
+        if (a->nodes.n > ext_codec_max_candidates(o)) {
             tpx_err_set(err, TPX_ETOOBIG, "Nodes: more than %zu candidate nodes",
-                        max_candidates(o));
+                        ext_codec_max_candidates(o));
             goto fail;
         }
         a->nnames = a->nodes.n;
@@ -1025,33 +1102,75 @@ enum tpx_code ext_codec_priorities_plain(const char *const *names, const uint32_
 
 /* ---- bind ---- */
 
+/* Top-level string fields, as Go's encoding/json fills a struct's string fields (decode.go,
+ * object()): each key is matched exactly or else case-insensitively (ext_nodescan's key rule),
+ * every occurrence is decoded into the field in turn, so the last wins, and a null leaves the field
+ * as it was. A value of another type is an error, as Go's UnmarshalTypeError. */
+struct str_fields {
+    const char *const *keys;
+    const char *at[8]; /* the last string's opening quote, NULL: none */
+    size_t len[8];     /* its raw length between the quotes */
+};
+
+static enum tpx_code str_field_hook(void *ctx, size_t key, const char *at, size_t rest,
+                                    size_t *used, struct tpx_err *err)
+{
+    struct str_fields *f = ctx;
+
+    if (ext_nodescan_value_len(at, rest, used, err) != TPX_OK)
+        return err->code;
+    if (*used == 4 && memcmp(at, "null", 4) == 0)
+        return TPX_OK;
+    if (at[0] != '"')
+        return tpx_err_set(err, TPX_EPARSE, "%s is not a string", f->keys[key]);
+    f->at[key] = at;
+    f->len[key] = *used - 2;
+    return TPX_OK;
+}
+
+/* The field's decoded value, malloc'd; NULL when absent (or out of memory: *oom). */
+static char *str_field(const struct str_fields *f, size_t key, bool *oom)
+{
+    char *d;
+    struct ext_nodescan_raw r;
+
+    if (!f->at[key])
+        return NULL;
+    d = malloc(f->len[key] + 1);
+    if (!d) {
+        *oom = true;
+        return NULL;
+    }
+    r.off = 1;
+    r.len =
+        (uint32_t)f->len[key] | (memchr(f->at[key] + 1, '\\', f->len[key]) ? EXT_SCAN_RAW_ESC : 0);
+    ext_nodescan_raw_decode(f->at[key], r, d);
+    return d;
+}
+
 enum tpx_code ext_codec_decode_bind(const char *body, size_t len, struct ext_codec_bind_args *b,
                                     struct tpx_err *err)
 {
-    json_error_t je;
-    json_t *j = json_loadb(body, len, 0, &je);
-    const char *uid, *node;
+    static const char *const keys[] = {"PodName", "PodNamespace", "PodUID", "Node"};
+    struct ext_nodescan_span sp[4];
+    struct str_fields f;
+    bool oom = false;
 
     memset(b, 0, sizeof(*b));
-    if (!j)
-        return tpx_err_set(err, TPX_EPARSE, "ExtenderBindingArgs: line %d column %d: %s", je.line,
-                           je.column, je.text);
-    if (!json_is_object(j)) {
-        json_decref(j);
-        return tpx_err_set(err, TPX_EPARSE, "ExtenderBindingArgs is not a JSON object");
+    memset(&f, 0, sizeof(f));
+    f.keys = keys;
+    if (ext_nodescan_object_keys_hook(body, len, keys, 4, 0, 0xF, str_field_hook, &f, sp, err) !=
+        TPX_OK) {
+        tpx_err_prefix(err, "ExtenderBindingArgs");
+        return err->code;
     }
-    uid = json_string_value(jget_fold(j, "PodUID"));
-    node = json_string_value(jget_fold(j, "Node"));
-    if (!uid || !*uid || !node || !*node) {
-        json_decref(j);
+    if (!f.at[2] || f.len[2] == 0 || !f.at[3] || f.len[3] == 0)
         return tpx_err_set(err, TPX_EPARSE, "ExtenderBindingArgs needs PodUID and Node");
-    }
-    b->pod_name = dup_or_null(json_string_value(jget_fold(j, "PodName")));
-    b->pod_ns = dup_or_null(json_string_value(jget_fold(j, "PodNamespace")));
-    b->pod_uid = strdup(uid);
-    b->node = strdup(node);
-    json_decref(j);
-    if (!b->pod_uid || !b->node) {
+    b->pod_name = str_field(&f, 0, &oom);
+    b->pod_ns = str_field(&f, 1, &oom);
+    b->pod_uid = str_field(&f, 2, &oom);
+    b->node = str_field(&f, 3, &oom);
+    if (oom) {
         ext_codec_bind_args_release(b);
         return tpx_err_set(err, TPX_ENOMEM, "out of memory");
     }
@@ -1073,123 +1192,6 @@ enum tpx_code ext_codec_bind_result(const char *msg, struct tpx_buf *out, struct
         tpx_json_str(out, msg ? msg : "", err) != TPX_OK)
         return err->code;
     return tpx_buf_add(out, "}", 1, err);
-}
-
-/* ---- preempt ---- */
-
-static enum tpx_code victims(json_t *map, bool meta, struct ext_codec_preempt_args *p,
-                             struct tpx_err *err)
-{
-    const char *node;
-    json_t *v;
-    size_t i = 0;
-
-    if (!json_is_object(map))
-        return tpx_err_set(err, TPX_EPARSE, "NodeNameToVictims is not an object");
-    p->v = calloc(json_object_size(map) + 1, sizeof(*p->v));
-    if (!p->v)
-        return tpx_err_set(err, TPX_ENOMEM, "out of memory");
-    json_object_foreach(map, node, v)
-    {
-        struct ext_codec_victims *x = &p->v[i++];
-        json_t *pods = jget_fold(v, "Pods");
-        size_t k;
-        json_t *pod;
-
-        p->n = i;
-        x->node = strdup(node);
-        x->pdb_violations = json_integer_value(jget_fold(v, "NumPDBViolations"));
-        x->uids = calloc(json_array_size(pods) + 1, sizeof(char *));
-        if (!x->node || !x->uids)
-            return tpx_err_set(err, TPX_ENOMEM, "out of memory");
-        json_array_foreach(pods, k, pod)
-        {
-            const char *uid = meta ? json_string_value(jget_fold(pod, "UID"))
-                                   : jstr(json_object_get(pod, "metadata"), "uid");
-            if (!uid)
-                continue;
-            x->uids[x->nuids] = strdup(uid);
-            if (!x->uids[x->nuids])
-                return tpx_err_set(err, TPX_ENOMEM, "out of memory");
-            x->nuids++;
-        }
-    }
-    return TPX_OK;
-}
-
-enum tpx_code ext_codec_decode_preempt(const char *body, size_t len, const struct ext_codec_opts *o,
-                                       struct ext_codec_preempt_args *p, struct tpx_err *err)
-{
-    json_error_t je;
-    json_t *j = json_loadb(body, len, 0, &je);
-    json_t *meta, *full;
-    enum tpx_code rc;
-
-    memset(p, 0, sizeof(*p));
-    if (!j)
-        return tpx_err_set(err, TPX_EPARSE, "ExtenderPreemptionArgs: line %d column %d: %s",
-                           je.line, je.column, je.text);
-    if (!json_is_object(j)) {
-        json_decref(j);
-        return tpx_err_set(err, TPX_EPARSE, "ExtenderPreemptionArgs is not a JSON object");
-    }
-    rc = decode_pod_json(jget_fold(j, "Pod"), o, &p->pod, err);
-    if (rc == TPX_OK) {
-        meta = jget_fold(j, "NodeNameToMetaVictims");
-        full = jget_fold(j, "NodeNameToVictims");
-        if (meta && !json_is_null(meta))
-            rc = victims(meta, true, p, err);
-        else if (full && !json_is_null(full))
-            rc = victims(full, false, p, err);
-    }
-    json_decref(j);
-    if (rc != TPX_OK)
-        ext_codec_preempt_args_release(p);
-    return rc;
-}
-
-void ext_codec_preempt_args_release(struct ext_codec_preempt_args *p)
-{
-    ext_codec_pod_release(&p->pod);
-    for (size_t i = 0; i < p->n; i++) {
-        for (size_t k = 0; k < p->v[i].nuids; k++)
-            free(p->v[i].uids[k]);
-        free(p->v[i].uids);
-        free(p->v[i].node);
-    }
-    free(p->v);
-    p->v = NULL;
-    p->n = 0;
-}
-
-enum tpx_code ext_codec_preempt_result(const struct ext_codec_preempt_args *p, const bool *keep,
-                                       struct tpx_buf *out, struct tpx_err *err)
-{
-    bool first = true;
-
-    if (tpx_buf_adds(out, "{\"NodeNameToMetaVictims\":{", err) != TPX_OK)
-        return err->code;
-    for (size_t i = 0; i < p->n; i++) {
-        const struct ext_codec_victims *v = &p->v[i];
-
-        if ((keep && !keep[i]) || v->nuids == 0)
-            continue;
-        if ((!first && tpx_buf_add(out, ",", 1, err) != TPX_OK) ||
-            tpx_json_str(out, v->node, err) != TPX_OK ||
-            tpx_buf_adds(out, ":{\"Pods\":[", err) != TPX_OK)
-            return err->code;
-        first = false;
-        for (size_t k = 0; k < v->nuids; k++) {
-            if ((k && tpx_buf_add(out, ",", 1, err) != TPX_OK) ||
-                tpx_buf_adds(out, "{\"UID\":", err) != TPX_OK ||
-                tpx_json_str(out, v->uids[k], err) != TPX_OK ||
-                tpx_buf_add(out, "}", 1, err) != TPX_OK)
-                return err->code;
-        }
-        if (tpx_buf_addf(out, err, "],\"NumPDBViolations\":%lld}", v->pdb_violations) != TPX_OK)
-            return err->code;
-    }
-    return tpx_buf_adds(out, "}}", err);
 }
 
 /* ---- /debug/state ---- */

@@ -169,26 +169,35 @@ void ext_codec_bind_args_release(struct ext_codec_bind_args *b);
 /* ExtenderBindingResult: {"Error":msg} ("" for success). */
 enum tpx_code ext_codec_bind_result(const char *msg, struct tpx_buf *out, struct tpx_err *err);
 
-/* One node's victims in a preemption request (UIDs; from MetaVictims or from full Pods). */
-struct ext_codec_victims {
-    char *node;
-    char **uids;
-    size_t nuids;
-    long long pdb_violations;
-};
-
-/* ExtenderPreemptionArgs. Owned: ext_codec_preempt_args_release(). */
+/* ExtenderPreemptionArgs (issue 21, item 1: no jansson tree of the victims). The Pod is decoded
+ * as for a filter; the victims map is read by ext_nodescan_victims(), so a victim costs 8 bytes
+ * and a node 24 (plus its name, decoded once), against at least 11 and 25 bytes of body. Only
+ * nodes with at least one victim are kept (only they can be in the answer); a node listed twice
+ * keeps its last entry (Go's map decoding). At most o->max_candidates nodes (and never more
+ * than EXT_CODEC_MAX_PREEMPT_NODES) and EXT_CODEC_MAX_VICTIMS victims: TPX_ETOOBIG. The body must
+ * outlive *p. Owned: ext_codec_preempt_args_release(). */
+#define EXT_CODEC_MAX_VICTIMS 1000000
+/* kube-scheduler offers an extender the victims of its preemption candidates, at most
+ * max(minCandidateNodesAbsolute 100, minCandidateNodesPercentage 10% of the nodes), all nodes at
+ * 100%: 5,000 in the largest cluster Kubernetes supports. Twice that. A node with one victim costs
+ * about 4x its bytes (its record, name, verdict and answer line), so the cap keeps that at about
+ * 1 MiB in all. */
+#define EXT_CODEC_MAX_PREEMPT_NODES 10000
 struct ext_codec_preempt_args {
     struct ext_codec_pod pod;
-    struct ext_codec_victims *v;
-    size_t n;
+    size_t n;           /* nodes with victims */
+    const char **names; /* their names, decoded (one block with the characters) */
+    /* private: where each node's victims are */
+    const char *map; /* the victims map's bytes in the body */
+    struct ext_nodescan_victims sv;
+    uint32_t *idx; /* names[i] is sv.nodes[idx[i]] */
 };
 enum tpx_code ext_codec_decode_preempt(const char *body, size_t len, const struct ext_codec_opts *o,
                                        struct ext_codec_preempt_args *p, struct tpx_err *err);
 void ext_codec_preempt_args_release(struct ext_codec_preempt_args *p);
 
 /* ExtenderPreemptionResult: {"NodeNameToMetaVictims":{...}} with the nodes where keep[i] is true
- * and that have at least one victim. */
+ * (keep NULL: all), each with its victims' UIDs and NumPDBViolations. */
 enum tpx_code ext_codec_preempt_result(const struct ext_codec_preempt_args *p, const bool *keep,
                                        struct tpx_buf *out, struct tpx_err *err);
 

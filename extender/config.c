@@ -156,6 +156,26 @@ const struct ext_config_setting ext_config_settings[] = {
      .max = 3600,
      .help = "close a connection whose request (headers and body) is not in\n"
              "after DUR (default 15s)"},
+    {.key = "sendTimeout",
+     .flag = "send-timeout",
+     .metavar = "DUR",
+     .type = EXT_CONFIG_SETTING_DURATION,
+     .offset = FIELD(send_timeout_s),
+     .def = "30s",
+     .min = 1,
+     .max = 3600,
+     .help = "close a connection whose answer is not all sent DUR after it\n"
+             "was ready (default 30s, kube-scheduler's extender httpTimeout)"},
+    {.key = "answerBudget",
+     .flag = "answer-budget",
+     .metavar = "SIZE",
+     .type = EXT_CONFIG_SETTING_SIZE,
+     .offset = FIELD(answer_budget),
+     .def = "256Mi",
+     .min = 1,
+     .max = 1ULL << 40,
+     .help = "bytes that answers not yet sent may hold in all, with their\n"
+             "requests (default 256Mi); past it a request gets 503"},
     {.key = "resources",
      .flag = "resources",
      .metavar = "LIST",
@@ -296,6 +316,7 @@ const struct ext_config_setting ext_config_settings[] = {
      .type = EXT_CONFIG_SETTING_DURATION,
      .offset = FIELD(conn_timeout_s),
      .def = "120s",
+     .min = 1,
      .max = DURATION_MAX,
      .help = "close idle connections after DUR (default 120s)"},
     /* at most an hour: the drain loop counts milliseconds in an unsigned */
@@ -559,13 +580,10 @@ static enum tpx_code set_value(struct ext_config *c, const struct ext_config_set
             *(size_t *)f = (size_t)u;
         break;
     case EXT_CONFIG_SETTING_BOOL:
-        ok = true;
-        if (strcmp(v, "true") == 0 || strcmp(v, "on") == 0)
-            *(bool *)f = true;
-        else if (strcmp(v, "false") == 0 || strcmp(v, "off") == 0)
-            *(bool *)f = false;
-        else
-            ok = false;
+        /* the words a plain YAML scalar gives (issue 21, item 9): one rule for flags and file */
+        ok = obj_yaml_bool_word(v) >= 0;
+        if (ok)
+            *(bool *)f = obj_yaml_bool_word(v) == 1;
         break;
     case EXT_CONFIG_SETTING_ENUM:
         for (size_t i = 0; i < s->nnames && !ok; i++) {

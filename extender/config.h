@@ -60,6 +60,8 @@ struct ext_config {
     unsigned max_conns;               /* 1000: open connections in all */
     unsigned max_conns_per_ip;        /* 64: open connections per client address; 0: no limit */
     unsigned request_timeout_s;       /* 15: from a request's start until its body is in */
+    unsigned send_timeout_s;          /* 30: from an answer's queueing until it is all sent */
+    size_t answer_budget;             /* 256 MiB: what unsent answers may hold in all */
     char *tls_priorities;             /* GnuTLS priority string; TLS 1.2 and 1.3 only */
     char *client_allow[EXT_MAX_LIST]; /* client certificate CNs/SANs let in; none: any */
     size_t nclient_allow;

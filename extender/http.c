@@ -15,8 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <errno.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,6 +41,7 @@ struct conn {
                            previous request ended) */
     unsigned limit_s;   /* the deadline: t0 + limit_s */
     bool reading;       /* counting: headers or body still arriving */
+    bool sending;       /* counting: the answer is queued and not yet all sent (issue 21) */
     bool cut;           /* shut down by the watchdog */
 };
 
@@ -52,6 +55,9 @@ struct ext_http {
     bool stopping;
     unsigned request_timeout_s;
     unsigned idle_timeout_s;
+    unsigned send_timeout_s; /* from an answer's queueing until its last byte is sent */
+    size_t answer_budget;    /* bytes that answers not yet sent may hold, all together */
+    atomic_size_t held;      /* what they hold now: their request bodies and answers */
     struct sockaddr_storage addr;
     bool v6;
     unsigned threads;
@@ -77,6 +83,7 @@ struct req {
     struct tpx_buf body; /* capped at max_body */
     size_t dropped;      /* body bytes read and thrown away once over the cap */
     size_t bytes_in;     /* the body's length once complete (a generated answer takes it) */
+    size_t held;         /* counted in ext_http.held until on_completed() */
     bool too_large;
     bool oom;
     bool answered;
@@ -185,6 +192,50 @@ static enum MHD_Result queue_text(struct MHD_Connection *conn, struct req *r, un
     return queue(conn, r, status, b, strlen(b), NULL, NULL);
 }
 
+/* An answer after which the connection is closed (RFC 9112 section 6.3: a request whose framing
+ * cannot be trusted must not be followed by another on the same connection). */
+static enum MHD_Result queue_close(struct MHD_Connection *conn, struct req *r, unsigned status,
+                                   const char *json)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(strlen(json), (void *)json, MHD_RESPMEM_MUST_COPY);
+    enum MHD_Result ret;
+
+    if (!resp)
+        return MHD_NO;
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+    r->status = status;
+    r->answered = true;
+    ret = MHD_queue_response(conn, status, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+/* The request's framing, where MHD 0.9.75 lets it through (issue 21, item 8): Content-Length
+ * together with Transfer-Encoding is refused (400, and the connection closed, as RFC 9112 section
+ * 6.3 asks of a server that does not process it by the Transfer-Encoding alone), and a
+ * Transfer-Encoding other than chunked gets 501 (MHD would wait for a body it cannot frame until
+ * the request timeout). NULL: the framing is fine. */
+static const char *bad_framing(struct MHD_Connection *conn, unsigned *status)
+{
+    const char *te =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+    const char *cl =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+
+    if (!te)
+        return NULL;
+    *status = MHD_HTTP_BAD_REQUEST;
+    if (cl)
+        return "{\"error\":\"a request with both Content-Length and Transfer-Encoding is refused "
+               "(RFC 9112 section 6.3)\"}";
+    *status = MHD_HTTP_NOT_IMPLEMENTED;
+    if (strcasecmp(te, "chunked") != 0)
+        return "{\"error\":\"Transfer-Encoding other than chunked is not supported\"}";
+    return NULL;
+}
+
 /* Whether the peer certificate's CN or one of its subject alternative names is in the list. */
 static bool cert_allowed(const gnutls_datum_t *der, char *const *allow, size_t nallow)
 {
@@ -279,10 +330,34 @@ static void conn_reading(struct MHD_Connection *mc, bool start)
     h = c->owner;
     pthread_mutex_lock(&h->conns_lock);
     c->reading = start;
+    c->sending = false;
     if (start) {
         clock_gettime(CLOCK_MONOTONIC, &c->t0);
         c->limit_s = h->request_timeout_s + h->idle_timeout_s;
     }
+    pthread_mutex_unlock(&h->conns_lock);
+}
+
+/* The answer is queued: from now on the send deadline counts (issue 21, item 2). MHD's
+ * connection timeout is an idle timeout, reset by every byte sent, so a client reading a byte
+ * every few seconds, or one that never reads while the kernel's buffers take what it will, could
+ * hold the request body and the answer until it pleased. */
+static void conn_sending(struct MHD_Connection *mc)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    struct ext_http *h;
+    struct conn *c;
+
+    if (!ci || !ci->socket_context)
+        return;
+    c = ci->socket_context;
+    h = c->owner;
+    pthread_mutex_lock(&h->conns_lock);
+    c->reading = false;
+    c->sending = true;
+    clock_gettime(CLOCK_MONOTONIC, &c->t0);
+    c->limit_s = h->send_timeout_s;
     pthread_mutex_unlock(&h->conns_lock);
 }
 
@@ -339,20 +414,29 @@ static void *watchdog(void *arg)
     pthread_mutex_lock(&h->conns_lock);
     while (!h->stopping) {
         struct timespec now, until;
-        size_t cut = 0;
+        size_t cut = 0, cut_send = 0;
 
         clock_gettime(CLOCK_MONOTONIC, &now);
         for (struct conn *c = h->conns; c; c = c->next) {
-            if (!c->reading || c->cut || now.tv_sec - c->t0.tv_sec < (time_t)c->limit_s)
+            if ((!c->reading && !c->sending) || c->cut ||
+                now.tv_sec - c->t0.tv_sec < (time_t)c->limit_s)
                 continue;
             shutdown(c->fd, SHUT_RDWR);
             c->cut = true;
-            cut++;
+            if (c->sending)
+                cut_send++;
+            else
+                cut++;
         }
         if (cut)
             TPX_LOG(TPX_WARN, "requests past the request timeout: connections closed",
                     TPX_I("count", (long long)cut),
                     TPX_I("timeout_s", (long long)h->request_timeout_s));
+        if (cut_send)
+            TPX_LOG(TPX_WARN, "answers past the send timeout: connections closed",
+                    TPX_I("count", (long long)cut_send),
+                    TPX_I("timeout_s", (long long)h->send_timeout_s),
+                    TPX_I("held_bytes", (long long)atomic_load(&h->held)));
         if (h->retiring && now.tv_sec >= h->retire_at) {
             pthread_mutex_unlock(&h->conns_lock);
             stop_retiring(h, true);
@@ -417,6 +501,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         tpx_str_copy(r->path, sizeof(r->path), url);
         *req_cls = r; /* freed only in on_completed() */
         atomic_fetch_add(&h->inflight, 1);
+        {
+            unsigned st = 0;
+            const char *bad = bad_framing(conn, &st);
+
+            if (bad)
+                return queue_close(conn, r, st, bad);
+        }
         if (h->require_client && !client_ok(conn))
             return queue_text(conn, r, MHD_HTTP_FORBIDDEN,
                               "{\"error\":\"a client certificate signed by the configured CA is "
@@ -471,6 +562,28 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return queue_text(conn, r, MHD_HTTP_SERVICE_UNAVAILABLE,
                           "{\"error\":\"out of memory reading the request\"}");
     r->bytes_in = r->body.len;
+    {
+        size_t held = atomic_load(&h->held);
+
+        /* the budget for unfinished answers (issue 21, item 2): a request alone always runs */
+        if (held > 0 && held + r->body.len > h->answer_budget) {
+            char msg[256];
+
+            TPX_LOG(TPX_WARN, "answers in flight over the budget: request refused",
+                    TPX_S("path", r->path), TPX_I("held_bytes", (long long)held),
+                    TPX_I("budget", (long long)h->answer_budget));
+            snprintf(msg, sizeof(msg),
+                     "{\"error\":\"busy: unsent answers hold %zu bytes, and this request's %zu "
+                     "more would pass answerBudget (%zu); retry\"}",
+                     held, r->body.len, h->answer_budget);
+            tpx_buf_release(&r->body);
+            return queue_text(conn, r, MHD_HTTP_SERVICE_UNAVAILABLE, msg);
+        }
+    }
+    /* held until on_completed(): the body from now (a generated answer reads from it), then the
+     * answer */
+    r->held = r->body.len;
+    atomic_fetch_add(&h->held, r->held);
     rq.method = method;
     rq.path = url;
     rq.body = r->body.data ? r->body.data : "";
@@ -479,6 +592,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     memset(&rp, 0, sizeof(rp));
     rp.status = 500;
     h->fn(h->ctx, &rq, &rp);
+    {
+        size_t answer = rp.gen ? (rp.gen_len < GEN_BLOCK ? rp.gen_len : GEN_BLOCK) : rp.len;
+
+        r->held += answer;
+        atomic_fetch_add(&h->held, answer);
+    }
+    conn_sending(conn);
     if (rp.gen) {
         free(rp.body);
         return queue_gen(conn, r, &rp);
@@ -502,6 +622,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
             TPX_I("dur_us", (long long)((tpx_mono_s() - r->t0) * 1e6)),
             TPX_B("completed", toe == MHD_REQUEST_TERMINATED_COMPLETED_OK));
     tpx_buf_release(&r->body);
+    atomic_fetch_sub(&h->held, r->held);
     free(r);
     *req_cls = NULL;
     atomic_fetch_sub(&h->inflight, 1);
@@ -572,9 +693,19 @@ static enum tpx_code parse_listen(const char *listen, struct sockaddr_storage *s
             return tpx_err_set(err, TPX_EINVAL, "bad listen address '%s' (want ADDR:PORT)", listen);
         he = colon;
     }
+    if (!colon[1])
+        return tpx_err_set(err, TPX_EINVAL, "bad port in listen address '%s': no port", listen);
+    if ((colon[1] < '0' || colon[1] > '9') && colon[1] != '-')
+        return tpx_err_set(err, TPX_EINVAL, "bad port in listen address '%s': not a number",
+                           listen);
+    errno = 0;
     p = strtoul(colon + 1, &end, 10);
-    if (!colon[1] || *end || p > 65535)
-        return tpx_err_set(err, TPX_EINVAL, "bad port in listen address '%s'", listen);
+    if (*end)
+        return tpx_err_set(err, TPX_EINVAL, "bad port in listen address '%s': not a number",
+                           listen);
+    if (colon[1] == '-' || errno == ERANGE || p > 65535)
+        return tpx_err_set(err, TPX_EINVAL, "port out of range in listen address '%s' (0 to 65535)",
+                           listen);
     if ((size_t)(he - hs) >= sizeof(host))
         return tpx_err_set(err, TPX_EINVAL, "listen host too long");
     memcpy(host, hs, (size_t)(he - hs));
@@ -653,6 +784,15 @@ static void free_http(struct ext_http *h)
     free(h->key);
     free(h->ca);
     free(h);
+}
+
+enum tpx_code ext_http_check_listen(const char *listen, struct tpx_err *err)
+{
+    struct sockaddr_storage ss;
+    unsigned port;
+    bool v6 = false;
+
+    return parse_listen(listen, &ss, &v6, &port, err);
 }
 
 bool ext_http_is_loopback(const char *listen)
@@ -791,6 +931,8 @@ struct ext_http *ext_http_start(const struct ext_http_config *cfg, ext_http_hand
     h->max_body = cfg->max_body;
     h->request_timeout_s = cfg->request_timeout_s ? cfg->request_timeout_s : 15;
     h->idle_timeout_s = cfg->conn_timeout_s ? cfg->conn_timeout_s : 120;
+    h->send_timeout_s = cfg->send_timeout_s ? cfg->send_timeout_s : 30;
+    h->answer_budget = cfg->answer_budget ? cfg->answer_budget : 256U << 20;
     h->max_conns = cfg->max_conns ? cfg->max_conns : 1000;
     h->max_conns_per_ip = cfg->max_conns_per_ip;
     h->threads = cfg->threads;

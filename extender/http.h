@@ -3,8 +3,9 @@
  * TLS with client-certificate checks): it collects each request body under a hard cap (413 past
  * it), hands complete requests to one handler, logs one access line per request, and drains on
  * stop. It knows nothing about the extender protocol: routes.c does. Only http.c sees MHD.
- * Limits: connections in all and per client address, and a whole-request deadline (a watchdog
- * thread shuts down connections whose headers and body are not in by then).
+ * Limits: connections in all and per client address, a whole-request deadline and an answer
+ * deadline (a watchdog thread shuts down connections whose headers and body are not in, or whose
+ * answer is not all sent, by then), and a budget for the bytes unsent answers hold.
  *
  * Threads: the handler is called from MHD's pool threads, concurrently. */
 #ifndef TPX_EXTENDER_HTTP_H
@@ -56,6 +57,9 @@ struct ext_http_config {
     unsigned max_conns;         /* open connections in all; over it new ones are closed; 0: 1000 */
     unsigned max_conns_per_ip;  /* open connections per client address; 0: no such limit */
     unsigned request_timeout_s; /* from a request's start until its body is in; 0: 15 */
+    unsigned send_timeout_s;    /* from an answer's queueing until it is all sent; 0: 30 */
+    size_t answer_budget;       /* bytes unsent answers may hold in all (their bodies and answers;
+                                   a request alone always runs); past it 503; 0: 256 MiB */
     const char *tls_priorities; /* GnuTLS priority string; NULL: EXT_HTTP_TLS_PRIORITIES */
     const char *const *client_allow; /* with a client CA: the certificate's CN or one of its
                                         SANs must be one of these (403 otherwise); none: any */
@@ -64,6 +68,10 @@ struct ext_http_config {
 
 /* TLS 1.3 and 1.2 only, with GnuTLS's SECURE128 ciphers and groups. */
 #define EXT_HTTP_TLS_PRIORITIES "SECURE128:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+
+/* Whether a listen address can be listened on as written: TPX_EINVAL saying what is wrong ("bad
+ * port ...: not a number", "port out of range ...", an address that does not resolve). */
+enum tpx_code ext_http_check_listen(const char *listen, struct tpx_err *err);
 
 /* Whether a listen address ("ADDR:PORT") binds only loopback: 127.0.0.0/8, ::1, localhost. */
 bool ext_http_is_loopback(const char *listen);

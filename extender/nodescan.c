@@ -473,6 +473,11 @@ static bool key_matches(const char *raw, size_t rawlen, bool esc, const char *na
     return i == n && j == nl;
 }
 
+bool ext_nodescan_key_is(const char *key, size_t len, const char *name)
+{
+    return key_matches(key, len, false, name);
+}
+
 /* Past the array or object at pos by its brackets and string quotes alone, validating nothing
  * inside (for a span its own parser validates next); any other value is skipped with validation.
  * Fails only when the value does not end. */
@@ -1050,4 +1055,273 @@ void ext_nodescan_nodes_release(struct ext_nodescan_nodes *s)
     free(s->kv);
     free(s->arena);
     memset(s, 0, sizeof(*s));
+}
+
+/* ---- the victims of a preemption request (issue 21, item 1) ---- */
+
+struct vs {
+    struct scan s;
+    struct ext_nodescan_victims *out;
+    bool meta;
+    size_t nodes_alloc, empty_alloc, uids_alloc;
+    size_t max_nodes, max_victims, seen;
+};
+
+static bool vs_grow(void **arr, size_t *alloc, size_t n, size_t size)
+{
+    size_t want;
+    void *q;
+
+    if (n < *alloc)
+        return true;
+    want = *alloc ? *alloc * 2 : 64;
+    q = realloc(*arr, want * size);
+    if (!q)
+        return false;
+    *arr = q;
+    *alloc = want;
+    return true;
+}
+
+/* One level into an array or object, within EXT_SCAN_MAX_DEPTH. */
+static enum tpx_code deeper(struct scan *s)
+{
+    if (++s->depth > EXT_SCAN_MAX_DEPTH)
+        return tpx_err_set(s->err, TPX_ETOOBIG, "JSON nested deeper than %d at byte %zu",
+                           EXT_SCAN_MAX_DEPTH, s->pos);
+    return TPX_OK;
+}
+
+static struct ext_nodescan_raw raw_of(size_t raw, size_t rawlen, bool esc)
+{
+    return (struct ext_nodescan_raw){(uint32_t)raw,
+                                     (uint32_t)rawlen | (esc ? EXT_SCAN_RAW_ESC : 0)};
+}
+
+size_t ext_nodescan_raw_decode(const char *p, struct ext_nodescan_raw r, char *dst)
+{
+    size_t n = r.len & ~EXT_SCAN_RAW_ESC;
+
+    if (r.len & EXT_SCAN_RAW_ESC)
+        return decode(p + r.off, n, dst);
+    memcpy(dst, p + r.off, n);
+    dst[n] = '\0';
+    return n;
+}
+
+/* Whether a map key can be a node name: 1..EXT_SCAN_NAME_MAX bytes decoded, no control byte. A
+ * \u escape decodes to at least one byte per 6, so a longer raw key is too long. */
+static bool vs_name_ok(const char *p, size_t raw, size_t rawlen, bool esc)
+{
+    char buf[6 * EXT_SCAN_NAME_MAX + 1];
+    size_t n;
+
+    if (!esc)
+        return rawlen >= 1 && rawlen <= EXT_SCAN_NAME_MAX;
+    if (rawlen > 6 * EXT_SCAN_NAME_MAX)
+        return false;
+    n = decode(p + raw, rawlen, buf);
+    return n >= 1 && n <= EXT_SCAN_NAME_MAX && !has_control(buf, n);
+}
+
+/* At an object: the last non-null string at path[0].path[1]... (npath keys, each matching as
+ * key_matches() says). Go: a null leaves a string field, or a struct field, as it was, and a
+ * struct field given twice is merged, so the last string seen at the path wins. */
+static enum tpx_code vs_string_path(struct scan *s, const char *const *path, size_t npath,
+                                    bool *have, size_t *raw, size_t *rawlen, bool *esc)
+{
+    bool first = true, kesc;
+    size_t kraw, klen;
+    int r;
+
+    if (deeper(s) != TPX_OK)
+        return s->err->code;
+    while ((r = obj_next(s, &first, &kraw, &klen, &kesc)) == 1) {
+        enum tpx_code rc;
+        int c = peek(s);
+
+        if (!key_matches(s->b + kraw, klen, kesc, path[0]))
+            rc = skip_value(s);
+        else if (c == 'n')
+            rc = literal(s, "null");
+        else if (npath > 1)
+            rc = c == '{' ? vs_string_path(s, path + 1, npath - 1, have, raw, rawlen, esc)
+                          : tpx_err_set(s->err, TPX_EPARSE, "%s at byte %zu is not an object",
+                                        path[0], s->pos);
+        else if (c != '"')
+            rc = tpx_err_set(s->err, TPX_EPARSE, "%s at byte %zu is not a string", path[0], s->pos);
+        else if ((rc = string_tok(s, raw, rawlen, esc)) == TPX_OK)
+            *have = true;
+        if (rc != TPX_OK)
+            return s->err->code;
+    }
+    s->depth--;
+    return r == 0 ? TPX_OK : s->err->code;
+}
+
+/* One victim: a MetaPod ({"UID":...}) or a Pod ({"metadata":{"uid":...}}). */
+static enum tpx_code vs_pod(struct vs *v)
+{
+    static const char *const meta[] = {"UID"}, *const full[] = {"metadata", "uid"};
+    struct scan *s = &v->s;
+    bool have = false, esc = false;
+    size_t raw = 0, rawlen = 0;
+
+    if (peek(s) == 'n') /* a nil pointer in the list: no UID */
+        return literal(s, "null");
+    if (peek(s) != '{')
+        return fail(s, "a victim is not an object");
+    if (vs_string_path(s, v->meta ? meta : full, v->meta ? 1 : 2, &have, &raw, &rawlen, &esc) !=
+        TPX_OK)
+        return s->err->code;
+    if (!have || rawlen == 0) /* no UID: nothing to name in the answer */
+        return TPX_OK;
+    if (v->out->nuids >= v->max_victims)
+        return tpx_err_set(s->err, TPX_ETOOBIG, "more than %zu victims", v->max_victims);
+    if (!vs_grow((void **)&v->out->uids, &v->uids_alloc, v->out->nuids, sizeof(*v->out->uids)))
+        return tpx_err_set(s->err, TPX_ENOMEM, "out of memory reading the victims");
+    v->out->uids[v->out->nuids++] = raw_of(raw, rawlen, esc);
+    return TPX_OK;
+}
+
+/* NumPDBViolations: an int64 as Go reads one (no fraction, no exponent, no overflow). */
+static enum tpx_code vs_int(struct scan *s, long long *out)
+{
+    size_t start = s->pos, i;
+    bool neg;
+    unsigned long long v = 0;
+
+    if (number_tok(s) != TPX_OK)
+        return s->err->code;
+    i = start;
+    neg = s->b[i] == '-';
+    if (neg)
+        i++;
+    for (; i < s->pos; i++) {
+        unsigned d = (unsigned)(s->b[i] - '0');
+
+        if (d > 9 || v > (9223372036854775808ULL - d) / 10)
+            return tpx_err_set(s->err, TPX_EPARSE,
+                               "NumPDBViolations at byte %zu is not a 64-bit integer", start);
+        v = v * 10 + d;
+    }
+    if (!neg && v > 9223372036854775807ULL)
+        return tpx_err_set(s->err, TPX_EPARSE,
+                           "NumPDBViolations at byte %zu is not a 64-bit integer", start);
+    *out = neg ? (long long)(0 - v) : (long long)v;
+    return TPX_OK;
+}
+
+/* One node's value: null, or {"Pods":[...],"NumPDBViolations":N}. */
+static enum tpx_code vs_node(struct vs *v, struct ext_nodescan_raw name, bool keep)
+{
+    struct scan *s = &v->s;
+    struct ext_nodescan_victims *o = v->out;
+    size_t start = o->nuids;
+    long long pdb = 0;
+
+    if (peek(s) == 'n') {
+        if (literal(s, "null") != TPX_OK)
+            return s->err->code;
+    } else {
+        bool first = true, kesc;
+        size_t kraw, klen;
+        int r;
+
+        if (peek(s) != '{')
+            return fail(s, "a node's victims are not an object");
+        if (deeper(s) != TPX_OK)
+            return s->err->code;
+        while ((r = obj_next(s, &first, &kraw, &klen, &kesc)) == 1) {
+            enum tpx_code rc = TPX_OK;
+
+            if (key_matches(s->b + kraw, klen, kesc, "Pods")) {
+                bool afirst = true;
+                int ar;
+
+                o->nuids = start; /* the last Pods wins */
+                if (peek(s) == 'n') {
+                    rc = literal(s, "null");
+                } else if (deeper(s) != TPX_OK) {
+                    rc = s->err->code;
+                } else {
+                    while ((ar = arr_next(s, &afirst)) == 1) {
+                        if (vs_pod(v) != TPX_OK)
+                            return s->err->code;
+                    }
+                    if (ar < 0)
+                        return s->err->code;
+                    s->depth--;
+                }
+            } else if (key_matches(s->b + kraw, klen, kesc, "NumPDBViolations")) {
+                rc = peek(s) == 'n' ? literal(s, "null") : vs_int(s, &pdb);
+            } else {
+                rc = skip_value(s);
+            }
+            if (rc != TPX_OK)
+                return s->err->code;
+        }
+        if (r < 0)
+            return s->err->code;
+        s->depth--;
+    }
+    if (!keep) { /* not a node name: its victims are not answered */
+        o->nuids = start;
+        return TPX_OK;
+    }
+    if (o->nuids == start) {
+        if (!vs_grow((void **)&o->empty, &v->empty_alloc, o->nempty, sizeof(*o->empty)))
+            return tpx_err_set(s->err, TPX_ENOMEM, "out of memory reading the victims");
+        o->empty[o->nempty++] = name;
+        return TPX_OK;
+    }
+    if (!vs_grow((void **)&o->nodes, &v->nodes_alloc, o->n, sizeof(*o->nodes)))
+        return tpx_err_set(s->err, TPX_ENOMEM, "out of memory reading the victims");
+    o->nodes[o->n++] =
+        (struct ext_nodescan_vnode){name, (uint32_t)start, (uint32_t)(o->nuids - start), pdb};
+    return TPX_OK;
+}
+
+enum tpx_code ext_nodescan_victims(const char *p, size_t len, bool meta, size_t max_nodes,
+                                   size_t max_victims, struct ext_nodescan_victims *out,
+                                   struct tpx_err *err)
+{
+    struct vs v;
+    bool first = true, kesc;
+    size_t kraw, klen;
+    int r;
+
+    memset(out, 0, sizeof(*out));
+    memset(&v, 0, sizeof(v));
+    v.s = (struct scan){p, len, 0, 1, err};
+    v.out = out;
+    v.meta = meta;
+    v.max_nodes = max_nodes;
+    v.max_victims = max_victims;
+    if (len >= EXT_SCAN_RAW_ESC) {
+        tpx_err_set(err, TPX_ETOOBIG, "victims map of %zu bytes is over 2 GiB", len);
+        goto fail;
+    }
+    while ((r = obj_next(&v.s, &first, &kraw, &klen, &kesc)) == 1) {
+        if (++v.seen > max_nodes) {
+            tpx_err_set(err, TPX_ETOOBIG, "more than %zu nodes", max_nodes);
+            goto fail;
+        }
+        if (vs_node(&v, raw_of(kraw, klen, kesc), vs_name_ok(p, kraw, klen, kesc)) != TPX_OK)
+            goto fail;
+    }
+    if (r < 0 || at_end(&v.s) != TPX_OK)
+        goto fail;
+    return TPX_OK;
+fail:
+    ext_nodescan_victims_release(out);
+    return err->code;
+}
+
+void ext_nodescan_victims_release(struct ext_nodescan_victims *v)
+{
+    free(v->nodes);
+    free(v->empty);
+    free(v->uids);
+    memset(v, 0, sizeof(*v));
 }

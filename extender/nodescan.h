@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/err.h"
 #include "topology/labels.h"
@@ -55,6 +56,10 @@ enum tpx_code ext_nodescan_object_keys_hook(const char *p, size_t len, const cha
                                             size_t nkeys, unsigned deferred, unsigned hooked,
                                             ext_nodescan_hook_fn *hook, void *ctx,
                                             struct ext_nodescan_span *spans, struct tpx_err *err);
+
+/* Whether a decoded object key of len bytes matches the field name as Go's encoding/json matches
+ * struct fields (the rule of ext_nodescan_object_keys()). */
+bool ext_nodescan_key_is(const char *key, size_t len, const char *name);
 
 /* The length of the array or object at the start of [p, p + len) by its brackets and quotes
  * alone, as a deferred value is skipped (validated only when it is no array or object). */
@@ -120,5 +125,48 @@ enum tpx_code ext_nodescan_nodelist_prefix(const char *p, size_t len,
                                            struct ext_nodescan_nodes *out, size_t *used,
                                            struct tpx_err *err);
 void ext_nodescan_nodes_release(struct ext_nodescan_nodes *s);
+
+/*
+ * The victims map of ExtenderPreemptionArgs (NodeNameToMetaVictims with meta, NodeNameToVictims
+ * without), read in one pass with nothing copied (issue 21, item 1): a node name and each victim's
+ * UID are kept as byte ranges of the input, 8 bytes a victim and 24 a node, so a request costs
+ * less than its body. Go's rules (encoding/json decode.go): the map's keys are exact, and every
+ * key is kept in order (a repeated node comes twice; the caller keeps the last); inside a node's
+ * value "Pods" and "NumPDBViolations" match case-insensitively (key_matches above) and the last
+ * wins, a null Pods empties the list and a null NumPDBViolations changes nothing; inside a pod
+ * "UID" (meta) or "metadata" then "uid" (full Pods) likewise, the last non-null string winning. A
+ * node whose value is null or has no victims is kept only as a name (in empty), for the caller's
+ * last-wins rule. A node name that cannot be a node (empty, over EXT_SCAN_NAME_MAX bytes decoded,
+ * a control byte) is skipped. More than max_nodes keys or max_victims victims: TPX_ETOOBIG before
+ * anything more is stored. A UID that is not a string, or a count that is not an integer:
+ * TPX_EPARSE.
+ */
+#define EXT_SCAN_RAW_ESC 0x80000000U /* in a raw length: the bytes hold an escape */
+struct ext_nodescan_raw {
+    uint32_t off; /* the bytes between the quotes, relative to the p given */
+    uint32_t len; /* | EXT_SCAN_RAW_ESC when they hold an escape */
+};
+struct ext_nodescan_vnode {
+    struct ext_nodescan_raw name;
+    uint32_t first; /* victims: uids[first, first + n) */
+    uint32_t n;
+    long long pdb; /* NumPDBViolations */
+};
+struct ext_nodescan_victims {
+    struct ext_nodescan_vnode *nodes; /* nodes with at least one victim, in input order */
+    size_t n;
+    struct ext_nodescan_raw *empty; /* names of nodes without victims, in input order */
+    size_t nempty;
+    struct ext_nodescan_raw *uids;
+    size_t nuids;
+};
+enum tpx_code ext_nodescan_victims(const char *p, size_t len, bool meta, size_t max_nodes,
+                                   size_t max_victims, struct ext_nodescan_victims *out,
+                                   struct tpx_err *err);
+void ext_nodescan_victims_release(struct ext_nodescan_victims *v);
+
+/* Decode the raw string bytes r of p into dst (room for (r.len & ~EXT_SCAN_RAW_ESC) + 1 bytes),
+ * NUL-terminated; returns the decoded length. */
+size_t ext_nodescan_raw_decode(const char *p, struct ext_nodescan_raw r, char *dst);
 
 #endif

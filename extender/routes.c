@@ -537,6 +537,16 @@ fail:
     return 500;
 }
 
+/* The pod table is full: a filter's pod is then not remembered, since only bound pods are left
+ * (the table's own LRU evicts every other kind first). */
+static bool pods_full(struct ext_state *st)
+{
+    struct ext_state_pod_stats ps;
+
+    ext_state_pod_stats(st, &ps);
+    return ps.entries >= ps.max;
+}
+
 static unsigned do_bind(struct ext_routes *r, const struct ext_http_req *rq,
                         struct ext_http_resp *rp)
 {
@@ -555,6 +565,12 @@ static unsigned do_bind(struct ext_routes *r, const struct ext_http_req *rq,
         tpx_err_set(&e, TPX_ENOTSUP,
                     "bind mode 'api' needs the Kubernetes API (--kubeconfig, $KUBECONFIG or "
                     "in-cluster), which this server was started without");
+    } else if (!ext_state_was_filtered(r->state, ba.pod_uid, time(NULL)) && pods_full(r->state)) {
+        /* issue 21, item 3: the filter could not remember it; say so, not "not filtered" */
+        tpx_err_set(&e, TPX_ETOOBIG,
+                    "pod '%s/%s' (uid '%s') could not be remembered at filter time: pod table "
+                    "full of bound pods (podTableSize); refusing to bind it",
+                    ba.pod_ns ? ba.pod_ns : "", ba.pod_name ? ba.pod_name : "", ba.pod_uid);
     } else if (!ext_state_was_filtered(r->state, ba.pod_uid, time(NULL))) {
         /* issue 12, item 4: only a pod this process decided on is booked (or bound) */
         tpx_err_set(&e, TPX_EINVAL,
@@ -598,6 +614,13 @@ static unsigned do_bind(struct ext_routes *r, const struct ext_http_req *rq,
     return 200;
 }
 
+/* A request the codec refused: 413 when over a cap, 503 when out of memory, else 400; the
+ * message is never empty. */
+static unsigned refused_status(const struct tpx_err *e)
+{
+    return e->code == TPX_ETOOBIG ? 413 : e->code == TPX_ENOMEM ? 503 : 400;
+}
+
 static unsigned do_preempt(struct ext_routes *r, const struct ext_http_req *rq,
                            struct ext_http_resp *rp)
 {
@@ -606,32 +629,31 @@ static unsigned do_preempt(struct ext_routes *r, const struct ext_http_req *rq,
     struct ext_state_verdicts v;
     struct tpx_err e = TPX_ERR_INIT;
     struct tpx_buf b;
-    const char **names = NULL;
     bool *keep = NULL;
     unsigned status = 200;
 
     memset(&v, 0, sizeof(v));
     tpx_buf_init(&b, r->max_response);
     if (ext_codec_decode_preempt(rq->body, rq->body_len, &r->opts, &pa, &e) != TPX_OK) {
+        if (!e.msg[0])
+            tpx_err_set(&e, e.code, "ExtenderPreemptionArgs could not be read");
         TPX_LOG(TPX_WARN, "bad preempt request", TPX_S("err", e.msg));
-        error_json(rp, 400, e.msg);
-        return 400;
+        status = refused_status(&e);
+        error_json(rp, status, e.msg);
+        return status;
     }
     apply_uncertain(r, &pa.pod, false);
-    names = malloc((pa.n ? pa.n : 1) * sizeof(*names));
     keep = calloc(pa.n ? pa.n : 1, sizeof(*keep));
-    if (!names || !keep) {
+    if (!keep) {
         tpx_err_set(&e, TPX_ENOMEM, "out of memory");
         goto fail;
     }
-    for (size_t i = 0; i < pa.n; i++) {
-        names[i] = pa.v[i].node;
+    for (size_t i = 0; i < pa.n; i++)
         keep[i] = !pa.pod.infer_failed;
-    }
     /* keep only nodes where the topology rules could let the preemptor fit once victims go:
      * POL_FAIL (capacity) yes, POL_UNRESOLVABLE (wrong rack or domain) no */
     if (pa.pod.wl.has_intent && !pa.pod.infer_failed) {
-        if (ext_state_filter(r->state, &pa.pod.wl, names, pa.n, time(NULL), &v, &e) != TPX_OK)
+        if (ext_state_filter(r->state, &pa.pod.wl, pa.names, pa.n, time(NULL), &v, &e) != TPX_OK)
             goto fail;
         for (size_t i = 0; i < pa.n; i++)
             keep[i] = v.verdict[i] != POL_UNRESOLVABLE;
@@ -644,10 +666,9 @@ static unsigned do_preempt(struct ext_routes *r, const struct ext_http_req *rq,
 fail:
     log_decision("preempt", &pa.pod, pa.n, 0, NULL, t0, e.msg);
     tpx_buf_release(&b);
-    error_json(rp, 500, e.msg);
-    status = 500;
+    status = e.code == TPX_ENOMEM ? 503 : 500;
+    error_json(rp, status, e.msg);
 out:
-    free(names);
     free(keep);
     ext_state_verdicts_release(&v);
     ext_codec_preempt_args_release(&pa);
@@ -711,7 +732,8 @@ static void render_pod_table(struct ext_state *st, struct tpx_buf *b, struct tpx
                  "topox_pod_table_size %zu\n"
                  "# HELP topox_pod_table_evictions_total Filtered, unbound pods forgotten, by "
                  "why: the table was full, their namespace held podTableNamespaceMax, or they "
-                 "were older than an hour.\n"
+                 "were older than an hour; or, bound without a watch (record mode), their booking "
+                 "was among the oldest when bookings filled half the table.\n"
                  "# TYPE topox_pod_table_evictions_total counter\n"
                  "topox_pod_table_evictions_total{reason=\"full\"} %lu\n"
                  "topox_pod_table_evictions_total{reason=\"namespace\"} %lu\n"
@@ -766,6 +788,7 @@ static unsigned do_get(struct ext_routes *r, const char *path, struct ext_http_r
     if (strcmp(path, "/debug/state") == 0) {
         struct render_ctx rc = {&b, &e, true};
         tpx_buf_init(&b, 256 * 1024 * 1024);
+        ext_state_expire(r->state, time(NULL)); /* as /metrics counts them: expired ones gone */
         if (!ext_state_read(r->state, render, &rc)) {
             tpx_buf_release(&b);
             text(rp, 503, "{\"error\":\"no cluster loaded\"}");

@@ -110,6 +110,7 @@ struct ext_state {
     char scheduler_name[EXT_SCHEDULER_NAME_MAX + 1]; /* "" until ext_state_set_scheduler() */
     size_t pod_max;                                  /* entries; 0 until first used: POD_MAX */
     size_t pod_ns_max;    /* SEEN entries per namespace; 0: no such bound */
+    bool age_bound;       /* ext_state_set_bound_ageing() */
     struct pod *lru_head; /* SEEN entries, most recent first */
     struct pod *lru_tail;
     struct tpx_map pods;       /* uid (borrowed from the entry) -> struct pod (owned) */
@@ -401,6 +402,13 @@ void ext_state_set_pod_ns_max(struct ext_state *st, size_t max)
 {
     pthread_mutex_lock(&st->pods_lock);
     st->pod_ns_max = max;
+    pthread_mutex_unlock(&st->pods_lock);
+}
+
+void ext_state_set_bound_ageing(struct ext_state *st, bool on)
+{
+    pthread_mutex_lock(&st->pods_lock);
+    st->age_bound = on;
     pthread_mutex_unlock(&st->pods_lock);
 }
 
@@ -1319,11 +1327,26 @@ enum tpx_code ext_state_bind(struct ext_state *st, const char *uid, const char *
         }
     }
     out->already = pod_node(p) && strcmp(p->bound_node, node_name) == 0;
+    /* issue 21, item 6: a pod without intent counts its accelerators, so they must be free */
+    if (!pod_node(p) && !pod_intent(p) && st->ledger &&
+        p->wl_accel > pol_ledger_node_free(st->ledger, i)) {
+        rc = tpx_err_set(err, TPX_EINVAL,
+                         "node '%s' has %u free accelerators and pod '%s' asks for %u; refusing "
+                         "to bind it",
+                         node_name, pol_ledger_node_free(st->ledger, i), pod_name(p), p->wl_accel);
+        goto out;
+    }
     rc = place(st, p, i, now, false, NULL, 0, &where, err);
     if (rc != TPX_OK)
         goto out;
     if (!out->already)
         p->booked_at = now;
+    if (st->age_bound && !pod_intent(p)) { /* see ext_state_set_bound_ageing() */
+        node_unref(st, pod_node(p));
+        set_kind(st, p, POD_SEEN);
+        pod_forget(st, p);
+        goto out;
+    }
     out->intent = p->kind == POD_COMMITTED;
     if (out->intent) {
         struct pol_workload wl;

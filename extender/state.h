@@ -101,6 +101,12 @@ void ext_state_set_pod_max(struct ext_state *st, size_t max);
 /* Entries of pods not bound one namespace may hold (0: no such bound; default 20 000): setting
  * podTableNamespaceMax. */
 void ext_state_set_pod_ns_max(struct ext_state *st, size_t max);
+/* Record mode (issue 21, item 3): no watch ever says that a pod bound through /bind is gone, so
+ * with on, a bind keeps no entry for a pod without a topology intent: its accelerators stay
+ * counted on the node (as before), but the table does not fill with such pods for good. Pods
+ * with an intent keep their entry (their group needs it). Off (the default): bound pods stay
+ * until the watch removes them. */
+void ext_state_set_bound_ageing(struct ext_state *st, bool on);
 
 /* What the pod table holds and has done, for /metrics. */
 struct ext_state_pod_stats {

@@ -68,37 +68,83 @@ static bool record(struct conv *cv, const json_t *v, const yaml_node_t *node)
     return true;
 }
 
-static bool is_int(const char *s)
+/*
+ * Plain scalars are resolved as kubectl resolves them (issue 21, item 4): sigs.k8s.io/yaml turns
+ * YAML into JSON with its fork of go-yaml v2, whose resolve() (resolve.go, gopkg.in/yaml.v2
+ * v2.4.0, the 'D' and 'S' cases) strips every '_' from a scalar that starts with a digit or a
+ * sign, then tries strconv.ParseInt(plain, 0, 64): Go's base prefixes 0x, 0o and 0b, a leading 0
+ * for octal (YAML 1.1: 010 is 8), an optional sign. Failing that ParseUint, then the float pattern
+ * ^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$ (so 08 and 09 are the floats 8 and 9).
+ * A scalar starting with '.' is a float when strconv.ParseFloat takes it whole. Anything else is
+ * a string. JSON then carries a float64 with no fraction as an integer ("8", not "8.0": Go's
+ * encoding/json writes 1e3 as 1000), so such floats become integers here too.
+ */
+
+/* strconv.ParseInt(s, 0, 64) on s without underscores; with u, strconv.ParseUint(s, 0, 64) (no
+ * sign; the value is not stored). */
+static bool go_parse_int(const char *s, bool u, long long *out)
 {
     const char *p = s;
+    bool neg = false;
+    unsigned base = 10;
+    unsigned long long v = 0, lim;
 
-    if (*p == '-' || *p == '+')
+    if (!u && (*p == '+' || *p == '-'))
+        neg = *p++ == '-';
+    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+        base = 16;
+        p += 2;
+    } else if (p[0] == '0' && (p[1] == 'o' || p[1] == 'O')) {
+        base = 8;
+        p += 2;
+    } else if (p[0] == '0' && (p[1] == 'b' || p[1] == 'B')) {
+        base = 2;
+        p += 2;
+    } else if (p[0] == '0' && p[1]) {
+        base = 8;
         p++;
+    }
     if (!*p)
         return false;
+    lim = u ? ~0ULL : neg ? 9223372036854775808ULL : 9223372036854775807ULL;
     for (; *p; p++) {
-        if (*p < '0' || *p > '9')
+        unsigned d = *p >= '0' && *p <= '9'   ? (unsigned)(*p - '0')
+                     : *p >= 'a' && *p <= 'f' ? (unsigned)(*p - 'a' + 10)
+                     : *p >= 'A' && *p <= 'F' ? (unsigned)(*p - 'A' + 10)
+                                              : 99;
+
+        if (d >= base || v > (lim - d) / base)
             return false;
+        v = v * base + d;
     }
+    if (!u)
+        *out = neg ? (long long)(0 - v) : (long long)v;
     return true;
 }
 
-static bool is_float(const char *s)
+/* go-yaml v2's yamlStyleFloat pattern. */
+static bool yaml_style_float(const char *s)
 {
     const char *p = s;
     bool digits = false;
 
     if (*p == '-' || *p == '+')
         p++;
-    while (*p >= '0' && *p <= '9') {
-        p++;
-        digits = true;
-    }
     if (*p == '.') {
         p++;
         while (*p >= '0' && *p <= '9') {
             p++;
             digits = true;
+        }
+    } else {
+        while (*p >= '0' && *p <= '9') {
+            p++;
+            digits = true;
+        }
+        if (digits && *p == '.') {
+            p++;
+            while (*p >= '0' && *p <= '9')
+                p++;
         }
     }
     if (!digits)
@@ -113,6 +159,55 @@ static bool is_float(const char *s)
             p++;
     }
     return *p == '\0';
+}
+
+/* A finite double as JSON carries it: an integer when it has no fraction and Go would write it
+ * without an exponent (below 1e21) within int64, else a real. */
+static json_t *number_json(double d)
+{
+    if (d > -9.2e18 && d < 9.2e18 && (double)(json_int_t)d == d)
+        return json_integer((json_int_t)d);
+    return json_real(d);
+}
+
+/* A number for a plain scalar as go-yaml v2 reads one, or NULL when it is none (a string), or
+ * when its value has no JSON form here (an integer past int64, a NaN, an infinity). */
+static json_t *go_yaml_number(const char *s, size_t len)
+{
+    char *plain;
+    size_t n = 0;
+    long long iv;
+    json_t *v = NULL;
+
+    if (*s == '.') { /* ParseFloat(in) on the scalar as written */
+        if (yaml_style_float(s)) {
+            double d = strtod(s, NULL);
+            if (isfinite(d))
+                return number_json(d);
+        }
+        return NULL;
+    }
+    if (!((*s >= '0' && *s <= '9') || *s == '+' || *s == '-'))
+        return NULL;
+    plain = malloc(len + 1);
+    if (!plain)
+        return NULL;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] != '_')
+            plain[n++] = s[i];
+    }
+    plain[n] = '\0';
+    if (go_parse_int(plain, false, &iv)) {
+        v = json_integer(iv);
+    } else if (go_parse_int(plain, true, &iv)) {
+        v = NULL; /* a uint64 past int64: its text */
+    } else if (yaml_style_float(plain)) {
+        double d = strtod(plain, NULL);
+        if (isfinite(d))
+            v = number_json(d);
+    }
+    free(plain);
+    return v;
 }
 
 static bool one_of(const char *s, const char *const *words)
@@ -141,13 +236,25 @@ static bool spend_bytes(struct conv *cv, yaml_node_t *node, size_t n)
     return true;
 }
 
-/* The YAML 1.2 core schema for plain scalars; quoted scalars are always strings. Numbers that do
- * not fit an int64 or a finite double keep their text (jansson has no value for them). */
+int obj_yaml_bool_word(const char *s)
+{
+    /* go-yaml v2's resolve table (resolve.go, resolveMapList): YAML 1.1's booleans */
+    static const char *const trues[] = {"y",    "Y",    "yes", "Yes", "YES", "true",
+                                        "True", "TRUE", "on",  "On",  "ON",  NULL};
+    static const char *const falses[] = {"n",     "N",     "no",  "No",  "NO",  "false",
+                                         "False", "FALSE", "off", "Off", "OFF", NULL};
+
+    return one_of(s, trues) ? 1 : one_of(s, falses) ? 0 : -1;
+}
+
+/* Plain scalars resolved as kubectl's YAML reader resolves them (go_yaml_number() above); quoted
+ * scalars are always strings. Numbers that do not fit an int64 or a finite double keep their text
+ * (jansson has no value for them). */
 static json_t *scalar(yaml_node_t *node)
 {
     static const char *const nulls[] = {"", "~", "null", "Null", "NULL", NULL};
-    static const char *const trues[] = {"true", "True", "TRUE", NULL};
-    static const char *const falses[] = {"false", "False", "FALSE", NULL};
+    json_t *num;
+    int b;
     const char *s = (const char *)node->data.scalar.value;
     size_t len = node->data.scalar.length;
 
@@ -155,26 +262,11 @@ static json_t *scalar(yaml_node_t *node)
         return json_stringn(s, len);
     if (one_of(s, nulls))
         return json_null();
-    if (one_of(s, trues))
-        return json_true();
-    if (one_of(s, falses))
-        return json_false();
-    if (is_int(s)) {
-        char *end;
-        long long v;
-
-        errno = 0;
-        v = strtoll(s, &end, 10);
-        if (errno == 0 && *end == '\0')
-            return json_integer(v);
-        return json_stringn(s, len); /* too large for an integer: keep the text */
-    }
-    if (is_float(s)) {
-        double d = strtod(s, NULL);
-
-        if (isfinite(d))
-            return json_real(d);
-    }
+    if ((b = obj_yaml_bool_word(s)) >= 0)
+        return b ? json_true() : json_false();
+    num = go_yaml_number(s, len);
+    if (num)
+        return num;
     return json_stringn(s, len);
 }
 
@@ -504,7 +596,7 @@ static bool plain_safe(const char *s)
                                            "off",  "y",     "n",    "~",   NULL};
     const unsigned char *p = (const unsigned char *)s;
 
-    if (!*p || is_int(s) || is_float(s))
+    if (!*p) /* a number starts with a digit, a sign or '.', none of them allowed below */
         return false;
     if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' || *p == '/'))
         return false;
@@ -599,7 +691,13 @@ static enum tpx_code dump_scalar(const json_t *v, struct tpx_buf *out, struct tp
     case JSON_INTEGER:
         return tpx_buf_addf(out, err, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
     case JSON_REAL:
+        /* the shortest of 10, 15 and 17 digits that reads back as the same double: a number
+         * with no fraction left after rounding would read back as an integer (go_yaml_number) */
         snprintf(num, sizeof(num), "%.10g", json_real_value(v));
+        if (strtod(num, NULL) != json_real_value(v))
+            snprintf(num, sizeof(num), "%.15g", json_real_value(v));
+        if (strtod(num, NULL) != json_real_value(v))
+            snprintf(num, sizeof(num), "%.17g", json_real_value(v));
         if (!strpbrk(num, ".eEn"))
             return tpx_buf_addf(out, err, "%s.0", num);
         return tpx_buf_adds(out, num, err);

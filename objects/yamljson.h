@@ -95,4 +95,9 @@ const char *obj_json_library_version(void);
  * TPX_ETOOBIG past out's cap or a nesting deeper than 64, TPX_ENOMEM. */
 enum tpx_code obj_yaml_dump(const json_t *v, struct tpx_buf *out, struct tpx_err *err);
 
+/* A YAML 1.1 boolean word as kubectl's YAML reader (go-yaml v2) resolves a plain scalar: 1 for
+ * y, Y, yes, Yes, YES, true, True, TRUE, on, On, ON; 0 for the n, no, false, off forms; -1 for
+ * anything else. serve's boolean flags take the same words. */
+int obj_yaml_bool_word(const char *s);
+
 #endif

@@ -439,6 +439,21 @@ Test(serve, reserved_rack_refused_to_another_group_until_expiry)
     /* 2.2 s after the filter, so more than 2 s after the bind: the TTL has passed, the
      * reservation is released and the node is free again */
     nanosleep(&ts, NULL);
+    /* issue 21, item 9: /debug/state, asked first, no longer shows the expired hold */
+    {
+        char *dbg = NULL;
+        json_t *d, *g;
+        size_t i;
+
+        cr_assert_eq(http_call("GET", s.port, "/debug/state", NULL, &dbg), 200);
+        d = json_loads(dbg, 0, NULL);
+        cr_assert_not_null(d, "%s", dbg);
+        json_array_foreach(json_object_get(d, "groups"), i, g)
+            cr_expect_eq(json_integer_value(json_object_get(g, "accel_reserved")), 0,
+                         "an expired reservation in /debug/state: %s", dbg);
+        json_decref(d);
+        free(dbg);
+    }
     f = call_json(s.port, "/filter", req, &status);
     cr_expect_eq(json_array_size(json_object_get(f, "NodeNames")), 1,
                  "after expiry %s must be free", mate);

@@ -10,11 +10,14 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -410,5 +413,252 @@ Test(serve_net, new_certificate_files_are_served_without_a_restart, .init = make
     cr_expect_neq(old_status, 200, "the old CA's client still gets in");
     server_drain(&s);
     cr_expect(strstr(s.log, "tls certificates reloaded") != NULL, "no log line:\n%s", s.log);
+    stop(&s);
+}
+
+/* ---- issue 21 ---- */
+
+/* item 7: a bad port is named as such, from the flag and from the config file alike. */
+Test(serve_net, a_bad_listen_port_is_named, .timeout = 60)
+{
+    static const struct {
+        const char *addr, *want;
+    } cases[] = {
+        {"127.0.0.1:99999", "port out of range"},
+        {"127.0.0.1:65536", "port out of range"},
+        {"127.0.0.1:-1", "port out of range"},
+        {"127.0.0.1:abc", "bad port"},
+        {"127.0.0.1:", "bad port"},
+        {"[::1]:70000", "port out of range"},
+    };
+    char path[] = "/tmp/topox-listen-XXXXXX";
+    int fd = mkstemp(path);
+
+    cr_assert(fd >= 0);
+    close(fd);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *flag[] = {"serve", "--cluster", "example", "--listen", cases[i].addr, NULL};
+        const char *file[] = {"serve", "--cluster", "example", "--config", path, NULL};
+        struct run_result r;
+        FILE *f = fopen(path, "w");
+
+        cr_assert(f);
+        fprintf(f, "listen: \"%s\"\n", cases[i].addr);
+        fclose(f);
+        cr_assert_eq(run_topox(flag, NULL, &r), 0);
+        cr_expect_eq(r.status, 2, "%s: exit %d", cases[i].addr, r.status);
+        cr_expect(strstr(r.err, cases[i].want) && !strstr(r.err, "not loopback"), "--listen %s: %s",
+                  cases[i].addr, r.err);
+        run_result_release(&r);
+        cr_assert_eq(run_topox(file, NULL, &r), 0);
+        cr_expect_eq(r.status, 2, "listen: %s: exit %d", cases[i].addr, r.status);
+        cr_expect(strstr(r.err, cases[i].want) != NULL, "listen: %s: %s", cases[i].addr, r.err);
+        run_result_release(&r);
+    }
+    unlink(path);
+}
+
+/* A /filter request of a TP 8 pod for 100 000 made-up names: 2.3 MB, and an answer of about
+ * 7 MB (one "unknown node" reason each), more than loopback's socket buffers take (tcp_wmem's
+ * 4 MiB at most), so the server holds the rest. */
+static char *big_filter(size_t *len)
+{
+    static const char head[] =
+        "{\"Pod\":{\"metadata\":{\"name\":\"p\",\"namespace\":\"n\",\"uid\":\"u\","
+        "\"annotations\":{\"topox.io/tensor-parallel-size\":\"8\"}},\"spec\":{\"containers\":[{"
+        "\"name\":\"c\",\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"8\"},\"limits\":{"
+        "\"nvidia.com/gpu\":\"8\"}}}]}},\"Nodes\":null,\"NodeNames\":[";
+    size_t cap = sizeof(head) + 100000 * 24 + 16, n = 0;
+    char *b = malloc(cap);
+
+    cr_assert(b);
+    n += (size_t)snprintf(b, cap, "%s", head);
+    for (size_t i = 0; i < 100000; i++)
+        n += (size_t)snprintf(b + n, cap - n, "%s\"made-up-node-%07zu\"", i ? "," : "", i);
+    n += (size_t)snprintf(b + n, cap - n, "]}");
+    *len = n;
+    return b;
+}
+
+/* Post body on a raw connection with a 4 KiB receive window, reading nothing back. */
+static int post_unread(int port, const char *body, size_t len)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), small = 4096;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    char head[256];
+    size_t off = 0;
+    struct timeval bound = {10, 0}; /* no send blocks longer */
+
+    cr_assert(fd >= 0);
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &bound, sizeof(bound));
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    snprintf(head, sizeof(head),
+             "POST /filter HTTP/1.1\r\nHost: topox\r\nContent-Type: application/json\r\n"
+             "Content-Length: %zu\r\n\r\n",
+             len);
+    cr_assert_eq(send(fd, head, strlen(head), MSG_NOSIGNAL), (ssize_t)strlen(head));
+    while (off < len) {
+        ssize_t n = send(fd, body + off, len - off, MSG_NOSIGNAL);
+        cr_assert(n > 0, "send: %s", strerror(errno));
+        off += (size_t)n;
+    }
+    return fd;
+}
+
+static size_t count_of(const char *hay, const char *needle)
+{
+    size_t n = 0;
+
+    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+        n++;
+    return n;
+}
+
+/* item 2: a client that never reads its answer, and one that reads a byte a second, hold their
+ * request and answer only until the send timeout; meanwhile the answer budget refuses what
+ * would pass it (503 saying why), and once they are cut the same request is served again. */
+Test(serve_net, unread_answers_are_cut_at_the_send_timeout_and_their_bytes_come_back,
+     .timeout = 120)
+{
+    struct server s;
+    /* each held request counts its 2.3 MB body and up to 256 KiB of answer: two fit in 6 MiB,
+     * a third does not */
+    const char *args[] = {"--cluster", "example", "--send-timeout", "3s", "--answer-budget",
+                          "6Mi",       NULL};
+    size_t len;
+    char *body = big_filter(&len), *resp = NULL;
+    int never, slow;
+    double t0;
+    long st;
+
+    start(&s, args);
+    never = post_unread(s.port, body, len);
+    slow = post_unread(s.port, body, len);
+    /* both answered (their decision lines), at most 20 s */
+    for (int i = 0; i < 200 && count_of(s.log ? s.log : "", "\"verb\":\"filter\"") < 2; i++) {
+        struct timespec ts = {0, 100 * 1000 * 1000};
+
+        nanosleep(&ts, NULL);
+        server_drain(&s);
+    }
+    st = http_call("POST", s.port, "/filter", body, &resp);
+    server_drain(&s);
+    cr_expect_eq(st, 503, "over the answer budget: %ld %.200s\n%s", st, resp ? resp : "", s.log);
+    cr_expect(resp && strstr(resp, "answerBudget"), "the 503 says why: %.200s", resp ? resp : "");
+    free(resp);
+    resp = NULL;
+    t0 = now_s();
+    /* the slow reader: a byte a second, at most 10 */
+    for (int i = 0; i < 10 && !strstr(s.log ? s.log : "", "answers past the send timeout"); i++) {
+        char c;
+        struct timespec ts = {1, 0};
+
+        (void)!recv(slow, &c, 1, MSG_DONTWAIT);
+        nanosleep(&ts, NULL);
+        server_drain(&s);
+    }
+    cr_expect(server_wait_log(&s, "answers past the send timeout", 8000),
+              "no cut within the send timeout:\n%s", s.log);
+    cr_expect_lt(now_s() - t0, 9.0);
+    cr_expect(server_wait_log(&s, "\"completed\":false", 4000));
+    st = http_call("POST", s.port, "/filter", body, &resp);
+    cr_expect_eq(st, 200, "after the cut the budget is free again: %ld %.200s", st,
+                 resp ? resp : "");
+    free(resp);
+    /* both cut (the slow reader's deadline started a little later), at most 8 s more */
+    for (int i = 0; i < 80 && count_of(s.log, "\"completed\":false") < 2; i++) {
+        struct timespec ts = {0, 100 * 1000 * 1000};
+
+        nanosleep(&ts, NULL);
+        server_drain(&s);
+    }
+    cr_expect_eq(count_of(s.log, "\"completed\":false"), 2, "%s", s.log);
+    close(never);
+    close(slow);
+    free(body);
+    stop(&s);
+}
+
+/* item 9: SIGHUP, SIGUSR1 and SIGUSR2 leave the server serving, each with a log line; SIGQUIT
+ * drains and exits 0 like SIGTERM. */
+Test(serve_net, signals_are_logged_and_never_end_the_server_without_a_drain, .timeout = 60)
+{
+    struct server s;
+    const char *args[] = {"--cluster", "example", NULL};
+    const int sigs[] = {SIGHUP, SIGUSR1, SIGUSR2};
+    int status;
+
+    start(&s, args);
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+        cr_assert_eq(kill(s.pid, sigs[i]), 0);
+        cr_expect(server_wait_log(&s, strsignal(sigs[i]), 5000), "no line for %s:\n%s",
+                  strsignal(sigs[i]), s.log);
+        cr_expect_eq(http_call("GET", s.port, "/healthz", NULL, NULL), 200, "after %s",
+                     strsignal(sigs[i]));
+    }
+    cr_assert_eq(kill(s.pid, SIGQUIT), 0);
+    cr_expect(server_wait_log(&s, "shutting down", 5000), "%s", s.log);
+    status = server_stop(&s);
+    running = NULL;
+    cr_expect_eq(status, 0, "SIGQUIT drains and exits 0, not %d", status);
+}
+
+/* Send raw on a new connection and read for at most 3 s: the answer into out (cap bytes, NUL
+ * ended); true when the server closed the connection. */
+static bool raw_exchange(int port, const char *raw, char *out, size_t cap)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    size_t got = 0;
+    bool closed = false;
+    double t0 = now_s();
+
+    cr_assert(fd >= 0);
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    cr_assert_eq(send(fd, raw, strlen(raw), MSG_NOSIGNAL), (ssize_t)strlen(raw));
+    while (!closed && now_s() - t0 < 3.0) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        ssize_t n;
+
+        if (poll(&p, 1, 200) <= 0)
+            continue;
+        n = recv(fd, out + got, cap - 1 - got, 0);
+        if (n <= 0)
+            closed = true;
+        else
+            got += (size_t)n;
+        if (got >= cap - 1)
+            break;
+    }
+    out[got] = '\0';
+    close(fd);
+    return closed;
+}
+
+/* item 8: framing MHD lets through is answered by topox's own checks, and the connection closed. */
+Test(serve_net, untrusted_framing_is_answered_and_the_connection_closed, .timeout = 60)
+{
+    struct server s;
+    const char *args[] = {"--cluster", "example", NULL};
+    char out[2048];
+
+    start(&s, args);
+    cr_expect(
+        raw_exchange(s.port,
+                     "POST /bind HTTP/1.1\r\nHost: x\r\nContent-Length: 25\r\n"
+                     "Transfer-Encoding: chunked\r\n\r\n19\r\n{\"PodUID\":\"u\",\"Node\":\"n\"}"
+                     "\r\n0\r\n\r\n",
+                     out, sizeof(out)),
+        "CL + TE: the connection stays open:\n%s", out);
+    cr_expect(strncmp(out, "HTTP/1.1 400", 12) == 0 && strstr(out, "Transfer-Encoding"), "%s", out);
+    cr_expect(raw_exchange(s.port,
+                           "POST /bind HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n"
+                           "{\"PodUID\":\"u\",\"Node\":\"n\"}",
+                           out, sizeof(out)),
+              "TE gzip: no answer within 3 s:\n%s", out);
+    cr_expect(strncmp(out, "HTTP/1.1 501", 12) == 0, "%s", out);
     stop(&s);
 }

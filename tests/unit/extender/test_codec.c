@@ -891,3 +891,179 @@ Test(ext_codec, priorities_with_known_lengths_are_the_same_bytes)
     tpx_buf_release(&b);
     tpx_buf_release(&a);
 }
+
+/* ---- issue 21: /preempt without a jansson tree, and Go's key rule in every decoder ---- */
+
+static char *preempt_answer(const char *req, struct tpx_err *err, enum tpx_code *rc)
+{
+    struct ext_codec_preempt_args p;
+    struct tpx_buf out;
+    char *s;
+
+    *rc = ext_codec_decode_preempt(req, strlen(req), NULL, &p, err);
+    if (*rc != TPX_OK)
+        return NULL;
+    tpx_buf_init(&out, 1 << 20);
+    cr_assert_eq(ext_codec_preempt_result(&p, NULL, &out, err), TPX_OK, "%s", err->msg);
+    s = strdup(out.data);
+    tpx_buf_release(&out);
+    ext_codec_preempt_args_release(&p);
+    return s;
+}
+
+#define POD0 "\"Pod\":{\"metadata\":{\"name\":\"p\",\"uid\":\"u\"}}"
+
+Test(ext_codec, preempt_keys_follow_go_last_match_wins)
+{
+    static const struct {
+        const char *req, *want;
+    } cases[] = {
+        /* case-variant top-level keys: the last wins, whatever its spelling */
+        {"{" POD0 ",\"nodeNameToMetaVictims\":{\"a\":{\"Pods\":[{\"UID\":\"x\"}]}},"
+         "\"NODENAMETOMETAVICTIMS\":{\"b\":{\"pods\":[{\"uid\":\"y\"}],\"numpdbviolations\":2}}}",
+         "{\"NodeNameToMetaVictims\":{\"b\":{\"Pods\":[{\"UID\":\"y\"}],\"NumPDBViolations\":2}}}"},
+        /* a node listed twice keeps its last value (Go's map decoding); a later null empties it */
+        {"{" POD0 ",\"NodeNameToMetaVictims\":{\"a\":{\"Pods\":[{\"UID\":\"x\"}]},"
+         "\"b\":{\"Pods\":[{\"UID\":\"y\"}]},\"a\":{\"Pods\":[{\"UID\":\"z\"}]},\"b\":null}}",
+         "{\"NodeNameToMetaVictims\":{\"a\":{\"Pods\":[{\"UID\":\"z\"}],\"NumPDBViolations\":0}}}"},
+        /* Pods twice: the last list; NumPDBViolations null changes nothing; UID null neither */
+        {"{" POD0 ",\"NodeNameToMetaVictims\":{\"a\":{\"Pods\":[{\"UID\":\"x\"}],"
+         "\"NumPDBViolations\":3,\"PODS\":[{\"UID\":\"y\",\"uid\":null}],"
+         "\"NumPDBViolations\":null}}}",
+         "{\"NodeNameToMetaVictims\":{\"a\":{\"Pods\":[{\"UID\":\"y\"}],\"NumPDBViolations\":3}}}"},
+        /* full Pods: metadata merged over its occurrences, the last uid winning; the long s
+         * (U+017F) folds to s as in Go's bytes.EqualFold */
+        {"{" POD0 ",\"NodeNameToVictims\":{\"a\":{\"Pod\\u017f\":[{\"metadata\":{\"uid\":\"x\"},"
+         "\"Metadata\":{\"name\":\"n\"}},{\"metadata\":{\"uid\":\"x\"},\"METADATA\":{\"UID\":\"w\"}"
+         "}]}}}",
+         "{\"NodeNameToMetaVictims\":{\"a\":{\"Pods\":[{\"UID\":\"x\"},{\"UID\":\"w\"}],"
+         "\"NumPDBViolations\":0}}}"},
+        /* a name that cannot be a node is not answered; UIDs are escaped again */
+        {"{" POD0 ",\"NodeNameToMetaVictims\":{\"\":{\"Pods\":[{\"UID\":\"x\"}]},"
+         "\"n\\u0001\":{\"Pods\":[{\"UID\":\"x\"}]},\"c\":{\"Pods\":[{\"UID\":\"q\\\"\\u00e9\"}]}}"
+         "}",
+         "{\"NodeNameToMetaVictims\":{\"c\":{\"Pods\":[{\"UID\":\"q\\\"\xc3\xa9\"}],"
+         "\"NumPDBViolations\":0}}}"},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct tpx_err err = TPX_ERR_INIT;
+        enum tpx_code rc;
+        char *got = preempt_answer(cases[i].req, &err, &rc);
+
+        cr_assert_eq(rc, TPX_OK, "case %zu: %s", i, err.msg);
+        expect_json_eq(got, cases[i].want);
+        free(got);
+    }
+}
+
+Test(ext_codec, preempt_refuses_with_a_message)
+{
+    static const char *const bad[] = {
+        "{" POD0 ",\"NodeNameToMetaVictims\":{\"a\":{\"Pods\":[{\"UID\":7}]}}}",
+        "{" POD0 ",\"NodeNameToMetaVictims\":{\"a\":{\"NumPDBViolations\":1.5}}}",
+        "{" POD0 ",\"NodeNameToMetaVictims\":{\"a\":{\"NumPDBViolations\":9223372036854775808}}}",
+        "{" POD0 ",\"NodeNameToMetaVictims\":{\"a\":[]}}",
+        "{" POD0 ",\"NodeNameToMetaVictims\":{\"a\":{\"Pods\":{}}}}",
+        "{" POD0 ",\"NodeNameToMetaVictims\":{\"a\":{\"Pods\":[{\"UID\":\"x\"}]}",
+    };
+
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct tpx_err err = TPX_ERR_INIT;
+        enum tpx_code rc;
+        char *got = preempt_answer(bad[i], &err, &rc);
+
+        cr_expect_eq(rc, TPX_EPARSE, "case %zu: %d %s", i, rc, err.msg);
+        cr_expect(err.msg[0] != '\0', "case %zu: empty message", i);
+        free(got);
+    }
+}
+
+Test(ext_codec, preempt_caps_nodes_and_victims)
+{
+    struct ext_codec_opts o = {.max_candidates = 3};
+    struct ext_codec_preempt_args p;
+    struct tpx_err err = TPX_ERR_INIT;
+    const char *four = "{" POD0 ",\"NodeNameToMetaVictims\":{\"a\":null,\"b\":null,\"c\":null,"
+                       "\"d\":null}}";
+    size_t cap = (size_t)EXT_CODEC_MAX_VICTIMS + 1, len = 0;
+    char *big = malloc(128 + cap * 12);
+
+    cr_expect_eq(ext_codec_decode_preempt(four, strlen(four), &o, &p, &err), TPX_ETOOBIG);
+    cr_expect(strstr(err.msg, "more than 3 nodes") != NULL, "%s", err.msg);
+    len += (size_t)sprintf(big, "{\"NodeNameToMetaVictims\":{\"a\":{\"Pods\":[");
+    for (size_t i = 0; i < cap; i++)
+        len += (size_t)sprintf(big + len, "%s{\"UID\":\"u\"}", i ? "," : "");
+    len += (size_t)sprintf(big + len, "]}}," POD0 "}");
+    tpx_err_clear(&err);
+    cr_expect_eq(ext_codec_decode_preempt(big, len, NULL, &p, &err), TPX_ETOOBIG);
+    cr_expect(strstr(err.msg, "more than 1000000 victims") != NULL, "%s", err.msg);
+    /* whatever maxCandidates says, /preempt takes at most EXT_CODEC_MAX_PREEMPT_NODES nodes */
+    len = (size_t)sprintf(big, "{" POD0 ",\"NodeNameToMetaVictims\":{");
+    for (size_t i = 0; i <= EXT_CODEC_MAX_PREEMPT_NODES; i++)
+        len += (size_t)sprintf(big + len, "%s\"n%zu\":null", i ? "," : "", i);
+    len += (size_t)sprintf(big + len, "}}");
+    tpx_err_clear(&err);
+    cr_expect_eq(ext_codec_decode_preempt(big, len, NULL, &p, &err), TPX_ETOOBIG);
+    cr_expect(strstr(err.msg, "more than 10000 nodes") != NULL, "%s", err.msg);
+    free(big);
+}
+
+Test(ext_codec, bind_keys_follow_go_last_match_wins)
+{
+    static const struct {
+        const char *req, *node, *uid;
+    } cases[] = {
+        {"{\"Node\":\"r01-n01\",\"node\":\"r03-n01\",\"PodUID\":\"u\"}", "r03-n01", "u"},
+        {"{\"node\":\"r03-n01\",\"Node\":\"r01-n01\",\"PodUID\":\"u\"}", "r01-n01", "u"},
+        {"{\"Node\":\"a\",\"NODE\":null,\"poduid\":\"u\",\"PodUid\":\"v\"}", "a", "v"},
+        {"{\"Node\":\"a\\u0062\",\"PodUID\":\"u\"}", "ab", "u"},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct ext_codec_bind_args b;
+        struct tpx_err err = TPX_ERR_INIT;
+
+        cr_assert_eq(ext_codec_decode_bind(cases[i].req, strlen(cases[i].req), &b, &err), TPX_OK,
+                     "case %zu: %s", i, err.msg);
+        cr_expect_str_eq(b.node, cases[i].node, "case %zu", i);
+        cr_expect_str_eq(b.pod_uid, cases[i].uid, "case %zu", i);
+        ext_codec_bind_args_release(&b);
+    }
+    {
+        struct ext_codec_bind_args b;
+        struct tpx_err err = TPX_ERR_INIT;
+        const char *num = "{\"Node\":5,\"PodUID\":\"u\"}";
+
+        cr_expect_eq(ext_codec_decode_bind(num, strlen(num), &b, &err), TPX_EPARSE);
+        cr_expect(strstr(err.msg, "Node is not a string") != NULL, "%s", err.msg);
+    }
+}
+
+/* issue 21, item 5: inside the Pod, struct keys match as Go matches them, the last one winning;
+ * map keys (annotations) stay exact. */
+Test(ext_codec, pod_keys_follow_go_last_match_wins)
+{
+    static const char req[] =
+        "{\"Pod\":{\"Metadata\":{\"Name\":\"p-0\",\"NAMESPACE\":\"llm\",\"uid\":\"u\","
+        "\"uid\":\"u2\",\"Annotations\":{\"topox.io/tensor-parallel-size\":\"8\"}},"
+        "\"Spec\":{\"Containers\":[{\"Name\":\"c\",\"Resources\":{\"Requests\":{"
+        "\"nvidia.com/gpu\":\"8\"}}}]}},\"NodeNames\":[\"a\"]}";
+    static const char later[] =
+        "{\"Pod\":{\"metadata\":{\"name\":\"a\"},\"METADATA\":{\"name\":\"b\"},"
+        "\"metadata\\u017f\":null},\"NodeNames\":[\"a\"]}";
+    struct ext_codec_args a;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_eq(ext_codec_decode_args(req, strlen(req), NULL, &a, &err), TPX_OK, "%s", err.msg);
+    cr_expect_str_eq(a.pod.name, "p-0");
+    cr_expect_str_eq(a.pod.ns, "llm");
+    cr_expect_str_eq(a.pod.uid, "u2");
+    cr_expect(a.pod.wl.has_intent, "capitalised keys lost the intent: %s", a.pod.msg);
+    cr_expect_eq(a.pod.wl.tp, 8);
+    ext_codec_args_release(&a);
+    cr_assert_eq(ext_codec_decode_args(later, strlen(later), NULL, &a, &err), TPX_OK, "%s",
+                 err.msg);
+    cr_expect_str_eq(a.pod.name, "b", "the last match wins; a null leaves it");
+    ext_codec_args_release(&a);
+}

@@ -347,3 +347,49 @@ Test(ext_config, flat_keys_and_label_levels_are_keys_too)
     unlink(path);
     free(path);
 }
+
+/* issue 21, item 9: booleans take the words kubectl's YAML reader takes, in the file and as
+ * flags alike; the two timeouts both refuse 0; the new answer limits parse. */
+Test(ext_config, booleans_and_timeouts_are_one_rule)
+{
+    static const struct {
+        const char *word;
+        bool want;
+    } words[] = {{"yes", true}, {"Yes", true}, {"y", true},    {"on", true},    {"TRUE", true},
+                 {"no", false}, {"N", false},  {"off", false}, {"False", false}};
+    struct ext_config c;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    ext_config_init(&c, &err);
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+        char text[64];
+        char *path;
+
+        c.events = !words[i].want;
+        cr_expect_eq(ext_config_set(&c, "events", words[i].word, &err), TPX_OK, "--events %s: %s",
+                     words[i].word, err.msg);
+        cr_expect_eq(c.events, words[i].want, "--events %s", words[i].word);
+        snprintf(text, sizeof(text), "events: %s\n", words[i].word);
+        path = write_tmp(text);
+        c.events = !words[i].want;
+        cr_expect_eq(ext_config_load(&c, path, &err), TPX_OK, "events: %s: %s", words[i].word,
+                     err.msg);
+        cr_expect_eq(c.events, words[i].want, "events: %s", words[i].word);
+        unlink(path);
+        free(path);
+    }
+    tpx_err_clear(&err);
+    cr_expect_neq(ext_config_set(&c, "events", "yES", &err), TPX_OK);
+    tpx_err_clear(&err);
+    cr_expect_neq(ext_config_set(&c, "connectionTimeout", "0", &err), TPX_OK);
+    tpx_err_clear(&err);
+    cr_expect_neq(ext_config_set(&c, "requestTimeout", "0", &err), TPX_OK);
+    tpx_err_clear(&err);
+    cr_expect_neq(ext_config_set(&c, "sendTimeout", "0", &err), TPX_OK);
+    tpx_err_clear(&err);
+    cr_expect_eq(ext_config_set(&c, "sendTimeout", "5s", &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(c.send_timeout_s, 5);
+    cr_expect_eq(ext_config_set(&c, "answerBudget", "32Mi", &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(c.answer_budget, (size_t)32 << 20);
+    ext_config_release(&c);
+}

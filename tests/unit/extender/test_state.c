@@ -855,3 +855,99 @@ Test(ext_state, a_remembered_workload_comes_back_whole)
     cr_expect_str_eq(again.display, out.display);
     ext_state_free(st);
 }
+
+/* issue 21, item 6: a pod without a topology intent still needs free accelerators to bind. */
+Test(ext_state, a_bind_without_intent_checks_capacity)
+{
+    char names[64][64];
+    size_t n;
+    struct ext_state *st = state_with("racks=1,nodes-per-rack=1,gpus-per-node=8", names, &n);
+    struct pol_workload plain;
+    struct ext_state_bind_out out;
+    struct tpx_err err = TPX_ERR_INIT;
+    const char *uids[] = {"p0", "p1", "p2"};
+
+    memset(&plain, 0, sizeof(plain));
+    plain.accel_per_pod = 8;
+    for (size_t i = 0; i < 3; i++)
+        ext_state_remember_pod(st, uids[i], "ns", uids[i], &plain, 1000);
+    cr_assert_eq(ext_state_bind(st, "p0", "p0", names[0], 1000, &out, &err), TPX_OK, "%s", err.msg);
+    for (size_t i = 1; i < 3; i++) {
+        tpx_err_clear(&err);
+        cr_expect_neq(ext_state_bind(st, uids[i], uids[i], names[0], 1000, &out, &err), TPX_OK,
+                      "pod %zu of 8 GPUs on a full 8-GPU node", i);
+        cr_expect(strstr(err.msg, "has 0 free accelerators") != NULL, "%s", err.msg);
+    }
+    tpx_err_clear(&err);
+    cr_expect_eq(ext_state_bind(st, "p0", "p0", names[0], 1000, &out, &err), TPX_OK,
+                 "a repeated bind of the bound pod is idempotent: %s", err.msg);
+    ext_state_free(st);
+}
+
+/* Bind `count` pods of `accel` GPUs each (no intent), each filtered first; returns the binds
+ * refused because the filter was not remembered. */
+static size_t bind_many(struct ext_state *st, char names[][64], size_t nnodes, size_t count,
+                        unsigned accel)
+{
+    struct pol_workload plain;
+    size_t refused = 0;
+
+    memset(&plain, 0, sizeof(plain));
+    plain.accel_per_pod = accel;
+    for (size_t i = 0; i < count; i++) {
+        char uid[32];
+        struct ext_state_bind_out out;
+        struct tpx_err err = TPX_ERR_INIT;
+
+        snprintf(uid, sizeof(uid), "u%zu", i);
+        ext_state_remember_pod(st, uid, "ns", uid, &plain, 1000 + (time_t)i);
+        if (!ext_state_was_filtered(st, uid, 1000 + (time_t)i)) {
+            refused++;
+            continue;
+        }
+        cr_expect_eq(ext_state_bind(st, uid, uid, names[i % nnodes], 1000 + (time_t)i, &out, &err),
+                     TPX_OK, "%s: %s", uid, err.msg);
+    }
+    return refused;
+}
+
+/* issue 21, item 3: without a watch, a bind keeps no entry for a pod without intent, so the
+ * table never fills with them for good; their accelerators stay counted. */
+Test(ext_state, record_mode_keeps_no_entry_for_pods_without_intent)
+{
+    char names[64][64];
+    size_t n;
+    struct ext_state *st = state_with("racks=4,nodes-per-rack=16,gpus-per-node=8", names, &n);
+    struct ext_state_pod_stats ps;
+    struct pol_workload w = wl_of("g", 8, 1, 1, 0);
+    const char *cand[64];
+    struct ext_state_verdicts v;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    ext_state_set_pod_max(st, 80);
+    ext_state_set_bound_ageing(st, true);
+    cr_expect_eq(bind_many(st, names, 64, 300, 0), 0, "pods of no GPUs");
+    cr_expect_eq(bind_many(st, names, 64, 300, 1), 0, "no bind refused");
+    ext_state_pod_stats(st, &ps);
+    cr_expect_eq(ps.entries, 0, "%zu entries", ps.entries);
+    for (size_t i = 0; i < 64; i++)
+        cand[i] = names[i];
+    cr_assert_eq(ext_state_filter(st, &w, cand, 64, 2000, &v, &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(v.nfit, 0, "every node holds 4 or 5 of the 300 GPUs still");
+    ext_state_verdicts_release(&v);
+    ext_state_free(st);
+}
+
+Test(ext_state, without_ageing_bound_pods_fill_the_table)
+{
+    char names[64][64];
+    size_t n;
+    struct ext_state *st = state_with("racks=4,nodes-per-rack=16,gpus-per-node=8", names, &n);
+    struct ext_state_pod_stats ps;
+
+    ext_state_set_pod_max(st, 80);
+    cr_expect_eq(bind_many(st, names, 64, 100, 1), 20);
+    ext_state_pod_stats(st, &ps);
+    cr_expect_eq(ps.entries, 80);
+    ext_state_free(st);
+}

@@ -1026,10 +1026,10 @@ Test(obj_manifest, env_numbers_are_their_text_value_from_is_unknown)
               "  - name: c\n"
               "    env:\n"
               "    - {name: TP, value: 8}\n"
-              "    - {name: ON, value: true}\n"
+              "    - {name: FLAG, value: true}\n"
               "    - {name: IP, valueFrom: {fieldRef: {fieldPath: status.podIP}}}\n");
     cr_expect_str_eq(env(0, "TP"), "8");
-    cr_expect_str_eq(env(0, "ON"), "true");
+    cr_expect_str_eq(env(0, "FLAG"), "true");
     cr_expect_str_eq(env(0, "IP"), "(unknown)");
 }
 

@@ -259,17 +259,17 @@ Test(obj_podfacts, node_labels_precedence_and_readiness)
         unsigned alloc;
         bool unschedulable;
     } cases[] = {
-        {"metadata: {name: n, labels: {volcano.sh/tor: t1, topox.io/rack: r1}}\n"
+        {"metadata: {name: n1, labels: {volcano.sh/tor: t1, topox.io/rack: r1}}\n"
          "status: {allocatable: {nvidia.com/gpu: \"8\"}, conditions: [{type: Ready, status: "
          "\"True\"}]}\n",
          "r1", "topox.io/rack", 8, false},
-        {"metadata: {name: n, labels: {volcano.sh/tor: t1}}\n"
+        {"metadata: {name: n1, labels: {volcano.sh/tor: t1}}\n"
          "status: {allocatable: {huawei.com/Ascend910: 8}}\n",
          "t1", "volcano.sh/tor", 8, false},
-        {"metadata: {name: n}\nspec: {unschedulable: true}\n"
+        {"metadata: {name: n1}\nspec: {unschedulable: true}\n"
          "status: {allocatable: {nvidia.com/gpu: \"4\"}}\n",
          NULL, NULL, 4, true},
-        {"metadata: {name: n}\n"
+        {"metadata: {name: n1}\n"
          "status: {allocatable: {nvidia.com/gpu: \"4\"}, conditions: [{type: Ready, status: "
          "Unknown}]}\n",
          NULL, NULL, 4, true},

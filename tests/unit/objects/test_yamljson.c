@@ -35,9 +35,27 @@ static void expect_json(const char *yaml, const char *want_json)
 
 Test(obj_yamljson, core_schema_scalars)
 {
-    expect_json("a: 8\nb: \"8\"\nc: true\nd: ~\ne: 1.5\nf: yes\ng: '-3'\nh: -3\ni: 1e3\nj: 0x10\n",
-                "{\"a\":8,\"b\":\"8\",\"c\":true,\"d\":null,\"e\":1.5,\"f\":\"yes\",\"g\":\"-3\","
-                "\"h\":-3,\"i\":1000.0,\"j\":\"0x10\"}");
+    expect_json(
+        "a: 8\nb: \"8\"\nc: true\nd: ~\ne: 1.5\nf: \"yes\"\ng: '-3'\nh: -3\ni: 1e3\nj: 0x10\n",
+        "{\"a\":8,\"b\":\"8\",\"c\":true,\"d\":null,\"e\":1.5,\"f\":\"yes\",\"g\":\"-3\","
+        "\"h\":-3,\"i\":1000,\"j\":16}");
+}
+
+/* issue 21, item 4: plain scalars as kubectl reads them (sigs.k8s.io/yaml -> go-yaml v2's
+ * resolve(): '_' stripped, strconv.ParseInt(s, 0, 64), then the float pattern; YAML 1.1 bools). */
+Test(obj_yamljson, plain_scalars_resolve_as_kubectl_does)
+{
+    expect_json("a: 010\nb: 0x8\nc: 0b1000\nd: 1_0\ne: +8\nf: 0o10\ng: -0x8\nh: 08\ni: 0_10\n"
+                "j: 1_000.5\nk: +.5\nl: 0x\nm: 1__\nn: _1\no: 0b102\np: 9223372036854775808\n"
+                "q: -9223372036854775808\nr: 1.\ns: .5\nt: 12e\n",
+                "{\"a\":8,\"b\":8,\"c\":8,\"d\":10,\"e\":8,\"f\":8,\"g\":-8,\"h\":8,\"i\":8,"
+                "\"j\":1000.5,\"k\":0.5,\"l\":\"0x\",\"m\":1,\"n\":\"_1\",\"o\":\"0b102\","
+                "\"p\":\"9223372036854775808\",\"q\":-9223372036854775808,\"r\":1,\"s\":0.5,"
+                "\"t\":\"12e\"}");
+    expect_json("a: yes\nb: Yes\nc: YES\nd: y\ne: on\nf: ON\ng: no\nh: N\ni: off\nj: Off\nk: yES\n"
+                "l: '010'\n",
+                "{\"a\":true,\"b\":true,\"c\":true,\"d\":true,\"e\":true,\"f\":true,"
+                "\"g\":false,\"h\":false,\"i\":false,\"j\":false,\"k\":\"yES\",\"l\":\"010\"}");
 }
 
 Test(obj_yamljson, json_is_yaml)
@@ -199,11 +217,12 @@ Test(obj_yamljson, deep_nesting_is_refused)
     tpx_buf_release(&b);
 }
 
-/* A float that overflows a double keeps its text, as an integer too large for int64 does. */
+/* A float that overflows a double keeps its text; an integer past uint64 is a float, as go-yaml v2
+ * reads it (ParseInt and ParseUint fail, the float pattern matches). */
 Test(obj_yamljson, huge_numbers_keep_their_text)
 {
     expect_json("a: 1e999\nb: -1e999\nc: 99999999999999999999\nd: 1e-999\n",
-                "{\"a\":\"1e999\",\"b\":\"-1e999\",\"c\":\"99999999999999999999\",\"d\":0.0}");
+                "{\"a\":\"1e999\",\"b\":\"-1e999\",\"c\":1e20,\"d\":0}");
 }
 
 /* NUL bytes inside quoted scalars survive as string bytes; raw NUL in the stream is refused. */
@@ -415,7 +434,7 @@ Test(obj_yamljson, positions_block_and_flow)
 {
     struct obj_yaml_docs d = parse_ok("a: 1\n"
                                       "b:\n"
-                                      "  c: [x, y]\n"
+                                      "  c: [x, z]\n"
                                       "  d: {e: f}\n"
                                       "  g:\n"
                                       "  - h\n"
