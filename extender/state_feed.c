@@ -440,33 +440,14 @@ static enum tpx_code give_pod(struct ext_state_feed *f, const char *uid, const c
     return e.code;
 }
 
-/* The pod's index among its ComputeDomain's claimants: its own group's (LWS, topox.io), else
- * what the MPIJob or Indexed Job controller labels it with, else -1 (any free slot). */
-static int domain_index(json_t *pod, const struct pol_workload *wl)
-{
-    static const char *const keys[] = {"training.kubeflow.org/replica-index",
-                                       "batch.kubernetes.io/job-completion-index"};
-    json_t *labels = json_object_get(json_object_get(pod, "metadata"), "labels");
-
-    if (wl->group[0])
-        return wl->pod_index;
-    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-        const char *v = json_string_value(json_object_get(labels, keys[i]));
-        char *end;
-        long n;
-
-        if (!v)
-            continue;
-        n = strtol(v, &end, 10);
-        if (*v && !*end && n >= 0 && n < 1000000)
-            return (int)n;
-    }
-    return -1;
-}
-
 /* A claimant of a ComputeDomain's channel joins the domain's group (obj_dra_domain_member(), the
  * rule plan uses): as many pods as its numNodes, else as its own group says; with neither the
- * size is unknown and the pod keeps its own intent. Callers hold what protects `dra`. */
+ * size is unknown and the pod keeps its own intent. Callers hold what protects `dra`.
+ * It takes any free slot of the domain's group (index -1): a domain's claimants may come from
+ * several groups or jobs (NVIDIA's GB200 recipes put a prefill and a decode worker in one
+ * domain), each counting its pods from 0, and the domain is one TP group over one clique (pp 1),
+ * so a slot's number says nothing about where a pod goes. plan numbers them in turn instead
+ * (obj_dra_manifest_domains()), as it sees every claimant at once. */
 static void domain_member(const struct ext_state_feed *f, json_t *pod, struct pol_workload *wl)
 {
     const char *ns = meta(pod, "namespace");
@@ -480,7 +461,7 @@ static void domain_member(const struct ext_state_feed *f, json_t *pod, struct po
         return;
     n = cd->num_nodes ? cd->num_nodes : wl->size_explicit ? wl->group_size : 0;
     if (n)
-        obj_dra_domain_member(cd, n, n * wl->accel_per_pod, domain_index(pod, wl), wl);
+        obj_dra_domain_member(cd, n, n * wl->accel_per_pod, -1, wl);
 }
 
 /* Give one Pod to the state, or keep its facts pending. */

@@ -1539,6 +1539,53 @@ Test(serve_api, a_compute_domain_is_placed_inside_one_clique_or_rejected, .timeo
     stop(w);
 }
 
+/* Issue 19 item 5: one ComputeDomain shared by several groups (NVIDIA's GB200 recipes: a prefill
+ * worker and a decode worker in one domain). Each claimant here is pod 0 of its own one-pod LWS
+ * group, so both count their index from 0; in the domain's group they are two pods of one clique,
+ * and the second must get the other node of the clique, never a refusal for a taken index. */
+Test(serve_api, a_compute_domain_shared_by_two_groups_holds_both, .timeout = 120)
+{
+    struct world *w = world_new(false);
+    const char *args[] = {NULL};
+    char pass[NNODES][16];
+    json_t *answer, *p, *d;
+    const char *node;
+    size_t n;
+
+    clique_nodes(w);
+    {
+        json_t *list = json_pack("{s:s,s:s,s:{s:s},s:[o]}", "kind", "ComputeDomainList",
+                                 "apiVersion", "resource.nvidia.com/v1beta1", "metadata",
+                                 "resourceVersion", "3000", "items", compute_domain("cd-pd", 2));
+        char *s = json_dumps(list, JSON_COMPACT);
+
+        cr_assert_eq(
+            fake_api_set_list(w->api, "/apis/resource.nvidia.com/v1beta1/computedomains", s), 0);
+        free(s);
+        json_decref(list);
+    }
+    start(w, args);
+    cr_assert_eq(wait_ready(w), 200, "never ready:\n%s", w->srv.log);
+
+    p = add_pod(w, "llm", "prefill-0", "prefill-0", "prefill-0", 0, 1, 8, 1);
+    d = add_pod(w, "llm", "decode-0", "decode-0", "decode-0", 0, 1, 8, 1);
+    for (int i = 0; i < 2; i++)
+        json_object_set_new(json_object_get(i ? d : p, "spec"), "resourceClaims",
+                            json_pack("[{s:s,s:s}]", "name", "channel", "resourceClaimTemplateName",
+                                      "cd-pd-channel"));
+    push_pods(w);
+    node = place(w, p);
+    cr_expect_eq(rack_of(node), 1, "the clique is in rack r1");
+    n = filter_some(w, d, pass, &answer);
+    cr_expect_eq(n, 1, "the rest of the clique is the decode pod's: %s",
+                 json_dumps(answer, JSON_COMPACT));
+    json_decref(answer);
+    cr_expect(n == 1 && strcmp(pass[0], node) != 0 && rack_of(pass[0]) == 1);
+    place(w, d);
+    cr_expect_eq(members_placed(w, "llm/computedomain:cd-pd"), 2, "both groups in the domain");
+    stop(w);
+}
+
 /* The cap on one API response is the setting apiMaxBody (it was a fixed 256 MiB): a node LIST
  * page over it is refused, never truncated, and the log names the cap in force; the page is then
  * asked for again with half the limit until it fits, so all 8 nodes arrive and topox gets ready. */
