@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NLISTS 6
+#define NLISTS 7
 #define MAX_WATCH_SCRIPTS 32
 #define MAX_BINDS 256
 
@@ -136,7 +136,8 @@ static void sleep_ms(unsigned ms)
     nanosleep(&ts, NULL);
 }
 
-/* What is listed and watched. ComputeDomains are not served (404: no CRD) until set. */
+/* What is listed and watched. ComputeDomains (no CRD) and PodGroups (scheduling.k8s.io/v1beta1
+ * off, as in a 1.37 cluster without the beta API) are not served (404) until set. */
 static const char *const list_paths[NLISTS] = {
     "/api/v1/nodes",
     "/api/v1/pods",
@@ -144,11 +145,14 @@ static const char *const list_paths[NLISTS] = {
     "/apis/resource.k8s.io/v1/resourceclaims",
     "/apis/resource.k8s.io/v1/deviceclasses",
     "/apis/resource.nvidia.com/v1beta1/computedomains",
+    "/apis/scheduling.k8s.io/v1beta1/podgroups",
 };
 static const char *const list_files[NLISTS] = {
     "nodes-list.json",          "pods-list.json",          "resourceslices-list.json",
     "resourceclaims-list.json", "deviceclasses-list.json", "computedomains-list.json",
+    "podgroups-list.json",
 };
+#define FIRST_ABSENT 5 /* lists from here on are not served until set */
 
 static int list_index(const char *path)
 {
@@ -707,13 +711,14 @@ struct fake_api *fake_api_start(const char *fixtures_dir)
     for (int i = 0; i < NLISTS; i++) {
         char *s = i < 2 ? slurp(fixtures_dir, list_files[i]) : NULL;
 
-        /* the DRA kinds start empty (fake_api_set_list() fills them); ComputeDomains absent */
+        /* the DRA kinds start empty (fake_api_set_list() fills them); ComputeDomains and
+         * PodGroups absent */
         f->lists[i] = s ? json_loads(s, 0, NULL) : NULL;
-        if (i >= 2 && i < NLISTS - 1)
+        if (i >= 2 && i < FIRST_ABSENT)
             f->lists[i] = json_pack("{s:s,s:s,s:{s:s},s:[]}", "kind", "List", "apiVersion", "v1",
                                     "metadata", "resourceVersion", "1", "items");
         free(s);
-        if (!f->lists[i] && i != NLISTS - 1) {
+        if (!f->lists[i] && i < FIRST_ABSENT) {
             fprintf(stderr, "fake_api: cannot load %s/%s\n", fixtures_dir, list_files[i]);
             fake_api_stop(f);
             return NULL;

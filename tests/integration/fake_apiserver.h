@@ -35,8 +35,8 @@ void fake_api_set_token(struct fake_api *f, const char *token);
 
 /* Replace the list served at path ("/api/v1/nodes", "/api/v1/pods", or
  * "/apis/resource.k8s.io/v1/{resourceslices,resourceclaims,deviceclasses}", which start empty)
- * with json_text. /apis/resource.nvidia.com/v1beta1/computedomains is not served (404, no CRD)
- * until it is set. */
+ * with json_text. /apis/resource.nvidia.com/v1beta1/computedomains (no CRD) and
+ * /apis/scheduling.k8s.io/v1beta1/podgroups (the beta API off) are not served (404) until set. */
 int fake_api_set_list(struct fake_api *f, const char *path, const char *json_text);
 
 /* How a scripted watch ends after its body is sent. */
