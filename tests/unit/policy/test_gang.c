@@ -260,8 +260,7 @@ Test(pol_gang, a_placement_too_small_keeps_the_hold, .init = setup, .fini = tear
 }
 
 /* A hold no member binds lapses with its TTL, not before; a rebase keeps it. */
-Test(pol_gang, the_hold_lapses_with_its_ttl_and_survives_a_rebase, .init = setup,
-     .fini = teardown)
+Test(pol_gang, the_hold_lapses_with_its_ttl_and_survives_a_rebase, .init = setup, .fini = teardown)
 {
     struct pol_workload wl = gang_member("gang-4", 2);
     struct tpx_err err = TPX_ERR_INIT;
