@@ -111,7 +111,8 @@ bool pol_rbg_lwp_pod(const struct pol_pod_facts *f)
  * RoleBasedGroup v1alpha2 leaderWorkerPattern instance named it (its component-size and
  * component-index are then the group's size and the pod's index). A scheduling.k8s.io PodGroup
  * whose gang minCount is known is the group kube-scheduler gangs (KEP-4671), so it comes before
- * the controllers' labels (a JobSet's pods may name one); wl->gang says it. */
+ * the controllers' labels (a JobSet's pods may name one); wl->gang says the pod is in such a gang,
+ * also when a topox.io/group annotation names its group (the scheduler's cycle is the same). */
 static void infer_group(const struct pol_pod_facts *f, struct pol_workload *wl, bool *grouped,
                         bool *by_rbg)
 {
@@ -123,16 +124,16 @@ static void infer_group(const struct pol_pod_facts *f, struct pol_workload *wl, 
 
     *grouped = true;
     *by_rbg = false;
+    wl->gang = f->pod_group && f->pod_group[0] && f->pod_group_min > 0;
     v = kv_get(f->annotations, f->nannotations, ANN "group");
     if (v && v[0]) {
         set_str(wl->group, "%s/%s", ns, v);
         set_str(wl->display, "%s/%s", ns, v);
         return;
     }
-    if (f->pod_group && f->pod_group[0] && f->pod_group_min > 0) {
+    if (wl->gang) {
         set_str(wl->group, "%s/podgroup:%s", ns, f->pod_group);
         set_str(wl->display, "%s/%s (PodGroup)", ns, f->pod_group);
-        wl->gang = true;
         return;
     }
     v = kv_get(f->labels, f->nlabels, LWS "group-key");
@@ -172,6 +173,7 @@ static void infer_group(const struct pol_pod_facts *f, struct pol_workload *wl, 
         return;
     }
     *grouped = false;
+    wl->gang = false;
     wl->group[0] = '\0';
     set_str(wl->display, "%s/%s", ns, pod);
 }
@@ -284,7 +286,7 @@ static bool controller_size(const struct pol_pod_facts *f, const struct pol_work
 {
     const char *s = kv_get(f->annotations, f->nannotations, LWS "size");
 
-    if (wl->gang) {
+    if (wl->gang && strncmp(wl->group + strcspn(wl->group, "/"), "/podgroup:", 10) == 0) {
         *out = f->pod_group_min;
         *what = "PodGroup's minCount";
         return true;

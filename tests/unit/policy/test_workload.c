@@ -855,6 +855,17 @@ Test(pol_workload, podgroup_is_the_group_with_its_min_count)
     f.pod_group_level = -1;
     cr_assert_eq(pol_workload_infer(&f, &wl, &err), TPX_OK, "%s", err.msg);
     cr_expect_eq(wl.scope, POL_SCOPE_ZONE, "a key topox does not read narrows nothing");
+    /* a topox.io/group annotation names the group (e2e scenario 7's pods): still a gang for the
+     * hold, its size the annotation's */
+    {
+        const struct topo_kv own[] = {{"topox.io/group", "gang"}, {"topox.io/group-size", "2"}};
+        f.annotations = own;
+        f.nannotations = 2;
+        cr_assert_eq(pol_workload_infer(&f, &wl, &err), TPX_OK, "%s", err.msg);
+        cr_expect(wl.gang);
+        cr_expect_str_eq(wl.group, "default/gang");
+        cr_expect_eq(wl.group_size, 2);
+    }
     /* minCount not known: the JobSet's group */
     f.annotations = NULL;
     f.nannotations = 0;
