@@ -119,8 +119,9 @@ image:
 	  ../shared/tools/build-image --tag topox:dev --run 'id -u' . ; \
 	fi
 
-# The Go baseline of bench_serve needs golang-go (standard library only, builds offline); without
-# it that comparison is skipped and the rest runs.
+# The Go peer of bench_serve (bench/go-baseline: kube-scheduler's own wire types) builds offline
+# from the module cache `make e2e-build` fills (E2E_CACHE) with go >= 1.26; without go or the
+# cache that comparison is skipped and the rest runs.
 bench:
 	$(MAKE) PRESET=release build
 	@command -v go >/dev/null 2>&1 || [ "$$(id -u)" -ne 0 ] || \

@@ -1,18 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* bench/bench_serve.c - `topox serve` on a generated cluster (5 040 nodes unless --nodes), side by
  * side with the same cases against a second topox binary (--before PATH: the build before a
- * change) and a typical Go extender (--go-baseline PATH: bench/go-baseline, net/http +
- * encoding/json), all in one run with the servers' turns interleaved:
+ * change) and a Go extender written as real ones are (--go-baseline PATH: bench/go-baseline,
+ * net/http + encoding/json into k8s.io/kube-scheduler/extender/v1 over k8s.io/api/core/v1), all
+ * in one run with the servers' turns interleaved, each answer checked against topox's:
  *   names     filter + prioritize with node names only, `--clients` keep-alive clients (8);
  *             calls/s, p50/p99 client side, server CPU per call, server-side p50/p99;
  *   names32   the same loop with `--load-clients` clients (32): server-side p50/p99;
- *   full      filter with every Node object in the request (NCC=false, ~7 KB a node), end to end;
+ *   full      filter with every Node object in the request (NCC=false, ~7 KB a node), end to end:
+ *             best, p50, p90, p99, worst over --full-reps turns, and topox's server side;
  *   tokenizer the nodescan tokenizer alone against a jansson DOM decode of that body (in process);
  *   soak      (--load SECONDS) names at --load-clients clients: errors and RSS before and after.
  * Server side is each request's "http request" log line of topox (dur_us: from its headers to its
- * answer queued, body upload included), read from the server's stderr. Without golang-go the Go
- * column says "go baseline skipped: install golang-go" and the rest still runs. Not a test: prints
- * markdown tables.
+ * answer queued, body upload included), read from the server's stderr. Without go, or without
+ * the k8s modules in the e2e cache (E2E_CACHE), the Go column says why it was skipped and the rest
+ * still runs. Not a test: prints markdown tables.
  *
  * usage: bench_serve [--nodes N] [--clients N] [--calls N] [--rounds N] [--full-reps N]
  *                    [--cases names,names32,full,tokenizer] [--load SECONDS] [--load-clients N]
@@ -226,6 +228,24 @@ static double cpu_s(pid_t pid)
     return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
+/* Minor page faults the process pid has taken so far; 0 when unreadable. */
+static double minflt(pid_t pid)
+{
+    char path[64], line[1024], *q;
+    unsigned long mf = 0;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    f = fopen(path, "r");
+    if (!f)
+        return 0;
+    q = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+    fclose(f);
+    if (!q || sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %lu", &mf) != 1)
+        return 0;
+    return (double)mf;
+}
+
 /* ---- the client ---------------------------------------------------------------------------- */
 
 static size_t discard(char *p, size_t s, size_t n, void *ud)
@@ -403,6 +423,86 @@ static long fit_count(struct target *t, const char *body, size_t len)
     return n;
 }
 
+/* The answer of path to body as a set: the names passing a /filter (NodeNames or Nodes.items)
+ * with "!" + each FailedNodes key, or each "host=score" of a /prioritize. NULL when unreadable. */
+static json_t *answer_set(struct target *t, const char *path, const char *body, size_t len)
+{
+    CURL *h = curl_easy_init();
+    struct tpx_buf g;
+    json_t *res = NULL, *set = NULL, *v, *arr;
+    const char *k;
+    size_t i;
+
+    tpx_buf_init(&g, SIZE_MAX);
+    if (post(h, t->port, path, body, len, &g) == 200 && g.data)
+        res = json_loadb(g.data, g.len, 0, NULL);
+    tpx_buf_release(&g);
+    curl_easy_cleanup(h);
+    if (!res)
+        return NULL;
+    set = json_object();
+    if (json_is_array(res)) {
+        json_array_foreach(res, i, v)
+        {
+            char hs[320];
+            snprintf(hs, sizeof(hs), "%s=%lld", json_string_value(json_object_get(v, "Host")),
+                     (long long)json_integer_value(json_object_get(v, "Score")));
+            json_object_set_new(set, hs, json_true());
+        }
+    } else {
+        arr = json_object_get(res, "NodeNames");
+        json_array_foreach(arr, i, v) json_object_set_new(set, json_string_value(v), json_true());
+        arr = json_object_get(json_object_get(res, "Nodes"), "items");
+        json_array_foreach(arr, i, v) json_object_set_new(
+            set, json_string_value(json_object_get(json_object_get(v, "metadata"), "name")),
+            json_true());
+        json_object_foreach(json_object_get(res, "FailedNodes"), k, v)
+        {
+            char fk[320];
+            snprintf(fk, sizeof(fk), "!%s", k);
+            json_object_set_new(set, fk, json_true());
+        }
+    }
+    json_decref(res);
+    return set;
+}
+
+/* One row: does each target answer path as topox (t[0]) does? "yes", or how many entries differ. */
+static void same_answer_row(const char *what, struct target *t, size_t nt, const char *path,
+                            const char *body, size_t len)
+{
+    json_t *ref = answer_set(&t[0], path, body, len);
+
+    printf("| same answer as topox: %s |", what);
+    for (size_t k = 0; k < nt; k++) {
+        json_t *got = k == 0 ? NULL : answer_set(&t[k], path, body, len);
+        const char *key;
+        json_t *v;
+        size_t diff = 0;
+
+        if (k == 0) {
+            printf(" %zu entries |", ref ? json_object_size(ref) : 0);
+            continue;
+        }
+        if (!ref || !got) {
+            printf(" unreadable |");
+            json_decref(got);
+            continue;
+        }
+        json_object_foreach(ref, key, v) diff += json_object_get(got, key) == NULL;
+        json_object_foreach(got, key, v) diff += json_object_get(ref, key) == NULL;
+        if (diff)
+            printf(" no: %zu differ |", diff);
+        else
+            printf(" yes |");
+        json_decref(got);
+    }
+    for (size_t k = 1; k < nt; k++)
+        printf(" |");
+    printf("\n");
+    json_decref(ref);
+}
+
 /* A realistic Node object: the synthetic labels plus the labels, conditions and images a GPU
  * node carries in practice (~7 KB). */
 static void append_node(json_t *items, const struct topo_cluster *c, size_t i)
@@ -497,6 +597,7 @@ static void go_cleanup(void)
 static int start_go(struct target *t, const char *path, const struct topo_cluster *c)
 {
     char bin[512], nodes_file[600], cmd[2048];
+    const char *go_cache = getenv("E2E_CACHE") ? getenv("E2E_CACHE") : "/var/cache/topox-e2e";
     struct stat sb;
     json_t *arr = json_array();
 
@@ -506,19 +607,27 @@ static int start_go(struct target *t, const char *path, const struct topo_cluste
         go_tmp[0] = '\0';
         return -1;
     }
+    if (strchr(go_cache, '\'')) {
+        printf("go baseline skipped: E2E_CACHE has a quote\n");
+        return -1;
+    }
     if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
         if (system("command -v go >/dev/null 2>&1") != 0) {
             printf("go baseline skipped: install golang-go\n");
             return -1;
         }
         snprintf(bin, sizeof(bin), "%s/go-baseline", go_tmp);
-        /* standard library only: builds offline with a private cache */
+        /* k8s.io/api and k8s.io/kube-scheduler at e2e/go.mod's versions, from the module and
+         * build caches `make e2e-build` fills (E2E_CACHE): offline, niced, one package at a time */
         snprintf(cmd, sizeof(cmd),
-                 "cd '%s' && GOCACHE='%s/cache' GOPATH='%s/gopath' GOPROXY=off GOFLAGS= "
-                 "GOTOOLCHAIN=local GO111MODULE=on go build -o '%s' . >&2",
-                 path, go_tmp, go_tmp, bin);
+                 "cd '%s' && GOMODCACHE='%s/mod' GOCACHE='%s/build' GOPROXY=off CGO_ENABLED=0 "
+                 "GOFLAGS='-mod=readonly -p=1' GOTOOLCHAIN=local GO111MODULE=on "
+                 "nice -n 19 go build -o '%s' . >&2",
+                 path, go_cache, go_cache, bin);
         if (system(cmd) != 0) {
-            printf("go baseline skipped: `go build` failed in %s\n", path);
+            printf("go baseline skipped: `go build` failed in %s (it needs k8s.io/api and "
+                   "k8s.io/kube-scheduler v0.37.2 in %s/mod: `make e2e-build` fetches them)\n",
+                   path, go_cache);
             return -1;
         }
     } else if (access(path, X_OK) == 0) {
@@ -638,6 +747,8 @@ static void names_case(struct target *t, size_t nt, int clients, size_t calls, i
     for (size_t k = 1; k < nt; k++)
         printf(" |");
     printf("\n");
+    same_answer_row("/filter", t, nt, "/filter", names_body, names_len);
+    same_answer_row("/prioritize (host=score)", t, nt, "/prioritize", names_body, names_len);
 }
 
 static char *full_body(const struct topo_cluster *c, size_t *len)
@@ -659,12 +770,27 @@ static char *full_body(const struct topo_cluster *c, size_t *len)
     return body;
 }
 
-/* filter with full Node objects, end to end, `reps` interleaved turns: best and median. */
+/* Server-side durations of topox's "http request" lines since the last call, into *p50 and *p99;
+ * starts recording afresh. */
+static void srv_quantiles(struct target *t, double *p50, double *p99)
+{
+    pthread_mutex_lock(&t->mu);
+    *p50 = quantile(t->srv, t->nsrv, 0.50);
+    *p99 = quantile(t->srv, t->nsrv, 0.99);
+    t->nsrv = 0;
+    t->record = true;
+    pthread_mutex_unlock(&t->mu);
+}
+
+/* filter with full Node objects, end to end, `reps` interleaved turns: best, p50, p90, p99 and
+ * the worst, client side, and topox's own p50/p99 server side. */
 static void full_case(struct target *t, size_t nt, const char *body, size_t len, int reps,
                       size_t nodes)
 {
-    double *lat[MAXT], best[MAXT], med[MAXT], cpu[MAXT];
-    bool have[MAXT];
+    double *lat[MAXT], best[MAXT], med[MAXT], cpu[MAXT], p90[MAXT], p99[MAXT], worst[MAXT];
+    double faults[MAXT] = {0};
+    double s50[MAXT] = {0}, s99[MAXT] = {0};
+    bool have[MAXT], srv[MAXT];
     long bad[MAXT] = {0};
     char title[256];
     size_t answer[MAXT] = {0};
@@ -675,10 +801,12 @@ static void full_case(struct target *t, size_t nt, const char *body, size_t len,
         have[k] = true;
     }
     for (int rep = 0; rep < reps + 1; rep++) {
+        for (size_t k = 0; rep == 1 && k < nt; k++) /* after the warm-up */
+            srv_quantiles(&t[k], &s50[k], &s99[k]);
         for (size_t k = 0; k < nt; k++) {
             CURL *h = curl_easy_init();
             struct tpx_buf g;
-            double c0 = cpu_s(t[k].pid), t0 = now(), dt;
+            double c0 = cpu_s(t[k].pid), f0 = minflt(t[k].pid), t0 = now(), dt;
             long st;
 
             tpx_buf_init(&g, SIZE_MAX);
@@ -692,12 +820,22 @@ static void full_case(struct target *t, size_t nt, const char *body, size_t len,
             if (rep == 0)
                 continue; /* warm-up */
             cpu[k] += (cpu_s(t[k].pid) - c0) / reps;
+            faults[k] += (minflt(t[k].pid) - f0) / reps;
             lat[k][rep - 1] = dt;
         }
     }
+    usleep(200000); /* the last log lines */
     for (size_t k = 0; k < nt; k++) {
+        srv[k] = t[k].topox;
+        srv_quantiles(&t[k], &s50[k], &s99[k]);
+        pthread_mutex_lock(&t[k].mu);
+        t[k].record = false;
+        pthread_mutex_unlock(&t[k].mu);
         med[k] = quantile(lat[k], (size_t)reps, 0.5);
-        best[k] = lat[k][0];
+        p90[k] = quantile(lat[k], (size_t)reps, 0.9);
+        p99[k] = quantile(lat[k], (size_t)reps, 0.99);
+        worst[k] = quantile(lat[k], (size_t)reps, 1.0);
+        best[k] = quantile(lat[k], (size_t)reps, 0.0);
         free(lat[k]);
     }
     snprintf(title, sizeof(title),
@@ -706,8 +844,14 @@ static void full_case(struct target *t, size_t nt, const char *body, size_t len,
              nodes, (double)len / 1e6, reps);
     print_ratio_header(title, t, nt);
     print_row("best", best, nt, 1e3, 1, " ms", true, have);
-    print_row("median", med, nt, 1e3, 1, " ms", true, have);
+    print_row("median (p50)", med, nt, 1e3, 1, " ms", true, have);
+    print_row("p90", p90, nt, 1e3, 1, " ms", true, have);
+    print_row("p99", p99, nt, 1e3, 1, " ms", true, have);
+    print_row("worst", worst, nt, 1e3, 1, " ms", true, have);
+    print_row("server side p50 (http request log)", s50, nt, 1e3, 1, " ms", true, srv);
+    print_row("server side p99 (http request log)", s99, nt, 1e3, 1, " ms", true, srv);
     print_row("server CPU per call", cpu, nt, 1e3, 1, " ms", true, have);
+    print_row("server minor page faults per call", faults, nt, 1, 0, "", true, have);
     printf("| answer size / non-200 answers |");
     for (size_t k = 0; k < nt; k++)
         printf(" %.1f MB / %ld |", (double)answer[k] / 1e6, bad[k]);
@@ -719,6 +863,7 @@ static void full_case(struct target *t, size_t nt, const char *body, size_t len,
     for (size_t k = 1; k < nt; k++)
         printf(" |");
     printf("\n");
+    same_answer_row("/filter, full Nodes", t, nt, "/filter", body, len);
 }
 
 static void tokenizer_case(const char *body, size_t len)

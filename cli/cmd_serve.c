@@ -300,9 +300,11 @@ static enum tpx_code start_api(struct ext_config *cfg, struct ext_state *state,
             return err->code;
         ext_state_feed_sink(*feed, &sink);
         ext_state_feed_watch_dra(*feed, cfg->dra);
+        ext_state_feed_watch_podgroups(*feed, true);
         ext_state_feed_set_metrics(*feed, metrics);
         memset(&wc, 0, sizeof(wc));
         wc.dra = cfg->dra;
+        wc.podgroups = true;
         wc.backoff_max_ms = cfg->api_backoff_max_s * 1000;
         if (wc.backoff_max_ms < 500)
             wc.backoff_min_ms = wc.backoff_max_ms;
@@ -446,7 +448,7 @@ int cmd_serve(int argc, char **argv)
     if (!names_cache)
         goto fail;
     routes.opts.names_cache = names_cache;
-    if (feed) { /* claims' demand, from what the watch holds */
+    if (feed) { /* claims' demand and PodGroups, from what the watch holds */
         routes.opts.pod_facts = ext_state_feed_pod_facts;
         routes.opts.pod_workload = ext_state_feed_pod_workload;
         routes.opts.pod_ctx = feed;

@@ -7,7 +7,7 @@
 source "$(dirname "$0")/lib.sh"
 # 11 first: plan reads only the API server, so it must run before earlier scenarios leave holds in
 # topox's memory; 12 last: it replaces the manifests/ install with the Helm chart.
-ORDER=(11 1 3 6 2 4 5 10 7 9 8 12)
+ORDER=(11 1 3 6 2 4 5 10 7 9 8 21 12)
 [ $# -gt 0 ] && ORDER=("$@")
 WAIT=${E2E_WAIT:-90}
 LWS_LABEL=leaderworkerset.sigs.k8s.io
@@ -507,6 +507,55 @@ s12() {
     all_groups_whole s12 2 || fail "groups: $(groups s12 | tr '\n' ';')" || return 1
     [ "$(events s12 Placed | wc -l)" -ge 4 ] || fail "$(events s12 Placed | wc -l) Placed events, want 4" || return 1
     DETAIL="helm install $(${h[@]} list -o json | jq -r '.[0].chart'); 4/4 bound by the chart's scheduler, 2 groups each in one rack"
+}
+
+s21_title="4 PodGroup gangs of 3 x 8 GPUs fill 4 racks x 3 nodes: each whole in one rack, no bind refused"
+# podgroup NAME: a scheduling.k8s.io/v1beta1 PodGroup (GenericWorkload, on in up.sh), gang
+# minCount 3, its topology key the rack label the e2e nodes carry; and its 3 pods, as upstream's
+# scheduler_perf podgroup templates write them, with 8 GPUs each
+podgroup() {
+    cat <<EOF
+apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: $1}
+spec:
+  schedulingPolicy: {gang: {minCount: 3}}
+  schedulingConstraints: {topology: [{key: topox.io/rack}]}
+EOF
+    for i in 0 1 2; do
+        cat <<EOF
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: $1-$i}
+spec:
+  schedulerName: topox-scheduler
+  schedulingGroup: {podGroupName: $1}
+  containers: [{name: c, image: busybox, resources: {limits: {nvidia.com/gpu: 8}}}]
+EOF
+    done
+}
+# gang_racks NS: one line per PodGroup: name pods bound distinct-racks-of-bound-pods
+gang_racks() {
+    local nodes
+    nodes=$(kc get nodes -o json | jq -c '[.items[] | {key: .metadata.name, value: (.metadata.labels["topox.io/rack"] // "-")}] | from_entries')
+    kc -n "$1" get pods -o json | jq -r --argjson racks "$nodes" '
+        [.items[] | {g: .spec.schedulingGroup.podGroupName, r: ($racks[.spec.nodeName // ""] // null)}]
+        | group_by(.g)[] | "\(.[0].g) \(length) \([.[] | select(.r)] | length) \([.[] | select(.r) | .r] | unique | length)"'
+}
+s21() {
+    ns s21
+    for g in gang-0 gang-1 gang-2 gang-3; do podgroup "$g"; echo ---; done | kc -n s21 apply -f - >/dev/null ||
+        fail "the API server refused the PodGroups (scheduling.k8s.io/v1beta1 off?)" || return 1
+    wait_for "$WAIT" "12 pods bound" bound_is s21 12 ||
+        fail "$(count_bound s21)/12 bound; $(events s21 FailedScheduling | sort | uniq -c | head -2 | tr '\n' ';')" || return 1
+    local bad
+    bad=$(gang_racks s21 | awk '$3 != 3 || $4 != 1')
+    [ -z "$bad" ] || fail "a gang not whole in one rack: $bad" || return 1
+    # a bind topox refused reaches the pod as a FailedScheduling Event with its Error
+    bad=$(events s21 FailedScheduling | grep -c 'no longer fits' || true)
+    [ "$bad" -eq 0 ] || fail "$bad binds refused: $(events s21 FailedScheduling | grep -m1 'no longer fits')" || return 1
+    DETAIL="12/12 bound, 4 gangs each whole in one rack, 0 binds refused"
 }
 
 # --- run ----------------------------------------------------------------------------------------

@@ -144,7 +144,7 @@ static enum tpx_code decode_pod_json(const json_t *pod, const struct ext_codec_o
     if (!out->infer_failed && o && o->pod_workload)
         o->pod_workload(o->pod_ctx, pod, &out->wl);
     if (!out->infer_failed && o && !json_object_get(ann, "topox.io/pipeline-scope"))
-        out->wl.scope = o->default_scope;
+        pol_workload_set_scope(&out->wl, o->default_scope); /* a PodGroup's key still holds */
     return TPX_OK;
 }
 

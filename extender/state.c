@@ -1154,6 +1154,28 @@ enum tpx_code ext_state_filter(struct ext_state *st, const struct pol_workload *
     return ext_state_filter_res(st, wl, names, n, NULL, now, out, err);
 }
 
+/* A PodGroup gang's member: hold the whole group's room before its filter is answered
+ * (pol_gang_hold), under the write lock; kube-scheduler 1.37 filters every member before it binds
+ * any, so a hold made at the first bind would come too late. */
+static enum tpx_code gang_hold(struct ext_state *st, const struct pol_workload *wl,
+                               const char *const *names, size_t n, struct ext_state_resolution *res,
+                               time_t now, struct tpx_err *err)
+{
+    struct resolved rv = {0};
+    enum tpx_code rc = TPX_OK;
+
+    pthread_rwlock_wrlock(&st->lock);
+    if (st->ledger && st->cluster && (rc = resolve(st, names, n, res, &rv, err)) == TPX_OK) {
+        struct pol_scope_memo *m = memo_take(st);
+
+        rc = pol_gang_hold(st->ledger, m, wl, rv.known, rv.nknown, now, st->ttl_s, NULL, err);
+        memo_give(st, m);
+    }
+    pthread_rwlock_unlock(&st->lock);
+    resolved_release(&rv);
+    return rc;
+}
+
 enum tpx_code ext_state_filter_res(struct ext_state *st, const struct pol_workload *wl,
                                    const char *const *names, size_t n,
                                    struct ext_state_resolution *res, time_t now,
@@ -1164,6 +1186,8 @@ enum tpx_code ext_state_filter_res(struct ext_state *st, const struct pol_worklo
 
     memset(out, 0, sizeof(*out));
     maybe_expire(st, now);
+    if (wl->gang && wl->has_intent && (rc = gang_hold(st, wl, names, n, res, now, err)) != TPX_OK)
+        return rc;
     out->n = n;
     out->reason = malloc((n ? n : 1) * sizeof(*out->reason));
     if (!out->reason) {

@@ -83,6 +83,12 @@ struct ext_state_feed {
     struct obj_dra dra;
     unsigned long dra_refreshes;
     struct ext_metrics *metrics; /* NULL: none */
+    /* PodGroups (scheduling.k8s.io): "ns/name" -> [minCount, level] as obj_podgroup_read reads
+     * them, for the pods that name one; the watch writes, filters read, under pg_lock */
+    json_t *podgroups;
+    json_t *pg_seen; /* keys of a list in progress */
+    bool pg_on;      /* PodGroups are watched: readiness waits for their first list too */
+    pthread_mutex_t pg_lock;
 };
 
 /* A node as the feed got it; every string of info lives in str. */
@@ -465,6 +471,80 @@ static void domain_member(const struct ext_state_feed *f, json_t *pod, struct po
 }
 
 /* Give one Pod to the state, or keep its facts pending. */
+/* "ns/name" of a PodGroup object into key; false when it has no name. */
+static bool podgroup_key(json_t *pg, char *key, size_t len)
+{
+    const char *ns = meta(pg, "namespace"), *name = meta(pg, "name");
+
+    if (!name)
+        return false;
+    snprintf(key, len, "%s/%s", ns ? ns : "default", name);
+    return true;
+}
+
+static void podgroup_put(struct ext_state_feed *f, json_t *pg)
+{
+    char key[512];
+    unsigned min;
+    int level;
+
+    if (!podgroup_key(pg, key, sizeof(key)))
+        return;
+    obj_podgroup_read(pg, f->cfg, &min, &level);
+    pthread_mutex_lock(&f->pg_lock);
+    json_object_set_new(f->podgroups, key, json_pack("[I,i]", (json_int_t)min, level));
+    if (f->in_list[KUBE_KIND_PODGROUP])
+        json_object_set_new(f->pg_seen, key, json_true());
+    pthread_mutex_unlock(&f->pg_lock);
+}
+
+static void podgroup_del(struct ext_state_feed *f, json_t *pg)
+{
+    char key[512];
+
+    if (!podgroup_key(pg, key, sizeof(key)))
+        return;
+    pthread_mutex_lock(&f->pg_lock);
+    json_object_del(f->podgroups, key);
+    pthread_mutex_unlock(&f->pg_lock);
+}
+
+/* A relist is over: PodGroups it lacked were deleted while we were not watching. */
+static void podgroup_synced(struct ext_state_feed *f)
+{
+    const char *key;
+    json_t *v;
+    void *tmp;
+
+    pthread_mutex_lock(&f->pg_lock);
+    json_object_foreach_safe(f->podgroups, tmp, key, v)
+    {
+        if (!json_object_get(f->pg_seen, key))
+            json_object_del(f->podgroups, key);
+    }
+    json_object_clear(f->pg_seen);
+    pthread_mutex_unlock(&f->pg_lock);
+}
+
+/* The minCount and level of the PodGroup facts names, from the watched object; left unknown (0,
+ * -1) while the PodGroup is not known, so the pod makes no gang (the certainty rule). */
+static void podgroup_facts(struct ext_state_feed *f, struct pol_pod_facts *facts)
+{
+    char key[512];
+    json_t *v;
+
+    if (!facts->pod_group || !facts->pod_group[0])
+        return;
+    snprintf(key, sizeof(key), "%s/%s", facts->ns ? facts->ns : "default", facts->pod_group);
+    pthread_mutex_lock(&f->pg_lock);
+    v = json_object_get(f->podgroups, key);
+    if (v) {
+        facts->pod_group_min = (unsigned)json_integer_value(json_array_get(v, 0));
+        facts->pod_group_level = (int)json_integer_value(json_array_get(v, 1));
+    }
+    pthread_mutex_unlock(&f->pg_lock);
+}
+
 static void apply_pod(struct ext_state_feed *f, json_t *pod)
 {
     const char *uid = meta(pod, "uid");
@@ -499,6 +579,7 @@ static void apply_pod(struct ext_state_feed *f, json_t *pod)
         refuse(f, "pod", name, &e);
         return;
     }
+    podgroup_facts(f, &store.facts);
     if (f->dra_on && has_claims(pod)) {
         if (!f->refreshing) {
             /* given to the state by the refresh this marks, once its claims are known to be
@@ -752,6 +833,10 @@ static void on_reset(void *ctx, enum kube_kind kind)
     f->in_list[kind] = true;
     if (kind >= KUBE_KIND_SLICE) {
         json_object_clear(f->dra_seen[kind - KUBE_KIND_SLICE]);
+    } else if (kind == KUBE_KIND_PODGROUP) {
+        pthread_mutex_lock(&f->pg_lock);
+        json_object_clear(f->pg_seen);
+        pthread_mutex_unlock(&f->pg_lock);
     } else if (kind == KUBE_KIND_NODE) {
         batch_release(&f->batch);
     } else {
@@ -791,6 +876,10 @@ static void on_upsert(void *ctx, enum kube_kind kind, json_t *obj)
             json_object_set_new(f->dra_seen[kind - KUBE_KIND_SLICE], key, json_true());
         json_object_set(f->dra_objs[kind - KUBE_KIND_SLICE], key, obj);
         f->dra_dirty = true; /* refreshed when the burst or the list ends */
+        return;
+    }
+    if (kind == KUBE_KIND_PODGROUP) {
+        podgroup_put(f, obj);
         return;
     }
     if (kind == KUBE_KIND_POD) {
@@ -847,6 +936,8 @@ static void on_remove(void *ctx, enum kube_kind kind, json_t *obj)
             free(copy);
             f->dra_dirty = true;
         }
+    } else if (kind == KUBE_KIND_PODGROUP) {
+        podgroup_del(f, obj);
     } else if (kind == KUBE_KIND_POD) {
         drop_pod(f, meta(obj, "uid"));
     } else {
@@ -880,6 +971,8 @@ static void on_synced(void *ctx, enum kube_kind kind)
         }
         json_object_clear(seen);
         f->dra_dirty = true;
+    } else if (kind == KUBE_KIND_PODGROUP) {
+        podgroup_synced(f);
     } else if (kind == KUBE_KIND_NODE) {
         json_t *names = apply_nodes(f, f->batch.nodes, f->batch.n);
 
@@ -937,7 +1030,8 @@ static void on_synced(void *ctx, enum kube_kind kind)
     f->synced[kind] = true;
     maybe_refresh(f, kind);
     {
-        bool all = f->synced[KUBE_KIND_NODE] && f->synced[KUBE_KIND_POD];
+        bool all = f->synced[KUBE_KIND_NODE] && f->synced[KUBE_KIND_POD] &&
+                   (!f->pg_on || f->synced[KUBE_KIND_PODGROUP]);
 
         for (int k = KUBE_KIND_SLICE; f->dra_on && k < KUBE_KIND_COUNT; k++)
             all = all && f->synced[k];
@@ -970,8 +1064,12 @@ struct ext_state_feed *ext_state_feed_new(struct ext_state *st, const struct top
         }
         obj_dra_init(&f->dra);
         pthread_rwlock_init(&f->dra_lock, NULL);
+        f->podgroups = json_object();
+        f->pg_seen = json_object();
+        pthread_mutex_init(&f->pg_lock, NULL);
     }
-    ok = f && f->seen && f->nodes && f->pods && f->dra_pods && f->owned && f->booked;
+    ok = f && f->seen && f->nodes && f->pods && f->dra_pods && f->owned && f->booked &&
+         f->podgroups && f->pg_seen;
     for (int k = 0; ok && k < NDRA; k++)
         ok = f->dra_objs[k] && f->dra_seen[k];
     if (!ok) {
@@ -998,6 +1096,11 @@ void ext_state_feed_watch_dra(struct ext_state_feed *f, bool on)
     f->dra_on = on;
 }
 
+void ext_state_feed_watch_podgroups(struct ext_state_feed *f, bool on)
+{
+    f->pg_on = on;
+}
+
 void ext_state_feed_set_metrics(struct ext_state_feed *f, struct ext_metrics *m)
 {
     f->metrics = m;
@@ -1010,6 +1113,8 @@ void ext_state_feed_pod_facts(void *ctx, const void *pod, struct pol_pod_facts *
     struct tpx_err ignore = TPX_ERR_INIT;
     const char *before = facts->resource;
 
+    if (f)
+        podgroup_facts(f, facts);
     /* without claims, only an extended resource that a DeviceClass maps can ask for DRA GPUs */
     if (!f || !f->dra_on || (!has_claims((json_t *)pod) && facts->accel))
         return;
@@ -1070,11 +1175,14 @@ void ext_state_feed_free(struct ext_state_feed *f)
     json_decref(f->dra_pods);
     json_decref(f->owned);
     json_decref(f->booked);
+    json_decref(f->podgroups);
+    json_decref(f->pg_seen);
     for (int k = 0; k < NDRA; k++) {
         json_decref(f->dra_objs[k]);
         json_decref(f->dra_seen[k]);
     }
     obj_dra_release(&f->dra);
     pthread_rwlock_destroy(&f->dra_lock);
+    pthread_mutex_destroy(&f->pg_lock);
     free(f);
 }

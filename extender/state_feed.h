@@ -37,13 +37,22 @@ void ext_state_feed_sink(struct ext_state_feed *f, struct kube_watch_sink *out);
  * DRA kinds' first lists as well. */
 void ext_state_feed_watch_dra(struct ext_state_feed *f, bool on);
 
+/* PodGroups are watched (kube_watch_config.podgroups): readiness waits for their first
+ * list too (a server without scheduling.k8s.io/v1beta1 answers 404, an empty list). Whether
+ * watched or not, the PodGroups the feed got give the pods that name one their gang's minCount and
+ * topology level (ext_state_feed_pod_facts; docs/serve.md, PodGroups). Call before the watch
+ * starts. */
+void ext_state_feed_watch_podgroups(struct ext_state_feed *f, bool on);
+
 /* Count each rebuild of the DRA view in m (topox_dra_view_rebuilds_total; borrowed, it must
  * outlive the feed; NULL: none). Call before the watch starts. */
 void ext_state_feed_set_metrics(struct ext_state_feed *f, struct ext_metrics *m);
 
-/* The ext_codec_opts.pod_facts hook (ctx: the feed): a pod's claim demand, from the claims and
- * DeviceClasses watched, added to its facts as `plan` adds it (obj_dra_facts_demand()). A claim
- * not seen yet counts nothing. Thread-safe against the watch. */
+/* The ext_codec_opts.pod_facts hook (ctx: the feed): the minCount and topology level of the
+ * PodGroup the pod names (unknown while the PodGroup is not seen: no gang), and a pod's claim
+ * demand, from the claims and DeviceClasses watched, added to its facts as `plan` adds it
+ * (obj_dra_facts_demand()). A claim not seen yet counts nothing. Thread-safe against the
+ * watch. */
 void ext_state_feed_pod_facts(void *ctx, const void *pod, struct pol_pod_facts *facts, char *res,
                               size_t res_len);
 

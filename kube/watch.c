@@ -69,14 +69,16 @@ struct kube_watch {
     struct kind_loop loops[KUBE_KIND_COUNT];
 };
 
-/* resource.k8s.io/v1 is GA since Kubernetes 1.34 (KEP-4381); the NVIDIA DRA driver's
- * ComputeDomain CRD is resource.nvidia.com/v1beta1. */
+/* PodGroups are scheduling.k8s.io/v1beta1 in Kubernetes 1.37 (k8s.io/api v0.37.2
+ * scheduling/v1beta1/types.go); resource.k8s.io/v1 is GA since Kubernetes 1.34 (KEP-4381); the
+ * NVIDIA DRA driver's ComputeDomain CRD is resource.nvidia.com/v1beta1. */
 static const struct {
     const char *name;
     const char *path;
 } kinds[KUBE_KIND_COUNT] = {
     {"node", "/api/v1/nodes"},
     {"pod", "/api/v1/pods"},
+    {"podgroup", "/apis/scheduling.k8s.io/v1beta1/podgroups"},
     {"resourceslice", "/apis/resource.k8s.io/v1/resourceslices"},
     {"resourceclaim", "/apis/resource.k8s.io/v1/resourceclaims"},
     {"deviceclass", "/apis/resource.k8s.io/v1/deviceclasses"},
@@ -571,7 +573,7 @@ struct kube_watch *kube_watch_start(const struct kube_config *kcfg,
         kube_watch_lines_init(&l->lines, w->cfg.max_event);
         tpx_backoff_init(&l->retry, w->cfg.backoff_min_ms, w->cfg.backoff_max_ms, true);
         if ((i == KUBE_KIND_NODE && w->cfg.no_nodes) || (i == KUBE_KIND_POD && w->cfg.no_pods) ||
-            (optional_kind(l->kind) && !w->cfg.dra))
+            (i == KUBE_KIND_PODGROUP && !w->cfg.podgroups) || (i >= KUBE_KIND_SLICE && !w->cfg.dra))
             continue;
         l->k = kube_client_new(kcfg, err);
         if (!l->k) {

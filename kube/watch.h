@@ -14,19 +14,21 @@
 #include "common/err.h"
 #include "kube/client.h"
 
-/* What is watched. The DRA kinds (resource.k8s.io, docs/dra.md) and NVIDIA's ComputeDomains are
- * watched only when kube_watch_config.dra is set. */
+/* What is watched. PodGroups (scheduling.k8s.io v1beta1, Kubernetes 1.37) only when
+ * kube_watch_config.podgroups is set; the DRA kinds (resource.k8s.io, docs/dra.md) and NVIDIA's
+ * ComputeDomains only when kube_watch_config.dra is set. The DRA kinds come last. */
 enum kube_kind {
     KUBE_KIND_NODE = 0,
     KUBE_KIND_POD = 1,
-    KUBE_KIND_SLICE = 2,  /* resourceslices */
-    KUBE_KIND_CLAIM = 3,  /* resourceclaims */
-    KUBE_KIND_CLASS = 4,  /* deviceclasses */
-    KUBE_KIND_DOMAIN = 5, /* computedomains.resource.nvidia.com */
-    KUBE_KIND_COUNT = 6
+    KUBE_KIND_PODGROUP = 2, /* podgroups.scheduling.k8s.io */
+    KUBE_KIND_SLICE = 3,    /* resourceslices */
+    KUBE_KIND_CLAIM = 4,    /* resourceclaims */
+    KUBE_KIND_CLASS = 5,    /* deviceclasses */
+    KUBE_KIND_DOMAIN = 6,   /* computedomains.resource.nvidia.com */
+    KUBE_KIND_COUNT = 7
 };
 
-/* "node", "pod", "resourceslice", "resourceclaim", "deviceclass" or "computedomain". */
+/* "node", "pod", "podgroup", "resourceslice", "resourceclaim", "deviceclass" or "computedomain". */
 const char *kube_kind_name(enum kube_kind kind);
 
 /* The collection's path: "/api/v1/nodes", "/apis/resource.k8s.io/v1/resourceslices", ... */
@@ -46,8 +48,9 @@ const char *kube_kind_path(enum kube_kind kind);
  * upsert (ADDED, MODIFIED) and remove (DELETED), and after the events of one read from the
  * stream have all been delivered, drained(kind) once: what the server sent together (a burst)
  * ends with one drained, so a consumer can do per burst what it need not do per event.
- * Bookmarks are not delivered. A DRA kind whose
- * LIST answers 404 (a server older than resource.k8s.io/v1, or no ComputeDomain CRD) is
+ * Bookmarks are not delivered. A PodGroup or DRA kind whose
+ * LIST answers 404 (a server without scheduling.k8s.io/v1beta1 or resource.k8s.io/v1, or no
+ * ComputeDomain CRD) is
  * delivered as an empty list (reset, synced) and listed again after backoff_max_ms. After each
  * completed list the watch calls malloc_trim(0) (glibc) to return the freed page memory to the OS.
  */
@@ -64,6 +67,7 @@ struct kube_watch_sink {
 struct kube_watch_config {
     bool no_nodes;           /* skip nodes */
     bool no_pods;            /* skip pods */
+    bool podgroups;          /* also PodGroups (scheduling.k8s.io v1beta1) */
     bool dra;                /* also resourceslices, resourceclaims, deviceclasses (resource.k8s.io
                               * v1) and computedomains (resource.nvidia.com v1beta1) */
     unsigned page_limit;     /* LIST page size, default KUBE_LIST_LIMIT (100) */

@@ -257,19 +257,14 @@ enum tpx_code obj_mf_read_podgroup(struct obj_manifest *m, const json_t *obj, st
     return TPX_OK;
 }
 
-/* The pipeline scope a topology key names: the level whose label keys in topology/labels.c's
- * defaults hold it (rack, block, zone); NULL for the NVLink domain level and unknown keys. */
+/* The pipeline scope a topology key names (obj_podgroup_key_scope with the default labels):
+ * "rack", "block", "zone"; NULL for the NVLink domain level and unknown keys. */
 static const char *key_scope(const char *key)
 {
-    const struct topo_label_config *cfg = topo_label_config_default();
+    static const char *const names[] = {"rack", "block", "zone"};
+    int s = obj_podgroup_key_scope(NULL, key);
 
-    for (int l = TOPO_LEVEL_DOMAIN; l < TOPO_LEVEL_COUNT; l++) {
-        for (size_t k = 0; k < cfg->nkeys[l]; k++) {
-            if (strcmp(cfg->keys[l][k], key) == 0)
-                return l == TOPO_LEVEL_DOMAIN ? NULL : topo_level_name((enum topo_level)l);
-        }
-    }
-    return NULL;
+    return s < 0 ? NULL : names[s];
 }
 
 struct pg_ref {

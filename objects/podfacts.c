@@ -310,6 +310,11 @@ static enum tpx_code fill(const json_t *pod, const struct topo_label_config *cfg
         s->facts.name = json_string_value(json_object_get(meta, "generateName"));
     s->facts.ns = json_string_value(json_object_get(meta, "namespace"));
     s->facts.uid = json_string_value(json_object_get(meta, "uid"));
+    /* core/v1 PodSchedulingGroup (k8s.io/api v0.37.2 core/v1/types.go): the PodGroup's name; its
+     * minCount and topology come from the PodGroup object (obj_podgroup_read) */
+    s->facts.pod_group = json_string_value(
+        json_object_get(json_object_get(spec, "schedulingGroup"), "podGroupName"));
+    s->facts.pod_group_level = -1;
     if (nl && add_kv(s, &n, labels, &bad, err) != TPX_OK)
         return err->code;
     s->facts.labels = s->kv;
@@ -452,4 +457,45 @@ out:
     free(ak);
     free(lk);
     return rc;
+}
+
+int obj_podgroup_key_scope(const struct topo_label_config *cfg, const char *key)
+{
+    static const int scope_of_level[TOPO_LEVEL_COUNT] = {-1, POL_SCOPE_RACK, POL_SCOPE_BLOCK,
+                                                         POL_SCOPE_ZONE};
+
+    if (!cfg)
+        cfg = topo_label_config_default();
+    for (int lv = 0; lv < TOPO_LEVEL_COUNT; lv++) {
+        for (size_t k = 0; k < cfg->nkeys[lv]; k++) {
+            if (strcmp(cfg->keys[lv][k], key) == 0)
+                return scope_of_level[lv];
+        }
+    }
+    return -1;
+}
+
+void obj_podgroup_read(const json_t *pg, const struct topo_label_config *cfg, unsigned *min_count,
+                       int *level)
+{
+    const json_t *spec = json_object_get(pg, "spec");
+    const json_t *min = json_object_get(
+        json_object_get(json_object_get(spec, "schedulingPolicy"), "gang"), "minCount");
+    const json_t *topo =
+        json_object_get(json_object_get(spec, "schedulingConstraints"), "topology");
+    size_t i;
+    const json_t *t;
+
+    *min_count =
+        json_is_integer(min) && json_integer_value(min) > 0 && json_integer_value(min) <= 1000000
+            ? (unsigned)json_integer_value(min)
+            : 0;
+    *level = -1;
+    json_array_foreach(topo, i, t)
+    {
+        const char *key = json_string_value(json_object_get(t, "key"));
+        int s = key ? obj_podgroup_key_scope(cfg, key) : -1;
+        if (s >= 0 && (*level < 0 || s < *level))
+            *level = s;
+    }
 }

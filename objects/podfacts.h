@@ -74,6 +74,20 @@ enum tpx_code obj_node_from_json(const json_t *node, const struct topo_label_con
                                  struct topo_node_info *out, struct topo_label_explain *explain,
                                  struct tpx_err *err);
 
+/* The pipeline scope (enum pol_scope) a PodGroup topology key names: the level whose label keys
+ * in cfg (NULL: the defaults) hold it, rack, block or zone; -1 for the NVLink domain level (topox
+ * already keeps TP groups in their domains; the scheduler's TAS holds the key) and unknown keys. */
+int obj_podgroup_key_scope(const struct topo_label_config *cfg, const char *key);
+
+/*
+ * What topox reads of a scheduling.k8s.io PodGroup (v1beta1 in Kubernetes 1.37; v1alpha2 before):
+ * spec.schedulingPolicy.gang.minCount into *min_count (0 for a basic policy or none), and the
+ * finest scope its spec.schedulingConstraints.topology keys name (obj_podgroup_key_scope) into
+ * *level (-1: none). Cannot fail: what is not there or malformed reads as 0 / -1.
+ */
+void obj_podgroup_read(const json_t *pg, const struct topo_label_config *cfg, unsigned *min_count,
+                       int *level);
+
 /* A JSON scalar as text: the string itself (borrowed), or a number/boolean formatted into buf.
  * NULL for null, objects and arrays. Cannot fail. */
 const char *obj_json_scalar(const json_t *v, char *buf, size_t bufsz);

@@ -5,6 +5,7 @@
 #include "policy/policy.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "policy/ledger_int.h"
@@ -60,6 +61,21 @@ static int take_slot(struct pol_ledger *l, struct group *g, int idx, size_t node
         led_release_slot(l, g, &g->slots[slot]);
     }
     return slot;
+}
+
+/* A new group record takes the shape of the member that makes it. */
+static void group_shape(struct group *g, const struct ctx *x)
+{
+    const struct pol_workload *wl = x->wl;
+
+    g->tp = x->e.tp;
+    g->pp = x->e.pp;
+    g->dp = x->e.dp;
+    g->accel_per_pod = x->e.accel_per_pod;
+    g->tp_explicit = wl->tp_explicit;
+    g->scope = wl->scope;
+    g->kv_role = wl->kv_role;
+    memcpy(g->kv_group, wl->kv_group, sizeof(g->kv_group));
 }
 
 /* What pol_commit or pol_record was asked to book. bound: pol_record (the pod is on the node). */
@@ -118,14 +134,7 @@ static enum tpx_code book(struct pol_ledger *l, const struct ctx *x, const struc
         }
         p = &l->pods[pi];
         g = &l->groups[*gi];
-        g->tp = x->e.tp;
-        g->pp = x->e.pp;
-        g->dp = x->e.dp;
-        g->accel_per_pod = x->e.accel_per_pod;
-        g->tp_explicit = wl->tp_explicit;
-        g->scope = wl->scope;
-        g->kv_role = wl->kv_role;
-        memcpy(g->kv_group, wl->kv_group, sizeof(g->kv_group));
+        group_shape(g, x);
         *slot = x->e.idx >= 0 ? x->e.idx : 0;
     }
     if (g) {
@@ -249,7 +258,7 @@ static enum tpx_code place_and_book(struct pol_ledger *l, struct ctx *x, const s
     struct group *g = NULL;
     struct where w = {b->node, 0};
     int slot = NO_SLOT;
-    bool use_reserved = false;
+    bool use_reserved = false, held_early = false;
     struct pod *p;
 
     if (x->wl->has_intent && gi != TOPO_NONE) {
@@ -270,13 +279,33 @@ static enum tpx_code place_and_book(struct pol_ledger *l, struct ctx *x, const s
         return tpx_err_set(err, TPX_ENOMEM, "%s: out of memory", b->bound ? "record" : "commit");
     p = &l->pods[pi];
     g = gi != TOPO_NONE ? &l->groups[gi] : NULL;
+    if (g) {
+        held_early = g->held_early; /* the rest is held already (pol_gang_hold) */
+        g->held_early = false;
+    }
     if (b->bound)
         led_displace(l, b->node); /* the pod is there: holds it overbooks move elsewhere in scope */
-    if (g && g->placed == 1 && slot != NO_SLOT && !x->invalid)
+    if (g && g->placed == 1 && slot != NO_SLOT && !x->invalid && !held_early)
         led_reserve_rest(l, x, g, (unsigned)slot);
     fill_out(l, p, g, out);
     p->out = *out;
     return TPX_OK;
+}
+
+/* A group held at a filter (pol_gang_hold) whose first bound member goes outside the held scope:
+ * the scheduler chose another scope (in-tree TAS tried several and took its best). The hold is let
+ * go, and the member books as the group's first: its scope must hold the whole group. */
+static void follow_first_bound(struct pol_ledger *l, const struct pol_workload *wl, size_t node)
+{
+    size_t gi = wl->group[0] ? led_group_find(l, wl->group) : TOPO_NONE;
+    const struct group *g;
+
+    if (gi == TOPO_NONE)
+        return;
+    g = &l->groups[gi];
+    if (g->held_early && g->placed == 0 && g->scope_id != TOPO_NONE &&
+        l->scope_of[g->scope][node] != g->scope_id)
+        led_drop_group(l, gi);
 }
 
 enum tpx_code pol_commit(struct pol_ledger *l, const struct pol_workload *wl, const char *uid,
@@ -298,6 +327,7 @@ enum tpx_code pol_commit_memo(struct pol_ledger *l, struct pol_scope_memo *memo,
 
     if (answered_before_booking(l, "commit", uid, node, out, &rc, err))
         return rc;
+    follow_first_bound(l, wl, node);
     if (led_ctx_init(&x, l, wl, memo, err) != TPX_OK)
         return err->code;
     if (led_judge(&x, node, &code) != POL_FIT) {
@@ -357,6 +387,7 @@ enum tpx_code pol_record(struct pol_ledger *l, const struct pol_workload *wl, co
         warn[0] = '\0';
     if (answered_before_booking(l, "record", uid, node, out, &rc, err))
         return rc;
+    follow_first_bound(l, wl, node);
     if (led_ctx_init(&x, l, wl, NULL, err) != TPX_OK)
         return err->code;
     warn_bound(&x, &b, warn, warn_len);
@@ -369,4 +400,94 @@ enum tpx_code pol_record(struct pol_ledger *l, const struct pol_workload *wl, co
     }
     led_ctx_release(&x);
     return rc;
+}
+
+/* The candidates already meet the hold of wl's group, or a bound member leads it. */
+static bool hold_stands(const struct pol_ledger *l, size_t gi, const size_t *cand, size_t n)
+{
+    const struct group *g = &l->groups[gi];
+
+    if (g->placed > 0 || !g->held_early)
+        return true;
+    for (size_t i = 0; i < n; i++) {
+        if (cand[i] < l->nnodes && l->scope_of[g->scope][cand[i]] == g->scope_id)
+            return true;
+    }
+    return false;
+}
+
+/* The candidate a first member of wl's shape would take: fitting, best scored, first on a tie.
+ * TOPO_NONE when none fits. */
+static enum tpx_code best_first(const struct pol_ledger *l, struct pol_scope_memo *memo,
+                                const struct pol_workload *wl, const size_t *cand, size_t n,
+                                time_t now, size_t *best, struct tpx_err *err)
+{
+    struct pol_filter_result fr = {0};
+    int *scores = malloc((n ? n : 1) * sizeof(*scores));
+    enum tpx_code rc;
+    int top = -1;
+
+    *best = TOPO_NONE;
+    if (!scores)
+        return tpx_err_set(err, TPX_ENOMEM, "policy: out of memory");
+    rc = pol_filter_memo(l, memo, wl, cand, n, now, &fr, err);
+    if (rc == TPX_OK && fr.nfit > 0)
+        rc = pol_score_memo(l, memo, wl, cand, n, now, scores, err);
+    for (size_t i = 0; rc == TPX_OK && fr.nfit > 0 && i < n; i++) {
+        if (fr.verdict[i] == POL_FIT && scores[i] > top) {
+            top = scores[i];
+            *best = cand[i];
+        }
+    }
+    pol_filter_result_release(&fr);
+    free(scores);
+    return rc;
+}
+
+enum tpx_code pol_gang_hold(struct pol_ledger *l, struct pol_scope_memo *memo,
+                            const struct pol_workload *wl, const size_t *cand, size_t n, time_t now,
+                            unsigned ttl_s, bool *held, struct tpx_err *err)
+{
+    struct pol_workload first = *wl;
+    size_t gi, node;
+    struct ctx x;
+    struct group *g;
+    bool ok;
+
+    if (held)
+        *held = false;
+    if (!wl->has_intent || wl->preferred || !wl->group[0] || wl->group_size < 2)
+        return TPX_OK;
+    gi = led_group_find(l, wl->group);
+    if (gi != TOPO_NONE && hold_stands(l, gi, cand, n))
+        return TPX_OK;
+    /* judged as the group's first member: without a group record, the group's size kept; the
+     * old hold (elsewhere) counts as another group's while the candidates are judged */
+    first.group[0] = '\0';
+    if (best_first(l, memo, &first, cand, n, now, &node, err) != TPX_OK)
+        return err->code;
+    if (node == TOPO_NONE)
+        return TPX_OK; /* nowhere here: the filter says why; an old hold stays */
+    if (gi != TOPO_NONE)
+        led_drop_group(l, gi);
+    if (led_ctx_init(&x, l, &first, memo, err) != TPX_OK)
+        return err->code;
+    gi = led_new_group(l, wl->group, wl->display, x.e.n, 1);
+    if (gi == TOPO_NONE) {
+        led_ctx_release(&x);
+        return tpx_err_set(err, TPX_ENOMEM, "policy: out of memory");
+    }
+    g = &l->groups[gi];
+    group_shape(g, &x);
+    g->expires = now + (time_t)ttl_s;
+    g->held_early = true;
+    ok = !x.invalid && led_hold_group(l, &x, g, node);
+    led_ctx_release(&x);
+    if (!ok) {
+        led_drop_group(l, gi);
+        return TPX_OK;
+    }
+    if (held)
+        *held = true;
+    return TPX_OK;
 }

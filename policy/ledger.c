@@ -409,7 +409,7 @@ void led_release_slot(struct pol_ledger *l, struct group *g, struct slot *s)
     s->reserved = false;
 }
 
-static void drop_group(struct pol_ledger *l, size_t gi)
+void led_drop_group(struct pol_ledger *l, size_t gi)
 {
     struct group *g = &l->groups[gi];
 
@@ -544,7 +544,7 @@ bool pol_ledger_forget_pod(struct pol_ledger *l, const char *uid)
         if (g->placed)
             g->placed--;
         if (g->placed == 0)
-            drop_group(l, p->group);
+            led_drop_group(l, p->group);
     }
     led_kill_pod(l, pi);
     return true;
@@ -567,8 +567,9 @@ size_t pol_ledger_expire(struct pol_ledger *l, time_t now)
             }
         }
         released += any;
-        if (g->placed == 0)
-            drop_group(l, gi);
+        /* a group held at a filter (pol_gang_hold) has no member bound until its TTL */
+        if (g->placed == 0 && (!g->held_early || g->expires <= now))
+            led_drop_group(l, gi);
     }
     return released;
 }
@@ -677,6 +678,7 @@ struct pol_ledger *pol_ledger_rebase(const struct pol_ledger *l, const struct to
         ng->tp_explicit = og->tp_explicit;
         ng->scope = og->scope;
         ng->expires = og->expires;
+        ng->held_early = og->held_early;
         ng->kv_role = og->kv_role;
         memcpy(ng->kv_group, og->kv_group, sizeof(ng->kv_group));
         for (unsigned k = 0; k < og->nslots; k++) {
@@ -686,6 +688,10 @@ struct pol_ledger *pol_ledger_rebase(const struct pol_ledger *l, const struct to
                 continue;
             s->reserved = true;
             led_account(n, &s->at, ng->accel_per_pod, +1, true);
+            if (ng->held_early && ng->scope_id == TOPO_NONE) { /* no member bound: its holds say */
+                ng->scope_id = n->scope_of[ng->scope][s->at.node];
+                ng->rack = topo_cluster_node_rack(c, s->at.node);
+            }
         }
     }
     for (size_t pi = 0; pi < l->npods; pi++) {
@@ -720,8 +726,9 @@ struct pol_ledger *pol_ledger_rebase(const struct pol_ledger *l, const struct to
     }
     /* groups whose every member went away with their nodes */
     for (size_t gi = 0; gi < n->ngroups; gi++) {
-        if (n->groups[gi].live && n->groups[gi].placed == 0)
-            drop_group(n, gi);
+        if (n->groups[gi].live && n->groups[gi].placed == 0 &&
+            (!n->groups[gi].held_early || n->groups[gi].scope_id == TOPO_NONE))
+            led_drop_group(n, gi);
     }
     return n;
 oom:

@@ -60,6 +60,8 @@ struct group {
     size_t aslots; /* allocated */
     unsigned placed;
     time_t expires;
+    bool held_early; /* its room was held at a member's filter before any member was bound
+                        (pol_gang_hold); cleared when the first member is booked */
 };
 
 struct pod {
@@ -291,6 +293,8 @@ void led_touch(struct pol_ledger *l, size_t n);
 /* ledger.c: use (resv false) or holds (resv true) change on w's node and domains, by sign */
 void led_account(struct pol_ledger *l, const struct where *w, unsigned accel, int sign, bool resv);
 void led_release_slot(struct pol_ledger *l, struct group *g, struct slot *s);
+/* ledger.c: release every hold of group gi and forget it */
+void led_drop_group(struct pol_ledger *l, size_t gi);
 /* ledger.c: a new group of n pods, with slots 0..need-1 (need <= n) made; TOPO_NONE out of memory
  */
 size_t led_new_group(struct pol_ledger *l, const char *key, const char *display, unsigned n,
@@ -389,5 +393,8 @@ int led_score_node(const struct ctx *x, size_t n);
 bool led_place_on(const struct ctx *x, size_t n, unsigned need, size_t only, struct where *w);
 void led_reserve_rest(struct pol_ledger *l, const struct ctx *x, struct group *g, unsigned k0);
 void led_displace(struct pol_ledger *l, size_t n);
+/* reserve.c: hold the whole of new group g (no member bound) in node's scope, its first slot on
+ * node, the rest as led_reserve_rest holds them; false when a budget or memory refused the first */
+bool led_hold_group(struct pol_ledger *l, const struct ctx *x, struct group *g, size_t node);
 
 #endif

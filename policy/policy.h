@@ -56,6 +56,12 @@ struct pol_workload {
                            interconnect domain holds cross nodes (placed as a MoE one is) */
     unsigned tp_spans;  /* set by pol_workload_fit_tp(): the layout's TP group, placed as tp
                            groups inside domains of the rack because no domain holds it; 0 */
+    /* The group is a PodGroup gang (pol_pod_facts.pod_group with its minCount): kube-scheduler
+     * 1.37 filters every member before it binds any, so serve holds the group's room at a
+     * member's filter (pol_gang_hold). gang_level: the PodGroup's topology level
+     * (pol_pod_facts.pod_group_level), which narrows scope when finer; -1: none. */
+    bool gang;
+    int gang_level;
 };
 
 /* What serve does with an uncertain layout (setting `uncertain`). */
@@ -73,6 +79,10 @@ enum pol_uncertain {
  * malformed literal value (a value that cannot be resolved is unknown, not an error). */
 enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workload *wl,
                                  struct tpx_err *err);
+
+/* Set wl's scope (serve's default scope, after pol_workload_infer): a PodGroup's topology key is a
+ * required level beside topox's own, so a gang's wl->gang_level still narrows it when finer. */
+void pol_workload_set_scope(struct pol_workload *wl, enum pol_scope scope);
 
 /* Apply the `uncertain` setting to an inferred workload whose layout is uncertain (a certain one
  * is left alone). Cannot fail. */
@@ -301,6 +311,23 @@ enum tpx_code pol_record(struct pol_ledger *l, const struct pol_workload *wl, co
                          const char *name, size_t node, time_t now, unsigned ttl_s,
                          struct pol_placement *out, char *warn, size_t warn_len,
                          struct tpx_err *err);
+
+/*
+ * A gang's room, held at a member's filter (wl->gang; kube-scheduler 1.37 runs the filters of
+ * every member of a PodGroup before any bind: pkg/scheduler/schedule_one_podgroup.go). When no
+ * member of wl's group is bound and no hold of the group lies in the scope of one of the
+ * candidates, the candidate a first member would take (pol_filter + pol_score, the highest score,
+ * the first on a tie) gets the whole group held in its scope until now + ttl_s, as pol_commit
+ * holds the rest of a group after its first member; a hold the group had elsewhere is let go
+ * (in-tree TAS filters the gang once per candidate placement). Later filters of the group then
+ * follow the hold, and its binds take the held room. A bound first member outside the hold
+ * (the scheduler chose another placement) lets it go and books as the group's first.
+ * Nothing is held for a group without intent, preferred, of one pod, or with no candidate that
+ * fits (the filter then says why). *held (may be NULL): a hold was made. TPX_ENOMEM.
+ */
+enum tpx_code pol_gang_hold(struct pol_ledger *l, struct pol_scope_memo *memo,
+                            const struct pol_workload *wl, const size_t *cand, size_t n, time_t now,
+                            unsigned ttl_s, bool *held, struct tpx_err *err);
 
 /* Why the first member of wl's group fits nowhere, in the words of a plan rejection: "no rack has
  * 2 free 8-GPU domains (best: rack r2, 1)", or the validation message. Writes "" when some scope

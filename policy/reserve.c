@@ -288,3 +288,19 @@ void led_displace(struct pol_ledger *l, size_t n)
         }
     }
 }
+
+bool led_hold_group(struct pol_ledger *l, const struct ctx *x, struct group *g, size_t node)
+{
+    struct where w;
+    unsigned need = x->ppu > 1 ? x->e.tp : x->e.accel_per_pod;
+
+    if (!led_place_on(x, node, need, TOPO_NONE, &w) &&
+        !led_place_on(x, node, x->e.accel_per_pod, TOPO_NONE, &w))
+        return false;
+    g->scope_id = l->scope_of[g->scope][node];
+    g->rack = topo_cluster_node_rack(l->c, node);
+    if (!hold_slot_at(l, g, 0, &w))
+        return false;
+    led_reserve_rest(l, x, g, 0);
+    return true;
+}

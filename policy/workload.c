@@ -57,9 +57,12 @@ static bool has_prefix_key(const struct topo_kv *kv, size_t n, const char *prefi
     return false;
 }
 
-/* The pod's group from its annotation or its controller's labels; *by_rbg when a RoleBasedGroup
- * v1alpha2 leaderWorkerPattern instance named it (its component-size and component-index are
- * then the group's size and the pod's index). */
+/* The pod's group from its annotation, its PodGroup or its controller's labels; *by_rbg when a
+ * RoleBasedGroup v1alpha2 leaderWorkerPattern instance named it (its component-size and
+ * component-index are then the group's size and the pod's index). A scheduling.k8s.io PodGroup
+ * whose gang minCount is known is the group kube-scheduler gangs (KEP-4671), so it comes before
+ * the controllers' labels (a JobSet's pods may name one); wl->gang says the pod is in such a gang,
+ * also when a topox.io/group annotation names its group (the scheduler's cycle is the same). */
 static void infer_group(const struct pol_pod_facts *f, struct pol_workload *wl, bool *grouped,
                         bool *by_rbg)
 {
@@ -71,10 +74,16 @@ static void infer_group(const struct pol_pod_facts *f, struct pol_workload *wl, 
 
     *grouped = true;
     *by_rbg = false;
+    wl->gang = f->pod_group && f->pod_group[0] && f->pod_group_min > 0;
     v = tpx_kv_get(f->annotations, f->nannotations, ANN "group");
     if (v && v[0]) {
         set_str(wl->group, "%s/%s", ns, v);
         set_str(wl->display, "%s/%s", ns, v);
+        return;
+    }
+    if (wl->gang) {
+        set_str(wl->group, "%s/podgroup:%s", ns, f->pod_group);
+        set_str(wl->display, "%s/%s (PodGroup)", ns, f->pod_group);
         return;
     }
     v = tpx_kv_get(f->labels, f->nlabels, LWS "group-key");
@@ -114,6 +123,7 @@ static void infer_group(const struct pol_pod_facts *f, struct pol_workload *wl, 
         return;
     }
     *grouped = false;
+    wl->gang = false;
     wl->group[0] = '\0';
     set_str(wl->display, "%s/%s", ns, pod);
 }
@@ -222,11 +232,16 @@ static void infer_kv(const struct pol_pod_facts *f, char flag_role, struct pol_w
 /* The group size the pod's controller set: the LeaderWorkerSet's size annotation, else, where a
  * RoleBasedGroup leaderWorkerPattern instance is the group (by_rbg), its component-size label;
  * what names it for a message. */
-static bool controller_size(const struct pol_pod_facts *f, bool by_rbg, unsigned *out,
-                            const char **what)
+static bool controller_size(const struct pol_pod_facts *f, const struct pol_workload *wl,
+                            bool by_rbg, unsigned *out, const char **what)
 {
     const char *s = tpx_kv_get(f->annotations, f->nannotations, LWS "size");
 
+    if (wl->gang && strncmp(wl->group + strcspn(wl->group, "/"), "/podgroup:", 10) == 0) {
+        *out = f->pod_group_min;
+        *what = "PodGroup's minCount";
+        return true;
+    }
     if (s && wl_parse_count(s, false, out)) {
         *what = "LeaderWorkerSet's size";
         return true;
@@ -325,6 +340,13 @@ void pol_workload_uncertain(struct pol_workload *wl, enum pol_uncertain mode)
             wl->preferred = true;
         break;
     }
+}
+
+void pol_workload_set_scope(struct pol_workload *wl, enum pol_scope scope)
+{
+    wl->scope = scope;
+    if (wl->gang && wl->gang_level >= 0 && wl->gang_level < (int)scope)
+        wl->scope = (enum pol_scope)wl->gang_level;
 }
 
 enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workload *wl,
@@ -446,7 +468,9 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
     /* group size: annotation, the controller's (LWS size, RBG v1alpha2 component-size), --nnodes
      * and the like, else derived; the controller's size wins no argument: an annotation that
      * says otherwise is refused */
-    have_ctl = controller_size(f, by_rbg, &ctl, &ctl_what);
+    have_ctl = controller_size(f, wl, by_rbg, &ctl, &ctl_what);
+    wl->gang_level = wl->gang ? f->pod_group_level : -1;
+    pol_workload_set_scope(wl, wl->scope);
     if (gs_ann && have_ctl && ctl != gsize)
         return tpx_err_set(err, TPX_EINVAL,
                            "annotation 'topox.io/group-size' %u disagrees with the %s %u", gsize,

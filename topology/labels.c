@@ -30,6 +30,7 @@ static const char *const rack_keys[] = {
     "topox.io/rack",
     "node.coreweave.cloud/rack", /* physical racks first: a leaf may serve several */
     "oci.oraclecloud.com/host.rack_id",
+    "topology.kubernetes.io/rack", /* KEP-5732's example key; upstream TAS scheduler_perf nodes */
     "accelerator.topograph.run/sub-domain",   /* topograph v1.0.0: a rack inside the NVL domain */
     "fabric.topograph.run/tier-0",            /* topograph v1.0.0: switch nearest the node */
     "network.topology.nvidia.com/tier-0",     /* topograph, tier-N generation */

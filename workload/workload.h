@@ -46,6 +46,13 @@ struct pol_pod_facts {
     const struct pol_config_file *configs; /* the files ConfigMaps of the manifest give it
                                               (none in serve, which reads no ConfigMaps) */
     size_t nconfigs;
+    /* The scheduling.k8s.io PodGroup the pod names (spec.schedulingGroup.podGroupName), or NULL;
+     * what the PodGroup object says, filled by whoever knows it (serve's watch, plan's
+     * manifests): its gang minCount (0: not known, so the PodGroup makes no group) and the
+     * finest topox level its schedulingConstraints.topology keys name (-1: none topox reads). */
+    const char *pod_group;
+    unsigned pod_group_min;
+    int pod_group_level; /* enum pol_scope, or -1 */
 };
 
 /* Where one size of a layout came from. */

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// bench/go-baseline/main.go - the baseline of DESIGN.md's throughput target: a kube-scheduler
-// extender written the way most are (net/http, encoding/json into hand-declared structs that
-// mirror k8s.io/kube-scheduler/extender/v1 and the parts of v1.Pod such an extender reads, one
-// RWMutex over a map of nodes loaded at start). Standard library only, so `go build` works
-// offline. filter keeps the nodes with enough free GPUs (in the rack of the pod's group once the
-// group is placed); prioritize scores by free capacity left. Not topox: a yardstick.
+// bench/go-baseline/main.go - the peer of DESIGN.md's throughput target: a kube-scheduler extender
+// written as real Go extenders are (net/http; encoding/json into kube-scheduler's own wire types,
+// k8s.io/kube-scheduler/extender/v1 over k8s.io/api/core/v1, at the versions e2e/go.mod pins; one
+// RWMutex over a map of nodes loaded at start). It gives the answer topox gives on bench_serve's
+// body, which bench_serve checks: filter keeps the nodes with room for the pod, and for a group's
+// first member only racks that hold the whole group (in the rack of the group once it is bound);
+// prioritize scores a first member as topox's policy/score.c does (the rack left fullest after the
+// whole group, 0..7, plus 0..3 for the fuller node), a later member 10 in its rack. With full Node
+// objects it answers the surviving Nodes re-encoded (extender-protocol.md, trap 3). Not topox: a
+// yardstick.
 //
 // usage: go-baseline -listen 127.0.0.1:0 -nodes nodes.json
 //
@@ -21,161 +25,10 @@ import (
 	"os"
 	"strconv"
 	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	extenderv1 "k8s.io/kube-scheduler/extender/v1"
 )
-
-// ---- k8s.io/kube-scheduler/extender/v1 (no JSON tags upstream: Go field names on the wire) ----
-
-type ExtenderArgs struct {
-	Pod       *Pod
-	Nodes     *NodeList
-	NodeNames *[]string
-}
-
-type ExtenderFilterResult struct {
-	Nodes                      *NodeList
-	NodeNames                  *[]string
-	FailedNodes                map[string]string
-	FailedAndUnresolvableNodes map[string]string
-	Error                      string
-}
-
-type HostPriority struct {
-	Host  string
-	Score int64
-}
-
-type HostPriorityList []HostPriority
-
-type ExtenderBindingArgs struct {
-	PodName      string
-	PodNamespace string
-	PodUID       string
-	Node         string
-}
-
-type ExtenderBindingResult struct {
-	Error string
-}
-
-// ---- the parts of k8s.io/api/core/v1 an extender like this reads ----
-
-type ObjectMeta struct {
-	Name            string            `json:"name,omitempty"`
-	Namespace       string            `json:"namespace,omitempty"`
-	UID             string            `json:"uid,omitempty"`
-	ResourceVersion string            `json:"resourceVersion,omitempty"`
-	Labels          map[string]string `json:"labels,omitempty"`
-	Annotations     map[string]string `json:"annotations,omitempty"`
-	OwnerReferences []OwnerReference  `json:"ownerReferences,omitempty"`
-}
-
-type OwnerReference struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Name       string `json:"name"`
-	UID        string `json:"uid"`
-}
-
-type ResourceRequirements struct {
-	Limits   map[string]string `json:"limits,omitempty"`
-	Requests map[string]string `json:"requests,omitempty"`
-}
-
-type Container struct {
-	Name      string               `json:"name"`
-	Image     string               `json:"image,omitempty"`
-	Command   []string             `json:"command,omitempty"`
-	Args      []string             `json:"args,omitempty"`
-	Resources ResourceRequirements `json:"resources,omitempty"`
-}
-
-type PodSpec struct {
-	NodeName       string      `json:"nodeName,omitempty"`
-	SchedulerName  string      `json:"schedulerName,omitempty"`
-	Priority       *int32      `json:"priority,omitempty"`
-	Containers     []Container `json:"containers"`
-	InitContainers []Container `json:"initContainers,omitempty"`
-}
-
-type PodStatus struct {
-	Phase string `json:"phase,omitempty"`
-}
-
-type Pod struct {
-	Kind       string     `json:"kind,omitempty"`
-	APIVersion string     `json:"apiVersion,omitempty"`
-	Metadata   ObjectMeta `json:"metadata"`
-	Spec       PodSpec    `json:"spec"`
-	Status     PodStatus  `json:"status"`
-}
-
-// Node mirrors the parts of v1.Node that the bench's Node objects carry, so that a filter with full
-// Node objects (nodeCacheCapable: false) answers with the surviving Nodes re-encoded, as an
-// extender built on k8s.io/api does (extender-protocol.md section 7, trap 3: NodeNames alone
-// would filter out every node).
-type Node struct {
-	Kind       string     `json:"kind,omitempty"`
-	APIVersion string     `json:"apiVersion,omitempty"`
-	Metadata   ObjectMeta `json:"metadata"`
-	Spec       NodeSpec   `json:"spec"`
-	Status     NodeStatus `json:"status"`
-}
-
-type Taint struct {
-	Key    string `json:"key"`
-	Value  string `json:"value,omitempty"`
-	Effect string `json:"effect"`
-}
-
-type NodeSpec struct {
-	PodCIDR       string   `json:"podCIDR,omitempty"`
-	PodCIDRs      []string `json:"podCIDRs,omitempty"`
-	ProviderID    string   `json:"providerID,omitempty"`
-	Unschedulable bool     `json:"unschedulable,omitempty"`
-	Taints        []Taint  `json:"taints,omitempty"`
-}
-
-type NodeCondition struct {
-	Type               string `json:"type"`
-	Status             string `json:"status"`
-	LastHeartbeatTime  string `json:"lastHeartbeatTime,omitempty"`
-	LastTransitionTime string `json:"lastTransitionTime,omitempty"`
-	Reason             string `json:"reason,omitempty"`
-	Message            string `json:"message,omitempty"`
-}
-
-type NodeAddress struct {
-	Type    string `json:"type"`
-	Address string `json:"address"`
-}
-
-type ContainerImage struct {
-	Names     []string `json:"names"`
-	SizeBytes int64    `json:"sizeBytes,omitempty"`
-}
-
-type NodeSystemInfo struct {
-	KernelVersion           string `json:"kernelVersion"`
-	OSImage                 string `json:"osImage"`
-	ContainerRuntimeVersion string `json:"containerRuntimeVersion"`
-	KubeletVersion          string `json:"kubeletVersion"`
-}
-
-type NodeStatus struct {
-	Capacity    map[string]string `json:"capacity,omitempty"`
-	Allocatable map[string]string `json:"allocatable,omitempty"`
-	Conditions  []NodeCondition   `json:"conditions,omitempty"`
-	Addresses   []NodeAddress     `json:"addresses,omitempty"`
-	Images      []ContainerImage  `json:"images,omitempty"`
-	NodeInfo    NodeSystemInfo    `json:"nodeInfo"`
-}
-
-type NodeList struct {
-	Metadata struct{} `json:"metadata"`
-	Items    []Node   `json:"items"`
-}
-
-// ---- the extender ----
 
 type nodeInfo struct {
 	Name string `json:"name"`
@@ -185,10 +38,13 @@ type nodeInfo struct {
 }
 
 type extender struct {
-	mu     sync.RWMutex
-	nodes  map[string]*nodeInfo
-	groups map[string]string // group key -> rack, set by the first bind of a member
-	asked  sync.Map          // pod uid -> podAsk, remembered at filter time for bind
+	mu       sync.RWMutex
+	nodes    map[string]*nodeInfo
+	rackCap  map[string]int
+	rackUsed map[string]int
+	maxRack  int
+	groups   map[string]string // group key -> rack, set by the first bind of a member
+	asked    sync.Map          // pod uid -> podAsk, remembered at filter time for bind
 }
 
 type podAsk struct {
@@ -196,72 +52,118 @@ type podAsk struct {
 	gpus  int
 }
 
-const gpuResource = "nvidia.com/gpu"
+const gpuResource = v1.ResourceName("nvidia.com/gpu")
 
-func podGPUs(p *Pod) int {
+// podGPUs: the sum over containers of each one's request (its limit when it has none).
+func podGPUs(p *v1.Pod) int {
 	n := 0
-	for _, c := range p.Spec.Containers {
-		q, ok := c.Resources.Requests[gpuResource]
+	for i := range p.Spec.Containers {
+		r := &p.Spec.Containers[i].Resources
+		q, ok := r.Requests[gpuResource]
 		if !ok {
-			q = c.Resources.Limits[gpuResource]
+			q = r.Limits[gpuResource]
 		}
-		v, _ := strconv.Atoi(q)
-		n += v
+		n += int(q.Value())
 	}
 	return n
 }
 
-func podGroup(p *Pod) string {
-	if g := p.Metadata.Annotations["topox.io/group"]; g != "" {
-		return p.Metadata.Namespace + "/" + g
+// podGroup: the pod's group and its size in pods (1 when none is said).
+func podGroup(p *v1.Pod) (string, int) {
+	size := 1
+	if s, err := strconv.Atoi(p.Annotations["leaderworkerset.sigs.k8s.io/size"]); err == nil && s > 0 {
+		size = s
 	}
-	if g := p.Metadata.Labels["leaderworkerset.sigs.k8s.io/group-key"]; g != "" {
-		return p.Metadata.Namespace + "/" + g
+	if s, err := strconv.Atoi(p.Annotations["topox.io/group-size"]); err == nil && s > 0 {
+		size = s
 	}
-	return ""
+	if g := p.Annotations["topox.io/group"]; g != "" {
+		return p.Namespace + "/" + g, size
+	}
+	if g := p.Labels["leaderworkerset.sigs.k8s.io/group-key"]; g != "" {
+		return p.Namespace + "/lws:" + g, size
+	}
+	return "", 1
 }
 
-func names(args *ExtenderArgs) []string {
+func names(args *extenderv1.ExtenderArgs) []string {
 	if args.NodeNames != nil {
 		return *args.NodeNames
 	}
 	if args.Nodes != nil {
 		out := make([]string, 0, len(args.Nodes.Items))
-		for _, n := range args.Nodes.Items {
-			out = append(out, n.Metadata.Name)
+		for i := range args.Nodes.Items {
+			out = append(out, args.Nodes.Items[i].Name)
 		}
 		return out
 	}
 	return nil
 }
 
-func (e *extender) filter(w http.ResponseWriter, r *http.Request) {
-	var args ExtenderArgs
-	if err := json.NewDecoder(r.Body).Decode(&args); err != nil || args.Pod == nil {
-		writeJSON(w, ExtenderFilterResult{Error: fmt.Sprintf("bad request: %v", err)})
-		return
-	}
-	need := podGPUs(args.Pod)
-	group := podGroup(args.Pod)
-	e.asked.Store(args.Pod.Metadata.UID, podAsk{group: group, gpus: need})
-	in := names(&args)
-	fit := make([]string, 0, len(in))
-	failed := map[string]string{}
-	e.mu.RLock()
+// verdict: "" when the node takes the pod, else why not. Read lock held.
+func (e *extender) verdict(n *nodeInfo, group string, size, need int) string {
 	rack := ""
 	if group != "" {
 		rack = e.groups[group]
 	}
+	switch {
+	case rack != "" && n.Rack != rack:
+		return "group " + group + " is placed in rack " + rack
+	case n.GPUs-n.Used < need:
+		return fmt.Sprintf("node has %d free GPUs, pod needs %d", n.GPUs-n.Used, need)
+	case rack == "" && size > 1 && e.rackCap[n.Rack]-e.rackUsed[n.Rack] < size*need:
+		return fmt.Sprintf("rack %s: %d free GPUs, group needs %d", n.Rack,
+			e.rackCap[n.Rack]-e.rackUsed[n.Rack], size*need)
+	}
+	return ""
+}
+
+// score: topox's best fit (policy/score.c, led_score_node) for nodes of one 8-GPU domain each.
+func (e *extender) score(n *nodeInfo, group string, size, need int) int64 {
+	if group != "" && e.groups[group] != "" {
+		return 10
+	}
+	fr := e.rackCap[n.Rack] - e.rackUsed[n.Rack] - size*need
+	if fr < 0 {
+		fr = 0
+	}
+	maxcap := e.maxRack
+	if maxcap == 0 {
+		maxcap = 1
+	}
+	sc := 7 - (7*fr+maxcap/2)/maxcap
+	if sc < 0 {
+		sc = 0
+	}
+	if f := n.GPUs - n.Used; n.GPUs > 0 && f >= need {
+		sc += (3*(n.GPUs-(f-need)) + n.GPUs/2) / n.GPUs
+	}
+	if sc > 10 {
+		sc = 10
+	}
+	return int64(sc)
+}
+
+func (e *extender) filter(w http.ResponseWriter, r *http.Request) {
+	var args extenderv1.ExtenderArgs
+	if err := json.NewDecoder(r.Body).Decode(&args); err != nil || args.Pod == nil {
+		writeJSON(w, extenderv1.ExtenderFilterResult{Error: fmt.Sprintf("bad request: %v", err)})
+		return
+	}
+	need := podGPUs(args.Pod)
+	group, size := podGroup(args.Pod)
+	e.asked.Store(string(args.Pod.UID), podAsk{group: group, gpus: need})
+	in := names(&args)
+	fit := make([]string, 0, len(in))
+	failed := extenderv1.FailedNodesMap{}
+	e.mu.RLock()
 	for _, name := range in {
 		n, ok := e.nodes[name]
-		switch {
-		case !ok:
+		if !ok {
 			failed[name] = "unknown node"
-		case rack != "" && n.Rack != rack:
-			failed[name] = "group " + group + " is placed in rack " + rack
-		case n.GPUs-n.Used < need:
-			failed[name] = fmt.Sprintf("%d free GPUs, pod needs %d", n.GPUs-n.Used, need)
-		default:
+		} else if why := e.verdict(n, group, size, need); why != "" {
+			failed[name] = why
+		} else {
 			fit = append(fit, name)
 		}
 	}
@@ -272,62 +174,62 @@ func (e *extender) filter(w http.ResponseWriter, r *http.Request) {
 		for _, name := range fit {
 			keep[name] = true
 		}
-		out := &NodeList{Items: make([]Node, 0, len(fit))}
-		for _, n := range args.Nodes.Items {
-			if keep[n.Metadata.Name] {
-				out.Items = append(out.Items, n)
+		out := &v1.NodeList{Items: make([]v1.Node, 0, len(fit))}
+		for i := range args.Nodes.Items {
+			if keep[args.Nodes.Items[i].Name] {
+				out.Items = append(out.Items, args.Nodes.Items[i])
 			}
 		}
-		writeJSON(w, ExtenderFilterResult{Nodes: out, FailedNodes: failed})
+		writeJSON(w, extenderv1.ExtenderFilterResult{Nodes: out, FailedNodes: failed})
 		return
 	}
-	writeJSON(w, ExtenderFilterResult{NodeNames: &fit, FailedNodes: failed})
+	writeJSON(w, extenderv1.ExtenderFilterResult{NodeNames: &fit, FailedNodes: failed})
 }
 
 func (e *extender) prioritize(w http.ResponseWriter, r *http.Request) {
-	var args ExtenderArgs
+	var args extenderv1.ExtenderArgs
 	if err := json.NewDecoder(r.Body).Decode(&args); err != nil || args.Pod == nil {
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return
 	}
 	need := podGPUs(args.Pod)
+	group, size := podGroup(args.Pod)
 	in := names(&args)
-	out := make(HostPriorityList, 0, len(in))
+	out := make(extenderv1.HostPriorityList, 0, len(in))
 	e.mu.RLock()
 	for _, name := range in {
-		var score int64
-		if n, ok := e.nodes[name]; ok && n.GPUs > 0 && n.GPUs-n.Used >= need {
-			// best fit: the less capacity left after placing the pod, the higher the score
-			left := n.GPUs - n.Used - need
-			score = int64(10 - 10*left/n.GPUs)
+		var s int64
+		if n, ok := e.nodes[name]; ok && e.verdict(n, group, size, need) == "" {
+			s = e.score(n, group, size, need)
 		}
-		out = append(out, HostPriority{Host: name, Score: score})
+		out = append(out, extenderv1.HostPriority{Host: name, Score: s})
 	}
 	e.mu.RUnlock()
 	writeJSON(w, out)
 }
 
 func (e *extender) bind(w http.ResponseWriter, r *http.Request) {
-	var args ExtenderBindingArgs
+	var args extenderv1.ExtenderBindingArgs
 	if err := json.NewDecoder(r.Body).Decode(&args); err != nil {
-		writeJSON(w, ExtenderBindingResult{Error: err.Error()})
+		writeJSON(w, extenderv1.ExtenderBindingResult{Error: err.Error()})
 		return
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	n, ok := e.nodes[args.Node]
 	if !ok {
-		writeJSON(w, ExtenderBindingResult{Error: "unknown node " + args.Node})
+		writeJSON(w, extenderv1.ExtenderBindingResult{Error: "unknown node " + args.Node})
 		return
 	}
-	if a, ok := e.asked.Load(args.PodUID); ok {
+	if a, ok := e.asked.Load(string(args.PodUID)); ok {
 		ask := a.(podAsk)
 		n.Used += ask.gpus
+		e.rackUsed[n.Rack] += ask.gpus
 		if ask.group != "" && e.groups[ask.group] == "" {
 			e.groups[ask.group] = n.Rack
 		}
 	}
-	writeJSON(w, ExtenderBindingResult{})
+	writeJSON(w, extenderv1.ExtenderBindingResult{})
 }
 
 func writeJSON(w http.ResponseWriter, v interface{}) {
@@ -355,9 +257,18 @@ func main() {
 		fmt.Fprintf(os.Stderr, "go-baseline: %s: %v\n", *nodesFile, err)
 		os.Exit(1)
 	}
-	e := &extender{nodes: make(map[string]*nodeInfo, len(list)), groups: map[string]string{}}
+	e := &extender{nodes: make(map[string]*nodeInfo, len(list)), rackCap: map[string]int{},
+		rackUsed: map[string]int{}, groups: map[string]string{}}
 	for i := range list {
-		e.nodes[list[i].Name] = &list[i]
+		n := &list[i]
+		e.nodes[n.Name] = n
+		e.rackCap[n.Rack] += n.GPUs
+		e.rackUsed[n.Rack] += n.Used
+	}
+	for _, c := range e.rackCap {
+		if c > e.maxRack {
+			e.maxRack = c
+		}
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/filter", e.filter)

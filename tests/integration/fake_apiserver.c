@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #define NLISTS 7
-#define FIRST_ABSENT 5 /* lists from here on are not served (404) until set */
 #define MAX_WATCH_SCRIPTS 32
 #define MAX_BINDS 256
 
@@ -137,7 +136,8 @@ static void sleep_ms(unsigned ms)
     nanosleep(&ts, NULL);
 }
 
-/* What is listed and watched. ComputeDomains are not served (404: no CRD) until set. */
+/* What is listed and watched. ComputeDomains (no CRD) and PodGroups (scheduling.k8s.io/v1beta1
+ * off, as in a 1.37 cluster without the beta API) are not served (404) until set. */
 static const char *const list_paths[NLISTS] = {
     "/api/v1/nodes",
     "/api/v1/pods",
@@ -152,6 +152,7 @@ static const char *const list_files[NLISTS] = {
     "resourceclaims-list.json", "deviceclasses-list.json", "computedomains-list.json",
     "podgroups-list.json",
 };
+#define FIRST_ABSENT 5 /* lists from here on are not served until set */
 
 static int list_index(const char *path)
 {

@@ -420,6 +420,7 @@ static const struct grant grants[] = {
     /* exactly the calls of `topox serve`: kube/watch.c lists and watches, kube/bodies.c POSTs */
     {"topox-extender", "", "nodes", " list watch ", NULL},
     {"topox-extender", "", "pods", " list watch ", NULL},
+    {"topox-extender", "scheduling.k8s.io", "podgroups", " list watch ", NULL},
     {"topox-extender", "resource.k8s.io", "resourceslices", " list watch ", NULL},
     {"topox-extender", "resource.k8s.io", "resourceclaims", " list watch ", NULL},
     {"topox-extender", "resource.k8s.io", "deviceclasses", " list watch ", NULL},

@@ -618,3 +618,52 @@ Test(ext_state_feed, dra_a_burst_of_claim_events_rebuilds_the_view_once)
     json_decref(claims);
     fixture_release(&x);
 }
+
+/* PodGroups from the watch give the pods naming one their gang's minCount and topology level
+ * (through the pod_facts hook the codec calls); a relist that lacks one, or its DELETED event,
+ * takes it away; readiness waits for the PodGroup list when PodGroups are watched. */
+Test(ext_state_feed, podgroups_give_their_pods_the_gang)
+{
+    struct fixture x;
+    const char *why = NULL;
+    json_t *pg =
+        json_pack("{s:{s:s,s:s},s:{s:{s:{s:i}},s:{s:[{s:s}]}}}", "metadata", "name", "gang-1",
+                  "namespace", "llm", "spec", "schedulingPolicy", "gang", "minCount", 4,
+                  "schedulingConstraints", "topology", "key", "topology.kubernetes.io/zone");
+    json_t *pgs = json_pack("[O]", pg), *none = json_array();
+    struct pol_pod_facts f = {.ns = "llm", .pod_group = "gang-1", .pod_group_level = -1};
+    char res[64];
+
+    fixture_init(&x);
+    ext_state_feed_watch_podgroups(x.f, true);
+    list(&x.sink, KUBE_KIND_NODE, json_object_get(x.nodes, "items"));
+    list(&x.sink, KUBE_KIND_POD, json_object_get(x.pods, "items"));
+    cr_expect_not(ext_state_ready(x.st, &why), "the PodGroups are not listed yet");
+    list(&x.sink, KUBE_KIND_PODGROUP, pgs);
+    cr_expect(ext_state_ready(x.st, &why), "%s", why ? why : "");
+    ext_state_feed_pod_facts(x.f, NULL, &f, res, sizeof(res));
+    cr_expect_eq(f.pod_group_min, 4);
+    cr_expect_eq(f.pod_group_level, POL_SCOPE_ZONE);
+    /* another namespace's pod naming the same name gets nothing */
+    f = (struct pol_pod_facts){.ns = "other", .pod_group = "gang-1", .pod_group_level = -1};
+    ext_state_feed_pod_facts(x.f, NULL, &f, res, sizeof(res));
+    cr_expect_eq(f.pod_group_min, 0);
+    /* DELETED */
+    x.sink.remove(x.sink.ctx, KUBE_KIND_PODGROUP, pg);
+    f = (struct pol_pod_facts){.ns = "llm", .pod_group = "gang-1", .pod_group_level = -1};
+    ext_state_feed_pod_facts(x.f, NULL, &f, res, sizeof(res));
+    cr_expect_eq(f.pod_group_min, 0);
+    cr_expect_eq(f.pod_group_level, -1);
+    /* back, then a relist without it */
+    x.sink.upsert(x.sink.ctx, KUBE_KIND_PODGROUP, pg);
+    ext_state_feed_pod_facts(x.f, NULL, &f, res, sizeof(res));
+    cr_expect_eq(f.pod_group_min, 4);
+    list(&x.sink, KUBE_KIND_PODGROUP, none);
+    f = (struct pol_pod_facts){.ns = "llm", .pod_group = "gang-1", .pod_group_level = -1};
+    ext_state_feed_pod_facts(x.f, NULL, &f, res, sizeof(res));
+    cr_expect_eq(f.pod_group_min, 0);
+    json_decref(pg);
+    json_decref(pgs);
+    json_decref(none);
+    fixture_release(&x);
+}

@@ -339,3 +339,53 @@ Test(obj_podfacts, container_env_in_order_valuefrom_unknown)
     cr_expect_str_eq(s.facts.env[2].name, "TP_SIZE");
     obj_pod_facts_release(&s);
 }
+
+/* A PodGroup as kubernetes v1.37.2 test/integration/scheduler_perf/podgroup/tas/templates/
+ * podgroup.yaml writes it (v1beta1, gang minCount, topology key topology.kubernetes.io/rack), the
+ * jobset TAS sample (v1alpha2, a key topox does not read) and a pod naming its group as that
+ * benchmark's gang-pod.yaml does (spec.schedulingGroup.podGroupName, k8s.io/api core/v1). */
+Test(obj_podfacts, podgroup_min_count_and_topology_key_and_the_pods_group)
+{
+    const json_t *tas = parse_one("apiVersion: scheduling.k8s.io/v1beta1\n"
+                                  "kind: PodGroup\n"
+                                  "metadata: {name: gang-3}\n"
+                                  "spec:\n"
+                                  "  schedulingPolicy:\n"
+                                  "    gang: {minCount: 4}\n"
+                                  "  schedulingConstraints:\n"
+                                  "    topology:\n"
+                                  "    - key: topology.kubernetes.io/rack\n");
+    const json_t *js;
+    unsigned min = 99;
+    int level = 99;
+
+    obj_podgroup_read(tas, NULL, &min, &level);
+    cr_expect_eq(min, 4);
+    cr_expect_eq(level, POL_SCOPE_RACK);
+    obj_yaml_docs_release(&docs);
+    js = load_first(TPX_FIXTURES "/manifests/k8s-podgroup-gang-topology-rack-jobset-tas.yaml");
+    obj_podgroup_read(js, NULL, &min, &level);
+    cr_expect_eq(min, 4);
+    cr_expect_eq(level, -1, "topology.example.com/rack is no label topox reads");
+    cr_expect_eq(obj_podgroup_key_scope(NULL, "topology.kubernetes.io/zone"), POL_SCOPE_ZONE);
+    cr_expect_eq(obj_podgroup_key_scope(NULL, "nvidia.com/gpu.clique"), -1);
+}
+
+Test(obj_podfacts, pod_names_its_podgroup)
+{
+    const json_t *pod = parse_one("metadata: {name: test-tas-scheduling-5, namespace: ns}\n"
+                                  "spec:\n"
+                                  "  schedulingGroup: {podGroupName: gang-1}\n"
+                                  "  containers:\n"
+                                  "  - name: pause\n"
+                                  "    resources: {requests: {nvidia.com/gpu: 8}}\n");
+    struct obj_pod_facts s;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    memset(&s, 0, sizeof(s));
+    cr_assert_eq(obj_pod_facts_from_json(pod, &s, &err), TPX_OK, "%s", err.msg);
+    cr_expect_str_eq(s.facts.pod_group, "gang-1");
+    cr_expect_eq(s.facts.pod_group_min, 0, "the PodGroup object says the minCount");
+    cr_expect_eq(s.facts.pod_group_level, -1);
+    obj_pod_facts_release(&s);
+}

@@ -872,3 +872,64 @@ Test(pol_workload, cross_node_tp_annotation_takes_allow_only)
     cr_expect_eq(pol_workload_infer(&f, &wl, &err), TPX_EINVAL);
     cr_expect_str_eq(err.msg, "annotation 'topox.io/cross-node-tp': 'yes' is not allow");
 }
+
+/* A pod naming a PodGroup (spec.schedulingGroup.podGroupName) whose gang minCount is known is a
+ * member of that group, before its JobSet's labels (the pods of the JobSet TAS sample of
+ * kubernetes-sigs/jobset carry both): the group is the PodGroup, its size the minCount, and the
+ * PodGroup's topology level narrows the scope. Without a known minCount the PodGroup makes no
+ * group (the JobSet's stands). */
+Test(pol_workload, podgroup_is_the_group_with_its_min_count)
+{
+    const struct topo_kv jobset[] = {
+        {"jobset.sigs.k8s.io/job-key", "abc123"},
+        {"jobset.sigs.k8s.io/jobset-name", "js-abc"},
+        {"jobset.sigs.k8s.io/job-index", "0"},
+    };
+    const struct topo_kv zone_scope[] = {{"topox.io/pipeline-scope", "zone"}};
+    struct pol_pod_facts f = {.name = "js-abc-workers-0-1",
+                              .ns = "default",
+                              .labels = jobset,
+                              .nlabels = 3,
+                              .accel = 8,
+                              .resource = "nvidia.com/gpu",
+                              .pod_group = "js-abc-workers-def",
+                              .pod_group_min = 4,
+                              .pod_group_level = POL_SCOPE_RACK};
+    struct pol_workload wl;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_eq(pol_workload_infer(&f, &wl, &err), TPX_OK, "%s", err.msg);
+    cr_expect(wl.gang);
+    cr_expect(wl.has_intent);
+    cr_expect_str_eq(wl.group, "default/podgroup:js-abc-workers-def");
+    cr_expect_eq(wl.group_size, 4);
+    cr_expect(wl.size_explicit);
+    cr_expect_eq(wl.pod_index, -1);
+    cr_expect_eq(wl.scope, POL_SCOPE_RACK);
+    /* a wider scope asked for by annotation: the PodGroup's rack key still holds */
+    f.annotations = zone_scope;
+    f.nannotations = 1;
+    cr_assert_eq(pol_workload_infer(&f, &wl, &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(wl.scope, POL_SCOPE_RACK);
+    f.pod_group_level = -1;
+    cr_assert_eq(pol_workload_infer(&f, &wl, &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(wl.scope, POL_SCOPE_ZONE, "a key topox does not read narrows nothing");
+    /* a topox.io/group annotation names the group (e2e scenario 7's pods): still a gang for the
+     * hold, its size the annotation's */
+    {
+        const struct topo_kv own[] = {{"topox.io/group", "gang"}, {"topox.io/group-size", "2"}};
+        f.annotations = own;
+        f.nannotations = 2;
+        cr_assert_eq(pol_workload_infer(&f, &wl, &err), TPX_OK, "%s", err.msg);
+        cr_expect(wl.gang);
+        cr_expect_str_eq(wl.group, "default/gang");
+        cr_expect_eq(wl.group_size, 2);
+    }
+    /* minCount not known: the JobSet's group */
+    f.annotations = NULL;
+    f.nannotations = 0;
+    f.pod_group_min = 0;
+    cr_assert_eq(pol_workload_infer(&f, &wl, &err), TPX_OK, "%s", err.msg);
+    cr_expect_not(wl.gang);
+    cr_expect_str_eq(wl.group, "default/jobset:abc123");
+}

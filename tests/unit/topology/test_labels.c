@@ -689,3 +689,30 @@ Test(topo_labels, opaque_values_are_never_parsed)
     cr_expect_eq(topo_cluster_node_nvl(c, 0), TOPO_NVL_NONE);
     topo_cluster_free(c);
 }
+
+/* The nodes of upstream's TAS benchmark (kubernetes v1.37.2
+ * test/integration/scheduler_perf/podgroup/tas/templates/node.yaml) carry
+ * topology.kubernetes.io/rack, KEP-5732's example PodGroup topology key: it is the rack, beside the
+ * zone, and a physical rack label still wins over it. */
+Test(topo_labels, kubernetes_rack_label_is_the_rack)
+{
+    const struct topo_kv tas[] = {{"kubernetes.io/hostname", "node-7"},
+                                  {"topology.kubernetes.io/zone", "zone-0"},
+                                  {"topology.kubernetes.io/rack", "rack-0"}};
+    const struct topo_kv both[] = {{"topology.kubernetes.io/rack", "rack-0"},
+                                   {"network.topology.nvidia.com/leaf", "leaf-3"},
+                                   {"oci.oraclecloud.com/host.rack_id", "1163795a865"}};
+
+    expect_levels(tas, NKV(tas),
+                  &(struct want_levels){NULL, "rack-0", NULL, "zone-0", NULL,
+                                        "topology.kubernetes.io/rack", NULL},
+                  "scheduler_perf tas node");
+    expect_levels(both, NKV(both),
+                  &(struct want_levels){NULL, "1163795a865", NULL, NULL, NULL,
+                                        "oci.oraclecloud.com/host.rack_id", NULL},
+                  "physical rack first");
+    expect_levels(both, 2,
+                  &(struct want_levels){NULL, "rack-0", NULL, NULL, NULL,
+                                        "topology.kubernetes.io/rack", NULL},
+                  "before the leaf switch");
+}
