@@ -595,23 +595,6 @@ enum tpx_code ext_state_set_cluster(struct ext_state *st, struct topo_cluster *c
     return rc;
 }
 
-static bool str_eq(const char *a, const char *b)
-{
-    if (!a || !b)
-        return a == b;
-    return strcmp(a, b) == 0;
-}
-
-static bool info_same(const struct topo_node_info *a, const struct topo_node_info *b)
-{
-    return str_eq(a->rack, b->rack) && str_eq(a->block, b->block) && str_eq(a->zone, b->zone) &&
-           str_eq(a->domain, b->domain) && str_eq(a->resource, b->resource) &&
-           a->accel_alloc == b->accel_alloc && a->fabric == b->fabric &&
-           a->domain_size == b->domain_size && a->domains_per_node == b->domains_per_node &&
-           a->unschedulable == b->unschedulable && a->rdma_known == b->rdma_known &&
-           a->rdma_nics == b->rdma_nics;
-}
-
 /* Write lock held. Rebuild the cluster from the old one with updates (upd[i] replaces the node of
  * the same name; new names are appended) and without the node called `drop`. */
 static enum tpx_code rebuild(struct ext_state *st, const struct topo_node_info *upd, size_t n,
@@ -688,7 +671,8 @@ enum tpx_code ext_state_upsert_nodes(struct ext_state *st, const struct topo_nod
     } else {
         for (size_t i = 0; i < n && !diff; i++) {
             size_t k = topo_cluster_find(st->cluster, nodes[i].name);
-            diff = k == TOPO_NONE || !info_same(topo_cluster_node(st->cluster, k), &nodes[i]);
+            diff = k == TOPO_NONE ||
+                   !topo_node_info_same_place(topo_cluster_node(st->cluster, k), &nodes[i]);
         }
     }
     pthread_rwlock_unlock(&st->lock);

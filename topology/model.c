@@ -570,3 +570,21 @@ size_t topo_cluster_largest_domain_index(const struct topo_cluster *c)
 {
     return c->largest_domain;
 }
+
+static bool str_same(const char *a, const char *b)
+{
+    if (!a || !b)
+        return a == b;
+    return strcmp(a, b) == 0;
+}
+
+bool topo_node_info_same_place(const struct topo_node_info *a, const struct topo_node_info *b)
+{
+    return str_same(a->rack, b->rack) && str_same(a->block, b->block) &&
+           str_same(a->zone, b->zone) && str_same(a->domain, b->domain) &&
+           str_same(a->resource, b->resource) && a->accel_alloc == b->accel_alloc &&
+           a->fabric == b->fabric && a->domain_size == b->domain_size &&
+           a->domains_per_node == b->domains_per_node && a->unschedulable == b->unschedulable &&
+           a->nvl == b->nvl && a->rack_from_domain == b->rack_from_domain &&
+           a->rdma_known == b->rdma_known && a->rdma_nics == b->rdma_nics;
+}

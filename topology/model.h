@@ -55,6 +55,10 @@ struct topo_node_info {
     unsigned rdma_nics;        /* RDMA-capable NICs the node says it has; only when rdma_known */
 };
 
+/* Do a and b say the same of where pods may go: every field but the name and accel_used (which
+ * the ledger keeps)? serve rebuilds its cluster only for nodes where they differ. */
+bool topo_node_info_same_place(const struct topo_node_info *a, const struct topo_node_info *b);
+
 /* Opaque: fields live in model.c. Built by _new/_add, frozen by _seal, then read-only and safe to
  * share between threads without locks. */
 struct topo_cluster;

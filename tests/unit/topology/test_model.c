@@ -246,3 +246,32 @@ Test(topo_model, domains_per_node_is_bounded)
     cr_expect_eq(topo_cluster_domain_count(c), TOPO_DOMAINS_PER_NODE_MAX);
     topo_cluster_free(c);
 }
+
+/* serve rebuilds a node only when topo_node_info_same_place() says it changed: every placement
+ * fact counts (the NVLink fabric's word and a rack taken from the clique too), the name and the
+ * bound pods' accelerators do not. */
+Test(topo_model, same_place_compares_every_placement_fact)
+{
+    struct topo_node_info a = {.name = "n1",
+                               .rack = "r1",
+                               .domain = "uuid.1",
+                               .resource = "nvidia.com/gpu",
+                               .accel_alloc = 4,
+                               .nvl = TOPO_NVL_COMPLETED};
+    struct topo_node_info b = a;
+
+    b.name = "n2";
+    b.accel_used = 3;
+    cr_expect(topo_node_info_same_place(&a, &b));
+    b.nvl = TOPO_NVL_INCOMPLETE;
+    cr_expect_not(topo_node_info_same_place(&a, &b), "the fabric went down");
+    b = a;
+    b.rack_from_domain = true;
+    cr_expect_not(topo_node_info_same_place(&a, &b));
+    b = a;
+    b.rack = NULL;
+    cr_expect_not(topo_node_info_same_place(&a, &b));
+    b.rack = "r1";
+    b.rdma_known = true;
+    cr_expect_not(topo_node_info_same_place(&a, &b));
+}
