@@ -314,10 +314,16 @@ static bool client_allowed(struct ext_http *h, struct MHD_Connection *conn)
     return peers && n > 0 && cert_allowed(&peers[0], h->allow, h->nallow);
 }
 
-/* The connection's clock. start: a request begins (the connection opened or the previous request
- * ended; after one, the idle time MHD allows comes on top); !start: the body is in, the handler
- * runs, and the deadline no longer applies. */
-static void conn_reading(struct MHD_Connection *mc, bool start)
+/* Where a connection's clock stands: CLOCK_READ, a request begins (the connection opened or the
+ * previous request ended; after one, the idle time MHD allows comes on top); CLOCK_RUN, the body
+ * is in and the handler runs (no deadline); CLOCK_SEND, the answer is queued and the send
+ * deadline counts (issue 21, item 2). MHD's connection timeout is an idle timeout, reset by every
+ * byte sent, so a client reading a byte every few seconds, or one that never reads while the
+ * kernel's buffers take what it will, could hold the request body and the answer until it
+ * pleased. */
+enum conn_clock { CLOCK_READ, CLOCK_RUN, CLOCK_SEND };
+
+static void conn_clock(struct MHD_Connection *mc, enum conn_clock phase)
 {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
@@ -329,35 +335,13 @@ static void conn_reading(struct MHD_Connection *mc, bool start)
     c = ci->socket_context;
     h = c->owner;
     pthread_mutex_lock(&h->conns_lock);
-    c->reading = start;
-    c->sending = false;
-    if (start) {
+    c->reading = phase == CLOCK_READ;
+    c->sending = phase == CLOCK_SEND;
+    if (phase != CLOCK_RUN) {
         clock_gettime(CLOCK_MONOTONIC, &c->t0);
-        c->limit_s = h->request_timeout_s + h->idle_timeout_s;
+        c->limit_s =
+            phase == CLOCK_READ ? h->request_timeout_s + h->idle_timeout_s : h->send_timeout_s;
     }
-    pthread_mutex_unlock(&h->conns_lock);
-}
-
-/* The answer is queued: from now on the send deadline counts (issue 21, item 2). MHD's
- * connection timeout is an idle timeout, reset by every byte sent, so a client reading a byte
- * every few seconds, or one that never reads while the kernel's buffers take what it will, could
- * hold the request body and the answer until it pleased. */
-static void conn_sending(struct MHD_Connection *mc)
-{
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    struct ext_http *h;
-    struct conn *c;
-
-    if (!ci || !ci->socket_context)
-        return;
-    c = ci->socket_context;
-    h = c->owner;
-    pthread_mutex_lock(&h->conns_lock);
-    c->reading = false;
-    c->sending = true;
-    clock_gettime(CLOCK_MONOTONIC, &c->t0);
-    c->limit_s = h->send_timeout_s;
     pthread_mutex_unlock(&h->conns_lock);
 }
 
@@ -554,7 +538,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *upload_size = 0;
         return MHD_YES;
     }
-    conn_reading(conn, false); /* the whole body is in: the deadline no longer applies */
+    conn_clock(conn, CLOCK_RUN); /* the whole body is in: the deadline no longer applies */
     if (r->too_large)
         return queue_text(conn, r, MHD_HTTP_CONTENT_TOO_LARGE,
                           "{\"error\":\"request body too large\"}");
@@ -598,7 +582,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         r->held += answer;
         atomic_fetch_add(&h->held, answer);
     }
-    conn_sending(conn);
+    conn_clock(conn, CLOCK_SEND);
     if (rp.gen) {
         free(rp.body);
         return queue_gen(conn, r, &rp);
@@ -613,7 +597,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     struct req *r = *req_cls;
 
     if (!r) {
-        conn_reading(conn, true);
+        conn_clock(conn, CLOCK_READ);
         return;
     }
     TPX_LOG(TPX_INFO, "http request", TPX_S("method", r->method), TPX_S("path", r->path),
@@ -626,7 +610,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     free(r);
     *req_cls = NULL;
     atomic_fetch_sub(&h->inflight, 1);
-    conn_reading(conn, true); /* a keep-alive connection: the next request's clock starts now */
+    conn_clock(conn, CLOCK_READ); /* a keep-alive connection: the next request's clock starts now */
 }
 
 /* At most this many MHD messages a second: a flood of refused connections ("reached connection
