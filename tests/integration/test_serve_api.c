@@ -1445,6 +1445,20 @@ static json_t *compute_domain(const char *name, int nodes)
                      "resourceClaimTemplate", "name", tmpl);
 }
 
+/* The API server serves these ComputeDomains (items: a JSON array, taken). */
+static void serve_domains(struct world *w, json_t *items)
+{
+    json_t *list = json_pack("{s:s,s:s,s:{s:s},s:o}", "kind", "ComputeDomainList", "apiVersion",
+                             "resource.nvidia.com/v1beta1", "metadata", "resourceVersion", "3000",
+                             "items", items);
+    char *s = json_dumps(list, JSON_COMPACT);
+
+    cr_assert_eq(fake_api_set_list(w->api, "/apis/resource.nvidia.com/v1beta1/computedomains", s),
+                 0);
+    free(s);
+    json_decref(list);
+}
+
 /* A pod of 8 nvidia.com/gpu that claims the domain's channel, nothing topox-specific on it. */
 static json_t *claimant(struct world *w, const char *name, const char *domain)
 {
@@ -1490,18 +1504,7 @@ Test(serve_api, a_compute_domain_is_placed_inside_one_clique_or_rejected, .timeo
     size_t n;
 
     clique_nodes(w);
-    {
-        json_t *list =
-            json_pack("{s:s,s:s,s:{s:s},s:[o,o]}", "kind", "ComputeDomainList", "apiVersion",
-                      "resource.nvidia.com/v1beta1", "metadata", "resourceVersion", "3000", "items",
-                      compute_domain("cd-2", 2), compute_domain("cd-3", 3));
-        char *s = json_dumps(list, JSON_COMPACT);
-
-        cr_assert_eq(
-            fake_api_set_list(w->api, "/apis/resource.nvidia.com/v1beta1/computedomains", s), 0);
-        free(s);
-        json_decref(list);
-    }
+    serve_domains(w, json_pack("[o,o]", compute_domain("cd-2", 2), compute_domain("cd-3", 3)));
     start(w, args);
     cr_assert_eq(wait_ready(w), 200, "never ready:\n%s", w->srv.log);
 
@@ -1553,17 +1556,7 @@ Test(serve_api, a_compute_domain_shared_by_two_groups_holds_both, .timeout = 120
     size_t n;
 
     clique_nodes(w);
-    {
-        json_t *list = json_pack("{s:s,s:s,s:{s:s},s:[o]}", "kind", "ComputeDomainList",
-                                 "apiVersion", "resource.nvidia.com/v1beta1", "metadata",
-                                 "resourceVersion", "3000", "items", compute_domain("cd-pd", 2));
-        char *s = json_dumps(list, JSON_COMPACT);
-
-        cr_assert_eq(
-            fake_api_set_list(w->api, "/apis/resource.nvidia.com/v1beta1/computedomains", s), 0);
-        free(s);
-        json_decref(list);
-    }
+    serve_domains(w, json_pack("[o]", compute_domain("cd-pd", 2)));
     start(w, args);
     cr_assert_eq(wait_ready(w), 200, "never ready:\n%s", w->srv.log);
 
