@@ -983,6 +983,13 @@ static void assumed_layout(struct pol_workload *wl, const char *kind)
 
 enum tpx_code obj_manifest_finish(struct obj_manifest *m, struct tpx_err *err)
 {
+    if (m->npods == 0 && m->nskipped_accel)
+        return tpx_err_set(err, TPX_EINVAL,
+                           "nothing here makes pods of its own: the %zu object(s) that ask for "
+                           "accelerators are templates for other objects or hold no pod template "
+                           "topox can read (the notes above name them); plan them together with "
+                           "the objects that use them",
+                           m->nskipped_accel);
     if (m->npods == 0) {
         char names[1024];
         obj_mf_kind_names(names, sizeof(names));

@@ -66,6 +66,8 @@ struct obj_manifest {
     size_t nreplicas;
     char **notes; /* skipped objects, one line each */
     size_t nnotes;
+    size_t nskipped_accel; /* skipped objects that ask for accelerators (templates for others,
+                              or no pod template topox can read): never "no pods to place" */
     /* private */
     struct obj_yaml_docs *files;
     char **fnames; /* nfiles names, for "FILE:LINE:" */

@@ -406,6 +406,8 @@ enum tpx_code obj_mf_expand_generic(struct obj_manifest *m, const json_t *obj, c
     /* a kind named *Template or *Runtime (ClusterTrainingRuntime, volcano's JobTemplate, Argo's
      * WorkflowTemplate, KServe's ServingRuntime) defines pods for others to make: no workload */
     if (kind && (ends_with(kind, "Template") || ends_with(kind, "Runtime"))) {
+        if (asks_accelerators(obj, 0))
+            m->nskipped_accel++;
         obj_mf_add_note(m, "%s: skipped %s '%s' (a template for other objects; no pods of its own)",
                         src, kind, obj_mf_obj_name(obj));
         return TPX_OK;
@@ -422,7 +424,8 @@ enum tpx_code obj_mf_expand_generic(struct obj_manifest *m, const json_t *obj, c
     }
     if (g.have_job)
         return TPX_OK;
-    if (asks_accelerators(obj, 0))
+    if (asks_accelerators(obj, 0)) {
+        m->nskipped_accel++;
         obj_mf_add_note(m,
                         "%s: %s '%s' (%s) asks for accelerators but holds no pod template topox "
                         "can read (template or *Template with spec.containers); not placed",
@@ -430,7 +433,7 @@ enum tpx_code obj_mf_expand_generic(struct obj_manifest *m, const json_t *obj, c
                         json_string_value(json_object_get(obj, "apiVersion"))
                             ? json_string_value(json_object_get(obj, "apiVersion"))
                             : "no apiVersion");
-    else
+    } else
         obj_mf_add_note(m, "%s: skipped %s '%s' (no pods to place)", src, kind,
                         obj_mf_obj_name(obj));
     return TPX_OK;

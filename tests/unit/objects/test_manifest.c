@@ -290,6 +290,29 @@ Test(obj_manifest, nothing_to_place_is_an_error)
     cr_expect(strstr(err.msg, "no pods to place"), "%s", err.msg);
 }
 
+static bool has_note(const char *needle);
+
+/* Issue 19 item 1: "no pods to place" is never said of an object that asks for accelerators. A
+ * KServe ClusterServingRuntime (a template for InferenceServices) alone makes no pods; the error
+ * says why, and the note names it. */
+Test(obj_manifest, a_template_asking_for_gpus_alone_is_not_no_pods_to_place)
+{
+    struct obj_yaml_docs d;
+    struct tpx_err err = TPX_ERR_INIT;
+    static const char y[] = "apiVersion: serving.kserve.io/v1alpha1\nkind: ClusterServingRuntime\n"
+                            "metadata: {name: hf-multinode}\n"
+                            "spec:\n  containers:\n  - name: kserve-container\n"
+                            "    resources: {limits: {nvidia.com/gpu: 8}}\n";
+
+    cr_assert_eq(obj_yaml_parse(y, strlen(y), "rt.yaml", &d, &err), TPX_OK);
+    cr_assert_eq(obj_manifest_add_docs(&m, &d, "rt.yaml", &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(obj_manifest_finish(&m, &err), TPX_EINVAL);
+    cr_expect_null(strstr(err.msg, "no pods to place"), "%s", err.msg);
+    cr_expect(strstr(err.msg, "templates for other objects"), "%s", err.msg);
+    cr_expect(
+        has_note("skipped ClusterServingRuntime 'hf-multinode' (a template for other objects"));
+}
+
 /* Errors pol_workload_infer() finds after expansion, in a multi-document JSON or YAML stream. */
 static void expect_finish_error(const char *y, const char *want)
 {
