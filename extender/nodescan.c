@@ -825,8 +825,10 @@ static enum tpx_code spec(struct nl *l, struct ext_nodescan_node *n)
     if (peek(s) != '{')
         return skip_value(s);
     while ((r = obj_next(s, &first, &kraw, &klen, &kesc)) == 1) {
-        if (key_matches(s->b + kraw, klen, kesc, "unschedulable") && peek(s) == 't')
-            n->unschedulable = true;
+        /* the last one wins; a null leaves it as it was (Go) */
+        if (key_matches(s->b + kraw, klen, kesc, "unschedulable") &&
+            (peek(s) == 't' || peek(s) == 'f'))
+            n->unschedulable = peek(s) == 't';
         if (skip_value(s) != TPX_OK)
             return s->err->code;
     }

@@ -545,7 +545,9 @@ Test(ext_codec, full_node_keys_follow_go_case_folding)
 {
     static const char nl[] =
         "{\"items\":[{\"Metadata\":{\"Name\":\"n1\",\"LABELS\":{\"topox.io/rack\":\"r1\"}},"
-        "\"Spec\":{\"Unschedulable\":true}},{\"metadata\":{\"name\":\"a\",\"\\u004eame\":\"n2\"}},"
+        "\"Spec\":{\"Unschedulable\":true,\"unschedulable\":null}},"
+        "{\"metadata\":{\"name\":\"a\",\"\\u004eame\":\"n2\"},\"spec\":{\"unschedulable\":true,"
+        "\"UNSCHEDULABLE\":false}},"
         "{\"metadata\":{\"NAME\":\"n3\"},\"\\u017ftatus\":{\"Conditions\":[{\"Type\":\"Ready\","
         "\"Status\":\"False\"}]}}]}";
     struct ext_nodescan_nodes nodes;
@@ -557,6 +559,7 @@ Test(ext_codec, full_node_keys_follow_go_case_folding)
     cr_expect_eq(nodes.items[0].nlabels, 1);
     cr_expect(nodes.items[0].unschedulable);
     cr_expect_str_eq(nodes.items[1].name, "n2");
+    cr_expect(!nodes.items[1].unschedulable, "the last spelling wins");
     cr_expect_str_eq(nodes.items[2].name, "n3");
     cr_expect(!nodes.items[2].ready);
     ext_nodescan_nodes_release(&nodes);
