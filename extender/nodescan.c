@@ -797,14 +797,15 @@ static enum tpx_code metadata(struct nl *l, struct ext_nodescan_node *n)
     if (peek(s) != '{')
         return skip_value(s);
     while ((r = obj_next(s, &first, &kraw, &klen, &kesc)) == 1) {
-        if (key_is(s->b + kraw, klen, "name") && peek(s) == '"') {
+        if (key_matches(s->b + kraw, klen, kesc, "name") && peek(s) == '"') {
             if (string_tok(s, &vraw, &vlen, &vesc) != TPX_OK)
                 return s->err->code;
             n->name = take_string(l, vraw, vlen, vesc);
             /* a NUL would cut the name short: refuse it, never truncate (issue 12, item 6) */
             if (vesc && has_control(n->name, (size_t)(l->arena_pos - n->name) - 1))
                 return fail(s, "a NUL or control byte in a node name");
-        } else if (key_is(s->b + kraw, klen, "labels") && (peek(s) == '{' || peek(s) == 'n')) {
+        } else if (key_matches(s->b + kraw, klen, kesc, "labels") &&
+                   (peek(s) == '{' || peek(s) == 'n')) {
             if (string_map(l, &n->labels, &n->nlabels) != TPX_OK)
                 return s->err->code;
         } else if (skip_value(s) != TPX_OK) {
@@ -824,8 +825,10 @@ static enum tpx_code spec(struct nl *l, struct ext_nodescan_node *n)
     if (peek(s) != '{')
         return skip_value(s);
     while ((r = obj_next(s, &first, &kraw, &klen, &kesc)) == 1) {
-        if (key_is(s->b + kraw, klen, "unschedulable") && peek(s) == 't')
-            n->unschedulable = true;
+        /* the last one wins; a null leaves it as it was (Go) */
+        if (key_matches(s->b + kraw, klen, kesc, "unschedulable") &&
+            (peek(s) == 't' || peek(s) == 'f'))
+            n->unschedulable = peek(s) == 't';
         if (skip_value(s) != TPX_OK)
             return s->err->code;
     }
@@ -852,8 +855,8 @@ static enum tpx_code conditions(struct nl *l, struct ext_nodescan_node *n)
             continue;
         }
         while ((q = obj_next(s, &first, &kraw, &klen, &kesc)) == 1) {
-            bool t = key_is(s->b + kraw, klen, "type");
-            bool st = key_is(s->b + kraw, klen, "status");
+            bool t = key_matches(s->b + kraw, klen, kesc, "type");
+            bool st = key_matches(s->b + kraw, klen, kesc, "status");
             if ((t || st) && peek(s) == '"') {
                 if (string_tok(s, &vraw, &vlen, &vesc) != TPX_OK)
                     return s->err->code;
@@ -887,9 +890,10 @@ static enum tpx_code status(struct nl *l, struct ext_nodescan_node *n)
     while ((r = obj_next(s, &first, &kraw, &klen, &kesc)) == 1) {
         enum tpx_code rc;
 
-        if (key_is(s->b + kraw, klen, "allocatable") && (peek(s) == '{' || peek(s) == 'n'))
+        if (key_matches(s->b + kraw, klen, kesc, "allocatable") &&
+            (peek(s) == '{' || peek(s) == 'n'))
             rc = string_map(l, &n->alloc, &n->nalloc);
-        else if (key_is(s->b + kraw, klen, "conditions"))
+        else if (key_matches(s->b + kraw, klen, kesc, "conditions"))
             rc = conditions(l, n);
         else
             rc = skip_value(s);
@@ -927,11 +931,11 @@ static enum tpx_code node_item(struct nl *l)
     while ((r = obj_next(s, &first, &kraw, &klen, &kesc)) == 1) {
         enum tpx_code rc;
 
-        if (key_is(s->b + kraw, klen, "metadata"))
+        if (key_matches(s->b + kraw, klen, kesc, "metadata"))
             rc = metadata(l, n);
-        else if (key_is(s->b + kraw, klen, "spec"))
+        else if (key_matches(s->b + kraw, klen, kesc, "spec"))
             rc = spec(l, n);
-        else if (key_is(s->b + kraw, klen, "status"))
+        else if (key_matches(s->b + kraw, klen, kesc, "status"))
             rc = status(l, n);
         else
             rc = skip_value(s);

@@ -538,6 +538,33 @@ Test(ext_codec, full_node_name_with_nul_is_refused)
     cr_expect(strstr(err.msg, "NUL or control byte in a node name") != NULL, "%s", err.msg);
 }
 
+/* A full Node's fields follow Go's key rule too (issue 21, item 5; the Go oracle in tests/oracle
+ * found them read exactly): "Metadata"/"Name", escaped and long-s spellings, the last one winning.
+ */
+Test(ext_codec, full_node_keys_follow_go_case_folding)
+{
+    static const char nl[] =
+        "{\"items\":[{\"Metadata\":{\"Name\":\"n1\",\"LABELS\":{\"topox.io/rack\":\"r1\"}},"
+        "\"Spec\":{\"Unschedulable\":true,\"unschedulable\":null}},"
+        "{\"metadata\":{\"name\":\"a\",\"\\u004eame\":\"n2\"},\"spec\":{\"unschedulable\":true,"
+        "\"UNSCHEDULABLE\":false}},"
+        "{\"metadata\":{\"NAME\":\"n3\"},\"\\u017ftatus\":{\"Conditions\":[{\"Type\":\"Ready\","
+        "\"Status\":\"False\"}]}}]}";
+    struct ext_nodescan_nodes nodes;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_eq(ext_nodescan_nodelist(nl, strlen(nl), &nodes, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(nodes.n, 3);
+    cr_expect_str_eq(nodes.items[0].name, "n1");
+    cr_expect_eq(nodes.items[0].nlabels, 1);
+    cr_expect(nodes.items[0].unschedulable);
+    cr_expect_str_eq(nodes.items[1].name, "n2");
+    cr_expect(!nodes.items[1].unschedulable, "the last spelling wins");
+    cr_expect_str_eq(nodes.items[2].name, "n3");
+    cr_expect(!nodes.items[2].ready);
+    ext_nodescan_nodes_release(&nodes);
+}
+
 /* Read a stream of len bytes through rd in pieces of `step` bytes. */
 static char *read_pieces(void *f, size_t (*rd)(void *, size_t, char *, size_t), size_t len,
                          size_t step)
