@@ -548,7 +548,7 @@ struct found {
     const char *via[F_NFIELDS]; /* static: the operator's env var or config flag it came in */
     bool cfg[F_NFIELDS];        /* the value is a key of the config file */
     char text[F_NFIELDS][160];  /* F_A2A's value, a path, what an unknown value looked like */
-    char cfg_why[160];          /* the config file named could not be read: why */
+    char cfg_why[256];          /* the config file named could not be read: why */
 };
 
 __attribute__((format(printf, 2, 3))) static void append(char *buf, const char *fmt, ...)

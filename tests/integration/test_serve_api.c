@@ -1698,13 +1698,13 @@ Test(serve_api, podgroup_gangs_filtered_whole_then_bound_are_never_refused, .tim
         /* the gang cycle: both filters, then both binds */
         n = filter_but(w, p0, NULL, pass);
         cr_assert_gt(n, 0, "%s: nothing passes", n0);
-        snprintf(c0, sizeof(c0), "%s", pass[n - 1]);
+        snprintf(c0, sizeof(c0), "%.15s", pass[n - 1]);
         n = filter_but(w, p1, c0, pass);
         cr_assert_gt(n, 0, "%s: nothing passes", n1);
-        snprintf(c1, sizeof(c1), "%s", pass[0]);
+        snprintf(c1, sizeof(c1), "%.15s", pass[0]);
         for (size_t i = 0; i < n; i++) {
             if (rack_of(pass[i]) != rack_of(c0)) {
-                snprintf(c1, sizeof(c1), "%s", pass[i]);
+                snprintf(c1, sizeof(c1), "%.15s", pass[i]);
                 break;
             }
         }

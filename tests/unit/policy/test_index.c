@@ -269,7 +269,7 @@ static bool reference_replica(struct pol_ledger *l, size_t j, const char *job, s
         }
         pol_filter_result_release(&res);
         if (cerr.code != TPX_OK) {
-            snprintf(why, whylen, "replica %zu of %s: pod %zu: %s", r, job, k, cerr.msg);
+            snprintf(why, whylen, "replica %zu of %s: pod %zu: %.400s", r, job, k, cerr.msg);
             break;
         }
         out[placed++] = best;
