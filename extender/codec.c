@@ -10,7 +10,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/hash.h"
 #include "common/jsonstr.h"
+#include "common/utf8.h"
 #include "extender/codec_int.h"
 #include "objects/podfacts.h"
 
@@ -349,6 +351,7 @@ struct ext_codec_names_entry {
     uint32_t *plain; /* per name: its length when it needs no JSON escaping, else UINT32_MAX */
     struct ext_state_resolution res;
     struct prio_tpl *tpl; /* the prioritize answer around its scores, made by the first one */
+    bool utf8;            /* bytes are well-formed UTF-8: only then are they echoed as they came */
 };
 
 struct ext_codec_names_cache {
@@ -456,6 +459,7 @@ static struct ext_codec_names_entry *cache_insert(struct ext_codec_names_cache *
         e->plain[i] = pl >= UINT32_MAX ? UINT32_MAX : (uint32_t)pl;
     }
     memcpy(e->bytes, p, len);
+    e->utf8 = tpx_utf8_valid_len(p, len) == len;
     e->owner = c;
     e->len = len;
     e->names = names;
@@ -575,8 +579,8 @@ enum tpx_code ext_codec_decode_args(const char *body, size_t len, const struct e
             a->nnames = a->cached->n;
             a->resolution = &a->cached->res;
             a->plain = a->cached->plain;
-            a->cached_bytes = a->cached->bytes;
-            a->cached_len = a->cached->len;
+            a->cached_bytes = a->cached->utf8 ? a->cached->bytes : NULL;
+            a->cached_len = a->cached->utf8 ? a->cached->len : 0;
             return TPX_OK;
         }
         if (ext_nodescan_node_names(np, sp[2].len, ext_codec_max_candidates(o), &a->names,
@@ -593,8 +597,8 @@ enum tpx_code ext_codec_decode_args(const char *body, size_t len, const struct e
             }
             a->resolution = &a->cached->res;
             a->plain = a->cached->plain;
-            a->cached_bytes = a->cached->bytes;
-            a->cached_len = a->cached->len;
+            a->cached_bytes = a->cached->utf8 ? a->cached->bytes : NULL;
+            a->cached_len = a->cached->utf8 ? a->cached->len : 0;
         }
         return TPX_OK;
     }
@@ -681,8 +685,94 @@ enum tpx_code ext_codec_node_infos(const struct ext_codec_args *a, const struct 
 
 /* ---- filter result ---- */
 
+/* The name as the answer writes it: itself, or (with an invalid UTF-8 byte) a malloc'd copy with
+ * U+FFFD in its place, into *own; NULL when out of memory. */
+static const char *written_name(const char *name, char **own)
+{
+    size_t n = strlen(name), size = 3 * n + 1;
+
+    *own = NULL;
+    if (tpx_utf8_valid_len(name, n) == n)
+        return name;
+    if (!(*own = malloc(size)))
+        return NULL;
+    tpx_utf8_clean(*own, size, name);
+    return *own;
+}
+
+/* Which failed names to leave out of their map (issue 21, item 9). A name listed twice with the
+ * same verdict would be a duplicate key in FailedNodes or FailedAndUnresolvableNodes, which
+ * kube-scheduler decodes with encoding/json into a Go map (FailedNodesMap, map[string]string in
+ * k8s.io/kube-scheduler/extender/v1): there a repeated key is simply the last one written. So the
+ * last occurrence is kept and the earlier ones skipped, and the answer says once what Go would
+ * decode. Names compare as written (invalid bytes as U+FFFD). *skip is NULL when nothing is
+ * skipped; false when out of memory. */
+static bool failed_repeats(const struct ext_codec_args *a, const enum pol_verdict *verdict,
+                           bool **skip)
+{
+    const struct tpx_hash_key *key = tpx_hash_process_key();
+    size_t cap = 16, nfail = 0, *slot;
+    const char **w;
+    char **own;
+    bool *s = NULL, ok = true;
+
+    *skip = NULL;
+    for (size_t i = 0; verdict && i < a->nnames; i++)
+        nfail += verdict[i] != POL_FIT;
+    if (nfail < 2)
+        return true;
+    while (cap < 2 * nfail)
+        cap *= 2;
+    slot = malloc(cap * sizeof(*slot));
+    w = calloc(a->nnames, sizeof(*w));
+    own = calloc(a->nnames, sizeof(*own));
+    if (!slot || !w || !own) {
+        ok = false;
+        goto out;
+    }
+    memset(slot, 0xff, cap * sizeof(*slot));
+    for (size_t i = a->nnames; ok && i-- > 0;) {
+        uint64_t h;
+
+        if (verdict[i] == POL_FIT)
+            continue;
+        if (!(w[i] = written_name(a->names[i], &own[i]))) {
+            ok = false;
+            break;
+        }
+        h = tpx_hash_keyed(key, w[i], strlen(w[i])) ^ (uint64_t)verdict[i];
+        for (size_t k = h & (cap - 1);; k = (k + 1) & (cap - 1)) {
+            size_t j = slot[k];
+
+            if (j == SIZE_MAX) {
+                slot[k] = i;
+                break;
+            }
+            if (verdict[j] == verdict[i] && strcmp(w[j], w[i]) == 0) {
+                if (!s && !(s = calloc(a->nnames, sizeof(*s))))
+                    ok = false;
+                else
+                    s[i] = true; /* a later one stands for it */
+                break;
+            }
+        }
+    }
+out:
+    for (size_t i = 0; own && i < a->nnames; i++)
+        free(own[i]);
+    free(own);
+    free(w);
+    free(slot);
+    if (!ok) {
+        free(s);
+        return false;
+    }
+    *skip = s;
+    return true;
+}
+
 static enum tpx_code reason_map(const struct ext_codec_args *a, const enum pol_verdict *verdict,
-                                const char *const *reason, enum pol_verdict want,
+                                const char *const *reason, const bool *skip, enum pol_verdict want,
                                 struct tpx_buf *out, struct tpx_err *err)
 {
     bool first = true;
@@ -690,7 +780,7 @@ static enum tpx_code reason_map(const struct ext_codec_args *a, const enum pol_v
     if (tpx_buf_add(out, "{", 1, err) != TPX_OK)
         return err->code;
     for (size_t i = 0; verdict && i < a->nnames; i++) {
-        if (verdict[i] != want)
+        if (verdict[i] != want || (skip && skip[i]))
             continue;
         if (!first && tpx_buf_add(out, ",", 1, err) != TPX_OK)
             return err->code;
@@ -707,7 +797,7 @@ enum tpx_code ext_codec_filter_result(const struct ext_codec_args *a,
                                       const enum pol_verdict *verdict, const char *const *reason,
                                       struct tpx_buf *out, struct tpx_err *err)
 {
-    bool first = true;
+    bool first = true, *skip = NULL;
 
     if (a->full_nodes) {
         if (tpx_buf_adds(out, "{\"Nodes\":{\"metadata\":{},\"items\":[", err) != TPX_OK)
@@ -719,7 +809,7 @@ enum tpx_code ext_codec_filter_result(const struct ext_codec_args *a,
             if (!first && tpx_buf_add(out, ",", 1, err) != TPX_OK)
                 return err->code;
             first = false;
-            if (tpx_buf_add(out, a->body + a->nodes_off + s->off, s->len, err) != TPX_OK)
+            if (tpx_json_raw_clean(out, a->body + a->nodes_off + s->off, s->len, err) != TPX_OK)
                 return err->code;
         }
         if (tpx_buf_adds(out, "]},\"NodeNames\":null", err) != TPX_OK)
@@ -730,9 +820,9 @@ enum tpx_code ext_codec_filter_result(const struct ext_codec_args *a,
         for (size_t i = 0; verdict && all && i < a->nnames; i++)
             all = verdict[i] == POL_FIT;
         /* every name passes: the answer's list is the request's, byte for byte (validated) */
-        if (all && a->cached)
+        if (all && a->cached_bytes)
             return tpx_buf_adds(out, "{\"Nodes\":null,\"NodeNames\":", err) != TPX_OK ||
-                           tpx_buf_add(out, a->cached->bytes, a->cached->len, err) != TPX_OK ||
+                           tpx_buf_add(out, a->cached_bytes, a->cached_len, err) != TPX_OK ||
                            tpx_buf_adds(out,
                                         ",\"FailedNodes\":{},\"FailedAndUnresolvableNodes\":{},"
                                         "\"Error\":\"\"}",
@@ -753,11 +843,16 @@ enum tpx_code ext_codec_filter_result(const struct ext_codec_args *a,
         if (tpx_buf_adds(out, "]", err) != TPX_OK)
             return err->code;
     }
+    if (!failed_repeats(a, verdict, &skip))
+        return tpx_err_set(err, TPX_ENOMEM, "out of memory writing the filter answer");
     if (tpx_buf_adds(out, ",\"FailedNodes\":", err) != TPX_OK ||
-        reason_map(a, verdict, reason, POL_FAIL, out, err) != TPX_OK ||
+        reason_map(a, verdict, reason, skip, POL_FAIL, out, err) != TPX_OK ||
         tpx_buf_adds(out, ",\"FailedAndUnresolvableNodes\":", err) != TPX_OK ||
-        reason_map(a, verdict, reason, POL_UNRESOLVABLE, out, err) != TPX_OK)
+        reason_map(a, verdict, reason, skip, POL_UNRESOLVABLE, out, err) != TPX_OK) {
+        free(skip);
         return err->code;
+    }
+    free(skip);
     return tpx_buf_adds(out, ",\"Error\":\"\"}", err);
 }
 
@@ -772,6 +867,7 @@ struct ext_codec_filter_stream {
     void *release_ctx;
     const uint32_t *plain; /* per name: its length when it needs no escaping, else UINT32_MAX */
     uint32_t *own_plain;
+    bool *skip;   /* failed names a later repeat stands for (failed_repeats), or NULL */
     bool echo;    /* names mode, every name passes, the list is cached: send it back as it came */
     bool all_fit; /* every name passes: the failed lists are empty, without a look */
     unsigned phase;
@@ -878,7 +974,15 @@ static bool stream_next(struct ext_codec_filter_stream *f)
                     return true;
                 }
                 f->first = false;
-                stream_piece(f, a->body + a->nodes_off + s->off, s->len);
+                if (tpx_utf8_valid_len(a->body + a->nodes_off + s->off, s->len) == s->len) {
+                    stream_piece(f, a->body + a->nodes_off + s->off, s->len);
+                } else { /* an invalid UTF-8 byte in it: a cleaned copy */
+                    tpx_buf_reset(&f->item);
+                    if (tpx_json_raw_clean(&f->item, a->body + a->nodes_off + s->off, s->len, &e) !=
+                        TPX_OK)
+                        return false;
+                    stream_piece(f, f->item.data, f->item.len);
+                }
                 f->sub = 3;
                 return true;
             }
@@ -899,7 +1003,8 @@ static bool stream_next(struct ext_codec_filter_stream *f)
                 f->sub = 0;
                 f->i++;
             }
-            while (f->sub == 0 && !f->all_fit && f->i < a->nnames && f->verdict[f->i] != want)
+            while (f->sub == 0 && !f->all_fit && f->i < a->nnames &&
+                   (f->verdict[f->i] != want || (f->skip && f->skip[f->i])))
                 f->i++;
             if (f->all_fit || f->i == a->nnames) {
                 f->phase++;
@@ -985,6 +1090,12 @@ ext_codec_filter_stream_new(const struct ext_codec_args *a, const enum pol_verdi
     for (size_t i = 0; f->all_fit && verdict && i < a->nnames; i++)
         f->all_fit = verdict[i] == POL_FIT;
     f->echo = !a->full_nodes && a->cached_bytes && f->all_fit;
+    if (!f->all_fit && !failed_repeats(a, verdict, &f->skip)) {
+        f->release = NULL;
+        ext_codec_filter_stream_free(f);
+        tpx_err_set(err, TPX_ENOMEM, "out of memory writing the filter answer");
+        return NULL;
+    }
     /* one pass to size it (Content-Length), then the real one as MHD asks */
     stream_restart(f);
     while (stream_next(f))
@@ -1029,6 +1140,7 @@ void ext_codec_filter_stream_free(struct ext_codec_filter_stream *f)
     tpx_buf_release(&f->item);
     tpx_buf_release(&f->reason_json);
     free(f->own_plain);
+    free(f->skip);
     if (f->release)
         f->release(f->release_ctx);
     free(f);
