@@ -92,3 +92,19 @@ enum tpx_code tpx_json_str_max(struct tpx_buf *out, const char *s, size_t max, s
         return err->code;
     return tpx_buf_add(out, "\"", 1, err);
 }
+
+enum tpx_code tpx_json_raw_clean(struct tpx_buf *out, const char *s, size_t n, struct tpx_err *err)
+{
+    for (;;) {
+        size_t ok = tpx_utf8_valid_len(s, n);
+
+        if (ok && tpx_buf_add(out, s, ok, err) != TPX_OK)
+            return err->code;
+        if (ok == n)
+            return TPX_OK;
+        if (tpx_buf_add(out, TPX_UTF8_REPLACEMENT, 3, err) != TPX_OK)
+            return err->code;
+        s += ok + 1;
+        n -= ok + 1;
+    }
+}

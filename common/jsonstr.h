@@ -22,6 +22,12 @@
 /* Append the n bytes at s escaped, without quotes. */
 enum tpx_code tpx_json_escape(struct tpx_buf *out, const char *s, size_t n, struct tpx_err *err);
 
+/* Append the n bytes at s, JSON text as it came (a span of a request echoed back), with each byte
+ * that is not part of well-formed UTF-8 replaced by U+FFFD. In JSON text that has been tokenized
+ * such a byte can only stand inside a string, and U+FFFD is what Go's encoding/json decodes it
+ * to (decode.go, unquoteBytes), so the answer says what kube-scheduler would read anyway. */
+enum tpx_code tpx_json_raw_clean(struct tpx_buf *out, const char *s, size_t n, struct tpx_err *err);
+
 /* Like tpx_json_str(), but take at most max bytes of s, cut only between characters: a character
  * that would cross max is left out whole. */
 enum tpx_code tpx_json_str_max(struct tpx_buf *out, const char *s, size_t max, struct tpx_err *err);

@@ -2,6 +2,7 @@
 /* common/utf8.c - well-formedness after Unicode 15, table 3-7 (the ranges jansson accepts). */
 #include "common/utf8.h"
 
+#include <stdint.h>
 #include <string.h>
 
 size_t tpx_utf8_char_len(const char *s, size_t n)
@@ -58,4 +59,27 @@ size_t tpx_utf8_clean(char *dst, size_t size, const char *src)
     }
     dst[out] = '\0';
     return out;
+}
+
+size_t tpx_utf8_valid_len(const char *s, size_t n)
+{
+    size_t i = 0;
+
+    while (i < n) {
+        uint64_t w;
+        size_t clen;
+
+        if (n - i >= 8) {
+            memcpy(&w, s + i, 8);
+            if (!(w & 0x8080808080808080ULL)) {
+                i += 8;
+                continue;
+            }
+        }
+        clen = tpx_utf8_char_len(s + i, n - i);
+        if (!clen)
+            return i;
+        i += clen;
+    }
+    return n;
 }

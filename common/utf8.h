@@ -20,4 +20,8 @@ size_t tpx_utf8_char_len(const char *p, size_t n);
  * bytes written, the NUL not counted. dst and src must not overlap. */
 size_t tpx_utf8_clean(char *dst, size_t size, const char *src);
 
+/* Length of the longest well-formed UTF-8 prefix of the n bytes at s: n when all of it is. ASCII
+ * runs are checked eight bytes at a time. */
+size_t tpx_utf8_valid_len(const char *s, size_t n);
+
 #endif

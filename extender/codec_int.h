@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* extender/codec_int.h - what codec.c shares with codec_preempt.c; private to the codec. */
+/* extender/codec_int.h - what codec.c shares with codec_filter.c and codec_preempt.c; private to
+ * the codec. */
 #ifndef TPX_EXTENDER_CODEC_INT_H
 #define TPX_EXTENDER_CODEC_INT_H
 

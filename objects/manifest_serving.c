@@ -58,6 +58,8 @@ enum tpx_code obj_mf_expand_disaggregatedset(struct obj_manifest *m, const json_
     obj_mf_hash_key(rev, obj_mf_obj_ns(obj), ds, 0);
     rev[8] = '\0';
     for (unsigned long sl = 0; sl < slices; sl++) {
+        size_t start = m->npods;
+
         json_array_foreach(roles, r, role)
         {
             const char *rn = json_string_value(json_object_get(role, "name"));
@@ -82,6 +84,15 @@ enum tpx_code obj_mf_expand_disaggregatedset(struct obj_manifest *m, const json_
                 tpx_err_prefix(err, "role '%s'", rn);
                 return err->code;
             }
+        }
+        /* every slice is the same size: refuse after the first, not after expanding them all */
+        if (sl == 0 && m->npods > start &&
+            slices - 1 > (OBJ_MANIFEST_MAX_PODS - m->npods) / (m->npods - start)) {
+            m->err_at = json_object_get(json_object_get(obj, "spec"), "slices");
+            return tpx_err_set(err, TPX_ETOOBIG,
+                               "spec.slices: %lu slices of %zu pods are more than the %u pods one "
+                               "plan expands",
+                               slices, m->npods - start, OBJ_MANIFEST_MAX_PODS);
         }
     }
     return TPX_OK;

@@ -89,3 +89,15 @@ Test(tpx_json, the_cap_is_an_error)
     cr_expect_eq(tpx_json_str(&b, "a\nb", &err), TPX_ETOOBIG);
     tpx_buf_release(&b);
 }
+
+Test(tpx_json, raw_clean_replaces_each_bad_byte_and_keeps_the_rest)
+{
+    struct tpx_buf out;
+    struct tpx_err err = TPX_ERR_INIT;
+    static const char in[] = "{\"a\":\"x\xff\xfey\",\"b\\\"\":\"caf\xc3\xa9\"}";
+
+    tpx_buf_init(&out, 1 << 10);
+    cr_assert_eq(tpx_json_raw_clean(&out, in, sizeof(in) - 1, &err), TPX_OK);
+    cr_expect_str_eq(out.data, "{\"a\":\"x\xef\xbf\xbd\xef\xbf\xbdy\",\"b\\\"\":\"caf\xc3\xa9\"}");
+    tpx_buf_release(&out);
+}

@@ -66,3 +66,13 @@ Test(tpx_utf8, clean_replaces_bad_bytes_and_cuts_between_characters)
         cr_expect_eq(n, strlen(cases[i].want), "case %zu", i);
     }
 }
+
+Test(tpx_utf8, valid_len_stops_at_the_first_bad_byte)
+{
+    cr_expect_eq(tpx_utf8_valid_len("", 0), 0);
+    cr_expect_eq(tpx_utf8_valid_len("long ascii text, more than eight", 32), 32);
+    cr_expect_eq(tpx_utf8_valid_len("caf\xc3\xa9 and more ascii", 21), 21);
+    cr_expect_eq(tpx_utf8_valid_len("abcdefgh\xff", 9), 8);
+    cr_expect_eq(tpx_utf8_valid_len("ab\xc3", 3), 2, "cut inside a character");
+    cr_expect_eq(tpx_utf8_valid_len("abcdefghijk\xed\xa0\x80", 14), 11, "a surrogate");
+}

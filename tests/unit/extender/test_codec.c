@@ -1094,3 +1094,81 @@ Test(ext_codec, pod_keys_follow_go_last_match_wins)
     cr_expect_str_eq(a.pod.name, "b", "the last match wins; a null leaves it");
     ext_codec_args_release(&a);
 }
+
+/* Occurrences of needle in s. */
+static size_t count_of(const char *s, const char *needle)
+{
+    size_t n = 0;
+
+    for (const char *p = s; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+/* Issue 21, item 9: invalid UTF-8 in a name (as NodeNames, cached or not, or inside a full Node)
+ * leaves as U+FFFD, never raw, in the buffered and the streamed answer alike; and a name listed
+ * twice with the same verdict is one key of its map, the last one's reason (what Go's map keeps).
+ */
+Test(ext_codec, filter_answer_is_utf8_and_each_failed_name_once)
+{
+    static const char *const bodies[] = {
+        "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"n\xff\",\"b\",\"n\xfe\","
+        "\"b\",\"ok\xc3\"]}",
+        "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"Nodes\":{\"items\":[{\"metadata\":{\"name\":"
+        "\"n\xff\"}},{\"metadata\":{\"name\":\"b\"}},{\"metadata\":{\"name\":\"n\xfe\"}},"
+        "{\"metadata\":{\"name\":\"b\"}},{\"metadata\":{\"name\":\"ok\xc3\"}}]},\"NodeNames\":"
+        "null}",
+    };
+    enum pol_verdict v[5] = {POL_FAIL, POL_FAIL, POL_FAIL, POL_FAIL, POL_FIT};
+    const char *why[5] = {"first", "early", "second", "late", NULL};
+    struct tpx_err cerr = TPX_ERR_INIT;
+    struct ext_codec_names_cache *cache = ext_codec_names_cache_new(&cerr);
+    struct ext_codec_opts cached = {.names_cache = cache};
+
+    for (size_t k = 0; k < 6; k++) {
+        for (int all = 0; all < 2; all++) {
+            const char *body = bodies[k % 2];
+            struct ext_codec_args a;
+            struct tpx_err err = TPX_ERR_INIT;
+            struct tpx_buf out;
+            struct ext_codec_filter_stream *f;
+            size_t len;
+            char *got;
+            json_t *j, *failed;
+
+            cr_assert_eq(
+                ext_codec_decode_args(body, strlen(body), k >= 2 ? &cached : NULL, &a, &err),
+                TPX_OK, "%s", err.msg);
+            cr_assert_eq(a.nnames, 5);
+            tpx_buf_init(&out, 1 << 20);
+            cr_assert_eq(ext_codec_filter_result(&a, all ? NULL : v, all ? NULL : why, &out, &err),
+                         TPX_OK);
+            f = ext_codec_filter_stream_new(&a, all ? NULL : v, all ? NULL : why, count_release,
+                                            NULL, &len, &err);
+            cr_assert_not_null(f, "%s", err.msg);
+            got = read_stream(f, len, 3);
+            cr_expect_str_eq(got, out.data);
+            ext_codec_filter_stream_free(f);
+            free(got);
+            /* jansson refuses invalid UTF-8: the answer loads, and no raw bad byte is in it */
+            j = json_loads(out.data, 0, NULL);
+            cr_assert_not_null(j, "k %zu all %d: not valid UTF-8 JSON: %s", k, all, out.data);
+            cr_expect_null(strchr(out.data, '\xff'));
+            cr_expect_eq(count_of(out.data, "ok\xef\xbf\xbd"), 1, "%s", out.data);
+            failed = json_object_get(j, "FailedNodes");
+            if (!all) {
+                /* n\xff and n\xfe are both written n\uFFFD: one key, the later reason */
+                cr_expect_eq(json_object_size(failed), 2, "%s", out.data);
+                cr_expect_eq(count_of(out.data, "\"b\":"), 1, "%s", out.data);
+                cr_expect_eq(count_of(out.data, "\"n\xef\xbf\xbd\":"), 1, "%s", out.data);
+                cr_expect_str_eq(json_string_value(json_object_get(failed, "b")), "late");
+                cr_expect_str_eq(json_string_value(json_object_get(failed, "n\xef\xbf\xbd")),
+                                 "second");
+            }
+            json_decref(j);
+            tpx_buf_release(&out);
+            ext_codec_args_release(&a);
+        }
+    }
+    ext_codec_names_cache_free(cache);
+}

@@ -242,9 +242,16 @@ Test(obj_manifest, bad_input_names_the_file_and_line)
          TPX_EINVAL, "bad.yaml:3: Deployment 'd': replicas: -1 is out of range"},
         {"kind: LeaderWorkerSet\nmetadata: {name: l}\nspec: {replicas: 2}\n", TPX_EINVAL,
          "bad.yaml:3: LeaderWorkerSet 'l': spec.leaderWorkerTemplate"},
-        {"kind: LeaderWorkerSet\nmetadata: {name: big}\nspec: {replicas: 100000, "
-         "leaderWorkerTemplate: {size: 100000, workerTemplate: {spec: {}}}}\n",
+        {"kind: LeaderWorkerSet\nmetadata: {name: big}\nspec: {replicas: 1000, "
+         "leaderWorkerTemplate: {size: 1000, workerTemplate: {spec: {}}}}\n",
          TPX_ETOOBIG, "more than"},
+        /* issue 21, item 9: 99,996 pods cost plan 1.65 GB; refused after the first slice */
+        {"kind: DisaggregatedSet\nmetadata: {name: ds}\nspec:\n  slices: 24999\n  roles:\n"
+         "  - {name: r, spec: {replicas: 2, leaderWorkerTemplate: {size: 2, workerTemplate: "
+         "{spec: {}}}}}\n",
+         TPX_ETOOBIG,
+         "bad.yaml:4: DisaggregatedSet 'ds': spec.slices: 24999 slices of 4 pods are more than the "
+         "40000 pods one plan expands"},
         {"kind: JobSet\nmetadata: {name: j}\nspec: {}\n", TPX_EINVAL,
          "bad.yaml:1: JobSet 'j': spec.replicatedJobs"},
         {"kind: Deployment\nmetadata: {name: d}\nspec: {replicas: 1}\n", TPX_EINVAL,
