@@ -299,6 +299,26 @@ static double sin_series(double x)
     return sum;
 }
 
+/* Group i's arrival at t and its leaving after life, into ev[0] and ev[1]: times in whole
+ * milliseconds, so a written trace reads back the same. */
+static void emit_group(struct sim_event *ev, size_t i, double t, double life, unsigned pods,
+                       unsigned gpus, unsigned tp, unsigned pp, bool block)
+{
+    struct sim_event *a = &ev[0], *l = &ev[1];
+
+    a->t = (double)(uint64_t)(t * 1000.0) / 1000.0;
+    a->arrive = true;
+    snprintf(a->group, sizeof(a->group), "g%06zu", i);
+    a->pods = pods;
+    a->gpus = gpus;
+    a->tp = tp;
+    a->pp = pp;
+    a->block = block;
+    *l = *a;
+    l->arrive = false;
+    l->t = (double)(uint64_t)((t + life) * 1000.0 + 1.0) / 1000.0;
+}
+
 /* A trace of g's mix: arrivals at the mean rate that offers g->load (following the day when
  * g->diurnal: thinned from 1.5 times the rate by 1 + 0.5 sin(2 pi t / 24 h)), shapes by their
  * share, lifetimes hyperexponential (training gangs 1.5 times longer). */
@@ -314,7 +334,6 @@ static enum tpx_code gen_mix(const struct sim_gen *g, struct sim_event *out)
     rate = g->load * g->gpus / (work * life_s);
     peak = g->diurnal ? 1.5 * rate : rate;
     for (size_t i = 0; i < g->groups; i++) {
-        struct sim_event *a = &out[2 * i], *l = &out[2 * i + 1];
         const struct mshape *sh = tab[nt - 1].sh;
         double u, acc = 0, mean, life;
         do {
@@ -333,17 +352,7 @@ static enum tpx_code gen_mix(const struct sim_gen *g, struct sim_event *out)
         mean = life_s * (sh->training ? 1.5 : 1.0);
         life = (next_u64(&s) % 1000 < SHORT_PM) ? next_exp(&s, SHORT_F * mean)
                                                 : next_exp(&s, LONG_F * mean);
-        a->t = (double)(uint64_t)(t * 1000.0) / 1000.0;
-        a->arrive = true;
-        snprintf(a->group, sizeof(a->group), "g%06zu", i);
-        a->pods = sh->pods;
-        a->gpus = sh->gpus;
-        a->tp = sh->tp;
-        a->pp = sh->pp;
-        a->block = sh->training;
-        *l = *a;
-        l->arrive = false;
-        l->t = (double)(uint64_t)((t + life) * 1000.0 + 1.0) / 1000.0;
+        emit_group(&out[2 * i], i, t, life, sh->pods, sh->gpus, sh->tp, sh->pp, sh->training);
     }
     return TPX_OK;
 }
@@ -364,7 +373,6 @@ enum tpx_code sim_gen_run(const struct sim_gen *g, struct sim_event **ev, size_t
     if (!out)
         return tpx_err_set(err, TPX_ENOMEM, "generate: out of memory");
     for (size_t i = 0; g->mix == SIM_MIX_CLASSIC && i < g->groups; i++) {
-        struct sim_event *a = &out[2 * i], *l = &out[2 * i + 1];
         unsigned pick = (unsigned)(next_u64(&s) % 1000), acc = 0;
         const struct shape *sh = &shapes[0];
         double life;
@@ -379,17 +387,7 @@ enum tpx_code sim_gen_run(const struct sim_gen *g, struct sim_event **ev, size_t
         }
         life = (next_u64(&s) % 1000 < SHORT_PM) ? next_exp(&s, SHORT_F * life_s)
                                                 : next_exp(&s, LONG_F * life_s);
-        /* whole milliseconds, so a written trace reads back the same */
-        a->t = (double)(uint64_t)(t * 1000.0) / 1000.0;
-        a->arrive = true;
-        snprintf(a->group, sizeof(a->group), "g%06zu", i);
-        a->pods = sh->pods;
-        a->gpus = sh->gpus;
-        a->tp = sh->tp;
-        a->pp = sh->pp;
-        *l = *a;
-        l->arrive = false;
-        l->t = (double)(uint64_t)((t + life) * 1000.0 + 1.0) / 1000.0;
+        emit_group(&out[2 * i], i, t, life, sh->pods, sh->gpus, sh->tp, sh->pp, false);
     }
     if (g->mix != SIM_MIX_CLASSIC)
         gen_mix(g, out);
