@@ -333,19 +333,16 @@ static enum tpx_code walk_containers(struct gen *g, const json_t *v, char *path,
         return TPX_OK;
     json_object_foreach((json_t *)v, k, c)
     {
-        json_t *t;
+        json_t *t, *ct;
         if (!json_is_object(c) || !asks_in_resources(c) || n >= sizeof(keys) / sizeof(keys[0]))
             continue;
         t = obj_mf_keep(g->m, json_pack("{s:{},s:{s:[O]}}", "metadata", "spec", "containers", c),
                         err);
         if (!t)
             return err->code;
-        if (!json_object_get(
-                json_array_get(json_object_get(json_object_get(t, "spec"), "containers"), 0),
-                "name"))
-            json_object_set_new(
-                json_array_get(json_object_get(json_object_get(t, "spec"), "containers"), 0),
-                "name", json_string(k));
+        ct = json_array_get(json_object_get(json_object_get(t, "spec"), "containers"), 0);
+        if (!json_object_get(ct, "name"))
+            json_object_set_new(ct, "name", json_string(k));
         keys[n] = k;
         tmpls[n++] = t;
     }
