@@ -36,6 +36,7 @@ struct ext_metrics {
     unsigned long long uncertain[3];                    /* by action: prefer, reject, ignore */
     unsigned long long uncertain_seen[UNCERTAIN_SLOTS]; /* hashes of groups already counted */
     unsigned long long dra_rebuilds;
+    unsigned long long binds[3];
 };
 
 const char *ext_metrics_verb_name(enum ext_metrics_verb v)
@@ -181,6 +182,15 @@ void ext_metrics_dra_rebuild(struct ext_metrics *m)
     pthread_mutex_unlock(&m->lock);
 }
 
+void ext_metrics_bind(struct ext_metrics *m, enum ext_metrics_bind result)
+{
+    if ((unsigned)result >= 3)
+        return;
+    pthread_mutex_lock(&m->lock);
+    m->binds[result]++;
+    pthread_mutex_unlock(&m->lock);
+}
+
 enum tpx_code ext_metrics_render(struct ext_metrics *m, struct tpx_buf *out, struct tpx_err *err)
 {
     enum tpx_code rc = TPX_OK;
@@ -253,6 +263,15 @@ enum tpx_code ext_metrics_render(struct ext_metrics *m, struct tpx_buf *out, str
                           "each burst of watch events.\n# TYPE topox_dra_view_rebuilds_total "
                           "counter\ntopox_dra_view_rebuilds_total %llu\n",
                           m->dra_rebuilds);
+    if (rc == TPX_OK)
+        rc = tpx_buf_addf(out, err,
+                          "# HELP topox_binds_total Binds answered: bound, refused by topox's "
+                          "own checks (the answer's Error), or failed at the API server (taken "
+                          "back).\n# TYPE topox_binds_total counter\n"
+                          "topox_binds_total{result=\"bound\"} %llu\n"
+                          "topox_binds_total{result=\"refused\"} %llu\n"
+                          "topox_binds_total{result=\"failed\"} %llu\n",
+                          m->binds[0], m->binds[1], m->binds[2]);
     pthread_mutex_unlock(&m->lock);
     return rc;
 }

@@ -53,6 +53,17 @@ bool ext_metrics_layout_seen(struct ext_metrics *m, const char *group_key, bool 
 /* The watch's DRA view (extender/state_feed.c) was built anew: topox_dra_view_rebuilds_total. */
 void ext_metrics_dra_rebuild(struct ext_metrics *m);
 
+/* A /bind answered: bound (the placement recorded, and with --bind-mode=api the Binding
+ * created), refused (topox's own check said no: capacity, the group's rack, not for this
+ * scheduler...) or failed (the API server said no; the placement was taken back).
+ * topox_binds_total{result}. */
+enum ext_metrics_bind {
+    EXT_METRICS_BIND_BOUND = 0,
+    EXT_METRICS_BIND_REFUSED,
+    EXT_METRICS_BIND_FAILED
+};
+void ext_metrics_bind(struct ext_metrics *m, enum ext_metrics_bind result);
+
 /* Append every counter and histogram in the text format. */
 enum tpx_code ext_metrics_render(struct ext_metrics *m, struct tpx_buf *out, struct tpx_err *err);
 

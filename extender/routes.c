@@ -555,7 +555,7 @@ static unsigned do_bind(struct ext_routes *r, const struct ext_http_req *rq,
     struct ext_state_bind_out where;
     struct tpx_err e = TPX_ERR_INIT;
     struct tpx_buf b;
-    bool rolled_back = false;
+    bool rolled_back = false, api_failed = false;
 
     tpx_buf_init(&b, 1024 * 1024);
     memset(&where, 0, sizeof(where));
@@ -590,6 +590,7 @@ static unsigned do_bind(struct ext_routes *r, const struct ext_http_req *rq,
          * if the API server says no, it is taken back so no capacity leaks. */
         if (ext_binder_bind(r->binder, ba.pod_ns, ba.pod_name, ba.pod_uid, ba.node, &where, &e) !=
             TPX_OK) {
+            api_failed = true;
             /* ...unless the watch reported the pod bound meanwhile (a 409 from a racing
              * binder): then the API server's placement stands. */
             if (!where.already && ba.pod_uid)
@@ -605,6 +606,9 @@ static unsigned do_bind(struct ext_routes *r, const struct ext_http_req *rq,
             TPX_B("known", where.known), TPX_B("api", r->bind_mode == EXT_BIND_API),
             TPX_B("rolled_back", rolled_back), TPX_S("err", e.msg),
             TPX_I("dur_us", (long long)((tpx_mono_s() - t0) * 1e6)));
+    ext_metrics_bind(r->metrics, e.code == TPX_OK ? EXT_METRICS_BIND_BOUND
+                                 : api_failed     ? EXT_METRICS_BIND_FAILED
+                                                  : EXT_METRICS_BIND_REFUSED);
     ext_codec_bind_args_release(&ba);
     {
         struct tpx_err e2 = TPX_ERR_INIT;

@@ -580,6 +580,16 @@ Test(serve, bind_needs_a_filter_and_bad_names_are_refused)
                   &status);
     cr_expect_str_eq(json_string_value(json_object_get(j, "Error")), "");
     json_decref(j);
+    /* each answer counted by what it said (record mode: nothing reaches an API server) */
+    {
+        char *m = NULL;
+
+        cr_expect_eq(http_call("GET", s.port, "/metrics", NULL, &m), 200);
+        cr_expect(m && strstr(m, "topox_binds_total{result=\"refused\"} 1\n"), "%s", m);
+        cr_expect(m && strstr(m, "topox_binds_total{result=\"bound\"} 1\n"), "%s", m);
+        cr_expect(m && strstr(m, "topox_binds_total{result=\"failed\"} 0\n"), "%s", m);
+        free(m);
+    }
     /* three candidates over a cap of two: 413 */
     req = args_json(pod, names, 3);
     cr_expect_eq(http_call("POST", s.port, "/filter", req, NULL), 413);
