@@ -6,6 +6,7 @@
 #   make test-tsan  the integration and stress tests against a ThreadSanitizer build
 #   make image   build the container image and run `topox version` inside it
 #   make bench   build the release preset and run the benchmarks in bench/
+#   make bench-scheduler  upstream scheduler_perf with GPU gangs, with and without topox (minutes)
 #   make fuzz    build the libFuzzer targets with clang and run each for FUZZ_SECONDS
 #   make format  clang-format every C file in place
 #   make e2e     build the real control plane from Go modules (e2e/), run the scenarios against it
@@ -23,7 +24,7 @@ FUZZ_SECONDS ?= 60
 DEB_PACKAGES = build-essential cmake pkg-config git libmicrohttpd-dev libjansson-dev \
 	libcurl4-openssl-dev libhwloc-dev libyaml-dev libcriterion-dev libgnutls28-dev clang-format
 
-.PHONY: all deps configure build run test test-tsan image bench fuzz format clean helm \
+.PHONY: all deps configure build run test test-tsan image bench bench-scheduler fuzz format clean helm \
 	e2e e2e-deps e2e-build e2e-up e2e-down
 
 all: build
@@ -130,6 +131,12 @@ bench:
 	build/release/bench/bench_plan
 	build/release/bench/bench_serve --go-baseline bench/go-baseline
 	build/release/bench/bench_memory
+
+# Upstream's scheduler benchmark (scheduler_perf) with GPU gangs, kube-scheduler alone and with
+# topox: bench/scheduler/README.md. Minutes per case, so never part of make test or CI.
+bench-scheduler:
+	$(MAKE) PRESET=release build
+	bench/scheduler/run.sh
 
 # libFuzzer targets (clang, installed here when missing and root): one per decoder, each run for
 # FUZZ_SECONDS with its dictionary (fuzz/dict), its seeds (fuzz/seeds/TARGET), the crashes kept

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# bench/scheduler/run.sh - make bench-scheduler: upstream's scheduler benchmark (scheduler_perf,
+# k8s.io/kubernetes v1.37.2) with GPU gangs, each scheduler configuration side by side in one run,
+# then a table (report/) and benchstat. Minutes per case: not part of make test or CI.
+#
+# Settings (environment):
+#   BENCH_CONFIGS    regexp of configurations (default: all seven, see performance-config.yaml)
+#   BENCH_WORKLOADS  regexp of workloads (default 2000Nodes_Gang4)
+#   BENCH_LABELS     scheduler_perf's label filter (default performance; quick, n500, n2000, n5000, gb200)
+#   BENCH_COUNT      runs of each case, interleaved: all configurations, then again (default 3)
+#   BENCH_OUT        where the logs, data items and tables go (default build/bench-scheduler/DATE)
+#   TOPOX_SERVE_ARGS extra flags for topox serve
+# etcd comes from make e2e's build (build/e2e/bin), the Go modules and build cache from its cache
+# (E2E_CACHE, default /var/cache/topox-e2e).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+here=$root/bench/scheduler
+CACHE=${E2E_CACHE:-/var/cache/topox-e2e}
+export GOMODCACHE=$CACHE/mod GOCACHE=$CACHE/build CGO_ENABLED=0
+export GOFLAGS="-p=${E2E_GO_JOBS:-2} -buildvcs=false -mod=readonly"
+configs=${BENCH_CONFIGS:-Default|DefaultPct100|Gang|TAS|Topox|TopoxGang|TASTopox}
+workloads=${BENCH_WORKLOADS:-2000Nodes_Gang4}
+labels=${BENCH_LABELS:-performance}
+count=${BENCH_COUNT:-3}
+out=${BENCH_OUT:-$root/build/bench-scheduler/$(date -u +%Y%m%dT%H%M%SZ)}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+command -v go >/dev/null || { echo "bench-scheduler: go is not installed (Go 1.26 builds scheduler_perf)" >&2; exit 1; }
+[ -x "$root/build/e2e/bin/etcd" ] || "$root/e2e/build.sh"
+[ -x "$root/build/release/cli/topox" ] || { echo "bench-scheduler: build topox first (make build PRESET=release)" >&2; exit 1; }
+echo "bench-scheduler: building the scheduler_perf test binary (k8s.io/kubernetes $(cd "$here" && go list -m -f '{{.Version}}' k8s.io/kubernetes))"
+( cd "$here" && go test -c -o "$out/scheduler.test" . )
+( cd "$here/benchstat" && go build -o "$out/benchstat" golang.org/x/perf/cmd/benchstat )
+( cd "$here" && go build -o "$out/report" ./report )
+
+export PATH=$root/build/e2e/bin:$PATH TOPOX_BIN=$root/build/release/cli/topox
+export TOPOX_BENCH_OUT=$out/placement.jsonl TOPOX_BENCH_LOGS=$out
+echo "bench-scheduler: ($configs) x ($workloads), $count runs each, labels $labels -> $out"
+# The test binary reads performance-config.yaml, configs/ and templates/ from its directory.
+( cd "$here" && "$out/scheduler.test" -test.run='^$' -test.bench="^BenchmarkPerfScheduling\$/^($configs)\$/^($workloads)\$" \
+    -test.benchtime=1x -test.count="$count" -test.timeout=0 -perf-scheduling-label-filter="$labels" \
+    -data-items-dir="$out" >"$out/bench.log" 2>&1 ) || rc=$?
+grep -E '^(Benchmark|TOPOX-PLACEMENT|--- FAIL)' "$out/bench.log" | cut -c1-200 || true
+"$out/report" "$out/bench.log" "$out/placement.jsonl" | tee "$out/table.md"
+# benchstat: one column per configuration (sub-benchmark names as key=value, which it reads)
+grep -E '^(goos|goarch|pkg|cpu|Benchmark)' "$out/bench.log" |
+    sed -E 's#^BenchmarkPerfScheduling/([^/[:space:]]+)/([^[:space:]]+)-([0-9]+)#BenchmarkPerfScheduling/workload=\2/config=\1-\3#' >"$out/bench.txt" || true
+"$out/benchstat" -row /workload -col /config \
+    -filter '.unit:(SchedulingThroughput/Average OR scheduler_scheduling_attempt_duration_ms/Perc50 OR scheduler_scheduling_attempt_duration_ms/Perc99)' \
+    "$out/bench.txt" >"$out/benchstat.txt" 2>&1 || true
+echo "bench-scheduler: table $out/table.md, benchstat $out/benchstat.txt, full log $out/bench.log"
+exit "${rc:-0}"
