@@ -212,11 +212,28 @@ static enum MHD_Result queue_close(struct MHD_Connection *conn, struct req *r, u
     return ret;
 }
 
+/* MHD_get_connection_values() iterator: whether a Content-Length other than the first one MHD
+ * framed the body by (cls) is among the headers. */
+static enum MHD_Result other_length(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
+{
+    const char **first = cls;
+
+    (void)kind;
+    if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) != 0 || strcmp(value, *first) == 0)
+        return MHD_YES;
+    *first = NULL;
+    return MHD_NO;
+}
+
 /* The request's framing, where MHD 0.9.75 lets it through (issue 21, item 8): Content-Length
  * together with Transfer-Encoding is refused (400, and the connection closed, as RFC 9112 section
- * 6.3 asks of a server that does not process it by the Transfer-Encoding alone), and a
- * Transfer-Encoding other than chunked gets 501 (MHD would wait for a body it cannot frame until
- * the request timeout). NULL: the framing is fine. */
+ * 6.3 asks of a server that does not process it by the Transfer-Encoding alone), and so are two
+ * Content-Length headers with different values (RFC 9112 section 6.3, item 5: invalid framing;
+ * MHD's parse_connection_headers() frames the body by the first one it finds, so the rest of the
+ * body would be read as the next request). The same value repeated is one length (RFC 9110
+ * section 8.6). A Transfer-Encoding other than chunked gets 501 (MHD would wait for a body it
+ * cannot frame until the request timeout). NULL: the framing is fine. */
 static const char *bad_framing(struct MHD_Connection *conn, unsigned *status)
 {
     const char *te =
@@ -224,9 +241,17 @@ static const char *bad_framing(struct MHD_Connection *conn, unsigned *status)
     const char *cl =
         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 
+    *status = MHD_HTTP_BAD_REQUEST;
+    if (cl && !te) {
+        const char *first = cl;
+
+        MHD_get_connection_values(conn, MHD_HEADER_KIND, other_length, &first);
+        return first ? NULL
+                     : "{\"error\":\"a request with Content-Length headers of different values is "
+                       "refused (RFC 9112 section 6.3)\"}";
+    }
     if (!te)
         return NULL;
-    *status = MHD_HTTP_BAD_REQUEST;
     if (cl)
         return "{\"error\":\"a request with both Content-Length and Transfer-Encoding is refused "
                "(RFC 9112 section 6.3)\"}";
