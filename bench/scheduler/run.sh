@@ -5,7 +5,7 @@
 # then a table (report/) and benchstat. Minutes per case: not part of make test or CI.
 #
 # Settings (environment):
-#   BENCH_CONFIGS    regexp of configurations (default: all seven, see performance-config.yaml)
+#   BENCH_CONFIGS    regexp of configurations (default: the eight 8-GPU ones, performance-config.yaml)
 #   BENCH_WORKLOADS  regexp of workloads (default 2000Nodes_Gang4)
 #   BENCH_LABELS     scheduler_perf's label filter (default performance; quick, n500, n2000, n5000, gb200)
 #   BENCH_COUNT      runs of each case, interleaved: all configurations, then again (default 3)
@@ -19,7 +19,7 @@ here=$root/bench/scheduler
 CACHE=${E2E_CACHE:-/var/cache/topox-e2e}
 export GOMODCACHE=$CACHE/mod GOCACHE=$CACHE/build CGO_ENABLED=0
 export GOFLAGS="-p=${E2E_GO_JOBS:-2} -buildvcs=false -mod=readonly"
-configs=${BENCH_CONFIGS:-Default|DefaultPct100|Gang|TAS|Topox|TopoxGang|TASTopox}
+configs=${BENCH_CONFIGS:-Default|DefaultPct100|Gang|TAS|Topox|TopoxGang|TASTopox|TopoxAdaptive}
 workloads=${BENCH_WORKLOADS:-2000Nodes_Gang4}
 labels=${BENCH_LABELS:-performance}
 count=${BENCH_COUNT:-3}

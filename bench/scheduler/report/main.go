@@ -31,7 +31,7 @@ type cell struct {
 	places  []placement
 }
 
-var order = []string{"Default", "DefaultPct100", "Gang", "TAS", "Topox", "TopoxGang", "TASTopox",
+var order = []string{"Default", "DefaultPct100", "Gang", "TAS", "Topox", "TopoxGang", "TASTopox", "TopoxAdaptive",
 	"GB200DefaultPct100", "GB200TAS", "GB200Topox", "GB200TopoxGang"}
 
 var benchLine = regexp.MustCompile(`^BenchmarkPerfScheduling/([^/\s]+)/([^\s]+?)(-\d+)?\s+\d+\s+(.*)$`)
