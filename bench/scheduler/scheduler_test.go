@@ -37,6 +37,10 @@ import (
 // topoxListen is where configs/topox*.yaml point the scheduler's extender.
 const topoxListen = "127.0.0.1:18888"
 
+// httpc talks to topox without keep-alive: an idle connection's goroutines would outlive the
+// test case, and scheduler_perf's goroutine leak check waits for them to end.
+var httpc = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
+
 func TestMain(m *testing.M) {
 	if err := perf.InitTests(); err != nil {
 		fmt.Fprintf(os.Stderr, "%v\n", err)
@@ -135,7 +139,7 @@ func startTopox(tCtx ktesting.TContext, name string) (*topoxProcess, error) {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		// Ready, or synced with a cluster that has no nodes yet (the workload makes them next).
-		resp, err := http.Get("http://" + topoxListen + "/readyz")
+		resp, err := httpc.Get("http://" + topoxListen + "/readyz")
 		if err == nil {
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
@@ -260,7 +264,7 @@ func bound(p *v1.Pod) bool { return p.Spec.NodeName != "" }
 
 // readTopoxMetrics takes the call latencies and refused binds from topox's /metrics.
 func readTopoxMetrics(res *Result) {
-	resp, err := http.Get("http://" + topoxListen + "/metrics")
+	resp, err := httpc.Get("http://" + topoxListen + "/metrics")
 	if err != nil {
 		return
 	}
