@@ -10,7 +10,7 @@
 #   BENCH_LABELS     scheduler_perf's label filter (default performance; quick, n500, n2000, n5000, gb200)
 #   BENCH_COUNT      runs of each case, interleaved: all configurations, then again (default 3)
 #   BENCH_OUT        where the logs, data items and tables go (default build/bench-scheduler/DATE)
-#   TOPOX_SERVE_ARGS extra flags for topox serve
+#   TOPOX_SERVE_ARGS extra flags for topox serve; TOPOX_LOG_LEVEL its log level (default warn)
 # etcd comes from make e2e's build (build/e2e/bin), the Go modules and build cache from its cache
 # (E2E_CACHE, default /var/cache/topox-e2e).
 set -euo pipefail

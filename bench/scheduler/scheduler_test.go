@@ -123,7 +123,11 @@ func startTopox(tCtx ktesting.TContext, name string) (*topoxProcess, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"--log-level=warn", "serve", "--kubeconfig", kc, "--bind-mode=api",
+	level := os.Getenv("TOPOX_LOG_LEVEL") // info logs every decision: slower, for a look
+	if level == "" {
+		level = "warn"
+	}
+	args := []string{"--log-level=" + level, "serve", "--kubeconfig", kc, "--bind-mode=api",
 		"--cluster-source=api", "--scheduler-name=default-scheduler", "--listen", topoxListen}
 	if extra := os.Getenv("TOPOX_SERVE_ARGS"); extra != "" {
 		args = append(args, strings.Fields(extra)...)
