@@ -117,6 +117,8 @@ struct member {
     char *ours;    /* what we set last; NULL: nothing */
     time_t ours_at;
     time_t retry_at; /* a failed PATCH: not before then */
+    bool bound;      /* our bind went through: never a nominee again, whatever a late watch event
+                      * still says, until the watch reports it bound (ext_nominator_forget) */
 };
 
 /* A member's copy for one pass, outside the lock. */
@@ -241,7 +243,7 @@ void ext_nominator_pending(struct ext_nominator *n, const char *uid, const char 
         return;
     pthread_mutex_lock(&n->mu);
     if (deleting || !group || !*group || !ns || !*ns || !name || !*name ||
-        !same(scheduler, n->scheduler)) {
+        (n->scheduler[0] && !same(scheduler, n->scheduler))) {
         forget_locked(n, uid);
         pthread_mutex_unlock(&n->mu);
         return;
@@ -256,6 +258,10 @@ void ext_nominator_pending(struct ext_nominator *n, const char *uid, const char 
         }
         m->index = -2; /* differs from any index: changed below */
     }
+    if (m->bound) { /* an event from before our bind */
+        pthread_mutex_unlock(&n->mu);
+        return;
+    }
     changed = m->index != index || !same(m->group, group) || !same(m->current, current);
     if (!set_str(&m->ns, ns) || !set_str(&m->name, name) || !set_str(&m->group, group) ||
         !set_str(&m->current, current)) {
@@ -266,6 +272,27 @@ void ext_nominator_pending(struct ext_nominator *n, const char *uid, const char 
     m->index = index;
     if (changed)
         mark(n, group);
+    pthread_mutex_unlock(&n->mu);
+}
+
+void ext_nominator_bound(struct ext_nominator *n, const char *uid)
+{
+    struct tpx_err e = TPX_ERR_INIT;
+    struct member *m;
+
+    if (!n || !uid || !*uid)
+        return;
+    pthread_mutex_lock(&n->mu);
+    m = tpx_map_get(&n->members, uid);
+    if (!m) { /* the watch has not shown it yet: keep its place, so it never shows up pending */
+        m = calloc(1, sizeof(*m));
+        if (!m || !(m->uid = strdup(uid)) || tpx_map_put(&n->members, m->uid, m, &e) != TPX_OK) {
+            member_free(m);
+            m = NULL;
+        }
+    }
+    if (m)
+        m->bound = true;
     pthread_mutex_unlock(&n->mu);
 }
 
@@ -324,7 +351,7 @@ static struct snap *take_members(struct ext_nominator *n, const char *group, siz
         const struct member *m = v.ptr;
         struct snap *s;
 
-        if (!same(m->group, group))
+        if (m->bound || !same(m->group, group))
             continue;
         if (!out && !(out = calloc(GROUP_MAX, sizeof(*out))))
             break;
@@ -460,7 +487,7 @@ static void sweep(struct ext_nominator *n)
     for (size_t pos = 0; tpx_map_next(&n->members, &pos, NULL, &v);) {
         const struct member *m = v.ptr;
 
-        if (m->ours || m->retry_at)
+        if (!m->bound && (m->ours || m->retry_at))
             mark(n, m->group);
     }
 }

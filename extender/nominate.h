@@ -62,12 +62,16 @@ struct ext_nominator *ext_nominator_new(const struct kube_config *kcfg, struct e
 void ext_nominator_free(struct ext_nominator *n);
 
 /* The watch saw pod uid pending (not bound). It is kept as a member of group (its key; "" or
- * NULL: none, and it is forgotten) with pod index `index` when its scheduler is the one served,
+ * NULL: none, and it is forgotten) with pod index `index` when its scheduler is the one served
+ * (any, when the one served is ""),
  * it is not being deleted, and group is set; otherwise it is forgotten. current: its
  * status.nominatedNodeName (NULL: none). The group is looked at again. Strings copied. */
 void ext_nominator_pending(struct ext_nominator *n, const char *uid, const char *ns,
                            const char *name, const char *scheduler, bool deleting,
                            const char *group, int index, const char *current);
+/* Our bind of pod uid went through: it is no nominee any more, even while the watch still shows
+ * it pending, until ext_nominator_forget(). */
+void ext_nominator_bound(struct ext_nominator *n, const char *uid);
 /* The pod is bound, finished or gone: forget it. */
 void ext_nominator_forget(struct ext_nominator *n, const char *uid);
 /* After a full pod relist: forget every member for which listed(ctx, uid) is false. */

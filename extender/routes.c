@@ -598,8 +598,10 @@ static unsigned do_bind(struct ext_routes *r, const struct ext_http_req *rq,
                 rolled_back = ext_state_unbind(r->state, ba.pod_uid);
         } else {
             ext_binder_placed(r->binder, ba.pod_ns, ba.pod_name, ba.pod_uid, &where);
-            if (where.intent) /* the rest of its group is held now */
+            if (where.intent) { /* the rest of its group is held now */
+                ext_nominator_bound(r->nominator, ba.pod_uid);
                 ext_nominator_touch(r->nominator, where.group);
+            }
         }
     }
     TPX_LOG(TPX_INFO, "decision", TPX_S("verb", "bind"),

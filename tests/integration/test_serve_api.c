@@ -1820,13 +1820,14 @@ Test(serve_api, after_a_first_bind_the_pending_members_are_nominated_to_the_held
 
 /* A PodGroup gang: the whole group's room is held at the first member's filter, so both members
  * pending are nominated then, before any bind, to two nodes of one rack; each passes topox's
- * filter alone on its own node. */
+ * filter alone on its own node. A bind elsewhere in the hold moves the mate's nomination. */
 Test(serve_api, a_gang_is_nominated_whole_at_its_first_filter, .timeout = 120)
 {
     struct world *w = world_new(false);
     json_t *p0, *p1;
     char pass[NNODES][16], n0[64], n1[64];
     const char *got;
+    char *err;
 
     set_podgroups(w, 1, 2);
     p0 = gang_pod(w, "gang-0-0", "gang-0");
@@ -1847,6 +1848,16 @@ Test(serve_api, a_gang_is_nominated_whole_at_its_first_filter, .timeout = 120)
     cr_expect(passes_alone(w, p1, n1), "gang-0-1 refused on %s", n1);
     cr_expect_eq(patches_of(w, "gang-0-0") + patches_of(w, "gang-0-1"), 2,
                  "a second filter moves nothing");
+    /* the scheduler binds gang-0-0 on its mate's node (the watch here never says it is bound):
+     * the mate moves to the node left, and the bound pod is not nominated again */
+    err = bind_call(w, p0, n1);
+    cr_expect_str_eq(err, "", "%s", err);
+    free(err);
+    got = nominated(w, "gang-0-1", 2);
+    cr_expect(got && strcmp(got, n0) == 0, "gang-0-1 not moved to %s but to %s", n0,
+              got ? got : "(none)");
+    sleep_ms(1500);
+    cr_expect_eq(patches_of(w, "gang-0-0"), 1, "the bound member was PATCHed again");
     stop(w);
 }
 
