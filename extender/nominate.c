@@ -342,19 +342,28 @@ static char *dup_or_null(const char *s)
 static struct snap *take_members(struct ext_nominator *n, const char *group, size_t *count)
 {
     struct snap *out = NULL;
-    size_t k = 0;
+    size_t k = 0, want = 0;
     union tpx_map_val v;
 
     *count = 0;
     pthread_mutex_lock(&n->mu);
-    for (size_t pos = 0; k < GROUP_MAX && tpx_map_next(&n->members, &pos, NULL, &v);) {
+    for (size_t pos = 0; tpx_map_next(&n->members, &pos, NULL, &v);) {
+        const struct member *m = v.ptr;
+
+        want += !m->bound && same(m->group, group);
+    }
+    if (want > GROUP_MAX)
+        want = GROUP_MAX;
+    if (want == 0 || !(out = calloc(want, sizeof(*out)))) {
+        pthread_mutex_unlock(&n->mu);
+        return NULL;
+    }
+    for (size_t pos = 0; k < want && tpx_map_next(&n->members, &pos, NULL, &v);) {
         const struct member *m = v.ptr;
         struct snap *s;
 
         if (m->bound || !same(m->group, group))
             continue;
-        if (!out && !(out = calloc(GROUP_MAX, sizeof(*out))))
-            break;
         s = &out[k++];
         s->uid = strdup(m->uid);
         s->ns = strdup(m->ns);
