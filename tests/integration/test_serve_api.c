@@ -1902,3 +1902,43 @@ Test(serve_api, a_nomination_is_cleared_when_its_hold_expires, .timeout = 120)
     cr_expect_eq(patches_of(w, "vllm-0-1"), 2, "cleared once");
     stop(w);
 }
+
+/* The API server refuses the nomination (404: the pod went, as a 409 or 403 would): counted as
+ * failed, logged, and nothing else changes: the worker's filter passes the held node and its bind
+ * there goes through. */
+Test(serve_api, a_refused_nomination_is_counted_and_changes_no_verdict, .timeout = 120)
+{
+    struct world *w = world_new(false);
+    json_t *lead = add_pod(w, "llm", "vllm-0", "uid-l", "gkey0", 0, 2, 8, 2);
+    json_t *work = add_pod(w, "llm", "vllm-0-1", "uid-w", "gkey0", 1, 2, 8, 2);
+    char pass[NNODES][16];
+    char at[16], *m = NULL, *err;
+    size_t n;
+    bool failed = false;
+
+    start(w, NULL);
+    cr_assert_eq(wait_ready(w), 200, "never ready:\n%s", w->srv.log);
+    fake_api_fail_method(w->api, "PATCH", 1, 404, "status-404-pod.json");
+    snprintf(at, sizeof(at), "%s", place(w, lead));
+    cr_assert_eq(fake_api_wait_count(w->api, "PATCH", "/pods/vllm-0-1/status", 1, 10000), 1);
+    for (int i = 0; i < 100 && !failed; i++) {
+        free(m);
+        m = NULL;
+        get(w, "/metrics", &m);
+        failed = m && strstr(m, "topox_nominations_total{result=\"failed\"} 1\n");
+        if (!failed)
+            sleep_ms(50);
+    }
+    cr_expect(failed, "%s", m ? m : "");
+    cr_expect(m && strstr(m, "topox_nominations_total{result=\"set\"} 0\n"), "%s", m ? m : "");
+    free(m);
+    n = filter(w, work, pass, NULL);
+    cr_expect_eq(n, 1, "the held node, and only it");
+    cr_expect_eq(rack_of(pass[0]), rack_of(at));
+    err = bind_call(w, work, pass[0]);
+    cr_expect_str_eq(err, "", "%s", err);
+    free(err);
+    server_drain(&w->srv);
+    cr_expect(w->srv.log && strstr(w->srv.log, "nomination not written"), "not logged");
+    stop(w);
+}
