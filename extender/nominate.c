@@ -26,6 +26,7 @@
 #define RETRY_S 30     /* a member whose PATCH failed is not tried again this soon */
 #define LOG_EVERY_S 60 /* one failure line per this, with the count of the others */
 #define SWEEP_MS 1000  /* the groups we nominated in are looked at again this often */
+#define BUSY_S 2       /* a member filtered this recently is in a running cycle */
 #define GROUP_MAX 4096 /* members of one group looked at per pass */
 #define HOLDS_MAX 1024 /* held slots of one group read per pass */
 
@@ -89,7 +90,7 @@ void ext_nominate_assign(const struct ext_nom_slot *slots, size_t nslots,
     }
     /* the rest, by name, take the slots left in slot order */
     for (size_t i = 0; i < nmembers; i++) {
-        if (members[i].index < 0 && out[i] < 0)
+        if (members[i].index < 0 && out[i] < 0 && !members[i].busy)
             order[nfree++] = i;
     }
     pthread_mutex_lock(&sort_mu);
@@ -116,9 +117,10 @@ struct member {
     char *current; /* status.nominatedNodeName as last seen or set; NULL: none */
     char *ours;    /* what we set last; NULL: nothing */
     time_t ours_at;
-    time_t retry_at; /* a failed PATCH: not before then */
-    bool bound;      /* our bind went through: never a nominee again, whatever a late watch event
-                      * still says, until the watch reports it bound (ext_nominator_forget) */
+    time_t retry_at;    /* a failed PATCH: not before then */
+    time_t filtered_at; /* topox filtered it (ext_nominator_filtered); 0: not lately */
+    bool bound;         /* our bind went through: never a nominee again, whatever a late watch event
+                         * still says, until the watch reports it bound (ext_nominator_forget) */
 };
 
 /* A member's copy for one pass, outside the lock. */
@@ -127,6 +129,7 @@ struct snap {
     int index;
     char *current, *ours;
     time_t ours_at, retry_at;
+    bool busy;
 };
 
 struct ext_nominator {
@@ -231,11 +234,28 @@ void ext_nominator_forget(struct ext_nominator *n, const char *uid)
     pthread_mutex_unlock(&n->mu);
 }
 
+/* The record of uid, made (with only its uid) when the watch has not shown the pod yet; NULL when
+ * out of memory. mu held. */
+static struct member *record(struct ext_nominator *n, const char *uid)
+{
+    struct tpx_err e = TPX_ERR_INIT;
+    struct member *m = tpx_map_get(&n->members, uid);
+
+    if (m)
+        return m;
+    m = calloc(1, sizeof(*m));
+    if (!m || !(m->uid = strdup(uid)) || tpx_map_put(&n->members, m->uid, m, &e) != TPX_OK) {
+        member_free(m);
+        return NULL;
+    }
+    m->index = -2; /* differs from any index: the first ext_nominator_pending() marks its group */
+    return m;
+}
+
 void ext_nominator_pending(struct ext_nominator *n, const char *uid, const char *ns,
                            const char *name, const char *scheduler, bool deleting,
                            const char *group, int index, const char *current)
 {
-    struct tpx_err e = TPX_ERR_INIT;
     struct member *m;
     bool changed;
 
@@ -248,17 +268,8 @@ void ext_nominator_pending(struct ext_nominator *n, const char *uid, const char 
         pthread_mutex_unlock(&n->mu);
         return;
     }
-    m = tpx_map_get(&n->members, uid);
-    if (!m) {
-        m = calloc(1, sizeof(*m));
-        if (!m || !(m->uid = strdup(uid)) || tpx_map_put(&n->members, m->uid, m, &e) != TPX_OK) {
-            member_free(m);
-            pthread_mutex_unlock(&n->mu);
-            return;
-        }
-        m->index = -2; /* differs from any index: changed below */
-    }
-    if (m->bound) { /* an event from before our bind */
+    m = record(n, uid);
+    if (!m || m->bound) { /* out of memory, or an event from before our bind */
         pthread_mutex_unlock(&n->mu);
         return;
     }
@@ -277,22 +288,27 @@ void ext_nominator_pending(struct ext_nominator *n, const char *uid, const char 
 
 void ext_nominator_bound(struct ext_nominator *n, const char *uid)
 {
-    struct tpx_err e = TPX_ERR_INIT;
     struct member *m;
 
     if (!n || !uid || !*uid)
         return;
     pthread_mutex_lock(&n->mu);
-    m = tpx_map_get(&n->members, uid);
-    if (!m) { /* the watch has not shown it yet: keep its place, so it never shows up pending */
-        m = calloc(1, sizeof(*m));
-        if (!m || !(m->uid = strdup(uid)) || tpx_map_put(&n->members, m->uid, m, &e) != TPX_OK) {
-            member_free(m);
-            m = NULL;
-        }
-    }
+    m = record(n, uid); /* made when the watch has not shown it yet: it never shows up pending */
     if (m)
         m->bound = true;
+    pthread_mutex_unlock(&n->mu);
+}
+
+void ext_nominator_filtered(struct ext_nominator *n, const char *uid)
+{
+    struct member *m;
+
+    if (!n || !uid || !*uid)
+        return;
+    pthread_mutex_lock(&n->mu);
+    m = record(n, uid);
+    if (m)
+        m->filtered_at = time(NULL);
     pthread_mutex_unlock(&n->mu);
 }
 
@@ -373,6 +389,7 @@ static struct snap *take_members(struct ext_nominator *n, const char *group, siz
         s->index = m->index;
         s->ours_at = m->ours_at;
         s->retry_at = m->retry_at;
+        s->busy = m->filtered_at && time(NULL) - m->filtered_at < BUSY_S;
         if (!s->uid || !s->ns || !s->name || (m->current && !s->current) || (m->ours && !s->ours)) {
             k--; /* out of memory: this member waits for the next pass */
             free(s->uid);
@@ -466,7 +483,7 @@ static void process(struct ext_nominator *n, const char *group)
     for (size_t i = 0; i < nh; i++)
         slots[i] = (struct ext_nom_slot){n->holds[i].slot, n->node_names[i]};
     for (size_t i = 0; i < nm; i++)
-        mem[i] = (struct ext_nom_member){s[i].name, s[i].index, s[i].current};
+        mem[i] = (struct ext_nom_member){s[i].name, s[i].index, s[i].current, s[i].busy};
     ext_nominate_assign(slots, nh, mem, nm, pick);
     for (size_t i = 0; i < nm && !atomic_load(&n->stopping); i++) {
         const char *want = pick[i] >= 0 ? slots[pick[i]].node : NULL;
@@ -488,16 +505,23 @@ out:
     snap_release(s, nm);
 }
 
-/* Mark the groups of members we nominated (or failed to), so expired holds are seen. mu held. */
+/* Mark the groups of members we nominated (or failed to), so expired holds are seen, and of
+ * members whose cycle is over. mu held. */
 static void sweep(struct ext_nominator *n)
 {
     union tpx_map_val v;
 
     for (size_t pos = 0; tpx_map_next(&n->members, &pos, NULL, &v);) {
-        const struct member *m = v.ptr;
+        struct member *m = v.ptr;
 
-        if (!m->bound && (m->ours || m->retry_at))
+        if (m->bound)
+            continue;
+        if (m->ours || m->retry_at) {
             mark(n, m->group);
+        } else if (m->filtered_at && time(NULL) - m->filtered_at >= BUSY_S) {
+            m->filtered_at = 0; /* its cycle is over: once, a node if one is left for it */
+            mark(n, m->group);
+        }
     }
 }
 

@@ -32,6 +32,8 @@ struct ext_nom_member {
     const char *name;    /* the pod's name: the order among members without an index */
     int index;           /* its pod index in the group (pol_workload.pod_index); -1: none */
     const char *current; /* status.nominatedNodeName now; NULL or "": none */
+    bool busy;           /* its scheduling cycle is running (topox filtered it a moment ago): it
+                          * keeps a held node it names, but is given no other */
 };
 
 /* A held slot (ext_state_group_holds): its number and node. Strings borrowed. */
@@ -44,8 +46,9 @@ struct ext_nom_slot {
  * to member i, or -1. A member with an index takes the slot of that number only (topox's filter
  * gives an indexed member that slot and no other, policy/judge.c note_slots), when held. Members
  * without an index then keep a slot their current nomination names (so a nomination the scheduler
- * set itself, or an earlier one of ours, does not move), and the rest, by name, take the slots
- * left in slot order. A slot goes to one member at most. */
+ * set itself, or an earlier one of ours, does not move), and the rest that are not busy, by name,
+ * take the slots left in slot order: a busy member will take whichever held node its running
+ * cycle picks, so a slot is left free for it. A slot goes to one member at most. */
 void ext_nominate_assign(const struct ext_nom_slot *slots, size_t nslots,
                          const struct ext_nom_member *members, size_t nmembers, long *out);
 
@@ -72,6 +75,10 @@ void ext_nominator_pending(struct ext_nominator *n, const char *uid, const char 
 /* Our bind of pod uid went through: it is no nominee any more, even while the watch still shows
  * it pending, until ext_nominator_forget(). */
 void ext_nominator_bound(struct ext_nominator *n, const char *uid);
+/* topox filtered pod uid just now: its scheduling cycle is running, and a nomination landing
+ * now would name a node the cycle may not pick (kube-scheduler would then count the pod on both).
+ * For a few seconds it gets no new node; then, still pending, it is nominated as the others. */
+void ext_nominator_filtered(struct ext_nominator *n, const char *uid);
 /* The pod is bound, finished or gone: forget it. */
 void ext_nominator_forget(struct ext_nominator *n, const char *uid);
 /* After a full pod relist: forget every member for which listed(ctx, uid) is false. */

@@ -385,6 +385,8 @@ static unsigned do_filter(struct ext_routes *r, const struct ext_http_req *rq,
         if (a->nnames)
             warn_rejected(r, &a->pod, NULL, a->pod.msg);
     } else if (a->pod.wl.has_intent) {
+        if (a->pod.wl.group[0] && a->pod.wl.group_size > 1) /* its cycle runs: no node for now */
+            ext_nominator_filtered(r->nominator, a->pod.uid);
         ext_state_remember_pod(r->state, a->pod.uid, a->pod.ns, a->pod.name, &a->pod.wl,
                                time(NULL));
         st = request_state(r, a, &h->tmp, &e);

@@ -2,7 +2,8 @@
 /* tests/unit/extender/test_nominate.c - who serve nominates to which held node
  * (ext_nominate_assign, issue 20, item 2): one member per held slot, an indexed member to its own
  * slot only (as topox's filter gives it no other), members without an index keep the slot their
- * nomination names and the rest take the slots left by name, never two on one slot. */
+ * nomination names and the rest, but those whose cycle runs, take the slots left by name, never
+ * two on one slot. */
 #include "extender/nominate.h"
 
 #include <criterion/criterion.h>
@@ -12,8 +13,10 @@ static const struct ext_nom_slot held[] = {{1, "r2-n2"}, {2, "r2-n3"}, {3, "r2-n
 
 Test(ext_nominate, an_indexed_member_gets_its_own_slot_only)
 {
-    const struct ext_nom_member m[] = {
-        {"vllm-0-3", 3, NULL}, {"vllm-0-1", 1, NULL}, {"vllm-0-0", 0, NULL}, {"vllm-0-2", 2, ""}};
+    const struct ext_nom_member m[] = {{"vllm-0-3", 3, NULL, false},
+                                       {"vllm-0-1", 1, NULL, false},
+                                       {"vllm-0-0", 0, NULL, false},
+                                       {"vllm-0-2", 2, "", false}};
     long out[4];
 
     ext_nominate_assign(held, 3, m, 4, out);
@@ -25,7 +28,7 @@ Test(ext_nominate, an_indexed_member_gets_its_own_slot_only)
 
 Test(ext_nominate, an_indexed_member_keeps_its_slot_whatever_its_nomination_says)
 {
-    const struct ext_nom_member m[] = {{"w-2", 2, "r2-n4"}, {"w-3", 3, "r2-n3"}};
+    const struct ext_nom_member m[] = {{"w-2", 2, "r2-n4", false}, {"w-3", 3, "r2-n3", false}};
     long out[2];
 
     ext_nominate_assign(held, 3, m, 2, out);
@@ -36,8 +39,9 @@ Test(ext_nominate, an_indexed_member_keeps_its_slot_whatever_its_nomination_says
 Test(ext_nominate, members_without_an_index_keep_their_node_then_go_by_name)
 {
     /* the scheduler nominated gang-c to r2-n3 itself; a and b come by name to the rest */
-    const struct ext_nom_member m[] = {
-        {"gang-c", -1, "r2-n3"}, {"gang-b", -1, NULL}, {"gang-a", -1, "elsewhere"}};
+    const struct ext_nom_member m[] = {{"gang-c", -1, "r2-n3", false},
+                                       {"gang-b", -1, NULL, false},
+                                       {"gang-a", -1, "elsewhere", false}};
     long out[3];
 
     ext_nominate_assign(held, 3, m, 3, out);
@@ -48,16 +52,16 @@ Test(ext_nominate, members_without_an_index_keep_their_node_then_go_by_name)
 
 Test(ext_nominate, more_members_than_slots_one_per_slot_and_deterministic)
 {
-    const struct ext_nom_member m[] = {{"p-4", -1, NULL},
-                                       {"p-1", -1, NULL},
-                                       {"p-3", -1, NULL},
-                                       {"p-2", -1, NULL},
-                                       {"p-0", -1, "r2-n2"}};
-    const struct ext_nom_member r[] = {{"p-0", -1, "r2-n2"},
-                                       {"p-2", -1, NULL},
-                                       {"p-3", -1, NULL},
-                                       {"p-1", -1, NULL},
-                                       {"p-4", -1, NULL}};
+    const struct ext_nom_member m[] = {{"p-4", -1, NULL, false},
+                                       {"p-1", -1, NULL, false},
+                                       {"p-3", -1, NULL, false},
+                                       {"p-2", -1, NULL, false},
+                                       {"p-0", -1, "r2-n2", false}};
+    const struct ext_nom_member r[] = {{"p-0", -1, "r2-n2", false},
+                                       {"p-2", -1, NULL, false},
+                                       {"p-3", -1, NULL, false},
+                                       {"p-1", -1, NULL, false},
+                                       {"p-4", -1, NULL, false}};
     long out[5], again[5];
     int used[3] = {0};
 
@@ -81,7 +85,7 @@ Test(ext_nominate, more_members_than_slots_one_per_slot_and_deterministic)
 
 Test(ext_nominate, no_slot_held_nobody_is_nominated)
 {
-    const struct ext_nom_member m[] = {{"a", -1, "r2-n2"}, {"b", 1, NULL}};
+    const struct ext_nom_member m[] = {{"a", -1, "r2-n2", false}, {"b", 1, NULL, false}};
     long out[2] = {7, 7};
 
     ext_nominate_assign(held, 0, m, 2, out);
@@ -91,10 +95,28 @@ Test(ext_nominate, no_slot_held_nobody_is_nominated)
 
 Test(ext_nominate, two_members_naming_the_same_node_one_keeps_it)
 {
-    const struct ext_nom_member m[] = {{"b", -1, "r2-n2"}, {"a", -1, "r2-n2"}};
+    const struct ext_nom_member m[] = {{"b", -1, "r2-n2", false}, {"a", -1, "r2-n2", false}};
     long out[2];
 
     ext_nominate_assign(held, 3, m, 2, out);
     cr_expect_eq(out[0], 0, "the first that names it keeps it");
     cr_expect_eq(out[1], 1, "the other moves to the next slot");
+}
+
+/* A member whose cycle runs (topox filtered it a moment ago, here the gang's first member) keeps
+ * a held node it names but takes no other: one slot stays free for whichever node its cycle
+ * picks, so its mates, nominated elsewhere, never find their room taken. */
+Test(ext_nominate, a_busy_member_takes_no_slot_and_leaves_one_free)
+{
+    const struct ext_nom_member m[] = {
+        {"gang-0", -1, NULL, true}, {"gang-1", -1, NULL, false}, {"gang-2", -1, NULL, false}};
+    const struct ext_nom_member kept[] = {{"gang-0", -1, "r2-n4", true}};
+    long out[3];
+
+    ext_nominate_assign(held, 3, m, 3, out);
+    cr_expect_eq(out[0], -1, "the busy member is not nominated");
+    cr_expect_eq(out[1], 0);
+    cr_expect_eq(out[2], 1, "slot 3 (r2-n4) stays free");
+    ext_nominate_assign(held, 3, kept, 1, out);
+    cr_expect_eq(out[0], 2, "a held node it already names stays its own");
 }
