@@ -143,6 +143,7 @@ struct ext_nominator {
     size_t ndirty, adirty;
     struct tpx_map dirty_set; /* key -> 1, keys borrowed from dirty[] */
     struct ext_nominator_stats stats;
+    bool nominated; /* some member named a node we set, at the last sweep or PATCH */
     time_t logged_at;
     unsigned long unlogged;
     atomic_bool stopping;
@@ -420,6 +421,7 @@ static void patch(struct ext_nominator *n, const struct snap *s, const char *nod
             n->stats.set++;
         else
             n->stats.cleared++;
+        n->nominated = n->nominated || node;
         if (m) {
             set_str(&m->current, node);
             set_str(&m->ours, node);
@@ -511,11 +513,13 @@ static void sweep(struct ext_nominator *n)
 {
     union tpx_map_val v;
 
+    n->nominated = false;
     for (size_t pos = 0; tpx_map_next(&n->members, &pos, NULL, &v);) {
         struct member *m = v.ptr;
 
         if (m->bound)
             continue;
+        n->nominated = n->nominated || m->ours;
         if (m->ours || m->retry_at) {
             mark(n, m->group);
         } else if (m->filtered_at && time(NULL) - m->filtered_at >= BUSY_S) {
@@ -541,10 +545,12 @@ static void *loop(void *arg)
         clock_gettime(CLOCK_REALTIME, &now);
         if (now.tv_sec > next_sweep.tv_sec ||
             (now.tv_sec == next_sweep.tv_sec && now.tv_nsec >= next_sweep.tv_nsec)) {
-            /* holds that lapsed are let go even while no filter comes to do it */
-            pthread_mutex_unlock(&n->mu);
-            ext_state_expire(n->st, time(NULL));
-            pthread_mutex_lock(&n->mu);
+            if (n->nominated) {
+                /* holds that lapsed are let go even while no filter comes to do it */
+                pthread_mutex_unlock(&n->mu);
+                ext_state_expire(n->st, time(NULL));
+                pthread_mutex_lock(&n->mu);
+            }
             sweep(n);
             next_sweep = tpx_deadline_ms(SWEEP_MS);
         }
