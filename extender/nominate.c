@@ -26,7 +26,7 @@
 #define RETRY_S 30     /* a member whose PATCH failed is not tried again this soon */
 #define LOG_EVERY_S 60 /* one failure line per this, with the count of the others */
 #define SWEEP_MS 1000  /* the groups we nominated in are looked at again this often */
-#define BUSY_S 2       /* a member filtered this recently is in a running cycle */
+#define BUSY_S 2.0     /* a member filtered this recently is in a running cycle */
 #define GROUP_MAX 4096 /* members of one group looked at per pass */
 #define HOLDS_MAX 1024 /* held slots of one group read per pass */
 
@@ -118,7 +118,7 @@ struct member {
     char *ours;    /* what we set last; NULL: nothing */
     time_t ours_at;
     time_t retry_at;    /* a failed PATCH: not before then */
-    time_t filtered_at; /* topox filtered it (ext_nominator_filtered); 0: not lately */
+    double filtered_at; /* when topox filtered it (tpx_mono_s); 0: not lately */
     bool bound;         /* our bind went through: never a nominee again, whatever a late watch event
                          * still says, until the watch reports it bound (ext_nominator_forget) */
 };
@@ -309,7 +309,7 @@ void ext_nominator_filtered(struct ext_nominator *n, const char *uid)
     pthread_mutex_lock(&n->mu);
     m = record(n, uid);
     if (m)
-        m->filtered_at = time(NULL);
+        m->filtered_at = tpx_mono_s();
     pthread_mutex_unlock(&n->mu);
 }
 
@@ -390,7 +390,7 @@ static struct snap *take_members(struct ext_nominator *n, const char *group, siz
         s->index = m->index;
         s->ours_at = m->ours_at;
         s->retry_at = m->retry_at;
-        s->busy = m->filtered_at && time(NULL) - m->filtered_at < BUSY_S;
+        s->busy = m->filtered_at > 0 && tpx_mono_s() - m->filtered_at < BUSY_S;
         if (!s->uid || !s->ns || !s->name || (m->current && !s->current) || (m->ours && !s->ours)) {
             k--; /* out of memory: this member waits for the next pass */
             free(s->uid);
@@ -522,7 +522,7 @@ static void sweep(struct ext_nominator *n)
         n->nominated = n->nominated || m->ours;
         if (m->ours || m->retry_at) {
             mark(n, m->group);
-        } else if (m->filtered_at && time(NULL) - m->filtered_at >= BUSY_S) {
+        } else if (m->filtered_at > 0 && tpx_mono_s() - m->filtered_at >= BUSY_S) {
             m->filtered_at = 0; /* its cycle is over: once, a node if one is left for it */
             mark(n, m->group);
         }

@@ -1904,12 +1904,12 @@ Test(serve_api, nominate_false_sends_no_patch, .timeout = 120)
     stop(w);
 }
 
-/* The hold expires (--reservation-ttl 2s) while the worker is still pending: the nomination
+/* The hold expires (--reservation-ttl 4s) while the worker is still pending: the nomination
  * topox set is cleared (null), once. */
 Test(serve_api, a_nomination_is_cleared_when_its_hold_expires, .timeout = 120)
 {
     struct world *w = world_new(false);
-    const char *args[] = {"--reservation-ttl", "2s", NULL};
+    const char *args[] = {"--reservation-ttl", "4s", NULL};
     json_t *lead = add_pod(w, "llm", "vllm-0", "uid-l", "gkey0", 0, 2, 8, 2);
     const char *got;
 
