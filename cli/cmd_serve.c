@@ -262,7 +262,8 @@ static struct topo_cluster *load_cluster(struct ext_config *cfg, struct tpx_err 
 static enum tpx_code start_api(struct ext_config *cfg, struct ext_state *state,
                                struct ext_metrics *metrics, struct kube_config *kcfg, bool *use_api,
                                struct ext_state_feed **feed, struct kube_watch **watch,
-                               struct ext_binder **binder, struct tpx_err *err)
+                               struct ext_binder **binder, struct ext_nominator **nom,
+                               struct tpx_err *err)
 {
     bool files = cfg->nodes_file || cfg->cluster_spec;
     bool need_bind = cfg->bind_mode == EXT_BIND_API;
@@ -302,6 +303,12 @@ static enum tpx_code start_api(struct ext_config *cfg, struct ext_state *state,
         ext_state_feed_watch_dra(*feed, cfg->dra);
         ext_state_feed_watch_podgroups(*feed, true);
         ext_state_feed_set_metrics(*feed, metrics);
+        if (need_bind && cfg->nominate) { /* issue 20, item 2: only api mode holds for the watch */
+            *nom = ext_nominator_new(kcfg, state, cfg->scheduler_name, err);
+            if (!*nom)
+                return err->code;
+            ext_state_feed_set_nominator(*feed, *nom);
+        }
         memset(&wc, 0, sizeof(wc));
         wc.dra = cfg->dra;
         wc.podgroups = true;
@@ -348,6 +355,7 @@ int cmd_serve(int argc, char **argv)
     struct ext_state_feed *feed = NULL;
     struct kube_watch *watch = NULL;
     struct ext_binder *binder = NULL;
+    struct ext_nominator *nom = NULL;
     bool use_api = false;
     char *cert = NULL, *key = NULL, *ca = NULL;
     sigset_t sigs;
@@ -430,7 +438,8 @@ int cmd_serve(int argc, char **argv)
     if (cluster && ext_state_set_cluster(state, cluster, &err) != TPX_OK)
         goto fail;
     ext_state_set_scheduler(state, cfg.scheduler_name);
-    if (start_api(&cfg, state, metrics, &kcfg, &use_api, &feed, &watch, &binder, &err) != TPX_OK)
+    if (start_api(&cfg, state, metrics, &kcfg, &use_api, &feed, &watch, &binder, &nom, &err) !=
+        TPX_OK)
         goto fail;
     /* no watch: nothing ever says a pod bound through /bind is gone (issue 21, item 3) */
     ext_state_set_bound_ageing(state, !use_api);
@@ -458,6 +467,7 @@ int cmd_serve(int argc, char **argv)
     routes.uncertain = cfg.uncertain;
     routes.max_response = cfg.max_body + 1024 * 1024;
     routes.binder = binder;
+    routes.nominator = nom;
     routes.admin_elsewhere = cfg.admin_listen != NULL;
     memset(&hc, 0, sizeof(hc));
     hc.listen = cfg.listen;
@@ -531,6 +541,7 @@ out:
     ext_http_stop(admin, 0);
     kube_watch_stop(watch); /* after the HTTP server: no handler runs any more */
     ext_state_feed_free(feed);
+    ext_nominator_free(nom); /* after the watch and the HTTP server: nobody touches it now */
     ext_binder_free(binder);
     kube_config_release(&kcfg);
     ext_metrics_free(metrics);

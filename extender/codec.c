@@ -260,6 +260,12 @@ enum tpx_code ext_codec_decode_pod_span(const char *body, const struct ext_nodes
     return rc;
 }
 
+enum tpx_code ext_codec_decode_pod(const void *pod, const struct ext_codec_opts *o,
+                                   struct ext_codec_pod *out, struct tpx_err *err)
+{
+    return decode_pod_json(pod, o, out, err);
+}
+
 /* ---- the prioritize answer's template ---- */
 
 /* A HostPriorityList for a list of names but for its scores: segment i is what stands before

@@ -85,6 +85,12 @@ struct ext_codec_args {
 enum tpx_code ext_codec_decode_args(const char *body, size_t len, const struct ext_codec_opts *o,
                                     struct ext_codec_args *a, struct tpx_err *err);
 void ext_codec_args_release(struct ext_codec_args *a);
+/* Read one Pod object (a jansson json_t, borrowed) as /filter reads the Pod of a request: its
+ * name, namespace, uid and workload (with o's hooks and default scope). An intent that cannot be
+ * read is infer_failed, not an error. TPX_EPARSE when pod is not an object; TPX_ENOMEM. Release
+ * *out with ext_codec_pod_release(). */
+enum tpx_code ext_codec_decode_pod(const void *pod, const struct ext_codec_opts *o,
+                                   struct ext_codec_pod *out, struct tpx_err *err);
 void ext_codec_pod_release(struct ext_codec_pod *p);
 
 /* Full mode: the scanned nodes as model values (strings borrowed from *a; name from the item).

@@ -395,6 +395,15 @@ const struct ext_config_setting ext_config_settings[] = {
      .def = "true",
      .help = "watch ResourceSlices, ResourceClaims, DeviceClasses and ComputeDomains: GPUs that "
              "DRA hands out (default true)"},
+    {.key = "nominate",
+     .flag = "nominate",
+     .metavar = "BOOL",
+     .type = EXT_CONFIG_SETTING_BOOL,
+     .offset = FIELD(nominate),
+     .def = "true",
+     .help = "with --bind-mode=api: set status.nominatedNodeName of a held group's pending members "
+             "to the nodes held for them, so kube-scheduler tries that node first and alone "
+             "(default true)"},
 };
 
 const size_t ext_config_nsettings = COUNT(ext_config_settings);

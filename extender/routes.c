@@ -385,6 +385,8 @@ static unsigned do_filter(struct ext_routes *r, const struct ext_http_req *rq,
         if (a->nnames)
             warn_rejected(r, &a->pod, NULL, a->pod.msg);
     } else if (a->pod.wl.has_intent) {
+        if (a->pod.wl.group[0] && a->pod.wl.group_size > 1) /* its cycle runs: no node for now */
+            ext_nominator_filtered(r->nominator, a->pod.uid);
         ext_state_remember_pod(r->state, a->pod.uid, a->pod.ns, a->pod.name, &a->pod.wl,
                                time(NULL));
         st = request_state(r, a, &h->tmp, &e);
@@ -396,6 +398,8 @@ static unsigned do_filter(struct ext_routes *r, const struct ext_http_req *rq,
         reason = v->reason;
         nout = v->nfit;
         count_verdicts(r, v);
+        if (a->pod.wl.gang && st == r->state) /* its filter may have held the gang's room */
+            ext_nominator_touch(r->nominator, a->pod.wl.group);
         if (v->n > v->nunknown && v->nfit == 0)
             warn_rejected(r, &a->pod, v, NULL);
     } else {
@@ -597,6 +601,10 @@ static unsigned do_bind(struct ext_routes *r, const struct ext_http_req *rq,
                 rolled_back = ext_state_unbind(r->state, ba.pod_uid);
         } else {
             ext_binder_placed(r->binder, ba.pod_ns, ba.pod_name, ba.pod_uid, &where);
+            if (where.intent) { /* the rest of its group is held now */
+                ext_nominator_bound(r->nominator, ba.pod_uid);
+                ext_nominator_touch(r->nominator, where.group);
+            }
         }
     }
     TPX_LOG(TPX_INFO, "decision", TPX_S("verb", "bind"),
@@ -721,6 +729,24 @@ static void render_binder(struct ext_binder *bd, struct tpx_buf *b, struct tpx_e
                  st.warnings_deduped, st.events_queued);
 }
 
+/* The nominator's counters in Prometheus text (nothing without --nominate). */
+static void render_nominator(struct ext_nominator *n, struct tpx_buf *b, struct tpx_err *e)
+{
+    struct ext_nominator_stats st;
+
+    if (!n)
+        return;
+    ext_nominator_get_stats(n, &st);
+    tpx_buf_addf(b, e,
+                 "# HELP topox_nominations_total status.nominatedNodeName PATCHes on pending "
+                 "members of held groups, by result: set, cleared (their hold went), failed.\n"
+                 "# TYPE topox_nominations_total counter\n"
+                 "topox_nominations_total{result=\"set\"} %lu\n"
+                 "topox_nominations_total{result=\"cleared\"} %lu\n"
+                 "topox_nominations_total{result=\"failed\"} %lu\n",
+                 st.set, st.cleared, st.failed);
+}
+
 /* The pod table's size and what it has forgotten, in Prometheus text. */
 static void render_pod_table(struct ext_state *st, struct tpx_buf *b, struct tpx_err *e)
 {
@@ -781,6 +807,7 @@ static unsigned do_get(struct ext_routes *r, const char *path, struct ext_http_r
         ext_state_read(r->state, render, &rc);
         render_pod_table(r->state, &b, &e);
         render_binder(r->binder, &b, &e);
+        render_nominator(r->nominator, &b, &e);
         if (e.code != TPX_OK) {
             tpx_buf_release(&b);
             error_json(rp, 500, e.msg);

@@ -16,6 +16,7 @@
 #include "extender/config.h"
 #include "extender/http.h"
 #include "extender/metrics.h"
+#include "extender/nominate.h"
 #include "extender/state.h"
 
 /* Everything a handler needs. Borrowed: the caller keeps these alive while the server runs. */
@@ -24,12 +25,14 @@ struct ext_routes {
     struct ext_metrics *metrics;
     struct ext_codec_opts opts;
     enum ext_bind_mode bind_mode;
-    size_t max_response;          /* cap on a response body */
-    const char *scheduler_name;   /* the schedulerName served (for messages; borrowed) */
-    struct ext_binder *binder;    /* the API server: Bindings (bind mode api) and Events; NULL:
-                                   * none (api mode then answers bind with an Error) */
-    enum pol_uncertain uncertain; /* what a layout topox cannot read for certain gets */
-    bool admin_elsewhere;         /* --admin-listen: /metrics and /debug/state are 404 here */
+    size_t max_response;             /* cap on a response body */
+    const char *scheduler_name;      /* the schedulerName served (for messages; borrowed) */
+    struct ext_binder *binder;       /* the API server: Bindings (bind mode api) and Events; NULL:
+                                      * none (api mode then answers bind with an Error) */
+    struct ext_nominator *nominator; /* --nominate: told of each hold a bind or a gang's filter
+                                      * makes; NULL: none */
+    enum pol_uncertain uncertain;    /* what a layout topox cannot read for certain gets */
+    bool admin_elsewhere;            /* --admin-listen: /metrics and /debug/state are 404 here */
 };
 
 /* The ext_http_handler_fn for http.c; ctx is a struct ext_routes. Thread-safe. */

@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "common/map.h"
 #include "common/str.h"
+#include "extender/codec.h"
 #include "objects/dra.h"
 #include "objects/podfacts.h"
 #include "common/banned.h"
@@ -86,8 +87,11 @@ struct ext_state_feed {
     /* PodGroups (scheduling.k8s.io): "ns/name" -> [minCount, level] as obj_podgroup_read reads
      * them, for the pods that name one; the watch writes, filters read, under pg_lock */
     json_t *podgroups;
-    json_t *pg_seen; /* keys of a list in progress */
-    bool pg_on;      /* PodGroups are watched: readiness waits for their first list too */
+    json_t *pg_seen;           /* keys of a list in progress */
+    struct ext_nominator *nom; /* pending group members go there (--nominate); NULL: none */
+    json_t *pg_waiting;        /* uid -> pending Pod naming a PodGroup not seen yet (--nominate):
+                                * read again when PodGroups arrive (pods are listed first) */
+    bool pg_on;                /* PodGroups are watched: readiness waits for their first list too */
     pthread_mutex_t pg_lock;
 };
 
@@ -405,6 +409,7 @@ static void drop_pod(struct ext_state_feed *f, const char *uid)
         return;
     ext_state_remove_pod(f->st, uid);
     pend_del(&f->pending, uid);
+    ext_nominator_forget(f->nom, uid);
     /* uid may be a key of f->pods or a string of the Pod that dra_pods holds */
     copy = strdup(uid);
     if (!copy)
@@ -414,6 +419,7 @@ static void drop_pod(struct ext_state_feed *f, const char *uid)
         f->dra_dirty = true;
     }
     json_object_del(f->pods, copy);
+    json_object_del(f->pg_waiting, copy);
     free(copy);
 }
 
@@ -545,6 +551,82 @@ static void podgroup_facts(struct ext_state_feed *f, struct pol_pod_facts *facts
     pthread_mutex_unlock(&f->pg_lock);
 }
 
+/* A pending pod, for the nominator: its group and index read as /filter reads them (the same
+ * hooks, so a PodGroup's or a ComputeDomain's member is keyed as its filter will be), whether it
+ * is being deleted, and its nomination now. A pod without a group intent is forgotten. */
+static void nominee(struct ext_state_feed *f, json_t *pod, const char *uid, const char *name,
+                    const char *scheduler)
+{
+    struct ext_codec_opts o;
+    struct ext_codec_pod cp;
+    struct tpx_err e = TPX_ERR_INIT;
+    json_t *md = json_object_get(pod, "metadata");
+    const char *nnn =
+        json_string_value(json_object_get(json_object_get(pod, "status"), "nominatedNodeName"));
+    bool deleting = json_object_get(md, "deletionTimestamp") != NULL &&
+                    !json_is_null(json_object_get(md, "deletionTimestamp"));
+    const struct pol_workload *wl = &cp.wl;
+
+    {
+        const char *pg = json_string_value(json_object_get(
+            json_object_get(json_object_get(pod, "spec"), "schedulingGroup"), "podGroupName"));
+        char key[512];
+        bool known;
+
+        snprintf(key, sizeof(key), "%s/%s",
+                 meta(pod, "namespace") ? meta(pod, "namespace") : "default", pg ? pg : "");
+        pthread_mutex_lock(&f->pg_lock);
+        known = !pg || json_object_get(f->podgroups, key) != NULL;
+        pthread_mutex_unlock(&f->pg_lock);
+        if (!known) { /* its gang's size comes with the PodGroup: wait for it */
+            json_object_set(f->pg_waiting, uid, pod);
+            ext_nominator_forget(f->nom, uid);
+            return;
+        }
+        json_object_del(f->pg_waiting, uid);
+    }
+    memset(&o, 0, sizeof(o));
+    o.labels = f->cfg;
+    o.pod_facts = ext_state_feed_pod_facts;
+    o.pod_workload = ext_state_feed_pod_workload;
+    o.pod_ctx = f;
+    if (ext_codec_decode_pod(pod, &o, &cp, &e) != TPX_OK) {
+        ext_nominator_forget(f->nom, uid);
+        return;
+    }
+    if (cp.infer_failed || !wl->has_intent || wl->preferred || wl->group_size < 2)
+        ext_nominator_forget(f->nom, uid);
+    else
+        ext_nominator_pending(f->nom, uid, meta(pod, "namespace"), name, scheduler, deleting,
+                              wl->group, wl->pod_index, nnn);
+    ext_codec_pod_release(&cp);
+}
+
+/* PodGroups arrived: read again the pending pods that waited for theirs. */
+static void nominees_again(struct ext_state_feed *f)
+{
+    json_t *waiting = f->pg_waiting;
+    const char *uid;
+    json_t *pod;
+    void *tmp;
+
+    if (!f->nom || json_object_size(waiting) == 0)
+        return;
+    f->pg_waiting = json_object();
+    if (!f->pg_waiting) {
+        f->pg_waiting = waiting;
+        return;
+    }
+    json_object_foreach_safe(waiting, tmp, uid, pod)
+    {
+        const char *sn =
+            json_string_value(json_object_get(json_object_get(pod, "spec"), "schedulerName"));
+
+        nominee(f, pod, uid, meta(pod, "name") ? meta(pod, "name") : uid, sn);
+    }
+    json_decref(waiting);
+}
+
 static void apply_pod(struct ext_state_feed *f, json_t *pod)
 {
     const char *uid = meta(pod, "uid");
@@ -572,8 +654,12 @@ static void apply_pod(struct ext_state_feed *f, json_t *pod)
 
         ext_state_note_scheduler(f->st, uid, meta(pod, "namespace"), name, json_string_value(sn),
                                  time(NULL));
+        if (f->nom)
+            nominee(f, pod, uid, name, json_string_value(sn));
         return;
     }
+    ext_nominator_forget(f->nom, uid); /* bound: no nomination of ours matters any more */
+    json_object_del(f->pg_waiting, uid);
     memset(&store, 0, sizeof(store));
     if (obj_pod_facts_from_json_cfg(pod, f->cfg, &store, &e) != TPX_OK) {
         refuse(f, "pod", name, &e);
@@ -880,6 +966,8 @@ static void on_upsert(void *ctx, enum kube_kind kind, json_t *obj)
     }
     if (kind == KUBE_KIND_PODGROUP) {
         podgroup_put(f, obj);
+        if (!f->in_list[kind])
+            nominees_again(f);
         return;
     }
     if (kind == KUBE_KIND_POD) {
@@ -973,6 +1061,7 @@ static void on_synced(void *ctx, enum kube_kind kind)
         f->dra_dirty = true;
     } else if (kind == KUBE_KIND_PODGROUP) {
         podgroup_synced(f);
+        nominees_again(f);
     } else if (kind == KUBE_KIND_NODE) {
         json_t *names = apply_nodes(f, f->batch.nodes, f->batch.n);
 
@@ -1025,6 +1114,7 @@ static void on_synced(void *ctx, enum kube_kind kind)
                         TPX_I("count", (long long)n));
             }
         }
+        ext_nominator_prune(f->nom, in_pod_list, f);
         json_object_clear(f->seen);
     }
     f->synced[kind] = true;
@@ -1065,6 +1155,7 @@ struct ext_state_feed *ext_state_feed_new(struct ext_state *st, const struct top
         obj_dra_init(&f->dra);
         pthread_rwlock_init(&f->dra_lock, NULL);
         f->podgroups = json_object();
+        f->pg_waiting = json_object();
         f->pg_seen = json_object();
         pthread_mutex_init(&f->pg_lock, NULL);
     }
@@ -1099,6 +1190,11 @@ void ext_state_feed_watch_dra(struct ext_state_feed *f, bool on)
 void ext_state_feed_watch_podgroups(struct ext_state_feed *f, bool on)
 {
     f->pg_on = on;
+}
+
+void ext_state_feed_set_nominator(struct ext_state_feed *f, struct ext_nominator *n)
+{
+    f->nom = n;
 }
 
 void ext_state_feed_set_metrics(struct ext_state_feed *f, struct ext_metrics *m)
@@ -1176,6 +1272,7 @@ void ext_state_feed_free(struct ext_state_feed *f)
     json_decref(f->owned);
     json_decref(f->booked);
     json_decref(f->podgroups);
+    json_decref(f->pg_waiting);
     json_decref(f->pg_seen);
     for (int k = 0; k < NDRA; k++) {
         json_decref(f->dra_objs[k]);

@@ -13,6 +13,7 @@
 
 #include "common/err.h"
 #include "extender/metrics.h"
+#include "extender/nominate.h"
 #include "extender/state.h"
 #include "kube/watch.h"
 #include "topology/labels.h"
@@ -43,6 +44,11 @@ void ext_state_feed_watch_dra(struct ext_state_feed *f, bool on);
  * topology level (ext_state_feed_pod_facts; docs/serve.md, PodGroups). Call before the watch
  * starts. */
 void ext_state_feed_watch_podgroups(struct ext_state_feed *f, bool on);
+
+/* Pending pods that are members of a group (as /filter reads them) go to n
+ * (ext_nominator_pending; borrowed, it must outlive the feed; NULL: none), and are forgotten
+ * there when bound, deleted or missing from a relist. Call before the watch starts. */
+void ext_state_feed_set_nominator(struct ext_state_feed *f, struct ext_nominator *n);
 
 /* Count each rebuild of the DRA view in m (topox_dra_view_rebuilds_total; borrowed, it must
  * outlive the feed; NULL: none). Call before the watch starts. */

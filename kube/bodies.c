@@ -119,6 +119,35 @@ enum tpx_code kube_patch_node(struct kube_client *k, const char *node, const cha
     return err->code;
 }
 
+char *kube_nominate_body(const char *node)
+{
+    json_t *root = json_pack("{s:{s:o}}", "status", "nominatedNodeName",
+                             node && *node ? json_string(node) : json_null());
+    char *body = root ? json_dumps(root, JSON_COMPACT) : NULL;
+
+    json_decref(root);
+    return body;
+}
+
+enum tpx_code kube_nominate(struct kube_client *k, const char *ns, const char *name,
+                            const char *node, struct tpx_err *err)
+{
+    char path[600];
+    char *body;
+
+    if (!is_path_safe(ns) || !is_path_safe(name))
+        return tpx_err_set(err, TPX_EINVAL, "nominate: bad pod '%s/%s'", ns ? ns : "",
+                           name ? name : "");
+    body = kube_nominate_body(node);
+    if (!body)
+        return tpx_err_set(err, TPX_ENOMEM, "nominate: out of memory");
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", ns, name);
+    if (kube_request(k, "PATCH", path, "application/merge-patch+json", body, NULL, err) != TPX_OK)
+        tpx_err_prefix(err, "nominate pod '%s/%s'", ns, name);
+    free(body);
+    return err->code;
+}
+
 enum tpx_code kube_event(struct kube_client *k, const struct kube_event *ev, struct tpx_err *err)
 {
     const char *comp = ev->component ? ev->component : "topox";

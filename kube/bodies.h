@@ -30,6 +30,15 @@ enum tpx_code kube_bind(struct kube_client *k, const char *ns, const char *name,
 enum tpx_code kube_patch_node(struct kube_client *k, const char *node, const char *patch_json,
                               struct tpx_err *err);
 
+/* PATCH /api/v1/namespaces/NS/pods/NAME/status (merge patch) with
+ * {"status":{"nominatedNodeName":NODE}}, or null for NODE NULL or "" (the nomination is cleared).
+ * kube-scheduler tries a pod's nominated node first and alone (pkg/scheduler/schedule_one.go,
+ * evaluateNominatedNode). TPX_EAPI with err->http_status for 404, 409, 403... */
+enum tpx_code kube_nominate(struct kube_client *k, const char *ns, const char *name,
+                            const char *node, struct tpx_err *err);
+/* The body kube_nominate() sends (malloc'd; free it), for tests. NULL when out of memory. */
+char *kube_nominate_body(const char *node);
+
 /* A core/v1 Event about a pod. Strings borrowed for the call; the caller deduplicates. */
 struct kube_event {
     const char *ns;        /* the pod's namespace (where the event is created) */

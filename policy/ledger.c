@@ -631,6 +631,28 @@ void pol_ledger_groups(const struct pol_ledger *l, struct pol_group_summary *out
     }
 }
 
+size_t pol_group_holds(const struct pol_ledger *l, const char *group, struct pol_hold *out,
+                       size_t max)
+{
+    size_t gi = group && group[0] ? led_group_find(l, group) : TOPO_NONE;
+    const struct group *g;
+    size_t n = 0;
+
+    if (gi == TOPO_NONE)
+        return 0;
+    g = &l->groups[gi];
+    for (unsigned k = 0; k < g->nslots; k++) {
+        const struct slot *s = &g->slots[k];
+
+        if (!s->reserved || s->filled || s->at.node == TOPO_NONE)
+            continue;
+        if (n < max)
+            out[n] = (struct pol_hold){k, s->at.node};
+        n++;
+    }
+    return n;
+}
+
 /* --- rebase -------------------------------------------------------------------------------------
  */
 

@@ -202,6 +202,17 @@ void pol_ledger_racks(const struct pol_ledger *l, struct pol_rack_summary *out);
 size_t pol_ledger_group_count(const struct pol_ledger *l);
 void pol_ledger_groups(const struct pol_ledger *l, struct pol_group_summary *out);
 
+/* One member slot a group holds room in for a pod not bound yet: the slot's number (the pod
+ * index a member with an index must have to take it) and its node. */
+struct pol_hold {
+    unsigned slot;
+    size_t node;
+};
+/* The held, unfilled slots of group (by key) in slot order, at most max into out; returns how
+ * many there are (0: no such group, or nothing held). Read-only. */
+size_t pol_group_holds(const struct pol_ledger *l, const char *group, struct pol_hold *out,
+                       size_t max);
+
 /* ------------------------------------------------------------------------------------------------
  * One pod: filter, score, commit (what `serve` does per scheduler call).
  */

@@ -374,22 +374,29 @@ static enum MHD_Result answer_list(struct fake_api *f, struct MHD_Connection *c,
     return answer_json(c, 200, out);
 }
 
-static json_t *find_item(struct fake_api *f, int idx, const char *ns, const char *name)
+/* The served item `name` (in namespace ns; NULL: any) of list idx, itself (borrowed), or NULL. */
+static json_t *served_item(struct fake_api *f, int idx, const char *ns, const char *name)
 {
-    json_t *items = json_object_get(f->lists[idx], "items");
     json_t *it;
     size_t i;
 
-    json_array_foreach(items, i, it)
+    json_array_foreach(json_object_get(f->lists[idx], "items"), i, it)
     {
         json_t *m = json_object_get(it, "metadata");
         const char *n = json_string_value(json_object_get(m, "name"));
         const char *s = json_string_value(json_object_get(m, "namespace"));
 
         if (n && strcmp(n, name) == 0 && (!ns || (s && strcmp(s, ns) == 0)))
-            return json_deep_copy(it);
+            return it;
     }
     return NULL;
+}
+
+static json_t *find_item(struct fake_api *f, int idx, const char *ns, const char *name)
+{
+    json_t *it = served_item(f, idx, ns, name);
+
+    return it ? json_deep_copy(it) : NULL;
 }
 
 /* RFC 7386 JSON merge patch of target (an object) by patch (an object): null deletes a key,
@@ -417,29 +424,22 @@ static void merge_patch(json_t *target, json_t *patch)
     }
 }
 
-/* Apply a merge patch to the served node `name`; its new copy (with kind and apiVersion, as the
- * API server answers a PATCH), or NULL when there is no such node. Call with f->mu held. */
-static json_t *patch_node_locked(struct fake_api *f, const char *name, json_t *patch)
+/* Apply a merge patch to the served item `name` of list idx (0 nodes, 1 pods; ns NULL for
+ * nodes); its new copy with kind and apiVersion (as the API server answers a PATCH), or NULL when
+ * there is no such item. Call with f->mu held. */
+static json_t *patch_locked(struct fake_api *f, int idx, const char *ns, const char *name,
+                            json_t *patch)
 {
-    json_t *items = json_object_get(f->lists[0], "items");
-    json_t *it;
-    size_t i;
+    json_t *it = served_item(f, idx, ns, name);
+    json_t *out;
 
-    json_array_foreach(items, i, it)
-    {
-        const char *n = json_string_value(json_object_get(json_object_get(it, "metadata"), "name"));
-
-        if (n && strcmp(n, name) == 0) {
-            json_t *out;
-
-            merge_patch(it, patch);
-            out = json_deep_copy(it);
-            json_object_set_new(out, "kind", json_string("Node"));
-            json_object_set_new(out, "apiVersion", json_string("v1"));
-            return out;
-        }
-    }
-    return NULL;
+    if (!it)
+        return NULL;
+    merge_patch(it, patch);
+    out = json_deep_copy(it);
+    json_object_set_new(out, "kind", json_string(idx == 0 ? "Node" : "Pod"));
+    json_object_set_new(out, "apiVersion", json_string("v1"));
+    return out;
 }
 
 static enum MHD_Result answer_bind(struct fake_api *f, struct MHD_Connection *c, const char *ns,
@@ -642,12 +642,39 @@ static enum MHD_Result route(struct fake_api *f, struct MHD_Connection *c, const
         }
         /* Applied to the served node, so that later GETs, lists and PATCHes see it. */
         pthread_mutex_lock(&f->mu);
-        n = patch_node_locked(f, name, p);
+        n = patch_locked(f, 0, NULL, name, p);
         pthread_mutex_unlock(&f->mu);
         json_decref(p);
         if (!n)
             return answer_status(c, 404, "NotFound", "nodes not found");
         return answer_json(c, 200, n);
+    }
+    if (strcmp(method, "PATCH") == 0 &&
+        sscanf(url, "/api/v1/namespaces/%255[^/]/pods/%255[^/]/status", ns, name) == 2) {
+        const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+        json_t *p = body ? json_loads(body, 0, NULL) : NULL;
+        json_t *pod;
+
+        if (!ct || strcmp(ct, "application/merge-patch+json") != 0) {
+            json_decref(p);
+            return answer_status(c, 415, "UnsupportedMediaType",
+                                 "the body of the request was in an unknown format");
+        }
+        if (!json_is_object(p)) {
+            json_decref(p);
+            return answer_status(c, 400, "BadRequest", "bad merge patch");
+        }
+        if (strcmp(ns, "locked") == 0) {
+            json_decref(p);
+            return answer_status(c, 403, "Forbidden", "pods is forbidden");
+        }
+        pthread_mutex_lock(&f->mu);
+        pod = patch_locked(f, 1, ns, name, p);
+        pthread_mutex_unlock(&f->mu);
+        json_decref(p);
+        if (!pod)
+            return answer_status(c, 404, "NotFound", "pods not found");
+        return answer_json(c, 200, pod);
     }
     return answer_status(c, 404, "NotFound", "the server could not find the requested resource");
 }

@@ -5,8 +5,9 @@
  * until set) with limit/continue paging, scripted watch streams written in
  * small chunks (bookmarks, ERROR 410, dropped connections), pod bindings (201, then 409 for a
  * second bind; 404 for unknown pods; 403 in namespace "locked"), single Node GETs, node merge
- * PATCHes (applied to the served node list, RFC 7386) and Event POSTs, which it records for
- * assertions. On demand: 401 until the client shows the expected
+ * PATCHes (applied to the served node list, RFC 7386), pod status merge PATCHes (applied to the
+ * served pod; 404 for an unknown one, 403 in namespace "locked") and Event POSTs, which it
+ * records for assertions. On demand: 401 until the client shows the expected
  * bearer token, slow answers, dropped answers and 5xx answers.
  *
  * Thread-safe: tests call these while the server's threads answer. Not for production. */

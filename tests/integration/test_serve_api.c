@@ -1727,3 +1727,242 @@ Test(serve_api, podgroup_gangs_filtered_whole_then_bound_are_never_refused, .tim
     cr_expect_eq(free_gpus(w), 16, "three gangs of 2 x 8 GPUs, nothing else held");
     stop(w);
 }
+
+/* ---- nominatedNodeName (issue 20, item 2) ---------------------------------------------------- */
+
+/* The node the last pods/status PATCH of pod `name` in llm nominated it to ("" for null), or NULL
+ * when no such PATCH came within 10 s (at least `n` of them). Static storage. */
+static const char *nominated(struct world *w, const char *name, unsigned n)
+{
+    static char node[64];
+    char needle[128];
+    char *body, *ct;
+    json_t *b, *v;
+
+    snprintf(needle, sizeof(needle), "/namespaces/llm/pods/%s/status", name);
+    if (fake_api_wait_count(w->api, "PATCH", needle, n, 10000) < n)
+        return NULL;
+    ct = fake_api_last(w->api, "PATCH", needle, "content-type");
+    cr_expect_str_eq(str_or(ct, ""), "application/merge-patch+json");
+    free(ct);
+    body = fake_api_last(w->api, "PATCH", needle, "body");
+    cr_assert_not_null(body);
+    b = json_loads(body, 0, NULL);
+    cr_assert_not_null(b, "%s", body);
+    v = json_object_get(json_object_get(b, "status"), "nominatedNodeName");
+    cr_assert(v && (json_is_string(v) || json_is_null(v)), "not a nomination: %s", body);
+    cr_expect_eq(json_object_size(b), 1, "only status: %s", body);
+    snprintf(node, sizeof(node), "%s", str_or(json_string_value(v), ""));
+    json_decref(b);
+    free(body);
+    return node;
+}
+
+static unsigned patches_of(struct world *w, const char *name)
+{
+    char needle[128];
+
+    snprintf(needle, sizeof(needle), "/namespaces/llm/pods/%s/status", name);
+    return fake_api_count(w->api, "PATCH", needle);
+}
+
+/* kube-scheduler's call for a pod with a nominated node: that one node alone
+ * (pkg/scheduler/schedule_one.go, evaluateNominatedNode); true when topox passes it. */
+static bool passes_alone(struct world *w, json_t *pod, const char *node)
+{
+    char *req = all_nodes_args(pod, &node, 1);
+    json_t *f = post(w, "/filter", req);
+    bool ok = json_array_size(json_object_get(f, "NodeNames")) == 1;
+
+    free(req);
+    json_decref(f);
+    return ok;
+}
+
+/* An LWS group of 3 pods x 8 GPUs per rack is too big for 2-node racks here: 2 pods, leader and
+ * worker, pending before topox starts (so the watch lists them). After the leader's bind the
+ * worker, and only it, is nominated to the node held for it, in the leader's rack; topox's filter
+ * passes it there alone, and the bind there succeeds. */
+Test(serve_api, after_a_first_bind_the_pending_members_are_nominated_to_the_held_nodes,
+     .timeout = 120)
+{
+    struct world *w = world_new(false);
+    json_t *lead = add_pod(w, "llm", "vllm-0", "uid-l", "gkey0", 0, 2, 8, 2);
+    json_t *work = add_pod(w, "llm", "vllm-0-1", "uid-w", "gkey0", 1, 2, 8, 2);
+    char at[16], to[64];
+    const char *got;
+    char *m = NULL, *err;
+
+    start(w, NULL);
+    cr_assert_eq(wait_ready(w), 200, "never ready:\n%s", w->srv.log);
+    sleep_ms(300);
+    cr_expect_eq(patches_of(w, "vllm-0-1") + patches_of(w, "vllm-0"), 0,
+                 "nothing is held before the first bind: no nomination");
+    snprintf(at, sizeof(at), "%s", place(w, lead));
+    got = nominated(w, "vllm-0-1", 1);
+    cr_assert_not_null(got, "the worker was not nominated after the leader's bind");
+    snprintf(to, sizeof(to), "%s", got);
+    cr_expect_neq(strcmp(to, at), 0, "nominated to the leader's own node %s", at);
+    cr_expect_eq(rack_of(to), rack_of(at), "nominated to %s, outside the leader's rack (%s)", to,
+                 at);
+    cr_expect_eq(patches_of(w, "vllm-0"), 0, "the bound leader is not nominated");
+    cr_expect(passes_alone(w, work, to), "topox's filter refuses the node it nominated");
+    get(w, "/metrics", &m);
+    cr_expect(m && strstr(m, "topox_nominations_total{result=\"set\"} 1\n") &&
+                  strstr(m, "topox_nominations_total{result=\"failed\"} 0\n"),
+              "%s", m ? m : "");
+    free(m);
+    err = bind_call(w, work, to);
+    cr_expect_str_eq(err, "", "bind on the nominated node: %s", err);
+    free(err);
+    stop(w);
+}
+
+/* true when the last pods/status PATCH of `name` in llm names `node` ("" for null), within
+ * timeout_ms. */
+static bool last_nominated(struct world *w, const char *name, const char *node, long timeout_ms)
+{
+    char needle[128];
+
+    snprintf(needle, sizeof(needle), "/namespaces/llm/pods/%s/status", name);
+    for (long waited = 0; waited <= timeout_ms; waited += 50) {
+        char *body = fake_api_last(w->api, "PATCH", needle, "body");
+        json_t *b = body ? json_loads(body, 0, NULL) : NULL;
+        json_t *v = json_object_get(json_object_get(b, "status"), "nominatedNodeName");
+        bool yes = b && strcmp(str_or(json_string_value(v), ""), node) == 0;
+
+        json_decref(b);
+        free(body);
+        if (yes)
+            return true;
+        sleep_ms(50);
+    }
+    return false;
+}
+
+/* A PodGroup gang: the whole group's room is held at the first member's filter, so its mate,
+ * pending, is nominated then, before any bind, to a node of the held rack; the first member,
+ * whose cycle is running, is not (a slot stays free for the node that cycle picks) until its
+ * cycle is over (2 s here), and then gets the other held node. Each passes topox's filter alone
+ * on its own node. A bind elsewhere in the hold moves the mate's nomination. */
+Test(serve_api, a_gang_is_nominated_whole_at_its_first_filter, .timeout = 120)
+{
+    struct world *w = world_new(false);
+    json_t *p0, *p1;
+    char pass[NNODES][16], n0[64], n1[64];
+    const char *got;
+    char *err;
+
+    set_podgroups(w, 1, 2);
+    p0 = gang_pod(w, "gang-0-0", "gang-0");
+    p1 = gang_pod(w, "gang-0-1", "gang-0");
+    start(w, NULL);
+    cr_assert_eq(wait_ready(w), 200, "never ready:\n%s", w->srv.log);
+    cr_assert_gt(filter_but(w, p0, NULL, pass), 0);
+    got = nominated(w, "gang-0-1", 1);
+    cr_assert_not_null(got, "the mate was not nominated after the first member's filter");
+    snprintf(n1, sizeof(n1), "%s", got);
+    cr_expect_eq(rack_of(n1), rack_of(pass[0]), "%s is not in the rack the filter held (%s)", n1,
+                 pass[0]);
+    cr_expect_eq(patches_of(w, "gang-0-0"), 0, "the member whose cycle runs was nominated");
+    got = nominated(w, "gang-0-0", 1);
+    cr_assert_not_null(got, "the first member was never nominated once its cycle was over");
+    snprintf(n0, sizeof(n0), "%s", got);
+    cr_expect_neq(strcmp(n0, n1), 0, "both nominated to %s", n0);
+    cr_expect_eq(rack_of(n0), rack_of(n1), "%s and %s", n0, n1);
+    cr_expect(passes_alone(w, p0, n0), "gang-0-0 refused on %s", n0);
+    cr_expect(passes_alone(w, p1, n1), "gang-0-1 refused on %s", n1);
+    cr_expect_eq(patches_of(w, "gang-0-0") + patches_of(w, "gang-0-1"), 2,
+                 "a second filter moves nothing");
+    /* the scheduler binds gang-0-0 on its mate's node (the watch here never says it is bound):
+     * the mate moves to the node left, and the bound pod is not nominated again */
+    err = bind_call(w, p0, n1);
+    cr_expect_str_eq(err, "", "%s", err);
+    free(err);
+    cr_expect(last_nominated(w, "gang-0-1", n0, 10000), "gang-0-1 not moved to %s", n0);
+    sleep_ms(1500);
+    cr_expect_eq(patches_of(w, "gang-0-0"), 1, "the bound member was PATCHed again");
+    stop(w);
+}
+
+/* --nominate false: the same group sends no PATCH at all. */
+Test(serve_api, nominate_false_sends_no_patch, .timeout = 120)
+{
+    struct world *w = world_new(false);
+    const char *args[] = {"--nominate", "false", NULL};
+    json_t *lead = add_pod(w, "llm", "vllm-0", "uid-l", "gkey0", 0, 2, 8, 2);
+    char *m = NULL;
+
+    add_pod(w, "llm", "vllm-0-1", "uid-w", "gkey0", 1, 2, 8, 2);
+    start(w, args);
+    cr_assert_eq(wait_ready(w), 200, "never ready:\n%s", w->srv.log);
+    place(w, lead);
+    cr_expect_eq(fake_api_wait_count(w->api, "PATCH", "/status", 1, 2000), 0);
+    get(w, "/metrics", &m);
+    cr_expect(m && !strstr(m, "topox_nominations_total"), "%s", m ? m : "");
+    free(m);
+    stop(w);
+}
+
+/* The hold expires (--reservation-ttl 4s) while the worker is still pending: the nomination
+ * topox set is cleared (null), once. */
+Test(serve_api, a_nomination_is_cleared_when_its_hold_expires, .timeout = 120)
+{
+    struct world *w = world_new(false);
+    const char *args[] = {"--reservation-ttl", "4s", NULL};
+    json_t *lead = add_pod(w, "llm", "vllm-0", "uid-l", "gkey0", 0, 2, 8, 2);
+    const char *got;
+
+    add_pod(w, "llm", "vllm-0-1", "uid-w", "gkey0", 1, 2, 8, 2);
+    start(w, args);
+    cr_assert_eq(wait_ready(w), 200, "never ready:\n%s", w->srv.log);
+    place(w, lead);
+    got = nominated(w, "vllm-0-1", 1);
+    cr_assert(got && got[0], "not nominated first");
+    got = nominated(w, "vllm-0-1", 2);
+    cr_assert_not_null(got, "the nomination was not cleared after the hold expired");
+    cr_expect_str_eq(got, "", "cleared with null");
+    sleep_ms(1500);
+    cr_expect_eq(patches_of(w, "vllm-0-1"), 2, "cleared once");
+    stop(w);
+}
+
+/* The API server refuses the nomination (404: the pod went, as a 409 or 403 would): counted as
+ * failed, logged, and nothing else changes: the worker's filter passes the held node and its bind
+ * there goes through. */
+Test(serve_api, a_refused_nomination_is_counted_and_changes_no_verdict, .timeout = 120)
+{
+    struct world *w = world_new(false);
+    json_t *lead = add_pod(w, "llm", "vllm-0", "uid-l", "gkey0", 0, 2, 8, 2);
+    json_t *work = add_pod(w, "llm", "vllm-0-1", "uid-w", "gkey0", 1, 2, 8, 2);
+    char pass[NNODES][16];
+    char at[16], *m = NULL, *err;
+    size_t n;
+    bool failed = false;
+
+    start(w, NULL);
+    cr_assert_eq(wait_ready(w), 200, "never ready:\n%s", w->srv.log);
+    fake_api_fail_method(w->api, "PATCH", 1, 404, "status-404-pod.json");
+    snprintf(at, sizeof(at), "%s", place(w, lead));
+    cr_assert_eq(fake_api_wait_count(w->api, "PATCH", "/pods/vllm-0-1/status", 1, 10000), 1);
+    for (int i = 0; i < 100 && !failed; i++) {
+        free(m);
+        m = NULL;
+        get(w, "/metrics", &m);
+        failed = m && strstr(m, "topox_nominations_total{result=\"failed\"} 1\n");
+        if (!failed)
+            sleep_ms(50);
+    }
+    cr_expect(failed, "%s", m ? m : "");
+    cr_expect(m && strstr(m, "topox_nominations_total{result=\"set\"} 0\n"), "%s", m ? m : "");
+    free(m);
+    n = filter(w, work, pass, NULL);
+    cr_expect_eq(n, 1, "the held node, and only it");
+    cr_expect_eq(rack_of(pass[0]), rack_of(at));
+    err = bind_call(w, work, pass[0]);
+    cr_expect_str_eq(err, "", "%s", err);
+    free(err);
+    server_drain(&w->srv);
+    cr_expect(w->srv.log && strstr(w->srv.log, "nomination not written"), "not logged");
+    stop(w);
+}

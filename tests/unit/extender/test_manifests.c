@@ -426,6 +426,8 @@ static const struct grant grants[] = {
     {"topox-extender", "resource.k8s.io", "deviceclasses", " list watch ", NULL},
     {"topox-extender", "resource.nvidia.com", "computedomains", " list watch ", NULL},
     {"topox-extender", "", "pods/binding", " create ", NULL},
+    /* extender/nominate.c: status.nominatedNodeName of a held group's pending members */
+    {"topox-extender", "", "pods/status", " patch ", NULL},
     {"topox-extender", "", "events", " create ", NULL},
     /* cli/cmd_label.c: GET the own Node, then one merge PATCH (narrowed by the policy below) */
     {"topox-labeler", "", "nodes", " get patch ", NULL},

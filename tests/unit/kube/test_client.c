@@ -670,6 +670,42 @@ Test(kube_client, binding_body_is_the_protocol_shape)
     free(s);
 }
 
+/* issue 20, item 2: the nomination is a merge PATCH of pods/status with only
+ * status.nominatedNodeName (null clears it); a pod the server does not have is a 404. */
+Test(kube_client, nominate_merge_patches_pods_status)
+{
+    struct kube_config cfg;
+    struct kube_client *k = client(NULL, &cfg);
+    struct tpx_err err = TPX_ERR_INIT;
+    char *s = kube_nominate_body("gpu-r1-n2");
+    char *ct;
+
+    cr_expect_str_eq(s, "{\"status\":{\"nominatedNodeName\":\"gpu-r1-n2\"}}");
+    free(s);
+    s = kube_nominate_body(NULL);
+    cr_expect_str_eq(s, "{\"status\":{\"nominatedNodeName\":null}}");
+    free(s);
+    cr_expect_eq(kube_nominate(k, "llm", "vllm-0-1", "gpu-r1-n2", &err), TPX_OK, "%s", err.msg);
+    s = fake_api_last(fake, "PATCH", "/api/v1/namespaces/llm/pods/vllm-0-1/status", "body");
+    ct =
+        fake_api_last(fake, "PATCH", "/api/v1/namespaces/llm/pods/vllm-0-1/status", "content-type");
+    cr_expect_str_eq(s ? s : "", "{\"status\":{\"nominatedNodeName\":\"gpu-r1-n2\"}}");
+    cr_expect_str_eq(ct ? ct : "", "application/merge-patch+json");
+    free(s);
+    free(ct);
+    cr_expect_eq(kube_nominate(k, "llm", "vllm-0-1", "", &err), TPX_OK, "%s", err.msg);
+    s = fake_api_last(fake, "PATCH", "/pods/vllm-0-1/status", "body");
+    cr_expect_str_eq(s ? s : "", "{\"status\":{\"nominatedNodeName\":null}}");
+    free(s);
+    cr_expect_eq(kube_nominate(k, "llm", "gone", "n", &err), TPX_EAPI);
+    cr_expect_eq(err.http_status, 404);
+    cr_expect(strstr(err.msg, "nominate pod 'llm/gone'") != NULL, "%s", err.msg);
+    err = (struct tpx_err)TPX_ERR_INIT;
+    cr_expect_eq(kube_nominate(k, "llm", "a/b", "n", &err), TPX_EINVAL);
+    kube_client_free(k);
+    kube_config_release(&cfg);
+}
+
 Test(kube_client, bind_posts_the_binding_and_maps_409_404_403)
 {
     const struct kube_kv ann[] = {{"topox.io/rack", "r1"}};

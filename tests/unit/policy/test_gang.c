@@ -300,3 +300,37 @@ Test(pol_gang, no_hold_without_a_required_group, .init = setup, .fini = teardown
     cr_expect_not(held);
     cr_expect_eq(pol_ledger_group_count(led), 0);
 }
+
+/* pol_group_holds (issue 20, item 2: serve nominates pending members to these nodes): the held,
+ * unfilled slots of a group, in slot order, each on its own node, all in the held rack; a bind
+ * takes its slot off the list; a group topox does not know holds nothing. */
+Test(pol_gang, group_holds_lists_the_held_slots_a_bind_takes_one, .init = setup, .fini = teardown)
+{
+    struct pol_workload wl = gang_member("gang-h", 3);
+    struct tpx_err err = TPX_ERR_INIT;
+    struct pol_placement pl;
+    struct pol_hold h[8];
+    bool held = false;
+    size_t n;
+
+    cr_expect_eq(pol_group_holds(led, wl.group, h, 8), 0, "nothing held yet");
+    cr_assert_eq(pol_gang_hold(led, NULL, &wl, all, nall, NOW, TTL, &held, &err), TPX_OK);
+    cr_assert(held);
+    n = pol_group_holds(led, wl.group, h, 8);
+    cr_assert_eq(n, 3);
+    for (size_t i = 0; i < n; i++) {
+        cr_expect_eq(h[i].slot, (unsigned)i, "slot order");
+        cr_expect_str_eq(rack_of(h[i].node), rack_of(h[0].node), "slot %zu", i);
+        for (size_t j = 0; j < i; j++)
+            cr_expect_neq(h[i].node, h[j].node, "slots %zu and %zu share a node", i, j);
+    }
+    cr_expect_eq(pol_group_holds(led, wl.group, h, 1), 3, "the count, past max too");
+    n = pol_group_holds(led, wl.group, h, 8);
+    cr_assert_eq(pol_commit(led, &wl, "u-0", "gang-h-0", h[1].node, NOW, TTL, &pl, &err), TPX_OK,
+                 "%s", err.msg);
+    cr_expect_eq(pol_group_holds(led, wl.group, h, 8), 2, "the bind took one slot");
+    cr_expect_eq(pol_group_holds(led, "default/podgroup:none", h, 8), 0);
+    cr_expect_eq(pol_group_holds(led, "", h, 8), 0);
+    pol_ledger_expire(led, NOW + TTL + 1);
+    cr_expect_eq(pol_group_holds(led, wl.group, h, 8), 0, "the hold lapsed");
+}
