@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "common/cgroup.h"
 #include "common/file.h"
 #include "common/log.h"
 #include "extender/binder.h"
@@ -259,6 +260,22 @@ static struct topo_cluster *load_cluster(struct ext_config *cfg, struct tpx_err 
  * nodes and pods feeding the state (readiness then waits for the first full sync), and the binder
  * for Bindings and Events. With clusterSource auto and no API configuration at all, serve runs
  * standalone (*use_api false) unless bind mode api needs the API. */
+
+/* HTTP worker threads: --threads, else the CPUs (extender/http.c). With --bind-mode=api at
+ * least EXT_API_BIND_THREADS: a /bind holds its worker for the Binding's round trip to the API
+ * server (tens of ms on a busy one), and libmicrohttpd's pool gives each connection one worker,
+ * so kube-scheduler's next /filter, on a connection of that worker, waited for it: measured with
+ * bench/scheduler, every filter came right after the previous pod's bind. */
+#define EXT_API_BIND_THREADS 16
+static unsigned http_threads(const struct ext_config *cfg)
+{
+    unsigned cpus;
+
+    if (cfg->threads || cfg->bind_mode != EXT_BIND_API)
+        return cfg->threads;
+    cpus = tpx_cpus_available();
+    return cpus > EXT_API_BIND_THREADS ? 0 : EXT_API_BIND_THREADS;
+}
 static enum tpx_code start_api(struct ext_config *cfg, struct ext_state *state,
                                struct ext_metrics *metrics, struct kube_config *kcfg, bool *use_api,
                                struct ext_state_feed **feed, struct kube_watch **watch,
@@ -324,7 +341,7 @@ static enum tpx_code start_api(struct ext_config *cfg, struct ext_state *state,
 
         memset(&bc, 0, sizeof(bc));
         bc.bind_timeout_ms = (long)cfg->bind_timeout_s * 1000;
-        bc.clients = cfg->threads ? cfg->threads : 4;
+        bc.clients = http_threads(cfg) ? http_threads(cfg) : 4; /* a client per bind in flight */
         bc.no_events = !cfg->events;
         *binder = ext_binder_new(kcfg, &bc, err);
         if (!*binder)
@@ -472,7 +489,7 @@ int cmd_serve(int argc, char **argv)
     memset(&hc, 0, sizeof(hc));
     hc.listen = cfg.listen;
     hc.max_body = cfg.max_body;
-    hc.threads = cfg.threads;
+    hc.threads = http_threads(&cfg);
     hc.conn_timeout_s = cfg.conn_timeout_s;
     hc.tls_cert_pem = cert;
     hc.tls_key_pem = key;

@@ -309,7 +309,9 @@ const struct ext_config_setting ext_config_settings[] = {
      .type = EXT_CONFIG_SETTING_UINT,
      .offset = FIELD(threads),
      .max = 1024,
-     .help = "HTTP worker threads (default: CPUs)"},
+     .help =
+         "HTTP worker threads (default: CPUs; with --bind-mode=api at least 16, as a /bind holds "
+         "its thread for the Binding's round trip)"},
     {.key = "connectionTimeout",
      .flag = "conn-timeout",
      .metavar = "DUR",

@@ -591,7 +591,14 @@ static unsigned do_bind(struct ext_routes *r, const struct ext_http_req *rq,
                    TPX_OK &&
                r->bind_mode == EXT_BIND_API) {
         /* The placement is recorded first, so a filter racing this bind already sees it taken;
-         * if the API server says no, it is taken back so no capacity leaks. */
+         * if the API server says no, it is taken back so no capacity leaks. The rest of its
+         * group is held from here: its members are nominated now, not after the Binding's
+         * round trip, while kube-scheduler is already taking the next pods from its queue (a
+         * hold taken back lapses, and the nominator clears what it set for it). */
+        if (where.intent) {
+            ext_nominator_bound(r->nominator, ba.pod_uid);
+            ext_nominator_touch(r->nominator, where.group);
+        }
         if (ext_binder_bind(r->binder, ba.pod_ns, ba.pod_name, ba.pod_uid, ba.node, &where, &e) !=
             TPX_OK) {
             api_failed = true;
@@ -601,10 +608,6 @@ static unsigned do_bind(struct ext_routes *r, const struct ext_http_req *rq,
                 rolled_back = ext_state_unbind(r->state, ba.pod_uid);
         } else {
             ext_binder_placed(r->binder, ba.pod_ns, ba.pod_name, ba.pod_uid, &where);
-            if (where.intent) { /* the rest of its group is held now */
-                ext_nominator_bound(r->nominator, ba.pod_uid);
-                ext_nominator_touch(r->nominator, where.group);
-            }
         }
     }
     TPX_LOG(TPX_INFO, "decision", TPX_S("verb", "bind"),
