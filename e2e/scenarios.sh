@@ -121,7 +121,7 @@ all_groups_whole() {
     [ "$(wc -l <<<"$g")" -eq "$2" ] && ! awk '$2 != 2 || $3 != 2 || $4 != 1 { bad = 1 } END { exit !bad }' <<<"$g"
 }
 
-has_event() { events "$1" "$2" | grep -q -- "$3"; }
+has_event() { events "$1" "$2" | grep -- "$3" >/dev/null; }
 has_node() { [ -n "$(kc -n "$1" get pod "$2" -o jsonpath='{.spec.nodeName}')" ]; }
 recreated_and_bound() { # NS POD OLD-UID
     local u
@@ -168,7 +168,7 @@ s3() {
     wait_for "$WAIT" "FailedScheduling naming all-reduce" has_event s3 FailedScheduling 'All-reduce would cross nodes' ||
         fail "no FailedScheduling naming all-reduce: $(events s3 FailedScheduling | head -1)" || return 1
     [ "$(count_bound s3)" -eq 0 ] || fail "$(count_bound s3) pods bound" || return 1
-    events s3 FailedScheduling | grep -q 'Try tensor-parallel-size 8 with pipeline-parallel-size 2' ||
+    events s3 FailedScheduling | grep 'Try tensor-parallel-size 8 with pipeline-parallel-size 2' >/dev/null ||
         fail "the Event does not say what would work: $(events s3 FailedScheduling | head -1)" || return 1
     DETAIL="0/2 bound; FailedScheduling: $(events s3 FailedScheduling | grep -o 'All-reduce.*' | head -1 | cut -c1-80)"
 }
@@ -189,7 +189,7 @@ EOF
     local p
     p=$(pods s6)
     [ "$(cut -f6 <<<"$p")" = "-" ] || fail "topox annotated it: $p" || return 1
-    events s6 Scheduled | grep -q 'Successfully assigned s6/cpu-only' || fail "no Scheduled event" || return 1
+    events s6 Scheduled | grep 'Successfully assigned s6/cpu-only' >/dev/null || fail "no Scheduled event" || return 1
     DETAIL="bound to $(cut -f4 <<<"$p"), no topox.io annotations, Scheduled event from the scheduler"
 }
 
@@ -494,7 +494,7 @@ s12() {
     wait_for 120 "namespace topox-system gone" ns_gone topox-system || fail "topox-system was not deleted" || return 1
     "${h[@]}" install topox "$ROOT/deploy/helm/topox" >>"$LOGS/scenarios.log" 2>&1 ||
         fail "helm install failed: $(tail -2 "$LOGS/scenarios.log" | tr '\n' ' ')" || return 1
-    "${h[@]}" status topox | grep -q 'STATUS: deployed' || fail "the release is not deployed" || return 1
+    "${h[@]}" status topox | grep 'STATUS: deployed' >/dev/null || fail "the release is not deployed" || return 1
     [ "$(kc get clusterrole topox-extender -o jsonpath='{.metadata.labels.app\.kubernetes\.io/managed-by}')" = Helm ] ||
         fail "topox-extender is not the chart's" || return 1
     wire_scheduler

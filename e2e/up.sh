@@ -46,7 +46,7 @@ start_controller_manager
 
 say "LeaderWorkerSet controller $(cat "$E/lws.version" 2>/dev/null), webhooks on 127.0.0.1:$LWS_WEBHOOK_PORT"
 kc apply --server-side -f "$E/lws-crd.yaml" >/dev/null
-established() { kc get crd leaderworkersets.leaderworkerset.x-k8s.io -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' | grep -q True; }
+established() { kc get crd leaderworkersets.leaderworkerset.x-k8s.io -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' | grep True >/dev/null; }
 wait_for 60 "the LWS CRD" established
 ca=$(base64 -w0 "$PKI/ca.crt")
 sed -e "s#@URL@#https://127.0.0.1:$LWS_WEBHOOK_PORT#" -e "s#@CA@#$ca#" "$ROOT/e2e/lws-webhooks.yaml" | kc apply -f - >/dev/null
