@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* extender/nominate.c - nominatedNodeName for the pending members of a group topox holds room
  * for (nominate.h says why). The watch thread keeps the pending members (uid -> struct member);
- * binds and gang holds mark their group dirty; one thread of its own looks at each dirty group:
- * the slots state holds for it, one member per slot (ext_nominate_assign), and a merge PATCH of
- * pods/status for each member whose nomination differs. Every second it also looks again at the
- * groups of the members it nominated, so a hold that expired or was let go has its nominations
- * cleared. */
+ * binds and gang holds mark their group dirty; WORKERS threads of its own, each with its own API
+ * client, take the dirty groups one at a time (never one group on two threads): the slots state
+ * holds for it, one member per slot (ext_nominate_assign), and a merge PATCH of pods/status for
+ * each member whose nomination differs. Several, because each PATCH is an API round trip (tens of
+ * ms on a busy server) and kube-scheduler takes the next pods from its queue meanwhile: with one
+ * thread, bench/scheduler saw most nominations land after their pod's cycle. Every second the
+ * first worker also looks again at the groups of the members it nominated, so a hold that expired
+ * or was let go has its nominations cleared. */
 #include "extender/nominate.h"
 
 #include <pthread.h>
@@ -29,6 +32,7 @@
 #define BUSY_S 2.0     /* a member filtered this recently is in a running cycle */
 #define GROUP_MAX 4096 /* members of one group looked at per pass */
 #define HOLDS_MAX 1024 /* held slots of one group read per pass */
+#define WORKERS 4      /* groups looked at, and PATCHes in flight, at once */
 
 /* ---- the pure part ------------------------------------------------------------------------ */
 
@@ -132,28 +136,35 @@ struct snap {
     bool busy;
 };
 
+/* One worker thread: its API client, and one group's held slots and their nodes' names. */
+struct worker {
+    struct ext_nominator *n;
+    struct kube_client *client;
+    pthread_t th;
+    bool started;
+    bool sweeper; /* the first: also sweeps */
+    struct pol_hold holds[HOLDS_MAX];
+    char node_names[HOLDS_MAX][POL_KEY_MAX];
+    size_t nholds;
+    const char *reading; /* the group read_holds() reads */
+};
+
 struct ext_nominator {
     struct ext_state *st;
     char *scheduler;
-    struct kube_client *client;
+    struct worker *w;   /* WORKERS of them */
     pthread_mutex_t mu; /* everything below */
     pthread_cond_t cv;
     struct tpx_map members; /* uid -> struct member */
     char **dirty;           /* group keys to look at, owned */
     size_t ndirty, adirty;
     struct tpx_map dirty_set; /* key -> 1, keys borrowed from dirty[] */
+    struct tpx_map busy;      /* groups a worker is looking at; keys borrowed from the worker */
     struct ext_nominator_stats stats;
     bool nominated; /* some member named a node we set, at the last sweep or PATCH */
     time_t logged_at;
     unsigned long unlogged;
     atomic_bool stopping;
-    pthread_t th;
-    bool started;
-    /* the thread's: one group's held slots, and their nodes' names */
-    struct pol_hold holds[HOLDS_MAX];
-    char node_names[HOLDS_MAX][POL_KEY_MAX];
-    size_t nholds;
-    const char *reading; /* the group read_holds() reads */
 };
 
 static void member_free(struct member *m)
@@ -407,10 +418,11 @@ static struct snap *take_members(struct ext_nominator *n, const char *group, siz
 }
 
 /* One PATCH (node NULL: clear) and its bookkeeping. */
-static void patch(struct ext_nominator *n, const struct snap *s, const char *node)
+static void patch(struct worker *w, const struct snap *s, const char *node)
 {
+    struct ext_nominator *n = w->n;
     struct tpx_err e = TPX_ERR_INIT;
-    enum tpx_code rc = kube_nominate(n->client, s->ns, s->name, node, &e);
+    enum tpx_code rc = kube_nominate(w->client, s->ns, s->name, node, &e);
     time_t now = time(NULL);
     struct member *m;
 
@@ -445,24 +457,25 @@ static void patch(struct ext_nominator *n, const struct snap *s, const char *nod
     pthread_mutex_unlock(&n->mu);
 }
 
-/* ext_state_read() callback: the held slots of n->reading, with their nodes' names copied. */
+/* ext_state_read() callback: the held slots of w->reading, with their nodes' names copied. */
 static void read_holds(void *ctx, const struct pol_ledger *l, size_t pods_seen)
 {
-    struct ext_nominator *n = ctx;
+    struct worker *w = ctx;
     const struct topo_cluster *c = pol_ledger_cluster(l);
 
     (void)pods_seen;
-    n->nholds = pol_group_holds(l, n->reading, n->holds, HOLDS_MAX);
-    if (n->nholds > HOLDS_MAX)
-        n->nholds = HOLDS_MAX;
-    for (size_t i = 0; i < n->nholds; i++)
-        snprintf(n->node_names[i], POL_KEY_MAX, "%s", topo_cluster_node(c, n->holds[i].node)->name);
+    w->nholds = pol_group_holds(l, w->reading, w->holds, HOLDS_MAX);
+    if (w->nholds > HOLDS_MAX)
+        w->nholds = HOLDS_MAX;
+    for (size_t i = 0; i < w->nholds; i++)
+        snprintf(w->node_names[i], POL_KEY_MAX, "%s", topo_cluster_node(c, w->holds[i].node)->name);
 }
 
 /* Nominate group's pending members to the slots held for it; clear what we set where no slot
  * is held any more. */
-static void process(struct ext_nominator *n, const char *group)
+static void process(struct worker *w, const char *group)
 {
+    struct ext_nominator *n = w->n;
     time_t now = time(NULL);
     size_t nm = 0;
     struct snap *s = take_members(n, group, &nm);
@@ -473,17 +486,17 @@ static void process(struct ext_nominator *n, const char *group)
 
     if (!s)
         return;
-    n->reading = group;
-    n->nholds = 0;
-    ext_state_read(n->st, read_holds, n);
-    nh = n->nholds;
+    w->reading = group;
+    w->nholds = 0;
+    ext_state_read(n->st, read_holds, w);
+    nh = w->nholds;
     slots = malloc((nh ? nh : 1) * sizeof(*slots));
     mem = malloc(nm * sizeof(*mem));
     pick = malloc(nm * sizeof(*pick));
     if (!slots || !mem || !pick)
         goto out;
     for (size_t i = 0; i < nh; i++)
-        slots[i] = (struct ext_nom_slot){n->holds[i].slot, n->node_names[i]};
+        slots[i] = (struct ext_nom_slot){w->holds[i].slot, w->node_names[i]};
     for (size_t i = 0; i < nm; i++)
         mem[i] = (struct ext_nom_member){s[i].name, s[i].index, s[i].current, s[i].busy};
     ext_nominate_assign(slots, nh, mem, nm, pick);
@@ -495,9 +508,9 @@ static void process(struct ext_nominator *n, const char *group)
         if (want) {
             if (same(want, s[i].current) || (same(want, s[i].ours) && now - s[i].ours_at < ECHO_S))
                 continue;
-            patch(n, &s[i], want);
+            patch(w, &s[i], want);
         } else if (s[i].ours && same(s[i].ours, s[i].current)) {
-            patch(n, &s[i], NULL); /* its hold went: clear what we set, nothing else */
+            patch(w, &s[i], NULL); /* its hold went: clear what we set, nothing else */
         }
     }
 out:
@@ -529,44 +542,73 @@ static void sweep(struct ext_nominator *n)
     }
 }
 
+/* The first dirty group no worker is looking at, taken off the list and marked busy; its key is
+ * the caller's. NULL: none (or out of memory: it stays dirty). mu held. */
+static char *take_dirty(struct ext_nominator *n)
+{
+    struct tpx_err e = TPX_ERR_INIT;
+    union tpx_map_val old;
+
+    for (size_t i = 0; i < n->ndirty; i++) {
+        char *g = n->dirty[i];
+
+        if (tpx_map_get(&n->busy, g))
+            continue;
+        if (tpx_map_put(&n->busy, g, n, &e) != TPX_OK)
+            return NULL;
+        tpx_map_del(&n->dirty_set, g, &old);
+        memmove(&n->dirty[i], &n->dirty[i + 1], (n->ndirty - i - 1) * sizeof(*n->dirty));
+        n->ndirty--;
+        return g;
+    }
+    return NULL;
+}
+
+static bool past(const struct timespec *t)
+{
+    struct timespec now;
+
+    clock_gettime(CLOCK_REALTIME, &now);
+    return now.tv_sec > t->tv_sec || (now.tv_sec == t->tv_sec && now.tv_nsec >= t->tv_nsec);
+}
+
 static void *loop(void *arg)
 {
-    struct ext_nominator *n = arg;
+    struct worker *w = arg;
+    struct ext_nominator *n = w->n;
     struct timespec next_sweep = tpx_deadline_ms(SWEEP_MS);
 
     pthread_mutex_lock(&n->mu);
     while (!atomic_load(&n->stopping)) {
-        char **work;
-        size_t nwork;
-        struct timespec now;
+        union tpx_map_val old;
+        char *group;
 
-        if (n->ndirty == 0 && tpx_cond_wait_stop(&n->cv, &n->mu, &next_sweep, &n->stopping))
-            break;
-        clock_gettime(CLOCK_REALTIME, &now);
-        if (now.tv_sec > next_sweep.tv_sec ||
-            (now.tv_sec == next_sweep.tv_sec && now.tv_nsec >= next_sweep.tv_nsec)) {
-            if (n->nominated) {
+        if (past(&next_sweep)) {
+            if (w->sweeper && n->nominated) {
                 /* holds that lapsed are let go even while no filter comes to do it */
                 pthread_mutex_unlock(&n->mu);
                 ext_state_expire(n->st, time(NULL));
                 pthread_mutex_lock(&n->mu);
             }
-            sweep(n);
+            if (w->sweeper)
+                sweep(n);
             next_sweep = tpx_deadline_ms(SWEEP_MS);
         }
-        work = n->dirty;
-        nwork = n->ndirty;
-        n->dirty = NULL;
-        n->ndirty = n->adirty = 0;
-        tpx_map_clear(&n->dirty_set);
-        pthread_mutex_unlock(&n->mu);
-        for (size_t i = 0; i < nwork; i++) {
-            if (!atomic_load(&n->stopping))
-                process(n, work[i]);
-            free(work[i]);
+        group = take_dirty(n);
+        if (!group) {
+            /* until a mark() or a worker's end signals, or the sweep is due: not
+             * tpx_cond_wait_stop(), which sleeps through signals to the deadline (a nomination
+             * then waited up to SWEEP_MS, and most landed after their pod's cycle) */
+            pthread_cond_timedwait(&n->cv, &n->mu, &next_sweep);
+            continue;
         }
-        free(work);
+        pthread_mutex_unlock(&n->mu);
+        if (!atomic_load(&n->stopping))
+            process(w, group);
         pthread_mutex_lock(&n->mu);
+        tpx_map_del(&n->busy, group, &old);
+        free(group);
+        pthread_cond_broadcast(&n->cv); /* a group skipped while busy may be taken now */
     }
     pthread_mutex_unlock(&n->mu);
     return NULL;
@@ -598,16 +640,27 @@ struct ext_nominator *ext_nominator_new(const struct kube_config *kcfg, struct e
         tpx_err_set(err, TPX_ENOMEM, "out of memory for the nominator");
         goto fail;
     }
-    n->client = kube_client_new(kcfg, err);
-    if (!n->client)
-        goto fail;
-    kube_set_cancel(n->client, is_stopping, n);
-    rc = pthread_create(&n->th, NULL, loop, n);
-    if (rc != 0) {
-        tpx_err_errno(err, rc, "cannot start the nominator thread");
+    n->w = calloc(WORKERS, sizeof(*n->w));
+    if (!n->w) {
+        tpx_err_set(err, TPX_ENOMEM, "out of memory for the nominator");
         goto fail;
     }
-    n->started = true;
+    for (size_t i = 0; i < WORKERS; i++) {
+        struct worker *w = &n->w[i];
+
+        w->n = n;
+        w->sweeper = i == 0;
+        w->client = kube_client_new(kcfg, err);
+        if (!w->client)
+            goto fail;
+        kube_set_cancel(w->client, is_stopping, n);
+        rc = pthread_create(&w->th, NULL, loop, w);
+        if (rc != 0) {
+            tpx_err_errno(err, rc, "cannot start the nominator threads");
+            goto fail;
+        }
+        w->started = true;
+    }
     return n;
 fail:
     tpx_err_prefix(err, "nominator");
@@ -625,8 +678,10 @@ void ext_nominator_free(struct ext_nominator *n)
     atomic_store(&n->stopping, true);
     pthread_cond_broadcast(&n->cv);
     pthread_mutex_unlock(&n->mu);
-    if (n->started)
-        pthread_join(n->th, NULL);
+    for (size_t i = 0; n->w && i < WORKERS; i++) {
+        if (n->w[i].started)
+            pthread_join(n->w[i].th, NULL);
+    }
     for (size_t pos = 0; tpx_map_next(&n->members, &pos, NULL, &v);)
         member_free(v.ptr);
     tpx_map_release(&n->members);
@@ -634,7 +689,10 @@ void ext_nominator_free(struct ext_nominator *n)
         free(n->dirty[i]);
     free(n->dirty);
     tpx_map_release(&n->dirty_set);
-    kube_client_free(n->client);
+    tpx_map_release(&n->busy);
+    for (size_t i = 0; n->w && i < WORKERS; i++)
+        kube_client_free(n->w[i].client);
+    free(n->w);
     free(n->scheduler);
     pthread_cond_destroy(&n->cv);
     pthread_mutex_destroy(&n->mu);
