@@ -8,7 +8,7 @@
 #   BENCH_CONFIGS    regexp of configurations (default: the eight 8-GPU ones, performance-config.yaml)
 #   BENCH_WORKLOADS  regexp of workloads (default 2000Nodes_Gang4)
 #   BENCH_LABELS     scheduler_perf's label filter (default performance; quick, n500, n2000, n5000, gb200)
-#   BENCH_COUNT      runs of each case, interleaved: all configurations, then again (default 3)
+#   BENCH_COUNT      rounds: every configuration once per round, so runs are interleaved (default 3)
 #   BENCH_OUT        where the logs, data items and tables go (default build/bench-scheduler/DATE)
 #   TOPOX_SERVE_ARGS extra flags for topox serve; TOPOX_LOG_LEVEL its log level (default warn)
 # etcd comes from make e2e's build (build/e2e/bin), the Go modules and build cache from its cache
@@ -39,9 +39,14 @@ export PATH=$root/build/e2e/bin:$PATH TOPOX_BIN=$root/build/release/cli/topox
 export TOPOX_BENCH_OUT=$out/placement.jsonl TOPOX_BENCH_LOGS=$out
 echo "bench-scheduler: ($configs) x ($workloads), $count runs each, labels $labels -> $out"
 # The test binary reads performance-config.yaml, configs/ and templates/ from its directory.
-( cd "$here" && "$out/scheduler.test" -test.run='^$' -test.bench="^BenchmarkPerfScheduling\$/^($configs)\$/^($workloads)\$" \
-    -test.benchtime=1x -test.count="$count" -test.timeout=0 -perf-scheduling-label-filter="$labels" \
-    -data-items-dir="$out" >"$out/bench.log" 2>&1 ) || rc=$?
+# One process per round: -test.count would run each case count times in a row, not interleaved.
+: >"$out/bench.log"
+for round in $(seq 1 "$count"); do
+    echo "bench-scheduler: round $round of $count"
+    ( cd "$here" && "$out/scheduler.test" -test.run='^$' -test.bench="^BenchmarkPerfScheduling\$/^($configs)\$/^($workloads)\$" \
+        -test.benchtime=1x -test.count=1 -test.timeout=0 -perf-scheduling-label-filter="$labels" \
+        -data-items-dir="$out" >>"$out/bench.log" 2>&1 ) || rc=$?
+done
 grep -E '^(Benchmark|TOPOX-PLACEMENT|--- FAIL)' "$out/bench.log" | cut -c1-200 || true
 "$out/report" "$out/bench.log" "$out/placement.jsonl" | tee "$out/table.md"
 # benchstat: one column per configuration (sub-benchmark names as key=value, which it reads)
