@@ -256,11 +256,6 @@ static struct topo_cluster *load_cluster(struct ext_config *cfg, struct tpx_err 
     return NULL;
 }
 
-/* Connect to the API server when the cluster comes from it or binds go through it: the watch of
- * nodes and pods feeding the state (readiness then waits for the first full sync), and the binder
- * for Bindings and Events. With clusterSource auto and no API configuration at all, serve runs
- * standalone (*use_api false) unless bind mode api needs the API. */
-
 /* HTTP worker threads: --threads, else the CPUs (extender/http.c). With --bind-mode=api at
  * least EXT_API_BIND_THREADS: a /bind holds its worker for the Binding's round trip to the API
  * server (tens of ms on a busy one), and libmicrohttpd's pool gives each connection one worker,
@@ -276,6 +271,11 @@ static unsigned http_threads(const struct ext_config *cfg)
     cpus = tpx_cpus_available();
     return cpus > EXT_API_BIND_THREADS ? 0 : EXT_API_BIND_THREADS;
 }
+
+/* Connect to the API server when the cluster comes from it or binds go through it: the watch of
+ * nodes and pods feeding the state (readiness then waits for the first full sync), and the binder
+ * for Bindings and Events. With clusterSource auto and no API configuration at all, serve runs
+ * standalone (*use_api false) unless bind mode api needs the API. */
 static enum tpx_code start_api(struct ext_config *cfg, struct ext_state *state,
                                struct ext_metrics *metrics, struct kube_config *kcfg, bool *use_api,
                                struct ext_state_feed **feed, struct kube_watch **watch,
