@@ -268,8 +268,8 @@ static unsigned http_threads(const struct ext_config *cfg)
 
     if (cfg->threads || cfg->bind_mode != EXT_BIND_API)
         return cfg->threads;
-    cpus = tpx_cpus_available();
-    return cpus > EXT_API_BIND_THREADS ? 0 : EXT_API_BIND_THREADS;
+    cpus = tpx_cpus_available(); /* as extender/http.c counts them, up to its 64 */
+    return cpus > 64 ? 64 : cpus > EXT_API_BIND_THREADS ? cpus : EXT_API_BIND_THREADS;
 }
 
 /* Connect to the API server when the cluster comes from it or binds go through it: the watch of
@@ -341,7 +341,7 @@ static enum tpx_code start_api(struct ext_config *cfg, struct ext_state *state,
 
         memset(&bc, 0, sizeof(bc));
         bc.bind_timeout_ms = (long)cfg->bind_timeout_s * 1000;
-        bc.clients = http_threads(cfg) ? http_threads(cfg) : 4; /* a client per bind in flight */
+        bc.clients = http_threads(cfg) ? http_threads(cfg) : 4; /* a client per HTTP worker */
         bc.no_events = !cfg->events;
         *binder = ext_binder_new(kcfg, &bc, err);
         if (!*binder)
