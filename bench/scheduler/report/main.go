@@ -140,23 +140,33 @@ func minMax(xs []float64) (float64, float64) {
 	return lo, hi
 }
 
-func throughput(c *cell) float64 {
-	if c == nil {
-		return 0
-	}
-	return median(series(c, "SchedulingThroughput/Average"))
-}
-
-func ratio(a, b float64) string {
-	if a == 0 || b == 0 {
+// ratio of c's throughput to base's, taken within each round (run.sh runs every configuration
+// once per round, so the i-th run of each is from the same round) and given as the median of the
+// rounds' ratios, with their range when there are several.
+func ratio(c, base *cell) string {
+	if c == nil || base == nil {
 		return "-"
 	}
-	return fmt.Sprintf("%.2f×", a/b)
+	a, b := series(c, "SchedulingThroughput/Average"), series(base, "SchedulingThroughput/Average")
+	var rs []float64
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i] > 0 && b[i] > 0 {
+			rs = append(rs, a[i]/b[i])
+		}
+	}
+	if len(rs) == 0 {
+		return "-"
+	}
+	if len(rs) == 1 {
+		return fmt.Sprintf("%.2f×", rs[0])
+	}
+	lo, hi := minMax(rs)
+	return fmt.Sprintf("%.2f× (%.2f–%.2f)", median(rs), lo, hi)
 }
 
 func printWorkload(w string, cs map[string]*cell) {
 	fmt.Printf("\n### %s\n\n", w)
-	fmt.Println("| config | runs | pods/s (median, range) | attempt p50 / p99 ms | × DefaultPct100 | × Default | × TAS | × Gang | gangs whole in a rack | in one domain | bound | binds refused | topox filter p50 / p99 ms | topox CPU s |")
+	fmt.Println("| config | runs | pods/s (median, range) | attempt p50 / p99 ms | × DefaultPct100 (per round: median, range) | × Default | × TAS | × Gang | gangs whole in a rack | in one domain | bound | binds refused | topox filter p50 / p99 ms | topox CPU s |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	configs := append([]string(nil), order...)
 	for c := range cs {
@@ -177,7 +187,6 @@ func printWorkload(w string, cs map[string]*cell) {
 		}
 		att := fmt.Sprintf("%.0f / %.0f", median(series(c, "scheduler_scheduling_attempt_duration_ms/Perc50")),
 			median(series(c, "scheduler_scheduling_attempt_duration_ms/Perc99")))
-		me := throughput(c)
 		// the GB200 cases compare with their own baselines
 		pre := ""
 		if strings.HasPrefix(name, "GB200") {
@@ -210,8 +219,8 @@ func printWorkload(w string, cs map[string]*cell) {
 		}
 		fmt.Printf("| %s | %d | %s | %s | %s | %s | %s | %s | %.0f %% | %.0f %% | %d/%d | %s | %s | %s |\n",
 			name, len(c.metrics), tpCell, att,
-			ratio(me, throughput(cs[pre+"DefaultPct100"])), ratio(me, throughput(cs[pre+"Default"])),
-			ratio(me, throughput(cs[pre+"TAS"])), ratio(me, throughput(cs[pre+"Gang"])),
+			ratio(c, cs[pre+"DefaultPct100"]), ratio(c, cs[pre+"Default"]),
+			ratio(c, cs[pre+"TAS"]), ratio(c, cs[pre+"Gang"]),
 			median(rack), median(dom), bound, pods, refusedCell, topox, cpuCell)
 	}
 }
