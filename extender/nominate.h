@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* extender/nominate.h - `topox serve --bind-mode=api --nominate true` (issue 20, item 2): where
  * topox holds room for the members of a group that are not bound yet (the rest of a group after
- * its first bind, or a whole PodGroup gang at its first member's filter), it sets
- * status.nominatedNodeName of each such member the watch reports pending to the node held for it.
+ * its first bind, or a whole PodGroup gang once its cycle is over and its members are still
+ * pending), it sets status.nominatedNodeName of each such member the watch reports pending to the
+ * node held for it.
  * kube-scheduler 1.37 tries a pod's nominated node first and alone, in-tree filters and extender
  * filter on that one node, and skips scoring when it passes (pkg/scheduler/schedule_one.go,
  * findNodesThatFitPod -> evaluateNominatedNode); it also counts a nominated pod's requests on that
@@ -10,9 +11,10 @@
  * nomination reserves the room in kube-scheduler too. When the hold is let go or expires while
  * the member is still pending, the nomination topox set is cleared (null).
  *
- * The PATCHes go out from one thread of their own, with its own API client: neither /filter nor
- * /bind waits on them. Failures (404, 409, 403, an API server away) are counted and logged at
- * most once a minute, and change no verdict: topox's filter never reads nominatedNodeName.
+ * The PATCHes go out from WORKERS threads of their own, each with its own API client: neither
+ * /filter nor /bind waits on them. Failures (404, 409, 403, an API server away) are counted and
+ * logged at most once a minute, and change no verdict: topox's filter never reads
+ * nominatedNodeName.
  *
  * Threads: every function is thread-safe. */
 #ifndef TPX_EXTENDER_NOMINATE_H
