@@ -400,10 +400,10 @@ static unsigned do_filter(struct ext_routes *r, const struct ext_http_req *rq,
         count_verdicts(r, v);
         /* No nomination here, though a gang's filter may have held its whole room: its members
          * are nominated once their cycle is over (the nominator's sweep, when still pending).
-         * kube-scheduler 1.37 filters
-         * every member in one gang cycle, so a nomination landing now helps no one and makes the
-         * scheduler count each nominee on its node while its mates are filtered (bench/scheduler,
-         * 2,000 nodes: TopoxGang 26.5-27.3 pods/s with these nominations, 33.0-33.2 without). */
+         * kube-scheduler 1.37 filters every member in one gang cycle, so a nomination landing
+         * now helps no one and makes the scheduler count each nominee on its node while its
+         * mates are filtered (bench/scheduler, 2,000 nodes: TopoxGang 26.5-27.3 pods/s with
+         * these nominations, 33.0-33.2 without). */
         if (v->n > v->nunknown && v->nfit == 0)
             warn_rejected(r, &a->pod, v, NULL);
     } else {
