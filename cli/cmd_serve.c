@@ -341,7 +341,7 @@ static enum tpx_code start_api(struct ext_config *cfg, struct ext_state *state,
 
         memset(&bc, 0, sizeof(bc));
         bc.bind_timeout_ms = (long)cfg->bind_timeout_s * 1000;
-        bc.clients = http_threads(cfg) ? http_threads(cfg) : 4; /* a client per HTTP worker */
+        bc.clients = cfg->threads ? cfg->threads : 4; /* a client per HTTP worker */
         bc.no_events = !cfg->events;
         *binder = ext_binder_new(kcfg, &bc, err);
         if (!*binder)
@@ -455,6 +455,7 @@ int cmd_serve(int argc, char **argv)
     if (cluster && ext_state_set_cluster(state, cluster, &err) != TPX_OK)
         goto fail;
     ext_state_set_scheduler(state, cfg.scheduler_name);
+    cfg.threads = http_threads(&cfg); /* once: the binder and the HTTP server both size by it */
     if (start_api(&cfg, state, metrics, &kcfg, &use_api, &feed, &watch, &binder, &nom, &err) !=
         TPX_OK)
         goto fail;
@@ -489,7 +490,7 @@ int cmd_serve(int argc, char **argv)
     memset(&hc, 0, sizeof(hc));
     hc.listen = cfg.listen;
     hc.max_body = cfg.max_body;
-    hc.threads = http_threads(&cfg);
+    hc.threads = cfg.threads;
     hc.conn_timeout_s = cfg.conn_timeout_s;
     hc.tls_cert_pem = cert;
     hc.tls_key_pem = key;
