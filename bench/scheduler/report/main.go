@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -132,13 +133,7 @@ func series(c *cell, metric string) []float64 {
 	return xs
 }
 
-func minMax(xs []float64) (float64, float64) {
-	lo, hi := xs[0], xs[0]
-	for _, x := range xs {
-		lo, hi = min(lo, x), max(hi, x)
-	}
-	return lo, hi
-}
+func minMax(xs []float64) (float64, float64) { return slices.Min(xs), slices.Max(xs) }
 
 // ratio of c's throughput to base's, taken within each round (run.sh runs every configuration
 // once per round, so the i-th run of each is from the same round) and given as the median of the
@@ -170,7 +165,7 @@ func printWorkload(w string, cs map[string]*cell) {
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	configs := append([]string(nil), order...)
 	for c := range cs {
-		if !contains(configs, c) {
+		if !slices.Contains(configs, c) {
 			configs = append(configs, c)
 		}
 	}
@@ -223,13 +218,4 @@ func printWorkload(w string, cs map[string]*cell) {
 			ratio(c, cs[pre+"TAS"]), ratio(c, cs[pre+"Gang"]),
 			median(rack), median(dom), bound, pods, refusedCell, topox, cpuCell)
 	}
-}
-
-func contains(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
