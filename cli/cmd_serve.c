@@ -487,6 +487,7 @@ int cmd_serve(int argc, char **argv)
     routes.binder = binder;
     routes.nominator = nom;
     routes.admin_elsewhere = cfg.admin_listen != NULL;
+    routes.lean_filter = cfg.lean_filter;
     memset(&hc, 0, sizeof(hc));
     hc.listen = cfg.listen;
     hc.max_body = cfg.max_body;

@@ -99,11 +99,18 @@ void ext_codec_pod_release(struct ext_codec_pod *p);
 enum tpx_code ext_codec_node_infos(const struct ext_codec_args *a, const struct ext_codec_opts *o,
                                    struct topo_node_info **out, size_t *n, struct tpx_err *err);
 
+/* A verdict the filter answer leaves out altogether: the node is neither passed nor listed.
+ * kube-scheduler reads a node an extender drops silently as UnschedulableAndUnresolvable
+ * (NewDefaultNodeToStatus, pkg/scheduler/framework/types.go), which is what
+ * FailedAndUnresolvableNodes says, without the bytes (routes.c, lean_filter). */
+#define EXT_VERDICT_OMIT ((enum pol_verdict)(POL_UNRESOLVABLE + 1))
+
 /*
  * ExtenderFilterResult for a->names with a verdict and reason each (verdict NULL: every node
  * passes). Names mode: "NodeNames" (a subset of the input, in input order) and "Nodes":null; full
  * mode: "Nodes":{"metadata":{},"items":[...]} with the original bytes of every passing item and
- * "NodeNames":null. POL_FAIL -> FailedNodes, POL_UNRESOLVABLE -> FailedAndUnresolvableNodes.
+ * "NodeNames":null. POL_FAIL -> FailedNodes, POL_UNRESOLVABLE -> FailedAndUnresolvableNodes,
+ * EXT_VERDICT_OMIT -> nowhere.
  */
 enum tpx_code ext_codec_filter_result(const struct ext_codec_args *a,
                                       const enum pol_verdict *verdict, const char *const *reason,

@@ -406,6 +406,16 @@ const struct ext_config_setting ext_config_settings[] = {
      .help = "with --bind-mode=api: set status.nominatedNodeName of a held group's pending members "
              "to the nodes held for them, so kube-scheduler tries that node first and alone "
              "(default true)"},
+    {.key = "lean_filter",
+     .flag = "lean-filter",
+     .metavar = "BOOL",
+     .type = EXT_CONFIG_SETTING_BOOL,
+     .offset = FIELD(lean_filter),
+     .def = "true",
+     .help = "where a filter passes any node, leave the nodes that can never take the pod out of "
+             "the answer instead of listing them in FailedAndUnresolvableNodes: kube-scheduler "
+             "reads a left-out node the same way, and reads the reasons only when no node passes "
+             "(default true; false lists every node, e.g. to read reasons with a second extender)"},
 };
 
 const size_t ext_config_nsettings = COUNT(ext_config_settings);

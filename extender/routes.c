@@ -335,6 +335,25 @@ static enum tpx_code filter_answer(struct filter_hold *h, const enum pol_verdict
     return TPX_OK;
 }
 
+/* Issue 20, item 2 (smaller filter answers). Where any node passes, kube-scheduler goes on with
+ * those and reads no filter status, unless a later extender then drops every node
+ * (findNodesThatPassExtenders, then schedulePod's FitError: k8s.io/kubernetes v1.37.2,
+ * pkg/scheduler/schedule_one.go). A node left out of the answer reads as
+ * UnschedulableAndUnresolvable, just as FailedAndUnresolvableNodes says, so preemption sees the
+ * same candidates; only the reason's text is not sent. For a later member of a held group that
+ * is every node outside its rack: at 2,000 nodes a list of ~1,400 names and reasons that
+ * kube-scheduler decoded into a map and a status each. FailedNodes (room that eviction could
+ * make) stay listed. */
+static void omit_unresolvable(const struct ext_routes *r, struct ext_state_verdicts *v)
+{
+    if (!r->lean_filter || v->nfit == 0 || !v->verdict)
+        return;
+    for (size_t i = 0; i < v->n; i++) {
+        if (v->verdict[i] == POL_UNRESOLVABLE)
+            v->verdict[i] = EXT_VERDICT_OMIT;
+    }
+}
+
 static unsigned do_filter(struct ext_routes *r, const struct ext_http_req *rq,
                           struct ext_http_resp *rp)
 {
@@ -418,6 +437,8 @@ static unsigned do_filter(struct ext_routes *r, const struct ext_http_req *rq,
             ext_state_note_filtered(r->state, a->pod.uid, a->pod.ns, a->pod.name, time(NULL));
     }
     log_decision("filter", &a->pod, a->nnames, nout, verdict == v->verdict ? v : NULL, t0, NULL);
+    if (verdict && verdict == v->verdict)
+        omit_unresolvable(r, v);
     if (filter_answer(h, verdict, reason, &b, rp, &e) != TPX_OK)
         goto fail;
     if (rp->gen) { /* the stream reads h until it is sent, then frees it */

@@ -33,6 +33,8 @@ struct ext_routes {
                                       * makes; NULL: none */
     enum pol_uncertain uncertain;    /* what a layout topox cannot read for certain gets */
     bool admin_elsewhere;            /* --admin-listen: /metrics and /debug/state are 404 here */
+    bool lean_filter;                /* --lean-filter: unresolvable nodes left out of a filter
+                                      * answer that passes any node */
 };
 
 /* The ext_http_handler_fn for http.c; ctx is a struct ext_routes. Thread-safe. */

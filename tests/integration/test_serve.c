@@ -1017,11 +1017,12 @@ Test(serve, certain_dense_tp16_from_flags_and_uncertain_reject)
  * parallelism (EP 16) over two 8-GPU pods sends its all-to-all between nodes: r01 is
  * FailedAndUnresolvable with the reason, r02 fits. A certain tp 8 x pp 2 group (pipeline sends
  * only, which NCCL carries over TCP) and the EP group read from flags it cannot resolve are never
- * unresolvable. */
+ * unresolvable. --lean-filter false: every node is listed, as the answer was before it. */
 Test(serve, group_crossing_nodes_skips_nodes_without_rdma_nics_only_when_certain)
 {
-    const char *args[] = {
-        "--cluster", "racks=2,nodes-per-rack=2,gpus-per-node=8,rdma-nics=8,no-rdma-racks=1", NULL};
+    const char *args[] = {"--cluster",
+                          "racks=2,nodes-per-rack=2,gpus-per-node=8,rdma-nics=8,no-rdma-racks=1",
+                          "--lean-filter", "false", NULL};
     static const char *const ep[] = {
         "vllm", "serve", "m", "-tp", "8", "-dp", "2", "--enable-expert-parallel", NULL};
     static const char *const unknown[] = {
@@ -1056,6 +1057,49 @@ Test(serve, group_crossing_nodes_skips_nodes_without_rdma_nics_only_when_certain
     free(certain);
     free(pipeline);
     free(unsure);
+}
+
+/* Issue 20, item 2: a filter that passes any node leaves the nodes that can never take the pod
+ * out of its answer (kube-scheduler reads a left-out node as UnschedulableAndUnresolvable, as
+ * FailedAndUnresolvableNodes says, and reads no reason while a node passes). FailedNodes (room
+ * that eviction could make; here a name topox does not know) stay listed, and a filter that
+ * passes nothing still says why for every node. */
+Test(serve, a_filter_that_passes_a_node_leaves_the_unresolvable_ones_out)
+{
+    const char *args[] = {
+        "--cluster", "racks=2,nodes-per-rack=2,gpus-per-node=8,rdma-nics=8,no-rdma-racks=1", NULL};
+    static const char *const ep[] = {
+        "vllm", "serve", "m", "-tp", "8", "-dp", "2", "--enable-expert-parallel", NULL};
+    char names[5][32];
+    size_t n = node_names(2, 2, names);
+    struct server s;
+    char *certain = pod_with_args("ep-0", "ep-0", "ep", 0, 2, 8, ep);
+    json_t *f, *pass, *un;
+    const char *why;
+
+    snprintf(names[n++], sizeof(names[0]), "ghost-n01");
+    start(&s, args);
+    f = filter_of(s.port, certain, names, n);
+    pass = json_object_get(f, "NodeNames");
+    cr_expect_eq(json_array_size(pass), 2, "r02 fits");
+    for (size_t i = 0; i < json_array_size(pass); i++)
+        cr_expect(strncmp(json_string_value(json_array_get(pass, i)), "r02-", 4) == 0);
+    cr_expect_eq(json_object_size(json_object_get(f, "FailedAndUnresolvableNodes")), 0,
+                 "r01 is left out, not listed");
+    cr_expect_eq(json_object_size(json_object_get(f, "FailedNodes")), 1);
+    cr_expect_not_null(json_object_get(json_object_get(f, "FailedNodes"), "ghost-n01"),
+                       "an unknown node stays in FailedNodes");
+    json_decref(f);
+    /* r01 alone: nothing passes, so both nodes are listed with the reason */
+    f = filter_of(s.port, certain, names, 2);
+    cr_expect_eq(json_array_size(json_object_get(f, "NodeNames")), 0);
+    un = json_object_get(f, "FailedAndUnresolvableNodes");
+    cr_expect_eq(json_object_size(un), 2, "the two nodes of r01");
+    why = json_string_value(json_object_get(un, "r01-n02"));
+    cr_expect(why && strstr(why, "topox.io/rdma-nics 0") != NULL, "%s", why ? why : "(none)");
+    json_decref(f);
+    stop(&s);
+    free(certain);
 }
 
 /* The port of the admin listener, from its "admin listening" log line; 0 when it never came. */
