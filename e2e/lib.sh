@@ -10,8 +10,10 @@ export KUBECONFIG=$E/kubeconfig
 ETCD_PORT=${E2E_ETCD_PORT:-23790} API_PORT=${E2E_API_PORT:-26443}
 API=https://127.0.0.1:$API_PORT
 LWS_WEBHOOK_PORT=${E2E_LWS_PORT:-29443}
-# Feature gates for the control plane: the Workload API (scenario 7).
-GATES=${E2E_FEATURE_GATES:-GenericWorkload=true}
+# Feature gates for the control plane: the Workload API (scenarios 7 and 21) and in-tree
+# topology-aware workload scheduling (alpha in 1.37), so that scenario 21's PodGroups, whose
+# topology key is the rack label, are placed by kube-scheduler's TAS and topox together.
+GATES=${E2E_FEATURE_GATES:-GenericWorkload=true,TopologyAwareWorkloadScheduling=true}
 mkdir -p "$BIN" "$PKI" "$LOGS" "$RUN"
 
 say() { printf 'e2e: %s\n' "$*" >&2; }

@@ -509,7 +509,9 @@ s12() {
     DETAIL="helm install $(${h[@]} list -o json | jq -r '.[0].chart'); 4/4 bound by the chart's scheduler, 2 groups each in one rack"
 }
 
-s21_title="4 PodGroup gangs of 3 x 8 GPUs fill 4 racks x 3 nodes: each whole in one rack, no bind refused"
+s21_title="in-tree TAS on: 4 PodGroup gangs of 3 x 8 GPUs fill 4 racks x 3 nodes: each whole in one rack, no bind refused"
+# With TopologyAwareWorkloadScheduling (lib.sh GATES) kube-scheduler filters each gang once per
+# candidate rack; topox holds the gang where TAS tries it and never refuses the rack TAS chose.
 # podgroup NAME: a scheduling.k8s.io/v1beta1 PodGroup (GenericWorkload, on in up.sh), gang
 # minCount 3, its topology key the rack label the e2e nodes carry; and its 3 pods, as upstream's
 # scheduler_perf podgroup templates write them, with 8 GPUs each

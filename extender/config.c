@@ -406,7 +406,7 @@ const struct ext_config_setting ext_config_settings[] = {
      .help = "with --bind-mode=api: set status.nominatedNodeName of a held group's pending members "
              "to the nodes held for them, so kube-scheduler tries that node first and alone "
              "(default true)"},
-    {.key = "lean_filter",
+    {.key = "leanFilter",
      .flag = "lean-filter",
      .metavar = "BOOL",
      .type = EXT_CONFIG_SETTING_BOOL,
