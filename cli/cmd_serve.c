@@ -364,6 +364,7 @@ int cmd_serve(int argc, char **argv)
     struct ext_state *state = NULL;
     struct ext_metrics *metrics = NULL;
     struct ext_codec_names_cache *names_cache = NULL;
+    struct ext_held *held = NULL;
     struct ext_http *http = NULL, *admin = NULL;
     struct ext_routes routes;
     struct ext_http_config hc;
@@ -488,6 +489,8 @@ int cmd_serve(int argc, char **argv)
     routes.nominator = nom;
     routes.admin_elsewhere = cfg.admin_listen != NULL;
     routes.lean_filter = cfg.lean_filter;
+    if (cfg.lean_filter && cfg.one_held_node && !(routes.held = held = ext_held_new(&err)))
+        goto fail;
     memset(&hc, 0, sizeof(hc));
     hc.listen = cfg.listen;
     hc.max_body = cfg.max_body;
@@ -565,6 +568,7 @@ out:
     kube_config_release(&kcfg);
     ext_metrics_free(metrics);
     ext_codec_names_cache_free(names_cache); /* after the HTTP server: no request holds it */
+    ext_held_free(held);
     ext_state_free(state);
     free(cert);
     free(key);

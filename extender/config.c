@@ -416,6 +416,15 @@ const struct ext_config_setting ext_config_settings[] = {
              "the answer instead of listing them in FailedAndUnresolvableNodes: kube-scheduler "
              "reads a left-out node the same way, and reads the reasons only when no node passes "
              "(default true; false lists every node, e.g. to read reasons with a second extender)"},
+    {.key = "oneHeldNode",
+     .flag = "one-held-node",
+     .metavar = "BOOL",
+     .type = EXT_CONFIG_SETTING_BOOL,
+     .offset = FIELD(one_held_node),
+     .def = "true",
+     .help = "with --lean-filter: the filter of a member of a group topox holds room for passes "
+             "the one node held for it, so kube-scheduler skips scoring; a pod filtered again in "
+             "a later cycle gets the whole held rack (default true)"},
 };
 
 const size_t ext_config_nsettings = COUNT(ext_config_settings);

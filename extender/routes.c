@@ -344,9 +344,9 @@ static enum tpx_code filter_answer(struct filter_hold *h, const enum pol_verdict
  * is every node outside its rack: at 2,000 nodes a list of ~1,400 names and reasons that
  * kube-scheduler decoded into a map and a status each. FailedNodes (room that eviction could
  * make) stay listed. */
-static void omit_unresolvable(const struct ext_routes *r, struct ext_state_verdicts *v)
+static void omit_unresolvable(struct ext_state_verdicts *v)
 {
-    if (!r->lean_filter || v->nfit == 0 || !v->verdict)
+    if (v->nfit == 0 || !v->verdict)
         return;
     for (size_t i = 0; i < v->n; i++) {
         if (v->verdict[i] == POL_UNRESOLVABLE)
@@ -437,8 +437,11 @@ static unsigned do_filter(struct ext_routes *r, const struct ext_http_req *rq,
             ext_state_note_filtered(r->state, a->pod.uid, a->pod.ns, a->pod.name, time(NULL));
     }
     log_decision("filter", &a->pod, a->nnames, nout, verdict == v->verdict ? v : NULL, t0, NULL);
-    if (verdict && verdict == v->verdict)
-        omit_unresolvable(r, v);
+    if (verdict && verdict == v->verdict && r->lean_filter) {
+        ext_held_narrow(r->held, st, a->pod.uid, &a->pod.wl, (const char *const *)a->names,
+                        a->nnames, v, tpx_mono_s());
+        omit_unresolvable(v);
+    }
     if (filter_answer(h, verdict, reason, &b, rp, &e) != TPX_OK)
         goto fail;
     if (rp->gen) { /* the stream reads h until it is sent, then frees it */

@@ -16,6 +16,7 @@
 #include "extender/config.h"
 #include "extender/http.h"
 #include "extender/metrics.h"
+#include "extender/held.h"
 #include "extender/nominate.h"
 #include "extender/state.h"
 
@@ -35,6 +36,8 @@ struct ext_routes {
     bool admin_elsewhere;            /* --admin-listen: /metrics and /debug/state are 404 here */
     bool lean_filter;                /* --lean-filter: unresolvable nodes left out of a filter
                                       * answer that passes any node */
+    struct ext_held *held;           /* --one-held-node (with lean_filter): a held member's
+                                      * answer is its one held node; NULL: off */
 };
 
 /* The ext_http_handler_fn for http.c; ctx is a struct ext_routes. Thread-safe. */

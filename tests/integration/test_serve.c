@@ -1102,6 +1102,123 @@ Test(serve, a_filter_that_passes_a_node_leaves_the_unresolvable_ones_out)
     free(certain);
 }
 
+/* A pod of group `group` (topox.io/group annotations, size members of tp 8 x pp size, 8 GPUs)
+ * without a pod index. */
+static char *pod_unindexed(const char *name, const char *group, int size)
+{
+    char n[16];
+    json_t *pod;
+    char *s;
+
+    snprintf(n, sizeof(n), "%d", size);
+    pod =
+        json_pack("{s:{s:s,s:s,s:s,s:{s:s,s:s,s:s,s:s}},s:{s:s,s:[{s:s,s:{s:{s:s},s:{s:s}}}]}}",
+                  "metadata", "name", name, "namespace", "llm", "uid", name, "annotations",
+                  "topox.io/group", group, "topox.io/group-size", n,
+                  "topox.io/tensor-parallel-size", "8", "topox.io/pipeline-parallel-size", n,
+                  "spec", "schedulerName", "topology-aware", "containers", "name", "vllm",
+                  "resources", "requests", "nvidia.com/gpu", "8", "limits", "nvidia.com/gpu", "8");
+    s = json_dumps(pod, JSON_COMPACT);
+    json_decref(pod);
+    return s;
+}
+
+/* How many nodes a filter of pod over names passes; the first into one (when one is given). */
+static size_t passes_of(int port, const char *pod, char names[][32], size_t n, char one[32])
+{
+    json_t *f = filter_of(port, pod, names, n);
+    json_t *pass = json_object_get(f, "NodeNames");
+    size_t k = json_array_size(pass);
+
+    if (one)
+        snprintf(one, 32, "%s", k ? json_string_value(json_array_get(pass, 0)) : "");
+    json_decref(f);
+    return k;
+}
+
+/* Issue 20, item 2: once topox holds room for a group, a later member's filter passes the one
+ * node held for it (kube-scheduler then skips scoring). Members without a pod index (an indexed
+ * one is passed its own slot's node anyway, policy/judge.c) are each passed one node in the
+ * held rack, bind there, and fill the rack, one to a node. With --one-held-node false each is
+ * passed the held rack's free nodes. */
+Test(serve, a_held_member_is_passed_its_one_held_node)
+{
+    const char *on[] = {"--cluster", "racks=2,nodes-per-rack=4,gpus-per-node=8", NULL};
+    const char *off[] = {"--cluster", "racks=2,nodes-per-rack=4,gpus-per-node=8", "--one-held-node",
+                         "false", NULL};
+    char names[8][32], uid[8], one[32], used[4][32];
+    size_t n = node_names(2, 4, names);
+    struct server s;
+
+    for (int mode = 0; mode < 2; mode++) {
+        char *pods[4];
+        const char *node;
+
+        start(&s, mode ? off : on);
+        for (int k = 0; k < 4; k++) {
+            snprintf(uid, sizeof(uid), "m-%d", k);
+            pods[k] = pod_unindexed(uid, "g", 4);
+        }
+        node = schedule(s.port, pods[0], "m-0", names, n, NULL);
+        cr_assert_not_null(node);
+        snprintf(used[0], 32, "%s", node);
+        for (int k = 1; k < 4; k++) {
+            size_t got = passes_of(s.port, pods[k], names, n, one);
+
+            snprintf(uid, sizeof(uid), "m-%d", k);
+            if (mode) {
+                cr_expect_eq(got, (size_t)(4 - k), "member %d: the held rack's %d free nodes", k,
+                             4 - k);
+            } else {
+                cr_expect_eq(got, 1, "member %d: its one held node", k);
+                cr_expect_eq(rack_of(one), rack_of(used[0]), "%s outside the held rack", one);
+            }
+            node = schedule(s.port, pods[k], uid, names, n, NULL);
+            cr_assert_not_null(node);
+            snprintf(used[k], 32, "%s", node);
+            if (!mode)
+                cr_expect_str_eq(node, one, "member %d binds where it was sent", k);
+        }
+        for (int k = 0; k < 4; k++) {
+            cr_expect_eq(rack_of(used[k]), rack_of(used[0]), "member %d left the rack", k);
+            for (int j = 0; j < k; j++)
+                cr_expect_str_neq(used[k], used[j], "members %d and %d on one node", j, k);
+            free(pods[k]);
+        }
+        stop(&s);
+    }
+}
+
+/* A member given one held node that is filtered again more than 2 s later (a later cycle: its
+ * last one failed after the filter) is passed the whole held rack; within the same cycle (in-tree
+ * TAS filters a gang once per placement) the same one node again. */
+Test(serve, an_unindexed_member_is_passed_one_held_node_once_per_cycle)
+{
+    const char *args[] = {"--cluster", "racks=2,nodes-per-rack=4,gpus-per-node=8", NULL};
+    char names[8][32], one[32], again[32];
+    size_t n = node_names(2, 4, names);
+    struct server s;
+    char *lead = pod_unindexed("u-0", "u", 4), *mate = pod_unindexed("u-1", "u", 4);
+    const char *node;
+    int rack;
+    struct timespec ts = {2, 200 * 1000 * 1000};
+
+    start(&s, args);
+    node = schedule(s.port, lead, "u-0", names, n, NULL);
+    cr_assert_not_null(node);
+    rack = rack_of(node);
+    cr_expect_eq(passes_of(s.port, mate, names, n, one), 1);
+    cr_expect_eq(rack_of(one), rack);
+    /* the same cycle (in-tree TAS filters a gang once per placement): one node again */
+    cr_expect_eq(passes_of(s.port, mate, names, n, again), 1);
+    cr_expect_str_eq(again, one);
+    nanosleep(&ts, NULL);
+    cr_expect_eq(passes_of(s.port, mate, names, n, NULL), 3, "a later cycle: the held rack");
+    stop(&s);
+    free(lead);
+    free(mate);
+}
+
 /* The port of the admin listener, from its "admin listening" log line; 0 when it never came. */
 static int admin_port(struct server *s)
 {
