@@ -11,6 +11,9 @@
 #   BENCH_COUNT      rounds: every configuration once per round, so runs are interleaved (default 3)
 #   BENCH_OUT        where the logs, data items and tables go (default build/bench-scheduler/DATE)
 #   TOPOX_SERVE_ARGS extra flags for topox serve; TOPOX_LOG_LEVEL its log level (default warn)
+#   BENCH_B_ARGS     an A/B: after each round, BENCH_B_CONFIGS (default Topox|TopoxGang) run again
+#                    in a process of their own with these serve flags added (for example
+#                    "--one-held-node false"); their table is table-b.md, their logs under b/
 # etcd comes from make e2e's build (build/e2e/bin), the Go modules and build cache from its cache
 # (E2E_CACHE, default /var/cache/topox-e2e).
 set -euo pipefail
@@ -40,15 +43,24 @@ export TOPOX_BENCH_OUT=$out/placement.jsonl TOPOX_BENCH_LOGS=$out
 echo "bench-scheduler: ($configs) x ($workloads), $count runs each, labels $labels -> $out"
 # The test binary reads performance-config.yaml, configs/ and templates/ from its directory.
 # One process per round: -test.count would run each case count times in a row, not interleaved.
+# side CONFIGS LOG: one process, every configuration once (scheduler.test appends to LOG)
+side() {
+    ( cd "$here" && "$out/scheduler.test" -test.run='^$' -test.bench="^BenchmarkPerfScheduling\$/^($1)\$/^($workloads)\$" \
+        -test.benchtime=1x -test.count=1 -test.timeout=0 -perf-scheduling-label-filter="$labels" \
+        -data-items-dir="$out" >>"$2" 2>&1 )
+}
 : >"$out/bench.log"
+[ -z "${BENCH_B_ARGS:-}" ] || { mkdir -p "$out/b"; : >"$out/bench-b.log"; }
 for round in $(seq 1 "$count"); do
     echo "bench-scheduler: round $round of $count"
-    ( cd "$here" && "$out/scheduler.test" -test.run='^$' -test.bench="^BenchmarkPerfScheduling\$/^($configs)\$/^($workloads)\$" \
-        -test.benchtime=1x -test.count=1 -test.timeout=0 -perf-scheduling-label-filter="$labels" \
-        -data-items-dir="$out" >>"$out/bench.log" 2>&1 ) || rc=$?
+    side "$configs" "$out/bench.log" || rc=$?
+    [ -z "${BENCH_B_ARGS:-}" ] ||
+        TOPOX_SERVE_ARGS="${TOPOX_SERVE_ARGS:-} $BENCH_B_ARGS" TOPOX_BENCH_OUT=$out/placement-b.jsonl \
+            TOPOX_BENCH_LOGS=$out/b side "${BENCH_B_CONFIGS:-Topox|TopoxGang}" "$out/bench-b.log" || rc=$?
 done
 grep -E '^(Benchmark|TOPOX-PLACEMENT|--- FAIL)' "$out/bench.log" | cut -c1-200 || true
 "$out/report" "$out/bench.log" "$out/placement.jsonl" | tee "$out/table.md"
+[ -z "${BENCH_B_ARGS:-}" ] || { echo "B side ($BENCH_B_ARGS):"; "$out/report" "$out/bench-b.log" "$out/placement-b.jsonl" | tee "$out/table-b.md"; }
 # benchstat: one column per configuration (sub-benchmark names as key=value, which it reads)
 grep -E '^(goos|goarch|pkg|cpu|Benchmark)' "$out/bench.log" |
     sed -E 's#^BenchmarkPerfScheduling/([^/[:space:]]+)/([^[:space:]]+)-([0-9]+)#BenchmarkPerfScheduling/workload=\2/config=\1-\3#' >"$out/bench.txt" || true
