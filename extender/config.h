@@ -53,19 +53,20 @@ struct ext_config {
     bool api_insecure;              /* --insecure: allow an http:// API server */
     size_t api_max_body;            /* 256 MiB: one API response (struct kube_config) */
     enum ext_config_cluster_source cluster_source; /* auto */
-    unsigned bind_timeout_s;          /* 4: one Binding POST (the scheduler's timeout is 5 s) */
-    unsigned api_backoff_max_s;       /* 30: longest wait between watch retries */
-    bool events;                      /* true: Normal/Warning Events on pods (needs the API) */
-    bool dra;                         /* true: watch the DRA kinds (docs/dra.md) */
-    bool nominate;                    /* true: nominatedNodeName on held members (api mode) */
-    bool lean_filter;                 /* true: unresolvable nodes left out when any node passes */
-    bool one_held_node;               /* true: a held member's filter passes its held node only */
-    unsigned max_conns;               /* 1000: open connections in all */
-    unsigned max_conns_per_ip;        /* 64: open connections per client address; 0: no limit */
-    unsigned request_timeout_s;       /* 15: from a request's start until its body is in */
-    unsigned send_timeout_s;          /* 30: from an answer's queueing until it is all sent */
-    size_t answer_budget;             /* 256 MiB: what unsent answers may hold in all */
-    char *tls_priorities;             /* GnuTLS priority string; TLS 1.2 and 1.3 only */
+    unsigned bind_timeout_s;    /* 4: one Binding POST (the scheduler's timeout is 5 s) */
+    unsigned api_backoff_max_s; /* 30: longest wait between watch retries */
+    bool events;                /* true: Normal/Warning Events on pods (needs the API) */
+    bool dra;                   /* true: watch the DRA kinds (docs/dra.md) */
+    bool nominate;              /* true: nominatedNodeName on held members (api mode) */
+    bool lean_filter;           /* true: unresolvable nodes left out when any node passes */
+    bool one_held_node;         /* true: a held member's filter passes its held node only */
+    bool hold_waiting_gangs;    /* true: gangs held and nominated while they wait (nominate) */
+    unsigned max_conns;         /* 1000: open connections in all */
+    unsigned max_conns_per_ip;  /* 64: open connections per client address; 0: no limit */
+    unsigned request_timeout_s; /* 15: from a request's start until its body is in */
+    unsigned send_timeout_s;    /* 30: from an answer's queueing until it is all sent */
+    size_t answer_budget;       /* 256 MiB: what unsent answers may hold in all */
+    char *tls_priorities;       /* GnuTLS priority string; TLS 1.2 and 1.3 only */
     char *client_allow[EXT_MAX_LIST]; /* client certificate CNs/SANs let in; none: any */
     size_t nclient_allow;
     bool insecure_listen;  /* false: a non-loopback --listen needs --tls-cert and --client-ca */

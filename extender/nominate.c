@@ -33,6 +33,7 @@
 #define GROUP_MAX 4096 /* members of one group looked at per pass */
 #define HOLDS_MAX 1024 /* held slots of one group read per pass */
 #define WORKERS 4      /* groups looked at, and PATCHes in flight, at once */
+#define WAITING_S 1.0  /* a whole gang unfiltered this long is waiting in kube-scheduler's queue */
 
 /* ---- the pure part ------------------------------------------------------------------------ */
 
@@ -125,6 +126,9 @@ struct member {
     double filtered_at; /* when topox filtered it (tpx_mono_s); 0: not lately */
     bool bound;         /* our bind went through: never a nominee again, whatever a late watch event
                          * still says, until the watch reports it bound (ext_nominator_forget) */
+    struct pol_workload *gang; /* a PodGroup gang's member: its workload as /filter reads it */
+    double waiting_at;         /* a gang member: when its gang may be held as waiting (tpx_mono_s);
+                                * 0: looked at, or not a gang member */
 };
 
 /* A member's copy for one pass, outside the lock. */
@@ -134,6 +138,16 @@ struct snap {
     char *current, *ours;
     time_t ours_at, retry_at;
     bool busy;
+};
+
+/* What take_members() saw of a group's gang: whether it may be held as waiting now, and its
+ * workload (copied from a member). */
+struct gang_view {
+    bool due;      /* a member's waiting time is over */
+    bool fresh;    /* a member's is not: the gang is not whole for WAITING_S yet */
+    bool any_busy; /* a member's cycle runs */
+    size_t queued; /* members in kube-scheduler's queue (a gang's, not gated) */
+    struct pol_workload wl;
 };
 
 /* One worker thread: its API client, and one group's held slots and their nodes' names. */
@@ -161,7 +175,8 @@ struct ext_nominator {
     struct tpx_map dirty_set; /* key -> 1, keys borrowed from dirty[] */
     struct tpx_map busy;      /* groups a worker is looking at; keys borrowed from the worker */
     struct ext_nominator_stats stats;
-    bool nominated; /* some member named a node we set, at the last sweep or PATCH */
+    bool nominated;    /* some member named a node we set, at the last sweep or PATCH */
+    bool hold_waiting; /* ext_nominator_hold_waiting() */
     time_t logged_at;
     unsigned long unlogged;
     atomic_bool stopping;
@@ -177,6 +192,7 @@ static void member_free(struct member *m)
     free(m->group);
     free(m->current);
     free(m->ours);
+    free(m->gang);
     free(m);
 }
 
@@ -229,6 +245,15 @@ void ext_nominator_touch(struct ext_nominator *n, const char *group)
     pthread_mutex_unlock(&n->mu);
 }
 
+void ext_nominator_hold_waiting(struct ext_nominator *n, bool on)
+{
+    if (!n)
+        return;
+    pthread_mutex_lock(&n->mu);
+    n->hold_waiting = on;
+    pthread_mutex_unlock(&n->mu);
+}
+
 static void forget_locked(struct ext_nominator *n, const char *uid)
 {
     union tpx_map_val old;
@@ -266,7 +291,8 @@ static struct member *record(struct ext_nominator *n, const char *uid)
 
 void ext_nominator_pending(struct ext_nominator *n, const char *uid, const char *ns,
                            const char *name, const char *scheduler, bool deleting,
-                           const char *group, int index, const char *current)
+                           const char *group, int index, const char *current,
+                           const struct pol_workload *gang)
 {
     struct member *m;
     bool changed;
@@ -293,6 +319,14 @@ void ext_nominator_pending(struct ext_nominator *n, const char *uid, const char 
         return;
     }
     m->index = index;
+    if (!gang) {
+        free(m->gang); /* not a gang's, or gated: not waiting in kube-scheduler's queue */
+        m->gang = NULL;
+        m->waiting_at = 0;
+    } else if (n->hold_waiting && !m->gang && (m->gang = malloc(sizeof(*m->gang))) != NULL) {
+        *m->gang = *gang; /* queued now: the gang may be held once it has waited */
+        m->waiting_at = tpx_mono_s() + WAITING_S;
+    }
     if (changed)
         mark(n, group);
     pthread_mutex_unlock(&n->mu);
@@ -366,19 +400,32 @@ static char *dup_or_null(const char *s)
     return s ? strdup(s) : NULL;
 }
 
-/* Copies of group's members (at most GROUP_MAX). NULL when none or out of memory. */
-static struct snap *take_members(struct ext_nominator *n, const char *group, size_t *count)
+/* Copies of group's members (at most GROUP_MAX), and what they say of its gang (*gv). NULL when
+ * none or out of memory. */
+static struct snap *take_members(struct ext_nominator *n, const char *group, size_t *count,
+                                 struct gang_view *gv)
 {
     struct snap *out = NULL;
     size_t k = 0, want = 0;
     union tpx_map_val v;
 
     *count = 0;
+    memset(gv, 0, sizeof(*gv));
     pthread_mutex_lock(&n->mu);
     for (size_t pos = 0; tpx_map_next(&n->members, &pos, NULL, &v);) {
         const struct member *m = v.ptr;
 
-        want += !m->bound && same(m->group, group);
+        if (m->bound || !same(m->group, group))
+            continue;
+        want++;
+        gv->queued += m->gang != NULL;
+        gv->any_busy =
+            gv->any_busy || (m->filtered_at > 0 && tpx_mono_s() - m->filtered_at < BUSY_S);
+        gv->fresh = gv->fresh || tpx_mono_s() < m->waiting_at;
+        if (m->gang && m->waiting_at > 0 && tpx_mono_s() >= m->waiting_at && !gv->due) {
+            gv->due = true;
+            gv->wl = *m->gang;
+        }
     }
     if (want > GROUP_MAX)
         want = GROUP_MAX;
@@ -471,6 +518,35 @@ static void read_holds(void *ctx, const struct pol_ledger *l, size_t pods_seen)
         snprintf(w->node_names[i], POL_KEY_MAX, "%s", topo_cluster_node(c, w->holds[i].node)->name);
 }
 
+/* A gang waiting in kube-scheduler's queue: every member (its minCount) pending and not gated,
+ * seen so WAITING_S ago or more (the last one too), none filtered lately (no cycle of its has
+ * started), no room held for it yet. Hold its room now, as its first member's filter would, so that
+ * its members are nominated before their gang cycle: each then costs kube-scheduler one node's
+ * filters, with no scan and no scoring (evaluateNominatedNode). Looked at once per member: its due
+ * members are cleared whatever is decided. True when a hold was made. */
+static bool hold_waiting(struct ext_nominator *n, const char *group, const struct gang_view *gv,
+                         size_t held_slots)
+{
+    struct tpx_err e = TPX_ERR_INIT;
+    bool held = false;
+    union tpx_map_val v;
+
+    if (!gv->any_busy && !gv->fresh && held_slots == 0 && gv->wl.group_size > 1 &&
+        gv->queued >= gv->wl.group_size &&
+        ext_state_gang_hold(n->st, &gv->wl, time(NULL), &held, &e) != TPX_OK)
+        TPX_LOG(TPX_WARN, "waiting gang not held", TPX_S("group", group), TPX_S("err", e.msg));
+    pthread_mutex_lock(&n->mu);
+    for (size_t pos = 0; tpx_map_next(&n->members, &pos, NULL, &v);) {
+        struct member *m = v.ptr;
+
+        if (same(m->group, group) && m->waiting_at > 0 && tpx_mono_s() >= m->waiting_at)
+            m->waiting_at = 0;
+    }
+    n->stats.waiting_holds += held;
+    pthread_mutex_unlock(&n->mu);
+    return held;
+}
+
 /* Nominate group's pending members to the slots held for it; clear what we set where no slot
  * is held any more. */
 static void process(struct worker *w, const char *group)
@@ -478,7 +554,8 @@ static void process(struct worker *w, const char *group)
     struct ext_nominator *n = w->n;
     time_t now = time(NULL);
     size_t nm = 0;
-    struct snap *s = take_members(n, group, &nm);
+    struct gang_view gv;
+    struct snap *s = take_members(n, group, &nm, &gv);
     size_t nh;
     struct ext_nom_slot *slots;
     struct ext_nom_member *mem;
@@ -489,6 +566,8 @@ static void process(struct worker *w, const char *group)
     w->reading = group;
     w->nholds = 0;
     ext_state_read(n->st, read_holds, w);
+    if (gv.due && hold_waiting(n, group, &gv, w->nholds))
+        ext_state_read(n->st, read_holds, w);
     nh = w->nholds;
     slots = malloc((nh ? nh : 1) * sizeof(*slots));
     mem = malloc(nm * sizeof(*mem));
@@ -532,6 +611,8 @@ static void sweep(struct ext_nominator *n)
 
         if (m->bound)
             continue;
+        if (m->waiting_at > 0 && tpx_mono_s() >= m->waiting_at)
+            mark(n, m->group); /* its gang may be waiting: process() looks */
         n->nominated = n->nominated || m->ours;
         if (m->ours || m->retry_at) {
             mark(n, m->group);

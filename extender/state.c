@@ -1071,10 +1071,13 @@ static void resolved_release(struct resolved *r)
     free(r->own_known);
 }
 
-/* Read lock held: fill idx (TOPO_NONE for unknown names) and known (the known indices). */
+/* Read lock held: fill idx (TOPO_NONE for unknown names) and known (the known indices); names
+ * NULL: every node of the snapshot. */
 static bool resolve_into(struct ext_state *st, const char *const *names, size_t n, size_t **idx,
                          size_t **known, size_t *nknown)
 {
+    if (!names)
+        n = topo_cluster_node_count(st->cluster);
     *idx = malloc((n ? n : 1) * sizeof(**idx));
     *known = malloc((n ? n : 1) * sizeof(**known));
     *nknown = 0;
@@ -1085,7 +1088,7 @@ static bool resolve_into(struct ext_state *st, const char *const *names, size_t 
         return false;
     }
     for (size_t i = 0; i < n; i++) {
-        (*idx)[i] = topo_cluster_find(st->cluster, names[i]);
+        (*idx)[i] = names ? topo_cluster_find(st->cluster, names[i]) : i;
         if ((*idx)[i] != TOPO_NONE)
             (*known)[(*nknown)++] = (*idx)[i];
     }
@@ -1131,19 +1134,11 @@ static enum tpx_code resolve(struct ext_state *st, const char *const *names, siz
     return TPX_OK;
 }
 
-enum tpx_code ext_state_filter(struct ext_state *st, const struct pol_workload *wl,
-                               const char *const *names, size_t n, time_t now,
-                               struct ext_state_verdicts *out, struct tpx_err *err)
-{
-    return ext_state_filter_res(st, wl, names, n, NULL, now, out, err);
-}
-
-/* A PodGroup gang's member: hold the whole group's room before its filter is answered
- * (pol_gang_hold), under the write lock; kube-scheduler 1.37 filters every member before it binds
- * any, so a hold made at the first bind would come too late. */
+/* A PodGroup gang's member: hold the whole group's room (pol_gang_hold) under the write lock,
+ * among the named candidates, or every node when names is NULL (ext_state_gang_hold). */
 static enum tpx_code gang_hold(struct ext_state *st, const struct pol_workload *wl,
                                const char *const *names, size_t n, struct ext_state_resolution *res,
-                               time_t now, struct tpx_err *err)
+                               time_t now, bool *held, struct tpx_err *err)
 {
     struct resolved rv = {0};
     enum tpx_code rc = TPX_OK;
@@ -1152,12 +1147,19 @@ static enum tpx_code gang_hold(struct ext_state *st, const struct pol_workload *
     if (st->ledger && st->cluster && (rc = resolve(st, names, n, res, &rv, err)) == TPX_OK) {
         struct pol_scope_memo *m = memo_take(st);
 
-        rc = pol_gang_hold(st->ledger, m, wl, rv.known, rv.nknown, now, st->ttl_s, NULL, err);
+        rc = pol_gang_hold(st->ledger, m, wl, rv.known, rv.nknown, now, st->ttl_s, held, err);
         memo_give(st, m);
     }
     pthread_rwlock_unlock(&st->lock);
     resolved_release(&rv);
     return rc;
+}
+
+enum tpx_code ext_state_gang_hold(struct ext_state *st, const struct pol_workload *wl, time_t now,
+                                  bool *held, struct tpx_err *err)
+{
+    maybe_expire(st, now); /* pol_gang_hold sets *held */
+    return gang_hold(st, wl, NULL, 0, NULL, now, held, err);
 }
 
 enum tpx_code ext_state_filter_res(struct ext_state *st, const struct pol_workload *wl,
@@ -1170,7 +1172,8 @@ enum tpx_code ext_state_filter_res(struct ext_state *st, const struct pol_worklo
 
     memset(out, 0, sizeof(*out));
     maybe_expire(st, now);
-    if (wl->gang && wl->has_intent && (rc = gang_hold(st, wl, names, n, res, now, err)) != TPX_OK)
+    if (wl->gang && wl->has_intent &&
+        (rc = gang_hold(st, wl, names, n, res, now, NULL, err)) != TPX_OK)
         return rc;
     out->n = n;
     out->reason = malloc((n ? n : 1) * sizeof(*out->reason));
@@ -1250,13 +1253,6 @@ void ext_state_verdicts_release(struct ext_state_verdicts *v)
     free(v->reason);
     pol_filter_result_release(&v->res);
     memset(v, 0, sizeof(*v));
-}
-
-enum tpx_code ext_state_score(struct ext_state *st, const struct pol_workload *wl,
-                              const char *const *names, size_t n, time_t now, int *scores,
-                              struct tpx_err *err)
-{
-    return ext_state_score_res(st, wl, names, n, NULL, now, scores, err);
 }
 
 enum tpx_code ext_state_score_res(struct ext_state *st, const struct pol_workload *wl,

@@ -169,27 +169,41 @@ struct ext_state_resolution {
 void ext_state_resolution_init(struct ext_state_resolution *r);
 void ext_state_resolution_release(struct ext_state_resolution *r);
 
-/* Filter the named nodes for a pod with intent. Unknown names get POL_FAIL with
- * EXT_UNKNOWN_NODE_REASON. TPX_ENOENT when no cluster is loaded. */
-enum tpx_code ext_state_filter(struct ext_state *st, const struct pol_workload *wl,
-                               const char *const *names, size_t n, time_t now,
-                               struct ext_state_verdicts *out, struct tpx_err *err);
-void ext_state_verdicts_release(struct ext_state_verdicts *v);
-/* The same, with the names' resolution taken from (or stored in) *res when it is for the current
- * snapshot; res NULL: resolved afresh. res must have been used only with these names. */
+/* Filter the named nodes for a pod with intent, the names' resolution taken from (or stored in)
+ * *res when it is for the current snapshot (res NULL: resolved afresh; res must have been used
+ * only with these names). Unknown names get POL_FAIL with EXT_UNKNOWN_NODE_REASON. TPX_ENOENT
+ * when no cluster is loaded. A PodGroup gang's member (wl->gang) first has its group's room held
+ * among the candidates (ext_state_gang_hold). */
 enum tpx_code ext_state_filter_res(struct ext_state *st, const struct pol_workload *wl,
                                    const char *const *names, size_t n,
                                    struct ext_state_resolution *res, time_t now,
                                    struct ext_state_verdicts *out, struct tpx_err *err);
+static inline enum tpx_code ext_state_filter(struct ext_state *st, const struct pol_workload *wl,
+                                             const char *const *names, size_t n, time_t now,
+                                             struct ext_state_verdicts *out, struct tpx_err *err)
+{
+    return ext_state_filter_res(st, wl, names, n, NULL, now, out, err);
+}
+void ext_state_verdicts_release(struct ext_state_verdicts *v);
 
-/* Scores 0..10 for the named nodes (unknown names score 0). */
-enum tpx_code ext_state_score(struct ext_state *st, const struct pol_workload *wl,
-                              const char *const *names, size_t n, time_t now, int *scores,
-                              struct tpx_err *err);
+/* Hold the whole room of the PodGroup gang wl (pol_gang_hold) as its first member's filter
+ * would, with every node of the snapshot as a candidate: for a gang the watch sees waiting before
+ * its cycle (extender/nominate.c). *held (NULL: not wanted; unchanged without a cluster) says
+ * whether a new hold was made; an existing hold stands. */
+enum tpx_code ext_state_gang_hold(struct ext_state *st, const struct pol_workload *wl, time_t now,
+                                  bool *held, struct tpx_err *err);
+
+/* Scores 0..10 for the named nodes (unknown names score 0); res as for ext_state_filter_res. */
 enum tpx_code ext_state_score_res(struct ext_state *st, const struct pol_workload *wl,
                                   const char *const *names, size_t n,
                                   struct ext_state_resolution *res, time_t now, int *scores,
                                   struct tpx_err *err);
+static inline enum tpx_code ext_state_score(struct ext_state *st, const struct pol_workload *wl,
+                                            const char *const *names, size_t n, time_t now,
+                                            int *scores, struct tpx_err *err)
+{
+    return ext_state_score_res(st, wl, names, n, NULL, now, scores, err);
+}
 
 /* Where a bound pod went; strings copied. */
 struct ext_state_bind_out {

@@ -566,6 +566,8 @@ static void nominee(struct ext_state_feed *f, json_t *pod, const char *uid, cons
     bool deleting = json_object_get(md, "deletionTimestamp") != NULL &&
                     !json_is_null(json_object_get(md, "deletionTimestamp"));
     const struct pol_workload *wl = &cp.wl;
+    /* a gated pod (Kueue's admission, any schedulingGates) is not in kube-scheduler's queue */
+    bool gated = json_array_size(json_object_get(json_object_get(pod, "spec"), "schedulingGates"));
 
     {
         const char *pg = json_string_value(json_object_get(
@@ -598,7 +600,7 @@ static void nominee(struct ext_state_feed *f, json_t *pod, const char *uid, cons
         ext_nominator_forget(f->nom, uid);
     else
         ext_nominator_pending(f->nom, uid, meta(pod, "namespace"), name, scheduler, deleting,
-                              wl->group, wl->pod_index, nnn);
+                              wl->group, wl->pod_index, nnn, wl->gang && !gated ? wl : NULL);
     ext_codec_pod_release(&cp);
 }
 

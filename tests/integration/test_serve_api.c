@@ -1852,6 +1852,7 @@ static bool last_nominated(struct world *w, const char *name, const char *node, 
 Test(serve_api, a_gang_is_nominated_once_its_cycle_is_over, .timeout = 120)
 {
     struct world *w = world_new(false);
+    const char *args[] = {"--hold-waiting-gangs", "false", NULL}; /* its cycle comes first */
     json_t *p0, *p1;
     char pass[NNODES][16], n0[64], n1[64];
     const char *got;
@@ -1860,7 +1861,7 @@ Test(serve_api, a_gang_is_nominated_once_its_cycle_is_over, .timeout = 120)
     set_podgroups(w, 1, 2);
     p0 = gang_pod(w, "gang-0-0", "gang-0");
     p1 = gang_pod(w, "gang-0-1", "gang-0");
-    start(w, NULL);
+    start(w, args);
     cr_assert_eq(wait_ready(w), 200, "never ready:\n%s", w->srv.log);
     cr_assert_gt(filter_but(w, p0, NULL, pass), 0);
     cr_expect_eq(fake_api_wait_count(w->api, "PATCH", "/status", 1, 1000), 0,
@@ -1887,6 +1888,78 @@ Test(serve_api, a_gang_is_nominated_once_its_cycle_is_over, .timeout = 120)
     cr_expect(last_nominated(w, "gang-0-1", n0, 10000), "gang-0-1 not moved to %s", n0);
     sleep_ms(1500);
     cr_expect_eq(patches_of(w, "gang-0-0"), 1, "the bound member was PATCHed again");
+    stop(w);
+}
+
+/* holdWaitingGangs (the default): a PodGroup gang whose members have all waited pending, none
+ * filtered (kube-scheduler has not started its gang cycle), is held whole and its members are
+ * nominated before any filter: to two nodes of one rack, each passed by topox's filter alone
+ * there (kube-scheduler's evaluateNominatedNode), and both binds there go through. A gang with a
+ * member missing (minCount 2, one pod) is not held: kube-scheduler will not start its cycle; nor
+ * one with a gated member (Kueue's admission gate): it is not in kube-scheduler's queue. */
+Test(serve_api, a_waiting_gang_is_held_and_nominated_before_its_cycle, .timeout = 120)
+{
+    struct world *w = world_new(false);
+    json_t *p0, *p1;
+    char n0[64], n1[64], *m = NULL, *err;
+    const char *got;
+
+    set_podgroups(w, 3, 2);
+    p0 = gang_pod(w, "gang-0-0", "gang-0");
+    p1 = gang_pod(w, "gang-0-1", "gang-0");
+    gang_pod(w, "gang-1-0", "gang-1");
+    gang_pod(w, "gang-2-0", "gang-2");
+    json_object_set_new(json_object_get(gang_pod(w, "gang-2-1", "gang-2"), "spec"),
+                        "schedulingGates",
+                        json_pack("[{s:s}]", "name", "kueue.x-k8s.io/admission"));
+    push_pods(w);
+    start(w, NULL);
+    cr_assert_eq(wait_ready(w), 200, "never ready:\n%s", w->srv.log);
+    got = nominated(w, "gang-0-0", 1);
+    cr_assert(got && got[0], "the waiting gang's first member was never nominated");
+    snprintf(n0, sizeof(n0), "%s", got);
+    got = nominated(w, "gang-0-1", 1);
+    cr_assert(got && got[0], "the waiting gang's second member was never nominated");
+    snprintf(n1, sizeof(n1), "%s", got);
+    cr_expect_neq(strcmp(n0, n1), 0, "both nominated to %s", n0);
+    cr_expect_eq(rack_of(n0), rack_of(n1), "%s and %s: not one rack", n0, n1);
+    sleep_ms(2500); /* two more sweeps */
+    cr_expect_eq(patches_of(w, "gang-1-0"), 0, "a gang missing a member was held");
+    cr_expect_eq(patches_of(w, "gang-2-0") + patches_of(w, "gang-2-1"), 0,
+                 "a gang with a gated member was held");
+    cr_expect_eq(patches_of(w, "gang-0-0") + patches_of(w, "gang-0-1"), 2, "nominated twice");
+    get(w, "/metrics", &m);
+    cr_expect(m && strstr(m, "topox_waiting_gang_holds_total 1\n"), "%s", m ? m : "");
+    free(m);
+    /* the gang cycle: each member on its nominated node alone */
+    cr_expect(passes_alone(w, p0, n0), "gang-0-0 refused on its nominated node %s", n0);
+    cr_expect(passes_alone(w, p1, n1), "gang-0-1 refused on its nominated node %s", n1);
+    err = bind_call(w, p0, n0);
+    cr_expect_str_eq(err, "", "gang-0-0 on %s: %s", n0, err);
+    free(err);
+    err = bind_call(w, p1, n1);
+    cr_expect_str_eq(err, "", "gang-0-1 on %s: %s", n1, err);
+    free(err);
+    stop(w);
+}
+
+/* --hold-waiting-gangs false: the same waiting gang is neither held nor nominated before its
+ * cycle. */
+Test(serve_api, hold_waiting_gangs_false_nominates_no_waiting_gang, .timeout = 120)
+{
+    struct world *w = world_new(false);
+    const char *args[] = {"--hold-waiting-gangs", "false", NULL};
+    char *m = NULL;
+
+    set_podgroups(w, 1, 2);
+    gang_pod(w, "gang-0-0", "gang-0");
+    gang_pod(w, "gang-0-1", "gang-0");
+    start(w, args);
+    cr_assert_eq(wait_ready(w), 200, "never ready:\n%s", w->srv.log);
+    cr_expect_eq(fake_api_wait_count(w->api, "PATCH", "/status", 1, 3000), 0);
+    get(w, "/metrics", &m);
+    cr_expect(m && strstr(m, "topox_waiting_gang_holds_total 0\n"), "%s", m ? m : "");
+    free(m);
     stop(w);
 }
 

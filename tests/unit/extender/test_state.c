@@ -951,3 +951,65 @@ Test(ext_state, without_ageing_bound_pods_fill_the_table)
     cr_expect_eq(ps.entries, 80);
     ext_state_free(st);
 }
+
+struct holds_read {
+    const char *group;
+    struct pol_hold h[8];
+    size_t n;
+    size_t rack[8];
+    size_t full_rack; /* node 0's, which the test fills */
+};
+
+static void read_group_holds(void *ctx, const struct pol_ledger *l, size_t pods_seen)
+{
+    struct holds_read *r = ctx;
+
+    (void)pods_seen;
+    r->n = pol_group_holds(l, r->group, r->h, 8);
+    for (size_t i = 0; i < r->n && i < 8; i++)
+        r->rack[i] = topo_cluster_node_rack(pol_ledger_cluster(l), r->h[i].node);
+    r->full_rack = topo_cluster_node_rack(pol_ledger_cluster(l), 0);
+}
+
+/* A PodGroup gang seen waiting (extender/nominate.c): ext_state_gang_hold holds its whole room
+ * with every node a candidate, as its first member's filter would: one slot per member, all in
+ * one rack with room (rack 0 is full). A second call keeps the hold; a gang no rack can take is
+ * not held. */
+Test(ext_state, a_waiting_gang_is_held_whole_in_one_rack_with_room)
+{
+    char names[64][64];
+    size_t n;
+    struct ext_state *st = state_with("racks=3,nodes-per-rack=2,gpus-per-node=8", names, &n);
+    struct pol_workload g = wl_of("llm/podgroup:gang-0", 8, 2, 2, -1);
+    struct pol_workload big = wl_of("llm/podgroup:gang-1", 8, 3, 3, -1);
+    struct holds_read r = {.group = g.group};
+    struct ext_state_bind_out out;
+    struct tpx_err err = TPX_ERR_INIT;
+    bool held = true;
+
+    g.gang = big.gang = true;
+    g.gang_level = big.gang_level = -1;
+    /* node 0's rack taken by two plain 8-GPU pods */
+    for (int i = 0; i < 2; i++) {
+        char uid[16];
+        struct pol_workload w = wl_of(uid, 8, 1, 1, 0);
+
+        snprintf(uid, sizeof(uid), "fill-%d", i);
+        snprintf(w.group, sizeof(w.group), "%s", uid);
+        ext_state_remember_pod(st, uid, NULL, uid, &w, 1000);
+        cr_assert_eq(ext_state_bind(st, uid, uid, names[i], 1000, &out, &err), TPX_OK, "%s",
+                     err.msg);
+    }
+    cr_assert_eq(ext_state_gang_hold(st, &g, 1000, &held, &err), TPX_OK, "%s", err.msg);
+    cr_expect(held);
+    cr_assert(ext_state_read(st, read_group_holds, &r));
+    cr_assert_eq(r.n, 2, "one held slot per member, not %zu", r.n);
+    cr_expect_neq(r.h[0].node, r.h[1].node);
+    cr_expect_eq(r.rack[0], r.rack[1], "held across racks %zu and %zu", r.rack[0], r.rack[1]);
+    cr_expect_neq(r.rack[0], r.full_rack, "held in the full rack");
+    cr_assert_eq(ext_state_gang_hold(st, &g, 1001, &held, &err), TPX_OK, "%s", err.msg);
+    cr_expect(!held, "a standing hold is kept, not made again");
+    cr_assert_eq(ext_state_gang_hold(st, &big, 1001, &held, &err), TPX_OK, "%s", err.msg);
+    cr_expect(!held, "three 8-GPU pods fit no 2-node rack");
+    ext_state_free(st);
+}
