@@ -173,6 +173,44 @@ void server_drain(struct server *s)
     s->log_len = sk.len;
 }
 
+/* The servers started and not stopped yet (server_kill_all), by their pid and stderr. */
+#define LIVE_MAX 32
+static struct {
+    pid_t pid;
+    int fd;
+} live[LIVE_MAX];
+
+static void live_add(pid_t pid, int fd)
+{
+    for (size_t i = 0; i < LIVE_MAX; i++) {
+        if (live[i].pid <= 0) {
+            live[i].pid = pid;
+            live[i].fd = fd;
+            return;
+        }
+    }
+}
+
+static void live_del(pid_t pid)
+{
+    for (size_t i = 0; pid > 0 && i < LIVE_MAX; i++) {
+        if (live[i].pid == pid)
+            live[i].pid = 0;
+    }
+}
+
+void server_kill_all(void)
+{
+    for (size_t i = 0; i < LIVE_MAX; i++) {
+        if (live[i].pid <= 0)
+            continue;
+        kill(live[i].pid, SIGKILL);
+        waitpid(live[i].pid, NULL, 0);
+        close(live[i].fd);
+        live[i].pid = 0;
+    }
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -235,6 +273,7 @@ int server_start(const char *const *args, struct server *s)
     close(errp[1]);
     s->err_fd = errp[0];
     fcntl(s->err_fd, F_SETFL, O_NONBLOCK);
+    live_add(s->pid, s->err_fd);
     while (now_s() < deadline) {
         struct pollfd p = {s->err_fd, POLLIN, 0};
         const char *line;
@@ -251,6 +290,7 @@ int server_start(const char *const *args, struct server *s)
             }
         }
         if (waitpid(s->pid, &ws, WNOHANG) == s->pid) {
+            live_del(s->pid);
             s->pid = 0;
             server_drain(s);
             return -1;
@@ -265,6 +305,7 @@ static int stop_and_wait(struct server *s)
     int ws = 0;
     int status = -1;
 
+    live_del(s->pid);
     if (s->pid > 0) {
         kill(s->pid, SIGTERM);
         waitpid(s->pid, &ws, 0);

@@ -50,6 +50,11 @@ int server_wait_log(struct server *s, const char *needle, long timeout_ms);
 /* SIGTERM, wait; returns the exit status (128 + signal when killed). Frees s->log. */
 int server_stop(struct server *s);
 
+/* SIGKILL and reap every server started and not stopped yet, and close its stderr, without
+ * touching its struct server: for a suite's .fini, which runs after a failed cr_assert has left
+ * the test, and with it the test's own struct server on its stack. */
+void server_kill_all(void);
+
 /* The same, and copies the last cap-1 bytes it logged (the exit included) into why, so a test
  * can show why the exit was not clean (a sanitizer report, a crash, an error). */
 int server_stop_checked(struct server *s, char *why, size_t cap);

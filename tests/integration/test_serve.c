@@ -17,14 +17,9 @@
 
 #include "harness.h"
 
-/* The server of the running test, stopped by teardown() even when an assertion aborts it. */
-static struct server *running;
-
 static void teardown(void)
 {
-    if (running && running->pid > 0)
-        server_stop(running);
-    running = NULL;
+    server_kill_all(); /* never through the test's own struct server: it may be gone */
 }
 
 TestSuite(serve, .fini = teardown);
@@ -33,7 +28,6 @@ static void start(struct server *s, const char *const *args)
 {
     int rc = server_start(args, s);
 
-    running = s;
     cr_assert_eq(rc, 0, "topox serve did not start:\n%s", s->log ? s->log : "");
 }
 
@@ -44,7 +38,6 @@ static void stop(struct server *s)
 
     cr_expect_eq(status, 0, "SIGTERM must drain and exit 0, not %d; the log ends:\n%s", status,
                  why);
-    running = NULL;
 }
 
 /* A pod of an LWS group (group NULL: no group labels) with topox.io parallelism annotations
@@ -765,7 +758,6 @@ Test(serve, sigterm_during_traffic_exits_0, .timeout = 240)
         for (int i = 0; i < 20; i++)
             http_call("GET", s.port, "/healthz", NULL, NULL);
         status = server_stop_checked(&s, why, sizeof(why));
-        running = NULL;
         for (int i = 0; i < 2; i++) {
             atomic_store(&p[i].stop, true);
             pthread_join(t[i], NULL);
