@@ -324,7 +324,7 @@ static enum tpx_code start_api(struct ext_config *cfg, struct ext_state *state,
             *nom = ext_nominator_new(kcfg, state, cfg->scheduler_name, err);
             if (!*nom)
                 return err->code;
-            ext_nominator_hold_waiting(*nom, cfg->hold_waiting_gangs);
+            ext_nominator_hold_waiting(*nom, cfg->hold_waiting_groups);
             ext_state_feed_set_nominator(*feed, *nom);
         }
         memset(&wc, 0, sizeof(wc));

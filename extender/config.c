@@ -425,15 +425,15 @@ const struct ext_config_setting ext_config_settings[] = {
      .help = "with --lean-filter: the filter of a member of a group topox holds room for passes "
              "the one node held for it, so kube-scheduler skips scoring; a pod filtered again in "
              "a later cycle gets the whole held rack (default true)"},
-    {.key = "holdWaitingGangs",
-     .flag = "hold-waiting-gangs",
+    {.key = "holdWaitingGroups",
+     .flag = "hold-waiting-groups",
      .metavar = "BOOL",
      .type = EXT_CONFIG_SETTING_BOOL,
-     .offset = FIELD(hold_waiting_gangs),
+     .offset = FIELD(hold_waiting_groups),
      .def = "true",
-     .help = "with --nominate: hold the room of a PodGroup gang whose members have all waited "
-             "pending for a second, none filtered yet, and nominate them to the held nodes "
-             "before kube-scheduler starts their gang cycle (default true)"},
+     .help = "with --nominate: hold the room of a group (a PodGroup gang, an LWS group...) whose "
+             "members have all waited pending for a second, none filtered yet, and nominate them "
+             "to the held nodes before kube-scheduler starts their cycles (default true)"},
 };
 
 const size_t ext_config_nsettings = COUNT(ext_config_settings);

@@ -60,7 +60,7 @@ struct ext_config {
     bool nominate;              /* true: nominatedNodeName on held members (api mode) */
     bool lean_filter;           /* true: unresolvable nodes left out when any node passes */
     bool one_held_node;         /* true: a held member's filter passes its held node only */
-    bool hold_waiting_gangs;    /* true: gangs held and nominated while they wait (nominate) */
+    bool hold_waiting_groups;   /* true: groups held and nominated while they wait (nominate) */
     unsigned max_conns;         /* 1000: open connections in all */
     unsigned max_conns_per_ip;  /* 64: open connections per client address; 0: no limit */
     unsigned request_timeout_s; /* 15: from a request's start until its body is in */

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* extender/nominate.c - nominatedNodeName for the pending members of a group topox holds room
  * for (nominate.h says why). The watch thread keeps the pending members (uid -> struct member);
- * binds and gang holds mark their group dirty; WORKERS threads of its own, each with its own API
- * client, take the dirty groups one at a time (never one group on two threads): the slots state
- * holds for it, one member per slot (ext_nominate_assign), and a merge PATCH of pods/status for
- * each member whose nomination differs. Several, because each PATCH is an API round trip (tens of
+ * binds, gang holds and a group's second of waiting (hold_waiting) mark their group dirty; WORKERS
+ * threads of its own, each with its own API client, take the dirty groups one at a time (never
+ * one group on two threads): the slots state holds for it, one member per slot
+ * (ext_nominate_assign), and a merge PATCH of pods/status for each member whose nomination
+ * differs. Several, because each PATCH is an API round trip (tens of
  * ms on a busy server) and kube-scheduler takes the next pods from its queue meanwhile: with one
  * thread, bench/scheduler saw most nominations land after their pod's cycle. Every second the
  * first worker also looks again at the groups of the members it nominated, so a hold that expired
@@ -33,7 +34,9 @@
 #define GROUP_MAX 4096 /* members of one group looked at per pass */
 #define HOLDS_MAX 1024 /* held slots of one group read per pass */
 #define WORKERS 4      /* groups looked at, and PATCHes in flight, at once */
-#define WAITING_S 1.0  /* a whole gang unfiltered this long is waiting in kube-scheduler's queue */
+#define WAITING_S                                                                                  \
+    1.0 /* a whole group unfiltered this long is waiting in kube-scheduler's queue                 \
+         */
 
 /* ---- the pure part ------------------------------------------------------------------------ */
 
@@ -126,9 +129,9 @@ struct member {
     double filtered_at; /* when topox filtered it (tpx_mono_s); 0: not lately */
     bool bound;         /* our bind went through: never a nominee again, whatever a late watch event
                          * still says, until the watch reports it bound (ext_nominator_forget) */
-    struct pol_workload *gang; /* a PodGroup gang's member: its workload as /filter reads it */
-    double waiting_at;         /* a gang member: when its gang may be held as waiting (tpx_mono_s);
-                                * 0: looked at, or not a gang member */
+    struct pol_workload *wl; /* its workload as /filter reads it, while it is in kube-scheduler's
+                              * queue (not gated); NULL otherwise */
+    double waiting_at;       /* when its group may be held as waiting (tpx_mono_s); 0: looked at */
 };
 
 /* A member's copy for one pass, outside the lock. */
@@ -140,13 +143,13 @@ struct snap {
     bool busy;
 };
 
-/* What take_members() saw of a group's gang: whether it may be held as waiting now, and its
- * workload (copied from a member). */
-struct gang_view {
+/* What take_members() saw of a group: whether it may be held as waiting now, and its workload
+ * (copied from a member). */
+struct group_view {
     bool due;      /* a member's waiting time is over */
-    bool fresh;    /* a member's is not: the gang is not whole for WAITING_S yet */
+    bool fresh;    /* a member's is not: the group is not whole for WAITING_S yet */
     bool any_busy; /* a member's cycle runs */
-    size_t queued; /* members in kube-scheduler's queue (a gang's, not gated) */
+    size_t queued; /* members in kube-scheduler's queue (not gated) */
     struct pol_workload wl;
 };
 
@@ -192,7 +195,7 @@ static void member_free(struct member *m)
     free(m->group);
     free(m->current);
     free(m->ours);
-    free(m->gang);
+    free(m->wl);
     free(m);
 }
 
@@ -292,7 +295,7 @@ static struct member *record(struct ext_nominator *n, const char *uid)
 void ext_nominator_pending(struct ext_nominator *n, const char *uid, const char *ns,
                            const char *name, const char *scheduler, bool deleting,
                            const char *group, int index, const char *current,
-                           const struct pol_workload *gang)
+                           const struct pol_workload *queued)
 {
     struct member *m;
     bool changed;
@@ -319,12 +322,12 @@ void ext_nominator_pending(struct ext_nominator *n, const char *uid, const char 
         return;
     }
     m->index = index;
-    if (!gang) {
-        free(m->gang); /* not a gang's, or gated: not waiting in kube-scheduler's queue */
-        m->gang = NULL;
+    if (!queued) {
+        free(m->wl); /* gated: not waiting in kube-scheduler's queue */
+        m->wl = NULL;
         m->waiting_at = 0;
-    } else if (n->hold_waiting && !m->gang && (m->gang = malloc(sizeof(*m->gang))) != NULL) {
-        *m->gang = *gang; /* queued now: the gang may be held once it has waited */
+    } else if (n->hold_waiting && !m->wl && (m->wl = malloc(sizeof(*m->wl))) != NULL) {
+        *m->wl = *queued; /* queued now: its group may be held once it has waited */
         m->waiting_at = tpx_mono_s() + WAITING_S;
     }
     if (changed)
@@ -400,10 +403,10 @@ static char *dup_or_null(const char *s)
     return s ? strdup(s) : NULL;
 }
 
-/* Copies of group's members (at most GROUP_MAX), and what they say of its gang (*gv). NULL when
+/* Copies of group's members (at most GROUP_MAX), and what they say of the group (*gv). NULL when
  * none or out of memory. */
 static struct snap *take_members(struct ext_nominator *n, const char *group, size_t *count,
-                                 struct gang_view *gv)
+                                 struct group_view *gv)
 {
     struct snap *out = NULL;
     size_t k = 0, want = 0;
@@ -418,13 +421,13 @@ static struct snap *take_members(struct ext_nominator *n, const char *group, siz
         if (m->bound || !same(m->group, group))
             continue;
         want++;
-        gv->queued += m->gang != NULL;
+        gv->queued += m->wl != NULL;
         gv->any_busy =
             gv->any_busy || (m->filtered_at > 0 && tpx_mono_s() - m->filtered_at < BUSY_S);
         gv->fresh = gv->fresh || tpx_mono_s() < m->waiting_at;
-        if (m->gang && m->waiting_at > 0 && tpx_mono_s() >= m->waiting_at && !gv->due) {
+        if (m->wl && m->waiting_at > 0 && tpx_mono_s() >= m->waiting_at && !gv->due) {
             gv->due = true;
-            gv->wl = *m->gang;
+            gv->wl = *m->wl;
         }
     }
     if (want > GROUP_MAX)
@@ -518,13 +521,14 @@ static void read_holds(void *ctx, const struct pol_ledger *l, size_t pods_seen)
         snprintf(w->node_names[i], POL_KEY_MAX, "%s", topo_cluster_node(c, w->holds[i].node)->name);
 }
 
-/* A gang waiting in kube-scheduler's queue: every member (its minCount) pending and not gated,
- * seen so WAITING_S ago or more (the last one too), none filtered lately (no cycle of its has
- * started), no room held for it yet. Hold its room now, as its first member's filter would, so that
- * its members are nominated before their gang cycle: each then costs kube-scheduler one node's
- * filters, with no scan and no scoring (evaluateNominatedNode). Looked at once per member: its due
- * members are cleared whatever is decided. True when a hold was made. */
-static bool hold_waiting(struct ext_nominator *n, const char *group, const struct gang_view *gv,
+/* A group waiting in kube-scheduler's queue: every member (a gang's minCount, else the group's
+ * size) pending and not gated, seen so WAITING_S ago or more (the last one too), none filtered
+ * lately (no cycle of its has started), no room held for it yet. Hold its room now, as its first
+ * member's filter would, so that its members are nominated before their cycles: each then costs
+ * kube-scheduler one node's filters, with no scan and no scoring (evaluateNominatedNode). Looked
+ * at once per member: its due members are cleared whatever is decided. True when a hold was
+ * made. */
+static bool hold_waiting(struct ext_nominator *n, const char *group, const struct group_view *gv,
                          size_t held_slots)
 {
     struct tpx_err e = TPX_ERR_INIT;
@@ -534,7 +538,7 @@ static bool hold_waiting(struct ext_nominator *n, const char *group, const struc
     if (!gv->any_busy && !gv->fresh && held_slots == 0 && gv->wl.group_size > 1 &&
         gv->queued >= gv->wl.group_size &&
         ext_state_gang_hold(n->st, &gv->wl, time(NULL), &held, &e) != TPX_OK)
-        TPX_LOG(TPX_WARN, "waiting gang not held", TPX_S("group", group), TPX_S("err", e.msg));
+        TPX_LOG(TPX_WARN, "waiting group not held", TPX_S("group", group), TPX_S("err", e.msg));
     pthread_mutex_lock(&n->mu);
     for (size_t pos = 0; tpx_map_next(&n->members, &pos, NULL, &v);) {
         struct member *m = v.ptr;
@@ -554,7 +558,7 @@ static void process(struct worker *w, const char *group)
     struct ext_nominator *n = w->n;
     time_t now = time(NULL);
     size_t nm = 0;
-    struct gang_view gv;
+    struct group_view gv;
     struct snap *s = take_members(n, group, &nm, &gv);
     size_t nh;
     struct ext_nom_slot *slots;
@@ -612,7 +616,7 @@ static void sweep(struct ext_nominator *n)
         if (m->bound)
             continue;
         if (m->waiting_at > 0 && tpx_mono_s() >= m->waiting_at)
-            mark(n, m->group); /* its gang may be waiting: process() looks */
+            mark(n, m->group); /* its group may be waiting: process() looks */
         n->nominated = n->nominated || m->ours;
         if (m->ours || m->retry_at) {
             mark(n, m->group);

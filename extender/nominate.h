@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* extender/nominate.h - `topox serve --bind-mode=api --nominate true` (issue 20, item 2): where
- * topox holds room for the members of a group that are not bound yet (the rest of a group after
- * its first bind; a whole PodGroup gang waiting in kube-scheduler's queue before its cycle, or
- * once a cycle is over and its members are still pending), it sets status.nominatedNodeName of
- * each such member the watch reports pending to the node held for it.
+ * topox holds room for the members of a group that are not bound yet (a whole group waiting in
+ * kube-scheduler's queue before any member's cycle; the rest of a group after its first bind; a
+ * PodGroup gang once a cycle is over and its members are still pending), it sets
+ * status.nominatedNodeName of each such member the watch reports pending to the node held for
+ * it.
  * kube-scheduler 1.37 tries a pod's nominated node first and alone, in-tree filters and extender
  * filter on that one node, and skips scoring when it passes (pkg/scheduler/schedule_one.go,
  * findNodesThatFitPod -> evaluateNominatedNode); it also counts a nominated pod's requests on that
@@ -70,12 +71,13 @@ void ext_nominator_free(struct ext_nominator *n);
  * NULL: none, and it is forgotten) with pod index `index` when its scheduler is the one served
  * (any, when the one served is ""),
  * it is not being deleted, and group is set; otherwise it is forgotten. current: its
- * status.nominatedNodeName (NULL: none). gang: its workload when it is a PodGroup gang's member
- * (wl->gang; copied), else NULL. The group is looked at again. Strings copied. */
+ * status.nominatedNodeName (NULL: none). queued: its workload (copied) while it is in
+ * kube-scheduler's queue; NULL while it is gated (spec.schedulingGates). The group is looked at
+ * again. Strings copied. */
 void ext_nominator_pending(struct ext_nominator *n, const char *uid, const char *ns,
                            const char *name, const char *scheduler, bool deleting,
                            const char *group, int index, const char *current,
-                           const struct pol_workload *gang);
+                           const struct pol_workload *queued);
 /* Our bind of pod uid went through: it is no nominee any more, even while the watch still shows
  * it pending, until ext_nominator_forget(). */
 void ext_nominator_bound(struct ext_nominator *n, const char *uid);
@@ -92,19 +94,19 @@ void ext_nominator_prune(struct ext_nominator *n, bool (*listed)(void *ctx, cons
  * the caller's thread. Never blocks on the API server. */
 void ext_nominator_touch(struct ext_nominator *n, const char *group);
 
-/* Hold room for waiting gangs (serve's holdWaitingGangs; off until called). A PodGroup gang
- * (ext_nominator_pending's gang: the member's workload, wl->gang) whose members (its minCount) the
- * watch has shown pending for a second, none filtered yet, has its whole room held as its first
- * member's filter would (ext_state_gang_hold, every node a candidate), and its members are
- * nominated to the held nodes then, before kube-scheduler starts their gang cycle: each member's
- * cycle is then its nominated node's filters alone. A gang whose cycle started first is held at
- * its filter, as without. Looked at once per member. */
+/* Hold room for waiting groups (serve's holdWaitingGroups; off until called). A group whose
+ * members (a PodGroup gang's minCount, else the group's size) the watch has shown pending and
+ * queued for a second, none filtered yet, has its whole room held as its first member's filter
+ * would (ext_state_gang_hold, every node a candidate), and its members are nominated to the held
+ * nodes then, before kube-scheduler starts their cycles: each member's cycle is then its
+ * nominated node's filters alone. A group whose cycle started first is held as without (a gang
+ * at its filter, another at its first bind). Looked at once per member. */
 void ext_nominator_hold_waiting(struct ext_nominator *n, bool on);
 
 /* Counters for /metrics and tests. */
 struct ext_nominator_stats {
     unsigned long set;           /* nominations PATCHed */
-    unsigned long waiting_holds; /* gangs held while waiting (ext_nominator_hold_waiting) */
+    unsigned long waiting_holds; /* groups held while waiting (ext_nominator_hold_waiting) */
     unsigned long cleared;       /* nominations topox had set, cleared when their hold went */
     unsigned long failed;        /* PATCHes the API server refused or could not take */
     size_t pending;              /* pending members known */

@@ -422,7 +422,7 @@ static unsigned do_filter(struct ext_routes *r, const struct ext_http_req *rq,
          * kube-scheduler 1.37 filters every member in one gang cycle, so a nomination landing
          * now helps no one and makes the scheduler count each nominee on its node while its
          * mates are filtered (bench/scheduler, 2,000 nodes: TopoxGang 26.5-27.3 pods/s with
-         * these nominations, 33.0-33.2 without). A gang seen waiting before its cycle was held
+         * these nominations, 33.0-33.2 without). A group seen waiting before its cycle was held
          * and nominated then (ext_nominator_hold_waiting). */
         if (v->n > v->nunknown && v->nfit == 0)
             warn_rejected(r, &a->pod, v, NULL);
@@ -776,10 +776,11 @@ static void render_nominator(struct ext_nominator *n, struct tpx_buf *b, struct 
                  "topox_nominations_total{result=\"set\"} %lu\n"
                  "topox_nominations_total{result=\"cleared\"} %lu\n"
                  "topox_nominations_total{result=\"failed\"} %lu\n"
-                 "# HELP topox_waiting_gang_holds_total PodGroup gangs whose room was held while "
-                 "they waited in kube-scheduler's queue, before their cycle (holdWaitingGangs).\n"
-                 "# TYPE topox_waiting_gang_holds_total counter\n"
-                 "topox_waiting_gang_holds_total %lu\n",
+                 "# HELP topox_waiting_group_holds_total Groups whose room was held while they "
+                 "waited in kube-scheduler's queue, before any member's cycle "
+                 "(holdWaitingGroups).\n"
+                 "# TYPE topox_waiting_group_holds_total counter\n"
+                 "topox_waiting_group_holds_total %lu\n",
                  st.set, st.cleared, st.failed, st.waiting_holds);
 }
 

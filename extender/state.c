@@ -1134,17 +1134,26 @@ static enum tpx_code resolve(struct ext_state *st, const char *const *names, siz
     return TPX_OK;
 }
 
-/* A PodGroup gang's member: hold the whole group's room (pol_gang_hold) under the write lock,
- * among the named candidates, or every node when names is NULL (ext_state_gang_hold). */
+/* pol_gang_hold under the write lock, among the named candidates (NULL: every node). create
+ * false: only move a hold made before any member was bound (no gang, held while it waited). */
 static enum tpx_code gang_hold(struct ext_state *st, const struct pol_workload *wl,
                                const char *const *names, size_t n, struct ext_state_resolution *res,
-                               time_t now, bool *held, struct tpx_err *err)
+                               time_t now, bool create, bool *held, struct tpx_err *err)
 {
     struct resolved rv = {0};
     enum tpx_code rc = TPX_OK;
+    bool early = create;
 
+    if (!create) { /* most filters: under the shared lock, nothing to move */
+        pthread_rwlock_rdlock(&st->lock);
+        early = st->ledger && pol_group_held_early(st->ledger, wl->group);
+        pthread_rwlock_unlock(&st->lock);
+    }
+    if (!early)
+        return TPX_OK;
     pthread_rwlock_wrlock(&st->lock);
-    if (st->ledger && st->cluster && (rc = resolve(st, names, n, res, &rv, err)) == TPX_OK) {
+    if (st->ledger && st->cluster && (create || pol_group_held_early(st->ledger, wl->group)) &&
+        (rc = resolve(st, names, n, res, &rv, err)) == TPX_OK) {
         struct pol_scope_memo *m = memo_take(st);
 
         rc = pol_gang_hold(st->ledger, m, wl, rv.known, rv.nknown, now, st->ttl_s, held, err);
@@ -1159,7 +1168,7 @@ enum tpx_code ext_state_gang_hold(struct ext_state *st, const struct pol_workloa
                                   bool *held, struct tpx_err *err)
 {
     maybe_expire(st, now); /* pol_gang_hold sets *held */
-    return gang_hold(st, wl, NULL, 0, NULL, now, held, err);
+    return gang_hold(st, wl, NULL, 0, NULL, now, true, held, err);
 }
 
 enum tpx_code ext_state_filter_res(struct ext_state *st, const struct pol_workload *wl,
@@ -1172,8 +1181,8 @@ enum tpx_code ext_state_filter_res(struct ext_state *st, const struct pol_worklo
 
     memset(out, 0, sizeof(*out));
     maybe_expire(st, now);
-    if (wl->gang && wl->has_intent &&
-        (rc = gang_hold(st, wl, names, n, res, now, NULL, err)) != TPX_OK)
+    if (wl->has_intent && wl->group[0] && wl->group_size > 1 &&
+        (rc = gang_hold(st, wl, names, n, res, now, wl->gang, NULL, err)) != TPX_OK)
         return rc;
     out->n = n;
     out->reason = malloc((n ? n : 1) * sizeof(*out->reason));

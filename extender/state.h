@@ -173,7 +173,8 @@ void ext_state_resolution_release(struct ext_state_resolution *r);
  * *res when it is for the current snapshot (res NULL: resolved afresh; res must have been used
  * only with these names). Unknown names get POL_FAIL with EXT_UNKNOWN_NODE_REASON. TPX_ENOENT
  * when no cluster is loaded. A PodGroup gang's member (wl->gang) first has its group's room held
- * among the candidates (ext_state_gang_hold). */
+ * among the candidates (pol_gang_hold); so has another group's member whose group was held while it
+ * waited (ext_state_gang_hold) and no member is bound yet, when that hold lies outside them. */
 enum tpx_code ext_state_filter_res(struct ext_state *st, const struct pol_workload *wl,
                                    const char *const *names, size_t n,
                                    struct ext_state_resolution *res, time_t now,
@@ -186,9 +187,9 @@ static inline enum tpx_code ext_state_filter(struct ext_state *st, const struct 
 }
 void ext_state_verdicts_release(struct ext_state_verdicts *v);
 
-/* Hold the whole room of the PodGroup gang wl (pol_gang_hold) as its first member's filter
- * would, with every node of the snapshot as a candidate: for a gang the watch sees waiting before
- * its cycle (extender/nominate.c). *held (NULL: not wanted; unchanged without a cluster) says
+/* Hold the whole room of wl's group (pol_gang_hold) as its first member's filter would, with
+ * every node of the snapshot as a candidate: for a group the watch sees waiting before any
+ * member's cycle (extender/nominate.c). *held (NULL: not wanted; unchanged without a cluster) says
  * whether a new hold was made; an existing hold stands. */
 enum tpx_code ext_state_gang_hold(struct ext_state *st, const struct pol_workload *wl, time_t now,
                                   bool *held, struct tpx_err *err);

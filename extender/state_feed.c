@@ -600,7 +600,7 @@ static void nominee(struct ext_state_feed *f, json_t *pod, const char *uid, cons
         ext_nominator_forget(f->nom, uid);
     else
         ext_nominator_pending(f->nom, uid, meta(pod, "namespace"), name, scheduler, deleting,
-                              wl->group, wl->pod_index, nnn, wl->gang && !gated ? wl : NULL);
+                              wl->group, wl->pod_index, nnn, gated ? NULL : wl);
     ext_codec_pod_release(&cp);
 }
 

@@ -653,6 +653,13 @@ size_t pol_group_holds(const struct pol_ledger *l, const char *group, struct pol
     return n;
 }
 
+bool pol_group_held_early(const struct pol_ledger *l, const char *group)
+{
+    size_t gi = group && group[0] ? led_group_find(l, group) : TOPO_NONE;
+
+    return gi != TOPO_NONE && l->groups[gi].held_early && l->groups[gi].placed == 0;
+}
+
 /* --- rebase -------------------------------------------------------------------------------------
  */
 

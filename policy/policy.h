@@ -212,6 +212,8 @@ struct pol_hold {
  * many there are (0: no such group, or nothing held). Read-only. */
 size_t pol_group_holds(const struct pol_ledger *l, const char *group, struct pol_hold *out,
                        size_t max);
+/* Is group's room held with no member bound yet (pol_gang_hold)? Read-only. */
+bool pol_group_held_early(const struct pol_ledger *l, const char *group);
 
 /* ------------------------------------------------------------------------------------------------
  * One pod: filter, score, commit (what `serve` does per scheduler call).

@@ -179,14 +179,18 @@ static void write_kubeconfig(struct world *w, const char *server)
 static struct world *world_new(bool via_proxy);
 
 /* `topox serve --kubeconfig K --insecure true --bind-mode api ARGS...` (the fake is http) */
+/* Waiting groups are held only where a test asks (--hold-waiting-groups true, the later flag
+ * wins): elsewhere a group pending for a second before its first filter would be held and
+ * nominated by then, and the tests of what a filter or a bind holds would race that second. */
 static void start(struct world *w, const char *const *extra)
 {
-    const char *args[24] = {"--kubeconfig", w->kubeconfig, "--insecure",        "true",
-                            "--bind-mode",  "api",         "--api-backoff-max", "1s"};
-    size_t n = 8;
+    const char *args[26] = {"--kubeconfig",          w->kubeconfig, "--insecure",        "true",
+                            "--bind-mode",           "api",         "--api-backoff-max", "1s",
+                            "--hold-waiting-groups", "false"};
+    size_t n = 10;
     int rc;
 
-    for (size_t i = 0; extra && extra[i] && n < 23; i++)
+    for (size_t i = 0; extra && extra[i] && n < 25; i++)
         args[n++] = extra[i];
     args[n] = NULL;
     rc = server_start(args, &w->srv);
@@ -1852,7 +1856,7 @@ static bool last_nominated(struct world *w, const char *name, const char *node, 
 Test(serve_api, a_gang_is_nominated_once_its_cycle_is_over, .timeout = 120)
 {
     struct world *w = world_new(false);
-    const char *args[] = {"--hold-waiting-gangs", "false", NULL}; /* its cycle comes first */
+    const char *args[] = {"--hold-waiting-groups", "false", NULL}; /* its cycle comes first */
     json_t *p0, *p1;
     char pass[NNODES][16], n0[64], n1[64];
     const char *got;
@@ -1891,7 +1895,9 @@ Test(serve_api, a_gang_is_nominated_once_its_cycle_is_over, .timeout = 120)
     stop(w);
 }
 
-/* holdWaitingGangs (the default): a PodGroup gang whose members have all waited pending, none
+static const char *const hold_waiting[] = {"--hold-waiting-groups", "true", NULL};
+
+/* holdWaitingGroups (the default): a PodGroup gang whose members have all waited pending, none
  * filtered (kube-scheduler has not started its gang cycle), is held whole and its members are
  * nominated before any filter: to two nodes of one rack, each passed by topox's filter alone
  * there (kube-scheduler's evaluateNominatedNode), and both binds there go through. A gang with a
@@ -1913,7 +1919,7 @@ Test(serve_api, a_waiting_gang_is_held_and_nominated_before_its_cycle, .timeout 
                         "schedulingGates",
                         json_pack("[{s:s}]", "name", "kueue.x-k8s.io/admission"));
     push_pods(w);
-    start(w, NULL);
+    start(w, hold_waiting);
     cr_assert_eq(wait_ready(w), 200, "never ready:\n%s", w->srv.log);
     got = nominated(w, "gang-0-0", 1);
     cr_assert(got && got[0], "the waiting gang's first member was never nominated");
@@ -1929,7 +1935,7 @@ Test(serve_api, a_waiting_gang_is_held_and_nominated_before_its_cycle, .timeout 
                  "a gang with a gated member was held");
     cr_expect_eq(patches_of(w, "gang-0-0") + patches_of(w, "gang-0-1"), 2, "nominated twice");
     get(w, "/metrics", &m);
-    cr_expect(m && strstr(m, "topox_waiting_gang_holds_total 1\n"), "%s", m ? m : "");
+    cr_expect(m && strstr(m, "topox_waiting_group_holds_total 1\n"), "%s", m ? m : "");
     free(m);
     /* the gang cycle: each member on its nominated node alone */
     cr_expect(passes_alone(w, p0, n0), "gang-0-0 refused on its nominated node %s", n0);
@@ -1943,12 +1949,71 @@ Test(serve_api, a_waiting_gang_is_held_and_nominated_before_its_cycle, .timeout 
     stop(w);
 }
 
-/* --hold-waiting-gangs false: the same waiting gang is neither held nor nominated before its
- * cycle. */
-Test(serve_api, hold_waiting_gangs_false_nominates_no_waiting_gang, .timeout = 120)
+/* The same for a group that is no gang (an LWS group of 2 x 8 GPUs, kube-scheduler schedules its
+ * pods one by one): both pending for a second, none filtered, so both are nominated before the
+ * leader's cycle, in one rack. The leader's one-node call passes, and its bind there moves
+ * nobody: the worker keeps its node. A second such group whose held rack kube-scheduler's own
+ * filters take out (its leader filtered on the other racks only) has its hold moved among them
+ * instead of its pod refused. */
+Test(serve_api, a_waiting_lws_group_is_held_and_nominated_before_its_first_cycle, .timeout = 120)
 {
     struct world *w = world_new(false);
-    const char *args[] = {"--hold-waiting-gangs", "false", NULL};
+    json_t *lead = add_pod(w, "llm", "vllm-0", "uid-l", "gkey0", 0, 2, 8, 2);
+    json_t *lead1 = add_pod(w, "llm", "vllm-1", "uid-l1", "gkey1", 0, 2, 8, 2);
+    char nl[64], nw[64], n1[64], *err;
+    const char *got;
+
+    add_pod(w, "llm", "vllm-0-1", "uid-w", "gkey0", 1, 2, 8, 2);
+    add_pod(w, "llm", "vllm-1-1", "uid-w1", "gkey1", 1, 2, 8, 2);
+    start(w, hold_waiting);
+    cr_assert_eq(wait_ready(w), 200, "never ready:\n%s", w->srv.log);
+    got = nominated(w, "vllm-0", 1);
+    cr_assert(got && got[0], "the waiting leader was never nominated");
+    snprintf(nl, sizeof(nl), "%s", got);
+    got = nominated(w, "vllm-0-1", 1);
+    cr_assert(got && got[0], "the waiting worker was never nominated");
+    snprintf(nw, sizeof(nw), "%s", got);
+    cr_expect_neq(strcmp(nl, nw), 0, "both nominated to %s", nl);
+    cr_expect_eq(rack_of(nl), rack_of(nw), "%s and %s: not one rack", nl, nw);
+    cr_expect(passes_alone(w, lead, nl), "the leader refused on its nominated node %s", nl);
+    err = bind_call(w, lead, nl);
+    cr_expect_str_eq(err, "", "the leader on %s: %s", nl, err);
+    free(err);
+    sleep_ms(1500);
+    cr_expect_eq(patches_of(w, "vllm-0-1"), 1, "the worker moved after its leader's bind");
+    got = nominated(w, "vllm-1", 1);
+    cr_assert(got && got[0], "the second waiting leader was never nominated");
+    snprintf(n1, sizeof(n1), "%s", got);
+    {
+        /* kube-scheduler's own filters took the held rack out: the hold follows the candidates */
+        const char *names[NNODES];
+        size_t k = 0;
+        char *req;
+        json_t *f;
+
+        for (int r = 1; r <= RACKS; r++) {
+            for (int i = 1; r != rack_of(n1) && i <= PER_RACK; i++) {
+                if (strcmp(node_name(r, i), nl) != 0 && strcmp(node_name(r, i), nw) != 0)
+                    names[k++] = node_name(r, i);
+            }
+        }
+        req = all_nodes_args(lead1, names, k);
+        f = post(w, "/filter", req);
+        free(req);
+        cr_expect_gt(json_array_size(json_object_get(f, "NodeNames")), 0,
+                     "the leader refused everywhere once its held rack was gone: %s",
+                     json_dumps(f, 0));
+        json_decref(f);
+    }
+    stop(w);
+}
+
+/* --hold-waiting-groups false: the same waiting gang is neither held nor nominated before its
+ * cycle. */
+Test(serve_api, hold_waiting_groups_false_nominates_no_waiting_gang, .timeout = 120)
+{
+    struct world *w = world_new(false);
+    const char *args[] = {"--hold-waiting-groups", "false", NULL};
     char *m = NULL;
 
     set_podgroups(w, 1, 2);
@@ -1958,7 +2023,7 @@ Test(serve_api, hold_waiting_gangs_false_nominates_no_waiting_gang, .timeout = 1
     cr_assert_eq(wait_ready(w), 200, "never ready:\n%s", w->srv.log);
     cr_expect_eq(fake_api_wait_count(w->api, "PATCH", "/status", 1, 3000), 0);
     get(w, "/metrics", &m);
-    cr_expect(m && strstr(m, "topox_waiting_gang_holds_total 0\n"), "%s", m ? m : "");
+    cr_expect(m && strstr(m, "topox_waiting_group_holds_total 0\n"), "%s", m ? m : "");
     free(m);
     stop(w);
 }

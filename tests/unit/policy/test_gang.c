@@ -153,6 +153,7 @@ Test(pol_gang, every_filter_before_any_bind_then_no_bind_is_refused, .init = set
     teardown();
     setup();
     cr_expect_eq(gang_cycle(&wl, all, nall, true, chosen), 0, "no bind refused");
+    cr_expect_not(pol_group_held_early(led, wl.group), "bound: no longer held early");
     for (unsigned k = 1; k < 4; k++)
         cr_expect_str_eq(rack_of(chosen[k]), rack_of(chosen[0]), "member %u", k);
     cr_assert_eq(pol_ledger_group_count(led), 1);
@@ -175,8 +176,11 @@ Test(pol_gang, the_hold_is_the_whole_group_and_the_filter_follows_it, .init = se
     const char *rack;
     char want[128];
 
+    cr_expect_not(pol_group_held_early(led, wl.group), "nothing held yet");
     cr_assert_eq(pol_gang_hold(led, NULL, &wl, all, nall, NOW, TTL, &held, &err), TPX_OK);
     cr_assert(held);
+    cr_expect(pol_group_held_early(led, wl.group), "held with no member bound");
+    cr_expect_not(pol_group_held_early(led, "default/podgroup:other"));
     pol_ledger_groups(led, gs);
     cr_expect_eq(gs[0].members_placed, 0);
     cr_expect_eq(gs[0].accel_reserved, 24);
