@@ -132,6 +132,7 @@ struct member {
     struct pol_workload *wl; /* its workload as /filter reads it, while it is in kube-scheduler's
                               * queue (not gated); NULL otherwise */
     double waiting_at;       /* when its group may be held as waiting (tpx_mono_s); 0: looked at */
+    bool filtered;           /* topox has filtered it once: a cycle of its group has started */
 };
 
 /* A member's copy for one pass, outside the lock. */
@@ -148,7 +149,7 @@ struct snap {
 struct group_view {
     bool due;      /* a member's waiting time is over */
     bool fresh;    /* a member's is not: the group is not whole for WAITING_S yet */
-    bool any_busy; /* a member's cycle runs */
+    bool any_busy; /* a member's cycle runs, or has run */
     size_t queued; /* members in kube-scheduler's queue (not gated) */
     struct pol_workload wl;
 };
@@ -358,6 +359,7 @@ void ext_nominator_filtered(struct ext_nominator *n, const char *uid)
     m = record(n, uid);
     if (m)
         m->filtered_at = tpx_mono_s();
+    m->filtered = true;
     pthread_mutex_unlock(&n->mu);
 }
 
@@ -422,8 +424,8 @@ static struct snap *take_members(struct ext_nominator *n, const char *group, siz
             continue;
         want++;
         gv->queued += m->wl != NULL;
-        gv->any_busy =
-            gv->any_busy || (m->filtered_at > 0 && tpx_mono_s() - m->filtered_at < BUSY_S);
+        gv->any_busy = gv->any_busy || m->filtered ||
+                       (m->filtered_at > 0 && tpx_mono_s() - m->filtered_at < BUSY_S);
         gv->fresh = gv->fresh || tpx_mono_s() < m->waiting_at;
         if (m->wl && m->waiting_at > 0 && tpx_mono_s() >= m->waiting_at && !gv->due) {
             gv->due = true;
@@ -522,8 +524,8 @@ static void read_holds(void *ctx, const struct pol_ledger *l, size_t pods_seen)
 }
 
 /* A group waiting in kube-scheduler's queue: every member (a gang's minCount, else the group's
- * size) pending and not gated, seen so WAITING_S ago or more (the last one too), none filtered
- * lately (no cycle of its has started), no room held for it yet. Hold its room now, as its first
+ * size) pending and not gated, seen so WAITING_S ago or more (the last one too), none ever
+ * filtered (no cycle of its has started), no room held for it yet. Hold its room now, as its first
  * member's filter would, so that its members are nominated before their cycles: each then costs
  * kube-scheduler one node's filters, with no scan and no scoring (evaluateNominatedNode). Looked
  * at once per member: its due members are cleared whatever is decided. True when a hold was
