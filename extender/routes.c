@@ -639,7 +639,9 @@ static unsigned do_bind(struct ext_routes *r, const struct ext_http_req *rq,
             ext_binder_placed(r->binder, ba.pod_ns, ba.pod_name, ba.pod_uid, &where);
         }
     }
-    TPX_LOG(TPX_INFO, "decision", TPX_S("verb", "bind"),
+    /* a bind refused or failed is kube-scheduler's pod sent back to its queue: said at warn, so
+     * the default level keeps why (bench/scheduler counted refusals it could not explain) */
+    TPX_LOG(e.code == TPX_OK ? TPX_INFO : TPX_WARN, "decision", TPX_S("verb", "bind"),
             TPX_S("pod", ba.pod_name ? ba.pod_name : ""), TPX_S("ns", ba.pod_ns ? ba.pod_ns : ""),
             TPX_S("node", ba.node ? ba.node : ""), TPX_S("group", where.group),
             TPX_S("rack", where.rack), TPX_S("domain", where.domain), TPX_I("stage", where.stage),

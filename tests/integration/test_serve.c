@@ -583,6 +583,17 @@ Test(serve, bind_needs_a_filter_and_bad_names_are_refused)
         cr_expect(m && strstr(m, "topox_binds_total{result=\"failed\"} 0\n"), "%s", m);
         free(m);
     }
+    /* the refused bind is logged at warn (the default level keeps it), the bound one at info */
+    cr_expect(server_wait_log(&s,
+                              "\"level\":\"warn\",\"msg\":\"decision\",\"verb\":\"bind\","
+                              "\"pod\":\"ghost\"",
+                              5000),
+              "%s", s.log ? s.log : "");
+    cr_expect(server_wait_log(&s,
+                              "\"level\":\"info\",\"msg\":\"decision\",\"verb\":\"bind\","
+                              "\"pod\":\"web\"",
+                              5000),
+              "%s", s.log ? s.log : "");
     /* three candidates over a cap of two: 413 */
     req = args_json(pod, names, 3);
     cr_expect_eq(http_call("POST", s.port, "/filter", req, NULL), 413);
