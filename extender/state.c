@@ -2,9 +2,8 @@
 /* extender/state.c - the cluster snapshot and the ledger behind one rwlock, and the table of pods
  * seen at filter time (its own mutex, taken after the rwlock when both are needed).
  *
- * Why a rwlock and not a plain mutex: filter and prioritize only read the ledger and arrive from
- * many scheduler goroutines at once; binds and node updates are rare and write. Reservation expiry
- * is a write too, so filter upgrades to the exclusive lock at most once a second to run it. */
+ * A rwlock: filter and prioritize read the ledger from many scheduler goroutines at once; binds,
+ * node updates and expiry (at most once a second, from a filter) write. */
 #include "extender/state.h"
 
 #include <pthread.h>
@@ -24,8 +23,7 @@
 #define POD_SEEN_TTL 3600
 #define MEMOS 16
 
-/* Snapshot numbers, unique in the process, so a resolution made for one never passes for
- * another (of any state). */
+/* Snapshot numbers, unique in the process: no resolution passes for another snapshot's. */
 static atomic_ullong snapshot_gens;
 
 enum pod_kind { POD_SEEN = 0, POD_COMMITTED, POD_USED };
@@ -1134,8 +1132,8 @@ static enum tpx_code resolve(struct ext_state *st, const char *const *names, siz
     return TPX_OK;
 }
 
-/* pol_gang_hold under the write lock, among the named candidates (NULL: every node). create
- * false: only move a hold made before any member was bound (no gang, held while it waited). */
+/* pol_gang_hold under the write lock, among the named candidates (NULL: every node, the group
+ * waiting). create false: only move a hold made before any member was bound (no gang). */
 static enum tpx_code gang_hold(struct ext_state *st, const struct pol_workload *wl,
                                const char *const *names, size_t n, struct ext_state_resolution *res,
                                time_t now, bool create, bool *held, struct tpx_err *err)
@@ -1148,9 +1146,9 @@ static enum tpx_code gang_hold(struct ext_state *st, const struct pol_workload *
         pthread_rwlock_rdlock(&st->lock);
         early = st->ledger && pol_group_held_early(st->ledger, wl->group);
         pthread_rwlock_unlock(&st->lock);
+        if (!early)
+            return TPX_OK;
     }
-    if (!early)
-        return TPX_OK;
     pthread_rwlock_wrlock(&st->lock);
     if (st->ledger && st->cluster && (create || pol_group_held_early(st->ledger, wl->group)) &&
         (rc = resolve(st, names, n, res, &rv, err)) == TPX_OK) {
@@ -1158,6 +1156,8 @@ static enum tpx_code gang_hold(struct ext_state *st, const struct pol_workload *
 
         rc = pol_gang_hold(st->ledger, m, wl, rv.known, rv.nknown, now, st->ttl_s, held, err);
         memo_give(st, m);
+        if (rc == TPX_OK && (names || (held && *held))) /* made while waiting, or a cycle came */
+            pol_group_set_waiting(st->ledger, wl->group, !names);
     }
     pthread_rwlock_unlock(&st->lock);
     resolved_release(&rv);

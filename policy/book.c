@@ -308,6 +308,24 @@ static void follow_first_bound(struct pol_ledger *l, const struct pol_workload *
         led_drop_group(l, gi);
 }
 
+/* Drop the holds of waiting groups (pol_group_set_waiting) but wl's own, in any scope node lies
+ * in: a bind kube-scheduler decided never loses to room held without it. How many went. */
+static size_t yield_waiting(struct pol_ledger *l, const struct pol_workload *wl, size_t node)
+{
+    size_t n = 0;
+
+    for (size_t gi = 0; gi < l->ngroups; gi++) {
+        const struct group *g = &l->groups[gi];
+
+        if (g->live && g->waiting && g->placed == 0 && g->scope_id != TOPO_NONE &&
+            l->scope_of[g->scope][node] == g->scope_id && strcmp(g->key, wl->group) != 0) {
+            led_drop_group(l, gi);
+            n++;
+        }
+    }
+    return n;
+}
+
 enum tpx_code pol_commit(struct pol_ledger *l, const struct pol_workload *wl, const char *uid,
                          const char *name, size_t node, time_t now, unsigned ttl_s,
                          struct pol_placement *out, struct tpx_err *err)
@@ -324,13 +342,21 @@ enum tpx_code pol_commit_memo(struct pol_ledger *l, struct pol_scope_memo *memo,
     struct ctx x;
     struct reason_code code;
     enum tpx_code rc;
+    bool fits;
 
     if (answered_before_booking(l, "commit", uid, node, out, &rc, err))
         return rc;
     follow_first_bound(l, wl, node);
     if (led_ctx_init(&x, l, wl, memo, err) != TPX_OK)
         return err->code;
-    if (led_judge(&x, node, &code) != POL_FIT) {
+    fits = led_judge(&x, node, &code) == POL_FIT;
+    if (!fits && yield_waiting(l, wl, node) > 0) {
+        led_ctx_release(&x); /* judged again without them */
+        if (led_ctx_init(&x, l, wl, memo, err) != TPX_OK)
+            return err->code;
+        fits = led_judge(&x, node, &code) == POL_FIT;
+    }
+    if (!fits) {
         char text[400];
         led_reason_text(&x, &code, text, sizeof(text));
         rc = tpx_err_set(err, TPX_EINVAL, "node '%s' no longer fits: %s",

@@ -660,6 +660,14 @@ bool pol_group_held_early(const struct pol_ledger *l, const char *group)
     return gi != TOPO_NONE && l->groups[gi].held_early && l->groups[gi].placed == 0;
 }
 
+void pol_group_set_waiting(struct pol_ledger *l, const char *group, bool waiting)
+{
+    size_t gi = group && group[0] ? led_group_find(l, group) : TOPO_NONE;
+
+    if (gi != TOPO_NONE)
+        l->groups[gi].waiting = waiting && l->groups[gi].held_early && l->groups[gi].placed == 0;
+}
+
 /* --- rebase -------------------------------------------------------------------------------------
  */
 
@@ -708,6 +716,7 @@ struct pol_ledger *pol_ledger_rebase(const struct pol_ledger *l, const struct to
         ng->scope = og->scope;
         ng->expires = og->expires;
         ng->held_early = og->held_early;
+        ng->waiting = og->waiting;
         ng->kv_role = og->kv_role;
         memcpy(ng->kv_group, og->kv_group, sizeof(ng->kv_group));
         for (unsigned k = 0; k < og->nslots; k++) {

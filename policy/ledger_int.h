@@ -62,6 +62,8 @@ struct group {
     time_t expires;
     bool held_early; /* its room was held at a member's filter before any member was bound
                         (pol_gang_hold); cleared when the first member is booked */
+    bool waiting;    /* held while it waited in the queue, no member's cycle seen yet
+                        (pol_group_set_waiting): gives way to any bind (book.c) */
 };
 
 struct pod {

@@ -214,6 +214,12 @@ size_t pol_group_holds(const struct pol_ledger *l, const char *group, struct pol
                        size_t max);
 /* Is group's room held with no member bound yet (pol_gang_hold)? Read-only. */
 bool pol_group_held_early(const struct pol_ledger *l, const char *group);
+/* Mark group's early hold as made while it waited in the queue (true), before any member's
+ * scheduling cycle reached topox, or as reached by one (false). A waiting hold was made without
+ * kube-scheduler, which may meanwhile have passed its room to another pod: it gives way to any
+ * bind judged not to fit without it (pol_commit drops the waiting holds in the node's scopes
+ * and judges again). A group with a member bound is never waiting. */
+void pol_group_set_waiting(struct pol_ledger *l, const char *group, bool waiting);
 
 /* ------------------------------------------------------------------------------------------------
  * One pod: filter, score, commit (what `serve` does per scheduler call).

@@ -338,3 +338,33 @@ Test(pol_gang, group_holds_lists_the_held_slots_a_bind_takes_one, .init = setup,
     pol_ledger_expire(led, NOW + TTL + 1);
     cr_expect_eq(pol_group_holds(led, wl.group, h, 8), 0, "the hold lapsed");
 }
+
+/* A hold made while a group waited in the queue (pol_group_set_waiting) was made without
+ * kube-scheduler, which may meanwhile have passed that room to another pod: a bind that fits
+ * only without it takes it, and the waiting group's hold goes. A hold a member's cycle has
+ * reached (not waiting, as a gang's at its filter) is kept, and the bind is refused. */
+Test(pol_gang, a_waiting_hold_gives_way_to_a_bind, .init = setup, .fini = teardown)
+{
+    struct pol_workload a = gang_member("a", 4);
+    struct pol_workload b = gang_member("b", 4);
+    struct tpx_err err = TPX_ERR_INIT;
+    struct pol_placement out;
+    struct pol_hold h[8];
+    bool held = false;
+
+    b.gang = false; /* a group scheduled pod by pod, its first member's bind */
+    cr_assert_eq(pol_gang_hold(led, NULL, &a, all, nall, NOW, TTL, &held, &err), TPX_OK);
+    cr_assert(held);
+    cr_assert_eq(pol_group_holds(led, a.group, h, 8), 4, "a rack of 4 held");
+    /* reached by a cycle: kept, the other group's first member refused in its rack */
+    pol_group_set_waiting(led, a.group, false);
+    cr_expect_eq(pol_commit(led, &b, "b-0", "b-0", h[0].node, NOW, TTL, &out, &err), TPX_EINVAL);
+    cr_expect(pol_group_held_early(led, a.group));
+    /* waiting: it gives way */
+    pol_group_set_waiting(led, a.group, true);
+    err = (struct tpx_err)TPX_ERR_INIT;
+    cr_expect_eq(pol_commit(led, &b, "b-0", "b-0", h[0].node, NOW, TTL, &out, &err), TPX_OK, "%s",
+                 err.msg);
+    cr_expect_not(pol_group_held_early(led, a.group), "the waiting hold went");
+    cr_expect_eq(pol_group_holds(led, a.group, h, 8), 0);
+}
