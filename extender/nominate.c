@@ -5,11 +5,11 @@
  * threads of its own, each with its own API client, take the dirty groups one at a time (never
  * one group on two threads): the slots state holds for it, one member per slot
  * (ext_nominate_assign), and a merge PATCH of pods/status for each member whose nomination
- * differs. Several, because each PATCH is an API round trip (tens of
- * ms on a busy server) and kube-scheduler takes the next pods from its queue meanwhile: with one
- * thread, bench/scheduler saw most nominations land after their pod's cycle. Every second the
- * first worker also looks again at the groups of the members it nominated, so a hold that expired
- * or was let go has its nominations cleared. */
+ * differs. Several, because each PATCH is an API round trip (tens of ms on a busy server) and
+ * kube-scheduler takes the next pods from its queue meanwhile: with one thread, bench/scheduler
+ * saw most nominations land after their pod's cycle. Every second the first worker also looks
+ * again at the groups of the members it nominated, so a hold that expired or was let go has its
+ * nominations cleared, and at the groups whose second of waiting is over. */
 #include "extender/nominate.h"
 
 #include <pthread.h>
@@ -34,9 +34,7 @@
 #define GROUP_MAX 4096 /* members of one group looked at per pass */
 #define HOLDS_MAX 1024 /* held slots of one group read per pass */
 #define WORKERS 4      /* groups looked at, and PATCHes in flight, at once */
-#define WAITING_S                                                                                  \
-    1.0 /* a whole group unfiltered this long is waiting in kube-scheduler's queue                 \
-         */
+#define WAITING_S 1.0  /* a whole group unfiltered this long waits in kube-scheduler's queue */
 
 /* ---- the pure part ------------------------------------------------------------------------ */
 
