@@ -1342,7 +1342,7 @@ enum tpx_code ext_state_bind(struct ext_state *st, const char *uid, const char *
     out->already = pod_node(p) && strcmp(p->bound_node, node_name) == 0;
     /* issue 21, item 6: a pod without intent counts its accelerators, so they must be free */
     if (!pod_node(p) && !pod_intent(p) && st->ledger &&
-        p->wl_accel > pol_ledger_node_free(st->ledger, i)) {
+        p->wl_accel > pol_ledger_make_room(st->ledger, i, p->wl_accel)) {
         rc = tpx_err_set(err, TPX_EINVAL,
                          "node '%s' has %u free accelerators and pod '%s' asks for %u; refusing "
                          "to bind it",

@@ -308,9 +308,14 @@ static void follow_first_bound(struct pol_ledger *l, const struct pol_workload *
         led_drop_group(l, gi);
 }
 
-/* Drop the holds of waiting groups (pol_group_set_waiting) but wl's own, in any scope node lies
- * in: a bind kube-scheduler decided never loses to room held without it. How many went. */
-static size_t yield_waiting(struct pol_ledger *l, const struct pol_workload *wl, size_t node)
+unsigned pol_ledger_make_room(struct pol_ledger *l, size_t node, unsigned want)
+{
+    if (node < l->nnodes && node_free(l, node) < want)
+        pol_yield_waiting(l, NULL, node);
+    return node < l->nnodes ? node_free(l, node) : 0;
+}
+
+size_t pol_yield_waiting(struct pol_ledger *l, const char *own, size_t node)
 {
     size_t n = 0;
 
@@ -318,7 +323,7 @@ static size_t yield_waiting(struct pol_ledger *l, const struct pol_workload *wl,
         const struct group *g = &l->groups[gi];
 
         if (g->live && g->waiting && g->placed == 0 && g->scope_id != TOPO_NONE &&
-            l->scope_of[g->scope][node] == g->scope_id && strcmp(g->key, wl->group) != 0) {
+            l->scope_of[g->scope][node] == g->scope_id && strcmp(g->key, own ? own : "") != 0) {
             led_drop_group(l, gi);
             n++;
         }
@@ -350,7 +355,7 @@ enum tpx_code pol_commit_memo(struct pol_ledger *l, struct pol_scope_memo *memo,
     if (led_ctx_init(&x, l, wl, memo, err) != TPX_OK)
         return err->code;
     fits = led_judge(&x, node, &code) == POL_FIT;
-    if (!fits && yield_waiting(l, wl, node) > 0) {
+    if (!fits && pol_yield_waiting(l, wl->group, node) > 0) {
         led_ctx_release(&x); /* judged again without them */
         if (led_ctx_init(&x, l, wl, memo, err) != TPX_OK)
             return err->code;

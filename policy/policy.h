@@ -220,6 +220,13 @@ bool pol_group_held_early(const struct pol_ledger *l, const char *group);
  * bind judged not to fit without it (pol_commit drops the waiting holds in the node's scopes
  * and judges again). A group with a member bound is never waiting. */
 void pol_group_set_waiting(struct pol_ledger *l, const char *group, bool waiting);
+/* Drop the holds of waiting groups but group `own`'s (NULL or "": none's), in any scope node
+ * lies in: a bind kube-scheduler decided never loses to room held without it (pol_commit does
+ * this for a pod with intent; serve for a pod without). Returns how many went. */
+size_t pol_yield_waiting(struct pol_ledger *l, const char *own, size_t node);
+/* node's free accelerators (pol_ledger_node_free), after the waiting holds of its scopes are let
+ * go (pol_yield_waiting) when fewer than want are free: for binding a pod without intent. */
+unsigned pol_ledger_make_room(struct pol_ledger *l, size_t node, unsigned want);
 
 /* ------------------------------------------------------------------------------------------------
  * One pod: filter, score, commit (what `serve` does per scheduler call).

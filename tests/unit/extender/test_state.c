@@ -1011,5 +1011,20 @@ Test(ext_state, a_waiting_gang_is_held_whole_in_one_rack_with_room)
     cr_expect(!held, "a standing hold is kept, not made again");
     cr_assert_eq(ext_state_gang_hold(st, &big, 1001, &held, &err), TPX_OK, "%s", err.msg);
     cr_expect(!held, "three 8-GPU pods fit no 2-node rack");
+    {
+        /* a hold made while waiting gives way to a bind kube-scheduler decided: a plain 8-GPU
+         * pod on a held node is bound, and the waiting gang's hold goes */
+        struct pol_workload plain;
+        char held_node[64];
+
+        memset(&plain, 0, sizeof(plain));
+        plain.accel_per_pod = 8;
+        snprintf(held_node, sizeof(held_node), "%s", names[r.h[0].node]);
+        ext_state_remember_pod(st, "plain-0", "ns", "plain-0", &plain, 1001);
+        cr_expect_eq(ext_state_bind(st, "plain-0", "plain-0", held_node, 1001, &out, &err), TPX_OK,
+                     "%s", err.msg);
+        cr_assert(ext_state_read(st, read_group_holds, &r));
+        cr_expect_eq(r.n, 0, "the waiting hold is still there: %zu slots", r.n);
+    }
     ext_state_free(st);
 }
