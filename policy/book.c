@@ -297,7 +297,7 @@ static enum tpx_code place_and_book(struct pol_ledger *l, struct ctx *x, const s
  * go, and the member books as the group's first: its scope must hold the whole group. */
 static void follow_first_bound(struct pol_ledger *l, const struct pol_workload *wl, size_t node)
 {
-    size_t gi = wl->group[0] ? led_group_find(l, wl->group) : TOPO_NONE;
+    size_t gi = led_group_find(l, wl->group);
     const struct group *g;
 
     if (gi == TOPO_NONE)

@@ -49,7 +49,7 @@ enum tpx_code led_ctx_init(struct ctx *x, const struct pol_ledger *l, const stru
 {
     struct tpx_err verr = TPX_ERR_INIT;
     struct pol_workload eff_wl = *wl;
-    size_t gi = wl->group[0] ? led_group_find(l, wl->group) : TOPO_NONE;
+    size_t gi = led_group_find(l, wl->group);
 
     memset(x, 0, sizeof(*x));
     x->l = l;

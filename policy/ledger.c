@@ -24,7 +24,7 @@
 
 size_t led_group_find(const struct pol_ledger *l, const char *key)
 {
-    return tpx_map_index(&l->gmap, key, TOPO_NONE);
+    return key && key[0] ? tpx_map_index(&l->gmap, key, TOPO_NONE) : TOPO_NONE;
 }
 
 size_t led_pod_find(const struct pol_ledger *l, const char *uid)
@@ -634,7 +634,7 @@ void pol_ledger_groups(const struct pol_ledger *l, struct pol_group_summary *out
 size_t pol_group_holds(const struct pol_ledger *l, const char *group, struct pol_hold *out,
                        size_t max)
 {
-    size_t gi = group && group[0] ? led_group_find(l, group) : TOPO_NONE;
+    size_t gi = led_group_find(l, group);
     const struct group *g;
     size_t n = 0;
 
@@ -655,14 +655,14 @@ size_t pol_group_holds(const struct pol_ledger *l, const char *group, struct pol
 
 bool pol_group_held_early(const struct pol_ledger *l, const char *group)
 {
-    size_t gi = group && group[0] ? led_group_find(l, group) : TOPO_NONE;
+    size_t gi = led_group_find(l, group);
 
     return gi != TOPO_NONE && l->groups[gi].held_early && l->groups[gi].placed == 0;
 }
 
 void pol_group_set_waiting(struct pol_ledger *l, const char *group, bool waiting)
 {
-    size_t gi = group && group[0] ? led_group_find(l, group) : TOPO_NONE;
+    size_t gi = led_group_find(l, group);
 
     if (gi != TOPO_NONE)
         l->groups[gi].waiting = waiting && l->groups[gi].held_early && l->groups[gi].placed == 0;

@@ -306,8 +306,9 @@ size_t led_new_group(struct pol_ledger *l, const char *key, const char *display,
 struct slot *led_slot_grow(struct group *g, unsigned k);
 size_t led_new_pod(struct pol_ledger *l, const char *uid, const char *name);
 void led_kill_pod(struct pol_ledger *l, size_t pi);
-size_t led_group_find(const struct pol_ledger *l, const char *key); /* TOPO_NONE: none */
-size_t led_pod_find(const struct pol_ledger *l, const char *uid);   /* TOPO_NONE: none */
+size_t led_group_find(const struct pol_ledger *l,
+                      const char *key); /* TOPO_NONE: none, or no key (NULL, "") */
+size_t led_pod_find(const struct pol_ledger *l, const char *uid); /* TOPO_NONE: none */
 /* ledger.c: room in the budgets for one more hold of g's (a refusal is counted) */
 bool led_budget_allows(struct pol_ledger *l, const struct group *g);
 
