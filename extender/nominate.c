@@ -403,31 +403,34 @@ static char *dup_or_null(const char *s)
     return s ? strdup(s) : NULL;
 }
 
-/* Copies of group's members (at most GROUP_MAX), and what they say of the group (*gv). NULL when
- * none or out of memory. */
+/* Copies of group's members (at most GROUP_MAX), and what they say of the group (*gv); members
+ * whose waiting second is over are marked looked at (gv->due). NULL when none or out of memory. */
 static struct snap *take_members(struct ext_nominator *n, const char *group, size_t *count,
                                  struct group_view *gv)
 {
     struct snap *out = NULL;
     size_t k = 0, want = 0;
     union tpx_map_val v;
+    double now = tpx_mono_s();
 
     *count = 0;
     memset(gv, 0, sizeof(*gv));
     pthread_mutex_lock(&n->mu);
     for (size_t pos = 0; tpx_map_next(&n->members, &pos, NULL, &v);) {
-        const struct member *m = v.ptr;
+        struct member *m = v.ptr;
 
         if (m->bound || !same(m->group, group))
             continue;
         want++;
         gv->queued += m->wl != NULL;
-        gv->any_busy = gv->any_busy || m->filtered ||
-                       (m->filtered_at > 0 && tpx_mono_s() - m->filtered_at < BUSY_S);
-        gv->fresh = gv->fresh || tpx_mono_s() < m->waiting_at;
-        if (m->wl && m->waiting_at > 0 && tpx_mono_s() >= m->waiting_at && !gv->due) {
+        gv->any_busy =
+            gv->any_busy || m->filtered || (m->filtered_at > 0 && now - m->filtered_at < BUSY_S);
+        gv->fresh = gv->fresh || now < m->waiting_at;
+        if (m->wl && m->waiting_at > 0 && now >= m->waiting_at) {
+            if (!gv->due)
+                gv->wl = *m->wl;
             gv->due = true;
-            gv->wl = *m->wl;
+            m->waiting_at = 0; /* looked at once: process() decides for it now (hold_waiting) */
         }
     }
     if (want > GROUP_MAX)
@@ -526,28 +529,23 @@ static void read_holds(void *ctx, const struct pol_ledger *l, size_t pods_seen)
  * filtered (no cycle of its has started), no room held for it yet. Hold its room now, as its first
  * member's filter would, so that its members are nominated before their cycles: each then costs
  * kube-scheduler one node's filters, with no scan and no scoring (evaluateNominatedNode). Looked
- * at once per member: its due members are cleared whatever is decided. True when a hold was
- * made. */
+ * at once per member: take_members() has cleared the due members, whatever is decided here.
+ * True when a hold was made. */
 static bool hold_waiting(struct ext_nominator *n, const char *group, const struct group_view *gv,
                          size_t held_slots)
 {
     struct tpx_err e = TPX_ERR_INIT;
     bool held = false;
-    union tpx_map_val v;
 
     if (!gv->any_busy && !gv->fresh && held_slots == 0 && gv->wl.group_size > 1 &&
         gv->queued >= gv->wl.group_size &&
         ext_state_gang_hold(n->st, &gv->wl, time(NULL), &held, &e) != TPX_OK)
         TPX_LOG(TPX_WARN, "waiting group not held", TPX_S("group", group), TPX_S("err", e.msg));
-    pthread_mutex_lock(&n->mu);
-    for (size_t pos = 0; tpx_map_next(&n->members, &pos, NULL, &v);) {
-        struct member *m = v.ptr;
-
-        if (same(m->group, group) && m->waiting_at > 0 && tpx_mono_s() >= m->waiting_at)
-            m->waiting_at = 0;
+    if (held) {
+        pthread_mutex_lock(&n->mu);
+        n->stats.waiting_holds++;
+        pthread_mutex_unlock(&n->mu);
     }
-    n->stats.waiting_holds += held;
-    pthread_mutex_unlock(&n->mu);
     return held;
 }
 
