@@ -1897,6 +1897,22 @@ Test(serve_api, a_gang_is_nominated_once_its_cycle_is_over, .timeout = 120)
 
 static const char *const hold_waiting[] = {"--hold-waiting-groups", "true", NULL};
 
+/* The two members a and b of one waiting group were nominated (into na, nb): to two nodes of
+ * one rack. */
+static void nominated_together(struct world *w, const char *a, const char *b, char na[64],
+                               char nb[64])
+{
+    const char *got = nominated(w, a, 1);
+
+    cr_assert(got && got[0], "%s was never nominated while its group waited", a);
+    snprintf(na, 64, "%s", got);
+    got = nominated(w, b, 1);
+    cr_assert(got && got[0], "%s was never nominated while its group waited", b);
+    snprintf(nb, 64, "%s", got);
+    cr_expect_neq(strcmp(na, nb), 0, "%s and %s both nominated to %s", a, b, na);
+    cr_expect_eq(rack_of(na), rack_of(nb), "%s and %s: not one rack", na, nb);
+}
+
 /* holdWaitingGroups (the default): a PodGroup gang whose members have all waited pending, none
  * filtered (kube-scheduler has not started its gang cycle), is held whole and its members are
  * nominated before any filter: to two nodes of one rack, each passed by topox's filter alone
@@ -1908,7 +1924,6 @@ Test(serve_api, a_waiting_gang_is_held_and_nominated_before_its_cycle, .timeout 
     struct world *w = world_new(false);
     json_t *p0, *p1;
     char n0[64], n1[64], *m = NULL, *err;
-    const char *got;
 
     set_podgroups(w, 3, 2);
     p0 = gang_pod(w, "gang-0-0", "gang-0");
@@ -1921,14 +1936,7 @@ Test(serve_api, a_waiting_gang_is_held_and_nominated_before_its_cycle, .timeout 
     push_pods(w);
     start(w, hold_waiting);
     cr_assert_eq(wait_ready(w), 200, "never ready:\n%s", w->srv.log);
-    got = nominated(w, "gang-0-0", 1);
-    cr_assert(got && got[0], "the waiting gang's first member was never nominated");
-    snprintf(n0, sizeof(n0), "%s", got);
-    got = nominated(w, "gang-0-1", 1);
-    cr_assert(got && got[0], "the waiting gang's second member was never nominated");
-    snprintf(n1, sizeof(n1), "%s", got);
-    cr_expect_neq(strcmp(n0, n1), 0, "both nominated to %s", n0);
-    cr_expect_eq(rack_of(n0), rack_of(n1), "%s and %s: not one rack", n0, n1);
+    nominated_together(w, "gang-0-0", "gang-0-1", n0, n1);
     sleep_ms(2500); /* two more sweeps */
     cr_expect_eq(patches_of(w, "gang-1-0"), 0, "a gang missing a member was held");
     cr_expect_eq(patches_of(w, "gang-2-0") + patches_of(w, "gang-2-1"), 0,
@@ -1967,14 +1975,7 @@ Test(serve_api, a_waiting_lws_group_is_held_and_nominated_before_its_first_cycle
     add_pod(w, "llm", "vllm-1-1", "uid-w1", "gkey1", 1, 2, 8, 2);
     start(w, hold_waiting);
     cr_assert_eq(wait_ready(w), 200, "never ready:\n%s", w->srv.log);
-    got = nominated(w, "vllm-0", 1);
-    cr_assert(got && got[0], "the waiting leader was never nominated");
-    snprintf(nl, sizeof(nl), "%s", got);
-    got = nominated(w, "vllm-0-1", 1);
-    cr_assert(got && got[0], "the waiting worker was never nominated");
-    snprintf(nw, sizeof(nw), "%s", got);
-    cr_expect_neq(strcmp(nl, nw), 0, "both nominated to %s", nl);
-    cr_expect_eq(rack_of(nl), rack_of(nw), "%s and %s: not one rack", nl, nw);
+    nominated_together(w, "vllm-0", "vllm-0-1", nl, nw);
     cr_expect(passes_alone(w, lead, nl), "the leader refused on its nominated node %s", nl);
     err = bind_call(w, lead, nl);
     cr_expect_str_eq(err, "", "the leader on %s: %s", nl, err);
