@@ -600,6 +600,8 @@ static int plan_run(const struct plan_opts *o, struct plan_state *s, struct tpx_
         return CMD_USAGE;
     if (s->adm.note[0])
         fprintf(stderr, "topox plan: note: %s\n", s->adm.note);
+    if (s->adm.ert_note[0])
+        fprintf(stderr, "topox plan: note: %s\n", s->adm.ert_note);
     if (pol_plan(s->l, s->m.pol_jobs, s->m.njobs, time(NULL), &s->res, err) != TPX_OK)
         return CMD_FAILED;
     obj_dra_reword_rejects(&s->m, &s->res);

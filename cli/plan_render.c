@@ -252,7 +252,7 @@ static const struct pol_workload *replica_wl(const struct cmd_plan_view *v,
     size_t g = global_replica(v, e->job, e->replica);
     size_t first = v->manifest->replica_first_pod[g];
 
-    return first < v->manifest->npods ? &v->manifest->wl[first] : NULL;
+    return first + e->lead < v->manifest->npods ? &v->manifest->wl[first + e->lead] : NULL;
 }
 
 /* "      ep 16, layout certain; traffic: EP all-to-all, 16 ranks, inside ..." */
@@ -262,7 +262,10 @@ static enum tpx_code render_layout(const struct cmd_plan_view *v, const struct p
     const struct pol_workload *w = replica_wl(v, e);
 
     if (tpx_buf_addf(out, err, "      ep %u, layout %s", e->ep,
-                     e->certain ? "certain" : "uncertain (placed as preferred)") != TPX_OK)
+                     e->certain                           ? "certain"
+                     : w && w->has_intent && w->preferred ? "uncertain (placed as preferred)"
+                     : w && w->has_intent ? "uncertain (its group held in its scope)"
+                                          : "uncertain (no topology intent)") != TPX_OK)
         return err->code;
     if (w && w->layout.engine && w->layout.engine[0] &&
         tpx_buf_addf(out, err, " from %s flags", w->layout.engine) != TPX_OK)
@@ -495,14 +498,14 @@ static json_t *estimate_of(const struct cmd_plan_view *v, const struct pol_plan_
     json_t *o = estimate_base(v, e);
     const struct pol_workload *w = replica_wl(v, e);
 
-    if (o && (json_object_set_new(o, "ep", json_integer(e->ep)) != 0 ||
-              json_object_set_new(o, "certain", json_boolean(e->certain)) != 0 ||
-              json_object_set_new(
-                  o, "engine", json_string(w && w->layout.engine ? w->layout.engine : "")) != 0 ||
-              json_object_set_new(o, "sources", sources_of(v, e)) != 0 ||
-              (!e->certain && w &&
-               json_object_set_new(o, "uncertain", json_string(w->layout.why)) != 0) ||
-              json_object_set_new(o, "traffic", traffic_of(e)) != 0)) {
+    if (o &&
+        (json_object_set_new(o, "ep", json_integer(e->ep)) != 0 ||
+         json_object_set_new(o, "certain", json_boolean(e->certain)) != 0 ||
+         json_object_set_new(o, "engine",
+                             json_string(w && w->layout.engine ? w->layout.engine : "")) != 0 ||
+         json_object_set_new(o, "sources", sources_of(v, e)) != 0 ||
+         (!e->certain && e->why && json_object_set_new(o, "uncertain", json_string(e->why)) != 0) ||
+         json_object_set_new(o, "traffic", traffic_of(e)) != 0)) {
         json_decref(o);
         return NULL;
     }

@@ -40,6 +40,7 @@ struct pend {
     int pod_index;
     enum pol_scope scope;
     bool has_wl, has_intent, preferred, tp_explicit, pp_explicit, size_explicit, certain;
+    bool dp_world;
     char str[]; /* uid, name, node, group, display, resource, each NUL-terminated */
 };
 
@@ -203,6 +204,7 @@ static struct pend *pend_pack(const char *uid, const char *name, const char *nod
         p->size_explicit = wl->size_explicit;
         p->ep = wl->layout.ep;
         p->certain = wl->layout.certain;
+        p->dp_world = wl->dp_world;
     }
     return p;
 }
@@ -229,6 +231,7 @@ static void pend_unpack(const struct pend *p, struct pol_workload *wl)
     wl->size_explicit = p->size_explicit;
     wl->layout.ep = p->ep;
     wl->layout.certain = p->certain;
+    wl->dp_world = p->dp_world;
     wl->layout.engine = "";
     for (size_t k = 0; k < POL_NSIZES; k++)
         wl->layout.origin[k].argi = -1;

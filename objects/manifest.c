@@ -819,8 +819,8 @@ static void share_parallelism(struct pol_workload *wl, size_t n)
     if (!donor)
         return;
     for (size_t i = 0; i < n; i++) {
-        if (&wl[i] == donor)
-            continue;
+        if (&wl[i] == donor || wl[i].accel_per_pod == 0)
+            continue; /* a member without accelerators takes no layout */
         if (!wl[i].tp_explicit) {
             bool own_placement = wl[i].layout.placement_ann;
             wl[i].tp = donor->tp;
@@ -842,6 +842,31 @@ static void share_parallelism(struct pol_workload *wl, size_t n)
         if (!wl[i].model_layers)
             wl[i].model_layers = donor->model_layers;
     }
+}
+
+/* The members of a replica's groups that ask for no accelerator take no slot and no rank
+ * (pol_workload_skip_members): counted per group key, before any member is changed. */
+static void skip_cpu_members(struct pol_workload *wl, size_t n)
+{
+    unsigned *total = calloc(n + 1, sizeof(*total)), *below = calloc(n + 1, sizeof(*below));
+
+    if (!total || !below) {
+        free(total);
+        free(below);
+        return; /* out of memory: the slots stay counted, as before */
+    }
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; wl[i].accel_per_pod && wl[i].group[0] && j < n; j++) {
+            if (wl[j].accel_per_pod || strcmp(wl[j].group, wl[i].group) != 0)
+                continue;
+            total[i]++;
+            below[i] += wl[j].pod_index >= 0 && wl[j].pod_index < wl[i].pod_index;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        pol_workload_skip_members(&wl[i], total[i], below[i]);
+    free(total);
+    free(below);
 }
 
 /* Does argv element s hold flag ("--tensor-parallel-size"), read as pol_workload_infer() reads
@@ -976,6 +1001,7 @@ static void assumed_layout(struct pol_workload *wl, const char *kind)
     if (wl->accel_per_pod)
         wl->has_intent = true;
     wl->layout.certain = false;
+    wl->dp_world = false; /* its group was assumed, not written */
     snprintf(wl->layout.why + n, sizeof(wl->layout.why) - n,
              "%s%.60s is a kind topox does not know: its groups are assumed", n ? "; " : "", kind);
     pol_workload_uncertain(wl, POL_UNCERTAIN_PREFER);
@@ -1025,6 +1051,7 @@ enum tpx_code obj_manifest_finish(struct obj_manifest *m, struct tpx_err *err)
         size_t a = m->replica_first_pod[r];
         size_t b = m->replica_first_pod[r + 1];
         share_parallelism(m->wl + a, b - a);
+        skip_cpu_members(m->wl + a, b - a);
         m->pol_replicas[r].pods = m->wl + a;
         m->pol_replicas[r].pod_names = m->names + a;
         m->pol_replicas[r].npods = b - a;

@@ -157,6 +157,53 @@ static enum tpx_code reqs_of(void **mem, const json_t *list, bool field, struct 
     return TPX_OK;
 }
 
+/* An extended resource name, as the API's IsExtendedResourceName: a domain-qualified name outside
+ * the kubernetes.io namespace that is no "requests." quota name (nvidia.com/gpu, amd.com/gpu,
+ * habana.ai/gaudi, huawei.com/Ascend910B, nvidia.com/mig-1g.10gb). */
+static bool extended_name(const char *k)
+{
+    const char *slash = strchr(k, '/');
+
+    if (!slash || strncmp(k, "requests.", 9) == 0)
+        return false;
+    return !(strncmp(k, "kubernetes.io/", 14) == 0 ||
+             (slash - k > 14 && strncmp(slash - 14, ".kubernetes.io", 14) == 0));
+}
+
+/* The extended resources spec's containers and init containers request (limits too: for an
+ * extended resource the API server defaults the request to the limit), each once, into ext
+ * (borrowed from spec). */
+static size_t extended_resources(const json_t *spec, const char *ext[ERT_MAX])
+{
+    static const char *const lists[] = {"containers", "initContainers"};
+    static const char *const parts[] = {"requests", "limits"};
+    size_t n = 0;
+
+    for (size_t l = 0; l < 2; l++) {
+        size_t i;
+        const json_t *c;
+        json_array_foreach(json_object_get(spec, lists[l]), i, c)
+        {
+            for (size_t p = 0; p < 2; p++) {
+                const char *k;
+                const json_t *v;
+                json_object_foreach(json_object_get(json_object_get(c, "resources"), parts[p]), k,
+                                    v)
+                {
+                    size_t q = 0;
+                    if (!extended_name(k))
+                        continue;
+                    while (q < n && strcmp(ext[q], k) != 0)
+                        q++;
+                    if (q == n && n < ERT_MAX)
+                        ext[n++] = k;
+                }
+            }
+        }
+    }
+    return n;
+}
+
 enum tpx_code obj_pod_sched_from_json(const json_t *pod, struct obj_pod_sched *out,
                                       struct tpx_err *err)
 {
@@ -194,14 +241,19 @@ enum tpx_code obj_pod_sched_from_json(const json_t *pod, struct obj_pod_sched *o
         out->s.terms = terms;
         out->s.nterms = json_array_size(req);
     }
-    if (json_is_array(tols) && json_array_size(tols) > 0) {
+    {
+        size_t ntol = json_is_array(tols) ? json_array_size(tols) : 0;
+        const char *ext[ERT_MAX];
+        size_t next = extended_resources(spec, ext);
         struct pol_toleration *ts =
-            arena_alloc(&out->mem, json_array_size(tols) * sizeof(*ts), err);
-        if (!ts)
+            ntol + next ? arena_alloc(&out->mem, (ntol + next) * sizeof(*ts), err) : NULL;
+
+        if (ntol + next && !ts)
             goto fail;
-        json_array_foreach(tols, i, t)
-        {
-            const char *op = jstr(t, "operator");
+        for (i = 0; i < ntol; i++) {
+            const char *op;
+            t = json_array_get(tols, i);
+            op = jstr(t, "operator");
             ts[i].key = arena_str(&out->mem, jstr(t, "key"), err);
             ts[i].value = arena_str(&out->mem, jstr(t, "value"), err);
             ts[i].effect = arena_str(&out->mem, jstr(t, "effect"), err);
@@ -209,8 +261,19 @@ enum tpx_code obj_pod_sched_from_json(const json_t *pod, struct obj_pod_sched *o
             if (err->code != TPX_OK)
                 goto fail;
         }
+        /* the ExtendedResourceToleration admission plugin (on in GKE, which taints its GPU nodes
+         * nvidia.com/gpu=present:NoSchedule): every extended resource a container or init
+         * container requests is tolerated as {key: NAME, operator: Exists, effect: NoSchedule}
+         * (kubernetes plugin/pkg/admission/extendedresourcetoleration/admission.go) */
+        for (size_t e = 0; e < next; e++) {
+            ts[ntol + e] = (struct pol_toleration){arena_str(&out->mem, ext[e], err), true, NULL,
+                                                   "NoSchedule"};
+            out->ert[out->nert++] = ts[ntol + e].key;
+            if (err->code != TPX_OK)
+                goto fail;
+        }
         out->s.tols = ts;
-        out->s.ntols = json_array_size(tols);
+        out->s.ntols = ntol + next;
     }
     if (err->code == TPX_OK)
         return TPX_OK;
@@ -413,6 +476,20 @@ static enum tpx_code admit_template(const json_t *tmpl, const struct pol_node_me
         return err->code;
     if (synthetic)
         synthetic_only(&ps.s, metas, n, a);
+    for (size_t e = 0; e < ps.nert && !a->ert_note[0]; e++) {
+        size_t tainted_by = 0;
+        for (size_t i = 0; i < n; i++) {
+            for (size_t k = 0; k < metas[i].ntaints; k++)
+                tainted_by += strcmp(metas[i].taints[k].key, ps.ert[e]) == 0 &&
+                              strcmp(metas[i].taints[k].effect, "NoSchedule") == 0;
+        }
+        if (tainted_by)
+            snprintf(a->ert_note, sizeof(a->ert_note),
+                     "taint %.64s:NoSchedule (%zu node(s)) is tolerated by the pods that request "
+                     "%.64s: the ExtendedResourceToleration admission plugin adds the toleration "
+                     "(GKE runs it)",
+                     ps.ert[e], tainted_by, ps.ert[e]);
+    }
     if (!tainted && !pol_pod_sched_constrains(&ps.s)) {
         obj_pod_sched_release(&ps);
         return TPX_OK;

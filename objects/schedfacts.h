@@ -15,8 +15,13 @@
 #include "topology/labels.h"
 
 /* A pod's filters, owning their strings. Zero it, fill with obj_pod_sched_from_json(). */
+#define ERT_MAX 8
 struct obj_pod_sched {
     struct pol_pod_sched s;
+    /* the tolerations the ExtendedResourceToleration admission plugin adds (one per extended
+     * resource requested, effect NoSchedule), inside s.tols: their keys */
+    const char *ert[ERT_MAX];
+    size_t nert;
     void *mem; /* private: every allocation, freed by obj_pod_sched_release() */
 };
 
@@ -55,7 +60,8 @@ struct obj_admission {
     size_t nmasks;
     const unsigned char **pod_mask; /* per pod of m: NULL, or one of masks */
     const char **pod_why;
-    char note[320]; /* "" or what a synthetic cluster could not check */
+    char note[320];     /* "" or what a synthetic cluster could not check */
+    char ert_note[320]; /* "" or which taint ExtendedResourceToleration let pods past */
 };
 
 /* synthetic: the nodes are topox's own (`plan --cluster`), whose labels are only topox's: a

@@ -40,6 +40,18 @@ unsigned pol_ledger_node_free(const struct pol_ledger *l, size_t node)
     return node < l->nnodes ? node_free(l, node) : 0;
 }
 
+bool pol_ledger_node_serves(const struct pol_ledger *l, size_t node, const char *resource)
+{
+    const struct topo_node_info *in;
+
+    if (!resource || !resource[0])
+        return true;
+    if (node >= l->nnodes)
+        return false;
+    in = topo_cluster_node(l->c, node);
+    return in->resource && strcmp(in->resource, resource) == 0;
+}
+
 void pol_ledger_free_whole(const struct pol_ledger *l, unsigned *free_all, unsigned *free_whole)
 {
     unsigned all = 0, whole = 0;

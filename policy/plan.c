@@ -56,7 +56,9 @@ static size_t pick_best(const struct pol_ledger *l, const struct pol_workload *w
     for (size_t i = 0; i < nn; i++) {
         /* A pod without topology intent passes the filter everywhere (serve leaves its capacity to
          * kube-scheduler's NodeResourcesFit); the planner must check it. */
-        if (!wl->has_intent && pol_ledger_node_free(l, cand[i]) < wl->accel_per_pod)
+        if (!wl->has_intent &&
+            (pol_ledger_node_free(l, cand[i]) < wl->accel_per_pod ||
+             (wl->accel_per_pod && !pol_ledger_node_serves(l, cand[i], wl->resource))))
             continue;
         if (res->verdict[i] == POL_FIT && scores[i] >= 0 &&
             (best == (size_t)-1 || scores[i] > scores[best]))
@@ -151,17 +153,54 @@ static void estimate(const struct pol_ledger *l, const struct pol_job_replica *r
 {
     const struct topo_cluster *c = pol_ledger_cluster(l);
     const struct pol_workload *w0 = &rep->pods[0];
+    unsigned long ranks;
 
     memset(e, 0, sizeof(*e));
+    /* the layout is the accelerator members': a CPU-only leader or launcher has none of its own */
+    for (size_t k = 0; k < rep->npods; k++) {
+        if (rep->pods[k].accel_per_pod > 0) {
+            w0 = &rep->pods[k];
+            e->lead = k;
+            break;
+        }
+    }
     e->job = job;
     e->replica = r;
     e->tp = w0->tp;
     e->pp = w0->pp;
     e->dp = w0->dp;
     e->ep = w0->layout.ep ? w0->layout.ep : 1;
-    e->certain = w0->layout.certain || !w0->has_intent;
+    e->certain = w0->layout.certain || (!w0->has_intent && w0->accel_per_pod == 0);
+    e->why = w0->layout.why;
     for (size_t k = 0; k < rep->npods; k++)
         e->accel += rep->pods[k].accel_per_pod;
+    /* every estimate keeps tp x pp x dp = its accelerators, or says it is uncertain and why (the
+     * certainty rule): pods that stand alone, or a group the replica does not fill, are ranks of
+     * one data-parallel world as far as anything written says */
+    ranks = (unsigned long)e->tp * e->pp * e->dp;
+    /* a certain group whose pods are listed as objects of their own (one replica each) */
+    if (w0->has_intent && w0->layout.certain &&
+        ranks == (unsigned long)w0->group_size * w0->accel_per_pod)
+        ranks = e->accel;
+    if (e->accel > 0 && ranks != e->accel) {
+        if ((unsigned long)e->tp * e->pp > 0 && e->accel % ((unsigned long)e->tp * e->pp) == 0) {
+            e->dp = (unsigned)(e->accel / ((unsigned long)e->tp * e->pp));
+        } else {
+            e->tp = 1;
+            e->pp = 1;
+            e->dp = e->accel;
+        }
+        if (!w0->has_intent || !w0->layout.certain) {
+            e->certain = false;
+            if (!e->why[0])
+                e->why = "no topology intent: each pod is placed on its own, its accelerators "
+                         "read as data-parallel ranks";
+        } else {
+            e->certain = false;
+            e->why = "tp x pp x dp does not make the replica's accelerators: its ranks are counted "
+                     "as data-parallel";
+        }
+    }
     e->num_ubatches = w0->num_ubatches;
     e->model_layers = w0->model_layers;
     e->bubble = w0->num_ubatches ? pol_bubble(w0->pp, w0->num_ubatches) : -1.0;
@@ -261,11 +300,13 @@ enum tpx_code pol_plan(struct pol_ledger *l, const struct pol_job *jobs, size_t 
                         unsigned most = 0;
                         for (size_t i = 0; i < nc; i++) {
                             unsigned f = pol_ledger_node_free(l, cand[i]);
-                            most = f > most ? f : most;
+                            if (pol_ledger_node_serves(l, cand[i], wl->resource))
+                                most = f > most ? f : most;
                         }
                         snprintf(why, sizeof(why),
                                  "replica %zu of %s: pod %zu: no node has %u free %s (most: %u)", r,
-                                 job->name, k, wl->accel_per_pod, pol_accel_word(wl->resource),
+                                 job->name, k, wl->accel_per_pod,
+                                 wl->resource[0] ? wl->resource : pol_accel_word(wl->resource),
                                  most);
                         pol_filter_result_release(&res);
                         break;

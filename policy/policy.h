@@ -44,7 +44,12 @@ struct pol_workload {
     const char *tp_source; /* static text: "annotation", "vllm flag", "sglang flag", "default" */
     bool pp_explicit;      /* pp came from an annotation or an engine flag */
     bool size_explicit;    /* group_size came from an annotation, LWS or --nnodes */
-    char resource[64];     /* accelerator resource ("nvidia.com/gpu"), "" when unknown */
+    bool dp_world;     /* nothing written says how the accelerators are split (no engine flag, no
+                          topox.io/tensor-parallel-size), but a written group holds the pod (a gang's
+                          minCount, an LWS size, a group-size annotation): its ranks are one
+                          data-parallel world (tp 1), uncertain, yet held in its scope like any
+                          group, as no TP rule can refuse it (the certainty rule) */
+    char resource[64]; /* accelerator resource ("nvidia.com/gpu"), "" when unknown */
     struct pol_layout layout;
     /* KV transfer: the deployment whose prefill and decode groups trade KV ("ns/kind:name", ""
      * when none is known) and this pod's role in it ('p' prefill, 'd' decode, 0: neither or
@@ -79,6 +84,14 @@ enum pol_uncertain {
  * malformed literal value (a value that cannot be resolved is unknown, not an error). */
 enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workload *wl,
                                  struct tpx_err *err);
+
+/* Members that ask for no accelerator (an LWS leader on CPU, an MPI launcher, a Ray head, a
+ * router) are members of the group for the gang, but take no accelerator slot and no rank: wl, an
+ * accelerator member, belongs to a group of which `total` members, `below` of them at a lower
+ * pod index, ask for none. Its group size and index then count the accelerator members only, and
+ * an uncertain layout's data-parallel ranks with them. Nothing changes for a pod without a group
+ * or accelerators, or when the members without accelerators would be the whole group. */
+void pol_workload_skip_members(struct pol_workload *wl, unsigned total, unsigned below);
 
 /* Set wl's scope (serve's default scope, after pol_workload_infer): a PodGroup's topology key is a
  * required level beside topox's own, so a gang's wl->gang_level still narrows it when finer. */
@@ -149,6 +162,10 @@ bool pol_ledger_forget_pod(struct pol_ledger *l, const char *uid);
 
 /* Free accelerators on node now (allocatable - used - reserved for any group). */
 unsigned pol_ledger_node_free(const struct pol_ledger *l, size_t node);
+/* Does node offer accelerator resource `resource` ("nvidia.com/gpu", "amd.com/gpu")? NULL or ""
+ * (a pod that asks for none): every node does. kube-scheduler's NodeResourcesFit: a pod goes only
+ * where its own resource is, whatever the count. */
+bool pol_ledger_node_serves(const struct pol_ledger *l, size_t node, const char *resource);
 
 /* Free accelerators of the schedulable nodes now (*free_all), and of those the ones in completely
  * free interconnect domains (*free_whole, at most *free_all): what `topox simulate` samples for
@@ -419,8 +436,11 @@ struct pol_plan_estimate {
     size_t job;
     size_t replica;
     unsigned tp, pp, dp;
-    unsigned ep;  /* expert-parallel size, 1 when off */
-    bool certain; /* the layout was read for certain (the certainty rule) */
+    unsigned ep;     /* expert-parallel size, 1 when off */
+    bool certain;    /* the layout was read for certain (the certainty rule) */
+    const char *why; /* uncertain: why ("" when certain); borrowed from the replica's workloads
+                        or static */
+    size_t lead;     /* the replica's pod whose layout this is: its first accelerator member */
     struct pol_traffic traffic[POL_TRAFFIC_MAX]; /* of a placed replica: TP, EP, PP when > 1 */
     size_t ntraffic;
     unsigned accel;             /* accelerators in the replica */

@@ -336,9 +336,26 @@ void pol_workload_uncertain(struct pol_workload *wl, enum pol_uncertain mode)
         wl->has_intent = false;
         break;
     default:
-        if (!wl->layout.placement_ann)
+        if (!wl->layout.placement_ann && !wl->dp_world)
             wl->preferred = true;
         break;
+    }
+}
+
+void pol_workload_skip_members(struct pol_workload *wl, unsigned total, unsigned below)
+{
+    if (!wl->group[0] || wl->accel_per_pod == 0 || total == 0 || wl->group_size <= total)
+        return;
+    wl->group_size -= total;
+    if (wl->pod_index >= 0)
+        wl->pod_index = (unsigned)wl->pod_index >= below ? wl->pod_index - (int)below : -1;
+    if (wl->pod_index >= (int)wl->group_size)
+        wl->pod_index = -1;
+    if (!wl->layout.certain || wl->dp_world) {
+        /* the data-parallel world is the accelerator members' */
+        unsigned long ranks = (unsigned long)wl->group_size * wl->accel_per_pod;
+        if (wl->tp && wl->pp && ranks % ((unsigned long)wl->tp * wl->pp) == 0)
+            wl->dp = (unsigned)(ranks / ((unsigned long)wl->tp * wl->pp));
     }
 }
 
@@ -359,7 +376,7 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
     bool grouped, by_rbg, any_ann, flags_used;
     const char *s, *ctl_what = NULL;
     unsigned ctl = 0;
-    bool have_ctl;
+    bool have_ctl, guessed;
 
     memset(wl, 0, sizeof(*wl));
     wl->pod_index = -1;
@@ -455,6 +472,17 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
         wl->layout.ep = ep;
         origin_ann(wl, POL_SIZE_EP, ANN "expert-parallel-size");
     }
+    /* the certainty rule: when nothing written says how the pod's accelerators are split (no
+     * topox.io/tensor-parallel-size, no engine flag topox reads), the pod is a data-parallel
+     * world, each accelerator a rank: tp 1, never a dense TP group of the pod's size */
+    guessed = !tp_ann && !el.any && f->accel > 0;
+    if (guessed) {
+        wl->tp = 1;
+        if (!dp_ann)
+            wl->dp = f->accel % wl->pp == 0 ? f->accel / wl->pp : f->accel;
+        if (f->accel % wl->pp != 0)
+            wl->pp = 1;
+    }
     wl->layout.accel = wl->tp * wl->pp * wl->dp;
     wl->layout.tp = wl->layout.origin[POL_SIZE_TP].unknown ? 0 : wl->tp;
     wl->layout.pp = wl->layout.origin[POL_SIZE_PP].unknown ? 0 : wl->pp;
@@ -546,6 +574,16 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
             snprintf(wl->layout.why, sizeof(wl->layout.why), "%s", why);
             wl->layout.certain = false;
         }
+    }
+    if (guessed) {
+        size_t n = strlen(wl->layout.why);
+
+        wl->dp_world = grouped && wl->size_explicit && wl->layout.certain;
+        snprintf(wl->layout.why + n, sizeof(wl->layout.why) - n,
+                 "nothing written says how its %u %s are split (no engine flag topox reads, no "
+                 "topox.io/tensor-parallel-size): read as data-parallel ranks; ",
+                 f->accel, pol_accel_word(f->resource));
+        wl->layout.certain = false;
     }
     if (!wl->layout.certain && wl->has_intent) {
         size_t n = strlen(wl->layout.why);

@@ -186,7 +186,8 @@ static size_t pick_best(const struct pol_ledger *l, const struct pol_workload *w
     size_t best = (size_t)-1;
 
     for (size_t i = 0; i < nn; i++) {
-        if (!wl->has_intent && pol_ledger_node_free(l, i) < wl->accel_per_pod)
+        if (!wl->has_intent && (pol_ledger_node_free(l, i) < wl->accel_per_pod ||
+                                !pol_ledger_node_serves(l, i, wl->resource)))
             continue;
         if (res->verdict[i] == POL_FIT && scores[i] >= 0 &&
             (best == (size_t)-1 || scores[i] > scores[best]))
@@ -236,10 +237,11 @@ static bool reference_replica(struct pol_ledger *l, size_t j, const char *job, s
             unsigned most = 0;
             for (size_t i = 0; i < nn; i++) {
                 unsigned f = pol_ledger_node_free(l, i);
-                most = f > most ? f : most;
+                if (pol_ledger_node_serves(l, i, wl->resource))
+                    most = f > most ? f : most;
             }
             snprintf(why, whylen, "replica %zu of %s: pod %zu: no node has %u free %s (most: %u)",
-                     r, job, k, wl->accel_per_pod, pol_accel_word(wl->resource), most);
+                     r, job, k, wl->accel_per_pod, wl->resource, most);
             pol_filter_result_release(&res);
             break;
         }

@@ -227,8 +227,31 @@ Test(pol_plan, pods_without_intent_need_a_node_with_room, .fini = teardown)
     cr_expect_eq(res.npods, 2, "two nodes of 8 GPUs hold two such pods");
     cr_assert_eq(res.nrejected, 1);
     cr_expect_str_eq(res.rejected[0].reason,
-                     "replica 2 of default/plain: pod 0: no node has 8 free GPUs (most: 0)");
+                     "replica 2 of default/plain: pod 0: no node has 8 free nvidia.com/gpu (most: 0)");
     cr_expect_eq(total_free(), 0);
+    pol_plan_result_release(&res);
+}
+
+/* A pod goes only where its own resource is (kube-scheduler's NodeResourcesFit): an AMD pod
+ * without topology intent is never placed on NVIDIA nodes, however free they are. */
+Test(pol_plan, pods_without_intent_go_only_where_their_resource_is)
+{
+    static struct job_store s;
+    struct pol_job job;
+    struct pol_plan_result res;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    setup_spec("racks=1,nodes-per-rack=2,gpus-per-node=8");
+    build_job(&s, &job, "default/amd", 1, 1, 1, 1, 1, 0, 0);
+    s.wl[0][0].has_intent = false;
+    s.wl[0][0].group[0] = '\0';
+    snprintf(s.wl[0][0].resource, sizeof(s.wl[0][0].resource), "amd.com/gpu");
+    cr_assert_eq(pol_plan(led, &job, 1, NOW, &res, &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(res.npods, 0, "no node has amd.com/gpu");
+    cr_assert_eq(res.nrejected, 1);
+    cr_expect_str_eq(res.rejected[0].reason,
+                     "replica 0 of default/amd: pod 0: no node has 1 free amd.com/gpu (most: 0)");
+    cr_expect_eq(total_free(), 16);
     pol_plan_result_release(&res);
 }
 

@@ -93,8 +93,8 @@ Test(pol_workload, every_flag_spelling)
          "vllm flag"},
         /* the last occurrence wins, as with argparse */
         {{"vllm", "serve", "-tp", "2", "--tensor-parallel-size", "4"}, 4, 1, 1, "vllm flag"},
-        /* no flags: defaults (tp = accelerators of the pod) */
-        {{"sleep", "1000s"}, 8, 1, 1, "default"},
+        /* no flags: a data-parallel world (tp 1), never a TP group of the pod's size */
+        {{"sleep", "1000s"}, 1, 1, 8, "default"},
         /* unexpanded values are unknown (0), not errors: the layout is uncertain */
         {{"vllm", "serve", "--tensor-parallel-size", "$(TP)"}, 0, 1, 1, "vllm flag"},
     };
@@ -120,7 +120,7 @@ Test(pol_workload, shell_rules_decide_what_a_flag_gets)
         {{"sh", "-c", "vllm serve m -tp 8 --pipeline-parallel-size\necho 2"}, 8, 1, 1, "vllm flag"},
         {{"sh", "-c", "vllm serve m -tp 8 --pipeline-parallel-size", "2"}, 8, 1, 1, "vllm flag"},
         /* one quoted word is one argument, which argparse does not take for a flag */
-        {{"sh", "-c", "vllm serve m '--tensor-parallel-size 4'"}, 8, 1, 1, "default"},
+        {{"sh", "-c", "vllm serve m '--tensor-parallel-size 4'"}, 1, 1, 8, "default"},
         /* a command substitution is unknown, not an error */
         {{"sh", "-c", "vllm serve m --tensor-parallel-size `nproc`"}, 0, 1, 1, "vllm flag"},
         /* a nested script is read too */
@@ -425,7 +425,12 @@ Test(pol_workload, rbg_groups_of_each_generation)
     cr_expect_eq(a.pod_index, 1);
     cr_expect_str_eq(a.kv_group, "llm/rbg:pd");
     cr_expect_eq(a.kv_role, 'd');
-    cr_expect(a.layout.certain);
+    /* the group is written, its split is not: uncertain, tp 1 x dp 8 (the certainty rule) */
+    cr_expect(!a.layout.certain);
+    cr_expect(strstr(a.layout.why, "nothing written says how its 4 GPUs are split"), "%s",
+              a.layout.why);
+    cr_expect_eq(a.tp * a.pp * a.dp, a.group_size * a.accel_per_pod);
+    cr_expect_eq(a.tp, 1);
 
     f = (struct pol_pod_facts){.name = "pd-decode-3-1",
                                .ns = "llm",
@@ -932,4 +937,41 @@ Test(pol_workload, podgroup_is_the_group_with_its_min_count)
     cr_assert_eq(pol_workload_infer(&f, &wl, &err), TPX_OK, "%s", err.msg);
     cr_expect_not(wl.gang);
     cr_expect_str_eq(wl.group, "default/jobset:abc123");
+}
+
+/* A member that asks for no accelerator (an LWS leader on CPU) takes no slot and no rank: the
+ * accelerator members are the group's slots, their indexes counted among themselves. */
+Test(pol_workload, members_without_accelerators_take_no_slot)
+{
+    const struct topo_kv labels[] = {{"leaderworkerset.sigs.k8s.io/name", "tas"},
+                                     {"leaderworkerset.sigs.k8s.io/group-index", "0"},
+                                     {"leaderworkerset.sigs.k8s.io/worker-index", "2"}};
+    const struct topo_kv ann[] = {{"leaderworkerset.sigs.k8s.io/size", "3"}};
+    struct pol_pod_facts f = {.name = "tas-0-2",
+                              .ns = "ml",
+                              .labels = labels,
+                              .nlabels = 3,
+                              .annotations = ann,
+                              .nannotations = 1,
+                              .accel = 1,
+                              .resource = "nvidia.com/gpu"};
+    struct pol_workload wl, same;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_eq(pol_workload_infer(&f, &wl, &err), TPX_OK, "%s", err.msg);
+    cr_expect_eq(wl.group_size, 3);
+    cr_expect_eq(wl.pod_index, 2);
+    cr_expect(wl.dp_world, "a written group whose split nothing says");
+    cr_expect(!wl.preferred, "held in its scope: no TP rule can refuse it");
+    pol_workload_skip_members(&wl, 1, 1); /* the leader, index 0, asks for none */
+    cr_expect_eq(wl.group_size, 2);
+    cr_expect_eq(wl.pod_index, 1);
+    cr_expect_eq(wl.tp * wl.pp * wl.dp, 2, "the world is the two GPUs");
+    /* a pod without accelerators, or members that would be the whole group: unchanged */
+    same = wl;
+    pol_workload_skip_members(&same, 2, 0);
+    cr_expect_eq(same.group_size, 2);
+    same.accel_per_pod = 0;
+    pol_workload_skip_members(&same, 1, 0);
+    cr_expect_eq(same.group_size, 2);
 }

@@ -121,8 +121,10 @@ Test(config, a_file_without_sizes_leaves_the_defaults)
                     {{"/etc/c.yaml", c, NELEM(c), true}}};
     struct pol_workload wl = infer(&p);
 
-    cr_expect_eq(wl.tp, 8);
-    cr_expect(wl.layout.certain, "%s", wl.layout.why);
+    /* nothing written says the split: a data-parallel world, uncertain (the certainty rule) */
+    cr_expect_eq(wl.tp, 1);
+    cr_expect_eq(wl.tp * wl.pp * wl.dp, 8);
+    cr_expect(!wl.layout.certain, "%s", wl.layout.why);
     cr_expect_str_eq(wl.tp_source, "default");
 }
 

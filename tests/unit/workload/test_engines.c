@@ -331,8 +331,15 @@ Test(engines, serving_role_from_operator_labels_and_disaggregation_mode)
         struct pol_workload wl = infer(&cases[i].p);
         cr_expect_str_eq(wl.kv_group, cases[i].group, "case %zu", i);
         cr_expect_eq(wl.kv_role, cases[i].role, "case %zu: %d", i, wl.kv_role);
-        /* a role flag is no parallelism flag: it changes neither the layout nor its certainty */
-        cr_expect(wl.layout.certain, "case %zu: %s", i, wl.layout.why);
+        /* a role flag or label is no parallelism flag: it changes neither the layout nor its
+         * certainty (without a size flag, nothing written says the split: uncertain) */
+        struct pod bare = cases[i].p;
+        struct pol_workload b;
+        memset(bare.labels, 0, sizeof(bare.labels));
+        b = infer(&bare);
+        cr_expect_eq(wl.layout.certain, b.layout.certain, "case %zu: %s", i, wl.layout.why);
+        cr_expect_eq(wl.tp, b.tp, "case %zu", i);
+        cr_expect_eq(wl.tp * wl.pp * wl.dp, 8, "case %zu", i);
     }
 }
 
