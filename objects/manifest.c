@@ -321,6 +321,13 @@ enum tpx_code obj_mf_expand_replicated(struct obj_manifest *m, const json_t *obj
         if (i % group == 0 && obj_mf_new_replica(m, err) != TPX_OK)
             return err->code;
         p = obj_mf_new_pod(&x, "%s-%lu", obj_mf_obj_name(obj), i);
+        if (strcmp(kind, "StatefulSet") == 0) {
+            /* what the StatefulSet controller labels each pod with (pkg/controller/statefulset
+             * stateful_set_utils.go): the world a --nnodes engine makes of them is read there */
+            obj_mf_extra(p, false, "statefulset.kubernetes.io/pod-name", "%.60s-%lu",
+                         obj_mf_obj_name(obj), i);
+            obj_mf_extra(p, false, "apps.kubernetes.io/pod-index", "%lu", i);
+        }
         if (group > 1) {
             obj_mf_extra(p, true, "topox.io/group", "%.30s/%.24s-%lu", obj_mf_obj_ns(obj),
                          obj_mf_obj_name(obj), i / group);
@@ -844,6 +851,33 @@ static void share_parallelism(struct pol_workload *wl, size_t n)
     }
 }
 
+/* One communication world, one group: consecutive replicas of one job whose pods
+ * pol_workload_infer() put in the same group (a StatefulSet whose pods are --nnodes of one engine,
+ * a training job's WORLD_SIZE) are one replica, placed together. The expansions make a replica
+ * per controller replica; the group is what the pods say (policy/workload.c infer_world). */
+static void merge_worlds(struct obj_manifest *m)
+{
+    size_t out = 0;
+
+    for (size_t j = 0; j < m->njobs; j++) {
+        struct obj_manifest_job *job = &m->jobs[j];
+        size_t first = out;
+
+        for (size_t r = job->first_replica; r < job->first_replica + job->nreplicas; r++) {
+            size_t a = m->replica_first_pod[r];
+            const char *g = a < m->npods ? m->wl[a].group : "";
+            bool same =
+                out > first && g[0] && strcmp(m->wl[m->replica_first_pod[out - 1]].group, g) == 0;
+            if (!same)
+                m->replica_first_pod[out++] = a;
+        }
+        job->first_replica = first;
+        job->nreplicas = out - first;
+    }
+    m->nreplicas = out;
+    m->replica_first_pod[out] = m->npods;
+}
+
 /* The members of a replica's groups that ask for no accelerator take no slot and no rank
  * (pol_workload_skip_members): counted per group key, before any member is changed. */
 static void skip_cpu_members(struct pol_workload *wl, size_t n)
@@ -1047,6 +1081,7 @@ enum tpx_code obj_manifest_finish(struct obj_manifest *m, struct tpx_err *err)
             return err->code;
         }
     }
+    merge_worlds(m);
     for (size_t r = 0; r < m->nreplicas; r++) {
         size_t a = m->replica_first_pod[r];
         size_t b = m->replica_first_pod[r + 1];

@@ -124,13 +124,24 @@ static enum tpx_code size_of(struct obj_manifest *m, const json_t *p, unsigned l
     return TPX_OK;
 }
 
-/* A short name for the pods of a template: the parent's name or groupName, else the key. */
-static const char *part_name(const json_t *p, const char *key)
+/* A short name for the pods of a template: the parent's name or groupName, else, for a plain
+ * `template`, the parent's own key lowercased (a kubeflow-style replicaSpecs.Worker makes
+ * `<job>-worker-<i>`), else the template's key. */
+static const char *part_name(const json_t *p, const char *key, const char *path, char *buf,
+                             size_t len)
 {
     const char *n = json_string_value(json_object_get(p, "name"));
+    const char *dot = strrchr(path, '.');
+    size_t i = 0;
+
     if (!n)
         n = json_string_value(json_object_get(p, "groupName"));
-    return n ? n : key;
+    if (n || strcmp(key, "template") != 0 || !dot || !dot[1] || strchr(dot, '['))
+        return n ? n : key;
+    for (const char *c = dot + 1; *c && i + 1 < len; c++)
+        buf[i++] = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+    buf[i] = '\0';
+    return buf;
 }
 
 static bool is_word(const char *k, const char *word)
@@ -182,7 +193,8 @@ static enum tpx_code add_parent(struct gen *g, const json_t *p, const char *path
     for (size_t t = 0; t < n; t++) {
         size_t tl = 0;
         size_t tw = 0;
-        const char *part = part_name(p, keys[t]);
+        char pbuf[64];
+        const char *part = part_name(p, keys[t], path, pbuf, sizeof(pbuf));
         bool pair = (int)t == leader;
 
         if ((int)t == worker)
@@ -392,6 +404,76 @@ static bool asks_accelerators(const json_t *v, unsigned depth)
     return false;
 }
 
+/* Annotation key of pod p set to value: its extra annotation replaced, else added. */
+static void set_annotation(struct obj_manifest_pod *p, const char *key, const char *value)
+{
+    for (size_t i = p->nel; i < p->nel + p->nea; i++) {
+        if (strcmp(p->ekey[i], key) == 0) {
+            obj_mf_copy_str(p->eval[i], EXTRA_LEN, value);
+            return;
+        }
+    }
+    obj_mf_extra(p, true, key, "%s", value);
+}
+
+/* What says that every pod of obj is one gang, one communication world: Volcano's
+ * spec.minAvailable (its PodGroup's minMember), a kubeflow-style runPolicy.schedulingPolicy
+ * .minAvailable, or kubeflow-style replica specs (spec.replicaSpecs or spec.*ReplicaSpecs, whose
+ * Master, Scheduler and Workers are one world: AscendJob, TFJob, PaddleJob, XGBoostJob). The
+ * field's name in what, for the note; NULL when nothing says so. */
+static const char *world_field(const json_t *obj)
+{
+    const json_t *spec = json_object_get(obj, "spec");
+    const char *k;
+    json_t *v;
+
+    if (json_is_integer(json_object_get(spec, "minAvailable")))
+        return "spec.minAvailable";
+    if (json_is_integer(
+            json_object_get(json_object_get(json_object_get(spec, "runPolicy"), "schedulingPolicy"),
+                            "minAvailable")))
+        return "spec.runPolicy.schedulingPolicy.minAvailable";
+    json_object_foreach((json_t *)spec, k, v)
+    {
+        if (json_is_object(v) && (strcmp(k, "replicaSpecs") == 0 || ends_with(k, "ReplicaSpecs")))
+            return "spec.replicaSpecs";
+    }
+    return NULL;
+}
+
+/* The pods of the job g made are one world (world_field): one replica, one topox.io/group of
+ * all its pods, indexed in their order (the first template's, a Master or Scheduler, first). */
+static void one_world(struct gen *g)
+{
+    struct obj_manifest *m = g->m;
+    struct obj_manifest_job *job = &m->jobs[g->x.job];
+    const char *what = world_field(g->obj);
+    size_t first, n;
+    char key[EXTRA_LEN], num[24];
+
+    if (!what || job->nreplicas == 0)
+        return;
+    first = m->replica_first_pod[job->first_replica];
+    n = m->npods - first;
+    if (snprintf(key, sizeof(key), "%.60s/%.60s", obj_mf_obj_ns(g->obj), obj_mf_obj_name(g->obj)) >=
+        (int)sizeof(key))
+        obj_mf_hash_key(key, obj_mf_obj_ns(g->obj), obj_mf_obj_name(g->obj), 0);
+    snprintf(num, sizeof(num), "%zu", n);
+    for (size_t i = first; i < m->npods; i++) {
+        char idx[24];
+        snprintf(idx, sizeof(idx), "%zu", i - first);
+        set_annotation(&m->pods[i], "topox.io/group", key);
+        set_annotation(&m->pods[i], "topox.io/group-size", num);
+        set_annotation(&m->pods[i], "topox.io/pod-index", idx);
+    }
+    /* the job's replicas are the last ones made: they become one */
+    m->nreplicas = job->first_replica + 1;
+    job->nreplicas = 1;
+    obj_mf_add_note(m, "%s: %s '%s': %s makes its %zu pods one gang: planned as one group", g->src,
+                    json_string_value(json_object_get(g->obj, "kind")), obj_mf_obj_name(g->obj),
+                    what, n);
+}
+
 enum tpx_code obj_mf_expand_generic(struct obj_manifest *m, const json_t *obj, const char *src,
                                     struct tpx_err *err)
 {
@@ -419,8 +501,10 @@ enum tpx_code obj_mf_expand_generic(struct obj_manifest *m, const json_t *obj, c
         if (walk_containers(&g, spec, path, strlen(path), 1, 0, err) != TPX_OK)
             return err->code;
     }
-    if (g.have_job)
+    if (g.have_job) {
+        one_world(&g);
         return TPX_OK;
+    }
     if (asks_accelerators(obj, 0)) {
         m->nskipped_accel++;
         obj_mf_add_note(m,

@@ -63,6 +63,57 @@ static bool has_prefix_key(const struct topo_kv *kv, size_t n, const char *prefi
  * whose gang minCount is known is the group kube-scheduler gangs (KEP-4671), so it comes before
  * the controllers' labels (a JobSet's pods may name one); wl->gang says the pod is in such a gang,
  * also when a topox.io/group annotation names its group (the scheduler's cycle is the same). */
+/* The last literal value of env var name in f's env, as a count; false when absent or not one. */
+static bool env_count(const struct pol_pod_facts *f, const char *name, unsigned *out)
+{
+    for (size_t i = f->nenv; i-- > 0;) {
+        if (f->env[i].name && strcmp(f->env[i].name, name) == 0)
+            return f->env[i].value && wl_parse_count(f->env[i].value, true, out);
+    }
+    return false;
+}
+
+/*
+ * One communication world read from what the pod's controller and engine wrote, where no group
+ * label above named it (docs/workloads.md, "One communication world, one group"):
+ *   a StatefulSet whose pods are the engine's nodes: the pod's apps.kubernetes.io/pod-index and
+ *     statefulset.kubernetes.io/pod-name labels, and --nnodes N (SGLang, vLLM, torchrun): the
+ *     set's pods [k*N, (k+1)*N) are world k, the pod's index inside it pod-index mod N;
+ *   a Kubeflow training-operator job: its training.kubeflow.org/job-name label, with the
+ *     WORLD_SIZE and RANK the operator writes into every pod's env.
+ * A world whose size nothing says is not made a group (its pods stand alone, as before): a group
+ * of unknown size could hold too few slots for its members.
+ */
+static bool infer_world(const struct pol_pod_facts *f, unsigned nnodes, struct pol_workload *wl,
+                        unsigned *size, int *index)
+{
+    const char *ns = f->ns ? f->ns : "default";
+    const char *idx = tpx_kv_get(f->labels, f->nlabels, "apps.kubernetes.io/pod-index");
+    const char *pod = tpx_kv_get(f->labels, f->nlabels, "statefulset.kubernetes.io/pod-name");
+    const char *job = tpx_kv_get(f->labels, f->nlabels, "training.kubeflow.org/job-name");
+    unsigned i, n, rank;
+
+    if (idx && pod && nnodes > 1 && wl_parse_count(idx, true, &i)) {
+        size_t len = strlen(pod), dl = strlen(idx);
+        if (len > dl + 1 && strcmp(pod + len - dl, idx) == 0 && pod[len - dl - 1] == '-') {
+            int set = (int)(len - dl - 1);
+            set_str(wl->group, "%s/sts:%.*s/%u", ns, set, pod, i / nnodes);
+            set_str(wl->display, "%s/%.*s world %u", ns, set, pod, i / nnodes);
+            *size = nnodes;
+            *index = (int)(i % nnodes);
+            return true;
+        }
+    }
+    if (job && job[0] && env_count(f, "WORLD_SIZE", &n) && n > 0) {
+        set_str(wl->group, "%s/kubeflow:%s", ns, job);
+        set_str(wl->display, "%s/%s", ns, job);
+        *size = n;
+        *index = env_count(f, "RANK", &rank) && rank < n ? (int)rank : -1;
+        return true;
+    }
+    return false;
+}
+
 static void infer_group(const struct pol_pod_facts *f, struct pol_workload *wl, bool *grouped,
                         bool *by_rbg)
 {
@@ -376,7 +427,9 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
     bool grouped, by_rbg, any_ann, flags_used;
     const char *s, *ctl_what = NULL;
     unsigned ctl = 0;
-    bool have_ctl, guessed;
+    bool have_ctl, guessed, have_world = false;
+    unsigned world_size = 0;
+    int world_index = -1;
 
     memset(wl, 0, sizeof(*wl));
     wl->pod_index = -1;
@@ -491,6 +544,11 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
         wl->layout.ep = 0;
 
     infer_group(f, wl, &grouped, &by_rbg);
+    if (!grouped && !gs_ann &&
+        infer_world(f, el.any && !el.pods_unknown ? el.pods : 0, wl, &world_size, &world_index)) {
+        grouped = true;
+        have_world = true;
+    }
     infer_kv(f, el.role, wl);
 
     /* group size: annotation, the controller's (LWS size, RBG v1alpha2 component-size), --nnodes
@@ -508,6 +566,9 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
         wl->size_explicit = true;
     } else if (have_ctl) {
         wl->group_size = ctl;
+        wl->size_explicit = true;
+    } else if (have_world) {
+        wl->group_size = world_size;
         wl->size_explicit = true;
     } else if (el.any && el.pods) {
         wl->group_size = el.pods;
@@ -528,6 +589,8 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
      * 0, worker component-id + 1), Indexed Job completion index */
     if (idx_ann) {
         wl->pod_index = (int)idx;
+    } else if (have_world) {
+        wl->pod_index = world_index;
     } else if ((s = tpx_kv_get(f->labels, f->nlabels, LWS "worker-index")) &&
                wl_parse_count(s, true, &v)) {
         wl->pod_index = (int)v;
@@ -580,8 +643,7 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
 
         wl->dp_world = grouped && wl->size_explicit && wl->layout.certain;
         snprintf(wl->layout.why + n, sizeof(wl->layout.why) - n,
-                 "nothing written says how its %u %s are split (no engine flag topox reads, no "
-                 "topox.io/tensor-parallel-size): read as data-parallel ranks; ",
+                 "nothing written says how its %u %s are split: read as data-parallel ranks; ",
                  f->accel, pol_accel_word(f->resource));
         wl->layout.certain = false;
     }

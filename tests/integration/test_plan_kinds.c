@@ -66,9 +66,11 @@ Test(plan_kinds, unknown_kind_is_planned_generically_with_a_note)
     expect_has(r.err, "is not a kind topox knows: spec.tasks[1].template read as 2 group(s)",
                "note");
     expect_has(r.out, "mindspore-gpu-mpiworker-1-0", "plan");
-    /* the two GPU workers are uncertain; the CPU-only master has no layout to be unsure of */
-    cr_expect_eq(count(r.out, "\"certain\": false"), 2, "%s", r.out);
-    cr_expect_eq(count(r.out, "\"certain\": true"), 1, "%s", r.out);
+    /* minAvailable 3 makes the master and the two GPU workers one gang: one replica, whose
+     * layout (the workers') is uncertain */
+    expect_has(r.err, "spec.minAvailable makes its 3 pods one gang", "note");
+    cr_expect_eq(count(r.out, "\"certain\": false"), 1, "%s", r.out);
+    cr_expect_eq(count(r.out, "\"certain\": true"), 0, "%s", r.out);
     run_result_release(&r);
 }
 

@@ -1123,7 +1123,13 @@ Test(obj_manifest, volcano_job_is_told_apart_from_batch_job_and_expanded_generic
     cr_expect_str_eq(m.jobs[0].kind, "Job");
     cr_expect(m.jobs[0].generic);
     cr_assert_eq(m.npods, 3, "1 mpimaster + 2 mpiworker");
-    cr_expect_eq(m.nreplicas, 3, "tasks without a size field: each pod alone");
+    /* its minAvailable 3 is Volcano's PodGroup minMember: the three pods are one gang, one world */
+    cr_expect_eq(m.nreplicas, 1, "minAvailable: one group of all the job's pods");
+    cr_expect(has_note("spec.minAvailable makes its 3 pods one gang: planned as one group"));
+    cr_expect_str_eq(m.wl[1].group, m.wl[2].group);
+    cr_expect_str_eq(m.wl[0].group, m.wl[1].group);
+    cr_expect_eq(m.wl[1].group_size, 2, "the CPU-only master takes no slot");
+    cr_expect_eq(m.wl[2].pod_index, 1, "ranks counted among the GPU members");
     cr_expect_str_eq(m.names[0], "mindspore-gpu-mpimaster-0-0");
     cr_expect_str_eq(m.names[2], "mindspore-gpu-mpiworker-1-0");
     cr_expect_eq(obj_manifest_pod_facts(&m, 1)->accel, 1);

@@ -226,8 +226,9 @@ Test(pol_plan, pods_without_intent_need_a_node_with_room, .fini = teardown)
     cr_assert_eq(pol_plan(led, &job, 1, NOW, &res, &err), TPX_OK, "%s", err.msg);
     cr_expect_eq(res.npods, 2, "two nodes of 8 GPUs hold two such pods");
     cr_assert_eq(res.nrejected, 1);
-    cr_expect_str_eq(res.rejected[0].reason,
-                     "replica 2 of default/plain: pod 0: no node has 8 free nvidia.com/gpu (most: 0)");
+    cr_expect_str_eq(
+        res.rejected[0].reason,
+        "replica 2 of default/plain: pod 0: no node has 8 free nvidia.com/gpu (most: 0)");
     cr_expect_eq(total_free(), 0);
     pol_plan_result_release(&res);
 }
