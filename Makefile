@@ -22,7 +22,8 @@ FUZZ_SECONDS ?= 60
 
 # Debian packages needed to build and test (bookworm names).
 DEB_PACKAGES = build-essential cmake pkg-config git libmicrohttpd-dev libjansson-dev \
-	libcurl4-openssl-dev libhwloc-dev libyaml-dev libcriterion-dev libgnutls28-dev clang-format
+	libcurl4-openssl-dev libhwloc-dev libyaml-dev libcriterion-dev libgnutls28-dev clang-format \
+	python3 python3-yaml
 
 .PHONY: all deps configure build run test test-tsan image bench bench-scheduler fuzz format clean helm \
 	e2e e2e-deps e2e-build e2e-up e2e-down

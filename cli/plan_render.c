@@ -373,6 +373,14 @@ static json_t *count_or_null(unsigned long x)
 static json_t *estimate_base(const struct cmd_plan_view *v, const struct pol_plan_estimate *e);
 static json_t *traffic_of(const struct pol_plan_estimate *e);
 
+/* [first, last] of a pod's ranks, or null for a pod without accelerators (it holds none). */
+static json_t *ranks_of(const struct cmd_plan_view *v, const struct pol_plan_pod *p)
+{
+    if (!pod_accel(v, global_replica(v, p->job, p->replica), p->pod))
+        return json_null();
+    return json_pack("[i,i]", (json_int_t)p->where.rank_first, (json_int_t)p->where.rank_last);
+}
+
 /* pods[]: {pod, stage, node, ranks} of a placed replica, so that a record alone joins measured
  * series to stages (`topox diagnose --plan`). */
 static json_t *pods_of(const struct cmd_plan_view *v, const struct pol_plan_estimate *e)
@@ -384,9 +392,9 @@ static json_t *pods_of(const struct cmd_plan_view *v, const struct pol_plan_esti
         json_t *o;
         if (p->job != e->job || p->replica != e->replica)
             continue;
-        o = json_pack("{s:s, s:i, s:s?, s:[i,i]}", "pod", p->pod_name, "stage",
+        o = json_pack("{s:s, s:i, s:s?, s:o}", "pod", p->pod_name, "stage",
                       (json_int_t)p->where.stage, "node", p->where.node_name, "ranks",
-                      (json_int_t)p->where.rank_first, (json_int_t)p->where.rank_last);
+                      ranks_of(v, p));
         if (!o || json_array_append_new(arr, o) != 0) {
             json_decref(arr);
             return NULL;
@@ -440,11 +448,10 @@ static json_t *record_of(const struct cmd_plan_view *v, const struct pol_plan_es
 
 static json_t *placement_of(const struct cmd_plan_view *v, const struct pol_plan_pod *p)
 {
-    return json_pack("{s:s, s:s, s:i, s:i, s:[i,i], s:s?, s:s?, s:s?}", "pod", p->pod_name, "job",
+    return json_pack("{s:s, s:s, s:i, s:i, s:o, s:s?, s:s?, s:s?}", "pod", p->pod_name, "job",
                      v->manifest->jobs[p->job].name, "replica", (json_int_t)p->replica, "stage",
-                     (json_int_t)p->where.stage, "ranks", (json_int_t)p->where.rank_first,
-                     (json_int_t)p->where.rank_last, "node", p->where.node_name, "domain",
-                     p->where.domain, "rack", p->where.rack);
+                     (json_int_t)p->where.stage, "ranks", ranks_of(v, p), "node",
+                     p->where.node_name, "domain", p->where.domain, "rack", p->where.rack);
 }
 
 static const char *level_name(enum pol_traffic_level l)

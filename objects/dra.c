@@ -772,6 +772,8 @@ void obj_dra_domain_member(const struct obj_dra_domain *cd, unsigned n, unsigned
     wl->layout.accel = wl->tp;
     wl->layout.certain = true;
     wl->layout.why[0] = '\0';
+    wl->layout.origin[POL_SIZE_TP] =
+        (struct pol_size_origin){POL_SRC_OBJECT, "ComputeDomain", -1, false, NULL};
     if (!wl->layout.placement_ann)
         wl->preferred = false;
 }

@@ -851,31 +851,52 @@ static void share_parallelism(struct pol_workload *wl, size_t n)
     }
 }
 
-/* One communication world, one group: consecutive replicas of one job whose pods
- * pol_workload_infer() put in the same group (a StatefulSet whose pods are --nnodes of one engine,
- * a training job's WORLD_SIZE) are one replica, placed together. The expansions make a replica
- * per controller replica; the group is what the pods say (policy/workload.c infer_world). */
-static void merge_worlds(struct obj_manifest *m)
+/* One communication world, one group, one replica: the plan's replicas follow the groups
+ * pol_workload_infer() reads from the pods (policy/workload.c), as serve reads them. Consecutive
+ * replicas of one job whose pods share a group are one (a StatefulSet whose pods are --nnodes of
+ * one engine, a training job's WORLD_SIZE), and a replica none of whose pods is in a group is a
+ * replica per pod (an Indexed Job's pods, whose size nothing on a pod says). A replica whose pods
+ * are in groups the expansion chose is left as it is. */
+static enum tpx_code regroup(struct obj_manifest *m, struct tpx_err *err)
 {
-    size_t out = 0;
+    size_t n = 0, *first = malloc((m->npods + 1) * sizeof(*first));
 
+    if (!first)
+        return tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
     for (size_t j = 0; j < m->njobs; j++) {
         struct obj_manifest_job *job = &m->jobs[j];
-        size_t first = out;
+        size_t top = n;
 
         for (size_t r = job->first_replica; r < job->first_replica + job->nreplicas; r++) {
-            size_t a = m->replica_first_pod[r];
-            const char *g = a < m->npods ? m->wl[a].group : "";
-            bool same =
-                out > first && g[0] && strcmp(m->wl[m->replica_first_pod[out - 1]].group, g) == 0;
-            if (!same)
-                m->replica_first_pod[out++] = a;
+            size_t a = m->replica_first_pod[r], b = m->replica_first_pod[r + 1];
+            const char *g = a < b ? m->wl[a].group : "";
+            bool grouped = false;
+
+            if (a >= b)
+                continue;
+            for (size_t i = a; i < b && !grouped; i++)
+                grouped = m->wl[i].group[0] != '\0';
+            if (!grouped) {
+                for (size_t i = a; i < b; i++)
+                    first[n++] = i;
+                continue;
+            }
+            if (n > top && g[0] && strcmp(m->wl[first[n - 1]].group, g) == 0)
+                continue; /* the same world as the replica before it */
+            first[n++] = a;
         }
-        job->first_replica = first;
-        job->nreplicas = out - first;
+        job->first_replica = top;
+        job->nreplicas = n - top;
     }
-    m->nreplicas = out;
-    m->replica_first_pod[out] = m->npods;
+    if (!TPX_GROW(m->replica_first_pod, m->areplicas, n + 2)) {
+        free(first);
+        return tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
+    }
+    memcpy(m->replica_first_pod, first, n * sizeof(*first));
+    m->replica_first_pod[n] = m->npods;
+    m->nreplicas = n;
+    free(first);
+    return TPX_OK;
 }
 
 /* The members of a replica's groups that ask for no accelerator take no slot and no rank
@@ -1081,7 +1102,12 @@ enum tpx_code obj_manifest_finish(struct obj_manifest *m, struct tpx_err *err)
             return err->code;
         }
     }
-    merge_worlds(m);
+    if (regroup(m, err) != TPX_OK)
+        return err->code;
+    free(m->pol_replicas);
+    m->pol_replicas = calloc(m->nreplicas + 1, sizeof(*m->pol_replicas));
+    if (!m->pol_replicas)
+        return tpx_err_set(err, TPX_ENOMEM, "manifest: out of memory");
     for (size_t r = 0; r < m->nreplicas; r++) {
         size_t a = m->replica_first_pod[r];
         size_t b = m->replica_first_pod[r + 1];

@@ -56,15 +56,33 @@ static size_t pick_best(const struct pol_ledger *l, const struct pol_workload *w
     for (size_t i = 0; i < nn; i++) {
         /* A pod without topology intent passes the filter everywhere (serve leaves its capacity to
          * kube-scheduler's NodeResourcesFit); the planner must check it. */
-        if (!wl->has_intent &&
-            (pol_ledger_node_free(l, cand[i]) < wl->accel_per_pod ||
-             (wl->accel_per_pod && !pol_ledger_node_serves(l, cand[i], wl->resource))))
+        if ((!wl->has_intent || wl->preferred) && wl->accel_per_pod &&
+            !pol_ledger_node_serves(l, cand[i], wl->resource))
+            continue;
+        /* (a preferred pod may take room its own group holds: pol_commit judges its count) */
+        if (!wl->has_intent && pol_ledger_node_free(l, cand[i]) < wl->accel_per_pod)
             continue;
         if (res->verdict[i] == POL_FIT && scores[i] >= 0 &&
             (best == (size_t)-1 || scores[i] > scores[best]))
             best = i;
     }
     return best;
+}
+
+/* "no node has N free RES (most: M)": of a pod that passes the filter everywhere (no intent, or
+ * preferred) and that no candidate has room for, into buf. */
+static void no_room(const struct pol_ledger *l, const struct pol_workload *wl, const size_t *cand,
+                    size_t nc, char *buf, size_t len)
+{
+    unsigned most = 0;
+
+    for (size_t i = 0; i < nc; i++) {
+        unsigned f = pol_ledger_node_free(l, cand[i]);
+        if (pol_ledger_node_serves(l, cand[i], wl->resource))
+            most = f > most ? f : most;
+    }
+    snprintf(buf, len, "no node has %u free %s (most: %u)", wl->accel_per_pod,
+             wl->resource[0] ? wl->resource : pol_accel_word(wl->resource), most);
 }
 
 void pol_traffic_text(const struct pol_traffic *t, char *buf, size_t len)
@@ -296,18 +314,11 @@ enum tpx_code pol_plan(struct pol_ledger *l, const struct pol_job *jobs, size_t 
                         goto fail;
                     }
                     best = pick_best(l, wl, &res, cand, nc, scores);
-                    if (best == (size_t)-1 && !wl->has_intent) {
-                        unsigned most = 0;
-                        for (size_t i = 0; i < nc; i++) {
-                            unsigned f = pol_ledger_node_free(l, cand[i]);
-                            if (pol_ledger_node_serves(l, cand[i], wl->resource))
-                                most = f > most ? f : most;
-                        }
-                        snprintf(why, sizeof(why),
-                                 "replica %zu of %s: pod %zu: no node has %u free %s (most: %u)", r,
-                                 job->name, k, wl->accel_per_pod,
-                                 wl->resource[0] ? wl->resource : pol_accel_word(wl->resource),
-                                 most);
+                    if (best == (size_t)-1 && (!wl->has_intent || wl->preferred)) {
+                        char room[160];
+                        no_room(l, wl, cand, nc, room, sizeof(room));
+                        snprintf(why, sizeof(why), "replica %zu of %s: pod %zu: %s", r, job->name,
+                                 k, room);
                         pol_filter_result_release(&res);
                         break;
                     }
@@ -350,8 +361,11 @@ enum tpx_code pol_plan(struct pol_ledger *l, const struct pol_job *jobs, size_t 
                     size_t next;
                     scores[best] = -1;
                     next = pick_best(l, wl, &res, cand, nc, scores);
-                    if (next == (size_t)-1)
+                    if (next == (size_t)-1) {
+                        /* no node took it: say so of them all, not of the last one tried */
+                        no_room(l, wl, cand, nc, cerr.msg, sizeof(cerr.msg));
                         break;
+                    }
                     best = next;
                     node = cand[best];
                     tpx_err_clear(&cerr);

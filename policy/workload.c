@@ -407,6 +407,19 @@ void pol_workload_skip_members(struct pol_workload *wl, unsigned total, unsigned
         unsigned long ranks = (unsigned long)wl->group_size * wl->accel_per_pod;
         if (wl->tp && wl->pp && ranks % ((unsigned long)wl->tp * wl->pp) == 0)
             wl->dp = (unsigned)(ranks / ((unsigned long)wl->tp * wl->pp));
+    } else if ((unsigned long)wl->tp * wl->pp * wl->dp !=
+               (unsigned long)wl->group_size * wl->accel_per_pod) {
+        /* sizes computed from the controller's group size (an LWS_GROUP_SIZE in a $((...)))
+         * counted the members without accelerators: they no longer add up, so the layout is
+         * not certain (the certainty rule), never refused for it */
+        snprintf(wl->layout.why, sizeof(wl->layout.why),
+                 "tp %u x pp %u x dp %u counts %u member(s) that ask for no accelerator: the group "
+                 "has %u pods x %u",
+                 wl->tp, wl->pp, wl->dp, total, wl->group_size, wl->accel_per_pod);
+        wl->layout.certain = false;
+        fallback_layout(wl);
+        wl->layout.accel = wl->tp * wl->pp * wl->dp;
+        pol_workload_uncertain(wl, POL_UNCERTAIN_PREFER);
     }
 }
 

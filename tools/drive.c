@@ -92,6 +92,8 @@ struct pod {
     char ns[128];
     char uid[40];
     json_t *obj;
+    unsigned accel;       /* accelerators it requests */
+    const char *resource; /* of which resource (borrowed from the manifest), or NULL */
 };
 
 /* What happened to one pod. */
@@ -615,9 +617,32 @@ struct drive {
     struct topo_cluster *cluster;
     json_t *all_names;
     json_t *all_nodes; /* NodeList, for --ncc false */
+    unsigned *used;    /* accelerators of the pods bound to each node */
     struct server srv;
     struct client cli;
 };
+
+/* The nodes NodeResourcesFit passes for p: names (NCC) or a NodeList, of the nodes that have
+ * p's resource with p's accelerators free after the pods bound so far. NULL when out of memory. */
+static json_t *fit_nodes(const struct drive *d, const struct pod *p)
+{
+    json_t *out = d->o.ncc ? json_array() : json_pack("{s:{},s:[]}", "metadata", "items");
+    size_t n = topo_cluster_node_count(d->cluster);
+
+    for (size_t i = 0; out && i < n; i++) {
+        const struct topo_node_info *ni = topo_cluster_node(d->cluster, i);
+        if (p->accel > 0 &&
+            (!ni->resource || !p->resource || strcmp(ni->resource, p->resource) != 0 ||
+             ni->accel_alloc < d->used[i] + p->accel))
+            continue;
+        if (d->o.ncc)
+            json_array_append(out, json_array_get(d->all_names, i));
+        else
+            json_array_append(json_object_get(out, "items"),
+                              json_array_get(json_object_get(d->all_nodes, "items"), i));
+    }
+    return out;
+}
 
 static void schedule_pod(struct drive *d, const struct pod *p, struct outcome *o)
 {
@@ -628,6 +653,7 @@ static void schedule_pod(struct drive *d, const struct pod *p, struct outcome *o
     json_t *names = NULL;
     json_t *prio = NULL;
     json_t *bind = NULL;
+    json_t *fit = NULL;
     const char *error;
     long status = 0;
     size_t best = 0;
@@ -637,8 +663,19 @@ static void schedule_pod(struct drive *d, const struct pod *p, struct outcome *o
     snprintf(o->stage, sizeof(o->stage), "-");
     snprintf(o->score, sizeof(o->score), "-");
 
-    /* filter, over every node */
-    args = extender_args(p, d->o.ncc, d->all_names, d->all_nodes);
+    /* kube-scheduler's own filters first: NodeResourcesFit leaves the extender only the nodes
+     * that have the pod's resource free (its other filters pass every synthetic node) */
+    fit = fit_nodes(d, p);
+    if (!fit) {
+        snprintf(o->why, sizeof(o->why), "out of memory");
+        goto out;
+    }
+    if (json_array_size(d->o.ncc ? fit : json_object_get(fit, "items")) == 0) {
+        snprintf(o->why, sizeof(o->why), "0/%zu nodes are available: %zu Insufficient %s", nnodes,
+                 nnodes, p->resource ? p->resource : "resources");
+        goto out;
+    }
+    args = extender_args(p, d->o.ncc, fit, fit);
     if (!args || post_json(&d->cli, "/filter", args, &status, &res, &err) != TPX_OK) {
         snprintf(o->why, sizeof(o->why), "%s", err.code ? err.msg : "out of memory");
         goto out;
@@ -715,6 +752,11 @@ static void schedule_pod(struct drive *d, const struct pod *p, struct outcome *o
         goto out;
     }
     o->bound = true;
+    {
+        size_t ni = topo_cluster_find(d->cluster, o->node);
+        if (ni != TOPO_NONE)
+            d->used[ni] += p->accel;
+    }
     if (!find_bind_decision(&d->srv, p->name, o)) {
         /* a pod without topology intent: only the node's rack is known */
         size_t ni = topo_cluster_find(d->cluster, o->node);
@@ -731,6 +773,7 @@ out:
     json_decref(names);
     json_decref(prio);
     json_decref(bind);
+    json_decref(fit);
 }
 
 /* --- the summary -------------------------------------------------------------------------------
@@ -823,6 +866,8 @@ static enum tpx_code load_pods(struct drive *d, struct obj_manifest *m, struct p
         pod_ns(m, i, p->ns, sizeof(p->ns));
         make_uid(p->ns, p->name, p->uid, sizeof(p->uid));
         p->obj = pod_object(obj_manifest_pod_facts(m, i), p, *sched_out);
+        p->accel = obj_manifest_pod_facts(m, i)->accel;
+        p->resource = obj_manifest_pod_facts(m, i)->resource;
         if (!p->obj)
             return tpx_err_set(err, TPX_ENOMEM, "out of memory");
     }
@@ -841,7 +886,8 @@ static enum tpx_code load_cluster(struct drive *d, struct tpx_err *err)
     n = topo_cluster_node_count(d->cluster);
     d->all_names = json_array();
     d->all_nodes = json_pack("{s:{},s:[]}", "metadata", "items");
-    if (!d->all_names || !d->all_nodes)
+    d->used = calloc(n + 1, sizeof(*d->used));
+    if (!d->all_names || !d->all_nodes || !d->used)
         return tpx_err_set(err, TPX_ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++) {
         json_array_append_new(d->all_names, json_string(topo_cluster_node(d->cluster, i)->name));
@@ -941,6 +987,7 @@ out:
     obj_yaml_docs_release(&sched_docs);
     obj_manifest_release(&m);
     json_decref(d.all_names);
+    free(d.used);
     json_decref(d.all_nodes);
     topo_cluster_free(d.cluster);
     free(d.o.files);

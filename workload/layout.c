@@ -15,6 +15,8 @@ const char *wl_src_name(enum pol_src src)
         return "config";
     case POL_SRC_DERIVED:
         return "derived";
+    case POL_SRC_OBJECT:
+        return "object";
     default:
         return "default";
     }

@@ -63,6 +63,7 @@ enum pol_src {
     POL_SRC_ENV,         /* an engine flag whose value came through the env ($VAR, $((...))) */
     POL_SRC_DERIVED,     /* computed from the others (accelerators / (tp x pp), ...) */
     POL_SRC_CONFIG,      /* a key of an engine config file a flag names (--extra-engine-args) */
+    POL_SRC_OBJECT,      /* an object the pod names says it (a ComputeDomain's clique) */
 };
 
 /* The sizes of a layout, for pol_layout.origin[]. */
@@ -105,7 +106,7 @@ struct pol_layout {
 /* One class of traffic a layout makes between its ranks (docs/workloads.md). */
 enum pol_traffic_kind { POL_TRAFFIC_TP = 0, POL_TRAFFIC_EP, POL_TRAFFIC_PP };
 
-/* "annotation", "flag", "env", "config", "derived" or "default". Static text. */
+/* "annotation", "flag", "env", "config", "object", "derived" or "default". Static text. */
 const char *wl_src_name(enum pol_src src);
 
 /* The traffic class that decides whether a TP group may cross nodes (docs/workloads.md): a dense

@@ -186,8 +186,10 @@ static size_t pick_best(const struct pol_ledger *l, const struct pol_workload *w
     size_t best = (size_t)-1;
 
     for (size_t i = 0; i < nn; i++) {
-        if (!wl->has_intent && (pol_ledger_node_free(l, i) < wl->accel_per_pod ||
-                                !pol_ledger_node_serves(l, i, wl->resource)))
+        if ((!wl->has_intent || wl->preferred) && wl->accel_per_pod &&
+            !pol_ledger_node_serves(l, i, wl->resource))
+            continue;
+        if (!wl->has_intent && pol_ledger_node_free(l, i) < wl->accel_per_pod)
             continue;
         if (res->verdict[i] == POL_FIT && scores[i] >= 0 &&
             (best == (size_t)-1 || scores[i] > scores[best]))
@@ -233,7 +235,7 @@ static bool reference_replica(struct pol_ledger *l, size_t j, const char *job, s
         cr_assert_eq(pol_filter(l, wl, all, nn, now_t, &res, &err), TPX_OK, "%s", err.msg);
         cr_assert_eq(pol_score(l, wl, all, nn, now_t, scores, &err), TPX_OK, "%s", err.msg);
         best = pick_best(l, wl, &res, scores);
-        if (best == (size_t)-1 && !wl->has_intent) {
+        if (best == (size_t)-1 && (!wl->has_intent || wl->preferred)) {
             unsigned most = 0;
             for (size_t i = 0; i < nn; i++) {
                 unsigned f = pol_ledger_node_free(l, i);
@@ -264,8 +266,17 @@ static bool reference_replica(struct pol_ledger *l, size_t j, const char *job, s
             size_t next;
             scores[best] = -1;
             next = pick_best(l, wl, &res, scores);
-            if (next == (size_t)-1)
+            if (next == (size_t)-1) {
+                unsigned most = 0;
+                for (size_t i = 0; i < nn; i++) {
+                    unsigned f = pol_ledger_node_free(l, i);
+                    if (pol_ledger_node_serves(l, i, wl->resource))
+                        most = f > most ? f : most;
+                }
+                snprintf(cerr.msg, sizeof(cerr.msg), "no node has %u free %s (most: %u)",
+                         wl->accel_per_pod, wl->resource, most);
                 break;
+            }
             best = next;
             tpx_err_clear(&cerr);
         }

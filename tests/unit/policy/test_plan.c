@@ -314,3 +314,24 @@ Test(pol_plan, huge_external_use_fills_the_node_and_never_frees_it, .fini = tear
     cr_assert_eq(pol_ledger_use(led, n, INT64_MIN, &err), TPX_OK);
     cr_expect_eq(pol_ledger_node_free(led, n), 8);
 }
+
+/* A preferred pod that fits no node is told so of them all ("no node has N free X (most: M)"),
+ * never "node 'LAST' no longer fits", the last node its retries happened to try. */
+Test(pol_plan, a_preferred_pod_that_fits_nowhere_names_the_most_free, .fini = teardown)
+{
+    static struct job_store s;
+    struct pol_job job;
+    struct pol_plan_result res;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    setup_spec("racks=1,nodes-per-rack=2");
+    cr_assert_eq(pol_ledger_use(led, topo_cluster_find(cl, "r01-n01"), 6, &err), TPX_OK);
+    cr_assert_eq(pol_ledger_use(led, topo_cluster_find(cl, "r01-n02"), 5, &err), TPX_OK);
+    build_job(&s, &job, "pref", 1, 8, 1, 8, 1, 0, 0);
+    s.wl[0][0].preferred = true;
+    cr_assert_eq(pol_plan(led, &job, 1, NOW, &res, &err), TPX_OK, "%s", err.msg);
+    cr_assert_eq(res.nrejected, 1);
+    cr_expect_str_eq(res.rejected[0].reason,
+                     "replica 0 of pref: pod 0: no node has 8 free nvidia.com/gpu (most: 3)");
+    pol_plan_result_release(&res);
+}
