@@ -15,6 +15,7 @@
 #include "common/cgroup.h"
 #include "common/file.h"
 #include "common/log.h"
+#include "extender/cpumembers.h"
 #include "extender/binder.h"
 #include "objects/cluster_load.h"
 #include "cli/args.h"
@@ -280,7 +281,7 @@ static enum tpx_code start_api(struct ext_config *cfg, struct ext_state *state,
                                struct ext_metrics *metrics, struct kube_config *kcfg, bool *use_api,
                                struct ext_state_feed **feed, struct kube_watch **watch,
                                struct ext_binder **binder, struct ext_nominator **nom,
-                               struct tpx_err *err)
+                               struct ext_cpu_members *cpu, struct tpx_err *err)
 {
     bool files = cfg->nodes_file || cfg->cluster_spec;
     bool need_bind = cfg->bind_mode == EXT_BIND_API;
@@ -320,6 +321,7 @@ static enum tpx_code start_api(struct ext_config *cfg, struct ext_state *state,
         ext_state_feed_watch_dra(*feed, cfg->dra);
         ext_state_feed_watch_podgroups(*feed, true);
         ext_state_feed_set_metrics(*feed, metrics);
+        ext_state_feed_set_cpu_members(*feed, cpu);
         if (need_bind && cfg->nominate) { /* issue 20, item 2: only api mode holds for the watch */
             *nom = ext_nominator_new(kcfg, state, cfg->scheduler_name, err);
             if (!*nom)
@@ -375,6 +377,7 @@ int cmd_serve(int argc, char **argv)
     struct kube_watch *watch = NULL;
     struct ext_binder *binder = NULL;
     struct ext_nominator *nom = NULL;
+    struct ext_cpu_members *cpu = ext_cpu_members_new();
     bool use_api = false;
     char *cert = NULL, *key = NULL, *ca = NULL;
     sigset_t sigs;
@@ -458,7 +461,11 @@ int cmd_serve(int argc, char **argv)
         goto fail;
     ext_state_set_scheduler(state, cfg.scheduler_name);
     cfg.threads = http_threads(&cfg); /* once: the binder and the HTTP server both size by it */
-    if (start_api(&cfg, state, metrics, &kcfg, &use_api, &feed, &watch, &binder, &nom, &err) !=
+    if (!cpu) {
+        tpx_err_set(&err, TPX_ENOMEM, "out of memory");
+        goto fail;
+    }
+    if (start_api(&cfg, state, metrics, &kcfg, &use_api, &feed, &watch, &binder, &nom, cpu, &err) !=
         TPX_OK)
         goto fail;
     /* no watch: nothing ever says a pod bound through /bind is gone (issue 21, item 3) */
@@ -488,6 +495,7 @@ int cmd_serve(int argc, char **argv)
     routes.max_response = cfg.max_body + 1024 * 1024;
     routes.binder = binder;
     routes.nominator = nom;
+    routes.cpu_members = cpu;
     routes.admin_elsewhere = cfg.admin_listen != NULL;
     routes.lean_filter = cfg.lean_filter;
     if (cfg.lean_filter && cfg.one_held_node && !(routes.held = held = ext_held_new(&err)))
@@ -565,6 +573,7 @@ out:
     kube_watch_stop(watch); /* after the HTTP server: no handler runs any more */
     ext_state_feed_free(feed);
     ext_nominator_free(nom); /* after the watch and the HTTP server: nobody touches it now */
+    ext_cpu_members_free(cpu);
     ext_binder_free(binder);
     kube_config_release(&kcfg);
     ext_metrics_free(metrics);

@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "common/jsonstr.h"
 #include "common/log.h"
+#include "extender/cpumembers.h"
 #include "tpx_version.h"
 
 /* Hand a buffer to the response. */
@@ -253,6 +254,18 @@ static void apply_uncertain(struct ext_routes *r, struct ext_codec_pod *pod, boo
 /* Traffic, not the word "tp" (docs/workloads.md): a group whose TP or EP group spans pods because
  * it is MoE traffic (EP, DP-attention) or its owner allowed it is placed in the tightest scope;
  * once per group, a log line and a Warning Event say so. */
+/* A group's members that ask for no accelerator take no slot and no rank: one is remembered at
+ * its own filter (the watch remembers those it sees bound), and its group's accelerator members
+ * count only themselves (pol_workload_skip_members). Before the uncertain setting: a layout that
+ * counted such a member no longer adds up. */
+static void cpu_members(struct ext_routes *r, struct ext_codec_pod *pod)
+{
+    if (pod->infer_failed)
+        return;
+    ext_cpu_members_note(r->cpu_members, &pod->wl, pod->uid);
+    ext_cpu_members_skip(r->cpu_members, &pod->wl);
+}
+
 static void note_cross_node(struct ext_routes *r, const struct ext_codec_pod *pod)
 {
     const struct pol_workload *wl = &pod->wl;
@@ -384,6 +397,7 @@ static unsigned do_filter(struct ext_routes *r, const struct ext_http_req *rq,
         give(rp, status, &b, NULL);
         return status;
     }
+    cpu_members(r, &a->pod);
     apply_uncertain(r, &a->pod, true);
     note_cross_node(r, &a->pod);
     if (a->pod.infer_failed) {
@@ -535,6 +549,7 @@ static unsigned do_prioritize(struct ext_routes *r, const struct ext_http_req *r
         error_json(rp, status, e.msg);
         return status;
     }
+    cpu_members(r, &a->pod);
     apply_uncertain(r, &a->pod, false);
     h->scores = calloc(a->nnames ? a->nnames : 1, sizeof(*h->scores));
     if (!h->scores) {

@@ -13,6 +13,7 @@
 
 #include "extender/binder.h"
 #include "extender/codec.h"
+#include "extender/cpumembers.h"
 #include "extender/config.h"
 #include "extender/http.h"
 #include "extender/metrics.h"
@@ -32,12 +33,14 @@ struct ext_routes {
                                       * none (api mode then answers bind with an Error) */
     struct ext_nominator *nominator; /* --nominate: told of each hold a bind or a gang's filter
                                       * makes; NULL: none */
-    enum pol_uncertain uncertain;    /* what a layout topox cannot read for certain gets */
-    bool admin_elsewhere;            /* --admin-listen: /metrics and /debug/state are 404 here */
-    bool lean_filter;                /* --lean-filter: unresolvable nodes left out of a filter
-                                      * answer that passes any node */
-    struct ext_held *held;           /* --one-held-node (with lean_filter): a held member's
-                                      * answer is its one held node; NULL: off */
+    struct ext_cpu_members *cpu_members; /* the groups' members without accelerators
+                                          * (cpumembers.h); NULL: none remembered */
+    enum pol_uncertain uncertain;        /* what a layout topox cannot read for certain gets */
+    bool admin_elsewhere;  /* --admin-listen: /metrics and /debug/state are 404 here */
+    bool lean_filter;      /* --lean-filter: unresolvable nodes left out of a filter
+                            * answer that passes any node */
+    struct ext_held *held; /* --one-held-node (with lean_filter): a held member's
+                            * answer is its one held node; NULL: off */
 };
 
 /* The ext_http_handler_fn for http.c; ctx is a struct ext_routes. Thread-safe. */

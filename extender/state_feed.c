@@ -18,6 +18,7 @@
 #include "common/map.h"
 #include "common/str.h"
 #include "extender/codec.h"
+#include "extender/cpumembers.h"
 #include "objects/dra.h"
 #include "objects/podfacts.h"
 #include "common/banned.h"
@@ -88,11 +89,12 @@ struct ext_state_feed {
     /* PodGroups (scheduling.k8s.io): "ns/name" -> [minCount, level] as obj_podgroup_read reads
      * them, for the pods that name one; the watch writes, filters read, under pg_lock */
     json_t *podgroups;
-    json_t *pg_seen;           /* keys of a list in progress */
-    struct ext_nominator *nom; /* pending group members go there (--nominate); NULL: none */
-    json_t *pg_waiting;        /* uid -> pending Pod naming a PodGroup not seen yet (--nominate):
-                                * read again when PodGroups arrive (pods are listed first) */
-    bool pg_on;                /* PodGroups are watched: readiness waits for their first list too */
+    json_t *pg_seen;             /* keys of a list in progress */
+    struct ext_nominator *nom;   /* pending group members go there (--nominate); NULL: none */
+    struct ext_cpu_members *cpu; /* bound members without accelerators go there; NULL: none */
+    json_t *pg_waiting;          /* uid -> pending Pod naming a PodGroup not seen yet (--nominate):
+                                  * read again when PodGroups arrive (pods are listed first) */
+    bool pg_on; /* PodGroups are watched: readiness waits for their first list too */
     pthread_mutex_t pg_lock;
 };
 
@@ -413,6 +415,7 @@ static void drop_pod(struct ext_state_feed *f, const char *uid)
     ext_state_remove_pod(f->st, uid);
     pend_del(&f->pending, uid);
     ext_nominator_forget(f->nom, uid);
+    ext_cpu_members_forget(f->cpu, uid);
     /* uid may be a key of f->pods or a string of the Pod that dra_pods holds */
     copy = strdup(uid);
     if (!copy)
@@ -689,6 +692,8 @@ static void apply_pod(struct ext_state_feed *f, json_t *pod)
     has_wl = pol_workload_infer(&store.facts, &wl, &ignore) == TPX_OK;
     if (has_wl)
         domain_member(f, pod, &wl);
+    if (has_wl && store.facts.accel == 0)
+        ext_cpu_members_note(f->cpu, &wl, uid); /* a CPU member takes no slot of its group */
     if (!name)
         name = uid;
     if (give_pod(f, uid, name, node, store.facts.accel, has_wl ? &wl : NULL) == TPX_ENOENT) {
@@ -1200,6 +1205,11 @@ void ext_state_feed_watch_podgroups(struct ext_state_feed *f, bool on)
 void ext_state_feed_set_nominator(struct ext_state_feed *f, struct ext_nominator *n)
 {
     f->nom = n;
+}
+
+void ext_state_feed_set_cpu_members(struct ext_state_feed *f, struct ext_cpu_members *c)
+{
+    f->cpu = c;
 }
 
 void ext_state_feed_set_metrics(struct ext_state_feed *f, struct ext_metrics *m)

@@ -18,6 +18,7 @@
 #include "kube/watch.h"
 #include "topology/labels.h"
 
+struct ext_cpu_members;
 struct ext_state_feed; /* opaque */
 
 /* A feed into st (borrowed: it must outlive the feed) reading labels with cfg (borrowed; NULL:
@@ -49,6 +50,11 @@ void ext_state_feed_watch_podgroups(struct ext_state_feed *f, bool on);
  * (ext_nominator_pending; borrowed, it must outlive the feed; NULL: none), and are forgotten
  * there when bound, deleted or missing from a relist. Call before the watch starts. */
 void ext_state_feed_set_nominator(struct ext_state_feed *f, struct ext_nominator *n);
+
+/* Bound members of groups that ask for no accelerator (an LWS leader on CPU) go to c
+ * (ext_cpu_members_note; borrowed, it must outlive the feed; NULL: none). Call before the watch
+ * starts. */
+void ext_state_feed_set_cpu_members(struct ext_state_feed *f, struct ext_cpu_members *c);
 
 /* Count each rebuild of the DRA view in m (topox_dra_view_rebuilds_total; borrowed, it must
  * outlive the feed; NULL: none). Call before the watch starts. */

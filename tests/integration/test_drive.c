@@ -182,3 +182,76 @@ Test(drive, wide_ep_and_dp_attention_fixtures_placed_whole)
     expect_has(r.out, "2/2 pods placed", "one group, whole");
     run_result_release(&r);
 }
+
+/* topox-drive on fixture FILE (under tests/fixtures) and cluster SPEC: its exit status. */
+static int drive_fixture(const char *file, const char *spec, struct run_result *r)
+{
+    char path[512];
+
+    snprintf(path, sizeof(path), "%s/%s", TPX_FIXTURES, file);
+    cr_assert_eq(
+        run_program(TOPOX_DRIVE_BIN,
+                    (const char *[]){"--topox", TOPOX_BIN, "-f", path, "--cluster", spec, NULL},
+                    NULL, r),
+        0);
+    return r->status;
+}
+
+/* Issue 31, driven through serve as kube-scheduler drives it. A Kueue TAS LWS whose leader asks
+ * for 100m CPU and whose two workers ask for one GPU each, on racks of one 2-GPU node: the
+ * leader takes no slot, so each group fits its rack (it was refused: "group needs 3"). */
+Test(drive, a_cpu_leader_takes_no_slot_of_its_group)
+{
+    struct run_result r;
+
+    cr_expect_eq(drive_fixture("plan/kueue-tas-lws-cpu-leader-1gpu-workers.yaml",
+                               "racks=2,nodes-per-rack=1,gpus-per-node=2", &r),
+                 0, "%s%s", r.out, r.err);
+    expect_has(r.out, "6/6 pods bound", "summary");
+    cr_expect_null(strstr(r.out, "group needs 3"), "%s", r.out);
+    run_result_release(&r);
+}
+
+/* A DeepSpeed MPIJob on Gaudi (2 workers x 8 habana.ai/gaudi, no TP flag anywhere) on nodes whose
+ * 8 accelerators are two domains of 4: nothing written says tensor parallelism, so nothing is
+ * refused for it (every worker was refused on all 16 nodes). */
+Test(drive, a_deepspeed_mpijob_on_split_gaudi_nodes_is_bound)
+{
+    struct run_result r;
+
+    cr_expect_eq(drive_fixture("corpus/mpijob-gaudi-megatron-deepspeed-llama7b-2x8hpu-tp8-dp2.yaml",
+                               "racks=4,nodes-per-rack=4,gpus-per-node=8,resource=habana.ai/gaudi,"
+                               "domains-per-node=2",
+                               &r),
+                 0, "%s%s", r.out, r.err);
+    expect_has(r.out, "2/2 pods bound", "summary");
+    cr_expect_null(strstr(r.out, "tensor-parallel-size 8 needs"), "%s", r.out);
+    run_result_release(&r);
+}
+
+/* SGLang's own StatefulSet (--tp 16 --ep 16 --nnodes 2 --node-rank from the pod-index label) is
+ * one world: one group, both pods in one rack (it was two groups of one). */
+Test(drive, an_sglang_statefulset_world_is_one_group_in_one_rack)
+{
+    struct run_result r;
+
+    cr_expect_eq(drive_fixture("corpus/sglang-statefulset-2nodes-tp16-ep16-8gpu.yaml",
+                               "racks=4,nodes-per-rack=4,gpus-per-node=8", &r),
+                 0, "%s%s", r.out, r.err);
+    expect_has(r.out, "2/2 pods bound", "summary");
+    expect_has(r.out, "default/distributed-sglang world 0 rack r0", "one group");
+    expect_has(r.out, "2/2 pods placed", "both members in it");
+    run_result_release(&r);
+}
+
+/* An amd.com/gpu vLLM Deployment on AMD nodes: bound (its resource is the nodes'). */
+Test(drive, an_amd_deployment_is_bound_on_amd_nodes)
+{
+    struct run_result r;
+
+    cr_expect_eq(drive_fixture("corpus/amd-rocm-vllm-deployment-mistral-7b-1gpu.yaml",
+                               "racks=2,nodes-per-rack=2,gpus-per-node=8,resource=amd.com/gpu", &r),
+                 0, "%s%s", r.out, r.err);
+    expect_has(r.out, "1/1 pods bound", "summary");
+    run_result_release(&r);
+}
