@@ -67,6 +67,15 @@ struct pol_workload {
      * (pol_pod_facts.pod_group_level), which narrows scope when finer; -1: none. */
     bool gang;
     int gang_level;
+    /* Another scheduler's topology intent on the pod, read as topox intent and never
+     * contradicted (docs/workloads.md, "Other schedulers' topology"): Kueue's
+     * podset-required-topology, KAI's topology-required-placement. When sched_scoped, the level
+     * its label key names is the group's scope whatever topox's default (pol_workload_set_scope);
+     * a key at a node or an NVLink domain sets none (topox's rack holds it). */
+    bool sched_scoped;
+    enum pol_scope sched_scope;
+    const char *sched_prefers; /* static: the annotation by which another scheduler's intent made
+                                  the group preferred; NULL: none */
 };
 
 /* What serve does with an uncertain layout (setting `uncertain`). */

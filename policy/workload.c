@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/kv.h"
+#include "topology/labels.h"
 #include "workload/engines.h"
 
 #define ANN "topox.io/"
@@ -55,6 +56,66 @@ static bool has_prefix_key(const struct topo_kv *kv, size_t n, const char *prefi
             return true;
     }
     return false;
+}
+
+/*
+ * Other schedulers' topology intent (docs/workloads.md), read as topox intent and never
+ * contradicted, since that scheduler (Kueue's TAS, KAI) decides where the pods go and topox must
+ * not refuse what it decides:
+ *   required  kueue.x-k8s.io/podset-required-topology, kai.scheduler/topology-required-placement
+ *             (KAI's annotations on the object, which plan hands its pods): the label key's
+ *             level is the group's scope, wider or narrower than topox's own (rack); a key at a
+ *             node or NVLink domain keeps topox's rack, which holds it; a key topox does not read
+ *             makes the group preferred, as nothing topox checks could agree with it
+ *   preferred kueue.x-k8s.io/podset-preferred-topology, -unconstrained-topology, slice
+ *             constraints, kai.scheduler/topology-preferred-placement: the group is preferred
+ *             (scored, never refused)
+ * Sets wl->sched_scoped and sched_scope and, for a preference, *prefer with what said it in
+ * *what.
+ */
+static void other_schedulers(const struct pol_pod_facts *f, struct pol_workload *wl, bool *prefer,
+                             const char **what)
+{
+    static const char *const required[] = {"kueue.x-k8s.io/podset-required-topology",
+                                           "kai.scheduler/topology-required-placement"};
+    static const char *const preferred[] = {"kueue.x-k8s.io/podset-preferred-topology",
+                                            "kueue.x-k8s.io/podset-unconstrained-topology",
+                                            "kueue.x-k8s.io/podset-slice-required-topology",
+                                            "kai.scheduler/topology-preferred-placement"};
+    static const int scope_of_level[TOPO_LEVEL_COUNT] = {-1, POL_SCOPE_RACK, POL_SCOPE_BLOCK,
+                                                         POL_SCOPE_ZONE};
+    const struct topo_label_config *cfg = topo_label_config_default();
+
+    *prefer = false;
+    *what = NULL;
+    for (size_t i = 0; i < sizeof(preferred) / sizeof(preferred[0]) && !*prefer; i++) {
+        if (tpx_kv_get(f->annotations, f->nannotations, preferred[i])) {
+            *prefer = true;
+            *what = preferred[i];
+        }
+    }
+    for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
+        const char *key = tpx_kv_get(f->annotations, f->nannotations, required[i]);
+        int level = -2;
+
+        if (!key)
+            continue;
+        if (strcmp(key, "kubernetes.io/hostname") == 0)
+            level = -1;
+        for (int lv = 0; lv < TOPO_LEVEL_COUNT && level == -2; lv++) {
+            for (size_t k = 0; k < cfg->nkeys[lv]; k++) {
+                if (strcmp(cfg->keys[lv][k], key) == 0)
+                    level = scope_of_level[lv];
+            }
+        }
+        if (level == -2) {
+            *prefer = true; /* a key topox does not read: it cannot agree with it */
+            *what = required[i];
+        } else if (level >= 0 && (!wl->sched_scoped || level > (int)wl->sched_scope)) {
+            wl->sched_scoped = true;
+            wl->sched_scope = (enum pol_scope)level;
+        }
+    }
 }
 
 /* The pod's group from its annotation, its PodGroup or its controller's labels; *by_rbg when a
@@ -425,7 +486,7 @@ void pol_workload_skip_members(struct pol_workload *wl, unsigned total, unsigned
 
 void pol_workload_set_scope(struct pol_workload *wl, enum pol_scope scope)
 {
-    wl->scope = scope;
+    wl->scope = wl->sched_scoped ? wl->sched_scope : scope;
     if (wl->gang && wl->gang_level >= 0 && wl->gang_level < (int)scope)
         wl->scope = (enum pol_scope)wl->gang_level;
 }
@@ -440,7 +501,8 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
     bool grouped, by_rbg, any_ann, flags_used;
     const char *s, *ctl_what = NULL;
     unsigned ctl = 0;
-    bool have_ctl, guessed, have_world = false;
+    bool have_ctl, guessed, have_world = false, sched_prefer;
+    const char *sched_what;
     unsigned world_size = 0;
     int world_index = -1;
 
@@ -563,6 +625,7 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
         have_world = true;
     }
     infer_kv(f, el.role, wl);
+    other_schedulers(f, wl, &sched_prefer, &sched_what);
 
     /* group size: annotation, the controller's (LWS size, RBG v1alpha2 component-size), --nnodes
      * and the like, else derived; the controller's size wins no argument: an annotation that
@@ -669,6 +732,11 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
         pol_workload_uncertain(wl, POL_UNCERTAIN_PREFER);
     } else {
         wl->layout.why[0] = '\0';
+    }
+    if (sched_prefer && wl->has_intent && !wl->layout.placement_ann) {
+        /* another scheduler places the group: topox scores it, never refuses it */
+        wl->preferred = true;
+        wl->sched_prefers = sched_what;
     }
     return TPX_OK;
 }

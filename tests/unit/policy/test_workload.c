@@ -975,3 +975,53 @@ Test(pol_workload, members_without_accelerators_take_no_slot)
     pol_workload_skip_members(&same, 1, 0);
     cr_expect_eq(same.group_size, 2);
 }
+
+/* Another scheduler's topology intent is topox intent, never contradicted: Kueue's required
+ * level is the group's scope whatever topox's default, a key topox does not read or a mere
+ * preference makes the group preferred, a node-level key keeps topox's rack. */
+Test(pol_workload, other_schedulers_topology_is_never_contradicted)
+{
+    const struct topo_kv labels[] = {{"leaderworkerset.sigs.k8s.io/name", "w"},
+                                     {"leaderworkerset.sigs.k8s.io/group-index", "0"},
+                                     {"leaderworkerset.sigs.k8s.io/worker-index", "1"}};
+    static const struct {
+        const char *key, *value;
+        bool scoped;
+        enum pol_scope scope;
+        bool preferred;
+    } cases[] = {
+        {"kueue.x-k8s.io/podset-required-topology", "topox.io/block", true, POL_SCOPE_BLOCK, false},
+        {"kueue.x-k8s.io/podset-required-topology", "topology.kubernetes.io/zone", true,
+         POL_SCOPE_ZONE, false},
+        {"kueue.x-k8s.io/podset-required-topology", "kubernetes.io/hostname", false, POL_SCOPE_RACK,
+         false},
+        {"kueue.x-k8s.io/podset-required-topology", "cloud.provider.com/topology-rack", false,
+         POL_SCOPE_RACK, true},
+        {"kueue.x-k8s.io/podset-preferred-topology", "topox.io/rack", false, POL_SCOPE_RACK, true},
+        {"kai.scheduler/topology-required-placement", "topox.io/block", true, POL_SCOPE_BLOCK,
+         false},
+        {"kai.scheduler/topology-preferred-placement", "topox.io/rack", false, POL_SCOPE_RACK,
+         true},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const struct topo_kv ann[] = {{"leaderworkerset.sigs.k8s.io/size", "2"},
+                                      {cases[i].key, cases[i].value}};
+        struct pol_pod_facts f = {.name = "w-0-1",
+                                  .ns = "ml",
+                                  .labels = labels,
+                                  .nlabels = 3,
+                                  .annotations = ann,
+                                  .nannotations = 2,
+                                  .accel = 8,
+                                  .resource = "nvidia.com/gpu"};
+        struct pol_workload wl;
+        struct tpx_err err = TPX_ERR_INIT;
+
+        cr_assert_eq(pol_workload_infer(&f, &wl, &err), TPX_OK, "%s", err.msg);
+        cr_expect_eq(wl.sched_scoped, cases[i].scoped, "case %zu", i);
+        pol_workload_set_scope(&wl, POL_SCOPE_RACK); /* serve's default scope */
+        cr_expect_eq(wl.scope, cases[i].scoped ? cases[i].scope : POL_SCOPE_RACK, "case %zu", i);
+        cr_expect_eq(wl.preferred, cases[i].preferred, "case %zu", i);
+    }
+}
