@@ -71,7 +71,13 @@ void obj_mf_hash_key(char out[EXTRA_LEN], const char *a, const char *b, size_t i
 
 const char *obj_mf_obj_name(const json_t *o)
 {
-    const char *n = json_string_value(json_object_get(json_object_get(o, "metadata"), "name"));
+    const json_t *md = json_object_get(o, "metadata");
+    const char *n = json_string_value(json_object_get(md, "name"));
+
+    /* an object made with generateName (an Argo Workflow, a Job from a CronJob-like tool) is
+     * known by its prefix until the API server names it */
+    if (!n || !n[0])
+        n = json_string_value(json_object_get(md, "generateName"));
     return n ? n : "";
 }
 

@@ -136,7 +136,10 @@ static const char *part_name(const json_t *p, const char *key, const char *path,
 
     if (!n)
         n = json_string_value(json_object_get(p, "groupName"));
-    if (n || strcmp(key, "template") != 0 || !dot || !dot[1] || strchr(dot, '['))
+    if (n ||
+        (strcmp(key, "template") != 0 && strcmp(key, "runner") != 0 &&
+         strcmp(key, "container") != 0) ||
+        !dot || !dot[1] || strchr(dot, '['))
         return n ? n : key;
     for (const char *c = dot + 1; *c && i + 1 < len; c++)
         buf[i++] = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
@@ -332,6 +335,51 @@ static bool asks_in_resources(const json_t *c)
 /* When no pod template was found: a container-like object (one whose `resources` ask for an
  * accelerator: KServe's predictor.model, KFServing's tensorflow, ...) is one container of a pod
  * its operator builds; the object holding it gives the sizes. */
+/* The first child of o that is a container asking for an accelerator (OME's `runner`), with
+ * its key; NULL when none. */
+static const json_t *container_in(const json_t *o, const char **key)
+{
+    const char *k;
+    json_t *c;
+
+    json_object_foreach((json_t *)o, k, c)
+    {
+        if (json_is_object(c) && asks_in_resources(c)) {
+            *key = k;
+            return c;
+        }
+    }
+    return NULL;
+}
+
+/* A pod template of container c, with the pod-level fields of holder (its other keys, as OME's
+ * leader and worker carry tolerations, hostNetwork, volumes beside their runner); NULL with *err.
+ */
+static const json_t *holder_template(struct gen *g, const json_t *holder, const char *ckey,
+                                     const json_t *c, const char *name, struct tpx_err *err)
+{
+    json_t *spec = json_object();
+    json_t *t;
+    const char *k;
+    json_t *v;
+
+    json_object_foreach((json_t *)holder, k, v)
+    {
+        if (spec && strcmp(k, ckey) != 0 && strcmp(k, "size") != 0)
+            json_object_set(spec, k, v);
+    }
+    if (spec)
+        json_object_set_new(spec, "containers", json_pack("[O]", c));
+    t = obj_mf_keep(g->m, spec ? json_pack("{s:{},s:o}", "metadata", "spec", spec) : NULL, err);
+    if (t &&
+        !json_object_get(
+            json_array_get(json_object_get(json_object_get(t, "spec"), "containers"), 0), "name"))
+        json_object_set_new(
+            json_array_get(json_object_get(json_object_get(t, "spec"), "containers"), 0), "name",
+            json_string(name));
+    return t;
+}
+
 static enum tpx_code walk_containers(struct gen *g, const json_t *v, char *path, size_t plen,
                                      unsigned long mult, unsigned depth, struct tpx_err *err)
 {
@@ -340,9 +388,35 @@ static enum tpx_code walk_containers(struct gen *g, const json_t *v, char *path,
     size_t n = 0;
     const char *k;
     json_t *c;
+    const char *lk = NULL, *wk = NULL;
+    const json_t *lc, *wc;
 
     if (depth > GEN_DEPTH_MAX || !json_is_object(v))
         return TPX_OK;
+    /* a leader and workers, each a container with the pod's fields beside it, the workers'
+     * `size` beside them (OME's engineConfig: leader.runner, worker.runner, worker.size): one
+     * group of the leader and its workers, as the LeaderWorkerSet the operator makes */
+    lc = container_in(json_object_get(v, "leader"), &lk);
+    wc = container_in(json_object_get(v, "worker"), &wk);
+    if (lc && wc) {
+        unsigned long ws;
+        const json_t *lt, *wt, *parent;
+
+        if (obj_mf_get_count(g->m, json_object_get(v, "worker"), "size", 1, &ws, err) != TPX_OK)
+            return err->code;
+        lt = holder_template(g, json_object_get(v, "leader"), lk, lc, "leader", err);
+        wt = lt ? holder_template(g, json_object_get(v, "worker"), wk, wc, "worker", err) : NULL;
+        parent =
+            wt ? obj_mf_keep(g->m, json_pack("{s:I}", "size", (json_int_t)(ws + 1)), err) : NULL;
+        if (!parent)
+            return err->code;
+        keys[0] = "leader";
+        keys[1] = "worker";
+        tmpls[0] = lt;
+        tmpls[1] = wt;
+        g->m->err_at = v;
+        return add_parent(g, parent, path, mult, keys, tmpls, 2, err);
+    }
     json_object_foreach((json_t *)v, k, c)
     {
         json_t *t, *ct;
@@ -364,11 +438,21 @@ static enum tpx_code walk_containers(struct gen *g, const json_t *v, char *path,
     }
     json_object_foreach((json_t *)v, k, c)
     {
-        if (!json_is_object(c))
-            continue;
-        snprintf(path + plen, PATH_LEN - plen, "%s%s", plen ? "." : "", k);
-        if (walk_containers(g, c, path, strlen(path), mult, depth + 1, err) != TPX_OK)
-            return err->code;
+        size_t i;
+        json_t *e;
+        if (json_is_object(c)) {
+            snprintf(path + plen, PATH_LEN - plen, "%s%s", plen ? "." : "", k);
+            if (walk_containers(g, c, path, strlen(path), mult, depth + 1, err) != TPX_OK)
+                return err->code;
+        }
+        /* a list of step templates, each running its container in a pod of its own (an Argo
+         * Workflow's spec.templates[].container or .script) */
+        json_array_foreach(json_is_array(c) ? c : NULL, i, e)
+        {
+            snprintf(path + plen, PATH_LEN - plen, "%s%s[%zu]", plen ? "." : "", k, i);
+            if (walk_containers(g, e, path, strlen(path), mult, depth + 1, err) != TPX_OK)
+                return err->code;
+        }
     }
     path[plen] = '\0';
     return TPX_OK;
@@ -474,21 +558,76 @@ static void one_world(struct gen *g)
                     what, n);
 }
 
+/* The serving runtime obj names: OME's spec.runtime.name, KServe's spec.predictor.model.runtime
+ * (or spec.runtime as a string); NULL when none. */
+static const char *runtime_named(const json_t *obj)
+{
+    const json_t *spec = json_object_get(obj, "spec");
+    const json_t *rt = json_object_get(spec, "runtime");
+    const char *n =
+        json_is_string(rt) ? json_string_value(rt) : json_string_value(json_object_get(rt, "name"));
+
+    if (!n)
+        n = json_string_value(json_object_get(
+            json_object_get(json_object_get(spec, "predictor"), "model"), "runtime"));
+    return n && n[0] ? n : NULL;
+}
+
+/* The object of the file being read that is a *Runtime named name (want_runtime), or that names
+ * the runtime `name` (!want_runtime); NULL when none. */
+static const json_t *runtime_peer(const struct obj_manifest *m, const char *name, bool want_runtime)
+{
+    const struct obj_yaml_docs *d = &m->files[m->nfiles - 1];
+
+    for (size_t i = 0; name && i < d->n; i++) {
+        const char *k = json_string_value(json_object_get(d->docs[i], "kind"));
+        const char *used = runtime_named(d->docs[i]);
+        if (want_runtime && k && ends_with(k, "Runtime") &&
+            strcmp(obj_mf_obj_name(d->docs[i]), name) == 0)
+            return d->docs[i];
+        if (!want_runtime && used && strcmp(used, name) == 0)
+            return d->docs[i];
+    }
+    return NULL;
+}
+
+static enum tpx_code expand_generic(struct obj_manifest *m, const json_t *obj, const char *src,
+                                    bool join, struct tpx_err *err);
+
 enum tpx_code obj_mf_expand_generic(struct obj_manifest *m, const json_t *obj, const char *src,
                                     struct tpx_err *err)
+{
+    return expand_generic(m, obj, src, true, err);
+}
+
+/* obj's pods; with join, an object with no pods of its own that names a serving runtime of the
+ * same file (an OME or KServe InferenceService and its ClusterServingRuntime) has the pods the
+ * runtime's templates describe, under its own name. */
+static enum tpx_code expand_generic(struct obj_manifest *m, const json_t *obj, const char *src,
+                                    bool join, struct tpx_err *err)
 {
     struct gen g = {m, obj, src, {m, src, 0, 0}, false, 0};
     const char *kind = json_string_value(json_object_get(obj, "kind"));
     char path[PATH_LEN] = "";
     json_t *spec = json_object_get(obj, "spec");
+    const json_t *rt;
 
     /* a kind named *Template or *Runtime (ClusterTrainingRuntime, volcano's JobTemplate, Argo's
      * WorkflowTemplate, KServe's ServingRuntime) defines pods for others to make: no workload */
     if (kind && (ends_with(kind, "Template") || ends_with(kind, "Runtime"))) {
-        if (asks_accelerators(obj, 0))
+        bool accel = asks_accelerators(obj, 0);
+        if (accel)
             m->nskipped_accel++;
-        obj_mf_add_note(m, "%s: skipped %s '%s' (a template for other objects; no pods of its own)",
-                        src, kind, obj_mf_obj_name(obj));
+        if (accel && ends_with(kind, "Runtime") && !runtime_peer(m, obj_mf_obj_name(obj), false))
+            obj_mf_add_note(m,
+                            "%s: %s '%s' defines accelerator pods for the objects that name it, "
+                            "and none in this manifest does: plan it with them",
+                            src, kind, obj_mf_obj_name(obj));
+        else
+            obj_mf_add_note(m,
+                            "%s: skipped %s '%s' (a template for other objects; no pods of its "
+                            "own)",
+                            src, kind, obj_mf_obj_name(obj));
         return TPX_OK;
     }
     if (json_is_object(spec)) {
@@ -504,6 +643,23 @@ enum tpx_code obj_mf_expand_generic(struct obj_manifest *m, const json_t *obj, c
     if (g.have_job) {
         one_world(&g);
         return TPX_OK;
+    }
+    if (join && (rt = runtime_peer(m, runtime_named(obj), true)) != NULL &&
+        json_is_object(json_object_get(rt, "spec"))) {
+        json_t *joined = obj_mf_keep(
+            m,
+            json_pack("{s:O?,s:O?,s:O?,s:O}", "apiVersion", json_object_get(obj, "apiVersion"),
+                      "kind", json_object_get(obj, "kind"), "metadata",
+                      json_object_get(obj, "metadata"), "spec", json_object_get(rt, "spec")),
+            err);
+        if (!joined)
+            return err->code;
+        obj_mf_add_note(m, "%s: %s '%s': its pods are those %s '%s' of this manifest describes",
+                        src, kind, obj_mf_obj_name(obj),
+                        json_string_value(json_object_get(rt, "kind")), obj_mf_obj_name(rt));
+        if (m->nskipped_accel && asks_accelerators(rt, 0))
+            m->nskipped_accel--; /* the runtime, counted as skipped, is planned here */
+        return expand_generic(m, joined, src, false, err);
     }
     if (asks_accelerators(obj, 0)) {
         m->nskipped_accel++;

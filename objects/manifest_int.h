@@ -139,6 +139,11 @@ enum tpx_code obj_mf_expand_rayjob(struct obj_manifest *m, const json_t *obj, co
                                    struct tpx_err *err);
 enum tpx_code obj_mf_expand_rayfleet(struct obj_manifest *m, const json_t *obj, const char *src,
                                      struct tpx_err *err);
+/* objects/manifest_rendered.c: kinds whose operators render the pod from their own fields */
+enum tpx_code obj_mf_expand_vllmruntime(struct obj_manifest *m, const json_t *obj, const char *src,
+                                        struct tpx_err *err);
+enum tpx_code obj_mf_expand_kaito_workspace(struct obj_manifest *m, const json_t *obj,
+                                            const char *src, struct tpx_err *err);
 /* objects/manifest_nim.c */
 enum tpx_code obj_mf_expand_nimservice(struct obj_manifest *m, const json_t *obj, const char *src,
                                        struct tpx_err *err);

@@ -212,3 +212,80 @@ Test(plan_kinds, taints_reject_the_pod_that_does_not_tolerate_them)
     run_result_release(&r);
     unlink(nodes);
 }
+
+/* `topox plan -o json` of corpus fixture `name` on the example cluster: its exit status. */
+static int plan_corpus(const char *name, struct run_result *r)
+{
+    char path[512];
+
+    snprintf(path, sizeof(path), "%s/corpus/%s", TPX_FIXTURES, name);
+    cr_assert_eq(
+        run_topox((const char *[]){"plan", "-f", path, "--cluster", "example", "-o", "json", NULL},
+                  NULL, r),
+        0);
+    return r->status;
+}
+
+/* Issue 31, item 5: objects that make accelerator pods without a pod template of their own are
+ * planned as their operators make the pods; none is "no pods to place" or "a template". */
+Test(plan_kinds, operators_that_render_their_pods_are_planned)
+{
+    struct run_result r;
+
+    /* production-stack's VLLMRuntime: deploymentConfig.replicas 2 x gpu 1, vllm serve with the
+     * vllmConfig's tensorParallelSize (operator/internal/controller/vllmruntime_controller.go) */
+    cr_expect_eq(plan_corpus("vllm-production-stack-vllmruntime-llama31-8b-lmcache.yaml", &r), 0,
+                 "%s", r.err);
+    expect_has(r.out, "\"placed\": 2,", "VLLMRuntime");
+    expect_has(r.out, "\"engine\": \"vllm\"", "VLLMRuntime");
+    cr_expect_null(strstr(r.err, "a template for other objects"), "%s", r.err);
+    run_result_release(&r);
+
+    /* Kaito's Workspace: count 2 of Standard_NC48ads_A100_v4 (2 GPUs each, Kaito's SKU table) */
+    cr_expect_eq(plan_corpus("kaito-workspace-llama33-70b-2x-a100-vllm-config.yaml", &r), 0, "%s",
+                 r.err);
+    expect_has(r.err, "2 node(s) of Standard_NC48ads_A100_v4, 2 GPU(s) each", "Workspace");
+    expect_has(r.out, "\"accelerators\": 4,", "one group of both nodes");
+    cr_expect_null(strstr(r.err, "skipped Workspace"), "%s", r.err);
+    run_result_release(&r);
+
+    /* an Argo Workflow (generateName, no name): the step template whose script asks for a GPU */
+    cr_expect_eq(plan_corpus("argo-workflow-gpu-say-withparam-1gpu.yaml", &r), 0, "%s", r.err);
+    expect_has(r.out, "gpu-say-gpu-echo-0-0", "the step's pod");
+    run_result_release(&r);
+
+    /* OME: the InferenceService's pods are those of the ClusterServingRuntime it names, in the
+     * same file: its leader and worker.size 1 are one group of two 8-GPU pods */
+    cr_expect_eq(plan_corpus("ome-isvc-deepseek-v3-clusterservingruntime-srt-rdma-lws.yaml", &r), 0,
+                 "%s", r.err);
+    expect_has(r.err, "its pods are those ClusterServingRuntime 'srt-deepseek-rdma'", "join");
+    expect_has(r.out, "\"accelerators\": 16,", "one group");
+    expect_has(r.out, "\"replicas\": 1,", "one group");
+    run_result_release(&r);
+}
+
+/* A serving runtime nothing in the manifest names is not called a template of no pods: the note
+ * says it defines accelerator pods for the objects that name it. */
+Test(plan_kinds, an_unused_runtime_says_what_it_defines)
+{
+    static const char doc[] =
+        "apiVersion: ome.io/v1beta1\nkind: ClusterServingRuntime\nmetadata: {name: rt}\n"
+        "spec:\n  engineConfig:\n    runner:\n      name: c\n      image: x\n"
+        "      resources: {limits: {nvidia.com/gpu: 8}}\n";
+    char path[256];
+    FILE *f;
+    struct run_result r;
+
+    snprintf(path, sizeof(path), "/tmp/topox-unused-runtime-%d.yaml", (int)getpid());
+    f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(doc, f);
+    fclose(f);
+    cr_assert_eq(
+        run_topox((const char *[]){"plan", "-f", path, "--cluster", "example", NULL}, NULL, &r), 0);
+    cr_expect_eq(r.status, 2, "%s", r.err);
+    expect_has(r.err, "defines accelerator pods for the objects that name it", "note");
+    cr_expect_null(strstr(r.err, "a template for other objects"), "%s", r.err);
+    run_result_release(&r);
+    unlink(path);
+}
