@@ -29,6 +29,7 @@
 static const char usage_head[] =
     "usage: topox plan -f FILE... [--kubeconfig FILE] [--context NAME] [-n NAMESPACE]\n"
     "                  [--nodes FILE... [--pods FILE] | --snapshot FILE | --cluster SPEC]\n"
+    "       topox plan --pending [-n NAMESPACE] [-l SELECTOR] [--snapshot FILE] [...]\n"
     "                  [-o table|json|yaml] [--record] [--svg FILE] [--explain-labels]\n"
     "\n"
     "Dry-run: place every pod of the job manifests on the cluster through the same filter, score\n"
@@ -56,6 +57,11 @@ static const char usage_head[] =
     "  -n, --namespace NS   namespace of the manifest's objects that name none (default: the\n"
     "                       context's namespace on the live cluster, else default)\n"
     "  --insecure           allow a plain http:// API server (refused otherwise)\n"
+    "  --pending            plan the cluster's pending pods themselves, as they are (any\n"
+    "                       operator's, once its pods exist): why is each pending, and where\n"
+    "                       would it go; -n takes one namespace's, -f adds manifests\n"
+    "  -l, --selector SEL   with --pending on the live cluster: only the pods with these labels\n"
+    "                       (a label selector, sent to the API server)\n"
     "  -o, --output FMT     table (default), json or yaml\n"
     "  --record             with -o yaml/json: one diagnosis record per replica (model,\n"
     "                       hardware, parallelism, workload, utilization, status)\n"
@@ -109,6 +115,7 @@ struct plan_opts {
     const char *svg;
     const char *namespace;
     struct cmd_plan_live_opts live;
+    bool pending; /* --pending: plan the cluster's pending pods themselves */
     bool use_live;
     bool record;
     bool explain;
@@ -126,7 +133,8 @@ static int parse(int argc, char **argv, struct plan_opts *o)
         OPT_SNAPSHOT,
         OPT_KUBECONFIG,
         OPT_CONTEXT,
-        OPT_INSECURE
+        OPT_INSECURE,
+        OPT_PENDING
     };
     static const struct option opts[] = {
         {"filename", required_argument, NULL, 'f'},
@@ -142,11 +150,13 @@ static int parse(int argc, char **argv, struct plan_opts *o)
         {"context", required_argument, NULL, OPT_CONTEXT},
         {"namespace", required_argument, NULL, 'n'},
         {"insecure", no_argument, NULL, OPT_INSECURE},
+        {"pending", no_argument, NULL, OPT_PENDING},
+        {"selector", required_argument, NULL, 'l'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     struct cmd_args a = {
-        "topox plan", plan_usage(), ":f:o:n:h", opts, argc, argv, "manifests go after -f", 0, 0};
+        "topox plan", plan_usage(), ":f:o:n:l:h", opts, argc, argv, "manifests go after -f", 0, 0};
     int ch;
 
     memset(o, 0, sizeof(*o));
@@ -198,6 +208,12 @@ static int parse(int argc, char **argv, struct plan_opts *o)
         case OPT_INSECURE:
             o->live.insecure = true;
             break;
+        case OPT_PENDING:
+            o->pending = true;
+            break;
+        case 'l':
+            o->live.selector = optarg;
+            break;
         }
     }
     if (strcmp(o->output, "table") != 0 && strcmp(o->output, "json") != 0 &&
@@ -222,7 +238,19 @@ static int parse(int argc, char **argv, struct plan_opts *o)
         fprintf(stderr, "topox plan: --pods goes with --nodes\n");
         return CMD_USAGE;
     }
-    if (o->nfiles == 0 && !o->explain) {
+    if (o->pending && !o->use_live && !o->snapshot) {
+        fprintf(stderr, "topox plan: --pending plans the pods of a cluster: the live one, or "
+                        "--snapshot FILE\n");
+        return CMD_USAGE;
+    }
+    if (o->live.selector && (!o->pending || !o->use_live)) {
+        fprintf(stderr, "topox plan: -l selects the live cluster's pending pods: it goes with "
+                        "--pending\n");
+        return CMD_USAGE;
+    }
+    o->live.pending = o->pending && o->use_live;
+    o->live.pending_ns = o->namespace;
+    if (o->nfiles == 0 && !o->explain && !o->pending) {
         fprintf(stderr, "topox plan: give a job manifest with -f FILE\n%s", plan_usage());
         return CMD_USAGE;
     }
@@ -300,7 +328,7 @@ static void plan_note(void *ctx, const char *line)
 
 /* The live cluster as a snapshot of one List document in *d, named after the server in name. */
 static enum tpx_code load_live(const struct plan_opts *o, struct obj_yaml_docs *d, char **ns,
-                               char *name, size_t len, struct obj_dra *dra,
+                               char *name, size_t len, struct obj_dra *dra, json_t **pending,
                                struct obj_cluster_load_result *out, struct tpx_err *err)
 {
     struct cmd_plan_live live;
@@ -319,6 +347,8 @@ static enum tpx_code load_live(const struct plan_opts *o, struct obj_yaml_docs *
     snprintf(name, len, "%s", live.server);
     *ns = live.namespace;
     live.namespace = NULL;
+    *pending = live.pending;
+    live.pending = NULL;
     cmd_plan_live_release(&live);
     return load_snapshot_docs(d, name, dra, out, err);
 }
@@ -386,6 +416,49 @@ static enum tpx_code add_cluster_podgroups(struct obj_manifest *m, const struct 
             json_string_value(json_object_get(json_object_get(it, "metadata"), "namespace"));
         if (k && strcmp(k, "PodGroup") == 0 && in && strcmp(in, ns) == 0)
             d.docs[d.n++] = json_incref(it);
+    }
+    return obj_manifest_add_docs(m, &d, name, err);
+}
+
+/* --pending: the cluster's pending pods as the job (each as it is, its status dropped), from the
+ * live LIST (pending) or the snapshot's Pods without a node, of namespace ns when given. */
+static enum tpx_code add_pending(struct obj_manifest *m, json_t *pending,
+                                 const struct obj_yaml_docs *snap, const char *ns, const char *name,
+                                 struct tpx_err *err)
+{
+    struct obj_yaml_docs d = {0};
+    json_t *from = pending ? pending : json_object_get(snap->n ? snap->docs[0] : NULL, "items");
+    size_t i;
+    json_t *it;
+
+    d.docs = calloc(json_array_size(from) + 1, sizeof(*d.docs));
+    if (!d.docs)
+        return tpx_err_set(err, TPX_ENOMEM, "out of memory");
+    json_array_foreach(from, i, it)
+    {
+        const json_t *md = json_object_get(it, "metadata");
+        const char *k = json_string_value(json_object_get(it, "kind"));
+        const char *in = json_string_value(json_object_get(md, "namespace"));
+        const char *phase =
+            json_string_value(json_object_get(json_object_get(it, "status"), "phase"));
+        json_t *pod;
+
+        if (!k || strcmp(k, "Pod") != 0 ||
+            json_string_value(json_object_get(json_object_get(it, "spec"), "nodeName")) ||
+            (phase && strcmp(phase, "Pending") != 0) || (ns && (!in || strcmp(in, ns) != 0)))
+            continue;
+        pod = json_deep_copy(it);
+        if (!pod) {
+            obj_yaml_docs_release(&d);
+            return tpx_err_set(err, TPX_ENOMEM, "out of memory");
+        }
+        json_object_del(pod, "status");
+        d.docs[d.n++] = pod;
+    }
+    if (d.n == 0) {
+        obj_yaml_docs_release(&d);
+        return tpx_err_set(err, TPX_ENOENT, "%s: no pending pods%s%s", name, ns ? " in " : "",
+                           ns ? ns : "");
     }
     return obj_manifest_add_docs(m, &d, name, err);
 }
@@ -522,6 +595,7 @@ struct plan_state {
     struct obj_admission adm; /* kube-scheduler's filters, per pod */
     char live_name[256];      /* what the live cluster's objects are read as, for messages */
     char *live_ns;            /* the kubeconfig context's namespace, owned */
+    json_t *pending;          /* --pending on the live cluster: its pending Pods, owned */
     bool planned;             /* pol_plan() ran: res, l and m are the plan */
 };
 
@@ -542,6 +616,7 @@ static void plan_state_release(struct plan_state *s)
     obj_dra_release(&s->dra);
     obj_yaml_docs_release(&s->snap);
     free(s->live_ns);
+    json_decref(s->pending);
 }
 
 /* The cluster, the manifests and pol_plan(): the same steps for `plan` and `diagnose -f`.
@@ -552,8 +627,8 @@ static int plan_run(const struct plan_opts *o, struct plan_state *s, struct tpx_
     const char *ns;
 
     if (o->use_live) {
-        if (load_live(o, &s->snap, &s->live_ns, s->live_name, sizeof(s->live_name), &s->dra, &s->cl,
-                      err) != TPX_OK)
+        if (load_live(o, &s->snap, &s->live_ns, s->live_name, sizeof(s->live_name), &s->dra,
+                      &s->pending, &s->cl, err) != TPX_OK)
             /* the cluster, not the input, failed: exit 1 (the flags were fine) */
             return err->code == TPX_EPARSE || err->code == TPX_EINVAL ? CMD_USAGE : CMD_FAILED;
     } else if (o->cluster    ? load_synthetic(o->cluster, &s->cl, err) != TPX_OK
@@ -565,8 +640,11 @@ static int plan_run(const struct plan_opts *o, struct plan_state *s, struct tpx_
         fprintf(stderr, "topox plan: warning: %s\n", s->cl.warnings[i]);
     if (o->explain)
         print_explain(strcmp(o->output, "table") == 0 ? stdout : stderr, &s->cl);
-    if (o->nfiles == 0)
+    if (o->nfiles == 0 && !o->pending)
         return CMD_OK;
+    if (o->pending && add_pending(&s->m, s->pending, &s->snap, o->namespace,
+                                  o->use_live ? s->live_name : o->snapshot, err) != TPX_OK)
+        return err->code == TPX_ENOENT ? CMD_FAILED : CMD_USAGE;
     for (size_t i = 0; i < o->nfiles; i++) {
         if (add_manifest(&s->m, o->files[i], ns, err) != TPX_OK)
             return CMD_USAGE;

@@ -99,6 +99,103 @@ static enum tpx_code list_failed(const struct live_kind *k, const char *server, 
     return code;
 }
 
+/* A pending pod (the LIST's field selector asked for those): kept whole, given its kind. */
+static bool take_pending(void *ctx, json_t *item)
+{
+    struct gather *g = ctx;
+
+    if (json_string_value(json_object_get(json_object_get(item, "spec"), "nodeName")))
+        return true; /* a server that ignores the field selector */
+    if (!json_is_object(item) || json_object_set_new(item, "kind", json_string("Pod")) ||
+        json_object_set_new(item, "apiVersion", json_string("v1")) ||
+        json_array_append(g->items, item)) {
+        g->oom = true;
+        return false;
+    }
+    g->n++;
+    return true;
+}
+
+/* "ns/name" order: a LeaderWorkerSet's leader `<lws>-<g>` before its workers `<lws>-<g>-<w>`. */
+static int by_name(const void *a, const void *b)
+{
+    const json_t *x = *(const json_t *const *)a, *y = *(const json_t *const *)b;
+    const json_t *mx = json_object_get(x, "metadata"), *my = json_object_get(y, "metadata");
+    const char *nx = json_string_value(json_object_get(mx, "namespace"));
+    const char *ny = json_string_value(json_object_get(my, "namespace"));
+    int c = strcmp(nx ? nx : "", ny ? ny : "");
+
+    if (c)
+        return c;
+    nx = json_string_value(json_object_get(mx, "name"));
+    ny = json_string_value(json_object_get(my, "name"));
+    return strcmp(nx ? nx : "", ny ? ny : "");
+}
+
+/* Append s to q percent-encoded as a query value (RFC 3986 unreserved kept). false when full. */
+static bool query_value(char *q, size_t len, const char *s)
+{
+    size_t n = strlen(q);
+
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '-' || c == '_' || c == '.' || c == '~';
+        int w = keep ? snprintf(q + n, len - n, "%c", c) : snprintf(q + n, len - n, "%%%02X", c);
+        if (w < 0 || (size_t)w >= len - n)
+            return false;
+        n += (size_t)w;
+    }
+    return true;
+}
+
+/* The pending pods o asks for, into out->pending, sorted. */
+static enum tpx_code list_pending(struct kube_client *kc, const struct cmd_plan_live_opts *o,
+                                  struct cmd_plan_live *out, const char *who, struct tpx_err *err)
+{
+    static const struct live_kind pods = {"Pod", "v1", "/api/v1/pods", "pods", "", NULL, NULL};
+    char path[320], query[1024] = "fieldSelector=spec.nodeName%3D%2Cstatus.phase%3DPending";
+    struct gather g = {json_array(), &pods, 0, false};
+    const json_t **v;
+    size_t i, n;
+    json_t *it;
+
+    if (!g.items)
+        return tpx_err_set(err, TPX_ENOMEM, "out of memory");
+    /* cluster-wide, as the bound pods are listed (the planner's ClusterRole), the namespace in
+     * the field selector */
+    snprintf(path, sizeof(path), "%s", pods.path);
+    if ((o->pending_ns &&
+         !(strlen(query) + 32 < sizeof(query) && strcat(query, "%2Cmetadata.namespace%3D") &&
+           query_value(query, sizeof(query), o->pending_ns))) ||
+        (o->selector && !(strlen(query) + 16 < sizeof(query) && strcat(query, "&labelSelector=") &&
+                          query_value(query, sizeof(query), o->selector)))) {
+        json_decref(g.items);
+        return tpx_err_set(err, TPX_EINVAL, "-n or -l: longer than a selector topox sends");
+    }
+    if (kube_list(kc, path, query, 0, take_pending, &g, NULL, err) != TPX_OK) {
+        json_decref(g.items);
+        if (g.oom)
+            return tpx_err_set(err, TPX_ENOMEM, "out of memory");
+        return list_failed(&pods, out->server, who, err);
+    }
+    n = json_array_size(g.items);
+    v = malloc((n ? n : 1) * sizeof(*v));
+    out->pending = json_array();
+    if (!v || !out->pending) {
+        free((void *)v);
+        json_decref(g.items);
+        return tpx_err_set(err, TPX_ENOMEM, "out of memory");
+    }
+    json_array_foreach(g.items, i, it) v[i] = it;
+    qsort((void *)v, n, sizeof(*v), by_name);
+    for (i = 0; i < n; i++)
+        json_array_append(out->pending, (json_t *)v[i]);
+    free((void *)v);
+    json_decref(g.items);
+    return TPX_OK;
+}
+
 enum tpx_code cmd_plan_live_read(const struct cmd_plan_live_opts *o, struct cmd_plan_live *out,
                                  void (*note)(void *ctx, const char *line), void *ctx,
                                  struct tpx_err *err)
@@ -155,10 +252,19 @@ enum tpx_code cmd_plan_live_read(const struct cmd_plan_live_opts *o, struct cmd_
         }
         counts[i] = g.n;
     }
+    if (o->pending && list_pending(kc, o, out, who, err) != TPX_OK)
+        goto out;
     snprintf(line, sizeof(line),
              "read from %s: %zu nodes, %zu bound pods, %zu ResourceSlices, %zu ResourceClaims, "
              "%zu DeviceClasses, %zu PodGroups",
              out->server, counts[0], counts[1], counts[2], counts[3], counts[4], counts[5]);
+    if (o->pending) {
+        size_t used = strlen(line);
+        snprintf(line + used, sizeof(line) - used, ", %zu pending pods%s%s%s%s",
+                 json_array_size(out->pending), o->pending_ns ? " in " : "",
+                 o->pending_ns ? o->pending_ns : "", o->selector ? " with " : "",
+                 o->selector ? o->selector : "");
+    }
     if (note)
         note(ctx, line);
     out->list = json_pack("{s:s,s:s,s:o}", "apiVersion", "v1", "kind", "List", "items", items);
@@ -177,6 +283,7 @@ out:
 void cmd_plan_live_release(struct cmd_plan_live *p)
 {
     json_decref(p->list);
+    json_decref(p->pending);
     free(p->server);
     free(p->namespace);
     memset(p, 0, sizeof(*p));

@@ -15,6 +15,9 @@ struct cmd_plan_live_opts {
     const char *kubeconfig; /* --kubeconfig, or NULL: $KUBECONFIG, ~/.kube/config, in-cluster */
     const char *context;    /* --context, or NULL: the kubeconfig's current-context */
     bool insecure;          /* --insecure: allow a plain http:// API server */
+    bool pending;           /* --pending: also LIST the pending pods (cmd_plan_live.pending) */
+    const char *pending_ns; /* of this namespace only (NULL: every namespace) */
+    const char *selector;   /* -l: with these labels only (a label selector; NULL: any) */
 };
 
 /* What was read. Free with cmd_plan_live_release(). */
@@ -22,6 +25,8 @@ struct cmd_plan_live {
     json_t *list;    /* {"kind":"List","items":[...]}: every object with its kind and apiVersion */
     char *server;    /* the API server's URL */
     char *namespace; /* the context's namespace, or NULL */
+    json_t *pending; /* --pending: the pending Pods not yet bound, each with kind and apiVersion,
+                        ordered by namespace and name (a leader before its workers); else NULL */
 };
 
 /* LIST every kind; objects of kinds the server does not serve (404: no resource.k8s.io/v1, no

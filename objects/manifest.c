@@ -863,6 +863,40 @@ static void share_parallelism(struct pol_workload *wl, size_t n)
  * one engine, a training job's WORLD_SIZE), and a replica none of whose pods is in a group is a
  * replica per pod (an Indexed Job's pods, whose size nothing on a pod says). A replica whose pods
  * are in groups the expansion chose is left as it is. */
+/* Bare Pods of one group, one after another (a List of a LeaderWorkerSet's pods, `plan
+ * --pending`), are one job: the first's, whose replicas regroup() then joins. */
+static void join_pod_jobs(struct obj_manifest *m)
+{
+    size_t out = 0;
+    size_t *map = malloc((m->njobs + 1) * sizeof(*map));
+
+    if (!map)
+        return; /* out of memory: each Pod stays a job, its group is still one in the ledger */
+    for (size_t j = 0; j < m->njobs; j++) {
+        const struct obj_manifest_job *prev = out ? &m->jobs[out - 1] : NULL;
+        const struct obj_manifest_job *cur = &m->jobs[j];
+        size_t a = cur->nreplicas ? m->replica_first_pod[cur->first_replica] : m->npods;
+        size_t pl = prev && prev->nreplicas
+                        ? m->replica_first_pod[prev->first_replica + prev->nreplicas] - 1
+                        : m->npods;
+
+        if (prev && strcmp(prev->kind, "Pod") == 0 && strcmp(cur->kind, "Pod") == 0 &&
+            a < m->npods && pl < m->npods && m->wl[a].group[0] &&
+            strcmp(m->wl[a].group, m->wl[pl].group) == 0) {
+            m->jobs[out - 1].nreplicas += cur->nreplicas;
+            map[j] = out - 1;
+            continue;
+        }
+        if (out != j)
+            m->jobs[out] = *cur;
+        map[j] = out++;
+    }
+    for (size_t i = 0; i < m->npods; i++)
+        m->pods[i].job = map[m->pods[i].job];
+    m->njobs = out;
+    free(map);
+}
+
 static enum tpx_code regroup(struct obj_manifest *m, struct tpx_err *err)
 {
     size_t n = 0, *first = malloc((m->npods + 1) * sizeof(*first));
@@ -1108,6 +1142,7 @@ enum tpx_code obj_manifest_finish(struct obj_manifest *m, struct tpx_err *err)
             return err->code;
         }
     }
+    join_pod_jobs(m);
     if (regroup(m, err) != TPX_OK)
         return err->code;
     free(m->pol_replicas);

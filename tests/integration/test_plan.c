@@ -1003,7 +1003,9 @@ Test(plan, rbg_pods_of_each_generation_are_one_group_from_their_labels)
                                NULL, &r),
                      0);
         cr_expect_eq(r.status, 0, "%s: %s", gens[i][0], r.err);
-        expect_has(r.out, "\"placed\": 2,", gens[i][0]);
+        /* two Pod objects of one group: one replica of both pods */
+        expect_has(r.out, "\"replicas\": 1,", gens[i][0]);
+        expect_has(r.out, "\"pods\": 2", gens[i][0]);
         expect_has(r.out, "\"certain\": true", gens[i][0]);
         expect_has(r.out, "TP all-reduce, 2 ranks, inside node r01-n01", gens[i][0]);
         expect_has(r.out, "\"ranks\": [\n        1,\n        1\n      ]", gens[i][0]);

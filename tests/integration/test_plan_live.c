@@ -395,3 +395,59 @@ Test(plan_live, kubectl_topox_plan_with_kubectls_flags)
     cr_expect(strstr(r.out, "  plan "), "%s", r.out);
     run_result_release(&r);
 }
+
+/* Issue 31, item 6: --pending plans the cluster's pending pods themselves, of a namespace and a
+ * label selector, read-only: any operator is covered once its pods exist. Two pending pods of
+ * SGLang's StatefulSet (--nnodes 2, the controller's pod-index labels) are one group; a bound pod
+ * is not planned, and the namespace and selector are what the API server is asked for. */
+Test(plan_live, pending_pods_are_planned_as_they_are)
+{
+    struct world *w = world_new();
+    struct run_result r;
+    char *log;
+#define SG_POD(i, app, node)                                                                       \
+    "{\"metadata\":{\"name\":\"sg-" i "\",\"namespace\":\"ml\",\"labels\":{\"app\":\"" app         \
+    "\",\"apps.kubernetes.io/pod-index\":\"" i "\",\"statefulset.kubernetes.io/pod-name\":"        \
+    "\"sg-" i "\"}},\"spec\":{" node "\"containers\":[{\"name\":\"s\",\"image\":\"sglang\","       \
+    "\"command\":[\"python3\",\"-m\",\"sglang.launch_server\",\"--tp-size\",\"16\",\"--ep-size\"," \
+    "\"16\",\"--nnodes\",\"2\"],\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"8\"}}}]},"         \
+    "\"status\":{\"phase\":\"Pending\"}}"
+
+    cr_assert_eq(fake_api_set_list(
+                     w->api, "/api/v1/pods",
+                     "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{"
+                     "\"resourceVersion\":\"7\"},\"items\":[" SG_POD("1", "sg", "") "," SG_POD(
+                         "0", "sg", "") "," SG_POD("2", "sg", "\"nodeName\":\"gpu-r1-n1\",") "]}"),
+                 0);
+    cr_assert_eq(
+        run_topox((const char *[]){"plan", "--pending", "-n", "ml", "-l", "app=sg", "--kubeconfig",
+                                   w->kubeconfig, "--insecure", "-o", "json", NULL},
+                  NULL, &r),
+        0);
+    cr_expect(r.status == 0 || r.status == 3, "%d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, "2 pending pods in ml with app=sg"), "%s", r.err);
+    cr_expect(strstr(r.out, "\"replicas\": 1,"), "one world, one group:\n%s", r.out);
+    cr_expect(strstr(r.out, "\"engine\": \"sglang\""), "%s", r.out);
+    cr_expect_null(strstr(r.out, "sg-2"), "a bound pod is not pending:\n%s", r.out);
+    run_result_release(&r);
+    log = fake_api_log(w->api);
+    cr_expect(strstr(log,
+                     "GET /api/v1/pods?limit=100&fieldSelector=spec.nodeName=,status.phase=Pending,"
+                     "metadata.namespace=ml&labelSelector=app=sg"),
+              "%s", log);
+    cr_expect_null(strstr(log, "POST"), "read-only:\n%s", log);
+    free(log);
+    /* -l without --pending, and --pending on a synthetic cluster, are refused */
+    cr_assert_eq(
+        run_topox((const char *[]){"plan", "-l", "app=sg", "--kubeconfig", w->kubeconfig, NULL},
+                  NULL, &r),
+        0);
+    cr_expect_eq(r.status, 2, "%s", r.err);
+    run_result_release(&r);
+    cr_assert_eq(
+        run_topox((const char *[]){"plan", "--pending", "--cluster", "example", NULL}, NULL, &r),
+        0);
+    cr_expect_eq(r.status, 2, "%s", r.err);
+    run_result_release(&r);
+#undef SG_POD
+}
