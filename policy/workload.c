@@ -649,6 +649,11 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
     } else if (el.any && el.pods) {
         wl->group_size = el.pods;
         wl->size_explicit = true;
+    } else if (grouped && env_count(f, "PET_NNODES", &v) && v > 0) {
+        /* torchrun's --nnodes as its PET_ env, as Kubeflow Trainer's torch plugin writes it into
+         * every node's pod (pkg/runtime/framework/plugins/torch/torch.go): the world's nodes */
+        wl->group_size = v;
+        wl->size_explicit = true;
     } else if (f->accel > 0) {
         unsigned long total = (unsigned long)wl->tp * wl->pp * wl->dp;
         wl->group_size =

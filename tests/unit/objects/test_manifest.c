@@ -1026,6 +1026,10 @@ Test(obj_manifest, trainjob_is_its_runtimes_jobset_with_the_torch_env)
     cr_expect_eq(m.wl[2].accel_per_pod, 8);
     cr_expect_eq(replica_size(0), 3);
     cr_expect_str_eq(m.wl[0].group, m.wl[2].group); /* one JobSet job */
+    /* its torch world's size is PET_NNODES: each node's ranks once (issue 31, item 9) */
+    cr_expect_eq(m.wl[2].group_size, 3);
+    cr_expect_eq(m.wl[2].pod_index, 2);
+    cr_expect(m.wl[2].size_explicit);
     cr_expect_str_eq(label(2, "jobset.sigs.k8s.io/jobset-name"), "tj");
     cr_expect_str_eq(label(2, "batch.kubernetes.io/job-completion-index"), "2");
     cr_expect_str_eq(env(2, "PET_NNODES"), "3");
