@@ -196,6 +196,15 @@ static enum tpx_code render_picture(const struct cmd_plan_view *v, char **map, s
     size_t nr = topo_cluster_rack_count(v->cluster);
     int wname = 4;
 
+    const char *first = NULL;
+    bool mixed = false;
+
+    for (size_t i = 0, n = topo_cluster_node_count(v->cluster); i < n && !mixed; i++) {
+        const char *res = topo_cluster_node(v->cluster, i)->resource;
+        if (res && !first)
+            first = res;
+        mixed = res && strcmp(res, first) != 0;
+    }
     for (size_t r = 0; r < nr && r < PIC_RACKS_MAX; r++)
         wname = width_of(topo_cluster_rack_name(v->cluster, r), wname);
     if (tpx_buf_addf(out, err,
@@ -221,8 +230,21 @@ static enum tpx_code render_picture(const struct cmd_plan_view *v, char **map, s
         if (nn > PIC_NODES_MAX && tpx_buf_addf(out, err, " +%zu nodes", nn - PIC_NODES_MAX))
             return err->code;
         if (nn > 0 &&
-            tpx_buf_addf(out, err, "   %s..%s\n", topo_cluster_node(v->cluster, nodes[0])->name,
+            tpx_buf_addf(out, err, "   %s..%s", topo_cluster_node(v->cluster, nodes[0])->name,
                          topo_cluster_node(v->cluster, nodes[nn - 1])->name) != TPX_OK)
+            return err->code;
+        /* a fleet of several vendors: each rack says whose devices its cells are */
+        for (size_t k = 0, said = 0; mixed && k < nn && said < 3; k++) {
+            const char *res = topo_cluster_node(v->cluster, nodes[k])->resource;
+            bool seen = !res;
+            for (size_t q = 0; q < k && !seen; q++) {
+                const char *o = topo_cluster_node(v->cluster, nodes[q])->resource;
+                seen = o && strcmp(o, res) == 0;
+            }
+            if (!seen && tpx_buf_addf(out, err, "%s%s", said++ ? ", " : "   ", res) != TPX_OK)
+                return err->code;
+        }
+        if (tpx_buf_adds(out, "\n", err) != TPX_OK)
             return err->code;
     }
     if (nr > PIC_RACKS_MAX && tpx_buf_addf(out, err, "  ... %zu more racks\n", nr - PIC_RACKS_MAX))

@@ -289,3 +289,58 @@ Test(plan_kinds, an_unused_runtime_says_what_it_defines)
     run_result_release(&r);
     unlink(path);
 }
+
+/* Issue 31, item 3: every pod on nodes of its own resource, on a fleet of four vendors: an AMD
+ * vLLM Deployment only on AMD nodes, an Ascend Volcano Job only on Ascend nodes, and the rack
+ * picture names each rack's devices. */
+Test(plan_kinds, every_pod_on_its_own_vendors_nodes)
+{
+    static const struct {
+        const char *file, *prefix;
+    } cases[] = {
+        {"corpus/amd-rocm-vllm-deployment-mistral-7b-1gpu.yaml", "amd-"},
+        {"corpus/volcano-vcjob-atlas800-pangu-alpha-ascend910-rings-config.yaml", "huawei-"},
+        {"corpus/gaudi-vllm-deployment-llama31-8b-1hpu-hugepages.yaml", "habana-"}};
+
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        char path[512];
+        struct run_result r;
+        json_error_t je;
+        json_t *plan, *p;
+        size_t i, n = 0;
+
+        snprintf(path, sizeof(path), "%s/%s", TPX_FIXTURES, cases[c].file);
+        cr_assert_eq(run_topox((const char *[]){"plan", "-f", path, "--nodes",
+                                                TPX_FIXTURES "/nodes/mixed-four-vendors.json", "-o",
+                                                "json", NULL},
+                               NULL, &r),
+                     0);
+        cr_expect_eq(r.status, 0, "%s: %s", cases[c].file, r.err);
+        plan = json_loads(r.out, 0, &je);
+        cr_assert_not_null(plan, "%s", r.out);
+        json_array_foreach(json_object_get(plan, "placements"), i, p)
+        {
+            const char *node = json_string_value(json_object_get(p, "node"));
+            n++;
+            cr_expect(node && strncmp(node, cases[c].prefix, strlen(cases[c].prefix)) == 0,
+                      "%s: pod on %s", cases[c].file, node ? node : "(none)");
+        }
+        cr_expect_gt(n, 0, "%s placed nothing", cases[c].file);
+        json_decref(plan);
+        run_result_release(&r);
+    }
+    {
+        struct run_result r;
+        cr_assert_eq(
+            run_topox((const char *[]){"plan", "-f",
+                                       TPX_FIXTURES "/corpus/amd-rocm-vllm-deployment-"
+                                                    "mistral-7b-1gpu.yaml",
+                                       "--nodes", TPX_FIXTURES "/nodes/mixed-four-vendors.json",
+                                       NULL},
+                      NULL, &r),
+            0);
+        expect_has(r.out, "amd-r01-n01..amd-r01-n02   amd.com/gpu", "the picture");
+        expect_has(r.out, "huawei-r01-n01..huawei-r01-n02   huawei.com/Ascend910", "the picture");
+        run_result_release(&r);
+    }
+}
