@@ -528,6 +528,7 @@ enum tpx_code kube_list(struct kube_client *k, const char *path, const char *que
 {
     char *cont = NULL;
     struct tpx_buf url;
+    unsigned long seen = 0;
 
     if (rv)
         *rv = NULL;
@@ -580,6 +581,12 @@ enum tpx_code kube_list(struct kube_client *k, const char *path, const char *que
         }
         json_array_foreach(items, i, it)
         {
+            if (++seen > KUBE_LIST_ITEMS_MAX) {
+                tpx_err_set(err, TPX_ETOOBIG,
+                            "LIST %s: more than %lu items; stopping (a list that never ends?)",
+                            path, (unsigned long)KUBE_LIST_ITEMS_MAX);
+                break;
+            }
             if (!fn(ctx, it)) {
                 tpx_err_set(err, TPX_EINVAL, "LIST %s: stopped by the caller", path);
                 break;
@@ -591,6 +598,12 @@ enum tpx_code kube_list(struct kube_client *k, const char *path, const char *que
             *rv = strdup(r);
         }
         c = kube_jstr(meta, "continue");
+        if (err->code == TPX_OK && c && *c && cont && strcmp(c, cont) == 0)
+            /* the token it was given, back again: the next page is this one, for ever */
+            tpx_err_set(err, TPX_EAPI,
+                        "LIST %s: the API server answered continue token '%.64s' with the same "
+                        "token; stopping, the list would never end",
+                        path, c);
         free(cont);
         cont = c && *c ? strdup(c) : NULL;
         json_decref(page);

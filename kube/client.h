@@ -65,12 +65,18 @@ typedef bool (*kube_item_fn)(void *ctx, json_t *item);
  * fewer so that a page of large Pods stays well under max_body). */
 #define KUBE_LIST_LIMIT 100U
 
+/* Items one kube_list() takes before it stops with TPX_ETOOBIG: far above the 150,000 pods of the
+ * largest cluster Kubernetes supports, so only a list that never ends reaches it. */
+#define KUBE_LIST_ITEMS_MAX 2000000UL
+
 /* LIST a collection page by page: GET path?limit=N[&continue=T]&<query> until no continue
  * token (limit 0: KUBE_LIST_LIMIT). A page over max_body (TPX_ETOOBIG) is asked for again
  * with half the limit, down to 1, with one TPX_WARN line each time; the smaller limit is kept for
  * the rest of the list. query (may be NULL) is an already-escaped "a=b&c=d" string. rv (may be
  * NULL) receives the list's metadata.resourceVersion (malloc'd; free it). A 410 on a continue token
- * restarts nothing: it is returned as TPX_EAPI with http_status 410, and the caller lists again. */
+ * restarts nothing: it is returned as TPX_EAPI with http_status 410, and the caller lists again.
+ * A page whose continue token is the one it was asked with (the next page would be this one, for
+ * ever) stops the list with TPX_EAPI, and more than KUBE_LIST_ITEMS_MAX items with TPX_ETOOBIG. */
 enum tpx_code kube_list(struct kube_client *k, const char *path, const char *query, unsigned limit,
                         kube_item_fn fn, void *ctx, char **rv, struct tpx_err *err);
 

@@ -339,6 +339,12 @@ static enum MHD_Result answer_list(struct fake_api *f, struct MHD_Connection *c,
     json_t *v;
     size_t total;
 
+    if (cont && strncmp(cont, "loop", 4) == 0) {
+        /* a faulty server: the token it was given, back again with the same page */
+        out = json_pack("{s:s,s:s,s:{s:s,s:s},s:[]}", "kind", "List", "apiVersion", "v1",
+                        "metadata", "resourceVersion", "1", "continue", cont, "items");
+        return answer_json(c, 200, out);
+    }
     if (cont) {
         if (strncmp(cont, "off-", 4) != 0)
             return answer_status(c, 410, "Expired",

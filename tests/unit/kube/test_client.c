@@ -393,6 +393,30 @@ static bool add_name(void *ctx, json_t *item)
     return true;
 }
 
+/* Issue 32, item 8: a server that answers a continue token with the same token would be listed
+ * for ever (7 GB in 40 s): the list stops on the second page with a clear error. */
+Test(kube_client, a_continue_token_answered_with_itself_stops_the_list)
+{
+    struct kube_config cfg;
+    struct kube_client *k = client(NULL, &cfg);
+    struct tpx_err err = TPX_ERR_INIT;
+    json_t *names = json_array();
+
+    cr_assert_eq(fake_api_set_list(fake, "/api/v1/nodes",
+                                   "{\"kind\":\"NodeList\",\"apiVersion\":\"v1\",\"metadata\":"
+                                   "{\"resourceVersion\":\"9\",\"continue\":\"loop-1\"},"
+                                   "\"items\":[{\"metadata\":{\"name\":\"n1\"}}]}"),
+                 0);
+    cr_expect_eq(kube_list(k, "/api/v1/nodes", NULL, 2, add_name, names, NULL, &err), TPX_EAPI);
+    cr_expect(strstr(err.msg, "with the same token; stopping, the list would never end"), "%s",
+              err.msg);
+    cr_expect_eq(fake_api_count(fake, "GET", "/api/v1/nodes"), 2);
+    cr_expect_eq(json_array_size(names), 1);
+    json_decref(names);
+    kube_client_free(k);
+    kube_config_release(&cfg);
+}
+
 Test(kube_client, list_follows_continue_tokens_and_returns_the_resource_version)
 {
     struct kube_config cfg;
