@@ -420,6 +420,54 @@ static enum tpx_code add_cluster_podgroups(struct obj_manifest *m, const struct 
     return obj_manifest_add_docs(m, &d, name, err);
 }
 
+/* "a-2" before "a-10": names compared with their digit runs as numbers, so that a StatefulSet's
+ * pods and an LWS group's leader and workers (`<lws>-<g>`, `<lws>-<g>-<w>`) come in order. */
+static int natural_cmp(const char *a, const char *b)
+{
+    while (*a && *b) {
+        if (*a >= '0' && *a <= '9' && *b >= '0' && *b <= '9') {
+            const char *ea = a, *eb = b;
+            while (*a == '0')
+                a++;
+            while (*b == '0')
+                b++;
+            while (*ea >= '0' && *ea <= '9')
+                ea++;
+            while (*eb >= '0' && *eb <= '9')
+                eb++;
+            if (ea - a != eb - b)
+                return (ea - a) < (eb - b) ? -1 : 1;
+            for (; a < ea; a++, b++) {
+                if (*a != *b)
+                    return *a < *b ? -1 : 1;
+            }
+            a = ea;
+            b = eb;
+            continue;
+        }
+        if (*a != *b)
+            return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+        a++;
+        b++;
+    }
+    return *a ? 1 : *b ? -1 : 0;
+}
+
+static int pod_order(const void *x, const void *y)
+{
+    const json_t *mx = json_object_get(*(json_t *const *)x, "metadata");
+    const json_t *my = json_object_get(*(json_t *const *)y, "metadata");
+    const char *nx = json_string_value(json_object_get(mx, "namespace"));
+    const char *ny = json_string_value(json_object_get(my, "namespace"));
+    int c = strcmp(nx ? nx : "", ny ? ny : "");
+
+    if (c)
+        return c;
+    nx = json_string_value(json_object_get(mx, "name"));
+    ny = json_string_value(json_object_get(my, "name"));
+    return natural_cmp(nx ? nx : "", ny ? ny : "");
+}
+
 /* --pending: the cluster's pending pods as the job (each as it is, its status dropped), from the
  * live LIST (pending) or the snapshot's Pods without a node, of namespace ns when given. */
 static enum tpx_code add_pending(struct obj_manifest *m, json_t *pending,
@@ -460,6 +508,8 @@ static enum tpx_code add_pending(struct obj_manifest *m, json_t *pending,
         return tpx_err_set(err, TPX_ENOENT, "%s: no pending pods%s%s", name, ns ? " in " : "",
                            ns ? ns : "");
     }
+    /* the pods of one group one after another, a leader first (objects/manifest.c joins them) */
+    qsort(d.docs, d.n, sizeof(*d.docs), pod_order);
     return obj_manifest_add_docs(m, &d, name, err);
 }
 

@@ -116,22 +116,6 @@ static bool take_pending(void *ctx, json_t *item)
     return true;
 }
 
-/* "ns/name" order: a LeaderWorkerSet's leader `<lws>-<g>` before its workers `<lws>-<g>-<w>`. */
-static int by_name(const void *a, const void *b)
-{
-    const json_t *x = *(const json_t *const *)a, *y = *(const json_t *const *)b;
-    const json_t *mx = json_object_get(x, "metadata"), *my = json_object_get(y, "metadata");
-    const char *nx = json_string_value(json_object_get(mx, "namespace"));
-    const char *ny = json_string_value(json_object_get(my, "namespace"));
-    int c = strcmp(nx ? nx : "", ny ? ny : "");
-
-    if (c)
-        return c;
-    nx = json_string_value(json_object_get(mx, "name"));
-    ny = json_string_value(json_object_get(my, "name"));
-    return strcmp(nx ? nx : "", ny ? ny : "");
-}
-
 /* Append s to q percent-encoded as a query value (RFC 3986 unreserved kept). false when full. */
 static bool query_value(char *q, size_t len, const char *s)
 {
@@ -149,17 +133,13 @@ static bool query_value(char *q, size_t len, const char *s)
     return true;
 }
 
-/* The pending pods o asks for, into out->pending, sorted. */
+/* The pending pods o asks for, into out->pending. */
 static enum tpx_code list_pending(struct kube_client *kc, const struct cmd_plan_live_opts *o,
                                   struct cmd_plan_live *out, const char *who, struct tpx_err *err)
 {
     static const struct live_kind pods = {"Pod", "v1", "/api/v1/pods", "pods", "", NULL, NULL};
     char path[320], query[1024] = "fieldSelector=spec.nodeName%3D%2Cstatus.phase%3DPending";
     struct gather g = {json_array(), &pods, 0, false};
-    const json_t **v;
-    size_t i, n;
-    json_t *it;
-
     if (!g.items)
         return tpx_err_set(err, TPX_ENOMEM, "out of memory");
     /* cluster-wide, as the bound pods are listed (the planner's ClusterRole), the namespace in
@@ -179,20 +159,7 @@ static enum tpx_code list_pending(struct kube_client *kc, const struct cmd_plan_
             return tpx_err_set(err, TPX_ENOMEM, "out of memory");
         return list_failed(&pods, out->server, who, err);
     }
-    n = json_array_size(g.items);
-    v = malloc((n ? n : 1) * sizeof(*v));
-    out->pending = json_array();
-    if (!v || !out->pending) {
-        free((void *)v);
-        json_decref(g.items);
-        return tpx_err_set(err, TPX_ENOMEM, "out of memory");
-    }
-    json_array_foreach(g.items, i, it) v[i] = it;
-    qsort((void *)v, n, sizeof(*v), by_name);
-    for (i = 0; i < n; i++)
-        json_array_append(out->pending, (json_t *)v[i]);
-    free((void *)v);
-    json_decref(g.items);
+    out->pending = g.items; /* cmd_plan.c orders them */
     return TPX_OK;
 }
 

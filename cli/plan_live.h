@@ -26,7 +26,7 @@ struct cmd_plan_live {
     char *server;    /* the API server's URL */
     char *namespace; /* the context's namespace, or NULL */
     json_t *pending; /* --pending: the pending Pods not yet bound, each with kind and apiVersion,
-                        ordered by namespace and name (a leader before its workers); else NULL */
+                        as listed; else NULL */
 };
 
 /* LIST every kind; objects of kinds the server does not serve (404: no resource.k8s.io/v1, no

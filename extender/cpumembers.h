@@ -20,7 +20,7 @@ void ext_cpu_members_free(struct ext_cpu_members *c);
  * written (wl->size_explicit), it is remembered under that group, each uid once, at most
  * EXT_CPU_MEMBERS_MAX a group and EXT_CPU_GROUPS_MAX groups (past them it is not: its group's
  * members then count it, as before). Anything else is ignored. */
-#define EXT_CPU_MEMBERS_MAX 4
+#define EXT_CPU_MEMBERS_MAX POL_CPU_MEMBERS_MAX
 #define EXT_CPU_GROUPS_MAX 65536
 void ext_cpu_members_note(struct ext_cpu_members *c, const struct pol_workload *wl,
                           const char *uid);

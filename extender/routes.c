@@ -703,6 +703,7 @@ static unsigned do_preempt(struct ext_routes *r, const struct ext_http_req *rq,
         error_json(rp, status, e.msg);
         return status;
     }
+    cpu_members(r, &pa.pod);
     apply_uncertain(r, &pa.pod, false);
     keep = calloc(pa.n ? pa.n : 1, sizeof(*keep));
     if (!keep) {

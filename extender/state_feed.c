@@ -602,6 +602,11 @@ static void nominee(struct ext_state_feed *f, json_t *pod, const char *uid, cons
         ext_nominator_forget(f->nom, uid);
         return;
     }
+    if (!cp.infer_failed) {
+        /* a pending CPU leader takes no slot of its group; its workers count without it */
+        ext_cpu_members_note(f->cpu, &cp.wl, uid);
+        ext_cpu_members_skip(f->cpu, &cp.wl);
+    }
     if (cp.infer_failed || !wl->has_intent || wl->preferred || wl->group_size < 2)
         ext_nominator_forget(f->nom, uid);
     else
@@ -692,8 +697,12 @@ static void apply_pod(struct ext_state_feed *f, json_t *pod)
     has_wl = pol_workload_infer(&store.facts, &wl, &ignore) == TPX_OK;
     if (has_wl)
         domain_member(f, pod, &wl);
+    /* a CPU member takes no slot of its group, and its group's bound members count without it,
+     * as their filters did */
     if (has_wl && store.facts.accel == 0)
-        ext_cpu_members_note(f->cpu, &wl, uid); /* a CPU member takes no slot of its group */
+        ext_cpu_members_note(f->cpu, &wl, uid);
+    else if (has_wl)
+        ext_cpu_members_skip(f->cpu, &wl);
     if (!name)
         name = uid;
     if (give_pod(f, uid, name, node, store.facts.accel, has_wl ? &wl : NULL) == TPX_ENOENT) {

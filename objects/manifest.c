@@ -952,7 +952,10 @@ static void skip_cpu_members(struct pol_workload *wl, size_t n)
     }
     for (size_t i = 0; i < n; i++) {
         for (size_t j = 0; wl[i].accel_per_pod && wl[i].group[0] && j < n; j++) {
-            if (wl[j].accel_per_pod || strcmp(wl[j].group, wl[i].group) != 0)
+            /* as serve counts them (extender/cpumembers.c): in a group whose size was written,
+             * at most POL_CPU_MEMBERS_MAX */
+            if (wl[j].accel_per_pod || !wl[j].size_explicit || total[i] >= POL_CPU_MEMBERS_MAX ||
+                strcmp(wl[j].group, wl[i].group) != 0)
                 continue;
             total[i]++;
             below[i] += wl[j].pod_index >= 0 && wl[j].pod_index < wl[i].pod_index;

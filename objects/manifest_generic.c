@@ -369,7 +369,7 @@ static const json_t *holder_template(struct gen *g, const json_t *holder, const 
             json_object_set(spec, k, v);
     }
     if (spec)
-        json_object_set_new(spec, "containers", json_pack("[O]", c));
+        json_object_set_new(spec, "containers", json_pack("[o]", json_deep_copy(c)));
     t = obj_mf_keep(g->m, spec ? json_pack("{s:{},s:o}", "metadata", "spec", spec) : NULL, err);
     if (t &&
         !json_object_get(

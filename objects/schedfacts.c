@@ -244,7 +244,11 @@ enum tpx_code obj_pod_sched_from_json(const json_t *pod, struct obj_pod_sched *o
     {
         size_t ntol = json_is_array(tols) ? json_array_size(tols) : 0;
         const char *ext[ERT_MAX];
-        size_t next = extended_resources(spec, ext);
+        /* a pod that exists (it has a creationTimestamp: `plan --pending`) has been through
+         * admission already: what it tolerates is what it says */
+        bool exists =
+            json_is_string(json_object_get(json_object_get(pod, "metadata"), "creationTimestamp"));
+        size_t next = exists ? 0 : extended_resources(spec, ext);
         struct pol_toleration *ts =
             ntol + next ? arena_alloc(&out->mem, (ntol + next) * sizeof(*ts), err) : NULL;
 

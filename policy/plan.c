@@ -71,18 +71,21 @@ static size_t pick_best(const struct pol_ledger *l, const struct pol_workload *w
 
 /* "no node has N free RES (most: M)": of a pod that passes the filter everywhere (no intent, or
  * preferred) and that no candidate has room for, into buf. */
-static void no_room(const struct pol_ledger *l, const struct pol_workload *wl, const size_t *cand,
-                    size_t nc, char *buf, size_t len)
+static unsigned no_room(const struct pol_ledger *l, const struct pol_workload *wl,
+                        const size_t *cand, size_t nc, char *buf, size_t len)
 {
+    const struct topo_cluster *c = pol_ledger_cluster(l);
     unsigned most = 0;
 
     for (size_t i = 0; i < nc; i++) {
         unsigned f = pol_ledger_node_free(l, cand[i]);
-        if (pol_ledger_node_serves(l, cand[i], wl->resource))
+        if (pol_ledger_node_serves(l, cand[i], wl->resource) &&
+            !topo_cluster_node(c, cand[i])->unschedulable)
             most = f > most ? f : most;
     }
     snprintf(buf, len, "no node has %u free %s (most: %u)", wl->accel_per_pod,
              wl->resource[0] ? wl->resource : pol_accel_word(wl->resource), most);
+    return most;
 }
 
 void pol_traffic_text(const struct pol_traffic *t, char *buf, size_t len)
@@ -362,8 +365,11 @@ enum tpx_code pol_plan(struct pol_ledger *l, const struct pol_job *jobs, size_t 
                     scores[best] = -1;
                     next = pick_best(l, wl, &res, cand, nc, scores);
                     if (next == (size_t)-1) {
-                        /* no node took it: say so of them all, not of the last one tried */
-                        no_room(l, wl, cand, nc, cerr.msg, sizeof(cerr.msg));
+                        char room[160];
+                        /* say so of them all, where room is what none had; else the last
+                         * node's own reason stands */
+                        if (no_room(l, wl, cand, nc, room, sizeof(room)) < wl->accel_per_pod)
+                            snprintf(cerr.msg, sizeof(cerr.msg), "%s", room);
                         break;
                     }
                     best = next;

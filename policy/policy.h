@@ -76,6 +76,8 @@ struct pol_workload {
     enum pol_scope sched_scope;
     const char *sched_prefers; /* static: the annotation by which another scheduler's intent made
                                   the group preferred; NULL: none */
+    bool by_group_total;       /* uncertain only because tp x pp x dp is not the group's pods x the
+                                  pod's accelerators (pol_workload_skip_members looks again) */
 };
 
 /* What serve does with an uncertain layout (setting `uncertain`). */
@@ -101,6 +103,10 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
  * an uncertain layout's data-parallel ranks with them. Nothing changes for a pod without a group
  * or accelerators, or when the members without accelerators would be the whole group. */
 void pol_workload_skip_members(struct pol_workload *wl, unsigned total, unsigned below);
+
+/* Members without accelerators counted in one group at most (a leader, a launcher, a router: a
+ * few); serve's and plan's counts follow the same rule: only in a group whose size was written. */
+#define POL_CPU_MEMBERS_MAX 4
 
 /* Set wl's scope (serve's default scope, after pol_workload_infer): a PodGroup's topology key is a
  * required level beside topox's own, so a gang's wl->gang_level still narrows it when finer. */

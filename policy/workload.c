@@ -240,8 +240,10 @@ static void fallback_layout(struct pol_workload *wl)
 
     if (wl->tp == 0 || g % wl->tp != 0 || (unsigned long)n * g % wl->tp != 0)
         wl->tp = g;
-    wl->pp = 1;
-    wl->dp = (unsigned)((unsigned long)n * g / wl->tp);
+    /* a pipeline size the user wrote stays, where it divides the group's ranks */
+    if (!wl->pp_explicit || wl->pp == 0 || (unsigned long)n * g % ((unsigned long)wl->tp * wl->pp))
+        wl->pp = 1;
+    wl->dp = (unsigned)((unsigned long)n * g / ((unsigned long)wl->tp * wl->pp));
     if (wl->dp == 0)
         wl->dp = 1;
 }
@@ -252,8 +254,9 @@ void pol_workload_uncertain(struct pol_workload *wl, enum pol_uncertain mode)
         return;
     switch (mode) {
     case POL_UNCERTAIN_REJECT:
-        /* judged as written: the sizes as read where they are known */
-        if (!wl->layout.placement_ann)
+        /* judged as written: the sizes as read where they are known (another scheduler that
+         * places the group keeps it preferred: topox never refuses what it decides) */
+        if (!wl->layout.placement_ann && !wl->sched_prefers)
             wl->preferred = false;
         if (wl->layout.tp && wl->layout.pp && wl->layout.dp) {
             wl->tp = wl->layout.tp;
@@ -280,6 +283,21 @@ void pol_workload_skip_members(struct pol_workload *wl, unsigned total, unsigned
         wl->pod_index = (unsigned)wl->pod_index >= below ? wl->pod_index - (int)below : -1;
     if (wl->pod_index >= (int)wl->group_size)
         wl->pod_index = -1;
+    if (wl->by_group_total && wl->layout.tp && wl->layout.pp && wl->layout.dp &&
+        (unsigned long)wl->layout.tp * wl->layout.pp * wl->layout.dp ==
+            (unsigned long)wl->group_size * wl->accel_per_pod) {
+        /* uncertain only because the CPU members were counted: what the flags say adds up now */
+        wl->tp = wl->layout.tp;
+        wl->pp = wl->layout.pp;
+        wl->dp = wl->layout.dp;
+        wl->layout.accel = wl->tp * wl->pp * wl->dp;
+        wl->layout.certain = true;
+        wl->layout.why[0] = '\0';
+        wl->by_group_total = false;
+        if (!wl->layout.placement_ann && !wl->sched_prefers)
+            wl->preferred = false;
+        return;
+    }
     if (!wl->layout.certain || wl->dp_world) {
         /* the data-parallel world is the accelerator members' */
         unsigned long ranks = (unsigned long)wl->group_size * wl->accel_per_pod;
@@ -304,7 +322,7 @@ void pol_workload_skip_members(struct pol_workload *wl, unsigned total, unsigned
 void pol_workload_set_scope(struct pol_workload *wl, enum pol_scope scope)
 {
     wl->scope = wl->sched_scoped ? wl->sched_scope : scope;
-    if (wl->gang && wl->gang_level >= 0 && wl->gang_level < (int)scope)
+    if (wl->gang && wl->gang_level >= 0 && wl->gang_level < (int)wl->scope)
         wl->scope = (enum pol_scope)wl->gang_level;
 }
 
@@ -524,8 +542,13 @@ enum tpx_code pol_workload_infer(const struct pol_pod_facts *f, struct pol_workl
         if (el.pods_unknown && !wl->size_explicit)
             wl->layout.certain = false;
         if (wl->layout.certain && wl->has_intent &&
-            !adds_up(wl, wl->layout.why, sizeof(wl->layout.why)))
+            !adds_up(wl, wl->layout.why, sizeof(wl->layout.why))) {
             wl->layout.certain = false;
+            /* only the group's total disagreed (pods that align): members without accelerators
+             * may be why (pol_workload_skip_members looks again) */
+            wl->by_group_total =
+                wl->tp && (wl->accel_per_pod % wl->tp == 0 || wl->tp % wl->accel_per_pod == 0);
+        }
     } else if (wl->has_intent && size_unknown(wl, NULL, 0)) {
         /* the annotated sizes are the user's word, but one size comes from a flag topox cannot
          * read: a group that the known sizes do not explain is not certain either */

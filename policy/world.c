@@ -116,7 +116,7 @@ bool pol_world_signals(const struct pol_pod_facts *f, unsigned nnodes, struct po
     const char *idx = tpx_kv_get(f->labels, f->nlabels, "apps.kubernetes.io/pod-index");
     const char *pod = tpx_kv_get(f->labels, f->nlabels, "statefulset.kubernetes.io/pod-name");
     const char *job = tpx_kv_get(f->labels, f->nlabels, "training.kubeflow.org/job-name");
-    unsigned i, n, rank;
+    unsigned i, n, rank, per = 0;
 
     if (idx && pod && nnodes > 1 && wl_parse_count(idx, true, &i)) {
         size_t len = strlen(pod), dl = strlen(idx);
@@ -129,11 +129,25 @@ bool pol_world_signals(const struct pol_pod_facts *f, unsigned nnodes, struct po
             return true;
         }
     }
-    if (job && job[0] && pol_world_env_count(f, "WORLD_SIZE", &n) && n > 0) {
+    /* the pods of the world: PET_NNODES where the operator writes it (torchrun's --nnodes); else
+     * WORLD_SIZE, which counts processes (pods x nprocPerNode) where PET_NPROC_PER_NODE says
+     * there are several a pod (training-operator pkg/controller.v1/pytorch envvar.go), pods in
+     * the operator's older form */
+    if (job && job[0] &&
+        (pol_world_env_count(f, "PET_NNODES", &n) ||
+         (pol_world_env_count(f, "WORLD_SIZE", &n) &&
+          (!pol_world_env_count(f, "PET_NPROC_PER_NODE", &per) || per == 0 ||
+           (n % per == 0 && (n /= per, true))))) &&
+        n > 0) {
         set_str(wl->group, "%s/kubeflow:%s", ns, job);
         set_str(wl->display, "%s/%s", ns, job);
         *size = n;
-        *index = pol_world_env_count(f, "RANK", &rank) && rank < n ? (int)rank : -1;
+        *index = (pol_world_env_count(f, "PET_NODE_RANK", &rank) ||
+                  (!pol_world_env_count(f, "PET_NPROC_PER_NODE", &per) &&
+                   pol_world_env_count(f, "RANK", &rank))) &&
+                         rank < n
+                     ? (int)rank
+                     : -1;
         return true;
     }
     return false;

@@ -239,7 +239,8 @@ static bool reference_replica(struct pol_ledger *l, size_t j, const char *job, s
             unsigned most = 0;
             for (size_t i = 0; i < nn; i++) {
                 unsigned f = pol_ledger_node_free(l, i);
-                if (pol_ledger_node_serves(l, i, wl->resource))
+                if (pol_ledger_node_serves(l, i, wl->resource) &&
+                    !topo_cluster_node(pol_ledger_cluster(l), i)->unschedulable)
                     most = f > most ? f : most;
             }
             snprintf(why, whylen, "replica %zu of %s: pod %zu: no node has %u free %s (most: %u)",
@@ -270,11 +271,13 @@ static bool reference_replica(struct pol_ledger *l, size_t j, const char *job, s
                 unsigned most = 0;
                 for (size_t i = 0; i < nn; i++) {
                     unsigned f = pol_ledger_node_free(l, i);
-                    if (pol_ledger_node_serves(l, i, wl->resource))
+                    if (pol_ledger_node_serves(l, i, wl->resource) &&
+                        !topo_cluster_node(pol_ledger_cluster(l), i)->unschedulable)
                         most = f > most ? f : most;
                 }
-                snprintf(cerr.msg, sizeof(cerr.msg), "no node has %u free %s (most: %u)",
-                         wl->accel_per_pod, wl->resource, most);
+                if (most < wl->accel_per_pod)
+                    snprintf(cerr.msg, sizeof(cerr.msg), "no node has %u free %s (most: %u)",
+                             wl->accel_per_pod, wl->resource, most);
                 break;
             }
             best = next;

@@ -1025,3 +1025,91 @@ Test(pol_workload, other_schedulers_topology_is_never_contradicted)
         cr_expect_eq(wl.preferred, cases[i].preferred, "case %zu", i);
     }
 }
+
+/* The training operator's WORLD_SIZE counts processes where it runs several a pod
+ * (pods x nprocPerNode): the world's pods are PET_NNODES, or WORLD_SIZE / PET_NPROC_PER_NODE,
+ * never 32 pods of a 4-pod job. */
+Test(pol_workload, a_kubeflow_world_counts_pods_not_processes)
+{
+    const struct topo_kv labels[] = {{"training.kubeflow.org/job-name", "ddp"},
+                                     {"training.kubeflow.org/replica-type", "worker"}};
+    static const struct {
+        struct tpx_env_var env[3];
+        size_t nenv;
+        unsigned size;
+        int index;
+    } cases[] = {
+        {{{"WORLD_SIZE", "4"}, {"RANK", "2"}}, 2, 4, 2}, /* one a pod */
+        {{{"WORLD_SIZE", "32"}, {"PET_NPROC_PER_NODE", "8"}, {"PET_NODE_RANK", "2"}}, 3, 4, 2},
+        {{{"WORLD_SIZE", "32"}, {"PET_NNODES", "4"}, {"RANK", "9"}}, 3, 4, -1},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct pol_pod_facts f = {.name = "ddp-worker-1",
+                                  .ns = "ml",
+                                  .labels = labels,
+                                  .nlabels = 2,
+                                  .env = cases[i].env,
+                                  .nenv = cases[i].nenv,
+                                  .accel = 8,
+                                  .resource = "nvidia.com/gpu"};
+        struct pol_workload wl;
+        struct tpx_err err = TPX_ERR_INIT;
+
+        cr_assert_eq(pol_workload_infer(&f, &wl, &err), TPX_OK, "%s", err.msg);
+        cr_expect_str_eq(wl.group, "ml/kubeflow:ddp", "case %zu", i);
+        cr_expect_eq(wl.group_size, cases[i].size, "case %zu: %u", i, wl.group_size);
+        cr_expect_eq(wl.pod_index, cases[i].index, "case %zu: %d", i, wl.pod_index);
+    }
+}
+
+/* Flags that add up over the accelerator members only (tp 8 x pp 2 on two 8-GPU workers of an
+ * LWS of 3 with a CPU leader) are certain again once the leader is taken out: not preferred. */
+Test(pol_workload, flags_that_add_up_without_the_cpu_leader_are_certain)
+{
+    const struct topo_kv labels[] = {{"leaderworkerset.sigs.k8s.io/name", "w"},
+                                     {"leaderworkerset.sigs.k8s.io/group-index", "0"},
+                                     {"leaderworkerset.sigs.k8s.io/worker-index", "1"}};
+    const struct topo_kv ann[] = {{"leaderworkerset.sigs.k8s.io/size", "3"}};
+    const char *argv[] = {
+        "vllm", "serve", "m", "--tensor-parallel-size", "8", "--pipeline-parallel-size", "2"};
+    struct pol_pod_facts f = {.name = "w-0-1",
+                              .ns = "ml",
+                              .labels = labels,
+                              .nlabels = 3,
+                              .annotations = ann,
+                              .nannotations = 1,
+                              .argv = argv,
+                              .nargv = 7,
+                              .accel = 8,
+                              .resource = "nvidia.com/gpu"};
+    struct pol_workload wl;
+    struct tpx_err err = TPX_ERR_INIT;
+
+    cr_assert_eq(pol_workload_infer(&f, &wl, &err), TPX_OK, "%s", err.msg);
+    cr_expect(!wl.layout.certain, "16 GPUs over a group of 3 x 8 does not add up");
+    pol_workload_skip_members(&wl, 1, 1);
+    cr_expect(wl.layout.certain, "%s", wl.layout.why);
+    cr_expect(!wl.preferred);
+    cr_expect_eq(wl.tp, 8);
+    cr_expect_eq(wl.pp, 2);
+    cr_expect_eq(wl.group_size, 2);
+    cr_expect_eq(wl.pod_index, 0);
+}
+
+/* A PodGroup's topology level narrows the scope another scheduler set, not serve's default. */
+Test(pol_workload, a_podgroup_level_narrows_the_scope_another_scheduler_set)
+{
+    struct pol_workload wl;
+
+    memset(&wl, 0, sizeof(wl));
+    wl.gang = true;
+    wl.gang_level = POL_SCOPE_BLOCK;
+    wl.sched_scoped = true;
+    wl.sched_scope = POL_SCOPE_RACK;
+    pol_workload_set_scope(&wl, POL_SCOPE_ZONE);
+    cr_expect_eq(wl.scope, POL_SCOPE_RACK, "Kueue's rack is finer than the PodGroup's block");
+    wl.sched_scoped = false;
+    pol_workload_set_scope(&wl, POL_SCOPE_ZONE);
+    cr_expect_eq(wl.scope, POL_SCOPE_BLOCK);
+}
