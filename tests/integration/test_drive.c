@@ -255,3 +255,30 @@ Test(drive, an_amd_deployment_is_bound_on_amd_nodes)
     expect_has(r.out, "1/1 pods bound", "summary");
     run_result_release(&r);
 }
+
+/* An AscendJob (Scheduler + 2 Workers of 8 NPUs, one HCCL world by its minAvailable) and a Volcano
+ * Job of 8 pods x 8 NPUs (minAvailable 8) are each one group through serve, in one rack (they
+ * were 2 and 8 groups of one). */
+Test(drive, ascend_and_volcano_worlds_are_one_group_in_one_rack)
+{
+    static const struct {
+        const char *file, *group, *bound;
+    } cases[] = {
+        {"corpus/ascendjob-mindspore-distribute-scheduler-2x8-ascend910.yaml",
+         "default/default/default-test-mindspore rack r01", "3/3 pods bound"},
+        {"corpus/volcano-vcjob-ascend910b-8pod-8npu-hostnetwork.yaml",
+         "default/default/default-test-vcjob-8pod-8npu rack r01", "8/8 pods bound"},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct run_result r;
+        cr_expect_eq(drive_fixture(cases[i].file,
+                                   "racks=3,nodes-per-rack=8,gpus-per-node=8,"
+                                   "resource=huawei.com/Ascend910",
+                                   &r),
+                     0, "%s%s", r.out, r.err);
+        expect_has(r.out, cases[i].bound, cases[i].file);
+        expect_has(r.out, cases[i].group, cases[i].file);
+        run_result_release(&r);
+    }
+}
