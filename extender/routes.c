@@ -240,6 +240,13 @@ static void apply_uncertain(struct ext_routes *r, struct ext_codec_pod *pod, boo
     pol_workload_uncertain(&pod->wl, r->uncertain);
     if (!note || !ext_metrics_layout_seen(r->metrics, key, false, uncertain_action(r->uncertain)))
         return;
+    if (!lay->read[0]) {
+        /* nothing was read at all (no engine flag, no annotation): a data-parallel world, by
+         * design and not by a fault of the pod's, so counted and logged, but no Warning */
+        TPX_LOG(TPX_INFO, "data-parallel layout", TPX_S("group", pod->wl.display),
+                TPX_S("why", lay->why), TPX_B("held", pod->wl.dp_world && !pod->wl.preferred));
+        return;
+    }
     snprintf(msg, sizeof(msg), "layout not certain (%s): %s; %s", lay->why, lay->read,
              r->uncertain == POL_UNCERTAIN_REJECT   ? "judged as written (uncertain: reject)"
              : r->uncertain == POL_UNCERTAIN_IGNORE ? "placed without topology (uncertain: ignore)"
