@@ -451,3 +451,51 @@ Test(plan_live, pending_pods_are_planned_as_they_are)
     run_result_release(&r);
 #undef SG_POD
 }
+
+/* --pending on a snapshot: its Pods without a node, of -n's namespace, ordered by name with
+ * numbers as numbers (sts-2 before sts-10), so that a StatefulSet of 12 pods is 6 worlds of 2
+ * (--nnodes 2), never pods of different worlds side by side. */
+Test(plan_live, pending_pods_of_a_snapshot_are_worlds_in_order)
+{
+    char path[64] = "/tmp/topox-pending-snap-XXXXXX";
+    char *text = malloc(65536);
+    size_t n = 0;
+    struct run_result r;
+
+    cr_assert_not_null(text);
+    n += (size_t)snprintf(text + n, 65536 - n,
+                          "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[");
+    for (int i = 0; i < 4; i++)
+        n += (size_t)snprintf(
+            text + n, 65536 - n,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n%d\",\"labels\":{"
+            "\"topox.io/rack\":\"r%d\"}},\"status\":{\"allocatable\":{\"nvidia.com/gpu\":\"8\"},"
+            "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}},",
+            i, i / 2);
+    for (int i = 11; i >= 0; i--)
+        n += (size_t)snprintf(
+            text + n, 65536 - n,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"sts-%d\","
+            "\"namespace\":\"ml\",\"labels\":{\"apps.kubernetes.io/pod-index\":\"%d\","
+            "\"statefulset.kubernetes.io/pod-name\":\"sts-%d\"}},\"spec\":{\"containers\":[{"
+            "\"name\":\"c\",\"image\":\"x\",\"command\":[\"python3\",\"-m\",\"sglang.launch_"
+            "server\","
+            "\"--tp-size\",\"8\",\"--nnodes\",\"2\"],\"resources\":{\"limits\":{"
+            "\"nvidia.com/gpu\":\"4\"}}}]},\"status\":{\"phase\":\"Pending\"}}%s",
+            i, i, i, i ? "," : "");
+    snprintf(text + n, 65536 - n, "]}");
+    write_text(path, text);
+    free(text);
+    cr_assert_eq(run_topox((const char *[]){"plan", "--pending", "--snapshot", path, "-n", "ml",
+                                            "-o", "json", NULL},
+                           NULL, &r),
+                 0);
+    /* 4 nodes of 8 GPUs hold 4 of the 6 worlds of 2 x 4 GPUs */
+    cr_expect_eq(r.status, 3, "%s", r.err);
+    cr_expect(strstr(r.out, "\"replicas\": 6,"), "%s", r.out);
+    cr_expect(strstr(r.out, "\"placed\": 4,"), "%s", r.out);
+    cr_expect(strstr(r.out, "\"job\": \"ml/sts-10\""), "%s", r.out);
+    cr_expect_null(strstr(r.out, "\"job\": \"ml/sts-11\""), "sts-11 is sts-10's world:\n%s", r.out);
+    run_result_release(&r);
+    unlink(path);
+}
