@@ -258,9 +258,6 @@ static void apply_uncertain(struct ext_routes *r, struct ext_codec_pod *pod, boo
         ext_binder_uncertain(r->binder, pod->ns, pod->name, pod->uid, pod->wl.group, msg);
 }
 
-/* Traffic, not the word "tp" (docs/workloads.md): a group whose TP or EP group spans pods because
- * it is MoE traffic (EP, DP-attention) or its owner allowed it is placed in the tightest scope;
- * once per group, a log line and a Warning Event say so. */
 /* A group's members that ask for no accelerator take no slot and no rank: one is remembered at
  * its own filter (the watch remembers those it sees bound), and its group's accelerator members
  * count only themselves (pol_workload_skip_members). Before the uncertain setting: a layout that
@@ -273,6 +270,9 @@ static void cpu_members(struct ext_routes *r, struct ext_codec_pod *pod)
     ext_cpu_members_skip(r->cpu_members, &pod->wl);
 }
 
+/* Traffic, not the word "tp" (docs/workloads.md): a group whose TP or EP group spans pods because
+ * it is MoE traffic (EP, DP-attention) or its owner allowed it is placed in the tightest scope;
+ * once per group, a log line and a Warning Event say so. */
 static void note_cross_node(struct ext_routes *r, const struct ext_codec_pod *pod)
 {
     const struct pol_workload *wl = &pod->wl;
