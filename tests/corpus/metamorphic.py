@@ -11,10 +11,13 @@ what the certainty rule says (DESIGN.md), never a recorded answer:
   flags      the engines' parallelism flags and topox.io/*-parallel-size annotations removed:
              never a rejection for a layout reason (tensor parallelism, all-reduce, a domain),
              on nodes of one domain or of two; through serve, every pod bound
+  serve      as written, on split nodes, through serve by topox-drive: what plan placed whole
+             is bound whole
   leader     a LeaderWorkerSet given a CPU-only leader (size + 1): the same exit status, the same
              replicas placed and the same accelerator ranks placed
   vendor     every accelerator resource renamed to amd.com/gpu, on a cluster of NVIDIA and AMD
-             nodes: no accelerator pod on an NVIDIA node
+             nodes: no accelerator pod on an NVIDIA node; through serve on AMD nodes, every pod
+             bound where plan placed them all
   split      every node's accelerators split into two domains: a replica refused there but not
              on whole nodes is refused for a tensor-parallel size that something wrote
   world      an engine pod template moved into a StatefulSet of 2 with --nnodes 2: one group
@@ -331,6 +334,14 @@ def main():
                   "%s (split): %s #%s refused on a size nobody wrote (tp %s): %s" %
                   (name, k[0], k[1], src, x.get("reason", "")[:160]))
 
+        # through serve on split nodes, as kube-scheduler drives it: what plan placed whole is
+        # bound whole (a refusal there would be serve's alone)
+        small = out2.get("summary", {}).get("pods", 0) <= 64
+        if small and out2.get("summary", {}).get("rejected", 0) == 0:
+            rc, text_out = run.drive_ok(base, two)
+            check(rc == 0, "%s (through serve on split nodes): drive exit %d: %s"
+                  % (name, rc, text_out.strip()[-300:]))
+
         # flags removed: no rejection for a layout reason, here or through serve
         stripped = strip_flags(docs)
         if stripped != docs:
@@ -366,6 +377,11 @@ def main():
         # another vendor's resource: only on that vendor's nodes
         amd = rename_resources(docs, "amd.com/gpu") if "resourceClaim" not in text else None
         rc, out, err = run.plan(run.write(amd), None, mixed) if amd else (0, None, "")
+        if amd and rc == 0 and (out or {}).get("summary", {}).get("pods", 0) <= 64:
+            # and through serve, on AMD nodes
+            drc, text_out = run.drive_ok(run.write(amd), "%s,resource=amd.com/gpu" % BIG)
+            check(drc == 0, "%s (amd.com/gpu through serve): drive exit %d: %s"
+                  % (name, drc, text_out.strip()[-300:]))
         placed = [p for p in (out or {}).get("placements", []) if p.get("ranks")]
         wrong = [p["pod"] + "@" + p["node"] for p in placed if not p["node"].startswith("amd-")]
         # and not vacuously: what placed on whole NVIDIA nodes places on the AMD ones
