@@ -125,8 +125,8 @@ static enum tpx_code size_of(struct obj_manifest *m, const json_t *p, unsigned l
 }
 
 /* A short name for the pods of a template: the parent's name or groupName, else, for a plain
- * `template`, the parent's own key lowercased (a kubeflow-style replicaSpecs.Worker makes
- * `<job>-worker-<i>`), else the template's key. */
+ * `template`, `runner` or `container`, the parent's own key lowercased (a kubeflow-style
+ * replicaSpecs.Worker makes `<job>-worker-<i>`), else the template's key. */
 static const char *part_name(const json_t *p, const char *key, const char *path, char *buf,
                              size_t len)
 {
