@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* objects/manifest_int.h - what objects/manifest.c shares with the files that expand the
- * operators' kinds (manifest_kinds.c: the table, by API group and kind; manifest_serving.c:
+/* objects/manifest_int.h - the inside of the manifest expansion, read top-down: manifest.c reads
+ * documents and finishes (the groups, the facts, the workloads); manifest_kinds.c is the table of
+ * kinds by API group and kind, which dispatches to the expansions (manifest_core.c: Pod,
+ * Deployment, StatefulSet, ReplicaSet, Job, JobSet, LeaderWorkerSet; manifest_serving.c:
  * DisaggregatedSet, DynamoGraphDeployment, RoleBasedGroup, LLMInferenceService, PodCliqueSet;
  * manifest_training.c: PyTorchJob, MPIJob, TrainJob and the Workload API's PodGroups;
  * manifest_aibrix.c: StormService; manifest_ray.c: KubeRay and RayClusterFleet; manifest_nim.c:
- * NIMService; manifest_generic.c: every other kind). Private to objects/manifest*.c. Not
- * thread-safe, like the manifest. */
+ * NIMService; manifest_rendered.c: VLLMRuntime, Kaito's Workspace; manifest_generic.c: every
+ * other kind); each expansion writes its pods with the builder of manifest_build.c. Private to
+ * objects/manifest*.c. Not thread-safe, like the manifest. */
 #ifndef TPX_OBJECTS_MANIFEST_INT_H
 #define TPX_OBJECTS_MANIFEST_INT_H
 
@@ -65,7 +68,7 @@ struct owner_labels {
     char val[6][EXTRA_LEN];
 };
 
-/* Helpers of manifest.c. On error m->err_at is the value the error is about. */
+/* The builder (objects/manifest_build.c). On error m->err_at is the value the error is about. */
 void obj_mf_add_note(struct obj_manifest *m, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void obj_mf_copy_str(char *dst, size_t n, const char *s); /* bounded, always terminated */
@@ -117,7 +120,7 @@ void obj_mf_kind_names(char *out, size_t len);
 /* The kinds: each adds its job and pods, or a note; errors as obj_manifest_add_docs(). */
 enum tpx_code obj_mf_expand_pod(struct obj_manifest *m, const json_t *obj, const char *src,
                                 struct tpx_err *err);
-/* Deployment, StatefulSet, ReplicaSet (the kind is read from obj). */
+/* objects/manifest_core.c. Deployment, StatefulSet, ReplicaSet (the kind is read from obj). */
 enum tpx_code obj_mf_expand_replicated(struct obj_manifest *m, const json_t *obj, const char *src,
                                        struct tpx_err *err);
 enum tpx_code obj_mf_expand_job(struct obj_manifest *m, const json_t *obj, const char *src,
