@@ -377,7 +377,7 @@ int cmd_serve(int argc, char **argv)
     struct kube_watch *watch = NULL;
     struct ext_binder *binder = NULL;
     struct ext_nominator *nom = NULL;
-    struct ext_cpu_members *cpu = ext_cpu_members_new();
+    struct ext_cpu_members *cpu = NULL;
     bool use_api = false;
     char *cert = NULL, *key = NULL, *ca = NULL;
     sigset_t sigs;
@@ -461,6 +461,8 @@ int cmd_serve(int argc, char **argv)
         goto fail;
     ext_state_set_scheduler(state, cfg.scheduler_name);
     cfg.threads = http_threads(&cfg); /* once: the binder and the HTTP server both size by it */
+    /* a CPU member only filters have seen (no watch) lasts as a reservation does */
+    cpu = ext_cpu_members_new(cfg.reservation_ttl_s);
     if (!cpu) {
         tpx_err_set(&err, TPX_ENOMEM, "out of memory");
         goto fail;

@@ -264,10 +264,12 @@ static void apply_uncertain(struct ext_routes *r, struct ext_codec_pod *pod, boo
  * counted such a member no longer adds up. */
 static void cpu_members(struct ext_routes *r, struct ext_codec_pod *pod)
 {
+    double now = tpx_mono_s();
+
     if (pod->infer_failed)
         return;
-    ext_cpu_members_note(r->cpu_members, &pod->wl, pod->uid);
-    ext_cpu_members_skip(r->cpu_members, &pod->wl);
+    ext_cpu_members_note(r->cpu_members, &pod->wl, pod->uid, now, false);
+    ext_cpu_members_skip(r->cpu_members, &pod->wl, now);
 }
 
 /* Traffic, not the word "tp" (docs/workloads.md): a group whose TP or EP group spans pods because

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/map.h"
 #include "common/str.h"
@@ -604,8 +605,8 @@ static void nominee(struct ext_state_feed *f, json_t *pod, const char *uid, cons
     }
     if (!cp.infer_failed) {
         /* a pending CPU leader takes no slot of its group; its workers count without it */
-        ext_cpu_members_note(f->cpu, &cp.wl, uid);
-        ext_cpu_members_skip(f->cpu, &cp.wl);
+        ext_cpu_members_note(f->cpu, &cp.wl, uid, tpx_mono_s(), true);
+        ext_cpu_members_skip(f->cpu, &cp.wl, tpx_mono_s());
     }
     if (cp.infer_failed || !wl->has_intent || wl->preferred || wl->group_size < 2)
         ext_nominator_forget(f->nom, uid);
@@ -700,9 +701,9 @@ static void apply_pod(struct ext_state_feed *f, json_t *pod)
     /* a CPU member takes no slot of its group, and its group's bound members count without it,
      * as their filters did */
     if (has_wl && store.facts.accel == 0)
-        ext_cpu_members_note(f->cpu, &wl, uid);
+        ext_cpu_members_note(f->cpu, &wl, uid, tpx_mono_s(), true);
     else if (has_wl)
-        ext_cpu_members_skip(f->cpu, &wl);
+        ext_cpu_members_skip(f->cpu, &wl, tpx_mono_s());
     if (!name)
         name = uid;
     if (give_pod(f, uid, name, node, store.facts.accel, has_wl ? &wl : NULL) == TPX_ENOENT) {
