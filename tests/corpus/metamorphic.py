@@ -30,6 +30,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -401,6 +402,7 @@ def main():
                   "%s (StatefulSet of 2 with --nnodes 2): %d groups: %s" % (
                       name, n_est, err.strip()[-200:]))
 
+    shutil.rmtree(tmp, ignore_errors=True)
     print("metamorphic: %d manifests, %d kinds, vendors %s" % (
         nmanifests, len(kinds), ", ".join(sorted(vendors))))
     for line in failed:
