@@ -180,6 +180,20 @@ static struct pol_workload pod_of(const struct shape *s, const char *group, unsi
 
 /* --- the planner as it was: every pod filtered and scored over every node -------------------- */
 
+/* The most free accelerators of wl's resource on a schedulable node, as the plan's reason says. */
+static unsigned most_free(const struct pol_ledger *l, const struct pol_workload *wl)
+{
+    unsigned most = 0;
+
+    for (size_t i = 0; i < nn; i++) {
+        unsigned f = pol_ledger_node_free(l, i);
+        if (pol_ledger_node_serves(l, i, wl->resource) &&
+            !topo_cluster_node(pol_ledger_cluster(l), i)->unschedulable)
+            most = f > most ? f : most;
+    }
+    return most;
+}
+
 static size_t pick_best(const struct pol_ledger *l, const struct pol_workload *wl,
                         const struct pol_filter_result *res, const int *scores)
 {
@@ -236,13 +250,7 @@ static bool reference_replica(struct pol_ledger *l, size_t j, const char *job, s
         cr_assert_eq(pol_score(l, wl, all, nn, now_t, scores, &err), TPX_OK, "%s", err.msg);
         best = pick_best(l, wl, &res, scores);
         if (best == (size_t)-1 && (!wl->has_intent || wl->preferred)) {
-            unsigned most = 0;
-            for (size_t i = 0; i < nn; i++) {
-                unsigned f = pol_ledger_node_free(l, i);
-                if (pol_ledger_node_serves(l, i, wl->resource) &&
-                    !topo_cluster_node(pol_ledger_cluster(l), i)->unschedulable)
-                    most = f > most ? f : most;
-            }
+            unsigned most = most_free(l, wl);
             snprintf(why, whylen, "replica %zu of %s: pod %zu: no node has %u free %s (most: %u)",
                      r, job, k, wl->accel_per_pod, wl->resource, most);
             pol_filter_result_release(&res);
@@ -268,13 +276,7 @@ static bool reference_replica(struct pol_ledger *l, size_t j, const char *job, s
             scores[best] = -1;
             next = pick_best(l, wl, &res, scores);
             if (next == (size_t)-1) {
-                unsigned most = 0;
-                for (size_t i = 0; i < nn; i++) {
-                    unsigned f = pol_ledger_node_free(l, i);
-                    if (pol_ledger_node_serves(l, i, wl->resource) &&
-                        !topo_cluster_node(pol_ledger_cluster(l), i)->unschedulable)
-                        most = f > most ? f : most;
-                }
+                unsigned most = most_free(l, wl);
                 if (most < wl->accel_per_pod)
                     snprintf(cerr.msg, sizeof(cerr.msg), "no node has %u free %s (most: %u)",
                              wl->accel_per_pod, wl->resource, most);
