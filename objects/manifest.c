@@ -337,28 +337,35 @@ static enum tpx_code regroup(struct obj_manifest *m, struct tpx_err *err)
  * (pol_workload_skip_members): counted per group key, before any member is changed. */
 static void skip_cpu_members(struct pol_workload *wl, size_t n)
 {
-    unsigned *total = calloc(n + 1, sizeof(*total)), *below = calloc(n + 1, sizeof(*below));
+    size_t ncpu = 0, *cpu;
 
-    if (!total || !below) {
-        free(total);
-        free(below);
+    /* as serve counts them (extender/cpumembers.c): in a group whose size was written, at most
+     * POL_CPU_MEMBERS_MAX; most replicas have none, and then nothing is allocated */
+    for (size_t j = 0; j < n; j++)
+        ncpu += !wl[j].accel_per_pod && wl[j].group[0] && wl[j].size_explicit;
+    if (ncpu == 0)
+        return;
+    cpu = malloc(ncpu * sizeof(*cpu));
+    if (!cpu)
         return; /* out of memory: the slots stay counted, as before */
+    ncpu = 0;
+    for (size_t j = 0; j < n; j++) {
+        if (!wl[j].accel_per_pod && wl[j].group[0] && wl[j].size_explicit)
+            cpu[ncpu++] = j;
     }
+    /* skipping changes only accelerator members, which no count below reads */
     for (size_t i = 0; i < n; i++) {
-        for (size_t j = 0; wl[i].accel_per_pod && wl[i].group[0] && j < n; j++) {
-            /* as serve counts them (extender/cpumembers.c): in a group whose size was written,
-             * at most POL_CPU_MEMBERS_MAX */
-            if (wl[j].accel_per_pod || !wl[j].size_explicit || total[i] >= POL_CPU_MEMBERS_MAX ||
-                strcmp(wl[j].group, wl[i].group) != 0)
+        unsigned total = 0, below = 0;
+        for (size_t c = 0; wl[i].accel_per_pod && wl[i].group[0] && c < ncpu; c++) {
+            const struct pol_workload *m = &wl[cpu[c]];
+            if (total >= POL_CPU_MEMBERS_MAX || strcmp(m->group, wl[i].group) != 0)
                 continue;
-            total[i]++;
-            below[i] += wl[j].pod_index >= 0 && wl[j].pod_index < wl[i].pod_index;
+            total++;
+            below += m->pod_index >= 0 && m->pod_index < wl[i].pod_index;
         }
+        pol_workload_skip_members(&wl[i], total, below);
     }
-    for (size_t i = 0; i < n; i++)
-        pol_workload_skip_members(&wl[i], total[i], below[i]);
-    free(total);
-    free(below);
+    free(cpu);
 }
 
 /* Does argv element s hold flag ("--tensor-parallel-size"), read as pol_workload_infer() reads
