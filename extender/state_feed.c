@@ -605,8 +605,9 @@ static void nominee(struct ext_state_feed *f, json_t *pod, const char *uid, cons
     }
     if (!cp.infer_failed) {
         /* a pending CPU leader takes no slot of its group; its workers count without it */
-        ext_cpu_members_note(f->cpu, &cp.wl, uid, tpx_mono_s(), true);
-        ext_cpu_members_skip(f->cpu, &cp.wl, tpx_mono_s());
+        double now = tpx_mono_s();
+        ext_cpu_members_note(f->cpu, &cp.wl, uid, now, true);
+        ext_cpu_members_skip(f->cpu, &cp.wl, now);
     }
     if (cp.infer_failed || !wl->has_intent || wl->preferred || wl->group_size < 2)
         ext_nominator_forget(f->nom, uid);

@@ -5,7 +5,6 @@
 #include "policy/policy.h"
 #include "policy/world.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,15 +35,6 @@ static enum tpx_code ann_count(const struct pol_pod_facts *f, const char *key, b
 
 /* --- inference ---------------------------------------------------------------------------------
  */
-
-__attribute__((format(printf, 2, 3))) static void set_str(char *dst, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(dst, POL_KEY_MAX, fmt, ap);
-    va_end(ap);
-}
 
 static bool has_prefix_key(const struct topo_kv *kv, size_t n, const char *prefix)
 {
@@ -150,8 +140,8 @@ static void infer_kv(const struct pol_pod_facts *f, char flag_role, struct pol_w
         }
         if (!role)
             role = flag_role;
-        set_str(wl->kv_group, "%s/%s:%.100s%s%.20s", ns, ops[k].kind, d, sub ? "/" : "",
-                sub ? sub : "");
+        snprintf(wl->kv_group, sizeof(wl->kv_group), "%s/%s:%.100s%s%.20s", ns, ops[k].kind, d,
+                 sub ? "/" : "", sub ? sub : "");
         wl->kv_role = role;
         return;
     }
