@@ -420,39 +420,6 @@ static enum tpx_code add_cluster_podgroups(struct obj_manifest *m, const struct 
     return obj_manifest_add_docs(m, &d, name, err);
 }
 
-/* "a-2" before "a-10": names compared with their digit runs as numbers, so that a StatefulSet's
- * pods and an LWS group's leader and workers (`<lws>-<g>`, `<lws>-<g>-<w>`) come in order. */
-static int natural_cmp(const char *a, const char *b)
-{
-    while (*a && *b) {
-        if (*a >= '0' && *a <= '9' && *b >= '0' && *b <= '9') {
-            const char *ea = a, *eb = b;
-            while (*a == '0')
-                a++;
-            while (*b == '0')
-                b++;
-            while (*ea >= '0' && *ea <= '9')
-                ea++;
-            while (*eb >= '0' && *eb <= '9')
-                eb++;
-            if (ea - a != eb - b)
-                return (ea - a) < (eb - b) ? -1 : 1;
-            for (; a < ea; a++, b++) {
-                if (*a != *b)
-                    return *a < *b ? -1 : 1;
-            }
-            a = ea;
-            b = eb;
-            continue;
-        }
-        if (*a != *b)
-            return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
-        a++;
-        b++;
-    }
-    return *a ? 1 : *b ? -1 : 0;
-}
-
 static int pod_order(const void *x, const void *y)
 {
     const json_t *mx = json_object_get(*(json_t *const *)x, "metadata");
@@ -465,7 +432,9 @@ static int pod_order(const void *x, const void *y)
         return c;
     nx = json_string_value(json_object_get(mx, "name"));
     ny = json_string_value(json_object_get(my, "name"));
-    return natural_cmp(nx ? nx : "", ny ? ny : "");
+    /* digit runs as numbers (glibc's strverscmp): "sts-2" before "sts-10", a LeaderWorkerSet's
+     * leader `<lws>-<g>` before its workers `<lws>-<g>-<w>` */
+    return strverscmp(nx ? nx : "", ny ? ny : "");
 }
 
 /* --pending: the cluster's pending pods as the job (each as it is, its status dropped), from the
