@@ -48,15 +48,18 @@ struct gather {
     const struct live_kind *k;
     size_t n;
     bool oom;
+    bool pending; /* the pods wanted are the ones not bound yet (--pending) */
 };
 
 static bool take(void *ctx, json_t *item)
 {
     struct gather *g = ctx;
 
-    /* A server that ignores the field selector still sends no pod that holds nothing here. */
+    /* A server that ignores the field selector still sends no pod that holds nothing here (or,
+     * for --pending, no pod that is bound already). */
     if (strcmp(g->k->kind, "Pod") == 0 &&
-        !json_string_value(json_object_get(json_object_get(item, "spec"), "nodeName")))
+        !json_string_value(json_object_get(json_object_get(item, "spec"), "nodeName")) !=
+            g->pending)
         return true;
     if (!json_is_object(item) || json_object_set_new(item, "kind", json_string(g->k->kind)) ||
         json_object_set_new(item, "apiVersion", json_string(g->k->api_version)) ||
@@ -99,23 +102,6 @@ static enum tpx_code list_failed(const struct live_kind *k, const char *server, 
     return code;
 }
 
-/* A pending pod (the LIST's field selector asked for those): kept whole, given its kind. */
-static bool take_pending(void *ctx, json_t *item)
-{
-    struct gather *g = ctx;
-
-    if (json_string_value(json_object_get(json_object_get(item, "spec"), "nodeName")))
-        return true; /* a server that ignores the field selector */
-    if (!json_is_object(item) || json_object_set_new(item, "kind", json_string("Pod")) ||
-        json_object_set_new(item, "apiVersion", json_string("v1")) ||
-        json_array_append(g->items, item)) {
-        g->oom = true;
-        return false;
-    }
-    g->n++;
-    return true;
-}
-
 /* Append s to q percent-encoded as a query value (RFC 3986 unreserved kept). false when full. */
 static bool query_value(char *q, size_t len, const char *s)
 {
@@ -137,14 +123,14 @@ static bool query_value(char *q, size_t len, const char *s)
 static enum tpx_code list_pending(struct kube_client *kc, const struct cmd_plan_live_opts *o,
                                   struct cmd_plan_live *out, const char *who, struct tpx_err *err)
 {
-    static const struct live_kind pods = {"Pod", "v1", "/api/v1/pods", "pods", "", NULL, NULL};
-    char path[320], query[1024] = "fieldSelector=spec.nodeName%3D%2Cstatus.phase%3DPending";
-    struct gather g = {json_array(), &pods, 0, false};
+    const struct live_kind *pods = &kinds[1]; /* its path and names; the query is this one */
+    char query[1024] = "fieldSelector=spec.nodeName%3D%2Cstatus.phase%3DPending";
+    struct gather g = {json_array(), pods, 0, false, true};
+
     if (!g.items)
         return tpx_err_set(err, TPX_ENOMEM, "out of memory");
     /* cluster-wide, as the bound pods are listed (the planner's ClusterRole), the namespace in
      * the field selector */
-    snprintf(path, sizeof(path), "%s", pods.path);
     if ((o->pending_ns &&
          !(strlen(query) + 32 < sizeof(query) && strcat(query, "%2Cmetadata.namespace%3D") &&
            query_value(query, sizeof(query), o->pending_ns))) ||
@@ -153,11 +139,11 @@ static enum tpx_code list_pending(struct kube_client *kc, const struct cmd_plan_
         json_decref(g.items);
         return tpx_err_set(err, TPX_EINVAL, "-n or -l: longer than a selector topox sends");
     }
-    if (kube_list(kc, path, query, 0, take_pending, &g, NULL, err) != TPX_OK) {
+    if (kube_list(kc, pods->path, query, 0, take, &g, NULL, err) != TPX_OK) {
         json_decref(g.items);
         if (g.oom)
             return tpx_err_set(err, TPX_ENOMEM, "out of memory");
-        return list_failed(&pods, out->server, who, err);
+        return list_failed(pods, out->server, who, err);
     }
     out->pending = g.items; /* cmd_plan.c orders them */
     return TPX_OK;
@@ -198,7 +184,7 @@ enum tpx_code cmd_plan_live_read(const struct cmd_plan_live_opts *o, struct cmd_
     if (!kc)
         goto out;
     for (size_t i = 0; i < NKINDS; i++) {
-        struct gather g = {items, &kinds[i], 0, false};
+        struct gather g = {items, &kinds[i], 0, false, false};
 
         if (kinds[i].absent && dra_absent && strcmp(kinds[i].group, "resource.k8s.io") == 0)
             continue;
